@@ -1,0 +1,151 @@
+"""Embedding speed of the bundled model for different onnxruntime thread counts.
+
+Usage: python bench/embed_threads.py [--texts 500] [--runs 3]
+
+Each setting runs in a fresh process, so the import and load times are what a CLI start pays.
+Throughput is chunks/s (median of --runs passes over the texts, batch size 32), after one
+warm-up batch; query latency is the median of 50 single queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+
+SETTINGS = ["1", "2", "default"]
+
+SUBJECTS = [
+    "the billing service", "our PostgreSQL cluster", "the nightly backup job", "Alice",
+    "the onboarding doc", "the search index", "the mobile app release", "Bob from finance",
+    "the staging server", "the API rate limiter", "the dentist appointment", "the quarterly plan",
+    "the CI pipeline", "the customer support queue", "the Kubernetes upgrade", "my running plan",
+]
+VERBS = [
+    "needs", "was moved to", "depends on", "should wait for", "broke after", "is blocked by",
+    "prefers", "was fixed by", "will switch to", "keeps failing because of",
+]
+OBJECTS = [
+    "a new connection pool", "the Friday deploy window", "short answers with code first",
+    "error E1042 in the logs", "a cheaper storage tier", "the vendor's new contract",
+    "a retry with exponential backoff", "the design review on Tuesday", "more test coverage",
+    "the timezone bug in the scheduler", "a two-week freeze", "the migration script",
+]
+TAILS = [
+    "", " #decision", " #todo", " #important", " (see [[Architecture]])", " — confirmed by email.",
+    " We agreed to revisit next month.", " Nobody objected.", " Ask again if it happens twice.",
+]
+
+
+def make_texts(n: int, seed: int = 7) -> list[str]:
+    """`n` note-like chunks of 1-5 lines, 50-400 characters, the same on every run."""
+    rng = random.Random(seed)
+    texts: list[str] = []
+    while len(texts) < n:
+        lines = []
+        for _ in range(rng.randint(1, 5)):
+            sentence = f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)}."
+            lines.append("- " + sentence[0].upper() + sentence[1:] + rng.choice(TAILS))
+        text = "\n".join(lines)
+        if 50 <= len(text) <= 400:
+            texts.append(text)
+    return texts
+
+
+def measure(threads: str, n_texts: int, runs: int) -> dict[str, float]:
+    t0 = time.perf_counter()
+    import fastembed  # noqa: F401  (timed on its own: it dominates a cold start)
+
+    t1 = time.perf_counter()
+    from vault_memory.index import embedder as emb
+
+    onnx = emb._bundled_onnx_path()
+    t = time.perf_counter()
+    emb._verify_sha256(onnx)
+    sha_s = time.perf_counter() - t
+
+    with tempfile.TemporaryDirectory() as cache:
+        t = time.perf_counter()
+        emb._assemble(Path(cache) / emb.BUNDLED_DIR_NAME, onnx)
+        assemble_first_s = time.perf_counter() - t
+        t = time.perf_counter()
+        emb._assemble(Path(cache) / emb.BUNDLED_DIR_NAME, onnx)
+        assemble_again_s = time.perf_counter() - t
+
+        t2 = time.perf_counter()
+        model = emb.load_embedder(
+            cache_dir=Path(cache), threads=None if threads == "default" else int(threads)
+        )
+        t3 = time.perf_counter()
+
+    texts = make_texts(n_texts)
+    model.embed(texts[:32])  # warm-up
+    rates = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        model.embed(texts, batch_size=32)
+        rates.append(len(texts) / (time.perf_counter() - t))
+    latencies = []
+    for i in range(50):
+        t = time.perf_counter()
+        model.embed_query(f"what did we decide about {SUBJECTS[i % len(SUBJECTS)]}?")
+        latencies.append(time.perf_counter() - t)
+    return {
+        "import_s": t1 - t0,
+        "load_s": t3 - t2,
+        "sha256_ms": sha_s * 1000,
+        "assemble_first_ms": assemble_first_s * 1000,
+        "assemble_again_ms": assemble_again_s * 1000,
+        "chunks_per_s": statistics.median(rates),
+        "chunks_per_s_runs": rates,  # type: ignore[dict-item]
+        "query_ms": statistics.median(latencies) * 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--one", choices=SETTINGS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.one:
+        print(json.dumps(measure(args.one, args.texts, args.runs)))
+        return
+
+    texts = make_texts(args.texts)
+    lengths = sorted(len(t) for t in texts)
+    print(
+        f"{len(texts)} texts, {lengths[0]}-{lengths[-1]} chars "
+        f"(median {lengths[len(lengths) // 2]}), batch 32, median of {args.runs} runs"
+    )
+    print(
+        f"{'threads':>8} {'chunks/s':>9} {'runs':>22} {'query ms':>9} {'load s':>7} "
+        f"{'import s':>9} {'sha256 ms':>10} {'links ms':>13}"
+    )
+    root = Path(__file__).resolve().parent.parent
+    for setting in SETTINGS:
+        out = subprocess.run(
+            [sys.executable, __file__, "--one", setting, "--texts", str(args.texts),
+             "--runs", str(args.runs)],
+            check=True, capture_output=True, text=True, cwd=root,
+        ).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        runs = "/".join(f"{x:.0f}" for x in r["chunks_per_s_runs"])
+        links = f"{r['assemble_first_ms']:.2f}/{r['assemble_again_ms']:.2f}"
+        print(
+            f"{setting:>8} {r['chunks_per_s']:>9.1f} {runs:>22} {r['query_ms']:>9.2f} "
+            f"{r['load_s']:>7.3f} {r['import_s']:>9.3f} {r['sha256_ms']:>10.1f} {links:>13}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""Settings: defaults < vault.toml < VAULT_* environment < flags, and vault discovery.
+
+Every setting lives in a section dataclass; its environment variable is
+`VAULT_<SECTION>_<FIELD>` (e.g. `VAULT_SEARCH_HALF_LIFE_DAYS=14`). `Config.sources` records
+where each resolved value came from, so `vault status` can show it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, NotAVaultError, VaultNotFoundError
+
+CONFIG_FILE = "vault.toml"
+CACHE_DIR = ".vault"
+BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    model: str = BUNDLED_MODEL  # a fastembed model name; "none" disables embeddings
+    max_file_bytes: int = 5_000_000  # larger files are skipped with a warning
+    batch_size: int = 32
+    threads: int = 0  # onnxruntime threads; 0 = chosen by measurement (see embedder)
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    limit: int = 10
+    half_life_days: float = 90.0
+    freshness_max_files: int = 20  # files re-indexed inside a query when no watcher runs
+
+
+@dataclass(frozen=True)
+class DreamSettings:
+    enabled: bool = True
+    schedule: str = "30 3 * * *"
+    timezone: str = ""  # empty = the machine's local zone
+    lookback_days: int = 14
+    max_memory_chars: int = 12_000
+    git_commit: bool = True
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = ""
+    timeout_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class DailySettings:
+    folder: str = "memory"
+
+
+SECTIONS: dict[str, type] = {
+    "index": IndexSettings,
+    "search": SearchSettings,
+    "dream": DreamSettings,
+    "llm": LLMSettings,
+    "daily": DailySettings,
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    index: IndexSettings = field(default_factory=IndexSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    dream: DreamSettings = field(default_factory=DreamSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    daily: DailySettings = field(default_factory=DailySettings)
+    sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / CACHE_DIR
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return {name: dataclasses.asdict(getattr(self, name)) for name in SECTIONS}
+
+
+def _coerce(value: Any, target: type, key: str, origin: str) -> Any:
+    """Convert a TOML or environment value to the field's type, or say clearly why not."""
+    if target is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in {"1", "true", "yes", "on"}:
+            return True
+        if isinstance(value, str) and value.strip().lower() in {"0", "false", "no", "off"}:
+            return False
+    elif target is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+    elif target is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+    elif target is str:
+        if isinstance(value, str):
+            return value
+    raise ConfigError(
+        f"{origin}: {key} must be {target.__name__}, got {value!r}. Fix the value and retry."
+    )
+
+
+def _field_types(section_cls: type) -> dict[str, type]:
+    types = {"int": int, "float": float, "bool": bool, "str": str}
+    return {f.name: types[str(f.type)] for f in dataclasses.fields(section_cls)}
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when settings are needed: keeps `vault --help` fast
+
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}). Fix the file and retry.") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}.") from exc
+
+
+def load_config(
+    root: Path,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Config:
+    """Resolve the settings of the vault at `root`.
+
+    `overrides` are command-line flags as {"section.field": value}; None values are ignored.
+    """
+    environ = os.environ if environ is None else environ
+    data = read_toml(root / CONFIG_FILE)
+    warnings: list[str] = []
+    sources: dict[str, str] = {}
+    sections: dict[str, Any] = {}
+    for name, cls in SECTIONS.items():
+        types = _field_types(cls)
+        values: dict[str, Any] = {}
+        table = data.get(name, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{CONFIG_FILE}: [{name}] must be a table. Fix the file and retry.")
+        for key, raw in table.items():
+            if key not in types:
+                warnings.append(f"{CONFIG_FILE}: unknown setting {name}.{key} (ignored)")
+                continue
+            values[key] = _coerce(raw, types[key], f"{name}.{key}", CONFIG_FILE)
+            sources[f"{name}.{key}"] = CONFIG_FILE
+        for key, typ in types.items():
+            env_name = f"VAULT_{name.upper()}_{key.upper()}"
+            if env_name in environ:
+                values[key] = _coerce(environ[env_name], typ, f"{name}.{key}", env_name)
+                sources[f"{name}.{key}"] = env_name
+        for dotted, raw in (overrides or {}).items():
+            section, _, key = dotted.partition(".")
+            if section == name and raw is not None:
+                values[key] = _coerce(raw, types[key], dotted, "flag")
+                sources[dotted] = "flag"
+        sections[name] = cls(**values)
+    for name in data:
+        if name not in SECTIONS:
+            warnings.append(f"{CONFIG_FILE}: unknown section [{name}] (ignored)")
+    return Config(root=root, sources=sources, warnings=tuple(warnings), **sections)
+
+
+def find_vault_root(explicit: str | os.PathLike[str] | None, cwd: Path | None = None) -> Path:
+    """The vault to use: `explicit` (from --vault or VAULT_PATH), else the nearest folder at or
+    above `cwd` that holds vault.toml.
+
+    An explicit folder is accepted without vault.toml (any folder of Markdown can be searched);
+    it must exist.
+    """
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_dir():
+            raise NotAVaultError(path)
+        return path.resolve()
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder
+    raise VaultNotFoundError(start)

@@ -1,0 +1,100 @@
+"""Errors raised by the library.
+
+Every `VaultError` is a user-facing condition: its message says what happened and what to do
+next. The CLI turns them into `Error: ...` and exit status 1; anything else is a bug and keeps
+its traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class VaultError(Exception):
+    """Base class of the errors a user can act on."""
+
+
+class VaultNotFoundError(VaultError):
+    def __init__(self, start: Path) -> None:
+        self.start = start
+        super().__init__(
+            f"no vault found at or above {start} (no vault.toml). "
+            "Run `vault init` to create one, or pass --vault PATH / set VAULT_PATH."
+        )
+
+
+class NotAVaultError(VaultError):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"{path} is not a folder. Pass an existing vault folder, "
+            f"or run `vault init {path}` to create one."
+        )
+
+
+class ConfigError(VaultError):
+    """vault.toml or a VAULT_* variable holds something unusable."""
+
+
+class PathOutsideVaultError(VaultError):
+    def __init__(self, given: str, reason: str = "it points outside the vault") -> None:
+        self.given = given
+        super().__init__(
+            f"refusing {given!r}: {reason}. Give a path relative to the vault root, "
+            "e.g. memory/2026-11-22.md."
+        )
+
+
+class NoteNotFoundError(VaultError):
+    def __init__(self, relpath: str) -> None:
+        self.relpath = relpath
+        super().__init__(f"{relpath} does not exist in the vault. Check the path with `ls`.")
+
+
+class UnreadableNoteError(VaultError):
+    """A file exists but cannot be used as text (binary, invalid UTF-8, too large, no access)."""
+
+    def __init__(self, relpath: str, reason: str) -> None:
+        self.relpath = relpath
+        self.reason = reason
+        super().__init__(f"{relpath}: {reason}")
+
+
+class LineRangeError(VaultError):
+    def __init__(self, relpath: str, start: int, end: int, total: int) -> None:
+        super().__init__(
+            f"{relpath} has {total} lines; lines {start}-{end} are out of range. "
+            f"Ask for a range within 1-{max(total, 1)}."
+        )
+
+
+class NoteChangedError(VaultError):
+    """A guarded rewrite found the file different from the version it was computed from."""
+
+    def __init__(self, relpath: str, action: str = "the write") -> None:
+        self.relpath = relpath
+        super().__init__(
+            f"{relpath} changed on disk during {action}; nothing was written. "
+            "Run the command again to work from the current file."
+        )
+
+
+class LockTimeoutError(VaultError):
+    def __init__(self, what: str, path: Path, seconds: float) -> None:
+        super().__init__(
+            f"could not take the {what} lock ({path}) within {seconds:g} s: another vault "
+            "process is busy. Wait for it to finish and try again."
+        )
+
+
+class EmptyEntryError(VaultError):
+    def __init__(self) -> None:
+        super().__init__("nothing to add: the entry is empty. Pass text or pipe it on stdin.")
+
+
+class InputTooLargeError(VaultError):
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"{what} is {size:,} bytes, over the limit of {limit:,}. "
+            "Split it into smaller pieces."
+        )

