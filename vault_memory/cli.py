@@ -7,9 +7,11 @@ status 1 in exactly one place (`VaultGroup.invoke`); usage errors exit with 2.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -17,7 +19,21 @@ import click
 from .errors import VaultError
 from .vault import Vault, parse_location
 
-pass_vault = click.make_pass_decorator(Vault)
+
+def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Pass the `Vault` as the first argument, found when the command runs rather than in the
+    group, so `vault add --help` and usage errors (exit 2) work outside a vault too."""
+
+    @functools.wraps(f)
+    def new_func(*args: Any, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        vault = ctx.find_object(Vault)
+        if vault is None:
+            root = ctx.find_root()
+            vault = root.obj = Vault.discover(ctx.meta.get("vault_path"))
+        return ctx.invoke(f, vault, *args, **kwargs)
+
+    return new_func
 
 
 class _StderrHandler(logging.Handler):
@@ -77,8 +93,6 @@ def cli(ctx: click.Context, vault_path: str | None, verbose: int, quiet: bool) -
     """
     _setup_logging(verbose, quiet)
     ctx.meta["vault_path"] = vault_path
-    if ctx.invoked_subcommand not in (None, "init"):
-        ctx.obj = Vault.discover(vault_path)
 
 
 @cli.command()
@@ -157,6 +171,151 @@ def get(vault: Vault, location: str, as_json: bool) -> None:
         _print_json(result.to_dict())
     else:
         click.echo(result.text, nl=False)
+
+
+@cli.command()
+@click.option("--rebuild", is_flag=True, help="Throw the cache away and rebuild it from the files.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_vault
+def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
+    """Bring the search cache (.vault/) in line with the files.
+
+    Only changed files are read; moved files and unchanged text are never re-embedded.
+
+    \b
+    Example:
+      vault index
+      vault index --rebuild --json
+    """
+    with _progress_bar() as progress:
+        report = vault.index(rebuild=rebuild, progress=progress)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    if report.rebuilt:
+        click.echo(f"rebuilt: {report.rebuilt}")
+    click.echo(
+        f"{report.new} new, {report.modified} modified, {report.moved} moved, "
+        f"{report.deleted} deleted, {report.unchanged} unchanged"
+        + (f", {report.unreadable} skipped" if report.unreadable else "")
+    )
+    click.echo(
+        f"{report.files} files, {report.units} units, {report.embedded_units} embedded "
+        f"({report.units_embedded} new) with {report.model or 'no model: keyword search only'} "
+        f"in {report.seconds:.2f} s"
+    )
+
+
+class _progress_bar:
+    """A progress bar on stderr when it is a terminal; nothing otherwise."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.phase = ""
+
+    def __enter__(self) -> Any:
+        if not sys.stderr.isatty():
+            return None
+        return self.update
+
+    def update(self, phase: str, done: int, total: int) -> None:
+        if phase != self.phase:
+            self.close()
+            self.phase = phase
+            self.bar = click.progressbar(length=total, label=phase, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@pass_vault
+def status(vault: Vault, as_json: bool) -> None:
+    """Show what the cache holds, the model, drift since the last index, and the settings.
+
+    Writes nothing.
+
+    \b
+    Example:
+      vault status --json
+    """
+    info = vault.status()
+    if as_json:
+        _print_json(info)
+        return
+    import datetime as dt
+
+    last = info["last_index_at"]
+    when = dt.datetime.fromtimestamp(last).isoformat(timespec="seconds") if last else "never"
+    drift = info["drift"] or {}
+    lines = [
+        f"vault         {info['vault']}",
+        f"cache         {info['cache']} ({info['cache_bytes'] / 1e6:.1f} MB)",
+        f"files         {info['files']}",
+        f"units         {info['units']} ({info['embedded_units']} embedded)",
+        f"model         {info['model'] or 'none (keyword search only)'}",
+        f"last index    {when}",
+        "drift         " + (", ".join(f"{v} {k}" for k, v in drift.items()) or "none"),
+    ]
+    if info["problem"]:
+        lines.append(f"problem       {info['problem']}")
+    for key, source in sorted(info["settings_sources"].items()):
+        section, _, name = key.partition(".")
+        lines.append(f"setting       {key} = {info['settings'][section][name]!r} ({source})")
+    click.echo("\n".join(lines))
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), help="How many results (default 10).")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON object of DESIGN §4.")
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "semantic"]), default="hybrid",
+              show_default=True, help="keyword works without the model.")
+@click.option("--since", metavar="DATE", help="Only dated files from DATE (YYYY-MM-DD) on.")
+@click.option("--until", metavar="DATE", help="Only dated files up to DATE.")
+@click.option("--in", "within", metavar="PATH", help="Only this file or folder of the vault.")
+@click.option("--kind", "kinds", multiple=True,
+              type=click.Choice(["memory", "daily", "note", "diary"]), help="Only this kind (repeatable).")
+@click.option("--explain", is_flag=True, help="Show each score component.")
+@pass_vault
+def search(vault: Vault, query: tuple[str, ...], limit: int | None, as_json: bool, mode: str,
+           since: str | None, until: str | None, within: str | None, kinds: tuple[str, ...],
+           explain: bool) -> None:
+    """Find the lines of the vault that answer QUERY, with citations.
+
+    \b
+    Example:
+      vault search "which database did we pick for billing?"
+      vault search ERR_LEDGER_409 --json
+      vault search standup --since 2026-11-01 --kind daily -n 5
+    """
+    text = " ".join(query)
+    hits = vault.search(text, limit=limit, mode=mode, since=since, until=until,
+                        within=within, kinds=kinds)
+    if as_json:
+        _print_json({"query": text, "mode": mode, "results": [h.to_dict() for h in hits]})
+        return
+    if not hits:
+        click.echo("no results", err=True)
+        return
+    for hit in hits:
+        span = f"{hit.start_line}" if hit.start_line == hit.end_line else f"{hit.start_line}-{hit.end_line}"
+        click.secho(f"{hit.path}:{span}", fg="cyan", nl=False)
+        click.echo(f"  {hit.heading}" if hit.heading else "", nl=False)
+        click.secho(f"  ({hit.score:.3f})", dim=True)
+        for line in hit.text.split("\n"):
+            click.echo(f"    {line}")
+        if explain:
+            parts = ", ".join(f"{k}={v:.3f}" for k, v in hit.scores.items())
+            click.secho(f"    [{parts}]", dim=True)
 
 
 def main() -> None:

@@ -135,6 +135,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         return {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}). Fix the file and retry.") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not valid UTF-8 (byte {exc.start}). Re-save it as UTF-8 and retry."
+        ) from exc
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}.") from exc
 

@@ -125,29 +125,41 @@ def resolve_in_vault(root: Path, given: str | os.PathLike[str]) -> tuple[Path, s
     return candidate, candidate.relative_to(real_root).as_posix()
 
 
+def _flock(fd: int, timeout: float, what: str, where: Path) -> None:
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            if time.monotonic() >= deadline:
+                raise LockTimeoutError(what, where, timeout) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
 @contextlib.contextmanager
 def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
     """Exclusive inter-process lock for writing `path` (flock on its folder)."""
-    folder = path.parent
-    fd = os.open(folder, os.O_RDONLY)
+    fd = os.open(path.parent, os.O_RDONLY)
     try:
-        deadline = time.monotonic() + timeout
-        delay = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise LockTimeoutError("write", folder, timeout) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        _flock(fd, timeout, "write", path.parent)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+@contextlib.contextmanager
+def lock_file(path: Path, what: str, timeout: float = 30.0) -> Iterator[None]:
+    """Exclusive inter-process lock held on a lock file (e.g. `.vault/write.lock`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        _flock(fd, timeout, what, path)
+        yield
     finally:
         os.close(fd)
 
@@ -159,6 +171,21 @@ def _current_sha(path: Path) -> str | None:
         return None
 
 
+def _new_file_mode() -> int:
+    """The mode `open(path, "w")` would give a new file (0o666 less the umask); mkstemp's 0o600
+    would hide new notes from the other users and tools that share the vault."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # no other way to read it; restored at once
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _replace_atomically(path: Path, data: bytes, mode: int | None) -> None:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -166,8 +193,7 @@ def _replace_atomically(path: Path, data: bytes, mode: int | None) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp_name, stat.S_IMODE(mode))
+        os.chmod(tmp_name, stat.S_IMODE(mode) if mode is not None else _new_file_mode())
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -21,7 +21,8 @@ DIARY_DIR = "dreams"
 KINDS = ("memory", "daily", "note", "diary")
 
 _DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+# A closing `#` run counts only after a space (CommonMark), so `## Learn C#` keeps its `#`.
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*(?:(?<=[ \t])#+[ \t]*)?$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 # A tag starts with a letter and follows a non-word character, so `#L4` in `file.md#L4`,
 # `#123` and URL fragments are not tags.
@@ -30,6 +31,7 @@ _WIKILINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 _ENTRY_HEADING = re.compile(r"^(\d{1,2}:\d{2})(?:\s*[·•|—–-]\s*(.*))?$")
 _SEPARATOR = re.compile(r"\s*[·•|—–]\s*|\s+-\s+")
 _COMMENT = re.compile(r"<!--.*?-->")
+_INLINE_CODE = re.compile(r"(`+).+?\1")
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,8 @@ def parse_entry_heading(title: str) -> tuple[str, str, str | None] | None:
     if not match:
         return None
     rest = [p for p in _SEPARATOR.split(match[2] or "") if p.strip()]
+    if rest and rest[0].strip().lower().startswith("session "):
+        rest.insert(0, "")  # `09:00 — session 3`: a session and no source
     source = rest[0].strip() if rest else ""
     session = None
     if len(rest) > 1:
@@ -197,7 +201,7 @@ def _spans(raw: list[tuple[int, int, str]], total: int) -> list[Heading]:
 
 
 def iter_tags(text: str) -> Iterator[str]:
-    for match in _TAG.finditer(_COMMENT.sub(" ", text)):
+    for match in _TAG.finditer(_INLINE_CODE.sub(" ", _COMMENT.sub(" ", text))):
         yield match[1].lower()
 
 
@@ -214,7 +218,7 @@ def _frontmatter_tags(meta: dict[str, Any]) -> set[str]:
 
 def parse_note(relpath: str, text: str) -> Note:
     """Parse a vault file's text. Pure: no I/O, and the text is not altered."""
-    lines = split_lines(text)
+    lines = split_lines(text.removeprefix("\ufeff"))  # a BOM would hide frontmatter and a heading
     fm_end = _frontmatter_block(lines)
     meta: dict[str, Any] = {}
     fm_error = None

@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import fsutil
 from .config import CACHE_DIR, CONFIG_FILE, Config, find_vault_root, load_config
@@ -23,7 +23,11 @@ from .errors import (
     UnreadableNoteError,
     VaultError,
 )
-from .notes import DAILY_DIR, DIARY_DIR, MEMORY_FILE, format_entry
+from .notes import DAILY_DIR, DIARY_DIR, KINDS, MEMORY_FILE, format_entry
+
+if TYPE_CHECKING:
+    from .index.indexer import Index, IndexReport, Progress
+    from .search import Hit, Searcher
 
 log = logging.getLogger("vault_memory")
 
@@ -113,6 +117,114 @@ class Vault:
     @property
     def cache_dir(self) -> Path:
         return self.root / CACHE_DIR
+
+    @cached_property
+    def _index(self) -> Index:
+        from .index.indexer import Index
+
+        return Index(self.config)
+
+    def close(self) -> None:
+        """Release open handles (SQLite, Whoosh). The vault can be used again afterwards."""
+        self.__dict__.pop("_searcher", None)
+        if "_index" in self.__dict__:
+            self._index.close()
+            del self.__dict__["_index"]
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the cache --------------------------------------------------------------------------
+
+    def index(
+        self, rebuild: bool = False, paths: list[str] | None = None,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        """Bring `.vault/` in line with the files (all, or only `paths`); returns what changed."""
+        return self._index.run(rebuild=rebuild, paths=paths, progress=progress)
+
+    @cached_property
+    def _searcher(self) -> Searcher:
+        from .search import RankSettings, Searcher
+
+        settings = RankSettings(half_life_days=self.config.search.half_life_days)
+        return Searcher(self._index, settings)
+
+    def search(
+        self, query: str, limit: int | None = None, mode: str = "hybrid",
+        since: dt.date | str | None = None, until: dt.date | str | None = None,
+        within: str | None = None, kinds: tuple[str, ...] | list[str] = (),
+        fresh: bool = True,
+    ) -> list[Hit]:
+        """The units of the vault that best answer `query`, best first, each citing its
+        `path:start-end`.
+
+        mode: "hybrid" (default), "keyword" (no model needed) or "semantic".
+        since/until: ISO dates bounding dated files (undated files are then left out).
+        within: a vault-relative file or folder. kinds: memory, daily, note, diary.
+        fresh: first index the few files changed since the last index (bounded).
+        """
+        from .search import MODES, Filters
+
+        if mode not in MODES:
+            raise VaultError(f"unknown search mode {mode!r}; use one of: {', '.join(MODES)}.")
+        if not query.strip():
+            raise VaultError("the query is empty. Ask a question or give some keywords.")
+        for kind in kinds:
+            if kind not in KINDS:
+                raise VaultError(f"unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")
+        within_rel = None
+        if within:
+            _, within_rel = fsutil.resolve_in_vault(self.root, within)
+            within_rel = None if within_rel == "." else within_rel
+        filters = Filters(_as_date(since, "since"), _as_date(until, "until"), within_rel, tuple(kinds))
+        if fresh:
+            self._freshen()
+        if mode == "semantic" and self._index.embedder() is None:
+            raise VaultError(
+                "semantic search needs the embedding model, which is not available "
+                f"({self._index._embedder_failed or 'embeddings are turned off'}). "
+                "Use --mode keyword or hybrid."
+            )
+        limit = limit or self.config.search.limit
+        return self._searcher.search(query, limit=limit, mode=mode, filters=filters)
+
+    def _freshen(self) -> None:
+        """Index what changed since the last index, if it is little; never the whole vault
+        inside a query (except to create a missing index)."""
+        from .errors import LockTimeoutError
+
+        index = self._index
+        if not (self.cache_dir / "index.sqlite").exists():
+            log.warning("no index yet: indexing the vault first (later searches are fast).")
+            index.run()
+            return
+        stale = index.stale_paths()
+        if not stale:
+            return
+        budget = self.config.search.freshness_max_files
+        if len(stale) > budget:
+            log.warning(
+                "%d files changed since the last index; searching the index as it is. "
+                "Run `vault index` (or `vault watch`) to include them.", len(stale),
+            )
+            return
+        try:
+            index.run(paths=stale, lock_timeout=0.2)
+        except LockTimeoutError:
+            log.info("another process is indexing; searching the index as it is.")
+
+    def status(self) -> dict[str, Any]:
+        """Files, units, embedded units, model, cache size, drift, settings. Writes nothing."""
+        from .index.indexer import status
+
+        info = status(self.config)
+        info["settings"] = self.config.as_dict()
+        info["settings_sources"] = dict(self.config.sources)
+        return info
 
     # -- creating ---------------------------------------------------------------------------
 
@@ -205,6 +317,15 @@ class Vault:
         end = min(end, total)
         text = "\n".join(lines[start - 1 : end]) + "\n"
         return GetResult(relpath, start, end, total, text)
+
+
+def _as_date(value: dt.date | str | None, name: str) -> dt.date | None:
+    if value is None or isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise VaultError(f"--{name} {value!r} is not a date; use YYYY-MM-DD.") from None
 
 
 def _git_init(root: Path) -> bool:

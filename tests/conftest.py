@@ -1,0 +1,109 @@
+"""Shared fixtures: an initialised vault, a CLI runner, and helpers to prove files untouched."""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import io
+import logging
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from vault_memory import Vault
+from vault_memory.cli import cli
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No VAULT_* setting from the outer shell leaks in, and the CLI's logging setup (a stderr
+    handler, propagate off) does not outlive the test that ran it."""
+    for name in list(os.environ):
+        if name.startswith("VAULT_"):
+            monkeypatch.delenv(name)
+    logger = logging.getLogger("vault_memory")
+    saved = (list(logger.handlers), logger.propagate, logger.level)
+    yield
+    logger.handlers[:], logger.propagate, logger.level = saved[0], saved[1], saved[2]
+
+
+@pytest.fixture
+def vault_dir(tmp_path: Path) -> Path:
+    """A vault made by `Vault.init` (MEMORY.md, vault.toml, memory/, dreams/ …)."""
+    return Vault.init(tmp_path / "vault").root
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """Invoke `vault ARGS` in-process from `cwd`. Bugs (non-click exceptions) propagate instead
+    of hiding behind exit status 1."""
+
+    def run(*args: str, cwd: Path | None = None, input: str | bytes | None = None,
+            env: dict[str, str] | None = None) -> Result:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        return CliRunner().invoke(cli, list(args), input=input, env=env, catch_exceptions=False)
+
+    return run
+
+
+@pytest.fixture
+def tree_state() -> Callable[[Path], dict[str, tuple[bytes, int, int]]]:
+    """Every file under a folder as relpath -> (bytes, mtime_ns, mode): compare two snapshots
+    to prove that nothing was modified."""
+
+    def snapshot(root: Path) -> dict[str, tuple[bytes, int, int]]:
+        state = {}
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                st = path.stat()
+                state[path.relative_to(root).as_posix()] = (path.read_bytes(), st.st_mtime_ns,
+                                                            st.st_mode)
+        return state
+
+    return snapshot
+
+
+@pytest.fixture
+def make_unreadable(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
+    """Make a file impossible to open. chmod 000 does that for normal users; root reads through
+    it, so then opening that one file (builtin `open`, `io.open`, `Path.open`) raises EACCES."""
+
+    def apply(path: Path) -> None:
+        path.chmod(0)
+        try:
+            with open(path, "rb"):
+                pass
+        except PermissionError:
+            return
+        real_open = builtins.open
+        target = os.path.realpath(path)
+
+        def guarded_open(file, *args, **kwargs):
+            if isinstance(file, str | os.PathLike) and os.path.realpath(file) == target:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(file))
+            return real_open(file, *args, **kwargs)
+
+        monkeypatch.setattr(builtins, "open", guarded_open)
+        monkeypatch.setattr(io, "open", guarded_open)
+
+    return apply
+
+
+@pytest.fixture
+def escapes(vault_dir: Path) -> dict[str, Path]:
+    """Symlinks in `vault_dir`: two that lead outside (a file, a folder) and two that stay in.
+    The outside file holds the word SECRET, which must never be read through the vault."""
+    outside = vault_dir.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("SECRET\n")
+    (vault_dir / "notes").mkdir()
+    (vault_dir / "notes" / "real.md").write_text("# Real\n\ninside\n")
+    (vault_dir / "leak.md").symlink_to(outside / "secret.md")
+    (vault_dir / "leakdir").symlink_to(outside, target_is_directory=True)
+    (vault_dir / "alias.md").symlink_to(Path("notes") / "real.md")
+    (vault_dir / "notesdir").symlink_to(vault_dir / "notes", target_is_directory=True)
+    return {"outside": outside, "secret": outside / "secret.md"}

@@ -1,0 +1,156 @@
+"""Whoosh (whoosh-reloaded) BM25F index over the same units as SQLite, in `.vault/whoosh/`.
+
+Stemming analyzer with a full English stop list (Whoosh's default list keeps "what", "did",
+"how", which flood question queries), and OR grouping at query time: natural questions share
+few words with their answers, so AND finds almost nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+INDEX_NAME = "units"
+
+
+@functools.cache
+def stop_words() -> frozenset[str]:
+    from whoosh.lang.stopwords import stoplists
+
+    extra = {"would", "could", "should", "might", "must", "shall", "also", "ever", "yet", "us"}
+    return frozenset(stoplists["en"]) | extra
+
+
+@functools.cache
+def analyzer() -> Any:
+    from whoosh.analysis import StemmingAnalyzer
+
+    # minsize=1 keeps one-letter tokens such as the parts of "v2" or "C"; ids stay whole
+    # because the tokenizer keeps runs of word characters (ERR_LEDGER_409).
+    return StemmingAnalyzer(stoplist=stop_words(), minsize=1)
+
+
+def schema() -> Any:
+    from whoosh.fields import ID, NUMERIC, TEXT, Schema
+
+    ana = analyzer()
+    return Schema(
+        id=NUMERIC(stored=True, unique=True, bits=64, signed=False),
+        path=ID(stored=False),
+        text=TEXT(analyzer=ana, phrase=False),
+        heading=TEXT(analyzer=ana, phrase=False),
+        date=ID(),
+        kind=ID(),
+    )
+
+
+class FullText:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._ix: Any = None
+        self._searcher: Any = None
+
+    def exists(self) -> bool:
+        from whoosh import index
+
+        return self.folder.is_dir() and index.exists_in(str(self.folder), INDEX_NAME)
+
+    def open(self) -> Any:
+        """Open the index (creating it if missing). Damage surfaces as an exception here or
+        on first search; the caller rebuilds."""
+        if self._ix is None:
+            from whoosh import index
+
+            if self.exists():
+                self._ix = index.open_dir(str(self.folder), indexname=INDEX_NAME)
+            else:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._ix = index.create_in(str(self.folder), schema(), indexname=INDEX_NAME)
+        return self._ix
+
+    def reset(self) -> None:
+        self.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def check(self) -> None:
+        """Read every segment's term and doc tables a little: raises if a segment is damaged."""
+        ix = self.open()
+        with ix.searcher() as searcher:
+            searcher.doc_count_all()
+            reader = searcher.reader()
+            for _ in zip(range(50), reader.all_stored_fields(), strict=False):
+                pass
+            for _ in zip(range(50), reader.all_terms(), strict=False):
+                pass
+
+    def update(self, remove_paths: Iterable[str], docs: Sequence[dict[str, Any]]) -> None:
+        """Remove every unit of `remove_paths`, then add `docs` (id, path, text, heading, date,
+        kind) in one commit."""
+        from whoosh.query import Term
+
+        remove = list(remove_paths)
+        if not remove and not docs:
+            return
+        writer = self.open().writer(timeout=30.0)
+        try:
+            for path in remove:
+                writer.delete_by_query(Term("path", path))
+            for doc in docs:
+                writer.add_document(**doc)
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit(merge=True)
+
+    def rebuild(self, docs: Iterable[dict[str, Any]]) -> None:
+        self.reset()
+        writer = self.open().writer(limitmb=128)
+        try:
+            for doc in docs:
+                writer.add_document(**doc)
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit(optimize=True)
+
+    def searcher(self) -> Any:
+        """A searcher kept open between queries, refreshed when the index has changed."""
+        from whoosh import scoring
+
+        if self._searcher is None:
+            self._searcher = self.open().searcher(weighting=scoring.BM25F())
+        elif not self._searcher.up_to_date():
+            self._searcher = self._searcher.refresh()
+        return self._searcher
+
+    def search(
+        self, terms: Sequence[str], limit: int, heading_boost: float = 0.5,
+        allowed: Any = None,
+    ) -> list[tuple[int, float]]:
+        """Units matching any of the analyzed `terms`, best BM25F first: (unit id, score)."""
+        from whoosh.query import Or, Term
+
+        if not terms:
+            return []
+        clauses = [Term("text", t) for t in terms]
+        if heading_boost:
+            clauses += [Term("heading", t, boost=heading_boost) for t in terms]
+        results = self.searcher().search(Or(clauses), limit=limit, filter=allowed)
+        return [(hit["id"], float(hit.score)) for hit in results]
+
+    def document_frequency(self, term: str) -> tuple[int, int]:
+        """(units containing the analyzed `term` in their text, all units)."""
+        searcher = self.searcher()
+        return searcher.doc_frequency("text", term), searcher.doc_count()
+
+    def analyze(self, text: str) -> list[str]:
+        return [t.text for t in analyzer()(text)]
+
+    def close(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+        self._searcher = None
+        self._ix = None

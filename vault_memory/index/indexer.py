@@ -1,0 +1,438 @@
+"""Keeping `.vault/` exact: scan the files, plan the changes, apply them in batches.
+
+Only reads the vault. One writer at a time (`.vault/write.lock`); readers never wait (SQLite
+WAL, Whoosh generations). A damaged or outdated cache is rebuilt from the files with one
+warning; a no-op run stats the files and writes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import fsutil
+from ..config import Config
+from ..errors import UnreadableNoteError, VaultError
+from ..notes import parse_note
+from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes, stat_changed
+from .store import CorruptIndexError, Store
+from .units import make_units
+
+log = logging.getLogger("vault_memory")
+
+IGNORED_DIRS = {".vault", ".git", ".obsidian", ".trash", "node_modules", "__pycache__"}
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+FILE_BATCH = 200
+EMBED_BATCH = 256  # texts per SQLite commit; fastembed itself runs batches of `batch_size`
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+def is_indexable(relpath: str) -> bool:
+    """Markdown files outside dot-folders and the cache; editors' swap and temp files excluded."""
+    parts = relpath.split("/")
+    if any(p.startswith(".") or p in IGNORED_DIRS for p in parts):
+        return False
+    name = parts[-1]
+    if name.endswith("~") or name.startswith(("#", "~$")):
+        return False
+    return name.lower().endswith(MARKDOWN_SUFFIXES)
+
+
+def scan(root: Path) -> dict[str, os.stat_result]:
+    """Indexable files under `root` with their stat; symlinks leading outside are skipped."""
+    found: dict[str, os.stat_result] = {}
+    real_root = root.resolve()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in IGNORED_DIRS)
+        rel_folder = os.path.relpath(folder, root)
+        for name in files:
+            relpath = name if rel_folder == "." else f"{rel_folder}/{name}".replace(os.sep, "/")
+            if not is_indexable(relpath):
+                continue
+            path = Path(folder, name)
+            try:
+                if path.is_symlink():
+                    target = path.resolve()
+                    if real_root not in target.parents:
+                        continue
+                st = path.stat()
+            except OSError:
+                continue
+            if os.path.isfile(path):
+                found[relpath] = st
+    return found
+
+
+def model_id_for(name: str) -> str | None:
+    from .embedder import BUNDLED_MODEL, BUNDLED_MODEL_ID
+
+    if name.strip().lower() in {"", "none"}:
+        return None
+    return BUNDLED_MODEL_ID if name.strip().lower() == BUNDLED_MODEL.lower() else name.strip()
+
+
+@dataclass
+class IndexReport:
+    new: int = 0
+    modified: int = 0
+    moved: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    unreadable: int = 0
+    files: int = 0
+    units: int = 0
+    units_embedded: int = 0
+    embedded_units: int = 0
+    model: str | None = None
+    rebuilt: str | None = None  # why the cache was rebuilt, if it was
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Index:
+    """The derived cache of one vault."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.root = config.root
+        self.cache = config.cache_dir
+        self.store = Store(self.cache / "index.sqlite")
+        from .fulltext import FullText
+
+        self.fulltext = FullText(self.cache / "whoosh")
+        self.model_id = model_id_for(config.index.model)
+        self._embedder: Any = None
+        self._embedder_failed: str | None = None
+
+    # -- model ------------------------------------------------------------------------------
+
+    def embedder(self) -> Any:
+        """The loaded embedder, or None (keyword-only) after one warning."""
+        if self._embedder is None and self._embedder_failed is None and self.model_id:
+            from .embedder import ModelUnavailable, load_embedder
+
+            try:
+                self._embedder = load_embedder(
+                    self.config.index.model, threads=self.config.index.threads or None
+                )
+            except ModelUnavailable as exc:
+                self._embedder_failed = str(exc)
+                log.warning("%s Indexing and searching by keywords only.", exc)
+        return self._embedder
+
+    # -- opening and healing ----------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self.store.close()
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.store.path}{suffix}")
+        self.fulltext.reset()
+
+    def _open_for_writing(self, rebuild: bool) -> str | None:
+        """Open the store, rebuilding when asked or when damaged/outdated. Returns the reason."""
+        if rebuild:
+            self._reset()
+            reason: str | None = "requested with --rebuild"
+        elif not self.store.path.exists():
+            reason = None
+            self.fulltext.reset()  # a Whoosh index without its SQLite twin cannot be trusted
+        else:
+            reason = None
+            try:
+                ok = self.store.conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if ok != "ok":
+                    raise CorruptIndexError(f"integrity check: {ok}")
+            except (CorruptIndexError, sqlite3.DatabaseError) as exc:
+                reason = f"the index is damaged ({exc})"
+                log.warning("%s: rebuilding it from the files.", reason)
+                self._reset()
+        self.store.conn  # noqa: B018 - creates the schema
+        return reason
+
+    def _fulltext_needs_rebuild(self) -> str | None:
+        if self.store.get_meta("fulltext_dirty", "0") != "0":
+            return "the keyword index was interrupted mid-update"
+        if not self.fulltext.exists():
+            return "the keyword index is missing" if self.store.counts(None)["units"] else None
+        try:
+            self.fulltext.check()
+        except Exception as exc:  # Whoosh raises many kinds of errors on damaged segments
+            self.fulltext.close()
+            return f"the keyword index is damaged ({type(exc).__name__}: {exc})"
+        return None
+
+    def rebuild_fulltext(self) -> None:
+        """Re-create the Whoosh index from the units in SQLite (no embedding needed)."""
+        self.fulltext.rebuild(_docs(self.store.all_chunks()))
+        with self.store.transaction() as conn:
+            self.store.set_meta(conn, "fulltext_dirty", 0)
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def writer_lock(self, timeout: float = 60.0) -> contextlib.AbstractContextManager[None]:
+        return fsutil.lock_file(self.cache / "write.lock", "index writer", timeout)
+
+    def run(
+        self, rebuild: bool = False, paths: Iterable[str] | None = None,
+        progress: Progress | None = None, lock_timeout: float = 60.0,
+    ) -> IndexReport:
+        """Bring the cache in line with the files (all of them, or only `paths`)."""
+        started = time.perf_counter()
+        with self.writer_lock(lock_timeout):
+            try:
+                report = self._run(rebuild, paths, progress)
+            except sqlite3.DatabaseError as exc:
+                log.warning("the index is damaged (%s): rebuilding it from the files.", exc)
+                report = self._run(True, None, progress)
+                report.rebuilt = f"the index is damaged ({exc})"
+        report.seconds = round(time.perf_counter() - started, 3)
+        return report
+
+    def _run(self, rebuild: bool, paths: Iterable[str] | None, progress: Progress | None) -> IndexReport:
+        report = IndexReport(model=self.model_id)
+        report.rebuilt = self._open_for_writing(rebuild)
+        store = self.store
+        stored_model = store.get_meta("model_id")
+        if stored_model and self.model_id and stored_model != self.model_id:
+            log.warning(
+                "embedding model changed (%s -> %s): re-embedding every unit.",
+                stored_model, self.model_id,
+            )
+            report.rebuilt = report.rebuilt or "the embedding model changed"
+        ft_reason = None if report.rebuilt == "requested with --rebuild" else self._fulltext_needs_rebuild()
+        if ft_reason:
+            log.warning("%s: rebuilding it from the index.", ft_reason)
+            self.rebuild_fulltext()
+            report.rebuilt = report.rebuilt or ft_reason
+
+        plan, texts = self.plan(paths)
+        counts = plan.counts()
+        for key in ("new", "modified", "moved", "deleted", "unchanged", "unreadable"):
+            setattr(report, key, counts[key])
+        for path in plan.unreadable:
+            report.warnings.append(texts.pop(path))
+        for message in report.warnings:
+            log.warning(message)
+        if not plan.is_noop:
+            self._apply(plan, texts, progress)
+        if self.model_id and (
+            not plan.is_noop
+            or stored_model != self.model_id
+            or store.get_meta("embeddings_complete") != "1"
+        ):
+            report.units_embedded = self._embed_missing(progress)
+        totals = store.counts(self.model_id)
+        report.files, report.units = totals["files"], totals["units"]
+        report.embedded_units = totals["embedded_units"]
+        if self._embedder_failed:
+            report.model = None
+            report.warnings.append(self._embedder_failed)
+        return report
+
+    def plan(self, paths: Iterable[str] | None = None) -> tuple[ChangePlan, dict[str, Any]]:
+        """Scan (all files, or `paths`), hash what changed, and plan. Reads only.
+
+        Returns the plan and, for files that were read, their text (or, for unreadable
+        files, the warning to show)."""
+        indexed_rows = self.store.files()
+        indexed = {p: IndexedFile(r.mtime_ns, r.size, r.sha256) for p, r in indexed_rows.items()}
+        scope: set[str] | None = None
+        if paths is None:
+            stats = scan(self.root)
+        else:
+            scope = {p for p in paths if is_indexable(p)}
+            stats = {}
+            for relpath in scope:
+                with contextlib.suppress(OSError):
+                    path = self.root / relpath
+                    if path.is_file():
+                        stats[relpath] = path.stat()
+        disk: dict[str, DiskFile] = {}
+        texts: dict[str, Any] = {}
+        limit = self.config.index.max_file_bytes
+        for relpath, st in stats.items():
+            entry = DiskFile(st.st_mtime_ns, st.st_size)
+            if stat_changed(entry, indexed.get(relpath)):
+                try:
+                    note_file = fsutil.read_text(self.root / relpath, relpath, limit)
+                    entry = DiskFile(note_file.mtime_ns, note_file.size, note_file.sha256)
+                    texts[relpath] = note_file
+                except VaultError as exc:  # unreadable, or vanished between scan and read
+                    if isinstance(exc, UnreadableNoteError):
+                        entry = DiskFile(st.st_mtime_ns, st.st_size, unreadable=str(exc))
+                        texts[relpath] = f"skipped {exc}"
+                    else:
+                        continue
+            disk[relpath] = entry
+        return plan_changes(disk, indexed, scope), texts
+
+    def stale_paths(self) -> list[str]:
+        """Paths whose stat differs from the index, plus indexed paths gone from disk.
+        Stats only; reads no file and writes nothing."""
+        indexed = self.store.files()
+        disk = scan(self.root)
+        stale = [
+            p for p, st in disk.items()
+            if p not in indexed or (st.st_mtime_ns, st.st_size) != (indexed[p].mtime_ns, indexed[p].size)
+        ]
+        stale += [p for p in indexed if p not in disk]
+        return stale
+
+    def _apply(self, plan: ChangePlan, texts: dict[str, Any], progress: Progress | None) -> None:
+        store = self.store
+        unreadable = set(plan.unreadable)
+        to_parse = [p for p in plan.new + plan.modified if p not in unreadable]
+        to_parse += [new for _, new in plan.moved]
+        removals = list(plan.deleted) + [old for old, _ in plan.moved]
+        touched = plan.touched
+        total = len(to_parse) + len(removals) + len(touched)
+        done = 0
+        batches = [to_parse[i : i + FILE_BATCH] for i in range(0, len(to_parse), FILE_BATCH)] or [[]]
+        for number, batch in enumerate(batches):
+            with store.transaction() as conn:
+                store.set_meta(conn, "fulltext_dirty", 1)
+                if number == 0:
+                    for path in removals:
+                        store.delete_file(conn, path)
+                    for path in touched:
+                        st = (self.root / path).stat()
+                        store.touch_file(conn, path, st.st_mtime_ns, st.st_size)
+                for path in batch:
+                    self._store_file(conn, path, texts[path])
+                store.set_meta(conn, "last_index_at", time.time())
+            docs = _docs(store.chunks_of(batch))
+            self.fulltext.update(batch + (removals if number == 0 else []), docs)
+            with store.transaction() as conn:
+                store.set_meta(conn, "fulltext_dirty", 0)
+            done += len(batch) + (len(removals) + len(touched) if number == 0 else 0)
+            if progress:
+                progress("files", done, total)
+
+    def _store_file(self, conn: sqlite3.Connection, relpath: str, note_file: fsutil.TextFile) -> None:
+        note = parse_note(relpath, note_file.text)
+        if note.frontmatter_error:
+            log.warning("%s: %s", relpath, note.frontmatter_error)
+        units = make_units(note)
+        date = note.date.isoformat() if note.date else None
+        self.store.replace_file(
+            conn, relpath, note.kind, note_file.mtime_ns, note_file.size, note_file.sha256,
+            date, note.title, sorted(note.tags),
+            [(u.start_line, u.end_line, u.heading, u.text, u.sha256, u.salience, " ".join(u.tags))
+             for u in units],
+        )
+
+    def _embed_missing(self, progress: Progress | None) -> int:
+        """Embed units whose text has no vector for the current model yet."""
+        store = self.store
+        embedder = self.embedder() if self.model_id else None
+        if embedder is None or not self.model_id:
+            if store.get_meta("embeddings_complete") != "0":
+                with store.transaction() as conn:
+                    store.set_meta(conn, "embeddings_complete", 0)
+            return 0
+        missing = store.missing_embeddings(self.model_id)
+        done = 0
+        for start in range(0, len(missing), EMBED_BATCH):
+            chunk = missing[start : start + EMBED_BATCH]
+            vectors = embedder.embed([text for _, text in chunk], batch_size=self.config.index.batch_size)
+            rows = [(sha, vec.tobytes()) for (sha, _), vec in zip(chunk, vectors, strict=True)]
+            with store.transaction() as conn:
+                store.add_embeddings(conn, self.model_id, rows)
+            done += len(chunk)
+            if progress:
+                progress("embedding", done, len(missing))
+        with store.transaction() as conn:
+            store.set_meta(conn, "model_id", self.model_id)
+            store.set_meta(conn, "dims", embedder.dims)
+            store.set_meta(conn, "embeddings_complete", 1)
+            store.prune_embeddings(conn, self.model_id)
+        return done
+
+    def close(self) -> None:
+        self.store.close()
+        self.fulltext.close()
+
+
+def _docs(chunks: Iterable[Any]) -> list[dict[str, Any]]:
+    docs = []
+    for c in chunks:
+        doc = {"id": c.id, "path": c.path, "text": c.text, "heading": c.heading, "kind": c.kind}
+        if c.date:
+            doc["date"] = c.date
+        docs.append(doc)
+    return docs
+
+
+def status(config: Config) -> dict[str, Any]:
+    """What the cache holds and how far the files have drifted from it. Writes nothing."""
+    cache = config.cache_dir
+    db = cache / "index.sqlite"
+    info: dict[str, Any] = {
+        "vault": str(config.root),
+        "cache": str(cache),
+        "cache_bytes": cache_size(cache) if cache.is_dir() else 0,
+        "indexed": False,
+        "files": 0,
+        "units": 0,
+        "embedded_units": 0,
+        "model": None,
+        "configured_model": config.index.model,
+        "last_index_at": None,
+        "drift": None,
+        "problem": None,
+    }
+    disk = scan(config.root)
+    if not db.exists():
+        info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
+        info["problem"] = "not indexed yet: run `vault index`"
+        return info
+    store = Store(db, readonly=True)
+    try:
+        model = store.get_meta("model_id") or None
+        info.update(store.counts(model))
+        info["indexed"] = True
+        info["model"] = model
+        last = store.get_meta("last_index_at")
+        info["last_index_at"] = float(last) if last else None
+        indexed = store.files()
+    except (CorruptIndexError, sqlite3.DatabaseError) as exc:
+        info["problem"] = f"the index is damaged ({exc}): `vault index` will rebuild it"
+        return info
+    finally:
+        store.close()
+    changed = sum(
+        1 for p, st in disk.items()
+        if p in indexed and (st.st_mtime_ns, st.st_size) != (indexed[p].mtime_ns, indexed[p].size)
+    )
+    info["drift"] = {
+        "new": sum(1 for p in disk if p not in indexed),
+        "changed": changed,
+        "deleted": sum(1 for p in indexed if p not in disk),
+    }
+    return info
+
+
+def cache_size(folder: Path) -> int:
+    total = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(dirpath, name))
+    return total
+
+
+def remove_cache(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,280 @@
+"""`.vault/index.sqlite`: files, units ("chunks"), embeddings and bookkeeping (DESIGN §2).
+
+WAL mode, so readers never wait for the writer. Embeddings are keyed by (unit text sha256,
+model id): a moved file or shifted lines re-embed nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    date TEXT,
+    title TEXT,
+    tags TEXT NOT NULL DEFAULT '',
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    text TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    date TEXT,
+    kind TEXT NOT NULL,
+    salience REAL NOT NULL DEFAULT 1.0,
+    tags TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE INDEX IF NOT EXISTS chunks_sha ON chunks(sha256);
+CREATE TABLE IF NOT EXISTS embeddings (
+    sha256 TEXT NOT NULL,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (sha256, model)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS dream_inputs (
+    sha256 TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    consumed_at REAL NOT NULL,
+    outcome TEXT NOT NULL
+);
+"""
+
+
+class CorruptIndexError(Exception):
+    """The SQLite file is not a usable index (truncated, garbage, wrong schema)."""
+
+
+@dataclass(frozen=True)
+class FileRow:
+    id: int
+    path: str
+    kind: str
+    mtime_ns: int
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: int
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    sha256: str
+    date: str | None
+    kind: str
+    salience: float
+    tags: str
+
+
+CHUNK_COLUMNS = (
+    "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, c.sha256, c.date, c.kind, "
+    "c.salience, c.tags"
+)
+
+
+class Store:
+    def __init__(self, path: Path, readonly: bool = False) -> None:
+        self.path = path
+        self.readonly = readonly
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            if self.readonly:
+                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5,
+                                       check_same_thread=False)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            conn.execute("PRAGMA foreign_keys = ON")
+            if not self.readonly:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.executescript(SCHEMA)
+            version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise CorruptIndexError(f"{self.path.name}: {exc}") from exc
+        if version is None and not self.readonly:
+            conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            conn.commit()
+        elif version is not None and version[0] != str(SCHEMA_VERSION):
+            conn.close()
+            raise CorruptIndexError(
+                f"schema version {version[0]}, this vault-memory uses {SCHEMA_VERSION}"
+            )
+        return conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+
+    # -- meta -------------------------------------------------------------------------------
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, conn: sqlite3.Connection, key: str, value: Any) -> None:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
+
+    # -- files and chunks -------------------------------------------------------------------
+
+    def files(self) -> dict[str, FileRow]:
+        rows = self.conn.execute("SELECT id, path, kind, mtime_ns, size, sha256 FROM files")
+        return {r[1]: FileRow(*r) for r in rows}
+
+    def delete_file(self, conn: sqlite3.Connection, path: str) -> None:
+        conn.execute("DELETE FROM files WHERE path=?", (path,))
+
+    def touch_file(self, conn: sqlite3.Connection, path: str, mtime_ns: int, size: int) -> None:
+        conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (mtime_ns, size, path))
+
+    def replace_file(
+        self, conn: sqlite3.Connection, path: str, kind: str, mtime_ns: int, size: int,
+        sha256: str, date: str | None, title: str, tags: Iterable[str],
+        units: Iterable[tuple[int, int, str, str, str, float, str]],
+    ) -> None:
+        """Insert or replace a file and all its units (start, end, heading, text, sha, salience, tags)."""
+        conn.execute("DELETE FROM files WHERE path=?", (path,))
+        cur = conn.execute(
+            "INSERT INTO files (path, kind, mtime_ns, size, sha256, date, title, tags, indexed_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time()),
+        )
+        file_id = cur.lastrowid
+        conn.executemany(
+            "INSERT INTO chunks (file_id, ord, start_line, end_line, heading, text, sha256, date,"
+            " kind, salience, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (file_id, i, start, end, heading, text, sha, date, kind, salience, utags)
+                for i, (start, end, heading, text, sha, salience, utags) in enumerate(units)
+            ],
+        )
+
+    def chunks_of(self, paths: Iterable[str]) -> list[ChunkRow]:
+        rows: list[ChunkRow] = []
+        for path in paths:
+            rows.extend(
+                ChunkRow(*r)
+                for r in self.conn.execute(
+                    f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id=c.file_id "
+                    "WHERE f.path=? ORDER BY c.ord",
+                    (path,),
+                )
+            )
+        return rows
+
+    def all_chunks(self) -> Iterator[ChunkRow]:
+        for r in self.conn.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id=c.file_id ORDER BY c.id"
+        ):
+            yield ChunkRow(*r)
+
+    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+        wanted = list(ids)
+        found: dict[int, ChunkRow] = {}
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for r in self.conn.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id=c.file_id "
+                f"WHERE c.id IN ({marks})",
+                batch,
+            ):
+                found[r[0]] = ChunkRow(*r)
+        return found
+
+    # -- embeddings -------------------------------------------------------------------------
+
+    def missing_embeddings(self, model: str) -> list[tuple[str, str]]:
+        """(sha256, text) of units with no vector for `model`, one per distinct text."""
+        return list(
+            self.conn.execute(
+                "SELECT c.sha256, MIN(c.text) FROM chunks c LEFT JOIN embeddings e "
+                "ON e.sha256=c.sha256 AND e.model=? WHERE e.sha256 IS NULL GROUP BY c.sha256",
+                (model,),
+            )
+        )
+
+    def add_embeddings(self, conn: sqlite3.Connection, model: str,
+                       rows: Iterable[tuple[str, bytes]]) -> None:
+        conn.executemany(
+            "INSERT OR REPLACE INTO embeddings (sha256, model, vector) VALUES (?, ?, ?)",
+            [(sha, model, blob) for sha, blob in rows],
+        )
+
+    def prune_embeddings(self, conn: sqlite3.Connection, model: str) -> int:
+        """Drop vectors of other models and of texts no unit has any more."""
+        cur = conn.execute(
+            "DELETE FROM embeddings WHERE model != ? OR sha256 NOT IN (SELECT sha256 FROM chunks)",
+            (model,),
+        )
+        return cur.rowcount
+
+    def vectors(self, model: str) -> tuple[list[int], list[bytes]]:
+        ids: list[int] = []
+        blobs: list[bytes] = []
+        for chunk_id, blob in self.conn.execute(
+            "SELECT c.id, e.vector FROM chunks c JOIN embeddings e "
+            "ON e.sha256=c.sha256 AND e.model=? ORDER BY c.id",
+            (model,),
+        ):
+            ids.append(chunk_id)
+            blobs.append(blob)
+        return ids, blobs
+
+    def counts(self, model: str | None) -> dict[str, int]:
+        conn = self.conn
+        files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        units = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        embedded = 0
+        if model:
+            embedded = conn.execute(
+                "SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.sha256=c.sha256 AND e.model=?",
+                (model,),
+            ).fetchone()[0]
+        return {"files": files, "units": units, "embedded_units": embedded}
