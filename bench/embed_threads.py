@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 
 SETTINGS = ["1", "2", "default"]
 
+# fmt: off
 SUBJECTS = [
     "the billing service", "our PostgreSQL cluster", "the nightly backup job", "Alice",
     "the onboarding doc", "the search index", "the mobile app release", "Bob from finance",
@@ -43,6 +44,7 @@ TAILS = [
     "", " #decision", " #todo", " #important", " (see [[Architecture]])", " — confirmed by email.",
     " We agreed to revisit next month.", " Nobody objected.", " Ask again if it happens twice.",
 ]
+# fmt: on
 
 
 def make_texts(n: int, seed: int = 7) -> list[str]:
@@ -134,9 +136,20 @@ def main() -> None:
     root = Path(__file__).resolve().parent.parent
     for setting in SETTINGS:
         out = subprocess.run(
-            [sys.executable, __file__, "--one", setting, "--texts", str(args.texts),
-             "--runs", str(args.runs)],
-            check=True, capture_output=True, text=True, cwd=root,
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                setting,
+                "--texts",
+                str(args.texts),
+                "--runs",
+                str(args.runs),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=root,
         ).stdout
         r = json.loads(out.strip().splitlines()[-1])
         runs = "/".join(f"{x:.0f}" for x in r["chunks_per_s_runs"])

@@ -25,9 +25,11 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         if name.startswith("VAULT_"):
             monkeypatch.delenv(name)
     logger = logging.getLogger("vault_memory")
-    saved = (list(logger.handlers), logger.propagate, logger.level)
+    handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
     yield
-    logger.handlers[:], logger.propagate, logger.level = saved[0], saved[1], saved[2]
+    logger.handlers[:] = handlers
+    logger.propagate = propagate
+    logger.setLevel(level)
 
 
 @pytest.fixture
@@ -45,7 +47,8 @@ def run_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
             env: dict[str, str] | None = None) -> Result:
         if cwd is not None:
             monkeypatch.chdir(cwd)
-        return CliRunner().invoke(cli, list(args), input=input, env=env, catch_exceptions=False)
+        return CliRunner().invoke(cli, list(args), input=input, env=env, catch_exceptions=False,
+                                  prog_name="vault")
 
     return run
 

@@ -134,8 +134,8 @@ def test_read_text_respects_max_bytes(tmp_path: Path) -> None:
     path = tmp_path / "n.md"
     path.write_text("x" * 100)
     assert read_text(path, max_bytes=100).size == 100
+    path.write_text("x" * 101)
     with pytest.raises(UnreadableNoteError, match="101 bytes is over the 100-byte limit"):
-        path.write_text("x" * 101)
         read_text(path, "n.md", max_bytes=100)
 
 
@@ -262,7 +262,13 @@ def test_lock_is_held_against_other_processes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "new_text",
-    ["replaced\n", "\ufeff---\nk: v\n---\r\nCRLF\r\nkept\r\n", "no newline", "", "\u00e9\U0001f600\n"],
+    [
+        "replaced\n",
+        "\ufeff---\nk: v\n---\r\nCRLF\r\nkept\r\n",
+        "no newline",
+        "",
+        "\u00e9\U0001f600\n",
+    ],
 )
 def test_write_atomic_replaces_content_exactly(tmp_path: Path, new_text: str) -> None:
     path = tmp_path / "n.md"

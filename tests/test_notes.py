@@ -60,15 +60,16 @@ TREE = md(
 
 def test_heading_tree_spans_are_one_based_and_inclusive() -> None:
     note = parse_note("notes/p.md", TREE)
-    assert len(note.lines) == 22
+    assert len(note.lines) == 21
     assert spans(note) == [
-        (1, "Project", 1, 20),
+        (1, "Project", 1, 19),
         (2, "Goals", 4, 8),
         (3, "Stretch", 7, 8),
-        (2, "Risks", 9, 20),
-        (1, "Second top", 21, 22),
+        (2, "Risks", 9, 19),
+        (1, "Second top", 20, 21),
     ]
-    assert note.code_lines == frozenset(range(10, 20))
+    assert note.code_lines == frozenset(range(10, 19))
+    assert note.tags == {"notaheading"}
     assert note.title == "Project"
 
 
@@ -85,7 +86,8 @@ def test_heading_path_encloses_a_line_outermost_first() -> None:
     assert path(8) == ["Project", "Goals", "Stretch"]
     assert path(9) == ["Project", "Risks"]
     assert path(12) == ["Project", "Risks"]  # inside code: the enclosing real headings
-    assert path(22) == ["Second top"]
+    assert path(19) == ["Project", "Risks"]
+    assert path(21) == ["Second top"]
 
 
 def test_heading_path_before_any_heading_and_with_skipped_levels() -> None:
@@ -317,7 +319,7 @@ def test_daily_log_entries() -> None:
     assert got == [
         ("09:00", "", "3", 3, 4, 5),
         ("14:03", "flush", "7f3a", 6, 7, 9),
-        ("15:10", "note", None, 14, 15, 15),
+        ("15:10", "note", None, 13, 14, 14),
     ]
     assert note.lines[6] == "- Chose PostgreSQL for the billing service. #decision"
     assert note.tags == {"decision", "todo"}

@@ -31,6 +31,7 @@ def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
         if vault is None:
             root = ctx.find_root()
             vault = root.obj = Vault.discover(ctx.meta.get("vault_path"))
+            vault.config  # noqa: B018 - a broken vault.toml is reported before anything runs
         return ctx.invoke(f, vault, *args, **kwargs)
 
     return new_func

@@ -54,17 +54,11 @@ class LLMSettings:
     timeout_seconds: float = 60.0
 
 
-@dataclass(frozen=True)
-class DailySettings:
-    folder: str = "memory"
-
-
 SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "search": SearchSettings,
     "dream": DreamSettings,
     "llm": LLMSettings,
-    "daily": DailySettings,
 }
 
 
@@ -75,7 +69,6 @@ class Config:
     search: SearchSettings = field(default_factory=SearchSettings)
     dream: DreamSettings = field(default_factory=DreamSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
-    daily: DailySettings = field(default_factory=DailySettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
 
@@ -176,6 +169,8 @@ def load_config(
                 sources[f"{name}.{key}"] = env_name
         for dotted, raw in (overrides or {}).items():
             section, _, key = dotted.partition(".")
+            if section not in SECTIONS or key not in _field_types(SECTIONS[section]):
+                raise ConfigError(f"unknown setting {dotted!r}.")
             if section == name and raw is not None:
                 values[key] = _coerce(raw, types[key], dotted, "flag")
                 sources[dotted] = "flag"

@@ -219,9 +219,12 @@ def write_atomic(path: Path, text: str, expected_sha256: str | None, relpath: st
     """
     data = text.encode("utf-8")
     name = relpath or str(path)
+    path = Path(os.path.realpath(path))  # write through a symlink, never replace the link
     with locked(path):
         current = _current_sha(path)
         if current != expected_sha256:
+            if expected_sha256 is None:
+                raise NoteChangedError(name, "the write (it was created meanwhile)")
             raise NoteChangedError(name)
         mode = path.stat().st_mode if current is not None else None
         _replace_atomically(path, data, mode)
@@ -237,6 +240,7 @@ def append_entry(path: Path, text: str, create_with: str | None = None) -> int:
     """
     if not text.endswith("\n"):
         text += "\n"
+    path = Path(os.path.realpath(path))
     with locked(path):
         try:
             fd = os.open(path, os.O_RDWR | os.O_APPEND)

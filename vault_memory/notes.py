@@ -154,7 +154,9 @@ def _frontmatter_block(lines: list[str]) -> int:
 def _parse_frontmatter(lines: list[str], end: int) -> tuple[dict[str, Any], str | None]:
     import frontmatter  # python-frontmatter; only parsing, never dumps
 
-    block = "\n".join(lines[:end]) + "\n"
+    # python-frontmatter only knows `---` as the closing line; `...` (YAML's end marker) is
+    # accepted by _frontmatter_block, so hand it the block closed the way it understands.
+    block = "\n".join([*lines[: end - 1], "---"]) + "\n"
     try:
         post = frontmatter.loads(block)
     except Exception as exc:  # yaml raises many types; the user's file is simply unparseable
@@ -175,7 +177,8 @@ def _scan(lines: list[str], start: int) -> tuple[list[tuple[int, int, str]], set
         match = _FENCE.match(line)
         if fence is not None:
             code.add(number)
-            if match and match[1][0] == fence[0] and len(match[1]) >= len(fence):
+            closing = match and line.strip() == match[1]  # a closing fence has no info string
+            if closing and match[1][0] == fence[0] and len(match[1]) >= len(fence):
                 fence = None
             continue
         if match:

