@@ -3,10 +3,33 @@
     from vault_memory import Vault
     vault = Vault("~/agent-memory")
     vault.add("Chose PostgreSQL for the billing service", tags=("decision",))
+    for hit in vault.search("which database for billing?"):
+        print(hit.path, hit.start_line, hit.text)
 """
 
-from .errors import NoteChangedError, VaultError
-from .vault import Vault
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["NoteChangedError", "Vault", "VaultError"]
+__all__ = ["Hit", "NoteChangedError", "Vault", "VaultError"]
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .errors import NoteChangedError, VaultError
+    from .search import Hit
+    from .vault import Vault
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use so that `vault --help` does not pay for the library.
+    if name == "Vault":
+        from .vault import Vault
+
+        return Vault
+    if name == "Hit":
+        from .search import Hit
+
+        return Hit
+    if name in ("VaultError", "NoteChangedError"):
+        from . import errors
+
+        return getattr(errors, name)
+    raise AttributeError(f"module 'vault_memory' has no attribute {name!r}")

@@ -8,16 +8,16 @@ status 1 in exactly one place (`VaultGroup.invoke`); usage errors exit with 2.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .errors import VaultError
-from .vault import Vault, parse_location
+if TYPE_CHECKING:
+    from .vault import Vault
 
 
 def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -26,6 +26,8 @@ def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def new_func(*args: Any, **kwargs: Any) -> Any:
+        from .vault import Vault  # the library loads only when a command runs
+
         ctx = click.get_current_context()
         vault = ctx.find_object(Vault)
         if vault is None:
@@ -56,6 +58,8 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
 
 
 def _print_json(data: Any) -> None:
+    import json
+
     click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
 
 
@@ -111,6 +115,8 @@ def init(ctx: click.Context, path: str | None, git: bool, as_json: bool) -> None
       vault init ~/agent-memory --git
     """
     target = path or ctx.meta.get("vault_path") or "."
+    from .vault import Vault
+
     report = Vault.init(target, git=git)
     if as_json:
         _print_json({"root": str(report.root), "created": report.created, "kept": report.kept,
@@ -166,6 +172,8 @@ def get(vault: Vault, location: str, as_json: bool) -> None:
       vault get MEMORY.md
       vault get memory/2026-11-22.md:4-9
     """
+    from .vault import parse_location
+
     path, start, end = parse_location(location)
     result = vault.get(path, start, end)
     if as_json:

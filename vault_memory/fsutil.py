@@ -15,7 +15,6 @@ import fcntl
 import hashlib
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -187,6 +186,8 @@ def _new_file_mode() -> int:
 
 
 def _replace_atomically(path: Path, data: bytes, mode: int | None) -> None:
+    import tempfile
+
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

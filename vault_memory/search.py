@@ -156,42 +156,33 @@ def contains_token(text: str, token: str) -> bool:
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
-def diversify(
-    ranked: Sequence[tuple[int, float]],
-    similarity: Any,
-    limit: int,
-    mmr_lambda: float,
-) -> list[tuple[int, float]]:
-    """Maximal marginal relevance over `ranked` (id, score), best first.
+def diversify(scores: Sequence[float], similarity: np.ndarray, limit: int,
+              mmr_lambda: float) -> list[int]:
+    """Maximal marginal relevance: positions of `scores` (best first) to keep, in order.
 
-    `similarity(a, b)` gives the similarity of two ids in [0, 1] (or None when unknown).
-    Exact duplicates (similarity >= 0.999) are dropped outright.
+    `similarity` is the n×n similarity of the candidates (0..1); a pair at >= 0.999 counts
+    as a duplicate (same text, or overlapping lines) and the later one is dropped outright.
     """
-    selected: list[tuple[int, float]] = []
-    pool = list(ranked)
-    top = pool[0][1] if pool else 1.0
-    scale = top if top > 0 else 1.0
-    while pool and len(selected) < limit:
-        best_index, best_value = 0, -math.inf
-        for index, (uid, score) in enumerate(pool):
-            penalty = 0.0
-            for chosen, _ in selected:
-                sim = similarity(uid, chosen)
-                if sim is not None and sim > penalty:
-                    penalty = sim
-            if penalty >= 0.999:
-                value = -math.inf
-            else:
-                value = mmr_lambda * score / scale - (1.0 - mmr_lambda) * penalty
-            if value > best_value:
-                best_index, best_value = index, value
-            if mmr_lambda >= 1.0:
-                break  # pure relevance: the first is the best
-        if best_value == -math.inf:
-            pool.pop(best_index)
-            continue
-        selected.append(pool.pop(best_index))
-    return selected
+    import numpy as np
+
+    n = len(scores)
+    if n == 0:
+        return []
+    relevance = np.asarray(scores, dtype=np.float64)
+    scale = relevance.max() if relevance.max() > 0 else 1.0
+    relevance = relevance / scale
+    max_sim = np.zeros(n)
+    available = np.ones(n, dtype=bool)
+    chosen: list[int] = []
+    while len(chosen) < limit and available.any():
+        value = mmr_lambda * relevance - (1.0 - mmr_lambda) * max_sim
+        value[~available] = -np.inf
+        best = int(np.argmax(value))
+        chosen.append(best)
+        available[best] = False
+        max_sim = np.maximum(max_sim, similarity[:, best])
+        available &= max_sim < 0.999
+    return chosen
 
 
 # -- gathering the inputs ---------------------------------------------------------------------
@@ -376,30 +367,47 @@ class Searcher:
             details[uid] = {**parts, "recency": rec, "salience": sal, "exact": exact}
             scored.append((uid, score))
         scored.sort(key=lambda item: (-item[1], item[0]))
-        pool = scored[: max(limit * 4, 40)]
-        similarity = _similarity(rows, table)
-        chosen = diversify(pool, similarity, limit, s.mmr_lambda)
+        pool = scored[: max(limit * 3, 30)]
+        pool_rows = [rows[uid] for uid, _ in pool]
+        chosen = diversify([score for _, score in pool], similarity_matrix(pool_rows, table),
+                           limit, s.mmr_lambda)
         hits = []
-        for uid, score in chosen:
+        for position in chosen:
+            uid, score = pool[position]
             row = rows[uid]
             hits.append(Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score,
                             details[uid], row.date, row.kind))
         return hits
 
 
-def _similarity(rows: Mapping[int, ChunkRow], table: VectorTable | None) -> Any:
-    """Vector similarity when both units have vectors; else 1.0 for identical text, 0 else.
-    Overlapping spans of the same file count as duplicates."""
+def similarity_matrix(rows: Sequence[ChunkRow], table: VectorTable | None) -> np.ndarray:
+    """Cosine similarity of the candidates' vectors (0 where one has none); 1.0 for the same
+    text or overlapping lines of one file."""
+    import numpy as np
 
-    def similarity(a: int, b: int) -> float | None:
-        ra, rb = rows[a], rows[b]
-        if ra.path == rb.path and ra.start_line <= rb.end_line and rb.start_line <= ra.end_line:
-            return 1.0
-        if ra.sha256 == rb.sha256:
-            return 1.0
-        return table.similarity(a, b) if table is not None else 0.0
-
-    return similarity
+    n = len(rows)
+    sim = np.zeros((n, n), dtype=np.float64)
+    if table is not None and n:
+        positions = [table.row_of.get(r.id) for r in rows]
+        have = [i for i, p in enumerate(positions) if p is not None]
+        if have:
+            vecs = table.matrix[[positions[i] for i in have]]
+            sim[np.ix_(have, have)] = np.clip(vecs @ vecs.T, 0.0, 1.0)
+    by_sha: dict[str, list[int]] = {}
+    by_path: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_sha.setdefault(r.sha256, []).append(i)
+        by_path.setdefault(r.path, []).append(i)
+    for group in by_sha.values():
+        for i in group:
+            for j in group:
+                sim[i, j] = 1.0
+    for group in by_path.values():
+        for i in group:
+            for j in group:
+                if rows[i].start_line <= rows[j].end_line and rows[j].start_line <= rows[i].end_line:
+                    sim[i, j] = 1.0
+    return sim
 
 
 def parse_date(value: str | None) -> dt.date | None:

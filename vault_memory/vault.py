@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-import subprocess
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -330,6 +329,8 @@ def _as_date(value: dt.date | str | None, name: str) -> dt.date | None:
 
 
 def _git_init(root: Path) -> bool:
+    import subprocess
+
     if (root / ".git").exists():
         return False
     try:
