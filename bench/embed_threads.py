@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
@@ -62,7 +64,7 @@ def make_texts(n: int, seed: int = 7) -> list[str]:
     return texts
 
 
-def measure(threads: str, n_texts: int, runs: int) -> dict[str, float]:
+def measure(threads: str, n_texts: int, runs: int) -> dict[str, object]:
     t0 = time.perf_counter()
     import fastembed  # noqa: F401  (timed on its own: it dominates a cold start)
 
@@ -75,12 +77,13 @@ def measure(threads: str, n_texts: int, runs: int) -> dict[str, float]:
     sha_s = time.perf_counter() - t
 
     with tempfile.TemporaryDirectory() as cache:
+        model_dir = Path(cache) / emb.BUNDLED_DIR_NAME
         t = time.perf_counter()
-        emb._assemble(Path(cache) / emb.BUNDLED_DIR_NAME, onnx)
-        assemble_first_s = time.perf_counter() - t
+        emb._assemble(model_dir, onnx)
+        links_first_s = time.perf_counter() - t
         t = time.perf_counter()
-        emb._assemble(Path(cache) / emb.BUNDLED_DIR_NAME, onnx)
-        assemble_again_s = time.perf_counter() - t
+        emb._assemble(model_dir, onnx)
+        links_again_s = time.perf_counter() - t
 
         t2 = time.perf_counter()
         model = emb.load_embedder(
@@ -90,11 +93,12 @@ def measure(threads: str, n_texts: int, runs: int) -> dict[str, float]:
 
     texts = make_texts(n_texts)
     model.embed(texts[:32])  # warm-up
-    rates = []
+    rates, cpu_ms = [], []
     for _ in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         model.embed(texts, batch_size=32)
         rates.append(len(texts) / (time.perf_counter() - t))
+        cpu_ms.append((time.process_time() - c) * 1000 / len(texts))
     latencies = []
     for i in range(50):
         t = time.perf_counter()
@@ -104,10 +108,9 @@ def measure(threads: str, n_texts: int, runs: int) -> dict[str, float]:
         "import_s": t1 - t0,
         "load_s": t3 - t2,
         "sha256_ms": sha_s * 1000,
-        "assemble_first_ms": assemble_first_s * 1000,
-        "assemble_again_ms": assemble_again_s * 1000,
-        "chunks_per_s": statistics.median(rates),
-        "chunks_per_s_runs": rates,  # type: ignore[dict-item]
+        "links_ms": [links_first_s * 1000, links_again_s * 1000],
+        "chunks_per_s": rates,
+        "cpu_ms_per_chunk": cpu_ms,
         "query_ms": statistics.median(latencies) * 1000,
     }
 
@@ -115,7 +118,10 @@ def measure(threads: str, n_texts: int, runs: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=500)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="passes over the texts per process")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="fresh processes per setting, interleaved"
+    )
     parser.add_argument("--one", choices=SETTINGS, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -126,38 +132,39 @@ def main() -> None:
     texts = make_texts(args.texts)
     lengths = sorted(len(t) for t in texts)
     print(
-        f"{len(texts)} texts, {lengths[0]}-{lengths[-1]} chars "
-        f"(median {lengths[len(lengths) // 2]}), batch 32, median of {args.runs} runs"
+        f"{len(texts)} texts, {lengths[0]}-{lengths[-1]} chars (median "
+        f"{lengths[len(lengths) // 2]}), batch 32, {args.runs} runs x {args.rounds} rounds, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"
     )
-    print(
-        f"{'threads':>8} {'chunks/s':>9} {'runs':>22} {'query ms':>9} {'load s':>7} "
-        f"{'import s':>9} {'sha256 ms':>10} {'links ms':>13}"
-    )
+    results: dict[str, list[dict[str, Any]]] = {setting: [] for setting in SETTINGS}
     root = Path(__file__).resolve().parent.parent
-    for setting in SETTINGS:
-        out = subprocess.run(
-            [
-                sys.executable,
-                __file__,
-                "--one",
-                setting,
-                "--texts",
-                str(args.texts),
-                "--runs",
-                str(args.runs),
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-            cwd=root,
-        ).stdout
-        r = json.loads(out.strip().splitlines()[-1])
-        runs = "/".join(f"{x:.0f}" for x in r["chunks_per_s_runs"])
-        links = f"{r['assemble_first_ms']:.2f}/{r['assemble_again_ms']:.2f}"
+    for _ in range(args.rounds):  # interleaved, so drifting background load hits all alike
+        for setting in SETTINGS:
+            command = [sys.executable, __file__, "--one", setting]
+            command += ["--texts", str(args.texts), "--runs", str(args.runs)]
+            out = subprocess.run(
+                command, check=True, capture_output=True, text=True, cwd=root
+            ).stdout
+            results[setting].append(json.loads(out.strip().splitlines()[-1]))
+
+    print(
+        f"{'threads':>8} {'chunks/s':>9} {'cpu ms/chunk':>13} {'query ms':>9} {'load s':>7} "
+        f"{'import s':>9} {'sha256 ms':>10}  all runs (chunks/s)"
+    )
+    for setting, rs in results.items():
+        rates = [x for r in rs for x in r["chunks_per_s"]]
+        cpu = [x for r in rs for x in r["cpu_ms_per_chunk"]]
+        med = {k: statistics.median(r[k] for r in rs) for k in ("query_ms", "load_s", "import_s")}
+        sha = statistics.median(r["sha256_ms"] for r in rs)
         print(
-            f"{setting:>8} {r['chunks_per_s']:>9.1f} {runs:>22} {r['query_ms']:>9.2f} "
-            f"{r['load_s']:>7.3f} {r['import_s']:>9.3f} {r['sha256_ms']:>10.1f} {links:>13}"
+            f"{setting:>8} {statistics.median(rates):>9.1f} {statistics.median(cpu):>13.2f} "
+            f"{med['query_ms']:>9.2f} {med['load_s']:>7.3f} {med['import_s']:>9.3f} "
+            f"{sha:>10.1f}  {' '.join(f'{x:.0f}' for x in rates)}"
         )
+    links = statistics.median(r["links_ms"][0] for rs in results.values() for r in rs)
+    again = statistics.median(r["links_ms"][1] for rs in results.values() for r in rs)
+    print(f"model folder: {links:.2f} ms to link, {again:.2f} ms to re-check")
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
 
 
 if __name__ == "__main__":

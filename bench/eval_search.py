@@ -21,15 +21,20 @@ EVAL = HERE.parent.parent / "shared" / "eval" / "locomo"
 class InProcess:
     """score.run() searcher: our library, one Vault per conversation."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, overrides: dict | None = None) -> None:
         self.limit = limit
+        self.overrides = overrides or {}
         self.vaults: dict[Path, object] = {}
 
     def prepare(self, vault: Path) -> None:
         from vault_memory import Vault
 
+        import dataclasses
+
         v = Vault(vault)
         v.index()
+        if self.overrides:
+            v._searcher.settings = dataclasses.replace(v._searcher.settings, **self.overrides)
         self.vaults[vault] = v
 
     def search(self, vault: Path, query: str, k: int) -> list[dict]:
@@ -45,6 +50,8 @@ def main() -> None:
     parser.add_argument("--fetch-k", type=int, default=50)
     parser.add_argument("--budgets", default="1000,2000,4000")
     parser.add_argument("--cli", action="store_true", help="score `vault search --json` processes")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a RankSettings field (in-process only), e.g. window_weight=0")
     args = parser.parse_args()
     if not (args.root / "manifest.json").exists():
         subprocess.run([sys.executable, str(args.eval_dir / "make_vault.py"), "--conversations",
@@ -64,9 +71,16 @@ def main() -> None:
     ks = [1, 5, 10]
     convs = [(d.name, d / "vault", d / "questions.jsonl")
              for d in sorted(args.root.glob("conv-*"), key=lambda p: int(p.name.split("-")[1]))]
-    result = score.run(InProcess(args.fetch_k), convs, ks, budgets, args.fetch_k, quiet=True)
+    import ast
+
+    overrides = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        overrides[key] = ast.literal_eval(value)
+    result = score.run(InProcess(args.fetch_k, overrides), convs, ks, budgets, args.fetch_k,
+                       quiet=True)
     summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
-    score.report("vault_memory in-process", summary, result["failures"], ks, budgets)
+    score.report(f"vault_memory in-process {overrides or ''}", summary, result["failures"], ks, budgets)
 
 
 if __name__ == "__main__":

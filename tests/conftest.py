@@ -7,8 +7,10 @@ import errno
 import io
 import logging
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -110,3 +112,107 @@ def escapes(vault_dir: Path) -> dict[str, Path]:
     (vault_dir / "alias.md").symlink_to(Path("notes") / "real.md")
     (vault_dir / "notesdir").symlink_to(vault_dir / "notes", target_is_directory=True)
     return {"outside": outside, "secret": outside / "secret.md"}
+
+
+# -- the derived index: the real model, loaded once, and indexed vaults to copy ----------------
+
+SAMPLE_VAULT = Path(__file__).resolve().parent.parent / "sample_vault"
+
+SMALL_VAULT_FILES = {
+    "MEMORY.md": "# MEMORY\n\n## Decisions\n- Billing runs on PostgreSQL 16. #pin\n",
+    "memory/2026-11-20.md": (
+        "# 2026-11-20\n\n## 09:15 · note\n- Standup moved to 09:45 on Thursdays.\n"
+        "- Jonas approved the cutover plan. #important\n"
+    ),
+    "memory/2026-11-21.md": (
+        "# 2026-11-21\n\n## 14:03 · flush · session 7f3a\n"
+        "- ERR_LEDGER_409 comes from retried refunds.\n- Call the dentist on Friday. #todo\n"
+    ),
+    "notes/renderer.md": (
+        "# Renderer\n\nThe invoice renderer uses WeasyPrint 63.1 and needs fonts-noto-core.\n"
+    ),
+}
+
+
+def copy_vault(source: Path, target: Path) -> Path:
+    """Copy a vault, `.vault/` included, keeping mtimes: an indexed copy is still up to date."""
+    shutil.copytree(source, target, symlinks=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def loaded_embedder() -> Any:
+    """The bundled model, loaded once per test run. `Index` gets its model from
+    `indexer.shared_embedder`, so every vault of the run reuses this one."""
+    from vault_memory.index.embedder import BUNDLED_MODEL, DISABLE_ENV
+    from vault_memory.index.indexer import shared_embedder
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv(DISABLE_ENV, raising=False)
+        return shared_embedder(BUNDLED_MODEL)
+
+
+def _indexed_template(root: Path) -> Path:
+    with pytest.MonkeyPatch.context() as mp:  # session fixtures run before `_isolated`
+        for name in list(os.environ):
+            if name.startswith("VAULT_"):
+                mp.delenv(name)
+        with Vault(root) as vault:
+            report = vault.index()
+    assert report.units_embedded == report.units > 0, report
+    return root
+
+
+@pytest.fixture(scope="session")
+def _sample_template(tmp_path_factory: pytest.TempPathFactory, loaded_embedder: Any) -> Path:
+    root = copy_vault(SAMPLE_VAULT, tmp_path_factory.mktemp("sample") / "vault")
+    return _indexed_template(root)
+
+
+@pytest.fixture(scope="session")
+def _small_template(tmp_path_factory: pytest.TempPathFactory, loaded_embedder: Any) -> Path:
+    root = Vault.init(tmp_path_factory.mktemp("small") / "vault").root
+    for relpath, text in SMALL_VAULT_FILES.items():
+        (root / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (root / relpath).write_text(text, encoding="utf-8")
+    return _indexed_template(root)
+
+
+@pytest.fixture
+def sample_vault(tmp_path: Path) -> Path:
+    """A copy of sample_vault/ (25 files, about 200 units), not indexed."""
+    return copy_vault(SAMPLE_VAULT, tmp_path / "sample")
+
+
+@pytest.fixture
+def indexed_sample(tmp_path: Path, _sample_template: Path) -> Path:
+    """A copy of sample_vault/ with an up-to-date `.vault/` (indexed once per run)."""
+    return copy_vault(_sample_template, tmp_path / "sample")
+
+
+@pytest.fixture
+def small_vault(tmp_path: Path) -> Path:
+    """An initialised vault holding SMALL_VAULT_FILES (a dozen units), not indexed."""
+    root = Vault.init(tmp_path / "small").root
+    for relpath, text in SMALL_VAULT_FILES.items():
+        (root / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (root / relpath).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def indexed_small(tmp_path: Path, _small_template: Path) -> Path:
+    """`small_vault` with an up-to-date `.vault/` (indexed once per run)."""
+    return copy_vault(_small_template, tmp_path / "small")
+
+
+@pytest.fixture
+def vault_warnings(caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
+    """The warnings the library logged so far in this test."""
+    caplog.set_level(logging.INFO, logger="vault_memory")
+
+    def collect() -> list[str]:
+        return [r.getMessage() for r in caplog.records
+                if r.name.startswith("vault_memory") and r.levelno >= logging.WARNING]
+
+    return collect

@@ -33,6 +33,9 @@ def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
         if vault is None:
             root = ctx.find_root()
             vault = root.obj = Vault.discover(ctx.meta.get("vault_path"))
+            # Closing SQLite checkpoints and removes its -wal/-shm files: a no-op leaves
+            # .vault/ exactly as it was.
+            root.call_on_close(vault.close)
             vault.config  # noqa: B018 - a broken vault.toml is reported before anything runs
         return ctx.invoke(f, vault, *args, **kwargs)
 

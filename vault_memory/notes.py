@@ -25,8 +25,8 @@ _DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*(?:(?<=[ \t])#+[ \t]*)?$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 # A tag starts with a letter and follows a non-word character, so `#L4` in `file.md#L4`,
-# `#123` and URL fragments are not tags.
-_TAG = re.compile(r"(?<![\w/&#])#([A-Za-z][\w\-/]*)")
+# `#123`, URL fragments and links to a heading (`[[#Decisions]]`) are not tags.
+_TAG = re.compile(r"(?<![\w/&#])(?<!\[\[)#([A-Za-z][\w\-/]*)")
 _WIKILINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 _ENTRY_HEADING = re.compile(r"^(\d{1,2}:\d{2})(?:\s*[·•|—–-]\s*(.*))?$")
 _SEPARATOR = re.compile(r"\s*[·•|—–]\s*|\s+-\s+")

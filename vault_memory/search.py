@@ -27,18 +27,22 @@ RARE_SHARE = 0.01
 
 @dataclass(frozen=True)
 class RankSettings:
-    """The knobs of the ranking, with the values measured best (see bench/eval_search.py)."""
+    """The knobs of the ranking, with the values measured best on the retrieval benchmark
+    (bench/eval_search.py; the figures are in the README)."""
 
-    fusion: str = "weighted"  # "weighted" (min-max normalised sum) or "rrf"
-    vector_weight: float = 0.5
+    fusion: str = "weighted"  # "weighted" (normalised sum) or "rrf"; weighted measured better
+    vector_weight: float = 0.6
     rrf_k: int = 60
-    candidates: int = 100  # per retriever
-    heading_boost: float = 0.3
+    candidates: int = 200  # keyword hits per query (vector scores are computed for every unit)
+    heading_boost: float = 0.5
+    windows: tuple[int, ...] = (3, 5)  # context windows (consecutive units of one section)
+    window_weight: float = 1.0  # a unit gains this times the best window holding it
+    coalesce_depth: int = 10  # among the first N hits, adjacent units of a section merge...
+    coalesce_max_units: int = 3  # ...into spans of at most this many units
+    coalesce_max_lines: int = 5  # ...and lines
     recency_weight: float = 0.2  # at most this share of a score is lost to age
     half_life_days: float = 90.0
-    exact_bonus: float = 1.0
-    mmr_lambda: float = 0.85  # 1.0 = no diversity penalty
-    salience_power: float = 1.0
+    mmr_lambda: float = 1.0  # 1.0 = no diversity penalty beyond dropping duplicates
 
 
 @dataclass
@@ -70,46 +74,104 @@ class Hit:
 # -- pure ranking functions -------------------------------------------------------------------
 
 
-def minmax(scores: Mapping[int, float]) -> dict[int, float]:
-    if not scores:
-        return {}
-    lo, hi = min(scores.values()), max(scores.values())
-    if hi <= lo:
-        return {k: 1.0 for k in scores}
-    return {k: (v - lo) / (hi - lo) for k, v in scores.items()}
+def max_norm(x: np.ndarray) -> np.ndarray:
+    """Keyword scores -> [0, 1] by the best one; units without a match stay 0."""
+    import numpy as np
+
+    hi = float(x.max()) if x.size else 0.0
+    return x / hi if hi > 0 else np.zeros_like(x)
+
+
+def minmax_norm(x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    if not x.size:
+        return x
+    lo, hi = float(x.min()), float(x.max())
+    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+
+
+def rank_scores(x: np.ndarray, rrf_k: int, only_positive: bool) -> np.ndarray:
+    """Reciprocal-rank scores 1/(k + rank) of an array of raw scores (rank 1 = best)."""
+    import numpy as np
+
+    order = np.argsort(-x, kind="stable")
+    ranks = np.empty(len(x), dtype=np.float64)
+    ranks[order] = np.arange(1, len(x) + 1)
+    out = 1.0 / (rrf_k + ranks)
+    return np.where(x > 0, out, 0.0) if only_positive else out
 
 
 def fuse(
-    keyword: Sequence[tuple[int, float]],
-    vector: Sequence[tuple[int, float]],
+    keyword: np.ndarray | None,
+    vector: np.ndarray | None,
     method: str = "weighted",
     vector_weight: float = 0.5,
     rrf_k: int = 60,
-) -> dict[int, dict[str, float]]:
-    """Combine two ranked candidate lists (id, raw score), best first.
+) -> np.ndarray:
+    """Combine per-unit keyword (BM25, 0 = no match) and vector (cosine) scores.
 
-    Returns id -> {"fused", "keyword", "vector"} where keyword/vector are the normalised
-    component scores (0 when a retriever did not return the id).
+    "weighted": (1 - w) * keyword / max + w * min-max(cosine). "rrf": the same weights over
+    reciprocal ranks. Either side may be None (keyword-only or semantic search).
     """
-    kw_w = 1.0 - vector_weight
-    out: dict[int, dict[str, float]] = {}
-    if method == "rrf":
-        for rank, (uid, _) in enumerate(keyword):
-            out.setdefault(uid, {"fused": 0.0, "keyword": 0.0, "vector": 0.0})
-            out[uid]["keyword"] = 1.0 / (rrf_k + rank + 1)
-        for rank, (uid, _) in enumerate(vector):
-            out.setdefault(uid, {"fused": 0.0, "keyword": 0.0, "vector": 0.0})
-            out[uid]["vector"] = 1.0 / (rrf_k + rank + 1)
-    elif method == "weighted":
-        kw = minmax(dict(keyword))
-        vec = minmax(dict(vector))
-        for uid in kw.keys() | vec.keys():
-            out[uid] = {"fused": 0.0, "keyword": kw.get(uid, 0.0), "vector": vec.get(uid, 0.0)}
+    if keyword is None and vector is None:
+        raise ValueError("nothing to fuse")
+    if method == "weighted":
+        kw = max_norm(keyword) if keyword is not None else None
+        vec = minmax_norm(vector) if vector is not None else None
+    elif method == "rrf":
+        kw = rank_scores(keyword, rrf_k, True) if keyword is not None else None
+        vec = rank_scores(vector, rrf_k, False) if vector is not None else None
     else:
         raise ValueError(f"unknown fusion method {method!r}")
-    for parts in out.values():
-        parts["fused"] = kw_w * parts["keyword"] + vector_weight * parts["vector"]
+    if vec is None:
+        assert kw is not None
+        return kw
+    if kw is None:
+        return vec
+    return (1.0 - vector_weight) * kw + vector_weight * vec
+
+
+def window_sums(x: np.ndarray, membership: Sequence[tuple[np.ndarray, np.ndarray]],
+                count: int) -> np.ndarray:
+    """Per window, the sum of `x` over its units (membership: (unit rows, window rows) pairs,
+    unit rows unique within a pair)."""
+    import numpy as np
+
+    out = np.zeros(count, dtype=np.float64)
+    for rows, windows in membership:
+        out[windows] += x[rows]
     return out
+
+
+def window_bm25(matched: Mapping[str, np.ndarray], idf: Mapping[str, float],
+                membership: Sequence[tuple[np.ndarray, np.ndarray]], count: int,
+                k1: float = 1.2) -> np.ndarray:
+    """BM25 of each window as one passage: per query term, the number of its units holding
+    the term, saturated (a word repeated on every line counts less than several different
+    query words), times the term's idf. `matched[t]` marks the units whose text holds t."""
+    import numpy as np
+
+    out = np.zeros(count, dtype=np.float64)
+    for term, held in matched.items():
+        if not held.any():
+            continue
+        tf = window_sums(held, membership, count)
+        out += idf[term] * tf * (k1 + 1.0) / (tf + k1)
+    return out
+
+
+def lift(unit_scores: np.ndarray, window_scores: np.ndarray,
+         membership: Sequence[tuple[np.ndarray, np.ndarray]], weight: float) -> np.ndarray:
+    """A unit's score plus `weight` times the best score of the windows that hold it: a line
+    whose neighbours also match is more likely the evidence (a question and its answer, a
+    decision and its reason)."""
+    import numpy as np
+
+    best = np.zeros_like(unit_scores)
+    for rows, windows in membership:
+        best[rows] = np.maximum(best[rows], window_scores[windows])
+    return unit_scores + weight * best
 
 
 def recency_factor(
@@ -150,39 +212,28 @@ def exact_tokens(query: str) -> list[str]:
     return list(seen)
 
 
+def guard_exact(score: np.ndarray, exact: np.ndarray, keyword: np.ndarray) -> np.ndarray:
+    """Units holding the query's exact tokens (`exact` > 0, the share of tokens held) are lifted
+    above every unit that matched no query word itself (a vaguely similar dense hit, or a line
+    carried only by its neighbours); units that match other words of the query keep competing
+    on relevance."""
+    import numpy as np
+
+    holders = exact > 0
+    vague = (~holders) & (keyword <= 0)
+    if not holders.any() or not vague.any():
+        return score
+    ceiling = float(score[vague].max())
+    top = float(score[holders].max()) or 1.0
+    # Just above the ceiling, in the holders' own order (more tokens held, then relevance).
+    lifted = np.maximum(score, ceiling + 1e-3 * (exact + score / top))
+    return np.where(holders, lifted, score)
+
+
 def contains_token(text: str, token: str) -> bool:
     """Whole-token, case-insensitive containment (`BIL-142` does not match `BIL-1423`)."""
     pattern = r"(?<![\w])" + re.escape(token) + r"(?![\w])"
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
-
-
-def diversify(scores: Sequence[float], similarity: np.ndarray, limit: int,
-              mmr_lambda: float) -> list[int]:
-    """Maximal marginal relevance: positions of `scores` (best first) to keep, in order.
-
-    `similarity` is the n×n similarity of the candidates (0..1); a pair at >= 0.999 counts
-    as a duplicate (same text, or overlapping lines) and the later one is dropped outright.
-    """
-    import numpy as np
-
-    n = len(scores)
-    if n == 0:
-        return []
-    relevance = np.asarray(scores, dtype=np.float64)
-    scale = relevance.max() if relevance.max() > 0 else 1.0
-    relevance = relevance / scale
-    max_sim = np.zeros(n)
-    available = np.ones(n, dtype=bool)
-    chosen: list[int] = []
-    while len(chosen) < limit and available.any():
-        value = mmr_lambda * relevance - (1.0 - mmr_lambda) * max_sim
-        value[~available] = -np.inf
-        best = int(np.argmax(value))
-        chosen.append(best)
-        available[best] = False
-        max_sim = np.maximum(max_sim, similarity[:, best])
-        available &= max_sim < 0.999
-    return chosen
 
 
 # -- gathering the inputs ---------------------------------------------------------------------
@@ -234,60 +285,109 @@ class Filters:
         return And(parts) if len(parts) > 1 else parts[0]
 
 
-class VectorTable:
-    """All unit vectors of one model as a float32 matrix (rows normalised), reloaded when the
-    index changes."""
+class UnitTable:
+    """Every unit of the index in file order, with its section, date, salience and vector:
+    the arrays a query is scored on. Loaded once and kept while the index is unchanged."""
 
-    def __init__(self, ids: Sequence[int], blobs: Sequence[bytes], dims: int) -> None:
+    def __init__(self, rows: Sequence[tuple[int, int, str, str | None, float, bytes | None, int]],
+                 dims: int, windows: Sequence[int]) -> None:
+        """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count)
+        in file order."""
         import numpy as np
 
-        self.ids = np.asarray(ids, dtype=np.int64)
-        if blobs:
-            self.matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dims)
-        else:
-            self.matrix = np.zeros((0, dims), dtype=np.float32)
-        self.row_of = {int(uid): row for row, uid in enumerate(self.ids)}
+        n = len(rows)
+        self.ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        self.row_of = {int(uid): i for i, uid in enumerate(self.ids)}
+        self.salience = np.fromiter((r[4] for r in rows), dtype=np.float64, count=n)
+        self.dates = [r[3] for r in rows]
+        self.line_counts = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
+        self.matrix = np.zeros((n, dims), dtype=np.float32)
+        self.has_vectors = False
+        for i, r in enumerate(rows):
+            if r[5] is not None:
+                self.matrix[i] = np.frombuffer(r[5], dtype=np.float32)
+                self.has_vectors = True
+        # Sections: runs of units of one file under one heading path.
+        self.section = np.zeros(n, dtype=np.int64)
+        key = None
+        number = -1
+        for i, r in enumerate(rows):
+            if (r[1], r[2]) != key:
+                key, number = (r[1], r[2]), number + 1
+            self.section[i] = number
+        self.windows = {w: self._windows(w) for w in windows}
+        self.window_norms = {w: self._norms(*self.windows[w]) for w in windows}
 
-    def top(self, query: np.ndarray, count: int, allowed: set[int] | None) -> list[tuple[int, float]]:
+    def _norms(self, lengths: np.ndarray, membership: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """|sum of a window's unit vectors|, so that a window's cosine to a query follows from
+        its units' cosines: cos(q, sum v) = sum cos(q, v) / |sum v|. No window is embedded."""
         import numpy as np
 
-        if not len(self.ids):
-            return []
-        scores = self.matrix @ query
-        if allowed is not None:
-            mask = np.isin(self.ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-            scores = np.where(mask, scores, -np.inf)
-        count = min(count, len(scores))
-        best = np.argpartition(-scores, count - 1)[:count]
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return [(int(self.ids[i]), float(scores[i])) for i in best if np.isfinite(scores[i])]
+        count = len(lengths)
+        norms = np.ones(count, dtype=np.float64)
+        if not self.has_vectors:
+            return norms
+        block = 8192
+        for first in range(0, count, block):
+            acc = np.zeros((min(block, count - first), self.matrix.shape[1]), dtype=np.float32)
+            for rows, wins in membership:
+                keep = (wins >= first) & (wins < first + block)
+                acc[wins[keep] - first] += self.matrix[rows[keep]]
+            norms[first : first + len(acc)] = np.linalg.norm(acc, axis=1)
+        return np.maximum(norms, 1e-6)
 
-    def similarity(self, a: int, b: int) -> float | None:
-        ra, rb = self.row_of.get(a), self.row_of.get(b)
-        if ra is None or rb is None:
-            return None
-        return float(self.matrix[ra] @ self.matrix[rb])
+    def _windows(self, size: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """Sliding windows of `size` units inside each section (a shorter section is one
+        window): their lengths, and the (unit rows, window rows) membership pairs."""
+        import numpy as np
+
+        n = len(self.ids)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64), []
+        bounds = np.flatnonzero(np.diff(self.section)) + 1
+        starts_of = np.concatenate(([0], bounds))
+        ends_of = np.concatenate((bounds, [n]))
+        starts: list[np.ndarray] = []
+        lengths: list[np.ndarray] = []
+        for begin, end in zip(starts_of, ends_of, strict=True):
+            length = end - begin
+            if length <= size:
+                starts.append(np.array([begin]))
+                lengths.append(np.array([length]))
+            else:
+                starts.append(np.arange(begin, end - size + 1))
+                lengths.append(np.full(length - size + 1, size))
+        start = np.concatenate(starts)
+        length = np.concatenate(lengths)
+        index = np.arange(len(start))
+        membership = []
+        for offset in range(size):
+            keep = length > offset
+            membership.append((start[keep] + offset, index[keep]))
+        return length, membership
+
+    def similarity(self, a: int, b: int) -> float:
+        return float(self.matrix[a] @ self.matrix[b])
 
 
 class Searcher:
-    """Answers queries over one vault's cache; keeps the vectors in memory between queries."""
+    """Answers queries over one vault's cache; keeps the unit table in memory between queries."""
 
     def __init__(self, index: Index, settings: RankSettings) -> None:
         self.index = index
         self.settings = settings
-        self._vectors: VectorTable | None = None
-        self._vectors_version: tuple[Any, ...] | None = None
+        self._table: UnitTable | None = None
+        self._table_version: tuple[Any, ...] | None = None
 
-    def _vector_table(self, model_id: str) -> VectorTable:
+    def table(self, model_id: str | None) -> UnitTable:
         store = self.index.store
         version = (model_id, store.conn.execute("PRAGMA data_version").fetchone()[0],
                    store.get_meta("last_index_at"))
-        if self._vectors is None or version != self._vectors_version:
-            ids, blobs = store.vectors(model_id)
+        if self._table is None or version != self._table_version:
             dims = int(store.get_meta("dims", "384") or 384)
-            self._vectors = VectorTable(ids, blobs, dims)
-            self._vectors_version = version
-        return self._vectors
+            self._table = UnitTable(store.unit_rows(model_id), dims, self.settings.windows)
+            self._table_version = version
+        return self._table
 
     def _rare(self, tokens: list[str]) -> list[str]:
         """Keep the exact tokens that are rare in the vault: a name on every line (a speaker,
@@ -306,108 +406,147 @@ class Searcher:
         self, query: str, limit: int = 10, mode: str = "hybrid",
         filters: Filters | None = None, today: dt.date | None = None,
     ) -> list[Hit]:
+        import numpy as np
+
         s = self.settings
         filters = filters or Filters()
         today = today or dt.date.today()
         store = self.index.store
-        allowed: set[int] | None = None
-        if filters.active:
-            where, params = filters.sql()
-            allowed = {
-                r[0] for r in store.conn.execute(
-                    f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}", params
-                )
-            }
-            if not allowed:
-                return []
-
-        keyword: list[tuple[int, float]] = []
-        vector: list[tuple[int, float]] = []
-        table: VectorTable | None = None
-        guard = exact_tokens(query) if mode != "semantic" else []
-        if mode in ("hybrid", "keyword"):
-            terms = list(dict.fromkeys(self.index.fulltext.analyze(query)))
-            keyword = self.index.fulltext.search(
-                terms, s.candidates, heading_boost=s.heading_boost, allowed=filters.whoosh()
-            )
-            guard = self._rare(guard)
-            if guard:  # make sure every unit holding an exact token is a candidate
-                seen = {uid for uid, _ in keyword}
-                guard_terms = [t for tok in guard for t in self.index.fulltext.analyze(tok)]
-                extra = self.index.fulltext.search(
-                    list(dict.fromkeys(guard_terms)), s.candidates, heading_boost=0,
-                    allowed=filters.whoosh(),
-                )
-                keyword += [(uid, sc * 0.5) for uid, sc in extra if uid not in seen]
         model_id = store.get_meta("model_id") or None
-        if mode in ("hybrid", "semantic") and model_id == self.index.model_id and model_id:
+        use_vectors = mode in ("hybrid", "semantic") and bool(model_id) and (
+            model_id == self.index.model_id
+        )
+        table = self.table(model_id if use_vectors else None)
+        n = len(table.ids)
+        if n == 0:
+            return []
+
+        keyword: np.ndarray | None = None
+        guard: list[str] = []
+        if mode in ("hybrid", "keyword"):
+            keyword = np.zeros(n, dtype=np.float64)
+            terms = list(dict.fromkeys(self.index.fulltext.analyze(query)))
+            matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
+            for uid, score, held in self.index.fulltext.search_terms(terms, s.candidates,
+                                                                      s.heading_boost):
+                row = table.row_of.get(uid)
+                if row is not None:
+                    keyword[row] = score
+                    for term in held:
+                        if term in matched:
+                            matched[term][row] = 1.0
+            idf = {t: self.index.fulltext.idf(t) for t in terms}
+            guard = self._rare(exact_tokens(query))
+        vector: np.ndarray | None = None
+        if use_vectors and table.has_vectors:
             embedder = self.index.embedder()
             if embedder is not None:
-                table = self._vector_table(model_id)
-                vector = table.top(embedder.embed_query(query), s.candidates, allowed)
-
-        weight = s.vector_weight if mode == "hybrid" else (1.0 if mode == "semantic" else 0.0)
-        fused = fuse(keyword, vector, s.fusion, weight, s.rrf_k)
-        if not fused:
+                vector = (table.matrix @ embedder.embed_query(query)).astype(np.float64)
+        if keyword is None and vector is None:
             return []
-        rows = store.chunks_by_id(fused)
-        scored: list[tuple[int, float]] = []
-        details: dict[int, dict[str, float]] = {}
-        for uid, parts in fused.items():
-            row = rows.get(uid)
-            if row is None:
-                continue
-            date = dt.date.fromisoformat(row.date) if row.date else None
-            rec = recency_factor(date, today, s.half_life_days, s.recency_weight)
-            sal = row.salience ** s.salience_power
-            exact = 0.0
-            if guard:
-                exact = sum(contains_token(row.text, t) for t in guard) / len(guard)
-            score = parts["fused"] * rec * sal + s.exact_bonus * exact
-            details[uid] = {**parts, "recency": rec, "salience": sal, "exact": exact}
-            scored.append((uid, score))
-        scored.sort(key=lambda item: (-item[1], item[0]))
-        pool = scored[: max(limit * 3, 30)]
-        pool_rows = [rows[uid] for uid, _ in pool]
-        chosen = diversify([score for _, score in pool], similarity_matrix(pool_rows, table),
-                           limit, s.mmr_lambda)
-        hits = []
-        for position in chosen:
-            uid, score = pool[position]
-            row = rows[uid]
-            hits.append(Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score,
-                            details[uid], row.date, row.kind))
+        if vector is None and keyword is not None and not keyword.any() and not guard:
+            return []
+
+        weight = s.vector_weight
+        fused = fuse(keyword, vector, s.fusion, weight, s.rrf_k)
+        components = {"keyword": fused * 0, "vector": fused * 0}
+        if keyword is not None:
+            components["keyword"] = max_norm(keyword)
+        if vector is not None:
+            components["vector"] = minmax_norm(vector)
+        context = np.zeros(n)
+        for size, (lengths, membership) in table.windows.items():
+            count = len(lengths)
+            w_kw = (window_bm25(matched, idf, membership, count)
+                    if keyword is not None else None)
+            w_vec = (window_sums(vector, membership, count) / table.window_norms[size]
+                     if vector is not None else None)
+            window_scores = fuse(w_kw, w_vec, s.fusion, weight, s.rrf_k)
+            context = lift(context, window_scores, membership, s.window_weight)
+        relevance = fused + context
+
+        dates = [dt.date.fromisoformat(d) if d else None for d in table.dates]
+        recency = np.fromiter(
+            (recency_factor(d, today, s.half_life_days, s.recency_weight) for d in dates),
+            dtype=np.float64, count=n,
+        )
+        score = relevance * recency * table.salience
+        exact = np.zeros(n)
+        if guard:
+            guard_terms = list(dict.fromkeys(t for tok in guard for t in self.index.fulltext.analyze(tok)))
+            holders = [uid for uid, _ in self.index.fulltext.search(guard_terms, 1000, 0)]
+            for uid, row in store.chunks_by_id(holders).items():
+                position = table.row_of.get(uid)
+                if position is not None:
+                    exact[position] = sum(contains_token(row.text, t) for t in guard) / len(guard)
+            score = guard_exact(score, exact, components["keyword"])
+        if filters.active:
+            where, params = filters.sql()
+            allowed = np.fromiter(
+                (r[0] for r in store.conn.execute(
+                    f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}", params
+                )), dtype=np.int64,
+            )
+            score = np.where(np.isin(table.ids, allowed), score, -np.inf)
+        if mode == "keyword":  # only units that match a query word (or its neighbours do)
+            score = np.where(relevance > 0, score, -np.inf)
+
+        pool_size = min(n, max(limit * 3, 30))
+        pool = np.argpartition(-score, pool_size - 1)[:pool_size]
+        pool = pool[np.argsort(-score[pool], kind="stable")]
+        pool = [int(p) for p in pool if np.isfinite(score[p])]
+        spans = coalesce(pool, table.section, table.line_counts, s.coalesce_depth,
+                         s.coalesce_max_units, s.coalesce_max_lines)
+        rows = store.chunks_by_id(int(table.ids[r]) for span in spans for r in span)
+        hits: list[Hit] = []
+        seen_text: set[str] = set()
+        for span in spans:
+            parts = [rows[int(table.ids[r])] for r in span]
+            if any(b.start_line != a.end_line + 1 for a, b in zip(parts, parts[1:], strict=False)):
+                parts, span = parts[:1], span[:1]  # only line-contiguous units merge
+            text = "\n".join(p.text for p in parts)
+            if text in seen_text:
+                continue  # the same lines elsewhere (a copied entry): no budget spent twice
+            seen_text.add(text)
+            best = max(span, key=lambda r: score[r])
+            details = {
+                "keyword": float(components["keyword"][best]),
+                "vector": float(components["vector"][best]),
+                "context": float(context[best]),
+                "recency": float(recency[best]),
+                "salience": float(table.salience[best]),
+                "exact": float(exact[best]),
+            }
+            first = parts[0]
+            hits.append(Hit(first.path, first.start_line, parts[-1].end_line, first.heading, text,
+                            float(score[best]), details, first.date, first.kind))
+            if len(hits) >= limit:
+                break
         return hits
 
 
-def similarity_matrix(rows: Sequence[ChunkRow], table: VectorTable | None) -> np.ndarray:
-    """Cosine similarity of the candidates' vectors (0 where one has none); 1.0 for the same
-    text or overlapping lines of one file."""
-    import numpy as np
-
-    n = len(rows)
-    sim = np.zeros((n, n), dtype=np.float64)
-    if table is not None and n:
-        positions = [table.row_of.get(r.id) for r in rows]
-        have = [i for i, p in enumerate(positions) if p is not None]
-        if have:
-            vecs = table.matrix[[positions[i] for i in have]]
-            sim[np.ix_(have, have)] = np.clip(vecs @ vecs.T, 0.0, 1.0)
-    by_sha: dict[str, list[int]] = {}
-    by_path: dict[str, list[int]] = {}
-    for i, r in enumerate(rows):
-        by_sha.setdefault(r.sha256, []).append(i)
-        by_path.setdefault(r.path, []).append(i)
-    for group in by_sha.values():
-        for i in group:
-            for j in group:
-                sim[i, j] = 1.0
-    for group in by_path.values():
-        for i in group:
-            for j in group:
-                if rows[i].start_line <= rows[j].end_line and rows[j].start_line <= rows[i].end_line:
-                    sim[i, j] = 1.0
-    return sim
+def coalesce(ranked: Sequence[int], section: np.ndarray, line_counts: np.ndarray, depth: int,
+             max_units: int, max_lines: int) -> list[list[int]]:
+    """Ranked unit rows -> ranked spans of rows. Among the first `depth` rows, a row next to
+    (or one row away from) a span of the same section extends it, up to `max_units` units and
+    `max_lines` lines; a row already inside a span is dropped, so no context is paid for twice."""
+    spans: list[list[int]] = []
+    for rank, row in enumerate(ranked):
+        placed = False
+        for span in spans:
+            lo, hi = span[0], span[-1]
+            if lo <= row <= hi:
+                placed = True
+                break
+            if rank < depth and section[row] == section[lo] and lo - 2 <= row <= hi + 2:
+                merged = list(range(min(lo, row), max(hi, row) + 1))
+                if len(merged) <= max_units and int(line_counts[merged].sum()) <= max_lines:
+                    span[:] = merged
+                    placed = True
+                    break
+        if not placed:
+            spans.append([row])
+    return spans
 
 
 def parse_date(value: str | None) -> dt.date | None:

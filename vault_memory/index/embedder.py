@@ -30,9 +30,11 @@ BUNDLED_DIMS = 384
 BUNDLED_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 BUNDLED_MODEL_ID = f"all-MiniLM-L6-v2@int8:{BUNDLED_ONNX_SHA256[:12]}"
 
-#: Measured by bench/embed_threads.py on 2 cores: onnxruntime's default (one thread per core)
-#: is as fast as an explicit count, and more threads than cores only slow it down.
-DEFAULT_THREADS: int | None = None
+#: One onnxruntime thread. bench/embed_threads.py on a busy 2-core machine: 1 thread gave the
+#: most chunks/s and the fastest queries, 2 threads (= onnxruntime's default there) spent about
+#: 30% more CPU per chunk. A vault tool shares the machine with its user's work, so the
+#: efficient setting wins; `index.threads` raises it for a bulk index on an idle machine.
+DEFAULT_THREADS: int | None = 1
 
 DISABLE_ENV = "VAULT_MODEL_DISABLED"
 
@@ -67,8 +69,8 @@ class Embedder:
         self.name = name
         self.model_id = model_id
         self.dims = dims
-        # One batch at a time: two concurrent onnxruntime runs on 2 cores are slower than
-        # one after the other, and a query waits for at most one batch.
+        # One batch at a time, so concurrent callers (indexer, search) never oversubscribe the
+        # cores, and a query waits for at most one batch.
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -79,11 +81,14 @@ class Embedder:
         import numpy as np
 
         out = np.empty((len(texts), self.dims), dtype=np.float32)
-        for start in range(0, len(texts), batch_size):
-            batch = list(texts[start : start + batch_size])
+        # A batch is padded to its longest text; batching texts of similar length does
+        # about 40% less work on typical notes.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            batch = [texts[i] for i in rows]
             with self._lock:
-                rows = list(self._model.embed(batch, batch_size=len(batch)))
-            out[start : start + len(batch)] = rows
+                out[rows] = list(self._model.embed(batch, batch_size=len(batch)))
         return _normalise(out)
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -12,6 +12,8 @@ import logging
 import os
 import shutil
 import sqlite3
+import stat
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -22,8 +24,8 @@ from .. import fsutil
 from ..config import Config
 from ..errors import UnreadableNoteError, VaultError
 from ..notes import parse_note
-from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes, stat_changed
-from .store import CorruptIndexError, Store
+from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
+from .store import CorruptIndexError, SchemaVersionError, Store
 from .units import make_units
 
 log = logging.getLogger("vault_memory")
@@ -38,38 +40,77 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 def is_indexable(relpath: str) -> bool:
     """Markdown files outside dot-folders and the cache; editors' swap and temp files excluded."""
-    parts = relpath.split("/")
-    if any(p.startswith(".") or p in IGNORED_DIRS for p in parts):
+    *folders, name = relpath.split("/")
+    if any(p.startswith(".") or p in IGNORED_DIRS for p in folders):
         return False
-    name = parts[-1]
-    if name.endswith("~") or name.startswith(("#", "~$")):
+    return _indexable_name(name)
+
+
+def _indexable_name(name: str) -> bool:
+    if name.startswith((".", "#", "~$")) or name.endswith("~"):
         return False
     return name.lower().endswith(MARKDOWN_SUFFIXES)
 
 
 def scan(root: Path) -> dict[str, os.stat_result]:
-    """Indexable files under `root` with their stat; symlinks leading outside are skipped."""
+    """Indexable files under `root` with their stat; symlinks leading outside are skipped,
+    symlinked folders are not entered.
+
+    os.scandir rather than os.walk and pathlib: the no-op `vault index` of a large vault is
+    mostly this loop, and a directory entry knows its type without another system call."""
     found: dict[str, os.stat_result] = {}
     real_root = root.resolve()
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in IGNORED_DIRS)
-        rel_folder = os.path.relpath(folder, root)
-        for name in files:
-            relpath = name if rel_folder == "." else f"{rel_folder}/{name}".replace(os.sep, "/")
-            if not is_indexable(relpath):
-                continue
-            path = Path(folder, name)
+    pending = [(str(root), "")]
+    while pending:
+        folder, prefix = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
             try:
-                if path.is_symlink():
-                    target = path.resolve()
-                    if real_root not in target.parents:
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith(".") and name not in IGNORED_DIRS:
+                        pending.append((entry.path, f"{prefix}{name}/"))
+                    continue
+                if not _indexable_name(name):
+                    continue
+                if entry.is_symlink():
+                    if real_root not in Path(entry.path).resolve().parents:
                         continue
-                st = path.stat()
+                    st = entry.stat()
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                elif entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                else:
+                    continue
             except OSError:
                 continue
-            if os.path.isfile(path):
-                found[relpath] = st
+            found[prefix + name] = st
     return found
+
+
+def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result | None:
+    """The stat of `relpath` if `scan` would find it: a regular file inside the vault, not
+    reached through a symlinked folder, and if itself a symlink, one that stays inside."""
+    parts = relpath.split("/")
+    if "" in parts or os.path.isabs(relpath):
+        return None
+    path = root
+    try:
+        for part in parts[:-1]:
+            path = path / part
+            if path.is_symlink():
+                return None
+        path = path / parts[-1]
+        if path.is_symlink() and real_root not in path.resolve().parents:
+            return None
+        st = path.stat()
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
 
 
 def model_id_for(name: str) -> str | None:
@@ -78,6 +119,23 @@ def model_id_for(name: str) -> str | None:
     if name.strip().lower() in {"", "none"}:
         return None
     return BUNDLED_MODEL_ID if name.strip().lower() == BUNDLED_MODEL.lower() else name.strip()
+
+
+_embedders: dict[tuple[str, int | None], Any] = {}
+_embedders_lock = threading.Lock()
+
+
+def shared_embedder(model: str, threads: int | None = None) -> Any:
+    """The loaded embedder for (`model`, `threads`), loaded once per process: every `Index`
+    (one per vault, the watcher's, the tests') shares it. Raises `ModelUnavailable`."""
+    from .embedder import _TRUE, DISABLE_ENV, load_embedder
+
+    key = (model.strip().lower(), threads or None)
+    disabled = os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE
+    with _embedders_lock:
+        if key not in _embedders or disabled:  # load_embedder raises the disabled error
+            _embedders[key] = load_embedder(model, threads=threads)
+        return _embedders[key]
 
 
 @dataclass
@@ -121,11 +179,11 @@ class Index:
     def embedder(self) -> Any:
         """The loaded embedder, or None (keyword-only) after one warning."""
         if self._embedder is None and self._embedder_failed is None and self.model_id:
-            from .embedder import ModelUnavailable, load_embedder
+            from .embedder import ModelUnavailable
 
             try:
-                self._embedder = load_embedder(
-                    self.config.index.model, threads=self.config.index.threads or None
+                self._embedder = shared_embedder(
+                    self.config.index.model, self.config.index.threads or None
                 )
             except ModelUnavailable as exc:
                 self._embedder_failed = str(exc)
@@ -157,6 +215,8 @@ class Index:
                     raise CorruptIndexError(f"integrity check: {ok}")
             except (CorruptIndexError, sqlite3.DatabaseError) as exc:
                 reason = f"the index is damaged ({exc})"
+                if isinstance(exc, SchemaVersionError):
+                    reason = str(exc)
                 log.warning("%s: rebuilding it from the files.", reason)
                 self._reset()
         self.store.conn  # noqa: B018 - creates the schema
@@ -165,8 +225,13 @@ class Index:
     def _fulltext_needs_rebuild(self) -> str | None:
         if self.store.get_meta("fulltext_dirty", "0") != "0":
             return "the keyword index was interrupted mid-update"
+        recorded = self.store.get_meta("fulltext_files")
+        if recorded and recorded == self.fulltext.fingerprint():
+            return None  # exactly the files the last write left: a stat, not a read
         if not self.fulltext.exists():
             return "the keyword index is missing" if self.store.counts(None)["units"] else None
+        if recorded is not None:
+            return "the keyword index files changed since vault-memory wrote them"
         try:
             self.fulltext.check()
         except Exception as exc:  # Whoosh raises many kinds of errors on damaged segments
@@ -179,6 +244,7 @@ class Index:
         self.fulltext.rebuild(_docs(self.store.all_chunks()))
         with self.store.transaction() as conn:
             self.store.set_meta(conn, "fulltext_dirty", 0)
+            self.store.set_meta(conn, "fulltext_files", self.fulltext.fingerprint())
 
     # -- the run ----------------------------------------------------------------------------
 
@@ -247,48 +313,55 @@ class Index:
 
         Returns the plan and, for files that were read, their text (or, for unreadable
         files, the warning to show)."""
-        indexed_rows = self.store.files()
-        indexed = {p: IndexedFile(r.mtime_ns, r.size, r.sha256) for p, r in indexed_rows.items()}
+        known = self.store.file_stats()
         scope: set[str] | None = None
         if paths is None:
             stats = scan(self.root)
         else:
             scope = {p for p in paths if is_indexable(p)}
+            real_root = self.root.resolve()
             stats = {}
             for relpath in scope:
-                with contextlib.suppress(OSError):
-                    path = self.root / relpath
-                    if path.is_file():
-                        stats[relpath] = path.stat()
+                st = _stat_in_vault(self.root, real_root, relpath)
+                if st is not None:
+                    stats[relpath] = st
+        # Files whose stat matches the index are unchanged and cannot take part in a move:
+        # settled here without building plan objects, as on a no-op run that is every file.
+        unchanged: list[str] = []
         disk: dict[str, DiskFile] = {}
         texts: dict[str, Any] = {}
         limit = self.config.index.max_file_bytes
         for relpath, st in stats.items():
-            entry = DiskFile(st.st_mtime_ns, st.st_size)
-            if stat_changed(entry, indexed.get(relpath)):
-                try:
-                    note_file = fsutil.read_text(self.root / relpath, relpath, limit)
-                    entry = DiskFile(note_file.mtime_ns, note_file.size, note_file.sha256)
-                    texts[relpath] = note_file
-                except VaultError as exc:  # unreadable, or vanished between scan and read
-                    if isinstance(exc, UnreadableNoteError):
-                        entry = DiskFile(st.st_mtime_ns, st.st_size, unreadable=str(exc))
-                        texts[relpath] = f"skipped {exc}"
-                    else:
-                        continue
+            row = known.get(relpath)
+            if row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size:
+                unchanged.append(relpath)
+                continue
+            try:
+                note_file = fsutil.read_text(self.root / relpath, relpath, limit)
+                entry = DiskFile(note_file.mtime_ns, note_file.size, note_file.sha256)
+                texts[relpath] = note_file
+            except VaultError as exc:  # unreadable, or vanished between scan and read
+                if not isinstance(exc, UnreadableNoteError):
+                    continue
+                entry = DiskFile(st.st_mtime_ns, st.st_size, unreadable=str(exc))
+                texts[relpath] = f"skipped {exc}"
             disk[relpath] = entry
-        return plan_changes(disk, indexed, scope), texts
+        settled = set(unchanged)
+        indexed = {p: IndexedFile(*row) for p, row in known.items() if p not in settled}
+        plan = plan_changes(disk, indexed, scope)
+        plan.unchanged = sorted(plan.unchanged + unchanged)
+        return plan, texts
 
     def stale_paths(self) -> list[str]:
         """Paths whose stat differs from the index, plus indexed paths gone from disk.
         Stats only; reads no file and writes nothing."""
-        indexed = self.store.files()
+        known = self.store.file_stats()
         disk = scan(self.root)
         stale = [
             p for p, st in disk.items()
-            if p not in indexed or (st.st_mtime_ns, st.st_size) != (indexed[p].mtime_ns, indexed[p].size)
+            if p not in known or (st.st_mtime_ns, st.st_size) != known[p][:2]
         ]
-        stale += [p for p in indexed if p not in disk]
+        stale += [p for p in known if p not in disk]
         return stale
 
     def _apply(self, plan: ChangePlan, texts: dict[str, Any], progress: Progress | None) -> None:
@@ -317,6 +390,7 @@ class Index:
             self.fulltext.update(batch + (removals if number == 0 else []), docs)
             with store.transaction() as conn:
                 store.set_meta(conn, "fulltext_dirty", 0)
+                store.set_meta(conn, "fulltext_files", self.fulltext.fingerprint())
             done += len(batch) + (len(removals) + len(touched) if number == 0 else 0)
             if progress:
                 progress("files", done, total)
@@ -358,6 +432,7 @@ class Index:
             store.set_meta(conn, "model_id", self.model_id)
             store.set_meta(conn, "dims", embedder.dims)
             store.set_meta(conn, "embeddings_complete", 1)
+            store.set_meta(conn, "last_index_at", time.time())
             store.prune_embeddings(conn, self.model_id)
         return done
 
@@ -407,15 +482,18 @@ def status(config: Config) -> dict[str, Any]:
         info["model"] = model
         last = store.get_meta("last_index_at")
         info["last_index_at"] = float(last) if last else None
-        indexed = store.files()
+        indexed = store.file_stats()
     except (CorruptIndexError, sqlite3.DatabaseError) as exc:
-        info["problem"] = f"the index is damaged ({exc}): `vault index` will rebuild it"
+        damage = f"the index is damaged ({exc})"
+        if isinstance(exc, SchemaVersionError):
+            damage = str(exc)
+        info["problem"] = f"{damage}: `vault index` will rebuild it"
         return info
     finally:
         store.close()
     changed = sum(
         1 for p, st in disk.items()
-        if p in indexed and (st.st_mtime_ns, st.st_size) != (indexed[p].mtime_ns, indexed[p].size)
+        if p in indexed and (st.st_mtime_ns, st.st_size) != indexed[p][:2]
     )
     info["drift"] = {
         "new": sum(1 for p in disk if p not in indexed),

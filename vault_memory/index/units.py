@@ -22,6 +22,8 @@ MEMORY_SALIENCE = 0.3
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"[.!?:;]['\")\]]*\s*$")
+# A table's `|---|:--:|` line only draws the table: no unit.
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,9 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             mode = "code"
             current.append(number)
             continue
-        if number in heading_lines or not line.strip():
+        if number in heading_lines or not line.strip() or (
+            mode == "list" and _TABLE_RULE.match(line)
+        ):
             close()
             mode = ""
             continue

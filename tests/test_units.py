@@ -1,0 +1,281 @@
+"""The chunker: a parsed note -> small units with exact 1-based inclusive line spans."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from vault_memory.fsutil import split_lines
+from vault_memory.index.units import MAX_UNIT_LINES, Unit, make_units
+from vault_memory.notes import parse_note
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
+
+
+def md(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def units(text: str, relpath: str = "notes/n.md") -> list[Unit]:
+    return make_units(parse_note(relpath, text))
+
+
+def spans(text: str, relpath: str = "notes/n.md") -> list[tuple[int, int, str]]:
+    return [(u.start_line, u.end_line, u.text) for u in units(text, relpath)]
+
+
+def test_list_items_with_continuation_lines() -> None:
+    text = md(
+        """
+        # T
+
+        - one
+          continued here
+          and here
+        - two
+        1. numbered
+        2) numbered too
+        * star
+        + plus
+        """
+    )
+    assert spans(text) == [
+        (3, 5, "- one\n  continued here\n  and here"),
+        (6, 6, "- two"),
+        (7, 7, "1. numbered"),
+        (8, 8, "2) numbered too"),
+        (9, 9, "* star"),
+        (10, 10, "+ plus"),
+    ]
+
+
+def test_long_list_item_is_cut_at_five_lines() -> None:
+    text = "- a\n" + "".join(f"  line {i}\n" for i in range(1, 8))
+    found = spans(text)
+    assert found[0] == (1, 5, "- a\n  line 1\n  line 2\n  line 3\n  line 4")
+    assert [(s, e) for s, e, _ in found[1:]] == [(6, 8)]
+    assert all(e - s + 1 <= MAX_UNIT_LINES for s, e, _ in found)
+
+
+def test_paragraph_split_every_three_lines() -> None:
+    text = md(
+        """
+        short line one
+        short line two
+        short line three
+        short line four
+        short line five
+
+        next paragraph
+        """
+    )
+    assert [(s, e) for s, e, _ in spans(text)] == [(1, 3), (4, 5), (7, 7)]
+
+
+def test_paragraph_split_at_a_sentence_end() -> None:
+    long_sentence = (
+        "This sentence is long enough to close a unit on its own, as it has very many words."
+    )
+    assert len(long_sentence) >= 80
+    text = f"{long_sentence}\nThe next sentence starts a new unit\nand goes on.\n"
+    assert [(s, e) for s, e, _ in spans(text)] == [(1, 1), (2, 3)]
+
+
+def test_short_sentences_stay_together() -> None:
+    text = "Short one.\nShort two.\nShort three.\n"
+    assert [(s, e) for s, e, _ in spans(text)] == [(1, 3)]
+
+
+def test_code_block_in_units_of_five_lines_without_fences() -> None:
+    body = "".join(f"x{i} = {i}\n" for i in range(12))
+    text = "# T\n\n```python\n" + body + "```\nafter\n"
+    found = spans(text)
+    assert [(s, e) for s, e, _ in found] == [(4, 8), (9, 13), (14, 15), (17, 17)]
+    assert found[0][2] == "x0 = 0\nx1 = 1\nx2 = 2\nx3 = 3\nx4 = 4"
+    assert not any("```" in t for _, _, t in found)
+
+
+def test_code_block_keeps_blank_lines_and_headings_inside() -> None:
+    text = "```\n# not a heading\n\nvalue\n```\n"
+    assert spans(text) == [(2, 4, "# not a heading\n\nvalue")]
+
+
+def test_table_rows_are_units_and_the_rule_is_not() -> None:
+    text = md(
+        """
+        ## Risks
+        | Risk | Mitigation |
+        |------|:----------:|
+        | Rounding | Keep stored totals |
+        | Overrun | Rehearse |
+        """
+    )
+    assert spans(text) == [
+        (2, 2, "| Risk | Mitigation |"),
+        (4, 4, "| Rounding | Keep stored totals |"),
+        (5, 5, "| Overrun | Rehearse |"),
+    ]
+
+
+def test_frontmatter_is_a_unit() -> None:
+    text = md(
+        """
+        ---
+        title: Billing migration
+        tags: [billing, postgres]
+        ---
+        # Heading
+
+        Body text.
+        """
+    )
+    found = units(text)
+    assert (found[0].start_line, found[0].end_line) == (2, 3)
+    assert found[0].text == "title: Billing migration\ntags: [billing, postgres]"
+    assert found[0].heading == "Billing migration"
+    assert {"billing", "postgres"} <= set(found[0].tags)
+    assert [(u.start_line, u.text) for u in found[1:]] == [(7, "Body text.")]
+
+
+def test_long_frontmatter_in_pieces_of_five_lines() -> None:
+    text = "---\n" + "".join(f"k{i}: {i}\n" for i in range(7)) + "---\nbody\n"
+    assert [(s, e) for s, e, _ in spans(text)] == [(2, 6), (7, 8), (10, 10)]
+
+
+def test_empty_frontmatter_makes_no_unit() -> None:
+    assert spans("---\n---\nbody\n") == [(3, 3, "body")]
+
+
+def test_headings_are_never_units() -> None:
+    text = md(
+        """
+        # One
+        ## Two
+        ### Three
+        text
+        #### Four
+        """
+    )
+    assert spans(text) == [(4, 4, "text")]
+    assert units("# Only a heading\n") == []
+
+
+def test_heading_path() -> None:
+    text = md(
+        """
+        # 2026-11-22
+
+        ## 14:03 · flush · session 7f3a
+        - Chose PostgreSQL for billing.
+
+        ### Detail
+        - nested
+
+        ## 15:10 · note
+        - Call the dentist.
+        """
+    )
+    headings = [(u.start_line, u.heading) for u in units(text, "memory/2026-11-22.md")]
+    assert headings == [
+        (4, "2026-11-22 > 14:03 · flush · session 7f3a"),
+        (7, "2026-11-22 > 14:03 · flush · session 7f3a > Detail"),
+        (10, "2026-11-22 > 15:10 · note"),
+    ]
+
+
+def test_text_before_any_heading_has_an_empty_heading() -> None:
+    assert units("plain\n")[0].heading == ""
+
+
+def test_tags_from_the_unit_and_its_headings() -> None:
+    text = md(
+        """
+        # Log #project
+        ## Decisions
+        - Chose PostgreSQL. #decision #Billing
+        - Not a tag: file.md#L4, #123, `#code`, [[#Decisions]]
+        """
+    )
+    found = units(text)
+    assert found[0].tags == ("billing", "decision", "project")
+    assert found[1].tags == ("project",)
+
+
+@pytest.mark.parametrize(
+    ("relpath", "line", "salience"),
+    [
+        ("notes/n.md", "- plain", 1.0),
+        ("notes/n.md", "- key fact #important", 1.5),
+        ("notes/n.md", "- never drop #pin", 1.5),
+        ("notes/n.md", "- both #important #pin", 2.0),
+        ("MEMORY.md", "- plain", 1.3),
+        ("MEMORY.md", "- key fact #important", 1.8),
+        ("memory/2026-11-22.md", "- key fact #important", 1.5),
+    ],
+)
+def test_salience(relpath: str, line: str, salience: float) -> None:
+    (unit,) = units(f"# Title\n\n{line}\n", relpath)
+    assert unit.salience == salience
+
+
+def test_pinned_section_raises_salience_of_its_units() -> None:
+    text = "# MEMORY\n\n## About Maya #pin\n- Senior backend engineer.\n"
+    (unit,) = units(text, "MEMORY.md")
+    assert unit.tags == ("pin",)
+    assert unit.salience == 1.8
+
+
+def test_crlf_file_has_the_same_spans_without_carriage_returns() -> None:
+    text = "# T\n\n- one\n  two\n\npara\n"
+    crlf = text.replace("\n", "\r\n")
+    assert spans(crlf) == spans(text)
+    assert not any("\r" in t for _, _, t in spans(crlf))
+
+
+def test_bom_does_not_hide_the_first_heading() -> None:
+    assert spans("\ufeff# Title\n\n- item\n") == [(3, 3, "- item")]
+    assert units("\ufeff# Title\n\n- item\n")[0].heading == "Title"
+
+
+def test_sha256_is_of_the_text() -> None:
+    a, b = units("- same\n\n- same\n")
+    assert a.sha256 == b.sha256 and len(a.sha256) == 64
+    assert a.sha256 != units("- other\n")[0].sha256
+
+
+# -- properties over every file of the sample vault -------------------------------------------
+
+
+def _sample_files() -> list[Path]:
+    return sorted(p for p in SAMPLE.rglob("*.md") if not p.name.startswith("."))
+
+
+@pytest.mark.parametrize("path", _sample_files(), ids=lambda p: p.relative_to(SAMPLE).as_posix())
+def test_units_are_exact_line_spans_of_the_file(path: Path) -> None:
+    relpath = path.relative_to(SAMPLE).as_posix()
+    text = path.read_bytes().decode("utf-8")
+    note = parse_note(relpath, text)
+    lines = split_lines(text)
+    found = make_units(note)
+    assert found
+    covered: list[int] = []
+    headings = {h.line for h in note.headings}
+    for unit in found:
+        assert 1 <= unit.start_line <= unit.end_line <= len(lines)
+        assert unit.text == "\n".join(lines[unit.start_line - 1 : unit.end_line])
+        assert unit.end_line - unit.start_line + 1 <= MAX_UNIT_LINES
+        assert unit.text.strip()
+        assert not headings & set(range(unit.start_line, unit.end_line + 1))
+        covered.extend(range(unit.start_line, unit.end_line + 1))
+    assert covered == sorted(set(covered)), "units overlap or are out of order"
+    # Nothing with content is left out: every non-blank line outside headings and fences
+    # (and table rules) is in exactly one unit.
+    for number, line in enumerate(lines, 1):
+        structural = (
+            not line.strip() or number in headings or line.strip().startswith(("```", "~~~"))
+            or number in (1, note.frontmatter_end) or set(line.strip()) <= set("|-: ")
+        )
+        if not structural:
+            assert number in covered, f"{relpath}:{number} {line!r} is in no unit"
