@@ -27,9 +27,9 @@ class InProcess:
         self.vaults: dict[Path, object] = {}
 
     def prepare(self, vault: Path) -> None:
-        from vault_memory import Vault
-
         import dataclasses
+
+        from vault_memory import Vault
 
         v = Vault(vault)
         v.index()

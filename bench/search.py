@@ -293,7 +293,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 WARM_PARTS = [  # (module, function, label); missing ones (search.py changes) are skipped
-    ("vault_memory.index.fulltext", "FullText.search", "Whoosh BM25F search"),
+    ("vault_memory.index.fulltext", "FullText.search_terms|FullText.search",
+     "Whoosh BM25F search"),
     ("vault_memory.index.embedder", "Embedder.embed_query", "query embedding (ONNX)"),
     ("vault_memory.search", "Searcher.table", "unit table (check/reload)"),
     ("vault_memory.search", "window_sums", "context windows"),
@@ -306,16 +307,21 @@ WARM_LABELS = list(dict.fromkeys(label for _, _, label in WARM_PARTS
                                  if not label.startswith("freshness")))
 
 
-def _wrap(module_name: str, qualname: str, sink: dict[str, list[float]], label: str) -> None:
-    """Replace module.qualname by a wrapper adding its wall time to sink[label]."""
+def _wrap(module_name: str, qualnames: str, sink: dict[str, list[float]], label: str) -> None:
+    """Replace module.qualname (the first of `a|b` that exists) by a wrapper adding its wall
+    time to sink[label]. Nothing when none exists: search.py is still changing."""
     import importlib
 
-    owner: Any = importlib.import_module(module_name)
-    *path, attr = qualname.split(".")
-    for part in path:
-        owner = getattr(owner, part, None)
-    inner = getattr(owner, attr, None)
-    if inner is None:
+    module = importlib.import_module(module_name)
+    for qualname in qualnames.split("|"):
+        owner: Any = module
+        *path, attr = qualname.split(".")
+        for part in path:
+            owner = getattr(owner, part, None)
+        inner = getattr(owner, attr, None)
+        if inner is not None:
+            break
+    else:
         return
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -463,7 +469,8 @@ PHASES = [
     ("vault_memory.index.store", "Store.unit_rows", "  of which: rows + vectors from SQLite"),
     ("vault_memory.search", "UnitTable.__init__", "  of which: arrays, sections, windows"),
     ("vault_memory.index.fulltext", "FullText.open", "Whoosh open (incl. import)"),
-    ("vault_memory.index.fulltext", "FullText.search", "Whoosh search (incl. searcher)"),
+    ("vault_memory.index.fulltext", "FullText.search_terms|FullText.search",
+     "Whoosh search (incl. searcher)"),
     ("vault_memory.index.indexer", "Index.stale_paths", "freshness scan (stat every file)"),
     ("vault_memory.vault", "Vault.search", "Vault.search, total"),
 ]

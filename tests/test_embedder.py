@@ -238,3 +238,43 @@ def test_import_does_not_load_fastembed() -> None:
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_query_encoder_gives_fastembeds_vectors(embedder: Embedder) -> None:
+    """The light query path (onnxruntime + tokenizers, no fastembed import) must produce the
+    vectors the index was built with, or hybrid search would compare unlike things."""
+    encoder = emb.QueryEncoder()
+    assert encoder.model_id == embedder.model_id
+    for text in ["how does Zoë like product changes explained?", "ERR_LEDGER_409", "",
+                 "word " * 600]:
+        light, full = encoder.embed_query(text), embedder.embed_query(text)
+        assert light.dtype == np.float32 and light.shape == (emb.BUNDLED_DIMS,)
+        assert cosine(light, full) > 0.99999
+
+
+def test_query_encoder_is_skipped_for_other_models_and_when_disabled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert emb.load_query_encoder("BAAI/bge-small-en-v1.5") is None
+    monkeypatch.setenv(emb.DISABLE_ENV, "1")
+    assert emb.load_query_encoder(emb.BUNDLED_MODEL) is None
+
+
+def test_a_cold_search_process_never_imports_fastembed(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    (vault / "memory").mkdir(parents=True)
+    (vault / "memory" / "2026-11-02.md").write_text(
+        "# 2026-11-02\n\n- Chose PostgreSQL for billing.\n\n## 12:00 · note\n- Lunch at noon.\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != emb.DISABLE_ENV}
+    subprocess.run([sys.executable, "-m", "vault_memory.cli", "--vault", str(vault), "index"],
+                   check=True, capture_output=True, env=env)
+    probe = (
+        "import sys; from vault_memory import Vault; "
+        f"hits = Vault({str(vault)!r}).search('which database?'); "
+        "assert hits and hits[0].scores['vector'] > 0; "
+        "print('fastembed' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
+                          text=True, env=env)
+    assert done.stdout.strip() == "False"

@@ -102,22 +102,11 @@ def lines_holding(root: Path, token: str) -> set[tuple[str, int]]:
     return found
 
 
-# search.py, Searcher.search: a coalesced span whose units are not line-contiguous is cut to
-# its FIRST unit (`parts[:1], span[:1]`), not its best. In billing-migration.md the table row
-# holding ERR_LEDGER_409 (line 39) merges with the header (36) and row 38 (37 is the `|---|`
-# line, no unit): the hit becomes "| Risk | Mitigation |" at rank 1 with score 2.0, above
-# hits scoring 12.9, and line 39 is never returned.
-SPAN_CUT_BUG = pytest.mark.xfail(strict=True, reason="search.py keeps the first unit of a "
-                                 "non-contiguous span instead of the best one")
-
-
 @pytest.mark.parametrize("mode", ["hybrid", "keyword"])
 @pytest.mark.parametrize("token", IDS)
 def test_units_holding_an_exact_id_rank_above_all_others(
-    vault: Vault, indexed: Path, token: str, mode: str, request: pytest.FixtureRequest
+    vault: Vault, indexed: Path, token: str, mode: str
 ) -> None:
-    if (token, mode) == ("ERR_LEDGER_409", "keyword"):
-        request.applymarker(SPAN_CUT_BUG)
     hits = vault.search(token, limit=30, mode=mode)
     holds = [contains_token(h.text, token) for h in hits]
     assert holds[0], where(hits)

@@ -1,10 +1,10 @@
 """vault-memory: a durable memory for AI agents made of plain Markdown files.
 
-    from vault_memory import Vault
-    vault = Vault("~/agent-memory")
-    vault.add("Chose PostgreSQL for the billing service", tags=("decision",))
-    for hit in vault.search("which database for billing?"):
-        print(hit.path, hit.start_line, hit.text)
+from vault_memory import Vault
+vault = Vault("~/agent-memory")
+vault.add("Chose PostgreSQL for the billing service", tags=("decision",))
+for hit in vault.search("which database for billing?"):
+    print(hit.path, hit.start_line, hit.text)
 """
 
 from typing import TYPE_CHECKING, Any

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .errors import VaultError
+
 if TYPE_CHECKING:
     from .vault import Vault
 
@@ -57,7 +58,9 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
     if quiet:
         logger.setLevel(logging.ERROR)
     else:
-        logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)
+        logger.setLevel(
+            logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING
+        )
 
 
 def _print_json(data: Any) -> None:
@@ -122,8 +125,14 @@ def init(ctx: click.Context, path: str | None, git: bool, as_json: bool) -> None
 
     report = Vault.init(target, git=git)
     if as_json:
-        _print_json({"root": str(report.root), "created": report.created, "kept": report.kept,
-                     "git_initialised": report.git_initialised})
+        _print_json(
+            {
+                "root": str(report.root),
+                "created": report.created,
+                "kept": report.kept,
+                "git_initialised": report.git_initialised,
+            }
+        )
         return
     for name in report.created:
         click.echo(f"created  {name}")
@@ -140,7 +149,9 @@ def init(ctx: click.Context, path: str | None, git: bool, as_json: bool) -> None
 @click.option("--source", default="note", show_default=True, help="Source named in the heading.")
 @click.option("--json", "as_json", is_flag=True, help="Print where the entry landed as JSON.")
 @pass_vault
-def add(vault: Vault, text: tuple[str, ...], tags: tuple[str, ...], source: str, as_json: bool) -> None:
+def add(
+    vault: Vault, text: tuple[str, ...], tags: tuple[str, ...], source: str, as_json: bool
+) -> None:
     """Append an entry to today's daily log (TEXT, or stdin when no TEXT is given).
 
     \b
@@ -289,18 +300,37 @@ def status(vault: Vault, as_json: bool) -> None:
 @click.argument("query", nargs=-1, required=True)
 @click.option("-n", "--limit", type=click.IntRange(1, 1000), help="How many results (default 10).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON object of DESIGN §4.")
-@click.option("--mode", type=click.Choice(["hybrid", "keyword", "semantic"]), default="hybrid",
-              show_default=True, help="keyword works without the model.")
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "keyword", "semantic"]),
+    default="hybrid",
+    show_default=True,
+    help="keyword works without the model.",
+)
 @click.option("--since", metavar="DATE", help="Only dated files from DATE (YYYY-MM-DD) on.")
 @click.option("--until", metavar="DATE", help="Only dated files up to DATE.")
 @click.option("--in", "within", metavar="PATH", help="Only this file or folder of the vault.")
-@click.option("--kind", "kinds", multiple=True,
-              type=click.Choice(["memory", "daily", "note", "diary"]), help="Only this kind (repeatable).")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(["memory", "daily", "note", "diary"]),
+    help="Only this kind (repeatable).",
+)
 @click.option("--explain", is_flag=True, help="Show each score component.")
 @pass_vault
-def search(vault: Vault, query: tuple[str, ...], limit: int | None, as_json: bool, mode: str,
-           since: str | None, until: str | None, within: str | None, kinds: tuple[str, ...],
-           explain: bool) -> None:
+def search(
+    vault: Vault,
+    query: tuple[str, ...],
+    limit: int | None,
+    as_json: bool,
+    mode: str,
+    since: str | None,
+    until: str | None,
+    within: str | None,
+    kinds: tuple[str, ...],
+    explain: bool,
+) -> None:
     """Find the lines of the vault that answer QUERY, with citations.
 
     \b
@@ -310,8 +340,9 @@ def search(vault: Vault, query: tuple[str, ...], limit: int | None, as_json: boo
       vault search standup --since 2026-11-01 --kind daily -n 5
     """
     text = " ".join(query)
-    hits = vault.search(text, limit=limit, mode=mode, since=since, until=until,
-                        within=within, kinds=kinds)
+    hits = vault.search(
+        text, limit=limit, mode=mode, since=since, until=until, within=within, kinds=kinds
+    )
     if as_json:
         _print_json({"query": text, "mode": mode, "results": [h.to_dict() for h in hits]})
         return
@@ -319,7 +350,11 @@ def search(vault: Vault, query: tuple[str, ...], limit: int | None, as_json: boo
         click.echo("no results", err=True)
         return
     for hit in hits:
-        span = f"{hit.start_line}" if hit.start_line == hit.end_line else f"{hit.start_line}-{hit.end_line}"
+        span = (
+            f"{hit.start_line}"
+            if hit.start_line == hit.end_line
+            else f"{hit.start_line}-{hit.end_line}"
+        )
         click.secho(f"{hit.path}:{span}", fg="cyan", nl=False)
         click.echo(f"  {hit.heading}" if hit.heading else "", nl=False)
         click.secho(f"  ({hit.score:.3f})", dim=True)

@@ -105,9 +105,8 @@ def _coerce(value: Any, target: type, key: str, origin: str) -> Any:
                 return float(value.strip())
             except ValueError:
                 pass
-    elif target is str:
-        if isinstance(value, str):
-            return value
+    elif target is str and isinstance(value, str):
+        return value
     raise ConfigError(
         f"{origin}: {key} must be {target.__name__}, got {value!r}. Fix the value and retry."
     )

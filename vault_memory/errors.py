@@ -95,6 +95,5 @@ class EmptyEntryError(VaultError):
 class InputTooLargeError(VaultError):
     def __init__(self, what: str, size: int, limit: int) -> None:
         super().__init__(
-            f"{what} is {size:,} bytes, over the limit of {limit:,}. "
-            "Split it into smaller pieces."
+            f"{what} is {size:,} bytes, over the limit of {limit:,}. Split it into smaller pieces."
         )

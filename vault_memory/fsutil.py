@@ -62,7 +62,9 @@ class TextFile:
     mtime_ns: int
 
 
-def read_text(path: Path, relpath: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> TextFile:
+def read_text(
+    path: Path, relpath: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+) -> TextFile:
     """Read a Markdown file as UTF-8 text, or raise `UnreadableNoteError` saying why not.
 
     Binary files (a NUL byte), invalid UTF-8, files over `max_bytes` and files that cannot be
@@ -119,7 +121,11 @@ def resolve_in_vault(root: Path, given: str | os.PathLike[str]) -> tuple[Path, s
     real_root = root.resolve()
     candidate = (real_root / raw).resolve()
     if candidate != real_root and real_root not in candidate.parents:
-        reason = "it climbs out with '..'" if ".." in Path(raw).parts else "a symlink leads outside the vault"
+        reason = (
+            "it climbs out with '..'"
+            if ".." in Path(raw).parts
+            else "a symlink leads outside the vault"
+        )
         raise PathOutsideVaultError(raw, reason)
     return candidate, candidate.relative_to(real_root).as_posix()
 
@@ -212,7 +218,9 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def write_atomic(path: Path, text: str, expected_sha256: str | None, relpath: str | None = None) -> str:
+def write_atomic(
+    path: Path, text: str, expected_sha256: str | None, relpath: str | None = None
+) -> str:
     """Replace `path` with `text` atomically, only if it still has `expected_sha256`.
 
     `expected_sha256=None` means the file must not exist yet. Raises `NoteChangedError` when

@@ -177,8 +177,13 @@ def _scan(lines: list[str], start: int) -> tuple[list[tuple[int, int, str]], set
         match = _FENCE.match(line)
         if fence is not None:
             code.add(number)
-            closing = match and line.strip() == match[1]  # a closing fence has no info string
-            if closing and match[1][0] == fence[0] and len(match[1]) >= len(fence):
+            # a closing fence has no info string
+            if (
+                match is not None
+                and line.strip() == match[1]
+                and match[1][0] == fence[0]
+                and len(match[1]) >= len(fence)
+            ):
                 fence = None
             continue
         if match:
@@ -258,8 +263,13 @@ def daily_log_header(day: dt.date) -> str:
     return f"# {day.isoformat()}\n"
 
 
-def format_entry(text: str, when: dt.datetime, source: str, session: str | None = None,
-                 tags: tuple[str, ...] = ()) -> str:
+def format_entry(
+    text: str,
+    when: dt.datetime,
+    source: str,
+    session: str | None = None,
+    tags: tuple[str, ...] = (),
+) -> str:
     """An entry block for a daily log: a time heading and the text as bullets (a plain line
     becomes `- line`; lines that are already list items or blank are kept as they are)."""
     heading = f"## {when:%H:%M} · {source}" + (f" · session {session}" if session else "")

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .index.indexer import Index
-    from .index.store import ChunkRow
 
 MODES = ("hybrid", "keyword", "semantic")
 RARE_MIN_UNITS = 5
@@ -132,8 +131,9 @@ def fuse(
     return (1.0 - vector_weight) * kw + vector_weight * vec
 
 
-def window_sums(x: np.ndarray, membership: Sequence[tuple[np.ndarray, np.ndarray]],
-                count: int) -> np.ndarray:
+def window_sums(
+    x: np.ndarray, membership: Sequence[tuple[np.ndarray, np.ndarray]], count: int
+) -> np.ndarray:
     """Per window, the sum of `x` over its units (membership: (unit rows, window rows) pairs,
     unit rows unique within a pair)."""
     import numpy as np
@@ -144,9 +144,13 @@ def window_sums(x: np.ndarray, membership: Sequence[tuple[np.ndarray, np.ndarray
     return out
 
 
-def window_bm25(matched: Mapping[str, np.ndarray], idf: Mapping[str, float],
-                membership: Sequence[tuple[np.ndarray, np.ndarray]], count: int,
-                k1: float = 1.2) -> np.ndarray:
+def window_bm25(
+    matched: Mapping[str, np.ndarray],
+    idf: Mapping[str, float],
+    membership: Sequence[tuple[np.ndarray, np.ndarray]],
+    count: int,
+    k1: float = 1.2,
+) -> np.ndarray:
     """BM25 of each window as one passage: per query term, the number of its units holding
     the term, saturated (a word repeated on every line counts less than several different
     query words), times the term's idf. `matched[t]` marks the units whose text holds t."""
@@ -161,8 +165,12 @@ def window_bm25(matched: Mapping[str, np.ndarray], idf: Mapping[str, float],
     return out
 
 
-def lift(unit_scores: np.ndarray, window_scores: np.ndarray,
-         membership: Sequence[tuple[np.ndarray, np.ndarray]], weight: float) -> np.ndarray:
+def lift(
+    unit_scores: np.ndarray,
+    window_scores: np.ndarray,
+    membership: Sequence[tuple[np.ndarray, np.ndarray]],
+    weight: float,
+) -> np.ndarray:
     """A unit's score plus `weight` times the best score of the windows that hold it: a line
     whose neighbours also match is more likely the evidence (a question and its answer, a
     decision and its reason)."""
@@ -185,10 +193,23 @@ def recency_factor(
     return 1.0 - weight + weight * math.pow(0.5, age / half_life_days)
 
 
+def recency_factors(
+    day_numbers: np.ndarray, today: int, half_life_days: float, weight: float
+) -> np.ndarray:
+    """`recency_factor` over arrays of date ordinals (0 = undated)."""
+    import numpy as np
+
+    if half_life_days <= 0 or weight <= 0:
+        return np.ones(len(day_numbers))
+    age = np.maximum(today - day_numbers, 0)
+    factors = 1.0 - weight + weight * np.power(0.5, age / half_life_days)
+    return np.where(day_numbers > 0, factors, 1.0)
+
+
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[_\-./:#@][A-Za-z0-9]+)+|\w*\d\w*|\w*_\w*")
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _QUOTED = re.compile(r"\"([^\"]{2,})\"|`([^`]{2,})`")
-_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'’-]*[A-Za-z0-9]|[A-Z]{2,})\b")
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'’-]*[^\W_]|[A-Z]{2,})\b")
 
 
 def exact_tokens(query: str) -> list[str]:
@@ -212,15 +233,15 @@ def exact_tokens(query: str) -> list[str]:
     return list(seen)
 
 
-def guard_exact(score: np.ndarray, exact: np.ndarray, keyword: np.ndarray) -> np.ndarray:
+def guard_exact(score: np.ndarray, exact: np.ndarray, competing: np.ndarray) -> np.ndarray:
     """Units holding the query's exact tokens (`exact` > 0, the share of tokens held) are lifted
-    above every unit that matched no query word itself (a vaguely similar dense hit, or a line
-    carried only by its neighbours); units that match other words of the query keep competing
-    on relevance."""
+    above every unit that does not hold them and matches none of the query's other words (a
+    vaguely similar dense hit, a near-miss id like BIL-1447 for BIL-1423, a line carried by its
+    neighbours); units that match other words of the query (`competing`) compete on relevance."""
     import numpy as np
 
     holders = exact > 0
-    vague = (~holders) & (keyword <= 0)
+    vague = (~holders) & (~competing)
     if not holders.any() or not vague.any():
         return score
     ceiling = float(score[vague].max())
@@ -231,8 +252,9 @@ def guard_exact(score: np.ndarray, exact: np.ndarray, keyword: np.ndarray) -> np
 
 
 def contains_token(text: str, token: str) -> bool:
-    """Whole-token, case-insensitive containment (`BIL-142` does not match `BIL-1423`)."""
-    pattern = r"(?<![\w])" + re.escape(token) + r"(?![\w])"
+    """Whole-token, case-insensitive containment: `BIL-142` is not in `BIL-1423`, nor `v2.3`
+    in `v2.3.1` (a joined part such as `.1` or `-b` continues the token)."""
+    pattern = r"(?<!\w)(?<!\w[.\-/:])" + re.escape(token) + r"(?!\w)(?![.\-/:]\w)"
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
@@ -275,8 +297,13 @@ class Filters:
 
         parts: list[Any] = []
         if self.since or self.until:
-            parts.append(TermRange("date", self.since.isoformat() if self.since else None,
-                                   self.until.isoformat() if self.until else None))
+            parts.append(
+                TermRange(
+                    "date",
+                    self.since.isoformat() if self.since else None,
+                    self.until.isoformat() if self.until else None,
+                )
+            )
         if self.kinds:
             parts.append(Or([Term("kind", k) for k in self.kinds]))
         if self.within:
@@ -289,8 +316,12 @@ class UnitTable:
     """Every unit of the index in file order, with its section, date, salience and vector:
     the arrays a query is scored on. Loaded once and kept while the index is unchanged."""
 
-    def __init__(self, rows: Sequence[tuple[int, int, str, str | None, float, bytes | None, int]],
-                 dims: int, windows: Sequence[int]) -> None:
+    def __init__(
+        self,
+        rows: Sequence[tuple[int, int, str, str | None, float, bytes | None, int]],
+        dims: int,
+        windows: Sequence[int],
+    ) -> None:
         """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count)
         in file order."""
         import numpy as np
@@ -300,6 +331,11 @@ class UnitTable:
         self.row_of = {int(uid): i for i, uid in enumerate(self.ids)}
         self.salience = np.fromiter((r[4] for r in rows), dtype=np.float64, count=n)
         self.dates = [r[3] for r in rows]
+        self.day_numbers = np.fromiter(  # date ordinals, 0 for undated units
+            (dt.date.fromisoformat(r[3]).toordinal() if r[3] else 0 for r in rows),
+            dtype=np.int64,
+            count=n,
+        )
         self.line_counts = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
         self.matrix = np.zeros((n, dims), dtype=np.float32)
         self.has_vectors = False
@@ -318,7 +354,9 @@ class UnitTable:
         self.windows = {w: self._windows(w) for w in windows}
         self.window_norms = {w: self._norms(*self.windows[w]) for w in windows}
 
-    def _norms(self, lengths: np.ndarray, membership: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    def _norms(
+        self, lengths: np.ndarray, membership: list[tuple[np.ndarray, np.ndarray]]
+    ) -> np.ndarray:
         """|sum of a window's unit vectors|, so that a window's cosine to a query follows from
         its units' cosines: cos(q, sum v) = sum cos(q, v) / |sum v|. No window is embedded."""
         import numpy as np
@@ -381,8 +419,11 @@ class Searcher:
 
     def table(self, model_id: str | None) -> UnitTable:
         store = self.index.store
-        version = (model_id, store.conn.execute("PRAGMA data_version").fetchone()[0],
-                   store.get_meta("last_index_at"))
+        version = (
+            model_id,
+            store.conn.execute("PRAGMA data_version").fetchone()[0],
+            store.get_meta("last_index_at"),
+        )
         if self._table is None or version != self._table_version:
             dims = int(store.get_meta("dims", "384") or 384)
             self._table = UnitTable(store.unit_rows(model_id), dims, self.settings.windows)
@@ -403,8 +444,12 @@ class Searcher:
         return kept
 
     def search(
-        self, query: str, limit: int = 10, mode: str = "hybrid",
-        filters: Filters | None = None, today: dt.date | None = None,
+        self,
+        query: str,
+        limit: int = 10,
+        mode: str = "hybrid",
+        filters: Filters | None = None,
+        today: dt.date | None = None,
     ) -> list[Hit]:
         import numpy as np
 
@@ -413,8 +458,8 @@ class Searcher:
         today = today or dt.date.today()
         store = self.index.store
         model_id = store.get_meta("model_id") or None
-        use_vectors = mode in ("hybrid", "semantic") and bool(model_id) and (
-            model_id == self.index.model_id
+        use_vectors = (
+            mode in ("hybrid", "semantic") and bool(model_id) and (model_id == self.index.model_id)
         )
         table = self.table(model_id if use_vectors else None)
         n = len(table.ids)
@@ -427,21 +472,22 @@ class Searcher:
             keyword = np.zeros(n, dtype=np.float64)
             terms = list(dict.fromkeys(self.index.fulltext.analyze(query)))
             matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
-            for uid, score, held in self.index.fulltext.search_terms(terms, s.candidates,
-                                                                      s.heading_boost):
-                row = table.row_of.get(uid)
-                if row is not None:
-                    keyword[row] = score
+            for uid, bm25, held in self.index.fulltext.search_terms(
+                terms, s.candidates, s.heading_boost
+            ):
+                position = table.row_of.get(uid)
+                if position is not None:
+                    keyword[position] = bm25
                     for term in held:
                         if term in matched:
-                            matched[term][row] = 1.0
+                            matched[term][position] = 1.0
             idf = {t: self.index.fulltext.idf(t) for t in terms}
             guard = self._rare(exact_tokens(query))
         vector: np.ndarray | None = None
         if use_vectors and table.has_vectors:
-            embedder = self.index.embedder()
-            if embedder is not None:
-                vector = (table.matrix @ embedder.embed_query(query)).astype(np.float64)
+            encoder = self.index.query_embedder()
+            if encoder is not None:
+                vector = (table.matrix @ encoder.embed_query(query)).astype(np.float64)
         if keyword is None and vector is None:
             return []
         if vector is None and keyword is not None and not keyword.any() and not guard:
@@ -457,53 +503,75 @@ class Searcher:
         context = np.zeros(n)
         for size, (lengths, membership) in table.windows.items():
             count = len(lengths)
-            w_kw = (window_bm25(matched, idf, membership, count)
-                    if keyword is not None else None)
-            w_vec = (window_sums(vector, membership, count) / table.window_norms[size]
-                     if vector is not None else None)
+            w_kw = window_bm25(matched, idf, membership, count) if keyword is not None else None
+            w_vec = (
+                window_sums(vector, membership, count) / table.window_norms[size]
+                if vector is not None
+                else None
+            )
             window_scores = fuse(w_kw, w_vec, s.fusion, weight, s.rrf_k)
             context = lift(context, window_scores, membership, s.window_weight)
         relevance = fused + context
 
-        dates = [dt.date.fromisoformat(d) if d else None for d in table.dates]
-        recency = np.fromiter(
-            (recency_factor(d, today, s.half_life_days, s.recency_weight) for d in dates),
-            dtype=np.float64, count=n,
+        recency = recency_factors(
+            table.day_numbers, today.toordinal(), s.half_life_days, s.recency_weight
         )
         score = relevance * recency * table.salience
         exact = np.zeros(n)
         if guard:
-            guard_terms = list(dict.fromkeys(t for tok in guard for t in self.index.fulltext.analyze(tok)))
+            guard_terms = list(
+                dict.fromkeys(t for tok in guard for t in self.index.fulltext.analyze(tok))
+            )
             holders = [uid for uid, _ in self.index.fulltext.search(guard_terms, 1000, 0)]
-            for uid, row in store.chunks_by_id(holders).items():
+            for uid, chunk in store.chunks_by_id(holders).items():
                 position = table.row_of.get(uid)
                 if position is not None:
-                    exact[position] = sum(contains_token(row.text, t) for t in guard) / len(guard)
-            score = guard_exact(score, exact, components["keyword"])
+                    exact[position] = sum(contains_token(chunk.text, t) for t in guard) / len(guard)
+            competing = np.zeros(n, dtype=bool)
+            for term, held in matched.items():
+                if term not in guard_terms:
+                    competing |= held > 0
+            score = guard_exact(score, exact, competing)
         if filters.active:
             where, params = filters.sql()
             allowed = np.fromiter(
-                (r[0] for r in store.conn.execute(
-                    f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}", params
-                )), dtype=np.int64,
+                (
+                    r[0]
+                    for r in store.conn.execute(
+                        f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}",
+                        params,
+                    )
+                ),
+                dtype=np.int64,
             )
             score = np.where(np.isin(table.ids, allowed), score, -np.inf)
         if mode == "keyword":  # only units that match a query word (or its neighbours do)
             score = np.where(relevance > 0, score, -np.inf)
 
         pool_size = min(n, max(limit * 3, 30))
-        pool = np.argpartition(-score, pool_size - 1)[:pool_size]
-        pool = pool[np.argsort(-score[pool], kind="stable")]
-        pool = [int(p) for p in pool if np.isfinite(score[p])]
-        spans = coalesce(pool, table.section, table.line_counts, s.coalesce_depth,
-                         s.coalesce_max_units, s.coalesce_max_lines)
+        best_rows = np.argpartition(-score, pool_size - 1)[:pool_size]
+        best_rows = best_rows[np.argsort(-score[best_rows], kind="stable")]
+        ranked = [int(r) for r in best_rows if np.isfinite(score[r])]
+        spans = coalesce(
+            ranked,
+            table.section,
+            table.line_counts,
+            s.coalesce_depth,
+            s.coalesce_max_units,
+            s.coalesce_max_lines,
+        )
         rows = store.chunks_by_id(int(table.ids[r]) for span in spans for r in span)
         hits: list[Hit] = []
         seen_text: set[str] = set()
         for span in spans:
             parts = [rows[int(table.ids[r])] for r in span]
-            if any(b.start_line != a.end_line + 1 for a, b in zip(parts, parts[1:], strict=False)):
-                parts, span = parts[:1], span[:1]  # only line-contiguous units merge
+            best_at = max(range(len(span)), key=lambda i: score[span[i]])
+            first, last = best_at, best_at  # only line-contiguous units merge
+            while first > 0 and parts[first].start_line == parts[first - 1].end_line + 1:
+                first -= 1
+            while last < len(parts) - 1 and parts[last + 1].start_line == parts[last].end_line + 1:
+                last += 1
+            parts, span = parts[first : last + 1], span[first : last + 1]
             text = "\n".join(p.text for p in parts)
             if text in seen_text:
                 continue  # the same lines elsewhere (a copied entry): no budget spent twice
@@ -518,15 +586,32 @@ class Searcher:
                 "exact": float(exact[best]),
             }
             first = parts[0]
-            hits.append(Hit(first.path, first.start_line, parts[-1].end_line, first.heading, text,
-                            float(score[best]), details, first.date, first.kind))
+            hits.append(
+                Hit(
+                    first.path,
+                    first.start_line,
+                    parts[-1].end_line,
+                    first.heading,
+                    text,
+                    float(score[best]),
+                    details,
+                    first.date,
+                    first.kind,
+                )
+            )
             if len(hits) >= limit:
                 break
         return hits
 
 
-def coalesce(ranked: Sequence[int], section: np.ndarray, line_counts: np.ndarray, depth: int,
-             max_units: int, max_lines: int) -> list[list[int]]:
+def coalesce(
+    ranked: Sequence[int],
+    section: np.ndarray,
+    line_counts: np.ndarray,
+    depth: int,
+    max_units: int,
+    max_lines: int,
+) -> list[list[int]]:
     """Ranked unit rows -> ranked spans of rows. Among the first `depth` rows, a row next to
     (or one row away from) a span of the same section extends it, up to `max_units` units and
     `max_lines` lines; a row already inside a span is dropped, so no context is paid for twice."""

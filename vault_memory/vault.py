@@ -97,7 +97,9 @@ class Vault:
 
     @classmethod
     def discover(
-        cls, explicit: str | Path | None = None, cwd: Path | None = None,
+        cls,
+        explicit: str | Path | None = None,
+        cwd: Path | None = None,
         overrides: dict[str, Any] | None = None,
     ) -> Vault:
         """The vault at `explicit`, else the nearest folder upward holding vault.toml."""
@@ -139,7 +141,9 @@ class Vault:
     # -- the cache --------------------------------------------------------------------------
 
     def index(
-        self, rebuild: bool = False, paths: list[str] | None = None,
+        self,
+        rebuild: bool = False,
+        paths: list[str] | None = None,
         progress: Progress | None = None,
     ) -> IndexReport:
         """Bring `.vault/` in line with the files (all, or only `paths`); returns what changed."""
@@ -153,9 +157,14 @@ class Vault:
         return Searcher(self._index, settings)
 
     def search(
-        self, query: str, limit: int | None = None, mode: str = "hybrid",
-        since: dt.date | str | None = None, until: dt.date | str | None = None,
-        within: str | None = None, kinds: tuple[str, ...] | list[str] = (),
+        self,
+        query: str,
+        limit: int | None = None,
+        mode: str = "hybrid",
+        since: dt.date | str | None = None,
+        until: dt.date | str | None = None,
+        within: str | None = None,
+        kinds: tuple[str, ...] | list[str] = (),
         fresh: bool = True,
     ) -> list[Hit]:
         """The units of the vault that best answer `query`, best first, each citing its
@@ -179,10 +188,12 @@ class Vault:
         if within:
             _, within_rel = fsutil.resolve_in_vault(self.root, within)
             within_rel = None if within_rel == "." else within_rel
-        filters = Filters(_as_date(since, "since"), _as_date(until, "until"), within_rel, tuple(kinds))
+        filters = Filters(
+            _as_date(since, "since"), _as_date(until, "until"), within_rel, tuple(kinds)
+        )
         if fresh:
             self._freshen()
-        if mode == "semantic" and self._index.embedder() is None:
+        if mode == "semantic" and self._index.query_embedder() is None:
             raise VaultError(
                 "semantic search needs the embedding model, which is not available "
                 f"({self._index._embedder_failed or 'embeddings are turned off'}). "
@@ -208,7 +219,8 @@ class Vault:
         if len(stale) > budget:
             log.warning(
                 "%d files changed since the last index; searching the index as it is. "
-                "Run `vault index` (or `vault watch`) to include them.", len(stale),
+                "Run `vault index` (or `vault watch`) to include them.",
+                len(stale),
             )
             return
         try:
@@ -273,8 +285,12 @@ class Vault:
         return fsutil.resolve_in_vault(self.root, relpath)
 
     def add(
-        self, text: str, tags: tuple[str, ...] = (), when: dt.datetime | None = None,
-        source: str = "note", session: str | None = None,
+        self,
+        text: str,
+        tags: tuple[str, ...] = (),
+        when: dt.datetime | None = None,
+        source: str = "note",
+        session: str | None = None,
     ) -> AddReport:
         """Append an entry to the day's log under a `## HH:MM · source` heading."""
         if not text.strip():
@@ -290,8 +306,10 @@ class Vault:
             # refuse to append to a binary or broken file
             fsutil.read_text(path, relpath, self.config.index.max_file_bytes)
         block = format_entry(text, when, source, session, tags)
-        header = (template_dir() / "daily.md").read_text(encoding="utf-8").format(
-            date=when.date().isoformat()
+        header = (
+            (template_dir() / "daily.md")
+            .read_text(encoding="utf-8")
+            .format(date=when.date().isoformat())
         )
         first = fsutil.append_entry(path, block, create_with=header)
         block_lines = block.strip("\n").split("\n")
@@ -336,7 +354,11 @@ def _git_init(root: Path) -> bool:
     try:
         subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
     except FileNotFoundError:
-        raise VaultError("git is not installed; install it or run `vault init` without --git.") from None
+        raise VaultError(
+            "git is not installed; install it or run `vault init` without --git."
+        ) from None
     except subprocess.CalledProcessError as exc:
-        raise VaultError(f"git init failed: {exc.stderr.decode(errors='replace').strip()}") from None
+        raise VaultError(
+            f"git init failed: {exc.stderr.decode(errors='replace').strip()}"
+        ) from None
     return True

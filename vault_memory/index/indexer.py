@@ -138,6 +138,23 @@ def shared_embedder(model: str, threads: int | None = None) -> Any:
         return _embedders[key]
 
 
+_query_encoders: dict[tuple[str, int | None], Any] = {}
+
+
+def shared_query_encoder(model: str, threads: int | None = None) -> Any:
+    """A light query-only encoder for the bundled model (see `QueryEncoder`), once per
+    process; None for other models or when it cannot run. Raises `ModelUnavailable`."""
+    from .embedder import _TRUE, DISABLE_ENV, load_query_encoder
+
+    if os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE:
+        return None
+    key = (model.strip().lower(), threads or None)
+    with _embedders_lock:
+        if key not in _query_encoders:
+            _query_encoders[key] = load_query_encoder(model, threads)
+        return _query_encoders[key]
+
+
 @dataclass
 class IndexReport:
     new: int = 0
@@ -189,6 +206,26 @@ class Index:
                 self._embedder_failed = str(exc)
                 log.warning("%s Indexing and searching by keywords only.", exc)
         return self._embedder
+
+    def query_embedder(self) -> Any:
+        """What embeds a search query: the light encoder for the bundled model (a cold CLI
+        search never imports fastembed), else the full embedder; None (keyword-only) after
+        one warning."""
+        if not self.model_id or self._embedder_failed is not None:
+            return None
+        if self._embedder is not None:
+            return self._embedder
+        from .embedder import ModelUnavailable
+
+        try:
+            encoder = shared_query_encoder(
+                self.config.index.model, self.config.index.threads or None
+            )
+        except ModelUnavailable as exc:
+            self._embedder_failed = str(exc)
+            log.warning("%s Searching by keywords only.", exc)
+            return None
+        return encoder if encoder is not None else self.embedder()
 
     # -- opening and healing ----------------------------------------------------------------
 
@@ -252,8 +289,11 @@ class Index:
         return fsutil.lock_file(self.cache / "write.lock", "index writer", timeout)
 
     def run(
-        self, rebuild: bool = False, paths: Iterable[str] | None = None,
-        progress: Progress | None = None, lock_timeout: float = 60.0,
+        self,
+        rebuild: bool = False,
+        paths: Iterable[str] | None = None,
+        progress: Progress | None = None,
+        lock_timeout: float = 60.0,
     ) -> IndexReport:
         """Bring the cache in line with the files (all of them, or only `paths`)."""
         started = time.perf_counter()
@@ -267,7 +307,9 @@ class Index:
         report.seconds = round(time.perf_counter() - started, 3)
         return report
 
-    def _run(self, rebuild: bool, paths: Iterable[str] | None, progress: Progress | None) -> IndexReport:
+    def _run(
+        self, rebuild: bool, paths: Iterable[str] | None, progress: Progress | None
+    ) -> IndexReport:
         report = IndexReport(model=self.model_id)
         report.rebuilt = self._open_for_writing(rebuild)
         store = self.store
@@ -275,10 +317,13 @@ class Index:
         if stored_model and self.model_id and stored_model != self.model_id:
             log.warning(
                 "embedding model changed (%s -> %s): re-embedding every unit.",
-                stored_model, self.model_id,
+                stored_model,
+                self.model_id,
             )
             report.rebuilt = report.rebuilt or "the embedding model changed"
-        ft_reason = None if report.rebuilt == "requested with --rebuild" else self._fulltext_needs_rebuild()
+        ft_reason = (
+            None if report.rebuilt == "requested with --rebuild" else self._fulltext_needs_rebuild()
+        )
         if ft_reason:
             log.warning("%s: rebuilding it from the index.", ft_reason)
             self.rebuild_fulltext()
@@ -358,7 +403,8 @@ class Index:
         known = self.store.file_stats()
         disk = scan(self.root)
         stale = [
-            p for p, st in disk.items()
+            p
+            for p, st in disk.items()
             if p not in known or (st.st_mtime_ns, st.st_size) != known[p][:2]
         ]
         stale += [p for p in known if p not in disk]
@@ -373,7 +419,9 @@ class Index:
         touched = plan.touched
         total = len(to_parse) + len(removals) + len(touched)
         done = 0
-        batches = [to_parse[i : i + FILE_BATCH] for i in range(0, len(to_parse), FILE_BATCH)] or [[]]
+        batches = [to_parse[i : i + FILE_BATCH] for i in range(0, len(to_parse), FILE_BATCH)] or [
+            []
+        ]
         for number, batch in enumerate(batches):
             with store.transaction() as conn:
                 store.set_meta(conn, "fulltext_dirty", 1)
@@ -395,17 +443,36 @@ class Index:
             if progress:
                 progress("files", done, total)
 
-    def _store_file(self, conn: sqlite3.Connection, relpath: str, note_file: fsutil.TextFile) -> None:
+    def _store_file(
+        self, conn: sqlite3.Connection, relpath: str, note_file: fsutil.TextFile
+    ) -> None:
         note = parse_note(relpath, note_file.text)
         if note.frontmatter_error:
             log.warning("%s: %s", relpath, note.frontmatter_error)
         units = make_units(note)
         date = note.date.isoformat() if note.date else None
         self.store.replace_file(
-            conn, relpath, note.kind, note_file.mtime_ns, note_file.size, note_file.sha256,
-            date, note.title, sorted(note.tags),
-            [(u.start_line, u.end_line, u.heading, u.text, u.sha256, u.salience, " ".join(u.tags))
-             for u in units],
+            conn,
+            relpath,
+            note.kind,
+            note_file.mtime_ns,
+            note_file.size,
+            note_file.sha256,
+            date,
+            note.title,
+            sorted(note.tags),
+            [
+                (
+                    u.start_line,
+                    u.end_line,
+                    u.heading,
+                    u.text,
+                    u.sha256,
+                    u.salience,
+                    " ".join(u.tags),
+                )
+                for u in units
+            ],
         )
 
     def _embed_missing(self, progress: Progress | None) -> int:
@@ -421,7 +488,9 @@ class Index:
         done = 0
         for start in range(0, len(missing), EMBED_BATCH):
             chunk = missing[start : start + EMBED_BATCH]
-            vectors = embedder.embed([text for _, text in chunk], batch_size=self.config.index.batch_size)
+            vectors = embedder.embed(
+                [text for _, text in chunk], batch_size=self.config.index.batch_size
+            )
             rows = [(sha, vec.tobytes()) for (sha, _), vec in zip(chunk, vectors, strict=True)]
             with store.transaction() as conn:
                 store.add_embeddings(conn, self.model_id, rows)
@@ -492,7 +561,8 @@ def status(config: Config) -> dict[str, Any]:
     finally:
         store.close()
     changed = sum(
-        1 for p, st in disk.items()
+        1
+        for p, st in disk.items()
         if p in indexed and (st.st_mtime_ns, st.st_size) != indexed[p][:2]
     )
     info["drift"] = {

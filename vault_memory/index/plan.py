@@ -90,8 +90,7 @@ def plan_changes(
     for path, sha in gone.items():
         by_hash.setdefault(sha, []).append(path)
     for path in appeared:
-        sha = disk[path].sha256
-        sources = by_hash.get(sha or "")
+        sources = by_hash.get(disk[path].sha256 or "")
         if sources:
             old = sources.pop(0)
             del gone[old]

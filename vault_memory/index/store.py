@@ -189,11 +189,20 @@ class Store:
         conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (mtime_ns, size, path))
 
     def replace_file(
-        self, conn: sqlite3.Connection, path: str, kind: str, mtime_ns: int, size: int,
-        sha256: str, date: str | None, title: str, tags: Iterable[str],
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        kind: str,
+        mtime_ns: int,
+        size: int,
+        sha256: str,
+        date: str | None,
+        title: str,
+        tags: Iterable[str],
         units: Iterable[tuple[int, int, str, str, str, float, str]],
     ) -> None:
-        """Insert or replace a file and all its units (start, end, heading, text, sha, salience, tags)."""
+        """Insert or replace a file and all its units
+        (start, end, heading, text, sha, salience, tags)."""
         conn.execute("DELETE FROM files WHERE path=?", (path,))
         cur = conn.execute(
             "INSERT INTO files (path, kind, mtime_ns, size, sha256, date, title, tags, indexed_at)"
@@ -258,8 +267,9 @@ class Store:
             )
         )
 
-    def add_embeddings(self, conn: sqlite3.Connection, model: str,
-                       rows: Iterable[tuple[str, bytes]]) -> None:
+    def add_embeddings(
+        self, conn: sqlite3.Connection, model: str, rows: Iterable[tuple[str, bytes]]
+    ) -> None:
         conn.executemany(
             "INSERT OR REPLACE INTO embeddings (sha256, model, vector) VALUES (?, ?, ?)",
             [(sha, model, blob) for sha, blob in rows],
@@ -279,8 +289,9 @@ class Store:
         # WITHOUT ROWID table, so one primary-key lookup per unit costs three times as much
         # (bench/search.py: 0.45 s -> 0.14 s at 10,000 units).
         with self._read_snapshot() as conn:
-            by_sha = dict(conn.execute("SELECT sha256, vector FROM embeddings WHERE model=?",
-                                       (model,)))
+            by_sha = dict(
+                conn.execute("SELECT sha256, vector FROM embeddings WHERE model=?", (model,))
+            )
             ids: list[int] = []
             blobs: list[bytes] = []
             for chunk_id, sha in conn.execute("SELECT id, sha256 FROM chunks ORDER BY id"):
@@ -298,8 +309,9 @@ class Store:
         with self._read_snapshot() as conn:
             by_sha: dict[str, bytes] = {}
             if model:
-                by_sha = dict(conn.execute("SELECT sha256, vector FROM embeddings WHERE model=?",
-                                           (model,)))
+                by_sha = dict(
+                    conn.execute("SELECT sha256, vector FROM embeddings WHERE model=?", (model,))
+                )
             return [
                 (uid, file_id, heading, date, salience, by_sha.get(sha), lines)
                 for uid, file_id, heading, date, salience, sha, lines in conn.execute(
@@ -328,7 +340,8 @@ class Store:
         embedded = 0
         if model:
             embedded = conn.execute(
-                "SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.sha256=c.sha256 AND e.model=?",
+                "SELECT COUNT(*) FROM chunks c JOIN embeddings e"
+                " ON e.sha256=c.sha256 AND e.model=?",
                 (model,),
             ).fetchone()[0]
         return {"files": files, "units": units, "embedded_units": embedded}

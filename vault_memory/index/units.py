@@ -72,8 +72,10 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             mode = "code"
             current.append(number)
             continue
-        if number in heading_lines or not line.strip() or (
-            mode == "list" and _TABLE_RULE.match(line)
+        if (
+            number in heading_lines
+            or not line.strip()
+            or (mode == "list" and _TABLE_RULE.match(line))
         ):
             close()
             mode = ""
@@ -108,8 +110,16 @@ def make_units(note: Note) -> list[Unit]:
             end = min(start + MAX_UNIT_LINES - 1, note.frontmatter_end - 1)
             text = "\n".join(note.lines[start - 1 : end])
             if text.strip():
-                units.append(Unit(start, end, text, note.title, tuple(sorted(file_tags)),
-                                  _salience(note.kind, file_tags)))
+                units.append(
+                    Unit(
+                        start,
+                        end,
+                        text,
+                        note.title,
+                        tuple(sorted(file_tags)),
+                        _salience(note.kind, file_tags),
+                    )
+                )
     for start, end in _spans(note):
         text = "\n".join(note.lines[start - 1 : end])
         path = note.heading_path(start)
@@ -117,6 +127,7 @@ def make_units(note: Note) -> list[Unit]:
         tags = set(iter_tags(text))
         for h in path:
             tags.update(iter_tags(h.title))
-        units.append(Unit(start, end, text, heading, tuple(sorted(tags)),
-                          _salience(note.kind, tags)))
+        units.append(
+            Unit(start, end, text, heading, tuple(sorted(tags)), _salience(note.kind, tags))
+        )
     return units
