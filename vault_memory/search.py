@@ -528,9 +528,9 @@ class Searcher:
                 if position is not None:
                     exact[position] = sum(contains_token(chunk.text, t) for t in guard) / len(guard)
             competing = np.zeros(n, dtype=bool)
-            for term, held in matched.items():
+            for term, marks in matched.items():
                 if term not in guard_terms:
-                    competing |= held > 0
+                    competing |= marks > 0
             score = guard_exact(score, exact, competing)
         if filters.active:
             where, params = filters.sql()
@@ -566,12 +566,12 @@ class Searcher:
         for span in spans:
             parts = [rows[int(table.ids[r])] for r in span]
             best_at = max(range(len(span)), key=lambda i: score[span[i]])
-            first, last = best_at, best_at  # only line-contiguous units merge
-            while first > 0 and parts[first].start_line == parts[first - 1].end_line + 1:
-                first -= 1
-            while last < len(parts) - 1 and parts[last + 1].start_line == parts[last].end_line + 1:
-                last += 1
-            parts, span = parts[first : last + 1], span[first : last + 1]
+            lo, hi = best_at, best_at  # only line-contiguous units merge
+            while lo > 0 and parts[lo].start_line == parts[lo - 1].end_line + 1:
+                lo -= 1
+            while hi < len(parts) - 1 and parts[hi + 1].start_line == parts[hi].end_line + 1:
+                hi += 1
+            parts, span = parts[lo : hi + 1], span[lo : hi + 1]
             text = "\n".join(p.text for p in parts)
             if text in seen_text:
                 continue  # the same lines elsewhere (a copied entry): no budget spent twice
