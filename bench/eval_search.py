@@ -50,37 +50,68 @@ def main() -> None:
     parser.add_argument("--fetch-k", type=int, default=50)
     parser.add_argument("--budgets", default="1000,2000,4000")
     parser.add_argument("--cli", action="store_true", help="score `vault search --json` processes")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a RankSettings field (in-process only), e.g. window_weight=0")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a RankSettings field (in-process only), e.g. window_weight=0",
+    )
     args = parser.parse_args()
     if not (args.root / "manifest.json").exists():
-        subprocess.run([sys.executable, str(args.eval_dir / "make_vault.py"), "--conversations",
-                        args.conversations, "--out", str(args.root)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(args.eval_dir / "make_vault.py"),
+                "--conversations",
+                args.conversations,
+                "--out",
+                str(args.root),
+            ],
+            check=True,
+        )
     if args.cli:
         for vault in sorted(args.root.glob("conv-*/vault")):  # index first, timed apart
-            subprocess.run(["vault", "--vault", str(vault), "index", "--json"], check=True,
-                           stdout=subprocess.DEVNULL)
-        cmd = [sys.executable, str(args.eval_dir / "score.py"), "--root", str(args.root),
-               "--fetch-k", str(args.fetch_k), "--budget-chars", args.budgets,
-               "--cmd", "vault --vault {vault} search {query} --json --limit {k}"]
+            subprocess.run(
+                ["vault", "--vault", str(vault), "index", "--json"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        cmd = [
+            sys.executable,
+            str(args.eval_dir / "score.py"),
+            "--root",
+            str(args.root),
+            "--fetch-k",
+            str(args.fetch_k),
+            "--budget-chars",
+            args.budgets,
+            "--cmd",
+            "vault --vault {vault} search {query} --json --limit {k}",
+        ]
         raise SystemExit(subprocess.run(cmd).returncode)
     sys.path.insert(0, str(args.eval_dir))
     import score  # the benchmark's own scorer
 
     budgets = [int(b) for b in args.budgets.split(",")]
     ks = [1, 5, 10]
-    convs = [(d.name, d / "vault", d / "questions.jsonl")
-             for d in sorted(args.root.glob("conv-*"), key=lambda p: int(p.name.split("-")[1]))]
+    convs = [
+        (d.name, d / "vault", d / "questions.jsonl")
+        for d in sorted(args.root.glob("conv-*"), key=lambda p: int(p.name.split("-")[1]))
+    ]
     import ast
 
     overrides = {}
     for item in args.set:
         key, _, value = item.partition("=")
         overrides[key] = ast.literal_eval(value)
-    result = score.run(InProcess(args.fetch_k, overrides), convs, ks, budgets, args.fetch_k,
-                       quiet=True)
+    result = score.run(
+        InProcess(args.fetch_k, overrides), convs, ks, budgets, args.fetch_k, quiet=True
+    )
     summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
-    score.report(f"vault_memory in-process {overrides or ''}", summary, result["failures"], ks, budgets)
+    score.report(
+        f"vault_memory in-process {overrides or ''}", summary, result["failures"], ks, budgets
+    )
 
 
 if __name__ == "__main__":

@@ -295,6 +295,7 @@ def percentile(values: list[float], q: float) -> float:
 WARM_PARTS = [  # (module, function, label); missing ones (search.py changes) are skipped
     ("vault_memory.index.fulltext", "FullText.search_terms|FullText.search",
      "Whoosh BM25F search"),
+    ("vault_memory.index.embedder", "QueryEncoder.embed_query", "query embedding (ONNX)"),
     ("vault_memory.index.embedder", "Embedder.embed_query", "query embedding (ONNX)"),
     ("vault_memory.search", "Searcher.table", "unit table (check/reload)"),
     ("vault_memory.search", "window_sums", "context windows"),
@@ -460,10 +461,12 @@ def importtime(args: list[str], top: int = 14) -> tuple[float, list[tuple[int, s
 
 
 PHASES = [
+    ("vault_memory.index.embedder", "load_query_encoder", "model load, total"),
     ("vault_memory.index.embedder", "load_embedder", "model load, total"),
     ("vault_memory.index.embedder", "_verify_sha256", "  of which: sha256 of the ONNX file"),
     ("vault_memory.index.embedder", "_text_embedding",
      "  of which: fastembed import + ONNX session"),
+    ("vault_memory.index.embedder", "QueryEncoder.embed_query", "query embedding"),
     ("vault_memory.index.embedder", "Embedder.embed_query", "query embedding"),
     ("vault_memory.search", "Searcher.table", "unit table load, total"),
     ("vault_memory.index.store", "Store.unit_rows", "  of which: rows + vectors from SQLite"),
@@ -648,7 +651,7 @@ def report_cli(vaults: dict[int, Path], cli_runs: int) -> None:
     print(f"  {'interpreter start-up (python -c pass)':48} {s['python_p50'] * 1000:7.0f} ms")
     label = "import vault_memory.cli (click, the CLI)"
     print(f"  {label:48} {phases['import_cli'] * 1000:7.0f} ms")
-    for _, _, label in PHASES:
+    for label in dict.fromkeys(label for _, _, label in PHASES):
         if label in phases["phases"]:
             print(f"  {label:48} {phases['phases'][label] * 1000:7.0f} ms")
     print("  (phases overlap: the model loads inside Vault.search)")

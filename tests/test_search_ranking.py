@@ -18,6 +18,7 @@ from vault_memory.search import (
     minmax_norm,
     rank_scores,
     recency_factor,
+    recency_factors,
     window_sums,
 )
 
@@ -152,38 +153,40 @@ SECTIONS = np.array([0, 0, 0, 0, 1, 1, 1, 1, 1, 2])  # the section of each unit 
 ONE_LINE = np.ones(10, dtype=np.int64)  # every unit one line long
 
 
+def spans(ranked: list[int], lines: np.ndarray = ONE_LINE, depth: int = 10) -> list[list[int]]:
+    return coalesce(ranked, SECTIONS, lines, depth=depth, max_units=3, max_lines=5)
+
+
 def test_spans_stop_at_max_lines() -> None:
-    two_lines = np.full(10, 2, dtype=np.int64)
-    assert coalesce([5, 6, 7], SECTIONS, two_lines, depth=10, max_units=3, max_lines=5) == [
-        [5, 6], [7]]
+    assert spans([5, 6, 7], lines=np.full(10, 2, dtype=np.int64)) == [[5, 6], [7]]
 
 
 def test_neighbours_of_one_section_merge_into_a_span() -> None:
-    assert coalesce([5, 6, 1, 9, 4], SECTIONS, ONE_LINE, depth=10, max_units=3, max_lines=5) == [[4, 5, 6], [1], [9]]
+    assert spans([5, 6, 1, 9, 4]) == [[4, 5, 6], [1], [9]]
 
 
 def test_a_row_one_away_fills_the_gap() -> None:
-    assert coalesce([5, 7], SECTIONS, ONE_LINE, depth=10, max_units=3, max_lines=5) == [[5, 6, 7]]
+    assert spans([5, 7]) == [[5, 6, 7]]
 
 
 def test_spans_never_cross_sections() -> None:
-    assert coalesce([3, 4], SECTIONS, ONE_LINE, depth=10, max_units=3, max_lines=5) == [[3], [4]]
+    assert spans([3, 4]) == [[3], [4]]
 
 
 def test_spans_stop_at_max_units() -> None:
-    assert coalesce([5, 6, 7, 8], SECTIONS, ONE_LINE, depth=10, max_units=3, max_lines=5) == [[5, 6, 7], [8]]
+    assert spans([5, 6, 7, 8]) == [[5, 6, 7], [8]]
 
 
 def test_only_the_first_depth_rows_merge() -> None:
-    assert coalesce([5, 0, 6], SECTIONS, ONE_LINE, depth=2, max_units=3, max_lines=5) == [[5], [0], [6]]
+    assert spans([5, 0, 6], depth=2) == [[5], [0], [6]]
 
 
 def test_a_row_already_inside_a_span_is_dropped() -> None:
-    assert coalesce([5, 7, 6, 2], SECTIONS, ONE_LINE, depth=10, max_units=3, max_lines=5) == [[5, 6, 7], [2]]
+    assert spans([5, 7, 6, 2]) == [[5, 6, 7], [2]]
 
 
 def test_coalesce_of_nothing() -> None:
-    assert coalesce([], SECTIONS, ONE_LINE, depth=10, max_units=3, max_lines=5) == []
+    assert spans([]) == []
 
 
 # -- recency ----------------------------------------------------------------------------------
@@ -224,6 +227,16 @@ def test_weight_zero_or_no_half_life_turns_recency_off() -> None:
     old = TODAY - dt.timedelta(days=3650)
     assert recency_factor(old, TODAY, half_life_days=30, weight=0.0) == 1.0
     assert recency_factor(old, TODAY, half_life_days=0, weight=0.2) == 1.0
+
+
+@pytest.mark.parametrize(("half_life", "weight"), [(30, 0.2), (90, 0.5), (0, 0.2), (30, 0.0)])
+def test_recency_factors_match_recency_factor_elementwise(half_life: float, weight: float) -> None:
+    days = [None, TODAY, TODAY - dt.timedelta(days=1), TODAY - dt.timedelta(days=30),
+            TODAY - dt.timedelta(days=400), TODAY + dt.timedelta(days=3)]
+    ordinals = np.array([d.toordinal() if d else 0 for d in days], dtype=np.int64)
+    expected = [recency_factor(d, TODAY, half_life, weight) for d in days]
+    np.testing.assert_allclose(
+        recency_factors(ordinals, TODAY.toordinal(), half_life, weight), expected)
 
 
 # -- exact tokens -----------------------------------------------------------------------------
