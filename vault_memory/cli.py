@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -366,7 +367,24 @@ def search(
 
 
 def main() -> None:
-    cli(prog_name="vault")
+    # numpy's OpenBLAS spins a waiting thread per core; on small machines it takes the other
+    # core away from onnxruntime and Whoosh (bench/search.py: a 10k-unit matrix-vector product
+    # 23 ms -> 2 ms under load). One thread is plenty for one query vector.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    try:
+        cli.main(prog_name="vault")
+    except SystemExit as exc:
+        code = exc.code
+    else:
+        code = 0
+    if sys.argv[1:] and "search" in sys.argv[1:]:
+        # A search has written everything it will write (its results, any freshness update,
+        # committed). Interpreter shutdown after loading numpy, Whoosh and onnxruntime costs
+        # about 0.2 s of a cold search, so it is skipped.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code if isinstance(code, int) else 1)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

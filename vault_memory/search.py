@@ -330,27 +330,25 @@ class UnitTable:
         self.ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         self.row_of = {int(uid): i for i, uid in enumerate(self.ids)}
         self.salience = np.fromiter((r[4] for r in rows), dtype=np.float64, count=n)
-        self.dates = [r[3] for r in rows]
-        self.day_numbers = np.fromiter(  # date ordinals, 0 for undated units
-            (dt.date.fromisoformat(r[3]).toordinal() if r[3] else 0 for r in rows),
-            dtype=np.int64,
-            count=n,
-        )
+        ordinals: dict[str | None, int] = {None: 0}  # date ordinals, 0 for undated units
+        for r in rows:
+            if r[3] is not None and r[3] not in ordinals:
+                ordinals[r[3]] = dt.date.fromisoformat(r[3]).toordinal()
+        self.day_numbers = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
         self.line_counts = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
         self.matrix = np.zeros((n, dims), dtype=np.float32)
-        self.has_vectors = False
-        for i, r in enumerate(rows):
-            if r[5] is not None:
-                self.matrix[i] = np.frombuffer(r[5], dtype=np.float32)
-                self.has_vectors = True
+        with_vector = [i for i, r in enumerate(rows) if r[5] is not None]
+        self.has_vectors = bool(with_vector)
+        if with_vector:
+            blob = b"".join(rows[i][5] for i in with_vector)  # type: ignore[misc]
+            self.matrix[with_vector] = np.frombuffer(blob, dtype=np.float32).reshape(-1, dims)
         # Sections: runs of units of one file under one heading path.
-        self.section = np.zeros(n, dtype=np.int64)
-        key = None
-        number = -1
-        for i, r in enumerate(rows):
-            if (r[1], r[2]) != key:
-                key, number = (r[1], r[2]), number + 1
-            self.section[i] = number
+        starts = np.zeros(n, dtype=np.int64)
+        if n:
+            starts[1:] = [
+                a[1] != b[1] or a[2] != b[2] for a, b in zip(rows, rows[1:], strict=False)
+            ]
+        self.section = np.cumsum(starts)
         self.windows = {w: self._windows(w) for w in windows}
         self.window_norms = {w: self._norms(*self.windows[w]) for w in windows}
 
