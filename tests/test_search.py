@@ -465,3 +465,17 @@ def test_hit_to_dict_rounds_scores() -> None:
         "text": "- a\n- b", "score": 0.1235, "scores": {"keyword": 0.3333, "vector": 0.6667},
         "date": None, "kind": "memory",
     }
+
+
+def test_filters_keep_the_keyword_signal_when_candidates_are_few(indexed: Path) -> None:
+    """With --since, Whoosh must draw its candidates from the allowed units: here the two best
+    keyword matches overall lie before the date, and only two candidates are asked for."""
+    import dataclasses
+
+    with Vault(indexed) as few:
+        few._searcher.settings = dataclasses.replace(few._searcher.settings, candidates=2)
+        hits = few.search("ERR_LEDGER_409 idempotency", since="2026-11-14", fresh=False)
+    assert hits and all(h.date and h.date >= "2026-11-14" for h in hits)
+    top = hits[0]
+    assert (top.path, top.start_line <= 16 <= top.end_line) == ("memory/2026-11-14.md", True)
+    assert top.scores["keyword"] > 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -402,9 +402,6 @@ class UnitTable:
             membership.append((start[keep] + offset, index[keep]))
         return length, membership
 
-    def similarity(self, a: int, b: int) -> float:
-        return float(self.matrix[a] @ self.matrix[b])
-
 
 class Searcher:
     """Answers queries over one vault's cache; keeps the unit table in memory between queries."""
@@ -470,8 +467,10 @@ class Searcher:
             keyword = np.zeros(n, dtype=np.float64)
             terms = list(dict.fromkeys(self.index.fulltext.analyze(query)))
             matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
+            # With filters, Whoosh draws its candidates from the allowed units only, so that a
+            # --since or --in search keeps its keyword signal however large the vault.
             for uid, bm25, held in self.index.fulltext.search_terms(
-                terms, s.candidates, s.heading_boost
+                terms, s.candidates, s.heading_boost, allowed=filters.whoosh()
             ):
                 position = table.row_of.get(uid)
                 if position is not None:
@@ -520,7 +519,12 @@ class Searcher:
             guard_terms = list(
                 dict.fromkeys(t for tok in guard for t in self.index.fulltext.analyze(tok))
             )
-            holders = [uid for uid, _ in self.index.fulltext.search(guard_terms, 1000, 0)]
+            holders = [
+                uid
+                for uid, _ in self.index.fulltext.search(
+                    guard_terms, 1000, 0, allowed=filters.whoosh()
+                )
+            ]
             for uid, chunk in store.chunks_by_id(holders).items():
                 position = table.row_of.get(uid)
                 if position is not None:
@@ -630,16 +634,3 @@ def coalesce(
         if not placed:
             spans.append([row])
     return spans
-
-
-def parse_date(value: str | None) -> dt.date | None:
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        return None
-
-
-def collect(hits: Iterable[Hit]) -> list[dict[str, Any]]:
-    return [h.to_dict() for h in hits]

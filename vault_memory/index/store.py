@@ -283,24 +283,6 @@ class Store:
         )
         return cur.rowcount
 
-    def vectors(self, model: str) -> tuple[list[int], list[bytes]]:
-        """(unit ids, their vectors) for `model`, by unit id; units without one left out."""
-        # Two scans joined here, not a SQL join: a vector row overflows its page in the
-        # WITHOUT ROWID table, so one primary-key lookup per unit costs three times as much
-        # (bench/search.py: 0.45 s -> 0.14 s at 10,000 units).
-        with self._read_snapshot() as conn:
-            by_sha = dict(
-                conn.execute("SELECT sha256, vector FROM embeddings WHERE model=?", (model,))
-            )
-            ids: list[int] = []
-            blobs: list[bytes] = []
-            for chunk_id, sha in conn.execute("SELECT id, sha256 FROM chunks ORDER BY id"):
-                blob = by_sha.get(sha)
-                if blob is not None:
-                    ids.append(chunk_id)
-                    blobs.append(blob)
-        return ids, blobs
-
     def unit_rows(
         self, model: str | None
     ) -> list[tuple[int, int, str, str | None, float, bytes | None, int]]:
