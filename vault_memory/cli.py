@@ -8,7 +8,6 @@ status 1 in exactly one place (`VaultGroup.invoke`); usage errors exit with 2.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -44,17 +43,24 @@ def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
     return new_func
 
 
-class _StderrHandler(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        label = {logging.WARNING: "Warning", logging.ERROR: "Error"}.get(record.levelno)
-        message = record.getMessage()
-        click.echo(f"{label}: {message}" if label else message, err=True)
-
-
 def _setup_logging(verbose: int, quiet: bool) -> None:
+    """Library warnings go to stderr as `Warning: ...` (logging is imported here, not at
+    start-up: `vault --help` never needs it)."""
+    import logging
+
+    class StderrHandler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            label = {logging.WARNING: "Warning", logging.ERROR: "Error"}.get(record.levelno)
+            message = record.getMessage()
+            click.echo(f"{label}: {message}" if label else message, err=True)
+
     logger = logging.getLogger("vault_memory")
-    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
-        logger.addHandler(_StderrHandler())
+    for handler in list(logger.handlers):
+        if getattr(handler, "vault_cli", False):
+            logger.removeHandler(handler)
+    handler = StderrHandler()
+    handler.vault_cli = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
     logger.propagate = False
     if quiet:
         logger.setLevel(logging.ERROR)
