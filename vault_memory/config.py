@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, NotAVaultError, VaultNotFoundError
+from .index.embedder import BUNDLED_MODEL
 
 CONFIG_FILE = "vault.toml"
 CACHE_DIR = ".vault"
-BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ _WIKILINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 _ENTRY_HEADING = re.compile(r"^(\d{1,2}:\d{2})(?:\s*[·•|—–-]\s*(.*))?$")
 _SEPARATOR = re.compile(r"\s*[·•|—–]\s*|\s+-\s+")
 _COMMENT = re.compile(r"<!--.*?-->")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")  # a bullet or numbered list item
 _INLINE_CODE = re.compile(r"(`+).+?\1")
 
 
@@ -278,7 +279,7 @@ def format_entry(
         stripped = line.strip()
         if not stripped:
             body.append("")
-        elif re.match(r"^([-*+]|\d+[.)])\s", stripped) or line.startswith(("  ", "\t")):
+        elif LIST_ITEM.match(stripped) or line.startswith(("  ", "\t")):
             body.append(line.rstrip())
         else:
             body.append(f"- {stripped}")

@@ -1,14 +1,14 @@
-"""Hybrid search: Whoosh BM25F candidates + vector cosine candidates, fused, then recency,
-salience, an exact-token guard and diversity. DESIGN §4.
+"""Hybrid search: Whoosh BM25F candidates + vector cosine scores, fused, lifted by context
+windows, then recency, salience, an exact-token guard and coalesced spans. DESIGN §4.
 
-The ranking decisions are pure functions over plain data (`fuse`, `recency_factor`,
-`exact_tokens`, `diversify`), tested without files; `Searcher` only gathers their inputs.
+The ranking decisions are pure functions over plain data (`fuse`, `window_bm25`, `lift`,
+`recency_factors`, `exact_tokens`, `guard_exact`, `coalesce`), tested without files;
+`Searcher` only gathers their inputs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +41,6 @@ class RankSettings:
     coalesce_max_lines: int = 5  # ...and lines
     recency_weight: float = 0.2  # at most this share of a score is lost to age
     half_life_days: float = 90.0
-    mmr_lambda: float = 1.0  # 1.0 = no diversity penalty beyond dropping duplicates
 
 
 @dataclass
@@ -187,16 +186,16 @@ def recency_factor(
 ) -> float:
     """1.0 for undated files (MEMORY.md, notes) and today's; older dated units lose up to
     `weight` of their score, half of it every `half_life_days`."""
-    if date is None or half_life_days <= 0 or weight <= 0:
-        return 1.0
-    age = max((today - date).days, 0)
-    return 1.0 - weight + weight * math.pow(0.5, age / half_life_days)
+    import numpy as np
+
+    day = np.array([date.toordinal() if date else 0])
+    return float(recency_factors(day, today.toordinal(), half_life_days, weight)[0])
 
 
 def recency_factors(
     day_numbers: np.ndarray, today: int, half_life_days: float, weight: float
 ) -> np.ndarray:
-    """`recency_factor` over arrays of date ordinals (0 = undated)."""
+    """`recency_factor` over an array of date ordinals (0 = undated)."""
     import numpy as np
 
     if half_life_days <= 0 or weight <= 0:
@@ -461,6 +460,7 @@ class Searcher:
         if n == 0:
             return []
 
+        whoosh_filter = filters.whoosh()
         keyword: np.ndarray | None = None
         guard: list[str] = []
         if mode in ("hybrid", "keyword"):
@@ -470,7 +470,7 @@ class Searcher:
             # With filters, Whoosh draws its candidates from the allowed units only, so that a
             # --since or --in search keeps its keyword signal however large the vault.
             for uid, bm25, held in self.index.fulltext.search_terms(
-                terms, s.candidates, s.heading_boost, allowed=filters.whoosh()
+                terms, s.candidates, s.heading_boost, allowed=whoosh_filter
             ):
                 position = table.row_of.get(uid)
                 if position is not None:
@@ -522,7 +522,7 @@ class Searcher:
             holders = [
                 uid
                 for uid, _ in self.index.fulltext.search(
-                    guard_terms, 1000, 0, allowed=filters.whoosh()
+                    guard_terms, 1000, 0, allowed=whoosh_filter
                 )
             ]
             for uid, chunk in store.chunks_by_id(holders).items():

@@ -7,10 +7,11 @@ few words with their answers, so AND finds almost nothing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,17 @@ def weighting() -> Any:
             return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
 
     return RobertsonBM25F(B=0.5, K1=1.2)
+
+
+@contextlib.contextmanager
+def _committing(writer: Any, **commit: Any) -> Iterator[None]:
+    """Commit the writer's changes if the block finishes, cancel them all if it raises."""
+    try:
+        yield
+    except BaseException:
+        writer.cancel()
+        raise
+    writer.commit(**commit)
 
 
 class FullText:
@@ -130,26 +142,18 @@ class FullText:
         if not remove and not docs:
             return
         writer = self.open().writer(timeout=30.0)
-        try:
+        with _committing(writer, merge=True):
             for path in remove:
                 writer.delete_by_query(Term("path", path))
             for doc in docs:
                 writer.add_document(**doc)
-        except BaseException:
-            writer.cancel()
-            raise
-        writer.commit(merge=True)
 
     def rebuild(self, docs: Iterable[dict[str, Any]]) -> None:
         self.reset()
         writer = self.open().writer(limitmb=128)
-        try:
+        with _committing(writer, optimize=True):
             for doc in docs:
                 writer.add_document(**doc)
-        except BaseException:
-            writer.cancel()
-            raise
-        writer.commit(optimize=True)
 
     def searcher(self) -> Any:
         """A searcher kept open between queries, refreshed when the index has changed."""

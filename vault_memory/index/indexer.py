@@ -321,9 +321,7 @@ class Index:
                 self.model_id,
             )
             report.rebuilt = report.rebuilt or "the embedding model changed"
-        ft_reason = (
-            None if report.rebuilt == "requested with --rebuild" else self._fulltext_needs_rebuild()
-        )
+        ft_reason = None if rebuild else self._fulltext_needs_rebuild()
         if ft_reason:
             log.warning("%s: rebuilding it from the index.", ft_reason)
             self.rebuild_fulltext()

@@ -13,14 +13,13 @@ import re
 from dataclasses import dataclass
 
 from ..fsutil import sha256_text
-from ..notes import Note, iter_tags
+from ..notes import LIST_ITEM, Note, iter_tags
 
 MAX_UNIT_LINES = 5
 PARAGRAPH_LINES = 3
 SALIENT_TAGS = {"important": 0.5, "pin": 0.5}
 MEMORY_SALIENCE = 0.3
 
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"[.!?:;]['\")\]]*\s*$")
 # A table's `|---|:--:|` line only draws the table: no unit.
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
@@ -80,7 +79,7 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             close()
             mode = ""
             continue
-        if _LIST_ITEM.match(line) or line.lstrip().startswith("|"):
+        if LIST_ITEM.match(line) or line.lstrip().startswith("|"):
             close()
             mode = "list"
             current.append(number)
