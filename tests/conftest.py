@@ -18,6 +18,8 @@ from click.testing import CliRunner, Result
 from vault_memory import Vault
 from vault_memory.cli import cli
 
+from .llm_server import ScriptedLLMServer
+
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -32,6 +34,14 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     logger.handlers[:] = handlers
     logger.propagate = propagate
     logger.setLevel(level)
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLLMServer]:
+    """A real chat-completions server on 127.0.0.1 with scripted replies (tests/llm_server.py)."""
+    server = ScriptedLLMServer().start()
+    yield server
+    server.close()
 
 
 @pytest.fixture
