@@ -133,6 +133,6 @@ def parse_json_reply(text: str) -> Any:
         text = match.group("body")
     try:
         return json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise LLMError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})",
                        "the offline path is used instead") from None
