@@ -1,6 +1,11 @@
 """Embedding speed of the bundled model for different onnxruntime thread counts.
 
 Usage: python bench/embed_threads.py [--texts 500] [--runs 3]
+       python bench/embed_threads.py --sessions [--rounds 5]
+
+--sessions compares the two onnxruntime sessions the query encoder uses (unoptimised: quick
+to open, slower per query; fully optimised: slow to open, fast per query), each in fresh
+processes: open time, first query, median of 20 further queries.
 
 Each setting runs in a fresh process, so the import and load times are what a CLI start pays.
 Throughput is chunks/s (median of --runs passes over the texts, batch size 32), after one
@@ -115,6 +120,54 @@ def measure(threads: str, n_texts: int, runs: int) -> dict[str, object]:
     }
 
 
+def measure_session(level: str) -> dict[str, float]:
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    from vault_memory.index import embedder as emb
+
+    tokenizer = Tokenizer.from_file(str(emb.TOKENIZER_DIR / "tokenizer.json"))
+    tokenizer.no_padding()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = {
+        "unoptimised": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+        "optimised": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+    }[level]
+    t = time.perf_counter()
+    session = ort.InferenceSession(str(emb._bundled_onnx_path()), sess_options=options,
+                                   providers=["CPUExecutionProvider"])
+    open_s = time.perf_counter() - t
+    times = []
+    for i in range(21):
+        encoding = tokenizer.encode(f"what did we decide about {SUBJECTS[i % len(SUBJECTS)]}?")
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                "token_type_ids": np.zeros_like(ids)}
+        t = time.perf_counter()
+        session.run(None, feed)
+        times.append(time.perf_counter() - t)
+    return {"open_s": open_s, "first_ms": times[0] * 1000,
+            "query_ms": statistics.median(times[1:]) * 1000}
+
+
+def sessions_main(rounds: int) -> None:
+    results: dict[str, list[dict[str, float]]] = {"unoptimised": [], "optimised": []}
+    for _ in range(rounds):
+        for level in results:
+            out = subprocess.run([sys.executable, __file__, "--session", level], check=True,
+                                 capture_output=True, text=True).stdout
+            results[level].append(json.loads(out.strip().splitlines()[-1]))
+    print(f"{'session':>12} {'open s':>7} {'first ms':>9} {'query ms':>9} {'open+first s':>13}"
+          f"   ({rounds} fresh processes each, medians)")
+    for level, rs in results.items():
+        med = {k: statistics.median(r[k] for r in rs) for k in ("open_s", "first_ms", "query_ms")}
+        total = statistics.median(r["open_s"] + r["first_ms"] / 1000 for r in rs)
+        print(f"{level:>12} {med['open_s']:>7.3f} {med['first_ms']:>9.1f} {med['query_ms']:>9.1f}"
+              f" {total:>13.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=500)
@@ -123,7 +176,16 @@ def main() -> None:
         "--rounds", type=int, default=1, help="fresh processes per setting, interleaved"
     )
     parser.add_argument("--one", choices=SETTINGS, help=argparse.SUPPRESS)
+    parser.add_argument("--sessions", action="store_true", help="compare the query sessions")
+    parser.add_argument("--session", help=argparse.SUPPRESS)
     args = parser.parse_args()
+
+    if args.session:
+        print(json.dumps(measure_session(args.session)))
+        return
+    if args.sessions:
+        sessions_main(args.rounds)
+        return
 
     if args.one:
         print(json.dumps(measure(args.one, args.texts, args.runs)))

@@ -9,6 +9,7 @@ The ranking decisions are pure functions over plain data (`fuse`, `window_bm25`,
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,10 @@ if TYPE_CHECKING:
 
     from .index.indexer import Index
 
+log = logging.getLogger("vault_memory")
+
 MODES = ("hybrid", "keyword", "semantic")
+TABLE_FORMAT = 1  # bump when UnitTable's arrays change meaning
 RARE_MIN_UNITS = 5
 RARE_SHARE = 0.01
 
@@ -313,93 +317,137 @@ class Filters:
 
 class UnitTable:
     """Every unit of the index in file order, with its section, date, salience and vector:
-    the arrays a query is scored on. Loaded once and kept while the index is unchanged."""
+    the arrays a query is scored on. Built from the store once, saved next to it (see
+    index/arrays.py) so that a cold process maps it instead of rebuilding it."""
 
-    def __init__(
-        self,
+    def __init__(self, arrays: dict[str, np.ndarray], windows: Sequence[int]) -> None:
+        self.arrays = arrays
+        self.ids = arrays["ids"]
+        self.salience = arrays["salience"]
+        self.day_numbers = arrays["day_numbers"]
+        self.line_counts = arrays["line_counts"]
+        self.matrix = arrays["matrix"]
+        self.section = arrays["section"]
+        self.has_vectors = bool(arrays["has_vectors"][0])
+        self._sorted_ids = arrays["sorted_ids"]
+        self._order = arrays["order"]
+        self.windows: dict[int, tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]] = {}
+        self.window_norms: dict[int, np.ndarray] = {}
+        for w in windows:
+            members = [(arrays[f"w{w}_rows{k}"], arrays[f"w{w}_wins{k}"]) for k in range(w)]
+            self.windows[w] = (arrays[f"w{w}_len"], members)
+            self.window_norms[w] = arrays[f"w{w}_norm"]
+
+    @classmethod
+    def build(
+        cls,
         rows: Sequence[tuple[int, int, str, str | None, float, bytes | None, int]],
         dims: int,
         windows: Sequence[int],
-    ) -> None:
+    ) -> UnitTable:
         """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count)
         in file order."""
         import numpy as np
 
         n = len(rows)
-        self.ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-        self.row_of = {int(uid): i for i, uid in enumerate(self.ids)}
-        self.salience = np.fromiter((r[4] for r in rows), dtype=np.float64, count=n)
+        a: dict[str, np.ndarray] = {}
+        a["ids"] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        a["order"] = np.argsort(a["ids"], kind="stable")
+        a["sorted_ids"] = a["ids"][a["order"]]
+        a["salience"] = np.fromiter((r[4] for r in rows), dtype=np.float64, count=n)
         ordinals: dict[str | None, int] = {None: 0}  # date ordinals, 0 for undated units
         for r in rows:
             if r[3] is not None and r[3] not in ordinals:
                 ordinals[r[3]] = dt.date.fromisoformat(r[3]).toordinal()
-        self.day_numbers = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
-        self.line_counts = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
-        self.matrix = np.zeros((n, dims), dtype=np.float32)
+        a["day_numbers"] = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
+        a["line_counts"] = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
+        matrix = np.zeros((n, dims), dtype=np.float32)
         with_vector = [i for i, r in enumerate(rows) if r[5] is not None]
-        self.has_vectors = bool(with_vector)
         if with_vector:
             blob = b"".join(rows[i][5] for i in with_vector)  # type: ignore[misc]
-            self.matrix[with_vector] = np.frombuffer(blob, dtype=np.float32).reshape(-1, dims)
+            matrix[with_vector] = np.frombuffer(blob, dtype=np.float32).reshape(-1, dims)
+        a["matrix"] = matrix
+        a["has_vectors"] = np.array([bool(with_vector)])
         # Sections: runs of units of one file under one heading path.
         starts = np.zeros(n, dtype=np.int64)
         if n:
             starts[1:] = [
-                a[1] != b[1] or a[2] != b[2] for a, b in zip(rows, rows[1:], strict=False)
+                x[1] != y[1] or x[2] != y[2] for x, y in zip(rows, rows[1:], strict=False)
             ]
-        self.section = np.cumsum(starts)
-        self.windows = {w: self._windows(w) for w in windows}
-        self.window_norms = {w: self._norms(*self.windows[w]) for w in windows}
+        a["section"] = np.cumsum(starts)
+        for w in windows:
+            lengths, members = _windows(a["section"], w)
+            a[f"w{w}_len"] = lengths
+            for k, (unit_rows, window_rows) in enumerate(members):
+                a[f"w{w}_rows{k}"] = unit_rows
+                a[f"w{w}_wins{k}"] = window_rows
+            a[f"w{w}_norm"] = _window_norms(matrix, bool(with_vector), lengths, members)
+        return cls(a, windows)
 
-    def _norms(
-        self, lengths: np.ndarray, membership: list[tuple[np.ndarray, np.ndarray]]
-    ) -> np.ndarray:
-        """|sum of a window's unit vectors|, so that a window's cosine to a query follows from
-        its units' cosines: cos(q, sum v) = sum cos(q, v) / |sum v|. No window is embedded."""
+    def positions(self, uids: Sequence[int]) -> np.ndarray:
+        """The table rows of unit ids, -1 for ids the table does not hold."""
         import numpy as np
 
-        count = len(lengths)
-        norms = np.ones(count, dtype=np.float64)
-        if not self.has_vectors:
-            return norms
-        block = 8192
-        for first in range(0, count, block):
-            acc = np.zeros((min(block, count - first), self.matrix.shape[1]), dtype=np.float32)
-            for rows, wins in membership:
-                keep = (wins >= first) & (wins < first + block)
-                acc[wins[keep] - first] += self.matrix[rows[keep]]
-            norms[first : first + len(acc)] = np.linalg.norm(acc, axis=1)
-        return np.maximum(norms, 1e-6)
+        wanted = np.asarray(uids, dtype=np.int64)
+        if len(self._sorted_ids) == 0:
+            return np.full(len(wanted), -1, dtype=np.int64)
+        at = np.searchsorted(self._sorted_ids, wanted)
+        at = np.minimum(at, len(self._sorted_ids) - 1)
+        found = self._sorted_ids[at] == wanted
+        return np.where(found, self._order[at], -1)
 
-    def _windows(self, size: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-        """Sliding windows of `size` units inside each section (a shorter section is one
-        window): their lengths, and the (unit rows, window rows) membership pairs."""
-        import numpy as np
 
-        n = len(self.ids)
-        if n == 0:
-            return np.zeros(0, dtype=np.int64), []
-        bounds = np.flatnonzero(np.diff(self.section)) + 1
-        starts_of = np.concatenate(([0], bounds))
-        ends_of = np.concatenate((bounds, [n]))
-        starts: list[np.ndarray] = []
-        lengths: list[np.ndarray] = []
-        for begin, end in zip(starts_of, ends_of, strict=True):
-            length = end - begin
-            if length <= size:
-                starts.append(np.array([begin]))
-                lengths.append(np.array([length]))
-            else:
-                starts.append(np.arange(begin, end - size + 1))
-                lengths.append(np.full(length - size + 1, size))
-        start = np.concatenate(starts)
-        length = np.concatenate(lengths)
-        index = np.arange(len(start))
-        membership = []
-        for offset in range(size):
-            keep = length > offset
-            membership.append((start[keep] + offset, index[keep]))
-        return length, membership
+def _window_norms(
+    matrix: np.ndarray,
+    has_vectors: bool,
+    lengths: np.ndarray,
+    membership: list[tuple[np.ndarray, np.ndarray]],
+) -> np.ndarray:
+    """|sum of a window's unit vectors|, so that a window's cosine to a query follows from
+    its units' cosines: cos(q, sum v) = sum cos(q, v) / |sum v|. No window is embedded."""
+    import numpy as np
+
+    count = len(lengths)
+    norms = np.ones(count, dtype=np.float64)
+    if not has_vectors:
+        return norms
+    block = 8192
+    for first in range(0, count, block):
+        acc = np.zeros((min(block, count - first), matrix.shape[1]), dtype=np.float32)
+        for rows, wins in membership:
+            keep = (wins >= first) & (wins < first + block)
+            acc[wins[keep] - first] += matrix[rows[keep]]
+        norms[first : first + len(acc)] = np.linalg.norm(acc, axis=1)
+    return np.maximum(norms, 1e-6)
+
+
+def _windows(
+    section: np.ndarray, size: int
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """Sliding windows of `size` units inside each section (a shorter section is one window):
+    their lengths, and the (unit rows, window rows) membership pairs."""
+    import numpy as np
+
+    n = len(section)
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, [(empty, empty) for _ in range(size)]
+    bounds = np.flatnonzero(np.diff(section)) + 1
+    begins = np.concatenate(([0], bounds))
+    section_lengths = np.diff(np.concatenate((begins, [n])))
+    # A section of length L gives max(1, L - size + 1) windows starting at its first units.
+    per_section = np.maximum(section_lengths - size + 1, 1)
+    first_window = np.concatenate(([0], np.cumsum(per_section)[:-1]))
+    total = int(per_section.sum())
+    within = np.arange(total) - np.repeat(first_window, per_section)
+    start = np.repeat(begins, per_section) + within
+    length = np.minimum(np.repeat(section_lengths, per_section), size)
+    index = np.arange(total)
+    membership = []
+    for offset in range(size):
+        keep = length > offset
+        membership.append((start[keep] + offset, index[keep]))
+    return length.astype(np.int64), membership
 
 
 class Searcher:
@@ -412,17 +460,32 @@ class Searcher:
         self._table_version: tuple[Any, ...] | None = None
 
     def table(self, model_id: str | None) -> UnitTable:
+        """The unit table for the index as it is now: kept in memory while the index is
+        unchanged, mapped from `.vault/` when a previous process saved it for this state,
+        otherwise built from the store and saved."""
         store = self.index.store
-        version = (
-            model_id,
-            store.conn.execute("PRAGMA data_version").fetchone()[0],
-            store.get_meta("last_index_at"),
-        )
-        if self._table is None or version != self._table_version:
+        version = (model_id, store.conn.execute("PRAGMA data_version").fetchone()[0],
+                   store.get_meta("last_index_at"))
+        if self._table is not None and version == self._table_version:
+            return self._table
+        from .index.arrays import read_arrays, write_arrays
+
+        stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
+                 **store.state_stamp()}
+        path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
+        arrays = read_arrays(path, stamp)
+        if arrays is not None:
+            table = UnitTable(arrays, self.settings.windows)
+        else:
             dims = int(store.get_meta("dims", "384") or 384)
-            self._table = UnitTable(store.unit_rows(model_id), dims, self.settings.windows)
-            self._table_version = version
-        return self._table
+            table = UnitTable.build(store.unit_rows(model_id), dims, self.settings.windows)
+            if store.state_stamp() == {k: stamp[k] for k in store.state_stamp()}:
+                try:
+                    write_arrays(path, stamp, dict(table.arrays))
+                except OSError as exc:  # a read-only cache still answers queries
+                    log.debug("could not save the unit table: %s", exc)
+        self._table, self._table_version = table, version
+        return table
 
     def _rare(self, tokens: list[str]) -> list[str]:
         """Keep the exact tokens that are rare in the vault: a name on every line (a speaker,
@@ -469,11 +532,12 @@ class Searcher:
             matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
             # With filters, Whoosh draws its candidates from the allowed units only, so that a
             # --since or --in search keeps its keyword signal however large the vault.
-            for uid, bm25, held in self.index.fulltext.search_terms(
+            candidates = self.index.fulltext.search_terms(
                 terms, s.candidates, s.heading_boost, allowed=whoosh_filter
-            ):
-                position = table.row_of.get(uid)
-                if position is not None:
+            )
+            found = table.positions([uid for uid, _, _ in candidates])
+            for position, (_, bm25, held) in zip(found, candidates, strict=True):
+                if position >= 0:
                     keyword[position] = bm25
                     for term in held:
                         if term in matched:
@@ -525,9 +589,10 @@ class Searcher:
                     guard_terms, 1000, 0, allowed=whoosh_filter
                 )
             ]
-            for uid, chunk in store.chunks_by_id(holders).items():
-                position = table.row_of.get(uid)
-                if position is not None:
+            chunks = store.chunks_by_id(holders)
+            for position, chunk in zip(table.positions(list(chunks)), chunks.values(),
+                                       strict=True):
+                if position >= 0:
                     exact[position] = sum(contains_token(chunk.text, t) for t in guard) / len(guard)
             competing = np.zeros(n, dtype=bool)
             for term, marks in matched.items():

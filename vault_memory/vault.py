@@ -191,6 +191,8 @@ class Vault:
         filters = Filters(
             _as_date(since, "since"), _as_date(until, "until"), within_rel, tuple(kinds)
         )
+        if mode != "keyword":
+            self._index.prefetch_query_embedder()
         if fresh:
             self._freshen()
         if mode == "semantic" and self._index.query_embedder() is None:

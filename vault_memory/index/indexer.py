@@ -141,6 +141,28 @@ def shared_embedder(model: str, threads: int | None = None) -> Any:
 _query_encoders: dict[tuple[str, int | None], Any] = {}
 
 
+def prefetch_query_encoder(model: str, threads: int | None = None) -> None:
+    """Start loading the query encoder in a background thread. onnxruntime builds its session
+    (0.3 s) without holding the GIL, so a cold search imports Whoosh, maps the unit table and
+    runs the keyword search meanwhile; `shared_query_encoder` then waits for the result."""
+    from .embedder import _TRUE, DISABLE_ENV
+
+    if os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE:
+        return
+    if (model.strip().lower(), threads or None) in _query_encoders:
+        return
+
+    # Two threads importing numpy at once can fail ("partially initialized module"):
+    # the caller's thread imports it first.
+    import numpy  # noqa: F401
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the caller's own load reports the failure
+            shared_query_encoder(model, threads)
+
+    threading.Thread(target=load, name="vault-query-encoder").start()  # see QueryEncoder
+
+
 def shared_query_encoder(model: str, threads: int | None = None) -> Any:
     """A light query-only encoder for the bundled model (see `QueryEncoder`), once per
     process; None for other models or when it cannot run. Raises `ModelUnavailable`."""
@@ -206,6 +228,11 @@ class Index:
                 self._embedder_failed = str(exc)
                 log.warning("%s Indexing and searching by keywords only.", exc)
         return self._embedder
+
+    def prefetch_query_embedder(self) -> None:
+        """Begin loading what `query_embedder` returns, in the background."""
+        if self.model_id and self._embedder_failed is None and self._embedder is None:
+            prefetch_query_encoder(self.config.index.model, self.config.index.threads or None)
 
     def query_embedder(self) -> Any:
         """What embeds a search query: the light encoder for the bundled model (a cold CLI

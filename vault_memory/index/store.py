@@ -168,6 +168,16 @@ class Store:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else default
 
+    def state_stamp(self) -> dict[str, Any]:
+        """What identifies the indexed state for caches derived from it: the last committed
+        index run, the newest unit, and a counter of vector writes."""
+        with self._read_snapshot() as conn:
+            last = conn.execute("SELECT value FROM meta WHERE key='last_index_at'").fetchone()
+            chunk = conn.execute("SELECT max(id), count(*) FROM chunks").fetchone()
+            vectors = conn.execute("SELECT value FROM meta WHERE key='vectors_added'").fetchone()
+        return {"last_index_at": last[0] if last else None, "chunks": list(chunk),
+                "vectors": vectors[0] if vectors else None}
+
     def set_meta(self, conn: sqlite3.Connection, key: str, value: Any) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
 
@@ -273,6 +283,10 @@ class Store:
         conn.executemany(
             "INSERT OR REPLACE INTO embeddings (sha256, model, vector) VALUES (?, ?, ?)",
             [(sha, model, blob) for sha, blob in rows],
+        )
+        conn.execute(
+            "INSERT INTO meta VALUES ('vectors_added', '1') ON CONFLICT(key) DO UPDATE"
+            " SET value = CAST(value AS INTEGER) + 1"
         )
 
     def prune_embeddings(self, conn: sqlite3.Connection, model: str) -> int:

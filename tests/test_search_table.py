@@ -1,0 +1,124 @@
+"""The unit table a query is scored on: its window layout, its file cache in `.vault/`."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vault_memory import Vault
+from vault_memory.index.arrays import MAGIC, read_arrays, write_arrays
+from vault_memory.search import UnitTable, _windows
+
+
+def naive_windows(section: list[int], size: int) -> tuple[list[int], list[list[int]]]:
+    """Windows of `size` consecutive units inside each section, as lists of unit rows."""
+    windows: list[list[int]] = []
+    begin = 0
+    for i in range(1, len(section) + 1):
+        if i == len(section) or section[i] != section[begin]:
+            rows = list(range(begin, i))
+            if len(rows) <= size:
+                windows.append(rows)
+            else:
+                windows += [rows[k : k + size] for k in range(len(rows) - size + 1)]
+            begin = i
+    return [len(w) for w in windows], windows
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_windows_match_a_naive_layout(size: int) -> None:
+    rng = random.Random(size)
+    for _ in range(50):
+        lengths = [rng.randint(1, 9) for _ in range(rng.randint(1, 12))]
+        section = [s for s, n in enumerate(lengths) for _ in range(n)]
+        got_lengths, membership = _windows(np.array(section), size)
+        want_lengths, want = naive_windows(section, size)
+        assert got_lengths.tolist() == want_lengths
+        got: list[list[int]] = [[] for _ in want]
+        for unit_rows, window_rows in membership:
+            for unit, window in zip(unit_rows.tolist(), window_rows.tolist(), strict=True):
+                got[window].append(unit)
+        assert [sorted(w) for w in got] == want
+
+
+def test_windows_of_an_empty_table() -> None:
+    lengths, membership = _windows(np.zeros(0, dtype=np.int64), 3)
+    assert len(lengths) == 0 and len(membership) == 3
+
+
+def test_positions_of_unit_ids() -> None:
+    rows = [(uid, 1, "h", None, 1.0, None, 1) for uid in (40, 7, 19, 3)]
+    table = UnitTable.build(rows, 4, (3,))
+    assert table.positions([7, 3, 40, 19, 5, 100]).tolist() == [1, 3, 0, 2, -1, -1]
+    assert UnitTable.build([], 4, (3,)).positions([1]).tolist() == [-1]
+
+
+def test_arrays_file_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "t.arrays"
+    arrays = {"a": np.arange(10, dtype=np.int64), "m": np.ones((3, 5), dtype=np.float32),
+              "empty": np.zeros(0, dtype=np.float64), "flag": np.array([True])}
+    write_arrays(path, {"v": 1, "w": [3, 5]}, dict(arrays))
+    loaded = read_arrays(path, {"v": 1, "w": [3, 5]})
+    assert loaded is not None
+    for name, array in arrays.items():
+        assert loaded[name].dtype == array.dtype
+        assert np.array_equal(loaded[name], array)
+    assert read_arrays(path, {"v": 2, "w": [3, 5]}) is None  # another index state
+    assert read_arrays(tmp_path / "missing.arrays", {"v": 1}) is None
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 64])  # truncated
+    assert read_arrays(path, {"v": 1, "w": [3, 5]}) is None
+    path.write_bytes(b"garbage" * 10)
+    assert read_arrays(path, {"v": 1, "w": [3, 5]}) is None
+    path.write_bytes(MAGIC + b"\xff" * 8)
+    assert read_arrays(path, {"v": 1, "w": [3, 5]}) is None
+    assert [p.name for p in tmp_path.iterdir()] == ["t.arrays"]  # no temp files left
+
+
+def test_a_new_process_maps_the_saved_table(indexed_sample: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    query = "how does Zoë like product changes explained?"
+    with Vault(indexed_sample) as vault:
+        first = vault.search(query, limit=5)
+    saved = list((indexed_sample / ".vault").glob("units-*.arrays"))
+    assert [p.name for p in saved] == ["units-vectors.arrays"]
+
+    def no_build(*args: object, **kwargs: object) -> UnitTable:
+        raise AssertionError("the saved table should have been used")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(UnitTable, "build", no_build)
+        with Vault(indexed_sample) as vault:
+            again = vault.search(query, limit=5)
+    assert [h.to_dict() for h in again] == [h.to_dict() for h in first]
+
+
+def test_an_index_change_replaces_the_saved_table(indexed_sample: Path) -> None:
+    with Vault(indexed_sample) as vault:
+        vault.search("release checklist", limit=3)
+        saved = (indexed_sample / ".vault" / "units-vectors.arrays").read_bytes()
+        vault.add("The zebracorn migration is owned by Quentin.")
+        vault.index()
+    with Vault(indexed_sample) as vault:  # a new process: the old file must not be trusted
+        hits = vault.search("who owns the zebracorn migration?", limit=3)
+    assert "zebracorn" in hits[0].text
+    assert (indexed_sample / ".vault" / "units-vectors.arrays").read_bytes() != saved
+
+
+def test_a_cache_that_cannot_be_written_still_answers(indexed_sample: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_memory.index import arrays
+
+    def refuse(*args: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    for path in (indexed_sample / ".vault").glob("units-*.arrays"):
+        path.unlink()
+    monkeypatch.setattr(arrays, "write_arrays", refuse)
+    with Vault(indexed_sample) as vault:
+        hits = vault.search("release checklist", limit=3, fresh=False)
+    assert hits
+    assert not list((indexed_sample / ".vault").glob("units-*.arrays"))
