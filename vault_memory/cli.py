@@ -377,13 +377,18 @@ def main() -> None:
     # core away from onnxruntime and Whoosh (bench/search.py: a 10k-unit matrix-vector product
     # 23 ms -> 2 ms under load). One thread is plenty for one query vector.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    one_search = "search" in sys.argv[1:]
+    if one_search:  # one query, then exit: no optimised model session is worth building
+        from .index import embedder
+
+        embedder.OPTIMIZE_QUERY_SESSION = False
     try:
         cli.main(prog_name="vault")
     except SystemExit as exc:
         code = exc.code
     else:
         code = 0
-    if sys.argv[1:] and "search" in sys.argv[1:]:
+    if one_search:
         # A search has written everything it will write (its results, any freshness update,
         # committed). Interpreter shutdown after loading numpy, Whoosh and onnxruntime costs
         # about 0.2 s of a cold search, so it is skipped.

@@ -39,6 +39,11 @@ BUNDLED_MODEL_ID = f"all-MiniLM-L6-v2@int8:{BUNDLED_ONNX_SHA256[:12]}"
 #: efficient setting wins; `index.threads` raises it for a bulk index on an idle machine.
 DEFAULT_THREADS: int | None = 1
 
+#: Whether a `QueryEncoder` builds its optimised session in the background. A one-shot
+#: `vault search` process turns it off: it answers one query and exits, and the 0.3 s of CPU
+#: would compete with the search on a busy machine.
+OPTIMIZE_QUERY_SESSION = True
+
 DISABLE_ENV = "VAULT_MODEL_DISABLED"
 
 TOKENIZER_DIR = Path(__file__).resolve().parent.parent / "model"
@@ -324,6 +329,8 @@ class QueryEncoder:
         self._inputs = {node.name for node in self._session.get_inputs()}
         self._lock = threading.Lock()
         self.optimized = threading.Event()
+        if not OPTIMIZE_QUERY_SESSION:
+            return
         # Not a daemon: onnxruntime aborts the process if the interpreter finalises while it
         # builds a session, so exiting waits for it (at most the 0.3 s it takes).
         threading.Thread(target=self._optimize, name="vault-query-encoder-opt").start()
