@@ -479,3 +479,23 @@ def test_filters_keep_the_keyword_signal_when_candidates_are_few(indexed: Path) 
     top = hits[0]
     assert (top.path, top.start_line <= 16 <= top.end_line) == ("memory/2026-11-14.md", True)
     assert top.scores["keyword"] > 0
+
+
+def test_an_index_built_without_the_model_says_so(
+    run_cli, small_vault: Path, monkeypatch: pytest.MonkeyPatch, loaded_embedder
+) -> None:
+    from vault_memory.index.embedder import DISABLE_ENV
+
+    monkeypatch.setenv(DISABLE_ENV, "1")
+    assert run_cli("--vault", str(small_vault), "index").exit_code == 0
+    monkeypatch.delenv(DISABLE_ENV)
+    semantic = run_cli("--vault", str(small_vault), "search", "database", "--mode", "semantic")
+    assert semantic.exit_code == 1
+    assert "the index holds no embeddings for the model yet" in semantic.stderr
+    hybrid = run_cli("--vault", str(small_vault), "search", "PostgreSQL", "--json")
+    assert hybrid.exit_code == 0
+    assert "searching by keywords only. Run `vault index` to add them." in hybrid.stderr
+    assert json.loads(hybrid.stdout)["results"]
+    assert run_cli("--vault", str(small_vault), "index").exit_code == 0
+    again = run_cli("--vault", str(small_vault), "search", "database", "--mode", "semantic")
+    assert again.exit_code == 0 and "no embeddings" not in again.stderr

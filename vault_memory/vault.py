@@ -94,6 +94,7 @@ class Vault:
     def __init__(self, root: str | Path, overrides: dict[str, Any] | None = None) -> None:
         self.root = Path(root).expanduser().absolute()
         self._overrides = dict(overrides or {})
+        self._warned_no_vectors = False
 
     @classmethod
     def discover(
@@ -201,6 +202,16 @@ class Vault:
                 f"({self._index._embedder_failed or 'embeddings are turned off'}). "
                 "Use --mode keyword or hybrid."
             )
+        if mode != "keyword" and self._index.model_id and not self._index.has_vectors():
+            if mode == "semantic":
+                raise VaultError(
+                    "the index holds no embeddings for the model yet (it was built without "
+                    "it). Run `vault index` to add them, or use --mode keyword."
+                )
+            if not self._warned_no_vectors:
+                self._warned_no_vectors = True
+                log.warning("the index holds no embeddings yet: searching by keywords only. "
+                            "Run `vault index` to add them.")
         limit = limit or self.config.search.limit
         return self._searcher.search(query, limit=limit, mode=mode, filters=filters)
 

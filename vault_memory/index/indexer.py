@@ -229,6 +229,15 @@ class Index:
                 log.warning("%s Indexing and searching by keywords only.", exc)
         return self._embedder
 
+    def has_vectors(self) -> bool:
+        """Whether the index holds this model's vectors (or is empty: nothing to embed)."""
+        store = self.store
+        if not store.path.exists():
+            return False
+        if store.get_meta("model_id") == self.model_id:
+            return True
+        return store.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
+
     def prefetch_query_embedder(self) -> None:
         """Begin loading what `query_embedder` returns, in the background."""
         if self.model_id and self._embedder_failed is None and self._embedder is None:
