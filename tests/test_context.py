@@ -336,3 +336,19 @@ def test_vault_context_json(sample_vault: Path, run_cli) -> None:
 def test_vault_context_rejects_a_bad_budget(sample_vault: Path, run_cli, budget: str) -> None:
     result = run_cli("--vault", str(sample_vault), "context", "--budget", budget)
     assert result.exit_code == 2 and "--budget" in result.stderr
+
+
+def test_weak_hits_are_left_out(tmp_path: Path) -> None:
+    filler = " ".join(f"word{i}" for i in range(40))
+    root = make_vault(
+        tmp_path / "v",
+        {
+            "notes/strong.md": "# Strong\n\nZebra quagga okapi facts from the savanna.\n",
+            "notes/weak.md": f"# Weak\n\n{filler} okapi {filler}\n",
+        },
+    )
+    vault = Vault(root)
+    scores = {h.path: h.score for h in vault.search("zebra quagga okapi")}
+    assert scores["notes/weak.md"] < 0.5 * scores["notes/strong.md"]
+    block = vault.context_block(8000, "zebra quagga okapi", today=DAY)
+    assert "notes/strong.md:3" in block.text and "notes/weak.md" not in block.text

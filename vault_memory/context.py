@@ -2,8 +2,8 @@
 
 The block holds, in this order: MEMORY.md (from the top), today's and yesterday's daily logs
 (their latest entries when cut), and with a query the most relevant search hits that the
-block does not already show. Every part keeps the file's exact lines and says which lines
-they are, so a model can cite `path:line`.
+block does not already show (hits scoring under half the best one are left out). Every part
+keeps the file's exact lines and says which lines they are, so a model can cite `path:line`.
 
 Budget: MEMORY.md takes what it needs up to the budget minus two reserves, a quarter for the
 recent logs and, with a query, a quarter for the hits (each reserve only as large as what it
@@ -42,6 +42,7 @@ RECENT_SHARE = 0.25
 QUERY_SHARE = 0.25
 SEARCH_LIMIT = 20
 TOP_UP_LINES = 200
+MIN_RELATIVE_SCORE = 0.5  # a hit scoring under half the best one is left out
 
 
 @dataclass
@@ -451,7 +452,9 @@ def build_context(
         )
         if s is not None
     ]
-    hits = [h for h in vault.search(query, limit=SEARCH_LIMIT) if h.score > 0] if query else []
+    hits = vault.search(query, limit=SEARCH_LIMIT) if query else []
+    if hits:  # weak hits would pad every prompt with noise
+        hits = [h for h in hits if h.score > 0 and h.score >= MIN_RELATIVE_SCORE * hits[0].score]
     builder = _Builder(counter, max_tokens, sources, query, hits)
     text = builder.build() if sources or hits else ""
     if text or not sources:
