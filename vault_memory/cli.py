@@ -372,6 +372,53 @@ def search(
             click.secho(f"    [{parts}]", dim=True)
 
 
+@cli.command()
+@click.option(
+    "--budget",
+    type=click.IntRange(1, 1_000_000),
+    default=2000,
+    show_default=True,
+    help="Most tokens the block may take (counted offline by the bundled tokenizer).",
+)
+@click.option("--query", metavar="TEXT", help="Also add the most relevant search hits.")
+@click.option("--json", "as_json", is_flag=True, help="Print the block with what went in as JSON.")
+@pass_vault
+def context(vault: Vault, budget: int, query: str | None, as_json: bool) -> None:
+    """Print a memory block for a system prompt, within a token budget.
+
+    MEMORY.md, today's and yesterday's daily logs and, with --query, the most relevant hits
+    not already shown. When MEMORY.md does not fit, the block says which lines were cut.
+
+    \b
+    Example:
+      vault context --budget 1500
+      vault context --query "billing migration" --json
+    """
+    block = vault.context_block(budget, query)
+    if as_json:
+        _print_json(block.to_dict())
+    else:
+        click.echo(block.text)
+
+
+@cli.command()
+@pass_vault
+def mcp(vault: Vault) -> None:
+    """Serve the memory tools over MCP on stdin/stdout (for Claude, Cursor and others).
+
+    Tools: search_memory, manage_memory, get_memory. Resources: vault://MEMORY.md,
+    vault://today, vault://context. Runs until the client disconnects.
+
+    \b
+    Example:
+      vault --vault ~/agent-memory mcp
+      claude mcp add memory -- vault --vault ~/agent-memory mcp
+    """
+    from .mcp_server import serve_stdio
+
+    serve_stdio(vault)
+
+
 def main() -> None:
     # numpy's OpenBLAS spins a waiting thread per core; on small machines it takes the other
     # core away from onnxruntime and Whoosh (bench/search.py: a 10k-unit matrix-vector product

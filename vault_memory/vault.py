@@ -25,7 +25,9 @@ from .errors import (
 from .notes import DAILY_DIR, DIARY_DIR, KINDS, MEMORY_FILE, format_entry
 
 if TYPE_CHECKING:
+    from .context import ContextBlock
     from .index.indexer import Index, IndexReport, Progress
+    from .manage import ManageReport
     from .search import Hit, Searcher
 
 log = logging.getLogger("vault_memory")
@@ -348,6 +350,38 @@ class Vault:
         end = min(end, total)
         text = "\n".join(lines[start - 1 : end]) + "\n"
         return GetResult(relpath, start, end, total, text)
+
+    # -- agents -----------------------------------------------------------------------------
+
+    def manage(
+        self, content: str | None, action: str, id: str | None = None, *, force: bool = False
+    ) -> ManageReport:
+        """Create, update or delete one entry of MEMORY.md or a daily log.
+
+        action "create": append `content` to today's log (id None), to MEMORY.md's `## Inbox`
+        (id "MEMORY.md") or to a section (id "MEMORY.md#Preferences"). "update" / "delete":
+        `id` names the entry as `path#L12`, `path:12` or its sha256 (a unique prefix of 6+
+        hex digits). Rewrites are atomic and guarded by the hash read (`NoteChangedError` if
+        the file changed meanwhile). Deleting a `#pin` entry needs `force=True`.
+        Details: vault_memory/manage.py.
+        """
+        from .manage import Manager
+
+        return Manager(self, MAX_ENTRY_BYTES).run(content, action, id, force)
+
+    def context(self, max_tokens: int = 2000, query: str | None = None) -> str:
+        """A block for a system prompt: MEMORY.md, today's and yesterday's logs and, with a
+        query, the most relevant hits not already shown, within `max_tokens` (counted offline
+        by the bundled tokenizer). A cut MEMORY.md is announced in the block."""
+        return self.context_block(max_tokens, query).text
+
+    def context_block(
+        self, max_tokens: int = 2000, query: str | None = None, today: dt.date | None = None
+    ) -> ContextBlock:
+        """`context` with what went in: parts, notices, token count (for `--json`)."""
+        from .context import build_context
+
+        return build_context(self, max_tokens, query, today)
 
 
 def _as_date(value: dt.date | str | None, name: str) -> dt.date | None:

@@ -1,0 +1,167 @@
+"""`vault mcp` driven by the official SDK's own client over a real stdio subprocess:
+initialize, list and call the tools, read the resources, and hostile paths refused."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import vault_memory
+from vault_memory import Vault
+from vault_memory.tools import make_tools
+
+from .test_tools import HOSTILE_PATHS
+
+WORKTREE = Path(vault_memory.__file__).resolve().parents[1]
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    # The SDK's client passes only a safe subset of the environment; add what the server needs.
+    return {"PYTHONPATH": str(WORKTREE), "VAULT_MODEL_DISABLED": "1", **extra}
+
+
+async def session_run(root: Path, errlog: Any, script: Any) -> Any:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "vault_memory", "--vault", str(root), "mcp"],
+        env=server_env(),
+        cwd=str(root.parent),
+    )
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=60) as session,
+    ):
+        return await script(session)
+
+
+def text_of(result: Any) -> dict[str, Any]:
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    return json.loads(result.content[0].text)
+
+
+@pytest.fixture
+def vault_root(small_vault: Path) -> Path:
+    outside = small_vault.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("SECRET\n")
+    (small_vault / "leak.md").symlink_to(outside / "secret.md")
+    (small_vault / "leakdir").symlink_to(outside, target_is_directory=True)
+    (small_vault / "memory" / "2026-11-19.md").symlink_to(outside / "secret.md")
+    (small_vault / ".git").mkdir()
+    (small_vault / ".git" / "config").write_text("[core] SECRET\n")
+    return small_vault
+
+
+def test_the_mcp_server_over_stdio(vault_root: Path, tmp_path: Path) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    expected_tools = {t.name: t for t in make_tools(Vault(vault_root))}
+    today = f"memory/{dt.date.today().isoformat()}.md"
+
+    async def script(session: Any) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        init = await session.initialize()
+        seen["server"] = (init.server_info.name, init.server_info.version, init.instructions)
+        seen["tools"] = (await session.list_tools()).tools
+        seen["search"] = await session.call_tool(
+            "search_memory", {"query": "ERR_LEDGER_409", "limit": 2}
+        )
+        seen["create"] = await session.call_tool(
+            "manage_memory", {"action": "create", "content": "Standups are async on Fridays."}
+        )
+        seen["get"] = await session.call_tool(
+            "get_memory", {"path": "memory/2026-11-21.md", "start_line": 4, "end_line": 4}
+        )
+        seen["pinned"] = await session.call_tool(
+            "manage_memory", {"action": "delete", "id": "MEMORY.md#L4"}
+        )
+        seen["unknown"] = await session.call_tool("drop_tables", {})
+        seen["hostile"] = [
+            (
+                await session.call_tool("get_memory", {"path": p}),
+                await session.call_tool(
+                    "manage_memory", {"action": "update", "content": "x", "id": f"{p}#L1"}
+                ),
+            )
+            for p in HOSTILE_PATHS
+        ]
+        seen["resources"] = (await session.list_resources()).resources
+        seen["memory"] = await session.read_resource("vault://MEMORY.md")
+        seen["today"] = await session.read_resource("vault://today")
+        seen["context"] = await session.read_resource("vault://context")
+        try:
+            await session.read_resource("vault://../../etc/passwd")
+        except MCPError as exc:
+            seen["bad_resource"] = str(exc)
+        return seen
+
+    with open(tmp_path / "server.log", "w+") as errlog:
+        seen = anyio.run(session_run, vault_root, errlog, script)
+        errlog.seek(0)
+        log = errlog.read()
+    assert "Traceback" not in log, log
+
+    assert seen["server"][:2] == ("vault-memory", vault_memory.__version__)
+    assert "search_memory" in seen["server"][2]
+    # the same tools, with exactly the schemas the library gives to OpenAI-style clients
+    listed = {t.name: t for t in seen["tools"]}
+    assert list(listed) == ["search_memory", "manage_memory", "get_memory"]
+    for name, tool in listed.items():
+        assert tool.input_schema == expected_tools[name].parameters
+        assert tool.description == expected_tools[name].description
+
+    assert not seen["search"].is_error
+    hits = text_of(seen["search"])["results"]
+    assert hits[0]["path"] == "memory/2026-11-21.md" and "ERR_LEDGER_409" in hits[0]["text"]
+
+    created = text_of(seen["create"])
+    assert not seen["create"].is_error and created["path"] == today
+    assert "- Standups are async on Fridays." in (vault_root / today).read_text()
+
+    assert text_of(seen["get"])["text"] == "- ERR_LEDGER_409 comes from retried refunds.\n"
+
+    assert seen["pinned"].is_error and "is pinned" in text_of(seen["pinned"])["error"]
+    assert "Billing runs on PostgreSQL 16. #pin" in (vault_root / "MEMORY.md").read_text()
+    assert seen["unknown"].is_error and "no tool 'drop_tables'" in text_of(seen["unknown"])["error"]
+
+    for path, (got, managed) in zip(HOSTILE_PATHS, seen["hostile"], strict=True):
+        for outcome in (got, managed):
+            assert outcome.is_error, (path, outcome)
+            assert "SECRET" not in outcome.content[0].text
+    assert (vault_root.parent / "outside" / "secret.md").read_text() == "SECRET\n"
+
+    assert [str(r.uri) for r in seen["resources"]] == [
+        "vault://MEMORY.md",
+        "vault://today",
+        "vault://context",
+    ]
+    assert seen["memory"].contents[0].text == (vault_root / "MEMORY.md").read_text()
+    assert seen["today"].contents[0].text == (vault_root / today).read_text()
+    context = seen["context"].contents[0].text
+    assert context.startswith('<vault_memory>\n<memory path="MEMORY.md"')
+    assert "Standups are async on Fridays." in context
+    assert "unknown resource" in seen["bad_resource"]
+
+
+def test_vault_mcp_outside_a_vault_fails_cleanly(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "vault_memory", "--vault", str(tmp_path / "missing"), "mcp"],
+        env={**os.environ, **server_env()},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr

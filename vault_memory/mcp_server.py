@@ -1,0 +1,138 @@
+"""`vault mcp`: the memory tools over the Model Context Protocol (stdio).
+
+Built on the official `mcp` SDK's low-level `Server`, so the tools are listed with exactly
+the JSON schemas of `vault_memory.tools` and run through the same dispatcher: a tool error
+comes back as a result with `isError` set and a message the model can act on.
+
+Tools: search_memory, manage_memory, get_memory. Resources:
+- vault://MEMORY.md  the curated memory, as it is on disk
+- vault://today      today's daily log (empty text when nothing was logged today yet)
+- vault://context    the context block (`vault context`, default budget)
+
+The SDK is imported only here, when the server starts. Tool calls run one at a time in a
+worker thread, so a slow first search (loading the model, indexing) never blocks the
+protocol loop; stdout belongs to the protocol (the SDK diverts stray writes to stderr).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .context import DEFAULT_BUDGET
+from .errors import VaultError
+from .notes import DAILY_DIR, MEMORY_FILE
+from .tools import make_tools, run_tool
+
+if TYPE_CHECKING:
+    from .vault import Vault
+
+SERVER_NAME = "vault-memory"
+RESOURCE_NOT_FOUND = -32002  # MCP's error code for an unknown resource URI
+INSTRUCTIONS = (
+    "Long-term memory kept as Markdown files. Call search_memory before answering questions "
+    "about past work, people, decisions or preferences; save durable facts with manage_memory "
+    "(action 'create'); read more lines around a result with get_memory."
+)
+
+RESOURCES = {
+    "vault://MEMORY.md": ("MEMORY.md", "The curated long-term memory (MEMORY.md)."),
+    "vault://today": ("today", "Today's daily log (empty when nothing was logged today)."),
+    "vault://context": (
+        "context",
+        f"MEMORY.md, today's and yesterday's logs within {DEFAULT_BUDGET} tokens.",
+    ),
+}
+
+
+def read_resource_text(vault: Vault, uri: str) -> str:
+    """The text of a vault:// resource; `VaultError` for an unknown one."""
+    if uri == "vault://MEMORY.md":
+        return vault.get(MEMORY_FILE).text
+    if uri == "vault://today":
+        relpath = f"{DAILY_DIR}/{dt.date.today().isoformat()}.md"
+        real, _ = vault.daily_path(dt.date.today())
+        return vault.get(relpath).text if real.is_file() else ""
+    if uri == "vault://context":
+        return vault.context(DEFAULT_BUDGET)
+    raise VaultError(f"unknown resource {uri!r}; this server has: {', '.join(RESOURCES)}.")
+
+
+def build_server(vault: Vault) -> Any:
+    """An `mcp.server.lowlevel.Server` serving `vault`."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    tools = make_tools(vault)
+    one_at_a_time = anyio.CapacityLimiter(1)
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=t.name, description=t.description, input_schema=t.parameters)
+                for t in tools
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        result = await anyio.to_thread.run_sync(
+            run_tool, tools, params.name, params.arguments or {}, limiter=one_at_a_time
+        )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error
+        )
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(uri=uri, name=name, description=text, mime_type="text/markdown")
+                for uri, (name, text) in RESOURCES.items()
+            ]
+        )
+
+    async def read_resource(
+        ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        try:
+            text = await anyio.to_thread.run_sync(
+                read_resource_text, vault, uri, limiter=one_at_a_time
+            )
+        except VaultError as exc:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=str(exc), data={"uri": uri}) from None
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+        )
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )
+
+
+def serve_stdio(vault: Vault) -> None:
+    """Serve MCP on stdin/stdout until the client closes the connection."""
+    try:
+        import anyio
+        from mcp.server.stdio import stdio_server
+    except ImportError as exc:
+        raise VaultError(
+            f"the MCP server needs the `mcp` package ({exc}); install it with "
+            "`pip install 'mcp>=2.3'`."
+        ) from None
+
+    server = build_server(vault)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
