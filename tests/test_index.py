@@ -323,7 +323,7 @@ def _change_schema_version(cache: Path) -> None:
         (_garbage_sqlite, "the index is damaged (index.sqlite: file is not a database)", True),
         (_damage_whoosh_segment, "the keyword index files changed", False),
         (_delete_whoosh, "the keyword index is missing", False),
-        (_change_schema_version, "the index has schema version 0, this vault-memory uses 1",
+        (_change_schema_version, "the index has schema version 0, this vault-memory uses 2",
          True),
     ],
     ids=["truncated-sqlite", "garbage-sqlite", "damaged-whoosh-segment", "whoosh-deleted",

@@ -467,18 +467,17 @@ def test_hit_to_dict_rounds_scores() -> None:
     }
 
 
-def test_filters_keep_the_keyword_signal_when_candidates_are_few(indexed: Path) -> None:
-    """With --since, Whoosh must draw its candidates from the allowed units: here the two best
-    keyword matches overall lie before the date, and only two candidates are asked for."""
-    import dataclasses
-
-    with Vault(indexed) as few:
-        few._searcher.settings = dataclasses.replace(few._searcher.settings, candidates=2)
-        hits = few.search("ERR_LEDGER_409 idempotency", since="2026-11-14", fresh=False)
+def test_filters_scale_the_keyword_signal_over_the_allowed_units(indexed: Path) -> None:
+    """With --since, the keyword scores are normalised among the allowed units: the two best
+    keyword matches overall are left out by the filter and must not dwarf the ones it keeps."""
+    with Vault(indexed) as vault:
+        everything = vault.search("ERR_LEDGER_409 idempotency", fresh=False)
+        hits = vault.search("ERR_LEDGER_409 idempotency", since="2026-11-14", fresh=False)
+    assert everything[0].date is None or everything[0].date < "2026-11-14"  # filtered out
     assert hits and all(h.date and h.date >= "2026-11-14" for h in hits)
     top = hits[0]
     assert (top.path, top.start_line <= 16 <= top.end_line) == ("memory/2026-11-14.md", True)
-    assert top.scores["keyword"] > 0
+    assert max(h.scores["keyword"] for h in hits) == pytest.approx(1.0)
 
 
 def test_an_index_built_without_the_model_says_so(

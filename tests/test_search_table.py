@@ -50,7 +50,7 @@ def test_windows_of_an_empty_table() -> None:
 
 
 def test_positions_of_unit_ids() -> None:
-    rows = [(uid, 1, "h", None, 1.0, None, 1) for uid in (40, 7, 19, 3)]
+    rows = [(uid, 1, "h", None, 1.0, None, 1, "") for uid in (40, 7, 19, 3)]
     table = UnitTable.build(rows, 4, (3,))
     assert table.positions([7, 3, 40, 19, 5, 100]).tolist() == [1, 3, 0, 2, -1, -1]
     assert UnitTable.build([], 4, (3,)).positions([1]).tolist() == [-1]
@@ -122,3 +122,30 @@ def test_a_cache_that_cannot_be_written_still_answers(indexed_sample: Path,
         hits = vault.search("release checklist", limit=3, fresh=False)
     assert hits
     assert not list((indexed_sample / ".vault").glob("units-*.arrays"))
+
+
+@pytest.mark.parametrize("query", ["how does Zoë like product changes explained?",
+                                   "ERR_LEDGER_409 idempotency",
+                                   "release checklist postgres migration cutover"])
+def test_the_postings_give_the_whoosh_indexs_bm25f_scores(indexed_sample: Path,
+                                                          query: str) -> None:
+    """Queries are scored from the table's postings arrays; they must agree with the Whoosh
+    index's own BM25F (same units, same scores up to Whoosh's one-byte field lengths)."""
+    from vault_memory.index.fulltext import BM25_B, BM25_K1, terms_of
+
+    with Vault(indexed_sample) as vault:
+        index = vault._index
+        table = vault._searcher.table(index.store.get_meta("model_id"))
+        terms = list(dict.fromkeys(terms_of(query)))
+        whoosh = {uid: score for uid, score, _ in index.fulltext.search_terms(terms, 10**6, 0.5)}
+        ours = np.zeros(len(table.ids))
+        for term in terms:
+            number = table.vocab.get(term)
+            rows, scores = table.text.bm25(number, BM25_K1, BM25_B)
+            ours[rows] += scores
+            rows, scores = table.heading.bm25(number, BM25_K1, BM25_B)
+            ours[rows] += 0.5 * scores
+    mine = {int(table.ids[i]): float(ours[i]) for i in np.flatnonzero(ours)}
+    assert whoosh and set(mine) == set(whoosh)
+    for uid, score in whoosh.items():
+        assert mine[uid] == pytest.approx(score, rel=0.03)

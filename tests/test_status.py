@@ -95,7 +95,7 @@ def test_status_with_a_writer_connection_open(indexed_small: Path) -> None:
     [
         ("garbage", "the index is damaged (index.sqlite: file is not a database): "
                     "`vault index` will rebuild it"),
-        ("schema", "the index has schema version 99, this vault-memory uses 1: "
+        ("schema", "the index has schema version 99, this vault-memory uses 2: "
                    "`vault index` will rebuild it"),
     ],
 )

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from .index.fulltext import BM25_B, BM25_K1, terms_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,9 +26,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("vault_memory")
 
 MODES = ("hybrid", "keyword", "semantic")
-TABLE_FORMAT = 1  # bump when UnitTable's arrays change meaning
+TABLE_FORMAT = 2  # bump when UnitTable's arrays change meaning
 RARE_MIN_UNITS = 5
 RARE_SHARE = 0.01
+GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,6 @@ class RankSettings:
     fusion: str = "weighted"  # "weighted" (normalised sum) or "rrf"; weighted measured better
     vector_weight: float = 0.6
     rrf_k: int = 60
-    candidates: int = 200  # keyword hits per query (vector scores are computed for every unit)
     heading_boost: float = 0.5
     windows: tuple[int, ...] = (3, 5)  # context windows (consecutive units of one section)
     window_weight: float = 1.0  # a unit gains this times the best window holding it
@@ -293,27 +296,6 @@ class Filters:
             params.extend([self.within.rstrip("/"), len(prefix), prefix])
         return " AND ".join(clauses) or "1", params
 
-    def whoosh(self) -> Any:
-        if not self.active:
-            return None
-        from whoosh.query import And, Or, Prefix, Term, TermRange
-
-        parts: list[Any] = []
-        if self.since or self.until:
-            parts.append(
-                TermRange(
-                    "date",
-                    self.since.isoformat() if self.since else None,
-                    self.until.isoformat() if self.until else None,
-                )
-            )
-        if self.kinds:
-            parts.append(Or([Term("kind", k) for k in self.kinds]))
-        if self.within:
-            base = self.within.rstrip("/")
-            parts.append(Or([Term("path", base), Prefix("path", base + "/")]))
-        return And(parts) if len(parts) > 1 else parts[0]
-
 
 class UnitTable:
     """Every unit of the index in file order, with its section, date, salience and vector:
@@ -337,16 +319,27 @@ class UnitTable:
             members = [(arrays[f"w{w}_rows{k}"], arrays[f"w{w}_wins{k}"]) for k in range(w)]
             self.windows[w] = (arrays[f"w{w}_len"], members)
             self.window_norms[w] = arrays[f"w{w}_norm"]
+        self.text = FieldPostings(arrays, "tx")
+        self.heading = FieldPostings(arrays, "hd")
+        self._vocab: dict[str, int] | None = None
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Analyzed term -> term number, for both fields."""
+        if self._vocab is None:
+            words = bytes(self.arrays["vocab"]).decode("utf-8")
+            self._vocab = {w: i for i, w in enumerate(words.split("\n"))} if words else {}
+        return self._vocab
 
     @classmethod
     def build(
         cls,
-        rows: Sequence[tuple[int, int, str, str | None, float, bytes | None, int]],
+        rows: Sequence[tuple[int, int, str, str | None, float, bytes | None, int, str]],
         dims: int,
         windows: Sequence[int],
     ) -> UnitTable:
-        """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count)
-        in file order."""
+        """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count,
+        analyzed terms) in file order."""
         import numpy as np
 
         n = len(rows)
@@ -382,6 +375,7 @@ class UnitTable:
                 a[f"w{w}_rows{k}"] = unit_rows
                 a[f"w{w}_wins{k}"] = window_rows
             a[f"w{w}_norm"] = _window_norms(matrix, bool(with_vector), lengths, members)
+        a.update(_postings(rows))
         return cls(a, windows)
 
     def positions(self, uids: Sequence[int]) -> np.ndarray:
@@ -395,6 +389,89 @@ class UnitTable:
         at = np.minimum(at, len(self._sorted_ids) - 1)
         found = self._sorted_ids[at] == wanted
         return np.where(found, self._order[at], -1)
+
+
+class FieldPostings:
+    """One field's inverted index as arrays: for term number t, the units holding it are
+    rows[offsets[t]:offsets[t+1]] with their term frequencies; plus each unit's length."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], field: str) -> None:
+        self.offsets = arrays[f"{field}_offsets"]
+        self.rows = arrays[f"{field}_rows"]
+        self.tf = arrays[f"{field}_tf"]
+        self.lengths = arrays[f"{field}_len"]
+        count = len(self.lengths)
+        self.average = float(self.lengths.sum()) / count if count else 0.0
+        self.units = count
+
+    def postings(self, term: int | None) -> tuple[np.ndarray, np.ndarray]:
+        if term is None or term + 1 >= len(self.offsets):
+            return self.rows[:0], self.tf[:0]
+        start, end = int(self.offsets[term]), int(self.offsets[term + 1])
+        return self.rows[start:end], self.tf[start:end]
+
+    def idf(self, term: int | None) -> float:
+        """Robertson idf, log(1 + (N - n + 0.5) / (n + 0.5)), as the Whoosh weighting."""
+        rows, _ = self.postings(term)
+        n = len(rows)
+        if n == 0:
+            return 0.0
+        return math.log(1.0 + (self.units - n + 0.5) / (n + 0.5))
+
+    def bm25(self, term: int | None, k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+        """(unit rows, BM25 score of the term in each): Whoosh's BM25F formula per field."""
+        rows, tf = self.postings(term)
+        if len(rows) == 0:
+            return rows, tf.astype("float64")
+        average = self.average or 1.0
+        norm = k1 * ((1.0 - b) + b * self.lengths[rows] / average)
+        return rows, self.idf(term) * (tf * (k1 + 1.0)) / (tf + norm)
+
+
+def _postings(
+    rows: Sequence[tuple[int, int, str, str | None, float, bytes | None, int, str]],
+) -> dict[str, np.ndarray]:
+    """The text and heading fields' inverted index as arrays (see FieldPostings), built from
+    the analyzed terms the indexer stored with each unit (the heading is analyzed here, once
+    per distinct heading)."""
+    from collections import Counter
+
+    import numpy as np
+
+    vocab: dict[str, int] = {}
+    out: dict[str, np.ndarray] = {}
+    heading_terms: dict[str, list[str]] = {}
+
+    def heading_of(row: tuple[Any, ...]) -> list[str]:
+        terms = heading_terms.get(row[2])
+        if terms is None:
+            terms = heading_terms[row[2]] = terms_of(row[2])
+        return terms
+
+    for name, terms_of_row in (("tx", lambda r: r[7].split()), ("hd", heading_of)):
+        term_ids: list[int] = []
+        unit_rows: list[int] = []
+        freqs: list[int] = []
+        lengths = np.zeros(len(rows), dtype=np.float32)
+        for i, row in enumerate(rows):
+            terms = terms_of_row(row)
+            lengths[i] = len(terms)
+            for term, count in Counter(terms).items():
+                term_ids.append(vocab.setdefault(term, len(vocab)))
+                unit_rows.append(i)
+                freqs.append(count)
+        ids = np.asarray(term_ids, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")
+        out[f"{name}_rows"] = np.asarray(unit_rows, dtype=np.int32)[order]
+        out[f"{name}_tf"] = np.asarray(freqs, dtype=np.float32)[order]
+        out[f"{name}_len"] = lengths
+        out[f"{name}_ids"] = ids  # replaced below, once the vocabulary is complete
+    size = len(vocab)
+    for name in ("tx", "hd"):
+        counts = np.bincount(out.pop(f"{name}_ids"), minlength=size)
+        out[f"{name}_offsets"] = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    out["vocab"] = np.frombuffer("\n".join(vocab).encode("utf-8"), dtype=np.uint8).copy()
+    return out
 
 
 def _window_norms(
@@ -487,15 +564,16 @@ class Searcher:
         self._table, self._table_version = table, version
         return table
 
-    def _rare(self, tokens: list[str]) -> list[str]:
+    def _rare(self, table: UnitTable, tokens: list[str]) -> list[str]:
         """Keep the exact tokens that are rare in the vault: a name on every line (a speaker,
         the vault owner) carries no signal, an error code or a seldom-seen name does."""
         kept = []
+        total = len(table.ids)
         for token in tokens:
-            terms = self.index.fulltext.analyze(token)
+            terms = terms_of(token)
             if not terms:
                 continue
-            frequency, total = min(self.index.fulltext.document_frequency(t) for t in terms)
+            frequency = min(len(table.text.postings(table.vocab.get(t))[0]) for t in terms)
             if 0 < frequency <= max(RARE_MIN_UNITS, RARE_SHARE * total):
                 kept.append(token)
         return kept
@@ -522,28 +600,40 @@ class Searcher:
         n = len(table.ids)
         if n == 0:
             return []
+        allowed: np.ndarray | None = None
+        if filters.active:
+            where, params = filters.sql()
+            allowed = np.isin(table.ids, np.fromiter(
+                (r[0] for r in store.conn.execute(
+                    f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}",
+                    params)),
+                dtype=np.int64,
+            ))
 
-        whoosh_filter = filters.whoosh()
         keyword: np.ndarray | None = None
         guard: list[str] = []
         if mode in ("hybrid", "keyword"):
+            # BM25F over the text and heading fields, from the postings arrays of the table:
+            # the formula and idf of the Whoosh index (fulltext.weighting), without its
+            # pure-Python matcher (10-100 ms a query; bench/search.py).
             keyword = np.zeros(n, dtype=np.float64)
-            terms = list(dict.fromkeys(self.index.fulltext.analyze(query)))
+            terms = list(dict.fromkeys(terms_of(query)))
             matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
-            # With filters, Whoosh draws its candidates from the allowed units only, so that a
-            # --since or --in search keeps its keyword signal however large the vault.
-            candidates = self.index.fulltext.search_terms(
-                terms, s.candidates, s.heading_boost, allowed=whoosh_filter
-            )
-            found = table.positions([uid for uid, _, _ in candidates])
-            for position, (_, bm25, held) in zip(found, candidates, strict=True):
-                if position >= 0:
-                    keyword[position] = bm25
-                    for term in held:
-                        if term in matched:
-                            matched[term][position] = 1.0
-            idf = {t: self.index.fulltext.idf(t) for t in terms}
-            guard = self._rare(exact_tokens(query))
+            idf = {}
+            for term in terms:
+                number = table.vocab.get(term)
+                units, scores = table.text.bm25(number, BM25_K1, BM25_B)
+                keyword[units] += scores
+                matched[term][units] = 1.0
+                idf[term] = table.text.idf(number)
+                if s.heading_boost:
+                    units, scores = table.heading.bm25(number, BM25_K1, BM25_B)
+                    keyword[units] += s.heading_boost * scores
+            if allowed is not None:  # filters restrict the keyword signal before it is scaled
+                keyword *= allowed
+                for marks in matched.values():
+                    marks *= allowed
+            guard = self._rare(table, exact_tokens(query))
         vector: np.ndarray | None = None
         if use_vectors and table.has_vectors:
             encoder = self.index.query_embedder()
@@ -580,17 +670,13 @@ class Searcher:
         score = relevance * recency * table.salience
         exact = np.zeros(n)
         if guard:
-            guard_terms = list(
-                dict.fromkeys(t for tok in guard for t in self.index.fulltext.analyze(tok))
-            )
-            holders = [
-                uid
-                for uid, _ in self.index.fulltext.search(
-                    guard_terms, 1000, 0, allowed=whoosh_filter
-                )
-            ]
-            chunks = store.chunks_by_id(holders)
-            for position, chunk in zip(table.positions(list(chunks)), chunks.values(),
+            guard_terms = list(dict.fromkeys(t for tok in guard for t in terms_of(tok)))
+            holders = np.unique(np.concatenate(
+                [table.text.postings(table.vocab.get(t))[0] for t in guard_terms]))
+            if allowed is not None:
+                holders = holders[allowed[holders]]
+            held = store.chunks_by_id(int(table.ids[r]) for r in holders[:GUARD_MAX_UNITS])
+            for position, chunk in zip(table.positions(list(held)), held.values(),
                                        strict=True):
                 if position >= 0:
                     exact[position] = sum(contains_token(chunk.text, t) for t in guard) / len(guard)
@@ -599,19 +685,8 @@ class Searcher:
                 if term not in guard_terms:
                     competing |= marks > 0
             score = guard_exact(score, exact, competing)
-        if filters.active:
-            where, params = filters.sql()
-            allowed = np.fromiter(
-                (
-                    r[0]
-                    for r in store.conn.execute(
-                        f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}",
-                        params,
-                    )
-                ),
-                dtype=np.int64,
-            )
-            score = np.where(np.isin(table.ids, allowed), score, -np.inf)
+        if allowed is not None:
+            score = np.where(allowed, score, -np.inf)
         if mode == "keyword":  # only units that match a query word (or its neighbours do)
             score = np.where(relevance > 0, score, -np.inf)
 

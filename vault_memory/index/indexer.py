@@ -480,6 +480,8 @@ class Index:
     def _store_file(
         self, conn: sqlite3.Connection, relpath: str, note_file: fsutil.TextFile
     ) -> None:
+        from .fulltext import terms_of
+
         note = parse_note(relpath, note_file.text)
         if note.frontmatter_error:
             log.warning("%s: %s", relpath, note.frontmatter_error)
@@ -504,6 +506,7 @@ class Index:
                     u.sha256,
                     u.salience,
                     " ".join(u.tags),
+                    " ".join(terms_of(u.text)),
                 )
                 for u in units
             ],

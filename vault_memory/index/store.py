@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: chunks.terms (the analyzed text, for query-time BM25)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     date TEXT,
     kind TEXT NOT NULL,
     salience REAL NOT NULL DEFAULT 1.0,
-    tags TEXT NOT NULL DEFAULT ''
+    tags TEXT NOT NULL DEFAULT '',
+    terms TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 CREATE INDEX IF NOT EXISTS chunks_sha ON chunks(sha256);
@@ -209,10 +210,10 @@ class Store:
         date: str | None,
         title: str,
         tags: Iterable[str],
-        units: Iterable[tuple[int, int, str, str, str, float, str]],
+        units: Iterable[tuple[int, int, str, str, str, float, str, str]],
     ) -> None:
         """Insert or replace a file and all its units
-        (start, end, heading, text, sha, salience, tags)."""
+        (start, end, heading, text, sha, salience, tags, analyzed terms)."""
         conn.execute("DELETE FROM files WHERE path=?", (path,))
         cur = conn.execute(
             "INSERT INTO files (path, kind, mtime_ns, size, sha256, date, title, tags, indexed_at)"
@@ -222,10 +223,10 @@ class Store:
         file_id = cur.lastrowid
         conn.executemany(
             "INSERT INTO chunks (file_id, ord, start_line, end_line, heading, text, sha256, date,"
-            " kind, salience, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " kind, salience, tags, terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (file_id, i, start, end, heading, text, sha, date, kind, salience, utags)
-                for i, (start, end, heading, text, sha, salience, utags) in enumerate(units)
+                (file_id, i, start, end, heading, text, sha, date, kind, salience, utags, terms)
+                for i, (start, end, heading, text, sha, salience, utags, terms) in enumerate(units)
             ],
         )
 
@@ -299,9 +300,9 @@ class Store:
 
     def unit_rows(
         self, model: str | None
-    ) -> list[tuple[int, int, str, str | None, float, bytes | None, int]]:
+    ) -> list[tuple[int, int, str, str | None, float, bytes | None, int, str]]:
         """Every unit in file order: (id, file id, heading, date, salience, vector or None,
-        number of lines)."""
+        number of lines, analyzed terms)."""
         with self._read_snapshot() as conn:
             by_sha: dict[str, bytes] = {}
             if model:
@@ -309,10 +310,10 @@ class Store:
                     conn.execute("SELECT sha256, vector FROM embeddings WHERE model=?", (model,))
                 )
             return [
-                (uid, file_id, heading, date, salience, by_sha.get(sha), lines)
-                for uid, file_id, heading, date, salience, sha, lines in conn.execute(
-                    "SELECT id, file_id, heading, date, salience, sha256, end_line - start_line + 1"
-                    " FROM chunks ORDER BY file_id, ord"
+                (uid, file_id, heading, date, salience, by_sha.get(sha), lines, terms)
+                for uid, file_id, heading, date, salience, sha, lines, terms in conn.execute(
+                    "SELECT id, file_id, heading, date, salience, sha256,"
+                    " end_line - start_line + 1, terms FROM chunks ORDER BY file_id, ord"
                 )
             ]
 
