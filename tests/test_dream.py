@@ -342,7 +342,8 @@ def test_dry_run_prints_the_diff_and_writes_nothing(sample_vault: Path, run_cli,
     assert not (sample_vault / ".vault").exists() and not (sample_vault / "dreams").exists()
 
 
-def test_disabled_dream_has_no_side_effects(sample_vault: Path, run_cli, tree_state) -> None:
+def test_disabled_dream_has_no_side_effects(sample_vault: Path, run_cli, tree_state, no_model,
+                                           monkeypatch) -> None:
     config = sample_vault / "vault.toml"
     config.write_text(config.read_text().replace("enabled = true", "enabled = false"))
     before = tree_state(sample_vault)
@@ -353,17 +354,14 @@ def test_disabled_dream_has_no_side_effects(sample_vault: Path, run_cli, tree_st
                                     "vault.toml); nothing was done.")
     with Vault(sample_vault) as vault, pytest.raises(DreamDisabledError):
         vault.dream(force=True)
+    with Vault(sample_vault) as vault:  # a preview is allowed, and says so
+        preview = vault.dream(dry_run=True, now=NOW)
+    assert preview.diff and "dreaming is disabled" in preview.warnings[-1]
     assert tree_state(sample_vault) == before
     assert sorted(p.relative_to(sample_vault) for p in sample_vault.rglob("*")) == listing
-    # one explicit run through the environment works
-    monkey = pytest.MonkeyPatch()
-    monkey.setenv("VAULT_MODEL_DISABLED", "1")
-    monkey.setenv("VAULT_DREAM_ENABLED", "true")
-    try:
-        with Vault(sample_vault) as vault:
-            assert vault.dream(now=NOW).status == "dreamed"
-    finally:
-        monkey.undo()
+    monkeypatch.setenv("VAULT_DREAM_ENABLED", "true")  # one explicit run through the environment
+    with Vault(sample_vault) as vault:
+        assert vault.dream(now=NOW).status == "dreamed"
 
 
 def test_concurrent_edit_aborts_the_dream(small: Path, no_model, monkeypatch, tree_state) -> None:

@@ -110,7 +110,7 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
             continue
         heading = section.get("heading")
         if not isinstance(heading, str) or not heading.strip("# \t") or "\n" in heading \
-                or len(heading) > MAX_HEADING_CHARS:
+                or len(heading) > MAX_HEADING_CHARS or any(c in heading for c in "<>`["):
             problems.append(f"section {s_index + 1} has no usable heading ({heading!r:.60})")
             continue
         heading = heading.strip().lstrip("#").strip()

@@ -40,7 +40,7 @@ from .dream import (
 )
 from .errors import ConfigError, NoteChangedError, NoteNotFoundError, VaultError
 from .junk import junk_reason
-from .memoryfile import MemoryDoc, parse_memory
+from .memoryfile import MemoryDoc, parse_memory, plain_text
 from .notes import DAILY_DIR, DIARY_DIR, MEMORY_FILE, date_from_name, parse_note
 from .similarity import EmbeddingSimilarity, Similarity, TokenSimilarity
 
@@ -275,6 +275,10 @@ class Dreamer:
         scores = assess(live, policy, similarity, evidence=inputs.items, hits=hits, today=today)
         chosen = select_inputs(live, {k: v[0] for k, v in scores.items()})
         notes = {k: ", ".join(v[1]) for k, v in scores.items() if v[1]}
+        junk_skipped = [Skipped(i.source, i.text, f"junk: {reason}")
+                        for i, reason in junk if reason]
+        if not chosen:  # only junk: nothing to ask
+            return DreamPlan(skipped=junk_skipped, consumed=[i for i, _ in junk]), client.model
         messages = build_messages(inputs.memory, chosen, notes, policy)
         try:
             reply = client.chat(messages, json_mode=True, temperature=0.0)
@@ -288,8 +292,7 @@ class Dreamer:
         except ReplyError as exc:
             raise DreamRefusedError([f"the model's proposal is unusable: {p}"
                                      for p in exc.problems]) from None
-        plan.skipped[:0] = [Skipped(i.source, i.text, f"junk: {reason}")
-                            for i, reason in junk if reason]
+        plan.skipped[:0] = junk_skipped
         plan.consumed = [i for i, reason in junk if reason] + chosen
         return plan, reply.model
 
@@ -615,9 +618,10 @@ def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.d
              for a in plan.added]
     edited = [f"in **{e.entry.section}**: {one_line(e.entry.text, 80)} → {one_line(e.text)} "
               f"— {e.reason}" for e in plan.edited]
-    merged = [f"`{m.source}` {one_line(m.text, 80)} → into "
-              f"{'MEMORY.md' if m.into.startswith('MEMORY.md') else f'`{m.into}`'} "
-              f"entry {one_line(m.into_text, 60)} — {m.reason}" for m in plan.merged]
+    merged = [f"`{m.source}` {one_line(m.text, 80)} → into the "
+              f"{'MEMORY.md' if m.into.startswith('MEMORY.md') else f'new `{m.into}`'} "
+              f"entry \"{one_line(plain_text(m.into_text), 60)}\" — {m.reason}"
+              for m in plan.merged]
     archived = [f"from **{a.entry.section}**: {one_line(a.entry.text)} → `{ARCHIVE_FILE}` — "
                 f"{a.reason}" for a in plan.archived]
     skipped = [f"`{s.source}` {one_line(s.text, 80)} — {s.reason}" for s in plan.skipped]
