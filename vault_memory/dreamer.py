@@ -111,10 +111,6 @@ class DreamReport:
     commit: str | None = None
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.written) and self.status in ("dreamed", "undone")
-
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
         data["window"] = list(self.window) if self.window else None

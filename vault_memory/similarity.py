@@ -1,13 +1,15 @@
 """How alike two short texts are, for the dream: sentence embeddings with token overlap, or
 token overlap alone.
 
-Both give a score in [0, 1] and two thresholds calibrated on sample_vault/ (bench/dream.py):
-`duplicate` (the same fact said again: merge it) and `related` (the same thing mentioned on
-another day: it recurs). MiniLM's cosine alone puts a topic above a fact ("Move the renderer
-to WeasyPrint" is 0.78 from "The renderer runs wkhtmltopdf", about what a true restatement
-scores), so the model's cosine is averaged with the overlap of content words, which keeps
-the names and numbers that make a fact. Token overlap alone is deterministic and needs no
-model; it is used when embeddings are turned off or the model cannot load.
+Both give a score in [0, 1] and thresholds set by hand on the pairs of sample_vault/ (daily
+entries against MEMORY.md entries that restate them, and against entries on the same topic
+that say something else): `duplicate` (the same fact said again: merge it), `related` (the
+same thing mentioned on another day: it recurs) and `place_at` (close enough to put a new
+entry in that entry's section). MiniLM's cosine alone puts a topic above a fact ("Move the
+renderer to WeasyPrint" is 0.78 from "The renderer runs wkhtmltopdf", about what a true
+restatement scores), so the model's cosine is averaged with the overlap of content words,
+which keeps the names and numbers that make a fact. Token overlap alone is deterministic and
+needs no model; it is used when embeddings are turned off or the model cannot load.
 """
 
 from __future__ import annotations
