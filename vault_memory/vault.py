@@ -26,6 +26,7 @@ from .notes import DAILY_DIR, DIARY_DIR, KINDS, MEMORY_FILE, format_entry
 
 if TYPE_CHECKING:
     from .context import ContextBlock
+    from .dreamer import DreamReport
     from .index.indexer import Index, IndexReport, Progress
     from .manage import ManageReport
     from .search import Hit, Searcher
@@ -215,7 +216,11 @@ class Vault:
                 log.warning("the index holds no embeddings yet: searching by keywords only. "
                             "Run `vault index` to add them.")
         limit = limit or self.config.search.limit
-        return self._searcher.search(query, limit=limit, mode=mode, filters=filters)
+        hits = self._searcher.search(query, limit=limit, mode=mode, filters=filters)
+        from .hitlog import record  # what search returned: a hint for the dream
+
+        record(self.cache_dir, hits)
+        return hits
 
     def _freshen(self) -> None:
         """Index what changed since the last index, if it is little; never the whole vault
@@ -382,6 +387,34 @@ class Vault:
         from .context import build_context
 
         return build_context(self, max_tokens, query, today)
+
+    # -- dreaming ---------------------------------------------------------------------------
+
+    def dream(
+        self,
+        dry_run: bool = False,
+        force: bool = False,
+        lookback_days: int | None = None,
+        *,
+        now: dt.datetime | None = None,
+    ) -> DreamReport:
+        """Consolidate the daily logs of the last `lookback_days` into MEMORY.md and append a
+        diary entry to dreams/DATE.md (DESIGN §6). Safe to call with no arguments from a
+        background thread. `dry_run` computes the diff and writes nothing; `force` applies a
+        result that drops over 25% of the entries or exceeds the size budget. Raises
+        `DreamDisabledError` (nothing done) when [dream] enabled = false, except for a dry run."""
+        from .dreamer import Dreamer
+
+        return Dreamer(self.config, lambda: self._index.writer_lock(), now).dream(
+            dry_run=dry_run, force=force, lookback_days=lookback_days
+        )
+
+    def undo_dream(self, *, now: dt.datetime | None = None) -> DreamReport:
+        """Restore MEMORY.md byte for byte as it was before the last dream that changed it, and
+        record the undo in the diary. Works without git; works while dreaming is disabled."""
+        from .dreamer import Dreamer
+
+        return Dreamer(self.config, lambda: self._index.writer_lock(), now).undo()
 
 
 def _as_date(value: dt.date | str | None, name: str) -> dt.date | None:

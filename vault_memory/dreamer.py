@@ -1,0 +1,636 @@
+"""Deep Dream, the apply step: read the vault, decide (`dream.py`), check, write, record, commit.
+
+What a dream reads: MEMORY.md as it is on disk, the daily logs `memory/YYYY-MM-DD.md` of the
+lookback window, and the diary's records (to know what earlier dreams consumed). Never the
+diary's text, the archive or any other file.
+
+What a dream writes, and nothing else: MEMORY.md (atomically, against the sha256 it read, so a
+concurrent edit aborts it), the diary `dreams/YYYY-MM-DD.md` (a locked append), the archive
+`dreams/archive.md` (entries moved out to respect the size budget) and a copy of the previous
+MEMORY.md in `dreams/.backup/` (what `--undo` restores, with or without git). A dry run and a
+disabled dream write nothing at all, not even `.vault/`. If any write fails, the ones before
+it are rolled back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import fsutil, gitops, hitlog
+from .config import Config
+from .diary import DIARY_TITLE, Record, one_line, parse_records, render_entry
+from .dream import (
+    DreamPlan,
+    Item,
+    Policy,
+    Skipped,
+    assess,
+    consolidate,
+    extract_items,
+    render,
+    unified_diff,
+    validate,
+)
+from .errors import ConfigError, NoteChangedError, NoteNotFoundError, VaultError
+from .junk import junk_reason
+from .memoryfile import MemoryDoc, parse_memory, plain_text
+from .notes import DAILY_DIR, DIARY_DIR, MEMORY_FILE, date_from_name, parse_note
+from .similarity import EmbeddingSimilarity, Similarity, TokenSimilarity
+
+log = logging.getLogger("vault_memory")
+
+ARCHIVE_FILE = f"{DIARY_DIR}/archive.md"
+BACKUP_DIR = f"{DIARY_DIR}/.backup"
+ARCHIVE_TITLE = (
+    "# Archive\n\nEntries `vault dream` moved out of MEMORY.md to keep it within its size "
+    "budget, newest last. A dream never reads this file.\n"
+)
+
+WriterLock = Callable[[], contextlib.AbstractContextManager[None]]
+
+
+class DreamDisabledError(VaultError):
+    def __init__(self) -> None:
+        super().__init__(
+            "dreaming is disabled ([dream] enabled = false in vault.toml); nothing was done. "
+            "Set enabled = true, or run once with VAULT_DREAM_ENABLED=true vault dream "
+            "(vault dream --dry-run previews it without writing)."
+        )
+
+
+class DreamRefusedError(VaultError):
+    """The dream's result failed a guardrail or the model's reply was unusable."""
+
+    def __init__(self, problems: list[str], forceable: bool = False) -> None:
+        self.problems = problems
+        hint = (
+            "Run `vault dream --dry-run` to see the diff, and `vault dream --force` to apply "
+            "it anyway."
+            if forceable
+            else "Nothing was written; the next dream will try again."
+        )
+        super().__init__(
+            "the dream was refused, MEMORY.md is unchanged: " + "; ".join(problems) + ". " + hint
+        )
+
+
+class UndoError(VaultError):
+    """Nothing to undo, or undoing would lose something."""
+
+
+@dataclass
+class DreamReport:
+    status: str  # dreamed | no-change | nothing-new | dry-run | undone
+    message: str = ""
+    dream_id: str | None = None
+    dry_run: bool = False
+    mode: str = "offline"  # offline | llm
+    model: str | None = None
+    similarity: str | None = None
+    window: tuple[str, str] | None = None
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    new_entries: int = 0
+    added: list[dict[str, Any]] = field(default_factory=list)
+    merged: list[dict[str, Any]] = field(default_factory=list)
+    archived: list[dict[str, Any]] = field(default_factory=list)
+    edited: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # dry run: what would be refused
+    diff: str = ""
+    memory_chars: tuple[int, int] = (0, 0)
+    written: list[str] = field(default_factory=list)
+    diary: str | None = None
+    backup: str | None = None
+    commit: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["window"] = list(self.window) if self.window else None
+        data["memory_chars"] = list(self.memory_chars)
+        return data
+
+
+@dataclass
+class _Inputs:
+    memory_text: str
+    memory_sha: str | None
+    memory: MemoryDoc
+    items: list[Item]
+    files: list[tuple[str, str, int]]  # (path, sha256, items)
+    consumed: set[str]
+
+
+class Dreamer:
+    """One vault's dreams. `writer_lock` is `Index.writer_lock` (shared with the indexer);
+    `now` fixes the clock (tests, reproducible runs)."""
+
+    def __init__(self, config: Config, writer_lock: WriterLock,
+                 now: dt.datetime | None = None) -> None:
+        self.config = config
+        self.root = config.root
+        self.writer_lock = writer_lock
+        self._now = now
+
+    # -- dreaming -------------------------------------------------------------------------------
+
+    def dream(self, dry_run: bool = False, force: bool = False,
+              lookback_days: int | None = None) -> DreamReport:
+        settings = self.config.dream
+        if not settings.enabled and not dry_run:
+            raise DreamDisabledError()
+        days = settings.lookback_days if lookback_days is None else lookback_days
+        if days < 1:
+            raise VaultError(f"the lookback must be at least 1 day, got {days}. "
+                             "Pass --days N with N >= 1.")
+        now = self.now()
+        start = now.date() - dt.timedelta(days=days)
+        inputs = self._read(start, now.date())
+        if dry_run or not self._candidates(inputs):
+            # Nothing new: nothing to lock, nothing written (not even `.vault/`).
+            report = self._dream(now, start, inputs, dry_run=dry_run, force=force)
+            if dry_run and not settings.enabled:
+                report.warnings.append("dreaming is disabled ([dream] enabled = false): this "
+                                       "preview is all `vault dream` would show.")
+                log.warning("%s", report.warnings[-1])
+            return report
+        with fsutil.lock_file(self.config.cache_dir / "dream.lock", "dream", timeout=0.5):
+            inputs = self._read(start, now.date())  # as they are now that no dream can run
+            return self._dream(now, start, inputs, dry_run=False, force=force)
+
+    @staticmethod
+    def _candidates(inputs: _Inputs) -> list[Item]:
+        return [i for i in inputs.items if i.key not in inputs.consumed]
+
+    def now(self) -> dt.datetime:
+        if self._now is not None:
+            return self._now
+        zone = self.config.dream.timezone.strip()
+        if not zone:
+            return dt.datetime.now().astimezone()
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            return dt.datetime.now(ZoneInfo(zone))
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(
+                f"[dream] timezone {zone!r} is not a known time zone; use a name such as "
+                "Europe/Stockholm, or leave it empty for local time."
+            ) from None
+
+    def _dream(self, now: dt.datetime, start: dt.date, inputs: _Inputs, dry_run: bool,
+               force: bool) -> DreamReport:
+        today = now.date()
+        candidates = self._candidates(inputs)
+        report = DreamReport(
+            status="dry-run" if dry_run else "dreamed",
+            dream_id=now.isoformat(timespec="seconds"),
+            dry_run=dry_run,
+            window=(start.isoformat(), today.isoformat()),
+            inputs=[{"path": MEMORY_FILE, "sha256": inputs.memory_sha}]
+            + [{"path": p, "sha256": h, "new_entries": n} for p, h, n in inputs.files],
+            new_entries=len(candidates),
+            memory_chars=(len(inputs.memory_text), len(inputs.memory_text)),
+        )
+        if not candidates:
+            report.status = "nothing-new"
+            seen = len(inputs.items)
+            report.message = (
+                f"nothing new to dream about: the {seen} entries of the daily logs from "
+                f"{start} to {today} were all consumed by earlier dreams. MEMORY.md is unchanged."
+                if seen else
+                f"nothing to dream about: no daily-log entries from {start} to {today}. "
+                "MEMORY.md is unchanged."
+            )
+            return report
+
+        policy = Policy(max_memory_chars=self.config.dream.max_memory_chars)
+        similarity = self._similarity(report)
+        hits = hitlog.counts(self.config.cache_dir)
+        from .llm import LLMClient
+
+        client = LLMClient.from_config(self.config)
+        if client is None:
+            plan = consolidate(inputs.memory, candidates, policy, similarity,
+                               evidence=inputs.items, hits=hits, today=today)
+        else:
+            report.mode = "llm"
+            plan, report.model = self._ask_model(client, inputs, candidates, policy,
+                                                 similarity, hits, today)
+        new_text = render(inputs.memory, plan)
+        sources = {i.source for i in plan.consumed}
+        problems = validate(inputs.memory, plan, new_text, policy, sources, similarity)
+        hard = [p.message for p in problems if not p.forceable]
+        soft = [p.message for p in problems if p.forceable]
+        if hard:
+            raise DreamRefusedError(hard)
+        if soft and not force and not dry_run:
+            raise DreamRefusedError(soft, forceable=True)
+        _describe(report, plan, inputs.memory_text, new_text)
+        if dry_run:
+            report.refused = [] if force else soft
+            report.message = _summary(report, plan) + (
+                "; would be refused without --force: " + "; ".join(soft) if report.refused
+                else "") + ". Dry run: nothing was written."
+            return report
+        self._apply(report, inputs, plan, new_text, now)
+        return report
+
+    def _similarity(self, report: DreamReport) -> Similarity:
+        from .index.embedder import _TRUE, DISABLE_ENV, ModelUnavailable
+        from .index.indexer import model_id_for, shared_embedder
+
+        similarity: Similarity = TokenSimilarity()
+        disabled = os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE
+        if model_id_for(self.config.index.model) and not disabled:
+            try:
+                embedder = shared_embedder(self.config.index.model,
+                                           self.config.index.threads or None)
+                similarity = EmbeddingSimilarity(embedder)
+            except ModelUnavailable as exc:
+                report.warnings.append(f"{exc} Comparing entries by their words instead.")
+                log.warning("%s", report.warnings[-1])
+        report.similarity = similarity.name
+        return similarity
+
+    def _ask_model(self, client: Any, inputs: _Inputs, candidates: list[Item],
+                   policy: Policy, similarity: Similarity, hits: Any,
+                   today: dt.date) -> tuple[DreamPlan, str]:
+        from .dream_llm import ReplyError, build_messages, plan_from_reply, select_inputs
+        from .llm import LLMError, parse_json_reply
+
+        junk = [(i, junk_reason(i.text)) for i in candidates]
+        live = [i for i, reason in junk if reason is None]
+        scores = assess(live, policy, similarity, evidence=inputs.items, hits=hits, today=today)
+        chosen = select_inputs(live, {k: v[0] for k, v in scores.items()})
+        notes = {k: ", ".join(v[1]) for k, v in scores.items() if v[1]}
+        junk_skipped = [Skipped(i.source, i.text, f"junk: {reason}")
+                        for i, reason in junk if reason]
+        if not chosen:  # only junk: nothing to ask
+            return DreamPlan(skipped=junk_skipped, consumed=[i for i, _ in junk]), client.model
+        messages = build_messages(inputs.memory, chosen, notes, policy)
+        try:
+            reply = client.chat(messages, json_mode=True, temperature=0.0)
+            if reply.finish_reason == "length":
+                raise DreamRefusedError(["the model's reply was cut off (finish_reason "
+                                         "= length); use a model with a longer output limit"])
+            data = parse_json_reply(reply.text)
+            plan = plan_from_reply(data, inputs.memory, chosen)
+        except LLMError as exc:
+            raise DreamRefusedError([str(exc)]) from None
+        except ReplyError as exc:
+            raise DreamRefusedError([f"the model's proposal is unusable: {p}"
+                                     for p in exc.problems]) from None
+        plan.skipped[:0] = junk_skipped
+        plan.consumed = [i for i, reason in junk if reason] + chosen
+        return plan, reply.model
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _read(self, start: dt.date, end: dt.date) -> _Inputs:
+        max_bytes = self.config.index.max_file_bytes
+        memory_path, _ = fsutil.resolve_in_vault(self.root, MEMORY_FILE)
+        try:
+            memory_file = fsutil.read_text(memory_path, MEMORY_FILE, max_bytes)
+            memory_text, memory_sha = memory_file.text, memory_file.sha256
+        except NoteNotFoundError:
+            memory_text, memory_sha = "", None
+        items: list[Item] = []
+        files = []
+        for relpath in self._dated(DAILY_DIR, start, end):
+            try:
+                real, _ = fsutil.resolve_in_vault(self.root, relpath)
+                note_file = fsutil.read_text(real, relpath, max_bytes)
+            except VaultError as exc:
+                log.warning("%s (this daily log is left out of the dream)", exc)
+                continue
+            found = extract_items(parse_note(relpath, note_file.text))
+            items.extend(found)
+            files.append((relpath, note_file.sha256, len(found)))
+        consumed: set[str] = set()
+        for record in self._records(since=start):
+            for keys in record.consumed.values():
+                consumed.update(keys)
+        files = [(p, h, sum(1 for i in items if i.path == p and i.key not in consumed))
+                 for p, h, _ in files]
+        return _Inputs(memory_text, memory_sha, parse_memory(memory_text), items, files,
+                       consumed)
+
+    def _dated(self, folder: str, start: dt.date | None, end: dt.date | None) -> list[str]:
+        """`folder/YYYY-MM-DD.md` files within [start, end], oldest first."""
+        base = self.root / folder
+        try:
+            names = sorted(e.name for e in os.scandir(base) if e.is_file())
+        except OSError:
+            return []
+        out = []
+        for name in names:
+            day = date_from_name(name)
+            if day is None or (start and day < start) or (end and day > end):
+                continue
+            out.append(f"{folder}/{name}")
+        return out
+
+    def _records(self, since: dt.date | None = None) -> list[Record]:
+        """Diary records, oldest first (a dream on day D can only consume logs up to D, so
+        the records of the window's logs are in diary files dated within the window)."""
+        records = []
+        for relpath in self._dated(DIARY_DIR, since, None):
+            try:
+                real, _ = fsutil.resolve_in_vault(self.root, relpath)
+                text = fsutil.read_text(real, relpath, 50_000_000).text
+            except VaultError as exc:
+                log.warning("%s (its dream records are skipped)", exc)
+                continue
+            records.extend(parse_records(relpath, text))
+        return records
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _apply(self, report: DreamReport, inputs: _Inputs, plan: DreamPlan, new_text: str,
+               now: dt.datetime) -> None:
+        memory_path, _ = fsutil.resolve_in_vault(self.root, MEMORY_FILE)
+        diary_rel = f"{DIARY_DIR}/{now.date().isoformat()}.md"
+        undo: list[Callable[[], None]] = []
+        written: list[str] = []
+        record = Record("dream", report.dream_id or "", inputs.memory_sha, inputs.memory_sha)
+        for item in plan.consumed:
+            record.consumed.setdefault(item.path, []).append(item.key)
+        with self.writer_lock():
+            diary_path = self._prepare(diary_rel)
+            try:
+                if plan.changes_memory:
+                    backup_rel = self._backup(inputs.memory_text, now, undo)
+                    record.backup = report.backup = backup_rel
+                    written.append(backup_rel)
+                if plan.archived:
+                    record.archive = self._archive(plan, report.dream_id or "", undo)
+                    written.append(ARCHIVE_FILE)
+                if plan.changes_memory:
+                    try:
+                        after = fsutil.write_atomic(memory_path, new_text, inputs.memory_sha,
+                                                    relpath=MEMORY_FILE)
+                    except NoteChangedError:
+                        raise NoteChangedError(MEMORY_FILE, "the dream") from None
+                    undo.append(lambda: self._restore(memory_path, inputs.memory_text,
+                                                      inputs.memory_sha, after))
+                    record.memory_after = after
+                    written.append(MEMORY_FILE)
+                if not plan.changes_memory:
+                    report.status = "no-change"
+                report.message = _summary(report, plan) + "."
+                entry = _diary_entry(report, plan, record, now)
+                fsutil.append_entry(diary_path, entry,
+                                    create_with=DIARY_TITLE.format(date=now.date().isoformat()))
+                written.append(diary_rel)
+            except BaseException:
+                for step in reversed(undo):
+                    with contextlib.suppress(Exception):
+                        step()
+                raise
+        report.written = written
+        report.diary = diary_rel
+        self._commit(report, written, _commit_message(report))
+
+    def _prepare(self, relpath: str) -> Path:
+        """Resolve a file the dream writes (refusing a symlink out of the vault) and make its
+        folder."""
+        path, _ = fsutil.resolve_in_vault(self.root, relpath)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _backup(self, text: str, now: dt.datetime, undo: list[Callable[[], None]]) -> str:
+        stamp = now.strftime("%Y-%m-%dT%H%M%S")
+        for n in range(1, 100):
+            relpath = f"{BACKUP_DIR}/MEMORY.{stamp}{'' if n == 1 else f'-{n}'}.md"
+            path = self._prepare(relpath)
+            if path.exists():
+                continue
+            fsutil.write_atomic(path, text, None, relpath=relpath)
+            undo.append(path.unlink)
+            return relpath
+        raise VaultError(f"too many backups named {BACKUP_DIR}/MEMORY.{stamp}*.md; "
+                         "wait a second and run the dream again.")
+
+    def _archive(self, plan: DreamPlan, dream_id: str,
+                 undo: list[Callable[[], None]]) -> dict[str, Any]:
+        path = self._prepare(ARCHIVE_FILE)
+        try:
+            before = path.read_bytes()
+        except FileNotFoundError:
+            before = None
+        block = [f"\n## Archived by the dream of {dream_id}\n\n"]
+        for archived in plan.archived:
+            block.append("\n".join(archived.entry.text.split("\n")) + "\n")
+            block.append(f"  <!-- from ## {archived.entry.section}: {archived.reason} -->\n")
+        fsutil.append_entry(path, "".join(block), create_with=ARCHIVE_TITLE)
+        after = fsutil.sha256_bytes(path.read_bytes())
+        state = {"path": ARCHIVE_FILE, "before_size": len(before) if before is not None else None,
+                 "before_sha256": fsutil.sha256_bytes(before) if before is not None else None,
+                 "after_sha256": after}
+        undo.append(lambda: None if self._truncate_archive(path, state) else None)
+        return state
+
+    def _truncate_archive(self, path: Path, state: dict[str, Any]) -> bool:
+        """Put the archive back as it was before a dream appended to it, if it has not
+        changed since (checked by hash)."""
+        data = path.read_bytes()
+        if fsutil.sha256_bytes(data) != state["after_sha256"]:
+            return False
+        if state["before_size"] is None:
+            with fsutil.locked(path):
+                if fsutil.sha256_bytes(path.read_bytes()) == state["after_sha256"]:
+                    path.unlink()
+            return True
+        prefix = data[: state["before_size"]]
+        if fsutil.sha256_bytes(prefix) != state["before_sha256"]:
+            return False
+        fsutil.write_atomic(path, prefix.decode("utf-8"), state["after_sha256"], ARCHIVE_FILE)
+        return True
+
+    def _restore(self, path: Path, text: str, sha: str | None, current: str) -> None:
+        if sha is None:
+            with fsutil.locked(path):
+                if fsutil.sha256_bytes(path.read_bytes()) == current:
+                    path.unlink()
+            return
+        fsutil.write_atomic(path, text, current, relpath=MEMORY_FILE)
+
+    def _commit(self, report: DreamReport, paths: list[str], message: str) -> None:
+        if not self.config.dream.git_commit or not paths or not gitops.in_repository(self.root):
+            return
+        try:
+            report.commit = gitops.commit_only(self.root, paths, message)
+        except VaultError as exc:
+            report.warnings.append(str(exc))
+            log.warning("%s", exc)
+
+    # -- undo -----------------------------------------------------------------------------------
+
+    def undo(self) -> DreamReport:
+        """Restore MEMORY.md as it was before the last dream that changed it, byte for byte,
+        take back what that dream put in the archive, and record the undo in the diary."""
+        with fsutil.lock_file(self.config.cache_dir / "dream.lock", "dream", timeout=0.5):
+            return self._undo()
+
+    def _undo(self) -> DreamReport:
+        target = None
+        for record in reversed(self._records()):
+            if record.action == "undo":
+                raise UndoError(
+                    f"the last dream ({record.undoes}) was already undone "
+                    f"({record.diary}); only the last dream can be undone. Older versions of "
+                    f"MEMORY.md are in {BACKUP_DIR}/ (and in git history, if the vault is a "
+                    "repository).")
+            if record.action == "dream" and record.changed_memory:
+                target = record
+                break
+        if target is None:
+            raise UndoError("no dream has changed MEMORY.md yet: there is nothing to undo.")
+        now = self.now()
+        memory_path, _ = fsutil.resolve_in_vault(self.root, MEMORY_FILE)
+        try:
+            current = fsutil.read_text(memory_path, MEMORY_FILE, 50_000_000)
+            current_text, current_sha = current.text, current.sha256
+        except NoteNotFoundError:
+            current_text, current_sha = "", None
+        if current_sha != target.memory_after:
+            raise UndoError(
+                f"MEMORY.md was edited after the dream of {target.id}; undoing it would throw "
+                f"those edits away, so nothing was changed. The version from before that dream "
+                f"is {target.backup}: copy what you need from it by hand.")
+        restored_text = ""
+        if target.memory_before is not None:
+            try:
+                real, _ = fsutil.resolve_in_vault(self.root, target.backup or "")
+                backup = fsutil.read_text(real, target.backup, 50_000_000)
+            except VaultError as exc:
+                raise UndoError(f"cannot undo the dream of {target.id}: its backup of MEMORY.md "
+                                f"cannot be read ({exc}). Nothing was changed.") from None
+            if backup.sha256 != target.memory_before:
+                raise UndoError(f"cannot undo the dream of {target.id}: its backup "
+                                f"{target.backup} was modified since. Nothing was changed.")
+            restored_text = backup.text
+        report = DreamReport(status="undone", dream_id=now.isoformat(timespec="seconds"),
+                             backup=target.backup,
+                             memory_chars=(len(current_text), len(restored_text)))
+        report.diff = unified_diff(current_text, restored_text)
+        diary_rel = f"{DIARY_DIR}/{now.date().isoformat()}.md"
+        written = [MEMORY_FILE]
+        with self.writer_lock():
+            diary_path = self._prepare(diary_rel)
+            if target.memory_before is None:
+                self._restore(memory_path, "", None, current_sha or "")
+            else:
+                try:
+                    fsutil.write_atomic(memory_path, restored_text, current_sha, MEMORY_FILE)
+                except NoteChangedError:
+                    raise NoteChangedError(MEMORY_FILE, "the undo") from None
+            archive_note = "untouched (that dream archived nothing)"
+            if target.archive:
+                archive_path, _ = fsutil.resolve_in_vault(self.root, target.archive["path"])
+                try:
+                    undone = self._truncate_archive(archive_path, target.archive)
+                except (OSError, VaultError):
+                    undone = False
+                if undone:
+                    archive_note = "the entries that dream archived were taken back out"
+                    written.append(target.archive["path"])
+                else:
+                    archive_note = (f"{target.archive['path']} changed since that dream, so the "
+                                    "entries it archived are still there")
+                    report.warnings.append(archive_note)
+            record = Record("undo", report.dream_id or "", current_sha, target.memory_before,
+                            undoes=target.id)
+            facts = [
+                ("When", now.isoformat(timespec="seconds")),
+                ("Undid", f"the dream of {target.id} (recorded in `{target.diary}`)"),
+                ("MEMORY.md", f"restored from `{target.backup}`, sha256 "
+                              f"`{target.memory_before}`"),
+                ("Archive", archive_note),
+                ("Still consumed", "the entries that dream read stay consumed, so the next "
+                                   "dream does not redo it"),
+            ]
+            entry = render_entry(f"{now:%H:%M} · undo", facts, [], report.diff, record)
+            fsutil.append_entry(diary_path, entry,
+                                create_with=DIARY_TITLE.format(date=now.date().isoformat()))
+            written.append(diary_rel)
+        report.written = written
+        report.diary = diary_rel
+        report.message = (f"restored MEMORY.md from before the dream of {target.id} "
+                          f"({target.backup}); recorded in {diary_rel}.")
+        self._commit(report, written, f"vault dream --undo: restore MEMORY.md from before the "
+                                      f"dream of {target.id}")
+        return report
+
+
+# -- reporting --------------------------------------------------------------------------------
+
+
+def _describe(report: DreamReport, plan: DreamPlan, before: str, after: str) -> None:
+    report.added = [a.to_dict() for a in plan.added]
+    report.merged = [m.to_dict() for m in plan.merged]
+    report.archived = [a.to_dict() for a in plan.archived]
+    report.edited = [e.to_dict() for e in plan.edited]
+    report.skipped = [s.to_dict() for s in plan.skipped]
+    report.diff = unified_diff(before, after)
+    report.memory_chars = (len(before), len(after))
+
+
+def _summary(report: DreamReport, plan: DreamPlan) -> str:
+    parts = [f"{len(plan.added)} added", f"{len(plan.merged)} merged",
+             f"{len(plan.archived)} archived"]
+    if plan.edited:
+        parts.append(f"{len(plan.edited)} reworded")
+    parts.append(f"{len(plan.skipped)} not promoted")
+    head = (f"{report.new_entries} new entries from the daily logs "
+            f"{report.window[0]} to {report.window[1]}" if report.window else "")
+    tail = ("MEMORY.md unchanged" if not plan.changes_memory
+            else f"MEMORY.md {report.memory_chars[0]:,} -> {report.memory_chars[1]:,} characters")
+    return f"{head}: " + ", ".join(parts) + f"; {tail}"
+
+
+def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.datetime) -> str:
+    mode = report.mode + (f" ({report.model})" if report.model else "")
+    facts = [
+        ("When", now.isoformat(timespec="seconds")),
+        ("Mode", f"{mode}; similarity: {report.similarity}"),
+        ("Window", f"{report.window[0]} to {report.window[1]}" if report.window else "-"),
+        ("Result", _summary(report, plan)),
+    ]
+    if record.backup:
+        facts.append(("Backup", f"`{record.backup}` (what `vault dream --undo` restores)"))
+    inputs = [f"`{i['path']}` sha256 `{i['sha256']}`"
+              + (f" ({i['new_entries']} new entries)" if "new_entries" in i else "")
+              for i in report.inputs]
+    added = [f"to **{a.section}**: {one_line(a.text)} ← `{', '.join(a.sources)}` — {a.reason}"
+             for a in plan.added]
+    edited = [f"in **{e.entry.section}**: {one_line(e.entry.text, 80)} → {one_line(e.text)} "
+              f"— {e.reason}" for e in plan.edited]
+    merged = [f"`{m.source}` {one_line(m.text, 80)} → into the "
+              f"{'MEMORY.md' if m.into.startswith('MEMORY.md') else f'new `{m.into}`'} "
+              f"entry \"{one_line(plain_text(m.into_text), 60)}\" — {m.reason}"
+              for m in plan.merged]
+    archived = [f"from **{a.entry.section}**: {one_line(a.entry.text)} → `{ARCHIVE_FILE}` — "
+                f"{a.reason}" for a in plan.archived]
+    skipped = [f"`{s.source}` {one_line(s.text, 80)} — {s.reason}" for s in plan.skipped]
+    sections = [("Inputs", inputs), ("Added", added), ("Reworded", edited),
+                ("Merged", merged), ("Archived", archived), ("Not promoted", skipped)]
+    return render_entry(f"{now:%H:%M} · dream · {report.mode}", facts, sections, report.diff,
+                        record)
+
+
+def _commit_message(report: DreamReport) -> str:
+    return (f"vault dream {report.dream_id}: {len(report.added)} added, "
+            f"{len(report.merged)} merged, {len(report.archived)} archived\n\n"
+            f"{report.message}\nDiary: {report.diary or ''}")
+
+
+__all__ = ["DreamDisabledError", "DreamRefusedError", "DreamReport", "Dreamer", "UndoError"]
