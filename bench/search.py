@@ -293,8 +293,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 WARM_PARTS = [  # (module, function, label); missing ones (search.py changes) are skipped
-    ("vault_memory.index.fulltext", "FullText.search_terms|FullText.search",
-     "Whoosh BM25F search"),
+    ("vault_memory.search", "FieldPostings.bm25", "keyword BM25F (postings arrays)"),
     ("vault_memory.index.embedder", "QueryEncoder.embed_query", "query embedding (ONNX)"),
     ("vault_memory.index.embedder", "Embedder.embed_query", "query embedding (ONNX)"),
     ("vault_memory.search", "Searcher.table", "unit table (check/reload)"),
@@ -472,9 +471,8 @@ PHASES = [
     ("vault_memory.index.store", "Store.unit_rows", "  of which: rows + vectors from SQLite"),
     ("vault_memory.index.arrays", "read_arrays", "  of which: mapped from .vault/"),
     ("vault_memory.search", "UnitTable.build", "  of which: arrays, sections, windows"),
-    ("vault_memory.index.fulltext", "FullText.open", "Whoosh open (incl. import)"),
-    ("vault_memory.index.fulltext", "FullText.search_terms|FullText.search",
-     "Whoosh search (incl. searcher)"),
+    ("vault_memory.search", "FieldPostings.bm25", "keyword BM25F (postings arrays)"),
+    ("vault_memory.index.fulltext", "FullText.open", "Whoosh open (should not happen)"),
     ("vault_memory.index.indexer", "Index.stale_paths", "freshness scan (stat every file)"),
     ("vault_memory.vault", "Vault.search", "Vault.search, total"),
 ]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("vault_memory")
 
 MODES = ("hybrid", "keyword", "semantic")
-TABLE_FORMAT = 2  # bump when UnitTable's arrays change meaning
+TABLE_FORMAT = 3  # bump when UnitTable's arrays change meaning
 RARE_MIN_UNITS = 5
 RARE_SHARE = 0.01
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
@@ -40,6 +40,7 @@ class RankSettings:
     fusion: str = "weighted"  # "weighted" (normalised sum) or "rrf"; weighted measured better
     vector_weight: float = 0.6
     rrf_k: int = 60
+    candidates: int = 200  # keyword evidence: the best N BM25 units (0: every matching unit)
     heading_boost: float = 0.5
     windows: tuple[int, ...] = (3, 5)  # context windows (consecutive units of one section)
     window_weight: float = 1.0  # a unit gains this times the best window holding it
@@ -400,9 +401,8 @@ class FieldPostings:
         self.rows = arrays[f"{field}_rows"]
         self.tf = arrays[f"{field}_tf"]
         self.lengths = arrays[f"{field}_len"]
-        count = len(self.lengths)
-        self.average = float(self.lengths.sum()) / count if count else 0.0
-        self.units = count
+        self.average = float(arrays[f"{field}_avg"][0])
+        self.units = len(self.lengths)
 
     def postings(self, term: int | None) -> tuple[np.ndarray, np.ndarray]:
         if term is None or term + 1 >= len(self.offsets):
@@ -437,6 +437,7 @@ def _postings(
     from collections import Counter
 
     import numpy as np
+    from whoosh.util.numeric import byte_to_length, length_to_byte
 
     vocab: dict[str, int] = {}
     out: dict[str, np.ndarray] = {}
@@ -464,7 +465,11 @@ def _postings(
         order = np.argsort(ids, kind="stable")
         out[f"{name}_rows"] = np.asarray(unit_rows, dtype=np.int32)[order]
         out[f"{name}_tf"] = np.asarray(freqs, dtype=np.float32)[order]
-        out[f"{name}_len"] = lengths
+        # The average is exact, each unit's length rounded to what Whoosh's one byte holds:
+        # the scores are then exactly the Whoosh index's.
+        out[f"{name}_avg"] = np.array([lengths.mean() if len(lengths) else 0.0])
+        out[f"{name}_len"] = np.asarray(
+            [byte_to_length(length_to_byte(int(x))) for x in lengths], dtype=np.float32)
         out[f"{name}_ids"] = ids  # replaced below, once the vocabulary is complete
     size = len(vocab)
     for name in ("tx", "hd"):
@@ -631,8 +636,13 @@ class Searcher:
                     keyword[units] += s.heading_boost * scores
             if allowed is not None:  # filters restrict the keyword signal before it is scaled
                 keyword *= allowed
-                for marks in matched.values():
-                    marks *= allowed
+            if s.candidates and np.count_nonzero(keyword) > s.candidates:
+                # Only the best keyword matches count as keyword evidence, as a search engine's
+                # top-N would; a unit holding one common query word among thousands does not.
+                cut = np.partition(keyword, n - s.candidates)[n - s.candidates]
+                keyword[keyword < cut] = 0.0
+            for marks in matched.values():
+                marks *= keyword > 0
             guard = self._rare(table, exact_tokens(query))
         vector: np.ndarray | None = None
         if use_vectors and table.has_vectors:
