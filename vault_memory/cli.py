@@ -416,9 +416,12 @@ def flush(vault: Vault, source: str | None, session: str | None, date: str | Non
     elif report.written:
         click.echo(f"{report.path}:{report.start_line}-{report.end_line}  {report.heading}")
         click.echo(summary)
+    elif report.already_flushed:
+        click.echo(f"session {report.session}: nothing new ({report.already_flushed} entries "
+                   "already flushed); nothing written")
     else:
-        click.echo(f"session {report.session}: nothing new to flush ({summary}); "
-                   "nothing written")
+        click.echo(f"session {report.session}: nothing worth keeping in {report.messages} "
+                   "messages; nothing written")
 
 
 @cli.group(invoke_without_command=True)
