@@ -211,6 +211,14 @@ def test_derived_session_id_is_stable_and_ignores_later_messages() -> None:
         ("I want you to refactor this module.", None),
         ("This doesn't look right to me.", None),
         ("I'm not sure about that.", None),
+        ("Priya owns the proration module now.", "fact"),
+        ("That charity race sounds great, Mel!", None),
+        ("It was an awesome time, Caroline!", None),
+        ("I love it!", None),
+        ("Remember, just do it!", None),
+        ("I'm gonna make it happen!", None),
+        ("Kids are amazingly resilient in tough situations.", None),
+        ("Always here to cheer you on.", None),
     ],
 )
 def test_user_sentences(sentence: str, expected: str | None) -> None:
@@ -226,6 +234,8 @@ def test_user_sentences(sentence: str, expected: str | None) -> None:
         ("From now on I will answer in English.", "commitment"),
         ("The root cause was a reused idempotency key.", "fact"),
         ("The flaky test has been fixed in PR 2291.", "fact"),
+        ("I've opened PR #2291 with the clock injection.", "fact"),
+        ("The deploy to staging has been completed.", "fact"),
         ("Here is the migration you asked for.", None),
         ("I think we should use NUMERIC(12,4) for totals.", None),
         ("You could also try increasing the pool size.", None),

@@ -265,7 +265,8 @@ _FILLER_WORDS = _words(
     "absolutely definitely true interesting i see me too same here"
 )
 _LEADING_FILLER = re.compile(
-    r"^(?:(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|perfect|awesome|"
+    r"^(?:(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|perfect|awesome|wow|"
+    r"omg|yay|aw+|oh wow|"
     r"got it|sounds good|makes sense|yes|yeah|yep|right|alright|well|so|also|and|but|oh|ah|"
     r"btw|by the way|anyway|one more thing)(?:\s+(?:so|then|now|too))?[\s,!.:;—–-]+)+",
     re.I,
@@ -275,16 +276,17 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         "correction",
         2,
         re.compile(
-            r"^(?:actually|correction|to clarify|sorry,? i meant|i meant|no,|nope,|wait,|"
-            r"scratch that|update:)|\b(?:i was wrong|i misspoke|that's wrong|that is wrong|"
-            r"not anymore|no longer|changed my mind|(?:is|was|are|were) actually)\b"
+            r"^(?:actually|correction|to clarify|sorry,? i meant|i meant|scratch that|update:)|"
+            r"\b(?:i was wrong|i misspoke|that's wrong|that is wrong|not anymore|no longer|"
+            r"changed my mind|(?:is|was|are|were) actually)\b"
         ),
     ),
     (
         "fact",
         3,
         re.compile(
-            r"\b(?:remember|keep in mind|note that|for the record|fyi|for future reference|"
+            r"(?:^|[,;:.!]\s*|\b(?:please|pls|also|and|do|to)\s+)(?:remember|keep in mind|"
+            r"note)\b(?! (?:the day|when|how))|\b(?:for the record|fyi|for future reference|"
             r"don't forget|do not forget|important:)"
         ),
     ),
@@ -294,8 +296,10 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:i|we) (?:really |much |strongly )?(?:prefer|like|love|hate|dislike|enjoy|"
             r"can't stand|don't like|do not like|don't want|do not want|want (?!to\b)|"
-            r"would rather|'d rather)|\bprefer(?:s|red|ence)?\b|\b(?:my|our) favou?rite\b|"
-            r"^(?:please )?(?:always|never|don't ever|do not ever|avoid|stop)\b|\bfrom now on\b|"
+            r"would rather|'d rather)(?! (?:it|that|this|them|those|these|you)\b[\s.!]*$)|"
+            r"\bprefer(?:s|red|ence)?\b|\b(?:my|our) favou?rite\b|"
+            r"^(?:please )?(?:always|never|don't ever|do not ever|avoid|stop) (?!(?:here|there|"
+            r"been|be|was|is|the|a|so|too|mind)\b)|\bfrom now on\b|"
             r"\b(?:instead of|rather than)\b|\bnot (?:a fan|keen)\b"
         ),
     ),
@@ -314,9 +318,10 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         1,
         re.compile(
             r"\b(?:i|we)(?:'ll| will| need to| have to| must| should| am going to|'m going to|"
-            r" are going to|'re going to| plan to| want to|'d like to| would like to|"
-            r" promised to| intend to)\b|\bremind me\b|\bdeadline\b|\b(?:todo|to-do|action item)\b|"
-            r"\bdue (?:on|by)\b"
+            r" are going to|'re going to| plan to| promised to| intend to)\b"
+            r"(?! (?:never|always) (?:forget|remember)| be\b)|"
+            r"\b(?:gonna|remind me (?:to|about|on|at|in|tomorrow|next))\b|\bdeadline\b|"
+            r"\b(?:todo|to-do|action item)\b|\bdue (?:on|by)\b"
         ),
     ),
     (
@@ -326,11 +331,21 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
             r"^(?:i am|i'm|i work|i live|i use|i have|i own|i run|i was born|we use|we run|"
             r"we have|we're on|we are on)\b(?! (?:trying|looking|getting|seeing|not sure|"
             r"confused|wondering|curious|stuck|done|back|here|ready|sorry|afraid|going to|glad|"
-            r"happy to))|\b(?:my|our) [\w-]+(?: [\w-]+)? (?:is|are|was|were|runs|uses|lives|"
-            r"works|has|starts|ends)\b"
+            r"happy|so|really|lucky|thankful|grateful))|\b(?:my|our) [\w-]+(?: [\w-]+)? "
+            r"(?:is|are|was|were|runs|uses|lives|works|has|starts|ends)\b"
         ),
     ),
 )
+# "That sounds great, Mel!", "It was an awesome time!": a reaction to what was said, not news
+_REACTION = re.compile(
+    r"^(?:that|this|it|those|these|sounds|looks|what|how|so|you|your|wow|congrats|"
+    r"congratulations|glad|happy|sorry|such)\b(?:'s|'re| is| are| was| were| sounds?| looks?| "
+    r"must| seems?)?.*\b(?:great|awesome|amazing|cool|nice|sweet|lovely|wonderful|beautiful|"
+    r"fantastic|cute|fun|good|proud|glad|happy|sorry|exciting|inspiring|incredible|impressive|"
+    r"special|brave|hard|tough|interesting|gorgeous|stunning|perfect|blast|crazy|wild)\b"
+)
+# a name addressed at the start or the end of a sentence ("Caroline, …", "…, Mel!")
+_VOCATIVE = re.compile(r"^[A-Z][\w'-]+,\s+|,\s*[A-Z][\w'-]+\s*[!.?]*\s*$")
 _DIRECTED = re.compile(r"\b(?:want|'d like|would like|need) you to\b")
 _LASTING = re.compile(r"\b(?:always|never|from now on|every time|whenever|in future)\b")
 _REQUEST = re.compile(
@@ -369,8 +384,10 @@ _ASSISTANT_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:confirmed|verified|root cause|the (?:cause|problem|issue|bug|culprit) "
             r"(?:is|was)|turned out|turns out|is now (?:fixed|resolved|live|deployed|complete|"
-            r"merged)|has been (?:fixed|resolved|deployed|merged|released)|(?:fixed|resolved) "
-            r"(?:by|in|with))\b"
+            r"merged)|(?:has|have) been (?:fixed|resolved|deployed|merged|released|completed|"
+            r"finished|rolled out|applied)|(?:fixed|resolved) (?:by|in|with)|"
+            r"(?:i|we)(?:'ve| have) (?:opened|merged|created|filed|deployed|pushed|released|"
+            r"published|sent|scheduled|booked|renamed|deleted|archived))\b"
         ),
     ),
 )
@@ -386,6 +403,23 @@ _ASSISTANT_NOISE = re.compile(
     r"see|note:|tip:|done|got it|noted|understood)\b"
 )
 _PROPER_NOUN = re.compile(r"(?<=[^.!?]\s)(?!I\b|I'm\b|I'll\b|I've\b|I'd\b)[A-Z][\w-]+")
+# "Priya owns the module", "Jonas's team": a capitalised first word acting as a subject is a
+# name unless it is a common word that is capitalised only because it opens the sentence.
+_NAMED_SUBJECT = re.compile(
+    r"[\"'(\[]*([A-Z][\w-]*)(?:'s\b|\s+(?:is|was|has|had|will|would|can|should|must|and|"
+    r"owns|wants|prefers|likes|leads|runs|works|lives|uses|manages|handles|needs|knows|said|"
+    r"says|thinks|approved|decided|joined|left|moved|started|asked|agreed)\b)"
+)
+_COMMON_OPENERS = _words(
+    "the a an this that these those it its it's i i'm i've i'll i'd we we're we've we'll you "
+    "your you're they their there here he she his her my our me us what when where why how who "
+    "which if then so and but or also just now today tomorrow yesterday tonight next last every "
+    "all some any no not yes one two first after before since while because maybe please sure "
+    "actually also still only even both each most more many much few other another as at by "
+    "for from in into of on to with without about over under again once let let's do does did "
+    "is are was were be been have has had can could will would should must may might "
+    "good great nice ok okay thanks hi hello hey well oh wow"
+)
 
 
 def _is_filler(words: list[str]) -> bool:
@@ -393,9 +427,12 @@ def _is_filler(words: list[str]) -> bool:
 
 
 def _looks_specific(sentence: str) -> bool:
-    """A number, a name in mid-sentence, inline code, a path or an address."""
+    """A number, a name, inline code, a path or an address."""
+    first = _NAMED_SUBJECT.match(sentence)
     return bool(
-        re.search(r"\d|`|https?://|\w@\w|/\w", sentence) or _PROPER_NOUN.search(sentence)
+        re.search(r"\d|`|https?://|\w@\w|/\w", sentence)
+        or _PROPER_NOUN.search(sentence)
+        or (first and first[1].lower() not in _COMMON_OPENERS)
     )
 
 
@@ -408,12 +445,18 @@ def classify(sentence: str, role: str) -> tuple[str, int] | None:
     if role == "user":
         if _DIRECTED.search(low) and not _LASTING.search(low):
             return None
+        specific = _looks_specific(_VOCATIVE.sub(" ", sentence))
         for category, importance, pattern in _USER_SIGNALS:
-            if pattern.search(low):
-                return category, importance
-        if _REQUEST.match(low):
+            if not pattern.search(low):
+                continue
+            if importance == 3 and len(words) < 5:
+                return None  # "Remember, just do it!" carries nothing to remember
+            if category == "commitment" and sentence.endswith("!") and not specific:
+                return None  # "I'm gonna make it happen!": a cheer, not a task
+            return category, importance
+        if _REQUEST.match(low) or _REACTION.match(low):
             return None
-        if len(words) >= 4 and _looks_specific(sentence):
+        if len(words) >= 4 and specific:
             return "fact", 1
         return None
     if _HEDGE.search(low) or _ASSISTANT_NOISE.match(low):
