@@ -419,6 +419,32 @@ def test_bad_input_changes_nothing(vault_dir: Path, tree_state, monkeypatch) -> 
     assert tree_state(vault_dir) == before
 
 
+def test_control_characters_and_lone_surrogates_never_reach_the_log(vault_dir: Path) -> None:
+    raw = json.dumps([{"role": "user", "content": "I prefer Lua\u0000 over \ud800Vimscript.\r"
+                                                  "\nWe use Ne\u0007ovim 0.10."}])
+    vault = Vault(vault_dir)
+    report = vault.flush(raw, session="ctl", date=DAY)
+    assert [e.text for e in report.entries] == [
+        "User: I prefer Lua over \ufffdVimscript. #preference", "User: We use Neovim 0.10."]
+    vault.add("still appendable", when=dt.datetime(2026, 11, 22, 23, 0))  # not a binary file
+    assert bullets(vault_dir)[-1] == "still appendable"
+
+
+def test_a_symlinked_log_outside_the_vault_is_not_read(vault_dir: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# 2026-11-20\n\n## 10:00 · flush · session x\n"
+                       "- User: SECRET plan for Q3 is ready.\n")
+    (vault_dir / "memory" / "2026-11-20.md").symlink_to(outside)
+    vault = Vault(vault_dir)
+    assert vault.sessions() == []
+    report = vault.flush([{"role": "user", "content": "SECRET plan for Q3 is ready."}],
+                         session="x", dry_run=True, date=DAY)
+    assert report.already_flushed == 0 and len(report.entries) == 1
+    shutil.copy(outside, vault_dir / "memory" / "2026-11-21.md")  # the same text, inside
+    assert vault.flush([{"role": "user", "content": "SECRET plan for Q3 is ready."}],
+                       session="x", dry_run=True, date=DAY).already_flushed == 1
+
+
 def test_a_binary_daily_log_is_refused(vault_dir: Path) -> None:
     path = vault_dir / "memory" / "2026-11-22.md"
     path.write_bytes(b"\x00\x01binary")

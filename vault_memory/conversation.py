@@ -206,11 +206,22 @@ def _message(item: Any, where: str) -> Message | None:
         names.append(str(name) if name else "tool")
     name = item.get("name")
     label = _clean_name(name) if isinstance(name, str) and canonical != "tool" else None
-    return Message(canonical, "\n".join(parts), label, tuple(names))
+    return Message(canonical, clean_text("\n".join(parts)), label, tuple(names))
+
+
+# NUL and other control characters would make a daily log unreadable ("binary") for every
+# later reader; lone surrogates (from JSON `\ud800` escapes) cannot be written as UTF-8.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _SURROGATE.sub("\ufffd", _CONTROL.sub("", text))
 
 
 def _clean_name(name: str) -> str | None:
-    name = re.sub(r"[\s:#\[\]]+", " ", name).strip()[:40]
+    name = re.sub(r"[\s:#\[\]]+", " ", clean_text(name)).strip()[:40]
     return name or None
 
 
@@ -228,6 +239,7 @@ def _speaker(line: str) -> tuple[str, str | None, str] | None:
 
 
 def _parse_transcript(text: str) -> list[Message]:
+    text = clean_text(text)
     turns: list[tuple[str, str | None, list[str]]] = []
     for line in fsutil.split_lines(text):
         found = _speaker(line)

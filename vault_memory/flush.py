@@ -118,14 +118,21 @@ class SessionInfo:
 
 
 def daily_logs(root: Path) -> list[tuple[Path, str]]:
+    """The daily logs (memory/YYYY-MM-DD.md) as (real path, vault-relative path), by date."""
     folder = root / DAILY_DIR
     if not folder.is_dir():
         return []
     found = []
     for path in folder.iterdir():
         relpath = f"{DAILY_DIR}/{path.name}"
-        if date_from_name(relpath) and path.is_file():
-            found.append((path, relpath))
+        if not date_from_name(relpath):
+            continue
+        try:
+            real, _ = fsutil.resolve_in_vault(root, relpath)
+        except VaultError:  # a symlink leading outside the vault is never read
+            continue
+        if real.is_file():
+            found.append((real, relpath))
     return sorted(found, key=lambda item: item[1])
 
 
