@@ -210,6 +210,8 @@ def test_derived_session_id_is_stable_and_ignores_later_messages() -> None:
         ("Write a function that parses the CSV export.", None),
         ("I want you to refactor this module.", None),
         ("This doesn't look right to me.", None),
+        ("make sure the invoices stay immutable after 1 Dec", "fact"),
+        ("go with postgres for the ledger, we settled it", "decision"),
         ("I'm not sure about that.", None),
         ("Priya owns the proration module now.", "fact"),
         ("That charity race sounds great, Mel!", None),
@@ -253,6 +255,8 @@ def test_code_commands_logs_and_tool_output_are_dropped() -> None:
         "I prefer pytest over unittest.\n\n"
         "```python\nimport os  # my password is in os.environ\n```\n"
         "$ pytest -q --maxfail=1\n"
+        "make test-integration ENV=staging\n"
+        "export PATH=$HOME/.local/bin:$PATH\n"
         "pip install -r requirements.txt\n"
         "Traceback (most recent call last):\n"
         '  File "app.py", line 3, in <module>\n'
@@ -261,12 +265,14 @@ def test_code_commands_logs_and_tool_output_are_dropped() -> None:
         "> quoted text from an email about Jonas\n"
         "    indented_code = call(Jonas, 42)\n"
         "git push --force to main is forbidden, we decided that in March.\n"
+        "make sure the totals stay immutable after 1 Dec\n"
     )
     messages = parse_conversation([{"role": "user", "content": text},
                                    {"role": "tool", "content": "I prefer tools that return 42."}])
     assert [e.text for e in extract_offline(messages, 500)] == [
         "User: I prefer pytest over unittest. #preference",
         "User: git push --force to main is forbidden, we decided that in March. #decision",
+        "User: make sure the totals stay immutable after 1 Dec",
     ]
 
 

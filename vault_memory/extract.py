@@ -118,19 +118,26 @@ _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.*)$")
 _TABLE = re.compile(r"^\s*\|.*\|\s*$")
 _PROMPT = re.compile(r"^\s*(?:\$|%|>>>|\.\.\.|❯|➜|PS [A-Z]:\\[^>]*>|[\w.-]+@[\w.-]+:[^$#]*[$#])\s")
-_COMMANDS = _words(
-    "git pip pip3 pipx python python3 py npm npx yarn pnpm node deno bun cargo rustc go make "
-    "cmake docker docker-compose podman kubectl helm terraform ansible cd ls ll cat rm mv cp "
-    "mkdir rmdir touch ln chmod chown sudo su apt apt-get dnf yum brew curl wget ssh scp rsync "
-    "export source set unset env uv poetry pytest tox ruff mypy black vault echo printf grep rg "
-    "sed awk find xargs sort uniq head tail less more vim vi nano code systemctl journalctl "
-    "service psql mysql sqlite3 redis-cli mongo tar zip unzip gzip ps kill pkill top htop df du "
-    "free whoami gh az aws gcloud java javac mvn gradle gcc g++ clang ruby gem bundle rails php "
-    "composer dotnet nvm pyenv conda"
+# Tools whose name is no English word: a line starting with one is a command…
+_TOOLS = _words(
+    "git pip pip3 pipx python python3 npm npx yarn pnpm deno cargo rustc cmake docker "
+    "docker-compose podman kubectl helm terraform ansible cd ls ll rm mv cp mkdir rmdir chmod "
+    "chown sudo apt apt-get dnf yum brew curl wget ssh scp rsync uv poetry pytest tox ruff mypy "
+    "grep rg sed awk xargs uniq vim vi nano systemctl journalctl psql mysql sqlite3 redis-cli "
+    "gzip pkill htop df du whoami gh gcloud javac mvn gradle gcc g++ clang conda pyenv nvm "
+    "dotnet composer"
+)
+# …and tools named like words ("make sure …", "go with …"): only with command syntax.
+_WORD_TOOLS = _words(
+    "go make find sort free set unset source code more less top head tail kill touch cat "
+    "export env service echo printf node bun py java ruby gem bundle rails php vault az aws ps "
+    "tar zip unzip black mongo su ln"
 )
 _COMMAND = re.compile(
-    r"^\s*(?:sudo\s+)?(?:" + "|".join(map(re.escape, sorted(_COMMANDS))) + r")(?:\s|$)"
+    r"^\s*(?:sudo\s+)?(?P<tool>" + "|".join(map(re.escape, sorted(_TOOLS | _WORD_TOOLS)))
+    + r")(?:\s|$)"
 )
+_COMMAND_SYNTAX = re.compile(r"\s--?\w|[|&<>$=]|(?:^|\s)\.{0,2}/\w|~/")
 _LOG_LINE = re.compile(
     r"^\s*(?:Traceback \(most recent call last\)|File \".*\", line \d+|at [\w$.<>]+\(.*\)$"
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?(?:ERROR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL)"
@@ -143,6 +150,7 @@ _PROSE_VERB = re.compile(
 _JSONISH = re.compile(r"^\s*[\[{].*[\]}],?\s*$|^\s*\"[\w-]+\"\s*:")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+_LINE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 
 
 def _is_noise(line: str) -> bool:
@@ -156,7 +164,8 @@ def _is_noise(line: str) -> bool:
         or _JSONISH.match(stripped)
     ):
         return True
-    if _COMMAND.match(stripped):
+    command = _COMMAND.match(stripped)
+    if command and (command["tool"] in _TOOLS or _COMMAND_SYNTAX.search(stripped)):
         # `git push --force to main is forbidden.` is a sentence about a command, not one
         return not (stripped.endswith((".", "!")) and _PROSE_VERB.search(stripped))
     letters = sum(ch.isalpha() for ch in stripped)
@@ -207,6 +216,8 @@ def _blocks(text: str) -> Iterator[str]:
         if indent >= 4 and kind != "item":  # an indented code block
             close()
             continue
+        if kind == "para" and _LINE_END.search(current[-1]):
+            close()  # chat lines that end a sentence are separate thoughts; wrapped ones go on
         if not kind:
             kind = "para"
         current.append(line.strip())
