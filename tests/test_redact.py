@@ -138,6 +138,7 @@ SECRET_CASES = [
     ("password", 'config.yaml has  secret: "@@"  under [smtp]', "Tr0ub4dor&3"),
     ("password", "JWT_SIGNING_KEY='@@' in .env", "5up3r-long-signing-value"),
     ("password", "My password is @@ and I know it is weak.", "Winter2026#x"),
+    ("password", "the job runs with access_token=@@ for now", "9f8e7d6c5b4a3f2e1d0c"),
 ]
 SECRETS = [(kind, text.replace("@@", secret), secret) for kind, text, secret in SECRET_CASES]
 
@@ -198,6 +199,11 @@ CLEAN = [
     "env:\n  DB_PASSWORD: ${DB_PASSWORD}\n  token: ${{ secrets.GITHUB_TOKEN }}\n"
     "  secretName: billing-tls\n  secretKeyRef: {name: db, key: password}",
     "npm_config_cache=/tmp/npm and hf_transfer is enabled; sk-learn is not a package name",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n"
+    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUe\n-----END CERTIFICATE-----",
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 maya@laptop; integrity sha512-Zm9vYmFyYmF6cXV4",
+    "arn:aws:iam::123456789012:role/billing-deployer; Authorization: Bearer $TOKEN; "
+    "api_key=<YOUR_KEY>",
     "@@ -12,7 +12,9 @@ class Ledger:\n-    key = row.key\n+    key = f'{row.key}:{suffix}'",
     "password: <your-password>\napi_key: '***'\ntoken = \"xxxxxxxx\"\nsecret: '${SECRET}'",
 ]
