@@ -63,19 +63,46 @@ def conversation(n: int, seed: int = 7) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a coding agent."}]
     for i in range(n // 4):
         line = rng.choice(USER_LINES).format(
-            tool=rng.choice(TOOLS), other=rng.choice(TOOLS), thing=rng.choice(THINGS),
-            day=rng.choice(DAYS), person=rng.choice(PEOPLE), n=i,
-            key="".join(rng.choice("abcdefghijKLMNOP0123456789") for _ in range(32)))
+            tool=rng.choice(TOOLS),
+            other=rng.choice(TOOLS),
+            thing=rng.choice(THINGS),
+            day=rng.choice(DAYS),
+            person=rng.choice(PEOPLE),
+            n=i,
+            key="".join(rng.choice("abcdefghijKLMNOP0123456789") for _ in range(32)),
+        )
         messages.append({"role": "user", "content": f"{line} (turn {i})"})
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function",
-             "function": {"name": "run", "arguments": json.dumps({"cmd": "pytest -q"})}}]})
-        messages.append({"role": "tool", "tool_call_id": f"c{i}",
-                         "content": "." * 200 + f"\n{i} passed in 0.{i % 10}s\n" * 3})
-        messages.append({"role": "assistant", "content": (
-            f"Here is the change for turn {i}. I think it should work.\n\n```python\n"
-            + "def f(x):\n    return x + 1\n" * 5 + "```\nThe root cause was a missing "
-            f"timezone in the fixture of turn {i}.")})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "run", "arguments": json.dumps({"cmd": "pytest -q"})},
+                    }
+                ],
+            }
+        )
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "content": "." * 200 + f"\n{i} passed in 0.{i % 10}s\n" * 3,
+            }
+        )
+        messages.append(
+            {
+                "role": "assistant",
+                "content": (
+                    f"Here is the change for turn {i}. I think it should work.\n\n```python\n"
+                    + "def f(x):\n    return x + 1\n" * 5
+                    + "```\nThe root cause was a missing "
+                    f"timezone in the fixture of turn {i}."
+                ),
+            }
+        )
     return messages
 
 
@@ -95,8 +122,10 @@ def make_vault(where: Path, logs: int) -> Path:
             source = f"flush · session s{i % 50:03d}" if rng.random() < 0.3 else "note"
             lines += [f"## {hour:02d}:{rng.randint(0, 59):02d} · {source}"]
             for _ in range(rng.randint(1, 5)):
-                lines.append(f"- {rng.choice(PEOPLE)} decided to move {rng.choice(THINGS)} to "
-                             f"{rng.choice(TOOLS)} before {rng.choice(DAYS)}.")
+                lines.append(
+                    f"- {rng.choice(PEOPLE)} decided to move {rng.choice(THINGS)} to "
+                    f"{rng.choice(TOOLS)} before {rng.choice(DAYS)}."
+                )
             lines.append("")
         (root / "memory" / f"{day.isoformat()}.md").write_text("\n".join(lines))
         day += dt.timedelta(days=1)
@@ -114,28 +143,36 @@ def bench_flush(args: argparse.Namespace, tmp: Path) -> None:
             times.append(timed(lambda v=vault: results.append(v.flush(raw, session="b"))))
         report = results[-1]
     assert report is not None
-    print(f"1. flush into an empty vault: median {statistics.median(times):.3f} s "
-          f"({len(report.entries)} entries, {sum(report.redactions.values())} secrets "
-          "redacted)")
+    print(
+        f"1. flush into an empty vault: median {statistics.median(times):.3f} s "
+        f"({len(report.entries)} entries, {sum(report.redactions.values())} secrets "
+        "redacted)"
+    )
 
     root = make_vault(tmp / "big", args.logs)
     with Vault(root) as vault:
         first = vault.flush(raw, session="b")
-        times = [timed(lambda: results.append(vault.flush(raw, session="b")))
-                 for _ in range(args.runs)]
+        times = [
+            timed(lambda: results.append(vault.flush(raw, session="b"))) for _ in range(args.runs)
+        ]
         assert results[-1].entries == [] and results[-1].already_flushed == len(first.entries)
     size = sum(p.stat().st_size for p in (root / "memory").glob("*.md"))
-    print(f"2. the same flush again, {args.logs} daily logs ({size / 1e6:.1f} MB): median "
-          f"{statistics.median(times):.3f} s, nothing written")
+    print(
+        f"2. the same flush again, {args.logs} daily logs ({size / 1e6:.1f} MB): median "
+        f"{statistics.median(times):.3f} s, nothing written"
+    )
 
 
 results: list[Any] = []
 
 
 def bench_redact() -> None:
-    prose = ("Chose PostgreSQL 16 for billing; the password is in the vault. "
-             "DATABASE_URL=postgres://app:s3cret99@db/billing and ghp_" + "a1B2c3D4e5" * 4
-             + " were pasted. ")
+    prose = (
+        "Chose PostgreSQL 16 for billing; the password is in the vault. "
+        "DATABASE_URL=postgres://app:s3cret99@db/billing and ghp_"
+        + "a1B2c3D4e5" * 4
+        + " were pasted. "
+    )
     text = (prose * (5_000_000 // len(prose) + 1))[:5_000_000]
     blob = base64.b64encode(os.urandom(3_750_000)).decode()
     for name, sample in (("prose with secrets", text), ("random base64", blob)):
@@ -144,8 +181,10 @@ def bench_redact() -> None:
             start = time.perf_counter()
             result = redact(sample)
             times.append(time.perf_counter() - start)
-        print(f"3. redact 5 MB of {name}: median {statistics.median(times):.2f} s "
-              f"({result.total} secrets)")
+        print(
+            f"3. redact 5 MB of {name}: median {statistics.median(times):.2f} s "
+            f"({result.total} secrets)"
+        )
 
 
 def bench_cli(args: argparse.Namespace, tmp: Path) -> None:
@@ -156,11 +195,17 @@ def bench_cli(args: argparse.Namespace, tmp: Path) -> None:
     for run in range(args.runs):
         root = Vault.init(tmp / f"cli{run}").root
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "vault_memory", "--vault", str(root), "flush",
-                        str(chat_file)], env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "vault_memory", "--vault", str(root), "flush", str(chat_file)],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         times.append(time.perf_counter() - start)
-    print(f"4. cold `python -m vault_memory flush` (40 messages): median "
-          f"{statistics.median(times):.3f} s")
+    print(
+        f"4. cold `python -m vault_memory flush` (40 messages): median "
+        f"{statistics.median(times):.3f} s"
+    )
 
 
 def bench_locomo() -> None:
@@ -183,9 +228,11 @@ def bench_locomo() -> None:
         wanted = {e for q in sample["qa"] if q["category"] != 5 for e in q["evidence"]}
         evidence += len(wanted)
         covered += len(wanted & with_entry)
-    print(f"5. LoCoMo dev ({len(data)} conversations, {turns} turns): {kept / turns:.1%} of "
-          f"turns yield an entry; they hold {covered / evidence:.1%} of the {evidence} "
-          "evidence turns")
+    print(
+        f"5. LoCoMo dev ({len(data)} conversations, {turns} turns): {kept / turns:.1%} of "
+        f"turns yield an entry; they hold {covered / evidence:.1%} of the {evidence} "
+        "evidence turns"
+    )
 
 
 def main() -> None:

@@ -373,15 +373,25 @@ def search(
 
 
 @cli.command()
-@click.argument("source", required=False, metavar="[FILE|-]",
-                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument(
+    "source",
+    required=False,
+    metavar="[FILE|-]",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+)
 @click.option("--session", metavar="ID", help="The conversation's id (default: derived from it).")
 @click.option("--date", metavar="DATE", help="Append to this day's log (YYYY-MM-DD), not today's.")
 @click.option("--dry-run", is_flag=True, help="Print the block it would append; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the flush report as JSON.")
 @pass_vault
-def flush(vault: Vault, source: str | None, session: str | None, date: str | None,
-          dry_run: bool, as_json: bool) -> None:
+def flush(
+    vault: Vault,
+    source: str | None,
+    session: str | None,
+    date: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
     """Append what matters in a conversation to the day's log (FILE, or stdin).
 
     Reads OpenAI-style messages (a JSON list or {"messages": [...]}, with tool calls and
@@ -407,21 +417,26 @@ def flush(vault: Vault, source: str | None, session: str | None, date: str | Non
         _print_json(report.to_dict())
         return
     redacted = sum(report.redactions.values())
-    summary = (f"{len(report.entries)} new, {report.already_flushed} already flushed, "
-               f"{redacted} secret{'s' if redacted != 1 else ''} redacted ({report.mode})")
+    summary = (
+        f"{len(report.entries)} new, {report.already_flushed} already flushed, "
+        f"{redacted} secret{'s' if redacted != 1 else ''} redacted ({report.mode})"
+    )
     if dry_run:
         click.echo(report.text.lstrip("\n"), nl=False)
-        click.echo(f"dry run: {summary}; would append to {report.path}; nothing written",
-                   err=True)
+        click.echo(f"dry run: {summary}; would append to {report.path}; nothing written", err=True)
     elif report.written:
         click.echo(f"{report.path}:{report.start_line}-{report.end_line}  {report.heading}")
         click.echo(summary)
     elif report.already_flushed:
-        click.echo(f"session {report.session}: nothing new ({report.already_flushed} entries "
-                   "already flushed); nothing written")
+        click.echo(
+            f"session {report.session}: nothing new ({report.already_flushed} entries "
+            "already flushed); nothing written"
+        )
     else:
-        click.echo(f"session {report.session}: nothing worth keeping in {report.messages} "
-                   "messages; nothing written")
+        click.echo(
+            f"session {report.session}: nothing worth keeping in {report.messages} "
+            "messages; nothing written"
+        )
 
 
 @cli.group(invoke_without_command=True)

@@ -91,9 +91,7 @@ def parse_conversation(raw: str | bytes | list[Any] | dict[str, Any]) -> list[Me
         try:
             raw = raw.decode("utf-8").removeprefix("\ufeff")
         except UnicodeDecodeError as exc:
-            raise MalformedConversationError(
-                f"it is not UTF-8 text (byte {exc.start})"
-            ) from None
+            raise MalformedConversationError(f"it is not UTF-8 text (byte {exc.start})") from None
     if isinstance(raw, str):
         messages = _parse_text(raw)
     elif isinstance(raw, list | dict):

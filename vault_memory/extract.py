@@ -110,6 +110,7 @@ def cap_text(text: str, limit: int) -> str:
 
 # -- offline extraction ---------------------------------------------------------------------
 
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -134,7 +135,8 @@ _WORD_TOOLS = _words(
     "tar zip unzip black mongo su ln"
 )
 _COMMAND = re.compile(
-    r"^\s*(?:sudo\s+)?(?P<tool>" + "|".join(map(re.escape, sorted(_TOOLS | _WORD_TOOLS)))
+    r"^\s*(?:sudo\s+)?(?P<tool>"
+    + "|".join(map(re.escape, sorted(_TOOLS | _WORD_TOOLS)))
     + r")(?:\s|$)"
 )
 _COMMAND_SYNTAX = re.compile(r"\s--?\w|[|&<>$=]|(?:^|\s)\.{0,2}/\w|~/")

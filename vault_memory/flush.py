@@ -172,8 +172,9 @@ def _session_blocks(relpath: str, text: str, session: str | None) -> Iterator[Se
                 items[-1] = (items[-1][0], f"{items[-1][1]} {line.strip()}")
             else:
                 items.append((number, LIST_ITEM.sub("", line.strip(), count=1)))
-        yield SessionBlock(entry.session, relpath, day, entry.time, entry.heading_line, last,
-                           tuple(items))
+        yield SessionBlock(
+            entry.session, relpath, day, entry.time, entry.heading_line, last, tuple(items)
+        )
 
 
 def group_sessions(blocks: Iterable[SessionBlock]) -> list[SessionInfo]:
@@ -339,16 +340,21 @@ def _extract(
         _warn(report, f"{exc}; used the offline extraction instead")
         client = None
     if client is not None:
-        recorded = [text for b in scan_sessions(vault.root, max_bytes, session_id)
-                    for _, text in b.entries]
+        recorded = [
+            text for b in scan_sessions(vault.root, max_bytes, session_id) for _, text in b.entries
+        ]
         try:
             entries, redacted = extract_llm(
-                client, messages, recorded, settings.max_entry_chars,
+                client,
+                messages,
+                recorded,
+                settings.max_entry_chars,
                 settings.llm_max_input_chars,
             )
         except LLMError as exc:
-            _warn(report, f"LLM extraction failed ({exc.what}); used the offline extraction "
-                          "instead")
+            _warn(
+                report, f"LLM extraction failed ({exc.what}); used the offline extraction instead"
+            )
         else:
             report.mode, report.model = "llm", client.model
             counts.update(redacted)
