@@ -54,11 +54,19 @@ class LLMSettings:
     timeout_seconds: float = 60.0
 
 
+@dataclass(frozen=True)
+class FlushSettings:
+    max_input_bytes: int = 5_000_000  # a larger conversation is refused, nothing written
+    max_entry_chars: int = 500  # an entry is cut at a sentence boundary below this
+    llm_max_input_chars: int = 120_000  # longer conversations use the offline extraction
+
+
 SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "search": SearchSettings,
     "dream": DreamSettings,
     "llm": LLMSettings,
+    "flush": FlushSettings,
 }
 
 
@@ -69,6 +77,7 @@ class Config:
     search: SearchSettings = field(default_factory=SearchSettings)
     dream: DreamSettings = field(default_factory=DreamSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
+    flush: FlushSettings = field(default_factory=FlushSettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
 

@@ -27,6 +27,7 @@ from .notes import DAILY_DIR, DIARY_DIR, KINDS, MEMORY_FILE, format_entry
 if TYPE_CHECKING:
     from .context import ContextBlock
     from .dreamer import DreamReport
+    from .flush import FlushReport, SessionInfo
     from .index.indexer import Index, IndexReport, Progress
     from .manage import ManageReport
     from .search import Hit, Searcher
@@ -415,6 +416,45 @@ class Vault:
         from .dreamer import Dreamer
 
         return Dreamer(self.config, lambda: self._index.writer_lock(), now).undo()
+
+    # -- flushing conversations -------------------------------------------------------------
+
+    def flush(
+        self,
+        messages: str | bytes | list[Any] | dict[str, Any],
+        session: str | None = None,
+        dry_run: bool = False,
+        date: dt.date | str | None = None,
+    ) -> FlushReport:
+        """Append what is worth remembering from a conversation to the day's log, under
+        `## HH:MM · flush · session ID`, with secrets redacted.
+
+        messages: OpenAI-style message dicts (tool calls and tool results included), or raw
+        text: a JSON list, {"messages": [...]}, JSONL, or a `User: … / Assistant: …`
+        transcript. session: the conversation's id (default: derived from how it opens).
+        Idempotent: entries the session already has in any daily log are not written again,
+        so flushing a longer version of a conversation appends only what is new.
+        dry_run: compute the report (with the block as `text`) and write nothing.
+        date: the day whose log receives the entries (default today).
+        """
+        from .flush import flush
+
+        return flush(self, messages, session=session, dry_run=dry_run, date=date)
+
+    def sessions(self) -> list[SessionInfo]:
+        """The flushed sessions found in the daily logs, the most recent first."""
+        from .flush import group_sessions, scan_sessions
+
+        return group_sessions(scan_sessions(self.root, self.config.index.max_file_bytes))
+
+    def session(self, session_id: str) -> SessionInfo:
+        """One flushed session with its blocks and entries."""
+        from .flush import SessionNotFoundError, group_sessions, scan_sessions
+
+        blocks = scan_sessions(self.root, self.config.index.max_file_bytes, session_id.strip())
+        if not blocks:
+            raise SessionNotFoundError(session_id)
+        return group_sessions(blocks)[0]
 
 
 def _as_date(value: dt.date | str | None, name: str) -> dt.date | None:

@@ -1,0 +1,604 @@
+"""Extraction: which sentences of a conversation are worth remembering.
+
+Offline by default (`extract_offline`): rules about how people state facts, preferences,
+decisions, commitments and corrections, with nothing tied to a data set; greetings,
+acknowledgements, questions, requests, code, commands and tool output are left out, and
+assistants are believed only when they decide, commit or confirm. With a model
+(`extract_llm`), its structured reply is validated (shape, types, categories, sizes) and
+redacted; an unusable reply raises `LLMError` so that the caller falls back to the rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import fsutil
+from .conversation import Message, squash, transcript_for_model
+from .notes import LIST_ITEM
+from .redact import redact
+
+if TYPE_CHECKING:
+    from .llm import LLMClient
+
+CATEGORIES = ("fact", "preference", "decision", "commitment", "correction")
+CATEGORY_TAGS = {
+    "preference": "preference",
+    "decision": "decision",
+    "commitment": "todo",
+    "correction": "correction",
+}
+MAX_LLM_ENTRIES = 200
+
+
+# -- entries --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FlushEntry:
+    text: str  # the entry as written after "- ": speaker, text, tags
+    category: str
+    importance: int  # 1 (worth keeping) … 3 (important)
+    speaker: str | None
+    key: str  # normalised content hash, the identity used for idempotence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "category": self.category,
+            "importance": self.importance,
+            "speaker": self.speaker,
+            "key": self.key,
+        }
+
+
+_TRAILING_TAGS = re.compile(r"(?:\s+#[A-Za-z][\w/-]*)+\s*$")
+
+
+def entry_key(line: str) -> str:
+    """The identity of an entry line: bullet, trailing #tags, case, spacing and final
+    punctuation do not count (adding `#important` to a flushed line does not make it new)."""
+    text = LIST_ITEM.sub("", line.strip(), count=1)
+    text = _TRAILING_TAGS.sub("", text)
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = re.sub(r"\s+", " ", text).strip().rstrip(".!;:,… ")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def make_entry(
+    text: str, category: str, importance: int, speaker: str | None, max_chars: int
+) -> FlushEntry | None:
+    """One line, capped at a sentence boundary, prefixed with the speaker, tagged."""
+    body = cap_text(squash(text), max_chars)
+    if not body:
+        return None
+    tags = []
+    if category in CATEGORY_TAGS:
+        tags.append(CATEGORY_TAGS[category])
+    if importance >= 3:
+        tags.append("important")
+    line = f"{speaker}: {body}" if speaker else body
+    existing = {t.lower() for t in re.findall(r"#([A-Za-z][\w/-]*)", body)}
+    suffix = " ".join(f"#{t}" for t in tags if t not in existing)
+    line = f"{line} {suffix}" if suffix else line
+    return FlushEntry(line, category, importance, speaker, entry_key(line))
+
+
+_SENTENCE_END = re.compile(r"[.!?…](?:[\"'”’)\]]*)(?=\s)")
+
+
+def cap_text(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters: at the last sentence end, else at a word
+    boundary with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    ends = [m.end() for m in _SENTENCE_END.finditer(text[: limit + 1]) if m.end() <= limit]
+    if ends and ends[-1] >= limit * 0.4:
+        return text[: ends[-1]].rstrip()
+    room = limit - 2  # for " …"
+    cut = text[:room]
+    if not text[room].isspace():  # the cut fell inside a word
+        space = cut.rfind(" ")
+        cut = cut[:space] if space >= room * 0.4 else cut
+    return cut.rstrip(" ,;:-") + " …"
+
+
+# -- offline extraction ---------------------------------------------------------------------
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.*)$")
+_TABLE = re.compile(r"^\s*\|.*\|\s*$")
+_PROMPT = re.compile(r"^\s*(?:\$|%|>>>|\.\.\.|❯|➜|PS [A-Z]:\\[^>]*>|[\w.-]+@[\w.-]+:[^$#]*[$#])\s")
+# Tools whose name is no English word: a line starting with one is a command…
+_TOOLS = _words(
+    "git pip pip3 pipx python python3 npm npx yarn pnpm deno cargo rustc cmake docker "
+    "docker-compose podman kubectl helm terraform ansible cd ls ll rm mv cp mkdir rmdir chmod "
+    "chown sudo apt apt-get dnf yum brew curl wget ssh scp rsync uv poetry pytest tox ruff mypy "
+    "grep rg sed awk xargs uniq vim vi nano systemctl journalctl psql mysql sqlite3 redis-cli "
+    "gzip pkill htop df du whoami gh gcloud javac mvn gradle gcc g++ clang conda pyenv nvm "
+    "dotnet composer"
+)
+# …and tools named like words ("make sure …", "go with …"): only with command syntax.
+_WORD_TOOLS = _words(
+    "go make find sort free set unset source code more less top head tail kill touch cat "
+    "export env service echo printf node bun py java ruby gem bundle rails php vault az aws ps "
+    "tar zip unzip black mongo su ln"
+)
+_COMMAND = re.compile(
+    r"^\s*(?:sudo\s+)?(?P<tool>"
+    + "|".join(map(re.escape, sorted(_TOOLS | _WORD_TOOLS)))
+    + r")(?:\s|$)"
+)
+_COMMAND_SYNTAX = re.compile(r"\s--?\w|[|&<>$=]|(?:^|\s)\.{0,2}/\w|~/")
+_LOG_LINE = re.compile(
+    r"^\s*(?:Traceback \(most recent call last\)|File \".*\", line \d+|at [\w$.<>]+\(.*\)$"
+    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?(?:ERROR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL)"
+    r"\]?[: ]|[A-Z]\w*(?:Error|Exception|Warning)(?::|$)|E\s{2,}|\^+\s*$|[-=+*_]{3,}\s*$)"
+)
+_PROSE_VERB = re.compile(
+    r"\s(?:is|are|was|were|must|should|never|always|do|don't|does|doesn't|can|cannot|can't|"
+    r"will|won't|need|needs|has|have|had)\s"
+)
+_JSONISH = re.compile(r"^\s*[\[{].*[\]}],?\s*$|^\s*\"[\w-]+\"\s*:")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+_LINE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
+
+
+def _is_noise(line: str) -> bool:
+    """Lines that are not something a person said: commands, logs, tables, code, data."""
+    stripped = line.strip()
+    if (
+        _TABLE.match(stripped)
+        or stripped.startswith(">")
+        or _PROMPT.match(line)
+        or _LOG_LINE.match(line)
+        or _JSONISH.match(stripped)
+    ):
+        return True
+    command = _COMMAND.match(stripped)
+    if command and (command["tool"] in _TOOLS or _COMMAND_SYNTAX.search(stripped)):
+        # `git push --force to main is forbidden.` is a sentence about a command, not one
+        return not (stripped.endswith((".", "!")) and _PROSE_VERB.search(stripped))
+    letters = sum(ch.isalpha() for ch in stripped)
+    return len(stripped) >= 12 and letters < 0.5 * len(stripped)
+
+
+def _blocks(text: str) -> Iterator[str]:
+    """Paragraphs and list items of a message, with code, commands and logs removed. A
+    paragraph ending with `:` keeps the list that follows it (`My constraints: a; b; c`)."""
+    blocks: list[tuple[str, str]] = []  # (kind, text), kind: para | item | heading
+    fence: str | None = None
+    current: list[str] = []
+    kind = ""
+
+    def close() -> None:
+        nonlocal current, kind
+        if current:
+            blocks.append((kind, " ".join(current)))
+        current, kind = [], ""
+
+    for line in fsutil.split_lines(_IMAGE.sub(" ", text)):
+        match = _FENCE.match(line)
+        if fence is not None:
+            if match and line.strip() == match[1] and match[1][0] == fence[0]:
+                fence = None
+            continue
+        if match:
+            close()
+            fence = match[1]
+            continue
+        if not line.strip():
+            close()
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            close()
+            blocks.append(("heading", heading[1]))
+            continue
+        indent = len(line) - len(line.lstrip(" \t"))
+        item = LIST_ITEM.match(line)
+        if item and not _is_noise(line[item.end() :]):
+            close()
+            kind, current = "item", [line[item.end() :].strip()]
+            continue
+        if _is_noise(line):
+            close()
+            continue
+        if indent >= 4 and kind != "item":  # an indented code block
+            close()
+            continue
+        if kind == "para" and _LINE_END.search(current[-1]):
+            close()  # chat lines that end a sentence are separate thoughts; wrapped ones go on
+        if not kind:
+            kind = "para"
+        current.append(line.strip())
+    close()
+
+    merged: list[str] = []
+    i = 0
+    while i < len(blocks):
+        kind, block = blocks[i]
+        if kind == "para" and block.endswith(":") and i + 1 < len(blocks):
+            items = []
+            while i + 1 < len(blocks) and blocks[i + 1][0] == "item":
+                i += 1
+                items.append(blocks[i][1].rstrip(".;,"))
+            if items:
+                merged.append(f"{block} {'; '.join(items)}.")
+                i += 1
+                continue
+        if kind != "heading":
+            merged.append(block)
+        i += 1
+    return iter(merged)
+
+
+_ABBREVIATIONS = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|dept|mr|mrs|ms|dr|prof|st|no|nr|fig|ca)\.|\b[A-Z]\.)$",
+    re.I,
+)
+_SPLIT = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[`*_]*[A-Z0-9])")
+
+
+def _sentences(block: str) -> list[str]:
+    if ":" in block and ";" in block:  # a lead-in with its list stays whole
+        return [block]
+    pieces = _SPLIT.split(block)
+    sentences: list[str] = []
+    for piece in pieces:
+        piece = piece.strip()
+        if not piece:
+            continue
+        if sentences and _ABBREVIATIONS.search(sentences[-1]):
+            sentences[-1] = f"{sentences[-1]} {piece}"
+        else:
+            sentences.append(piece)
+    return sentences
+
+
+_FILLER_WORDS = _words(
+    "hi hello hey hiya thanks thank thx ty you ok okay k sure great cool nice perfect awesome "
+    "excellent yes yeah yep yup no nope nah got it thats that's that this is fine alright right "
+    "good sounds makes sense lgtm please go ahead do continue works worked working again bye "
+    "goodbye see ya later cheers hmm hm wow oh ah well so just now let's lets me a the and for "
+    "help helpful helped much very really appreciate appreciated exactly correct agreed indeed "
+    "of course np welcome morning evening afternoon night there all done clear understood "
+    "noted will be back in minute sec second lol haha wonderful amazing brilliant totally "
+    "absolutely definitely true interesting i see me too same here"
+)
+_LEADING_FILLER = re.compile(
+    r"^(?:(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|perfect|awesome|wow|"
+    r"omg|yay|aw+|oh wow|"
+    r"got it|sounds good|makes sense|yes|yeah|yep|right|alright|well|so|also|and|but|oh|ah|"
+    r"btw|by the way|anyway|one more thing)(?:\s+(?:so|then|now|too))?[\s,!.:;—–-]+)+",
+    re.I,
+)
+_USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
+    (
+        "correction",
+        2,
+        re.compile(
+            r"^(?:actually|correction|to clarify|sorry,? i meant|i meant|scratch that|update:)|"
+            r"\b(?:i was wrong|i misspoke|that's wrong|that is wrong|not anymore|no longer|"
+            r"changed my mind|(?:is|was|are|were) actually)\b"
+        ),
+    ),
+    (
+        "fact",
+        3,
+        re.compile(
+            r"(?:^|[,;:.!]\s*|\b(?:please|pls|also|and|do|to)\s+)(?:remember|keep in mind|"
+            r"note)\b(?! (?:the day|when|how))|\b(?:for the record|fyi|for future reference|"
+            r"don't forget|do not forget|important:)"
+        ),
+    ),
+    (
+        "preference",
+        1,
+        re.compile(
+            r"\b(?:i|we) (?:really |much |strongly )?(?:prefer|like|love|hate|dislike|enjoy|"
+            r"can't stand|don't like|do not like|don't want|do not want|want (?!to\b)|"
+            r"would rather|'d rather)(?! (?:it|that|this|them|those|these|you)\b[\s.!]*$)|"
+            r"\bprefer(?:s|red|ence)?\b|\b(?:my|our) favou?rite\b|"
+            r"^(?:please )?(?:always|never|don't ever|do not ever|avoid|stop) (?!(?:here|there|"
+            r"been|be|was|is|the|a|so|too|mind)\b)|\bfrom now on\b|"
+            r"\b(?:instead of|rather than)\b|\bnot (?:a fan|keen)\b"
+        ),
+    ),
+    (
+        "decision",
+        2,
+        re.compile(
+            r"\b(?:decided|decision|(?:we|i) (?:chose|picked|opted for|went with)|chosen|"
+            r"settled on|agreed|go(?:ing)? with|(?:we|i)(?:'ll| will) use|let's use|"
+            r"switch(?:ing|ed)? (?:to|from)|migrat(?:e|ing|ed) to|(?:we're|we are) using|"
+            r"will be using|approved|signed off)\b"
+        ),
+    ),
+    (
+        "commitment",
+        1,
+        re.compile(
+            r"\b(?:i|we)(?:'ll| will| need to| have to| must| should| am going to|'m going to|"
+            r" are going to|'re going to| plan to| promised to| intend to)\b"
+            r"(?! (?:never|always) (?:forget|remember)| be\b)|"
+            r"\b(?:gonna|remind me (?:to|about|on|at|in|tomorrow|next))\b|\bdeadline\b|"
+            r"\b(?:todo|to-do|action item)\b|\bdue (?:on|by)\b"
+        ),
+    ),
+    (
+        "fact",
+        1,
+        re.compile(
+            r"^(?:i am|i'm|i work|i live|i use|i have|i own|i run|i was born|we use|we run|"
+            r"we have|we're on|we are on)\b(?! (?:trying|looking|getting|seeing|not sure|"
+            r"confused|wondering|curious|stuck|done|back|here|ready|sorry|afraid|going to|glad|"
+            r"happy|so|really|lucky|thankful|grateful))|\b(?:my|our) [\w-]+(?: [\w-]+)? "
+            r"(?:is|are|was|were|runs|uses|lives|works|has|starts|ends)\b"
+        ),
+    ),
+)
+# "That sounds great, Mel!", "It was an awesome time!": a reaction to what was said, not news
+_REACTION = re.compile(
+    r"^(?:that|this|it|those|these|sounds|looks|what|how|so|you|your|wow|congrats|"
+    r"congratulations|glad|happy|sorry|such)\b(?:'s|'re| is| are| was| were| sounds?| looks?| "
+    r"must| seems?)?.*\b(?:great|awesome|amazing|cool|nice|sweet|lovely|wonderful|beautiful|"
+    r"fantastic|cute|fun|good|proud|glad|happy|sorry|exciting|inspiring|incredible|impressive|"
+    r"special|brave|hard|tough|interesting|gorgeous|stunning|perfect|blast|crazy|wild)\b"
+)
+# a name addressed at the start or the end of a sentence ("Caroline, …", "…, Mel!")
+_VOCATIVE = re.compile(r"^[A-Z][\w'-]+,\s+|,\s*[A-Z][\w'-]+\s*[!.?]*\s*$")
+_DIRECTED = re.compile(r"\b(?:want|'d like|would like|need) you to\b")
+_LASTING = re.compile(r"\b(?:always|never|from now on|every time|whenever|in future)\b")
+_REQUEST = re.compile(
+    r"^(?:(?:please|pls|plz|kindly|now|then|also|and|can you|could you|would you|will you|"
+    r"can we|could we|can i|could i|i need you to|i want you to|i'd like you to|help me|"
+    r"let me|let's(?! (?:use|go with|keep|stick))) |(?:write|create|make|show|give|explain|fix|"
+    r"help|tell|generate|list|find|run|check|update|add|remove|delete|refactor|rewrite|"
+    r"summari[sz]e|translate|draft|build|implement|convert|debug|review|try|look|open|send|"
+    r"install|compare|describe|suggest|continue|do|print|read|test|set up|change|rename|move|"
+    r"format|clean|optimi[sz]e|improve|search|analy[sz]e|plot|draw|edit|modify) (?:me|us|it|"
+    r"this|that|these|those|the|a|an|my|our|some|all|out|up|how|what|why|if|whether|again|"
+    r"another|more)\b)"
+)
+_ASSISTANT_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
+    (
+        "decision",
+        2,
+        re.compile(
+            r"\b(?:we|you)(?:'ve| have)? (?:decided|agreed|chose|chosen|picked|settled on|"
+            r"went with|opted for)\b|\b(?:decision|agreed|decided)\s*:|"
+            r"\bwe(?:'ll| will) (?:go with|use|keep|switch to|move to|stick with)\b|"
+            r"\bgoing (?:forward|ahead) with\b"
+        ),
+    ),
+    (
+        "commitment",
+        1,
+        re.compile(
+            r"\b(?:i|we)(?:'ll| will) (?:always|never|remember|keep in mind|make sure to|"
+            r"follow up|remind you)\b|\bfrom now on\b"
+        ),
+    ),
+    (
+        "fact",
+        1,
+        re.compile(
+            r"\b(?:confirmed|verified|root cause|the (?:cause|problem|issue|bug|culprit) "
+            r"(?:is|was)|turned out|turns out|is now (?:fixed|resolved|live|deployed|complete|"
+            r"merged)|(?:has|have) been (?:fixed|resolved|deployed|merged|released|completed|"
+            r"finished|rolled out|applied)|(?:fixed|resolved) (?:by|in|with)|"
+            r"(?:i|we)(?:'ve| have) (?:opened|merged|created|filed|deployed|pushed|released|"
+            r"published|sent|scheduled|booked|renamed|deleted|archived))\b"
+        ),
+    ),
+)
+_HEDGE = re.compile(
+    r"\b(?:might|maybe|perhaps|probably|possibly|could|i think|i believe|likely|seems|appears|"
+    r"should work|try|if you|you can|you could|you may|you might|let me know|suggest|recommend|"
+    r"consider|hope)\b"
+)
+_ASSISTANT_NOISE = re.compile(
+    r"^(?:here(?:'s| is| are)|let me|let's|sure|certainly|of course|great|absolutely|i can|"
+    r"i'd|i would|i'm going to|i am going to|i'll (?:now|start|begin|write|create|look|check|"
+    r"run|try|go|take|update|fix|add|show|walk)|below|above|the following|as (?:you|we) can "
+    r"see|note:|tip:|done|got it|noted|understood)\b"
+)
+_PROPER_NOUN = re.compile(r"(?<=[^.!?]\s)(?!I\b|I'm\b|I'll\b|I've\b|I'd\b)[A-Z][\w-]+")
+# "Priya owns the module", "Jonas's team": a capitalised first word acting as a subject is a
+# name unless it is a common word that is capitalised only because it opens the sentence.
+_NAMED_SUBJECT = re.compile(
+    r"[\"'(\[]*([A-Z][\w-]*)(?:'s\b|\s+(?:is|was|has|had|will|would|can|should|must|and|"
+    r"owns|wants|prefers|likes|leads|runs|works|lives|uses|manages|handles|needs|knows|said|"
+    r"says|thinks|approved|decided|joined|left|moved|started|asked|agreed)\b)"
+)
+_COMMON_OPENERS = _words(
+    "the a an this that these those it its it's i i'm i've i'll i'd we we're we've we'll you "
+    "your you're they their there here he she his her my our me us what when where why how who "
+    "which if then so and but or also just now today tomorrow yesterday tonight next last every "
+    "all some any no not yes one two first after before since while because maybe please sure "
+    "actually also still only even both each most more many much few other another as at by "
+    "for from in into of on to with without about over under again once let let's do does did "
+    "is are was were be been have has had can could will would should must may might "
+    "good great nice ok okay thanks hi hello hey well oh wow"
+)
+
+
+def _is_filler(words: list[str]) -> bool:
+    return all(w.lower().strip("'’") in _FILLER_WORDS for w in words)
+
+
+def _looks_specific(sentence: str) -> bool:
+    """A number, a name, inline code, a path or an address."""
+    first = _NAMED_SUBJECT.match(sentence)
+    return bool(
+        re.search(r"\d|`|https?://|\w@\w|/\w", sentence)
+        or _PROPER_NOUN.search(sentence)
+        or (first and first[1].lower() not in _COMMON_OPENERS)
+    )
+
+
+def classify(sentence: str, role: str) -> tuple[str, int] | None:
+    """(category, importance) of a sentence worth remembering, or None."""
+    words = re.findall(r"[\w'’-]+", sentence)
+    if len(words) < 3 or _is_filler(words) or sentence.rstrip().endswith("?"):
+        return None
+    low = sentence.lower().replace("’", "'")
+    if role == "user":
+        if _DIRECTED.search(low) and not _LASTING.search(low):
+            return None
+        specific = _looks_specific(_VOCATIVE.sub(" ", sentence))
+        for category, importance, pattern in _USER_SIGNALS:
+            if not pattern.search(low):
+                continue
+            if importance == 3 and len(words) < 5:
+                return None  # "Remember, just do it!" carries nothing to remember
+            if category == "commitment" and sentence.endswith("!") and not specific:
+                return None  # "I'm gonna make it happen!": a cheer, not a task
+            return category, importance
+        if _REQUEST.match(low) or _REACTION.match(low):
+            return None
+        if len(words) >= 4 and specific:
+            return "fact", 1
+        return None
+    if _HEDGE.search(low) or _ASSISTANT_NOISE.match(low):
+        return None
+    for category, importance, pattern in _ASSISTANT_SIGNALS:
+        if pattern.search(low):
+            return category, importance
+    return None
+
+
+def extract_offline(messages: Iterable[Message], max_chars: int) -> list[FlushEntry]:
+    """Entries worth remembering, by rules: what users state (facts, preferences, decisions,
+    commitments, corrections) and, conservatively, what assistants decide, commit to or
+    confirm. Greetings, acknowledgements, questions, requests, code, commands and tool output
+    are left out."""
+    entries: list[FlushEntry] = []
+    for message in messages:
+        if message.role not in ("user", "assistant") or not message.text.strip():
+            continue
+        for block in _blocks(message.text):
+            for sentence in _sentences(block):
+                sentence = _EMPHASIS.sub(r"\2", sentence)
+                trimmed = _LEADING_FILLER.sub("", sentence).strip()
+                if trimmed != sentence and trimmed:  # "Ok, let's go with X" -> "Let's go with X"
+                    sentence = trimmed[0].upper() + trimmed[1:]
+                found = classify(sentence, message.role)
+                if found is None:
+                    continue
+                entry = make_entry(sentence, found[0], found[1], message.speaker, max_chars)
+                if entry is not None:
+                    entries.append(entry)
+    return _unique(entries)
+
+
+def _unique(entries: list[FlushEntry]) -> list[FlushEntry]:
+    seen: set[str] = set()
+    result = []
+    for entry in entries:
+        if entry.key not in seen:
+            seen.add(entry.key)
+            result.append(entry)
+    return result
+
+
+# -- LLM extraction -------------------------------------------------------------------------
+
+LLM_PROMPT = """\
+You turn a conversation between a user and an AI assistant into durable memory entries.
+Keep only what is worth remembering weeks later: facts the user states about themselves, their
+work, people and systems; preferences; decisions; commitments and deadlines; corrections of
+earlier facts (state the corrected fact). Skip greetings, thanks, questions, requests for help,
+explanations, code, shell commands, tool output and anything already recorded (listed below).
+Each entry is one short self-contained sentence that names who said or decided it
+(e.g. "Maya prefers short answers with code first."). Never include passwords, keys or tokens.
+Answer with JSON only, in this form:
+{"entries": [{"text": "...", "category": "fact|preference|decision|commitment|correction",
+"importance": 1}]}
+importance: 1 = useful, 2 = clearly matters, 3 = critical (the user asked to remember it).
+If nothing is worth keeping, answer {"entries": []}."""
+
+_CATEGORY_ALIASES = {"todo": "commitment", "task": "commitment", "plan": "commitment"}
+
+
+def extract_llm(
+    client: LLMClient,
+    messages: list[Message],
+    recorded: list[str],
+    max_chars: int,
+    max_input_chars: int,
+) -> tuple[list[FlushEntry], Counter[str]]:
+    """Entries proposed by the model, validated; (entries, secrets redacted from its reply).
+    Raises `LLMError` when the reply is unusable."""
+    from .llm import LLMError
+
+    transcript = transcript_for_model(messages)
+    if len(transcript) > max_input_chars:
+        raise LLMError(
+            f"the conversation is {len(transcript):,} characters, over the "
+            f"{max_input_chars:,} sent to a model ([flush] llm_max_input_chars)"
+        )
+    known = "\n".join(f"- {line}" for line in recorded[-200:]) or "(nothing yet)"
+    prompt = f"Already recorded for this session:\n{known}\n\nConversation:\n{transcript}"
+    reply = client.chat_json(
+        [{"role": "system", "content": LLM_PROMPT}, {"role": "user", "content": prompt}],
+        max_tokens=4000,
+    )
+    items = validate_llm_entries(reply, max_chars)
+    entries = []
+    redacted: Counter[str] = Counter()
+    for text, category, importance in items:
+        cleaned = redact(text)
+        redacted.update(cleaned.counts)
+        if any(_is_noise(line) for line in cleaned.text.split("\n")) or "```" in cleaned.text:
+            continue  # a command or code the model copied: not a memory
+        entry = make_entry(cleaned.text, category, importance, None, max_chars)
+        if entry is not None:
+            entries.append(entry)
+    return _unique(entries), redacted
+
+
+def validate_llm_entries(reply: Any, max_chars: int) -> list[tuple[str, str, int]]:
+    """The (text, category, importance) triples of a model's reply; `LLMError` if its shape,
+    types, categories or sizes are not what was asked for."""
+    from .llm import LLMError
+
+    def bad(why: str) -> LLMError:
+        return LLMError(f"the model's entries are not usable ({why})", "check the model")
+
+    if not isinstance(reply, dict) or not isinstance(reply.get("entries"), list):
+        raise bad('expected an object with an "entries" list')
+    raw = reply["entries"]
+    if len(raw) > MAX_LLM_ENTRIES:
+        raise bad(f"{len(raw)} entries, more than {MAX_LLM_ENTRIES}")
+    items = []
+    for number, item in enumerate(raw, 1):
+        if not isinstance(item, dict):
+            raise bad(f"entry {number} is not an object")
+        text, category, importance = item.get("text"), item.get("category"), item.get("importance")
+        if not isinstance(text, str) or not text.strip():
+            raise bad(f"entry {number} has no text")
+        if len(text) > 4 * max_chars:
+            raise bad(f"entry {number} is {len(text):,} characters long")
+        category = category.strip().lower() if isinstance(category, str) else ""
+        category = _CATEGORY_ALIASES.get(category, category)
+        if category not in CATEGORIES:
+            raise bad(f"entry {number} has the unknown category {item.get('category')!r}")
+        if importance is None:
+            importance = 1
+        if isinstance(importance, bool) or not isinstance(importance, int | float):
+            raise bad(f"entry {number} has a non-numeric importance")
+        items.append((text, category, min(3, max(1, int(importance)))))
+    return items

@@ -1,0 +1,400 @@
+"""Flush: a conversation becomes entries in a daily log, idempotently and with secrets redacted.
+
+    conversation (conversation.py) -> messages -> redacted (redact.py) -> entries (extract.py)
+    -> minus the entries this session already has in the vault -> one appended block
+
+Idempotence lives in the files, not in the cache: the entries a session already flushed are
+read back from the `## HH:MM · flush · session ID` blocks of every daily log and compared by a
+normalised content hash. Flushing the same conversation twice appends nothing; a longer version
+of it (what an agent flushes before each compaction) appends only what is new, even when the
+earlier part went into yesterday's log. `.vault/` may be deleted at any time.
+
+Writes are serialised by `.vault/flush.lock` (so two flushes of one session cannot both decide
+that an entry is new) and appended with `fsutil.append_entry` (whose lock keeps `vault add` and
+every other appender from interleaving lines).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import fsutil
+from .conversation import (
+    MalformedConversationError,
+    Message,
+    check_session_id,
+    derive_session_id,
+    parse_conversation,
+)
+from .errors import ConfigError, InputTooLargeError, VaultError
+from .extract import FlushEntry, entry_key, extract_llm, extract_offline
+from .notes import DAILY_DIR, LIST_ITEM, date_from_name, format_entry, parse_note
+from .redact import redact
+
+if TYPE_CHECKING:
+    from .vault import Vault
+
+log = logging.getLogger("vault_memory")
+
+SOURCE = "flush"
+LOCK_TIMEOUT = 30.0
+
+
+class SessionNotFoundError(VaultError):
+    def __init__(self, session: str) -> None:
+        self.session = session
+        super().__init__(
+            f"no flushed session {session!r} in the daily logs. Run `vault sessions` to list "
+            "the sessions that were flushed."
+        )
+
+
+# -- what the vault already holds -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionBlock:
+    """One `## HH:MM · flush · session ID` block of a daily log."""
+
+    session: str
+    path: str  # vault-relative
+    date: str
+    time: str
+    heading_line: int
+    end_line: int  # the block's last non-blank line
+    entries: tuple[tuple[int, str], ...]  # (line, entry text as in the file)
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.heading_line}-{self.end_line}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "date": self.date,
+            "time": self.time,
+            "start_line": self.heading_line,
+            "end_line": self.end_line,
+            "entries": [{"line": line, "text": text} for line, text in self.entries],
+        }
+
+
+@dataclass
+class SessionInfo:
+    id: str
+    blocks: list[SessionBlock]
+
+    @property
+    def dates(self) -> list[str]:
+        return sorted({b.date for b in self.blocks})
+
+    @property
+    def entries(self) -> int:
+        return sum(len(b.entries) for b in self.blocks)
+
+    @property
+    def locations(self) -> list[str]:
+        return [b.location for b in self.blocks]
+
+    def to_dict(self, with_entries: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "dates": self.dates,
+            "first_date": self.dates[0],
+            "last_date": self.dates[-1],
+            "entries": self.entries,
+            "locations": self.locations,
+        }
+        if with_entries:
+            data["blocks"] = [b.to_dict() for b in self.blocks]
+        return data
+
+
+def daily_logs(root: Path) -> list[tuple[Path, str]]:
+    """The daily logs (memory/YYYY-MM-DD.md) as (real path, vault-relative path), by date."""
+    folder = root / DAILY_DIR
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.iterdir():
+        relpath = f"{DAILY_DIR}/{path.name}"
+        if not date_from_name(relpath):
+            continue
+        try:
+            real, _ = fsutil.resolve_in_vault(root, relpath)
+        except VaultError:  # a symlink leading outside the vault is never read
+            continue
+        if real.is_file():
+            found.append((real, relpath))
+    return sorted(found, key=lambda item: item[1])
+
+
+def scan_sessions(root: Path, max_bytes: int, session: str | None = None) -> list[SessionBlock]:
+    """The flush blocks of every daily log (of one session, when given), oldest first."""
+    needle = f"session {session}" if session else "flush"
+    blocks: list[SessionBlock] = []
+    for path, relpath in daily_logs(root):
+        try:
+            text = fsutil.read_text(path, relpath, max_bytes).text
+        except VaultError as exc:
+            log.warning("%s; its flushed entries are not seen", exc)
+            continue
+        if needle not in text:
+            continue
+        blocks.extend(_session_blocks(relpath, text, session))
+    return blocks
+
+
+def _session_blocks(relpath: str, text: str, session: str | None) -> Iterator[SessionBlock]:
+    note = parse_note(relpath, text)
+    day = note.date.isoformat() if note.date else ""
+    for entry in note.entries():
+        if entry.source.lower() != SOURCE or not entry.session:
+            continue
+        if session is not None and entry.session != session:
+            continue
+        items: list[tuple[int, str]] = []
+        last = entry.heading_line
+        for number in range(entry.start_line, entry.end_line + 1):
+            line = note.lines[number - 1]
+            if not line.strip() or number in note.code_lines:
+                continue
+            last = number
+            continuation = line.startswith(("  ", "\t")) and not LIST_ITEM.match(line)
+            if continuation and items:
+                items[-1] = (items[-1][0], f"{items[-1][1]} {line.strip()}")
+            else:
+                items.append((number, LIST_ITEM.sub("", line.strip(), count=1)))
+        yield SessionBlock(
+            entry.session, relpath, day, entry.time, entry.heading_line, last, tuple(items)
+        )
+
+
+def group_sessions(blocks: Iterable[SessionBlock]) -> list[SessionInfo]:
+    """Blocks grouped by session, the most recently flushed session first."""
+    sessions: dict[str, SessionInfo] = {}
+    for block in blocks:
+        sessions.setdefault(block.session, SessionInfo(block.session, [])).blocks.append(block)
+    return sorted(
+        sessions.values(),
+        key=lambda s: (s.blocks[-1].date, s.blocks[-1].time, s.id),
+        reverse=True,
+    )
+
+
+# -- the flush ------------------------------------------------------------------------------
+
+
+@dataclass
+class FlushReport:
+    session: str
+    session_derived: bool  # True when the id was derived from the conversation
+    path: str  # the daily log written to (or that would be)
+    date: str
+    mode: str  # "offline" or "llm"
+    model: str | None
+    dry_run: bool
+    messages: int
+    entries: list[FlushEntry] = field(default_factory=list)  # new entries
+    already_flushed: int = 0  # extracted entries this session already had
+    redactions: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    heading: str | None = None
+    start_line: int | None = None  # the block's heading line
+    end_line: int | None = None
+    text: str = ""  # the block appended (or that a dry run would append)
+
+    @property
+    def written(self) -> bool:
+        return bool(self.entries) and not self.dry_run
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "session_derived": self.session_derived,
+            "path": self.path,
+            "date": self.date,
+            "heading": self.heading,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "written": self.written,
+            "dry_run": self.dry_run,
+            "mode": self.mode,
+            "model": self.model,
+            "messages": self.messages,
+            "new_entries": len(self.entries),
+            "already_flushed": self.already_flushed,
+            "entries": [e.to_dict() for e in self.entries],
+            "redactions": self.redactions,
+            "warnings": self.warnings,
+            "text": self.text,
+        }
+
+
+def _input_size(raw: Any) -> int:
+    if isinstance(raw, bytes):
+        return len(raw)
+    if isinstance(raw, str):
+        return len(raw.encode("utf-8", "surrogatepass"))
+    try:
+        return len(json.dumps(raw, ensure_ascii=False, default=str).encode("utf-8"))
+    except (TypeError, ValueError, RecursionError):
+        raise MalformedConversationError("the messages are not JSON-like data") from None
+
+
+def _as_day(value: dt.date | str | None) -> dt.date | None:
+    if value is None or isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise VaultError(f"--date {value!r} is not a date; use YYYY-MM-DD.") from None
+
+
+def flush(
+    vault: Vault,
+    messages: str | bytes | list[Any] | dict[str, Any],
+    session: str | None = None,
+    dry_run: bool = False,
+    date: dt.date | str | None = None,
+    now: dt.datetime | None = None,
+) -> FlushReport:
+    """See `Vault.flush`."""
+    settings = vault.config.flush
+    size = _input_size(messages)
+    if size > settings.max_input_bytes:
+        raise InputTooLargeError("the conversation", size, settings.max_input_bytes)
+    parsed = parse_conversation(messages)
+    if session is not None:
+        session_id, derived = check_session_id(session), False
+    else:
+        session_id, derived = derive_session_id(parsed), True
+    day = _as_day(date)
+    now = now or dt.datetime.now()
+    when = dt.datetime.combine(day, now.time()) if day else now
+    path, relpath = vault.daily_path(when.date())
+
+    counts: Counter[str] = Counter()
+    clean = []
+    for message in parsed:
+        if message.role in ("user", "assistant") and message.text:
+            result = redact(message.text)
+            counts.update(result.counts)
+            message = Message(message.role, result.text, message.name, message.tool_calls)
+        clean.append(message)
+
+    report = FlushReport(
+        session=session_id,
+        session_derived=derived,
+        path=relpath,
+        date=when.date().isoformat(),
+        mode="offline",
+        model=None,
+        dry_run=dry_run,
+        messages=len(parsed),
+    )
+    max_bytes = vault.config.index.max_file_bytes
+    candidates = _extract(vault, clean, session_id, report, counts, max_bytes)
+    report.redactions = dict(counts)
+
+    # A first look without the lock: nothing new (the common case of a repeated flush) takes
+    # no lock and writes nothing at all, not even `.vault/`.
+    block = _select_new(vault.root, max_bytes, session_id, candidates, report, when)
+    if dry_run or not block:
+        return report
+    with fsutil.lock_file(vault.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
+        block = _select_new(vault.root, max_bytes, session_id, candidates, report, when)
+        if not block:
+            return report
+        if path.exists():  # refuse to append to a binary or broken file
+            fsutil.read_text(path, relpath, max_bytes)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        first = fsutil.append_entry(path, block, create_with=_daily_header(when.date()))
+    lines = block.strip("\n").split("\n")
+    report.start_line = first + 1  # the block opens with a blank line
+    report.end_line = report.start_line + len(lines) - 1
+    return report
+
+
+def _extract(
+    vault: Vault,
+    messages: list[Message],
+    session_id: str,
+    report: FlushReport,
+    counts: Counter[str],
+    max_bytes: int,
+) -> list[FlushEntry]:
+    from .llm import LLMClient, LLMError
+
+    settings = vault.config.flush
+    try:
+        client = LLMClient.from_config(vault.config)
+    except ConfigError as exc:
+        _warn(report, f"{exc}; used the offline extraction instead")
+        client = None
+    if client is not None:
+        recorded = [
+            text for b in scan_sessions(vault.root, max_bytes, session_id) for _, text in b.entries
+        ]
+        try:
+            entries, redacted = extract_llm(
+                client,
+                messages,
+                recorded,
+                settings.max_entry_chars,
+                settings.llm_max_input_chars,
+            )
+        except LLMError as exc:
+            _warn(
+                report, f"LLM extraction failed ({exc.what}); used the offline extraction instead"
+            )
+        else:
+            report.mode, report.model = "llm", client.model
+            counts.update(redacted)
+            return entries
+    return extract_offline(messages, settings.max_entry_chars)
+
+
+def _select_new(
+    root: Path,
+    max_bytes: int,
+    session_id: str,
+    candidates: list[FlushEntry],
+    report: FlushReport,
+    when: dt.datetime,
+) -> str:
+    """Fill the report with the entries the session does not have yet; return the block to
+    append ("" when nothing is new)."""
+    recorded = {
+        entry_key(text)
+        for block in scan_sessions(root, max_bytes, session_id)
+        for _, text in block.entries
+    }
+    new = [c for c in candidates if c.key not in recorded]
+    report.entries = new
+    report.already_flushed = len(candidates) - len(new)
+    if not new:
+        return ""
+    block = format_entry("\n".join(e.text for e in new), when, SOURCE, session_id)
+    report.text = block
+    report.heading = block.strip("\n").split("\n")[0].lstrip("# ")
+    return block
+
+
+def _daily_header(day: dt.date) -> str:
+    from .vault import template_dir
+
+    template = (template_dir() / "daily.md").read_text(encoding="utf-8")
+    return template.format(date=day.isoformat())
+
+
+def _warn(report: FlushReport, message: str) -> None:
+    log.warning(message)
+    report.warnings.append(message)
