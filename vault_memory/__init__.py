@@ -9,13 +9,14 @@ for hit in vault.search("which database for billing?"):
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Hit", "NoteChangedError", "Vault", "VaultError"]
+__all__ = ["ConversationWindow", "Hit", "NoteChangedError", "Vault", "VaultError"]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from .errors import NoteChangedError, VaultError
     from .search import Hit
     from .vault import Vault
+    from .window import ConversationWindow
 
 
 def __getattr__(name: str) -> Any:
@@ -28,6 +29,10 @@ def __getattr__(name: str) -> Any:
         from .search import Hit
 
         return Hit
+    if name == "ConversationWindow":
+        from .window import ConversationWindow
+
+        return ConversationWindow
     if name in ("VaultError", "NoteChangedError"):
         from . import errors
 
