@@ -70,7 +70,7 @@ def test_what_leaves_the_window_is_flushed_and_summarised(vault_dir: Path) -> No
                 first = message["content"].split(".")[0]
                 assert first in text, f"dropped but not flushed: {first!r}"
         assert window.summary.startswith("- ")
-        assert window.messages[0]["content"].startswith("Summary of the earlier conversation")
+        assert window.messages[0]["content"].startswith("Earlier in this conversation")
         window.close()
         text = daily_text(vault_dir)
         for message in conversation(16):

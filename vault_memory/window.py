@@ -39,7 +39,7 @@ log = logging.getLogger("vault_memory")
 #: Tokens a chat API spends per message beyond its content (role, separators).
 MESSAGE_OVERHEAD = 4
 MIN_BUDGET = 64
-SUMMARY_HEADER = "Summary of the earlier conversation (the full record is in the vault"
+SUMMARY_HEADER = "Earlier in this conversation (saved to memory"
 TRUNCATED = "\n[… cut to fit the context window; the whole message is saved in the vault]"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 SUMMARY_LINE_CHARS = 200
@@ -79,7 +79,7 @@ class ConversationWindow:
             counter = load_counter()
         self.vault = vault
         self.max_tokens = max_tokens
-        self.summary_budget = summary_tokens if summary_tokens is not None else max_tokens // 5
+        self.summary_budget = summary_tokens if summary_tokens is not None else max_tokens // 4
         self.session = session or f"window-{uuid.uuid4().hex[:12]}"
         self.use_llm = use_llm
         self.counter = counter
