@@ -19,6 +19,7 @@ from vault_memory.search import (
     rank_scores,
     recency_factor,
     recency_factors,
+    window_bm25,
     window_sums,
 )
 
@@ -132,11 +133,32 @@ def test_unknown_fusion_method_is_refused() -> None:
 
 WINDOW_MEMBERSHIP = [(np.array([0, 1, 2]), np.array([0, 1, 2])),
                      (np.array([1, 2, 3]), np.array([0, 1, 2]))]
+WINDOW_STARTS, WINDOW_LENGTHS = np.array([0, 1, 2]), np.array([2, 2, 2])
 
 
 def test_window_sums_add_up_the_units_of_each_window() -> None:
     scores = np.array([1.0, 0.0, 2.0, 4.0])
-    np.testing.assert_allclose(window_sums(scores, WINDOW_MEMBERSHIP, 3), [1.0, 2.0, 6.0])
+    np.testing.assert_allclose(window_sums(scores, WINDOW_STARTS, WINDOW_LENGTHS),
+                               [1.0, 2.0, 6.0])
+
+
+def test_window_sums_of_uneven_windows() -> None:
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    starts, lengths = np.array([0, 1, 3, 4]), np.array([3, 3, 1, 1])
+    np.testing.assert_allclose(window_sums(x, starts, lengths), [6.0, 9.0, 4.0, 5.0])
+    assert len(window_sums(x, starts[:0], lengths[:0])) == 0
+
+
+def test_window_bm25_saturates_a_repeated_term() -> None:
+    matched = {"ledger": np.array([1.0, 1.0, 1.0, 0.0]), "idempot": np.array([0, 0, 0, 1.0])}
+    idf = {"ledger": 1.0, "idempot": 2.0}
+    starts, lengths = np.array([0, 1]), np.array([3, 3])
+    got = window_bm25(matched, idf, starts, lengths)
+    # window 0: "ledger" three times; window 1: "ledger" twice + "idempot" once
+    three = 3 * 2.2 / (3 + 1.2)
+    two_and_one = 2 * 2.2 / (2 + 1.2) + 2.0 * 1 * 2.2 / (1 + 1.2)
+    np.testing.assert_allclose(got, [three, two_and_one])
+    assert got[1] > got[0]  # different query words beat one word repeated
 
 
 def test_lift_adds_the_best_window_holding_each_unit() -> None:

@@ -138,24 +138,20 @@ def fuse(
     return (1.0 - vector_weight) * kw + vector_weight * vec
 
 
-def window_sums(
-    x: np.ndarray, membership: Sequence[tuple[np.ndarray, np.ndarray]], count: int
-) -> np.ndarray:
-    """Per window, the sum of `x` over its units (membership: (unit rows, window rows) pairs,
-    unit rows unique within a pair)."""
+def window_sums(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Per window (the `lengths[i]` consecutive units from `starts[i]`), the sum of `x` over
+    its units: two lookups in a running sum, whatever the window size."""
     import numpy as np
 
-    out = np.zeros(count, dtype=np.float64)
-    for rows, windows in membership:
-        out[windows] += x[rows]
-    return out
+    running = np.concatenate(([0.0], np.cumsum(x, dtype=np.float64)))
+    return running[starts + lengths] - running[starts]
 
 
 def window_bm25(
     matched: Mapping[str, np.ndarray],
     idf: Mapping[str, float],
-    membership: Sequence[tuple[np.ndarray, np.ndarray]],
-    count: int,
+    starts: np.ndarray,
+    lengths: np.ndarray,
     k1: float = 1.2,
 ) -> np.ndarray:
     """BM25 of each window as one passage: per query term, the number of its units holding
@@ -163,11 +159,11 @@ def window_bm25(
     query words), times the term's idf. `matched[t]` marks the units whose text holds t."""
     import numpy as np
 
-    out = np.zeros(count, dtype=np.float64)
+    out = np.zeros(len(starts), dtype=np.float64)
     for term, held in matched.items():
         if not held.any():
             continue
-        tf = window_sums(held, membership, count)
+        tf = window_sums(held, starts, lengths)
         out += idf[term] * tf * (k1 + 1.0) / (tf + k1)
     return out
 
@@ -323,6 +319,8 @@ class UnitTable:
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
         self._vocab: dict[str, int] | None = None
+        self._recency_key: tuple[int, float, float] | None = None
+        self._recency: np.ndarray | None = None
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -378,6 +376,14 @@ class UnitTable:
             a[f"w{w}_norm"] = _window_norms(matrix, bool(with_vector), lengths, members)
         a.update(_postings(rows))
         return cls(a, windows)
+
+    def recency(self, today: int, half_life_days: float, weight: float) -> np.ndarray:
+        """`recency_factors` of every unit, computed once a day."""
+        key = (today, half_life_days, weight)
+        if self._recency is None or self._recency_key != key:
+            self._recency = recency_factors(self.day_numbers, today, half_life_days, weight)
+            self._recency_key = key
+        return self._recency
 
     def positions(self, uids: Sequence[int]) -> np.ndarray:
         """The table rows of unit ids, -1 for ids the table does not hold."""
@@ -636,11 +642,13 @@ class Searcher:
                     keyword[units] += s.heading_boost * scores
             if allowed is not None:  # filters restrict the keyword signal before it is scaled
                 keyword *= allowed
-            if s.candidates and np.count_nonzero(keyword) > s.candidates:
+            nonzero = np.flatnonzero(keyword)
+            if s.candidates and len(nonzero) > s.candidates:
                 # Only the best keyword matches count as keyword evidence, as a search engine's
                 # top-N would; a unit holding one common query word among thousands does not.
-                cut = np.partition(keyword, n - s.candidates)[n - s.candidates]
-                keyword[keyword < cut] = 0.0
+                values = keyword[nonzero]
+                cut = np.partition(values, len(values) - s.candidates)[len(values) - s.candidates]
+                keyword[nonzero[values < cut]] = 0.0
             for marks in matched.values():
                 marks *= keyword > 0
             guard = self._rare(table, exact_tokens(query))
@@ -663,10 +671,10 @@ class Searcher:
             components["vector"] = minmax_norm(vector)
         context = np.zeros(n)
         for size, (lengths, membership) in table.windows.items():
-            count = len(lengths)
-            w_kw = window_bm25(matched, idf, membership, count) if keyword is not None else None
+            starts = membership[0][0]  # every window has a first unit, in window order
+            w_kw = window_bm25(matched, idf, starts, lengths) if keyword is not None else None
             w_vec = (
-                window_sums(vector, membership, count) / table.window_norms[size]
+                window_sums(vector, starts, lengths) / table.window_norms[size]
                 if vector is not None
                 else None
             )
@@ -674,9 +682,7 @@ class Searcher:
             context = lift(context, window_scores, membership, s.window_weight)
         relevance = fused + context
 
-        recency = recency_factors(
-            table.day_numbers, today.toordinal(), s.half_life_days, s.recency_weight
-        )
+        recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
         score = relevance * recency * table.salience
         exact = np.zeros(n)
         if guard:
