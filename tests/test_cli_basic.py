@@ -193,10 +193,20 @@ def test_add_finds_the_vault_from_a_subfolder_option_and_env(
 def test_add_empty_entry(vault_dir: Path, run_cli, tree_state) -> None:
     before = tree_state(vault_dir)
     assert error_of(run_cli("add", cwd=vault_dir, input="")) == (
-        "nothing to add: the entry is empty. Pass text or pipe it on stdin."
+        "nothing to add: the entry is empty; give the text to remember."
     )
     assert error_of(run_cli("add", "  ", cwd=vault_dir)).startswith("nothing to add")
     assert tree_state(vault_dir) == before
+
+
+def test_add_refuses_a_nul_byte(vault_dir: Path, run_cli, tree_state) -> None:
+    """A NUL would turn the day's log into a "binary" file that refuses every later append."""
+    before = tree_state(vault_dir)
+    assert error_of(run_cli("add", "a\x00b", cwd=vault_dir)) == (
+        "the entry contains a NUL byte (\\x00); send plain text."
+    )
+    assert tree_state(vault_dir) == before
+    assert run_cli("add", "still fine", cwd=vault_dir).exit_code == 0
 
 
 def test_add_too_large(vault_dir: Path, run_cli, tree_state) -> None:

@@ -89,7 +89,7 @@ class LockTimeoutError(VaultError):
 
 class EmptyEntryError(VaultError):
     def __init__(self) -> None:
-        super().__init__("nothing to add: the entry is empty. Pass text or pipe it on stdin.")
+        super().__init__("nothing to add: the entry is empty; give the text to remember.")
 
 
 class InputTooLargeError(VaultError):

@@ -316,6 +316,8 @@ class Vault:
         """Append an entry to the day's log under a `## HH:MM · source` heading."""
         if not text.strip():
             raise EmptyEntryError()
+        if "\x00" in text:  # the day's log would become "binary" and refuse every later append
+            raise VaultError("the entry contains a NUL byte (\\x00); send plain text.")
         size = len(text.encode("utf-8"))
         if size > MAX_ENTRY_BYTES:
             raise InputTooLargeError("the entry", size, MAX_ENTRY_BYTES)
