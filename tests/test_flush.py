@@ -714,3 +714,12 @@ def test_flush_logs_nothing_when_offline(vault_dir: Path, caplog) -> None:
     caplog.set_level(logging.DEBUG, logger="vault_memory")
     Vault(vault_dir).flush(CHAT, session="quiet", dry_run=True)
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+@pytest.mark.parametrize(("sentence", "kept"), [
+    ("My token is [REDACTED:openai-key]", False),
+    ("Here: [REDACTED:github-token] [REDACTED:aws-access-key]", False),
+    ("The staging deploy key lives in 1Password, never in the repo: [REDACTED:openai-key]", True),
+])
+def test_a_sentence_that_was_only_a_secret_is_not_kept(sentence: str, kept: bool) -> None:
+    assert (classify(sentence, "user") is not None) is kept

@@ -435,6 +435,9 @@ _COMMON_OPENERS = _words(
 )
 
 
+_REDACTED_MARK = re.compile(r"\[REDACTED:[\w-]+\]")
+
+
 def _is_filler(words: list[str]) -> bool:
     return all(w.lower().strip("'’") in _FILLER_WORDS for w in words)
 
@@ -451,6 +454,11 @@ def _looks_specific(sentence: str) -> bool:
 
 def classify(sentence: str, role: str) -> tuple[str, int] | None:
     """(category, importance) of a sentence worth remembering, or None."""
+    if "[REDACTED:" in sentence:
+        # "My token is [REDACTED:openai-key]": the secret was the content, nothing is left
+        sentence = _REDACTED_MARK.sub(" ", sentence)
+        if len(re.findall(r"[\w'’-]+", sentence)) < 5:
+            return None
     words = re.findall(r"[\w'’-]+", sentence)
     if len(words) < 3 or _is_filler(words) or sentence.rstrip().endswith("?"):
         return None
