@@ -54,11 +54,18 @@ class LLMSettings:
     timeout_seconds: float = 60.0
 
 
+@dataclass(frozen=True)
+class WatchSettings:
+    quiet_ms: int = 300  # `vault watch` applies changes once the files were quiet this long
+    reconcile_minutes: float = 5.0  # and compares the whole vault with the index this often
+
+
 SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "search": SearchSettings,
     "dream": DreamSettings,
     "llm": LLMSettings,
+    "watch": WatchSettings,
 }
 
 
@@ -69,6 +76,7 @@ class Config:
     search: SearchSettings = field(default_factory=SearchSettings)
     dream: DreamSettings = field(default_factory=DreamSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
 
