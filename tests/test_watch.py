@@ -253,6 +253,15 @@ def test_directories_created_removed_and_renamed(watched: tuple[Path, Watcher],
     assert not [p for p in units if p.startswith(("projects/", "imported/", "archive/"))]
 
 
+def test_vault_reached_through_a_symlink(vault_dir: Path, keyword_only: None, tmp_path: Path,
+                                        start_watcher: Callable[..., Watcher]) -> None:
+    link = tmp_path / "link-to-vault"
+    link.symlink_to(vault_dir, target_is_directory=True)
+    start_watcher(link)
+    write(vault_dir / "notes" / "via-link.md", "# Via link\n\n- seen through the symlink\n")
+    assert "notes/via-link.md" in assert_converges(vault_dir, tmp_path)
+
+
 def test_ignored_paths_are_not_even_recorded(watched: tuple[Path, Watcher],
                                              tmp_path: Path) -> None:
     root, watcher = watched
@@ -360,6 +369,36 @@ def test_overflow_hook_and_periodic_reconcile_find_unseen_changes(
     wait_until(lambda: watcher.report.reconciles > reconciles, 10, "the reconcile")
     write(vault_dir / "notes" / "unseen-2.md", "# Unseen 2\n\n- found by the timer\n")
     assert "notes/unseen-2.md" in assert_converges(vault_dir, tmp_path)
+
+
+def test_deleting_the_cache_while_watching_is_safe(watched: tuple[Path, Watcher],
+                                                   tmp_path: Path) -> None:
+    root, watcher = watched
+    shutil.rmtree(root / ".vault")
+    write(root / "notes" / "after.md", "# After\n\n- KESTREL_3 written after the deletion\n")
+    assert "notes/after.md" in assert_converges(root, tmp_path)
+    wait_until(watcher.ready.is_set, 10, "the watcher to serve again")
+    info = Vault(root).status()["watcher"]
+    assert info["running"] and info["pid"] == os.getpid()
+    with Vault(root) as here:
+        assert here.search("KESTREL_3", via_watcher=True)[0].path == "notes/after.md"
+    assert watcher.report.searches == 1
+    assert "was deleted: rebuilding it" in (root / ".vault" / "logs" / "watch.log").read_text()
+
+
+def test_a_rebuild_by_another_process_while_watching(watched: tuple[Path, Watcher],
+                                                     tmp_path: Path) -> None:
+    """`vault index --rebuild` replaces index.sqlite: the watcher must write to the new one,
+    not to the file it had open."""
+    root, watcher = watched
+    with Vault(root) as other:
+        other.index(rebuild=True)
+    write(root / "notes" / "after.md", "# After\n\n- OSPREY_5 written after the rebuild\n")
+    assert "notes/after.md" in assert_converges(root, tmp_path)
+    wait_until(watcher.ready.is_set, 10, "the watcher to serve again")
+    with Vault(root) as here:
+        assert here.search("OSPREY_5", via_watcher=True)[0].path == "notes/after.md"
+    assert watcher.report.searches == 1
 
 
 # -- one watcher, status, locks --------------------------------------------------------------

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .config import CACHE_DIR
 from .errors import ConfigError, LockTimeoutError, VaultError
 from .index.indexer import IGNORED_DIRS, is_indexable
 from .scheduler import DreamScheduler, write_json
@@ -157,12 +158,19 @@ def make_observer(on_overflow: Callable[[], None]) -> Any:
     return observer
 
 
+CACHE_KEYS = {CACHE_DIR, f"{CACHE_DIR}/{LOCK_FILE}", f"{CACHE_DIR}/index.sqlite"}
+GONE = {"deleted", "moved"}
+
+
 class _Recorder:
     """The watchdog handler: turns events into vault-relative paths and records them."""
 
-    def __init__(self, root: str, record: Callable[[set[str]], None]) -> None:
+    def __init__(
+        self, root: str, record: Callable[[set[str]], None], cache_gone: Callable[[], None]
+    ) -> None:
         self.root = root.rstrip(os.sep)
         self.record = record
+        self.cache_gone = cache_gone
 
     def dispatch(self, event: Any) -> None:
         found: set[str] = set()
@@ -171,7 +179,9 @@ class _Recorder:
             if not path.startswith(self.root + os.sep):
                 continue
             relpath = path[len(self.root) + 1 :].replace(os.sep, "/")
-            if event.is_directory:
+            if relpath in CACHE_KEYS and raw is event.src_path and event.event_type in GONE:
+                self.cache_gone()
+            elif event.is_directory:
                 if not ignored_folder(relpath):
                     found.add(relpath)
             elif is_indexable(relpath):
@@ -236,6 +246,7 @@ class Watcher:
         self._flush = False
         self._stopping = False
         self._next_reconcile: float | None = None
+        self._identity: tuple[int | None, int | None] | None = None  # of .vault after our run
         self._stop_requested = threading.Event()
 
         self._lock_fd: int | None = None
@@ -255,10 +266,12 @@ class Watcher:
         self._take_pid_lock()
         try:
             self._start_log()
+            # inotify does not follow a symlinked vault folder (watchdog sets IN_DONT_FOLLOW)
+            real_root = os.path.realpath(self.root)
             self._observer = make_observer(self._overflowed)
             self._observer.schedule(
-                _Recorder(str(self.root), self._record),
-                str(self.root),
+                _Recorder(real_root, self._record, self.reconcile),
+                real_root,
                 recursive=True,
                 event_filter=_event_filter(),
             )
@@ -465,7 +478,15 @@ class Watcher:
             if batch is None:
                 return
             paths, full, upto = batch
+            try:
+                full = self._check_cache() or full
+            except WatcherRunningError as exc:  # another watcher took over meanwhile
+                log.error("%s Stopping.", exc)
+                self._stop_requested.set()
+                return
             done = self._apply(paths, full)
+            if done:
+                self._identity = self._cache_identity()
             with self._cond:
                 self._applying = 0
                 if done:
@@ -476,6 +497,49 @@ class Watcher:
                 self._cond.notify_all()
             if done and full:
                 self.ready.set()
+
+    def _cache_identity(self) -> tuple[int | None, int | None]:
+        """The inodes of the pid lock file and the SQLite index as they are on disk."""
+
+        def inode(name: str) -> int | None:
+            try:
+                return os.stat(self.cache / name).st_ino
+            except FileNotFoundError:
+                return None
+
+        return inode(LOCK_FILE), inode("index.sqlite")
+
+    def _check_cache(self) -> bool:
+        """Whether `.vault/` (or its index) was deleted or replaced under the running watcher,
+        e.g. by `rm -rf .vault` or `vault index --rebuild`: then every handle on the old
+        files is dropped (and the pid lock, log and socket are made anew if the folder went),
+        and True is returned: the next run must be a reconcile."""
+        if self._identity is None or self._lock_fd is None:
+            return False
+        current = self._cache_identity()
+        if current == self._identity:
+            return False
+        self.ready.clear()  # queries are answered in-process until the index is back
+        with self._search_lock:
+            self._reader.close()
+        self.vault.close()
+        if current[0] != os.fstat(self._lock_fd).st_ino:
+            self.cache.mkdir(parents=True, exist_ok=True)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+            self._take_pid_lock()
+            self._stop_log()
+            self._start_log()
+            log.warning("%s was deleted: rebuilding it from the files.", self.cache)
+            if self._server is not None:
+                self._server.shutdown()
+                self._server.server_close()
+                self._start_server()
+            self._write_state()
+        else:
+            log.info("the index was replaced by another process: reopening it.")
+        self._identity = None
+        return True
 
     def _next_batch(self) -> tuple[set[str], bool, int] | None:
         with self._cond:
@@ -598,8 +662,10 @@ class Watcher:
         while not self.ready.wait(1.0):
             if self._stopping:
                 return
-        with contextlib.suppress(VaultError), self._search_lock:
-            self._reader.search("warm up", limit=1, fresh=False)
+        try:
+            self._search(query="warm up", limit=1)
+        except Exception as exc:  # only a head start: the first real query will say more
+            log.debug("warm-up search failed: %s", exc)
 
     def answer(self, request: Any) -> dict[str, Any]:
         """The reply to one socket request (see watch_client)."""
@@ -615,8 +681,17 @@ class Watcher:
             return {"ok": False, "error": "the watcher runs with other settings"}
         self.settle()
         try:
-            with self._search_lock:
-                hits = self._reader.search(
+            hits = self._search(**request)
+        except Exception as exc:  # the client then searches in-process and reports the error
+            log.info("a search through the socket failed (%s); the client searches itself.", exc)
+            return {"ok": False, "error": str(exc)}
+        self.report.searches += 1
+        return {"ok": True, "hits": [dataclasses.asdict(hit) for hit in hits]}
+
+    def _search(self, **request: Any) -> list[Any]:
+        with self._search_lock:
+            try:
+                return self._reader.search(
                     str(request.get("query", "")),
                     limit=request.get("limit"),
                     mode=request.get("mode", "hybrid"),
@@ -626,10 +701,10 @@ class Watcher:
                     kinds=tuple(request.get("kinds") or ()),
                     fresh=False,
                 )
-        except VaultError as exc:
-            return {"ok": False, "error": str(exc)}
-        self.report.searches += 1
-        return {"ok": True, "hits": [dataclasses.asdict(hit) for hit in hits]}
+            except Exception as exc:
+                if not isinstance(exc, VaultError):
+                    self._reader.close()  # replaced or damaged files: reopen on the next query
+                raise
 
     # -- the dream schedule -----------------------------------------------------------------
 
