@@ -46,6 +46,7 @@ def index_units(root: Path) -> Units:
         return {}
     conn = sqlite3.connect(db.absolute().as_uri() + "?mode=ro", uri=True, timeout=10)
     try:
+        conn.execute("BEGIN")  # one snapshot for the three queries
         dirty = conn.execute("SELECT value FROM meta WHERE key = 'fulltext_dirty'").fetchone()
         if dirty and dirty[0] != "0":
             return {}
@@ -144,6 +145,8 @@ def start_watcher() -> Iterator[Callable[..., Watcher]]:
         watcher.start()
         started.append(watcher)
         assert watcher.ready.wait(60), "the first reconcile did not finish"
+        if watcher.serve:  # its first search opens the index: let it finish before a test
+            assert watcher.warm.wait(60), "the warm-up search did not finish"
         return watcher
 
     yield start

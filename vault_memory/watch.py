@@ -231,6 +231,7 @@ class Watcher:
         self.serve = serve
         self.report = WatchReport(started_at=time.time())
         self.ready = threading.Event()  # the first reconcile is done
+        self.warm = threading.Event()  # the first search (model, unit table) is done
         self.scheduler: DreamScheduler | None = None
         self.socket: Path | None = None
 
@@ -246,7 +247,7 @@ class Watcher:
         self._flush = False
         self._stopping = False
         self._next_reconcile: float | None = None
-        self._identity: tuple[int | None, int | None] | None = None  # of .vault after our run
+        self._index_inode: int | None = None  # index.sqlite as our last run left it
         self._stop_requested = threading.Event()
 
         self._lock_fd: int | None = None
@@ -255,6 +256,8 @@ class Watcher:
         self._server: Any = None
         self._server_thread: threading.Thread | None = None
         self._reader = Vault(vault.root, vault._overrides)
+        self._reader.config  # noqa: B018 - settings are read now, as the writer's are
+        self._settings_key = settings_key(self._reader.config)
         self._search_lock = threading.Lock()
         self._log_handler: logging.Handler | None = None
         self._log_level: int | None = None
@@ -435,24 +438,19 @@ class Watcher:
 
     def _overflowed(self) -> None:
         log.warning("the inotify event queue overflowed (events were lost): reconciling.")
+        self.report.overflows += 1
+        self.reconcile()
+
+    def reconcile(self) -> None:
+        """Compare the whole vault with the index once things are quiet (also what the
+        deletion of `.vault/` or its index triggers)."""
         now = time.monotonic()
         with self._cond:
-            self.report.overflows += 1
             self._full = True
             self._recorded += 1
             self._last_event = now
             if self._first_event is None:
                 self._first_event = now
-            self._cond.notify_all()
-
-    def reconcile(self) -> None:
-        """Ask for a whole-vault comparison with the index (what an overflow triggers)."""
-        self._overflow_like(full=True)
-
-    def _overflow_like(self, full: bool) -> None:
-        with self._cond:
-            self._full = self._full or full
-            self._recorded += 1
             self._cond.notify_all()
 
     def settle(self, timeout: float = SETTLE_TIMEOUT) -> bool:
@@ -486,7 +484,7 @@ class Watcher:
                 return
             done = self._apply(paths, full)
             if done:
-                self._identity = self._cache_identity()
+                self._index_inode = self._inode("index.sqlite")
             with self._cond:
                 self._applying = 0
                 if done:
@@ -498,32 +496,30 @@ class Watcher:
             if done and full:
                 self.ready.set()
 
-    def _cache_identity(self) -> tuple[int | None, int | None]:
-        """The inodes of the pid lock file and the SQLite index as they are on disk."""
-
-        def inode(name: str) -> int | None:
-            try:
-                return os.stat(self.cache / name).st_ino
-            except FileNotFoundError:
-                return None
-
-        return inode(LOCK_FILE), inode("index.sqlite")
+    def _inode(self, name: str) -> int | None:
+        try:
+            return os.stat(self.cache / name).st_ino
+        except FileNotFoundError:
+            return None
 
     def _check_cache(self) -> bool:
         """Whether `.vault/` (or its index) was deleted or replaced under the running watcher,
         e.g. by `rm -rf .vault` or `vault index --rebuild`: then every handle on the old
         files is dropped (and the pid lock, log and socket are made anew if the folder went),
         and True is returned: the next run must be a reconcile."""
-        if self._identity is None or self._lock_fd is None:
+        if self._lock_fd is None:
             return False
-        current = self._cache_identity()
-        if current == self._identity:
+        lock_lost = self._inode(LOCK_FILE) != os.fstat(self._lock_fd).st_ino
+        replaced = self._index_inode is not None and self._inode("index.sqlite") != (
+            self._index_inode
+        )
+        if not (lock_lost or replaced):
             return False
         self.ready.clear()  # queries are answered in-process until the index is back
         with self._search_lock:
             self._reader.close()
         self.vault.close()
-        if current[0] != os.fstat(self._lock_fd).st_ino:
+        if lock_lost:
             self.cache.mkdir(parents=True, exist_ok=True)
             os.close(self._lock_fd)
             self._lock_fd = None
@@ -538,7 +534,7 @@ class Watcher:
             self._write_state()
         else:
             log.info("the index was replaced by another process: reopening it.")
-        self._identity = None
+        self._index_inode = None
         return True
 
     def _next_batch(self) -> tuple[set[str], bool, int] | None:
@@ -651,7 +647,7 @@ class Watcher:
             os.umask(old_umask)
         self.socket = path
         self._server_thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.5}, daemon=True
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
         )
         self._server_thread.start()
         threading.Thread(target=self._warm_up, name="vault-warm-up", daemon=True).start()
@@ -666,18 +662,24 @@ class Watcher:
             self._search(query="warm up", limit=1)
         except Exception as exc:  # only a head start: the first real query will say more
             log.debug("warm-up search failed: %s", exc)
+        self.warm.set()
 
     def answer(self, request: Any) -> dict[str, Any]:
         """The reply to one socket request (see watch_client)."""
         if not isinstance(request, dict) or request.get("protocol") != PROTOCOL:
             return {"ok": False, "error": "unknown protocol version"}
         if request.get("op") == "ping":
-            return {"ok": True, "pid": os.getpid(), "ready": self.ready.is_set()}
+            return {
+                "ok": True,
+                "pid": os.getpid(),
+                "ready": self.ready.is_set(),  # searches are answered
+                "warm": self.warm.is_set(),  # and the model and unit table are loaded
+            }
         if request.get("op") != "search":
             return {"ok": False, "error": f"unknown request {request.get('op')!r}"}
         if not self.ready.is_set():
             return {"ok": False, "error": "the watcher is still indexing the vault"}
-        if request.get("settings") != settings_key(self._reader.config):
+        if request.get("settings") != self._settings_key:
             return {"ok": False, "error": "the watcher runs with other settings"}
         self.settle()
         try:
