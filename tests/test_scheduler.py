@@ -272,3 +272,17 @@ def test_a_disabled_dream_has_no_side_effects(vault_dir: Path, keyword_only: Non
         assert Vault(vault_dir).status()["watcher"]["next_dream_at"] is None
     assert job.calls == 0
     assert (vault_dir / ".vault" / "scheduler.json").read_bytes() == before
+
+
+def test_default_job_is_the_facades_dream(vault_dir: Path, keyword_only: None,
+                                          vault_warnings: Callable[[], list[str]]) -> None:
+    """The watcher's job is `Vault.dream`; in a build without it the schedule stays idle
+    (with one warning) instead of failing every night."""
+    with Watcher(Vault(vault_dir)) as watcher:
+        assert watcher.ready.wait(30)
+        if hasattr(Vault, "dream"):
+            assert watcher.scheduler is not None and not watcher.scheduler.caught_up
+        else:
+            assert watcher.scheduler is None
+            assert "this build has no `vault dream` yet: the dream schedule is idle." in (
+                vault_warnings())

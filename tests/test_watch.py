@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 import vault_memory
-from vault_memory import Vault
+from vault_memory import Vault, VaultError
 from vault_memory import watch_client as client
 from vault_memory.index.fulltext import FullText
 from vault_memory.watch import Watcher, WatcherRunningError
@@ -433,6 +433,23 @@ def test_one_watcher_per_vault_and_status(watched: tuple[Path, Watcher],
     assert not (root / ".vault" / "watch.sock").exists()
     assert not (root / ".vault" / "watch.json").exists()
     assert "watcher       not running" in run_cli("--vault", str(root), "status").output
+
+
+def test_an_unexpected_error_stops_the_watcher_and_says_where_to_look(
+        vault_dir: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    watcher = Watcher(Vault(vault_dir), dream=False)
+
+    def broken() -> bool:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(watcher, "_check_cache", broken)
+    with pytest.raises(VaultError) as caught:
+        watcher.run()
+    log_file = vault_dir / ".vault" / "logs" / "watch.log"
+    assert str(caught.value) == (
+        f"the watcher stopped after an unexpected error; see {log_file}.")
+    assert "RuntimeError: boom" in log_file.read_text()
+    assert Vault(vault_dir).status()["watcher"] == {"running": False, "stale": False}
 
 
 def test_settings_are_checked(vault_dir: Path, keyword_only: None) -> None:

@@ -249,6 +249,7 @@ class Watcher:
         self._next_reconcile: float | None = None
         self._index_inode: int | None = None  # index.sqlite as our last run left it
         self._stop_requested = threading.Event()
+        self._failed = False
 
         self._lock_fd: int | None = None
         self._observer: Any = None
@@ -301,13 +302,15 @@ class Watcher:
                     previous[signum] = signal.signal(signum, self._on_signal)
             if on_ready:
                 on_ready(self)
-            while not self._stop_requested.wait(5.0):
-                if self._worker is not None and not self._worker.is_alive():
-                    break
+            self._stop_requested.wait()
         finally:
             self.stop()
             for number, handler in previous.items():
                 signal.signal(number, handler)
+        if self._failed:
+            raise VaultError(
+                f"the watcher stopped after an unexpected error; see {self.cache / LOG_FILE}."
+            )
         return self.report
 
     def _on_signal(self, signum: int, frame: Any) -> None:
@@ -471,6 +474,14 @@ class Watcher:
     # -- the worker -------------------------------------------------------------------------
 
     def _work(self) -> None:
+        try:
+            self._work_loop()
+        except Exception:  # a bug: say so, and let `run` stop the watcher
+            log.exception("the watcher stopped after an unexpected error")
+            self._failed = True
+            self._stop_requested.set()
+
+    def _work_loop(self) -> None:
         while True:
             batch = self._next_batch()
             if batch is None:
