@@ -687,8 +687,8 @@ def test_sigkill_while_embedding_then_restart_embeds_everything(
         info = vault.status()
     assert info["units"] == info["embedded_units"] > 600
     second.send_signal(signal.SIGINT)
-    second.communicate(timeout=60)
-    assert second.returncode == 0
+    _, err = second.communicate(timeout=60)
+    assert second.returncode == 0, err
 
 
 # -- the command line ------------------------------------------------------------------------

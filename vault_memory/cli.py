@@ -449,10 +449,12 @@ def main() -> None:
         code = exc.code
     else:
         code = 0
-    if sys.argv[1:] and "search" in sys.argv[1:]:
+    if sys.argv[1:] and ("search" in sys.argv[1:] or "watch" in sys.argv[1:]):
         # A search has written everything it will write (its results, any freshness update,
         # committed). Interpreter shutdown after loading numpy, Whoosh and onnxruntime costs
-        # about 0.2 s of a cold search, so it is skipped.
+        # about 0.2 s of a cold search, so it is skipped. A stopped watcher has closed
+        # everything too, and onnxruntime's threads sometimes abort a normal shutdown
+        # ("terminate called without an active exception").
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code if isinstance(code, int) else 1)
