@@ -539,3 +539,41 @@ def test_cli_index_reports_skipped_files(indexed_small: Path, run_cli: Callable[
     assert result.stderr == (
         "Warning: skipped notes/binary.md: binary file (contains NUL bytes), not Markdown\n"
     )
+
+
+# -- interrupted runs and folders as paths (used by `vault watch`) ----------------------------
+
+
+def test_a_run_killed_while_embedding_is_finished_by_the_next_one(
+        indexed_small: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_memory.index import indexer
+
+    (indexed_small / "notes" / "more.md").write_text(
+        "# More\n\n- First new fact.\n- Second new fact.\n- Third new fact.\n")
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 1)  # one commit per vector
+
+    def die_after_first_vector(phase: str, done: int, total: int) -> None:
+        if phase == "embedding":
+            raise KeyboardInterrupt  # the process goes away between two commits
+
+    with Vault(indexed_small) as vault, pytest.raises(KeyboardInterrupt):
+        vault.index(progress=die_after_first_vector)
+    with Vault(indexed_small) as vault:
+        report = vault.index()  # no file changed since: only the vectors are missing
+    assert report.new == report.modified == 0
+    assert report.units_embedded >= 2
+    assert report.embedded_units == report.units
+
+
+def test_a_folder_path_stands_for_its_files(indexed_small: Path) -> None:
+    (indexed_small / "notes" / "sub").mkdir()
+    (indexed_small / "notes" / "sub" / "a.md").write_text("# A\n\n- alpha\n")
+    (indexed_small / "notes" / "sub" / ".hidden.md").write_text("# hidden\n")
+    with Vault(indexed_small) as vault:
+        report = vault.index(paths=["notes/sub"])
+        assert (report.new, report.deleted) == (1, 0)
+        shutil.move(str(indexed_small / "notes"), str(indexed_small.parent / "notes-moved-out"))
+        report = vault.index(paths=["notes"])  # gone from disk: the index knows what was in it
+        assert (report.new, report.deleted) == (0, 2)
+        assert vault.index(paths=[".git", "../x", ""]).unchanged == 0
+        assert vault.status()["drift"] == {"new": 0, "changed": 0, "deleted": 0}

@@ -297,10 +297,26 @@ def status(vault: Vault, as_json: bool) -> None:
     ]
     if info["problem"]:
         lines.append(f"problem       {info['problem']}")
+    lines.append(f"watcher       {_describe_watcher(info['watcher'])}")
     for key, source in sorted(info["settings_sources"].items()):
         section, _, name = key.partition(".")
         lines.append(f"setting       {key} = {info['settings'][section][name]!r} ({source})")
     click.echo("\n".join(lines))
+
+
+def _describe_watcher(watcher: dict[str, Any]) -> str:
+    import datetime as dt
+
+    if not watcher["running"]:
+        return "not running" + (" (a killed one left its state file)" if watcher["stale"] else "")
+    up = int(watcher["uptime_seconds"] or 0)
+    text = f"running (pid {watcher['pid']}, up {up // 3600}h {up % 3600 // 60:02d}m"
+    if watcher["last_event_at"]:
+        last = dt.datetime.fromtimestamp(watcher["last_event_at"]).isoformat(timespec="seconds")
+        text += f", last event {last}"
+    if watcher["next_dream_at"]:
+        text += f", next dream {watcher['next_dream_at'][:16].replace('T', ' ')}"
+    return text + ")"
 
 
 @cli.command()
@@ -348,7 +364,14 @@ def search(
     """
     text = " ".join(query)
     hits = vault.search(
-        text, limit=limit, mode=mode, since=since, until=until, within=within, kinds=kinds
+        text,
+        limit=limit,
+        mode=mode,
+        since=since,
+        until=until,
+        within=within,
+        kinds=kinds,
+        via_watcher=True,
     )
     if as_json:
         _print_json({"query": text, "mode": mode, "results": [h.to_dict() for h in hits]})
@@ -597,6 +620,49 @@ def sessions_show(vault: Vault, session_id: str, as_json: bool) -> None:
             click.echo(f"  {line:>4}  {text}")
 
 
+@cli.command()
+@click.option("--no-dream", is_flag=True, help="Do not run the scheduled dream.")
+@click.option(
+    "--quiet-ms",
+    type=click.IntRange(0, 600_000),
+    metavar="N",
+    help="Apply changes once the files were quiet for N ms (default: watch.quiet_ms, 300).",
+)
+@click.option("-v", "--verbose", count=True, help="Log each batch to stderr too.")
+@pass_vault
+def watch(vault: Vault, no_dream: bool, quiet_ms: int | None, verbose: int) -> None:
+    """Keep the search cache in line with the files until stopped (Ctrl-C or SIGTERM).
+
+    Edits, atomic saves, moves and git checkouts are indexed a moment after they happen;
+    `vault search` is answered by this process while it runs; the dream runs on the
+    `[dream] schedule` of vault.toml. Logs go to .vault/logs/watch.log.
+
+    \b
+    Example:
+      vault watch
+      vault watch --no-dream --quiet-ms 500 -v
+    """
+    import logging
+
+    logger = logging.getLogger("vault_memory")
+    if logger.level < logging.ERROR:  # not --quiet: the batches on stderr only with -v
+        shown = logging.INFO if verbose or logger.level <= logging.INFO else logging.WARNING
+        logger.setLevel(min(logger.level, shown))
+        for handler in logger.handlers:
+            if getattr(handler, "vault_cli", False):
+                handler.setLevel(shown)
+
+    def ready(watcher: Any) -> None:
+        click.echo(f"watching {vault.root} (pid {os.getpid()}); Ctrl-C to stop", err=True)
+
+    report = vault.watch(dream=not no_dream, quiet_ms=quiet_ms, on_ready=ready)
+    click.echo(
+        f"stopped: {report.batches} batches ({report.paths} paths), {report.reconciles} "
+        f"reconciles, {report.searches} searches answered",
+        err=True,
+    )
+
+
 def main() -> None:
     # numpy's OpenBLAS spins a waiting thread per core; on small machines it takes the other
     # core away from onnxruntime and Whoosh (bench/search.py: a 10k-unit matrix-vector product
@@ -613,10 +679,12 @@ def main() -> None:
         code = exc.code
     else:
         code = 0
-    if one_search:
+    if one_search or "watch" in sys.argv[1:]:
         # A search has written everything it will write (its results, any freshness update,
         # committed). Interpreter shutdown after loading numpy, Whoosh and onnxruntime costs
-        # about 0.2 s of a cold search, so it is skipped.
+        # about 0.2 s of a cold search, so it is skipped. A stopped watcher has closed
+        # everything too, and onnxruntime's threads sometimes abort a normal shutdown
+        # ("terminate called without an active exception").
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code if isinstance(code, int) else 1)

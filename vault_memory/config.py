@@ -61,12 +61,19 @@ class FlushSettings:
     llm_max_input_chars: int = 120_000  # longer conversations use the offline extraction
 
 
+@dataclass(frozen=True)
+class WatchSettings:
+    quiet_ms: int = 300  # `vault watch` applies changes once the files were quiet this long
+    reconcile_minutes: float = 5.0  # and compares the whole vault with the index this often
+
+
 SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "search": SearchSettings,
     "dream": DreamSettings,
     "llm": LLMSettings,
     "flush": FlushSettings,
+    "watch": WatchSettings,
 }
 
 
@@ -78,6 +85,7 @@ class Config:
     dream: DreamSettings = field(default_factory=DreamSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     flush: FlushSettings = field(default_factory=FlushSettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
 

@@ -25,12 +25,15 @@ from .errors import (
 from .notes import DAILY_DIR, DIARY_DIR, KINDS, MEMORY_FILE, format_entry
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .context import ContextBlock
     from .dreamer import DreamReport
     from .flush import FlushReport, SessionInfo
     from .index.indexer import Index, IndexReport, Progress
     from .manage import ManageReport
     from .search import Hit, Searcher
+    from .watch import Watcher, WatchReport
 
 log = logging.getLogger("vault_memory")
 
@@ -150,9 +153,13 @@ class Vault:
         rebuild: bool = False,
         paths: list[str] | None = None,
         progress: Progress | None = None,
+        lock_timeout: float = 60.0,
     ) -> IndexReport:
-        """Bring `.vault/` in line with the files (all, or only `paths`); returns what changed."""
-        return self._index.run(rebuild=rebuild, paths=paths, progress=progress)
+        """Bring `.vault/` in line with the files (all, or only `paths`; a folder stands for
+        the files under it); returns what changed."""
+        return self._index.run(
+            rebuild=rebuild, paths=paths, progress=progress, lock_timeout=lock_timeout
+        )
 
     @cached_property
     def _searcher(self) -> Searcher:
@@ -171,6 +178,7 @@ class Vault:
         within: str | None = None,
         kinds: tuple[str, ...] | list[str] = (),
         fresh: bool = True,
+        via_watcher: bool = False,
     ) -> list[Hit]:
         """The units of the vault that best answer `query`, best first, each citing its
         `path:start-end`.
@@ -179,8 +187,10 @@ class Vault:
         since/until: ISO dates bounding dated files (undated files are then left out).
         within: a vault-relative file or folder. kinds: memory, daily, note, diary.
         fresh: first index the few files changed since the last index (bounded).
+        via_watcher: let a running `vault watch` answer (same hits, no model or index to
+        load); searches here when none runs or it cannot answer.
         """
-        from .search import MODES, Filters
+        from .search import MODES, Filters, Hit
 
         if mode not in MODES:
             raise VaultError(f"unknown search mode {mode!r}; use one of: {', '.join(MODES)}.")
@@ -196,6 +206,21 @@ class Vault:
         filters = Filters(
             _as_date(since, "since"), _as_date(until, "until"), within_rel, tuple(kinds)
         )
+        if via_watcher:
+            from . import watch_client
+
+            found = watch_client.search(
+                self.config,
+                query=query,
+                limit=limit or self.config.search.limit,
+                mode=mode,
+                since=filters.since.isoformat() if filters.since else None,
+                until=filters.until.isoformat() if filters.until else None,
+                within=within_rel,
+                kinds=list(kinds),
+            )
+            if found is not None:
+                return [Hit(**hit) for hit in found]
         if mode != "keyword":
             self._index.prefetch_query_embedder()
         if fresh:
@@ -252,11 +277,25 @@ class Vault:
     def status(self) -> dict[str, Any]:
         """Files, units, embedded units, model, cache size, drift, settings. Writes nothing."""
         from .index.indexer import status
+        from .watch_client import watcher_status
 
         info = status(self.config)
         info["settings"] = self.config.as_dict()
         info["settings_sources"] = dict(self.config.sources)
+        info["watcher"] = watcher_status(self.cache_dir)
         return info
+
+    def watch(
+        self,
+        dream: bool = True,
+        quiet_ms: int | None = None,
+        on_ready: Callable[[Watcher], None] | None = None,
+    ) -> WatchReport:
+        """Keep `.vault/` in line with the files until SIGINT/SIGTERM, answer searches over a
+        socket and run the dream schedule (unless `dream` is False). Blocks; see `watch.py`."""
+        from .watch import Watcher
+
+        return Watcher(self, dream=dream, quiet_ms=quiet_ms).run(on_ready)
 
     # -- creating ---------------------------------------------------------------------------
 

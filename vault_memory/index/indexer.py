@@ -7,7 +7,9 @@ warning; a no-op run stats the files and writes nothing.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import itertools
 import logging
 import os
 import shutil
@@ -52,15 +54,15 @@ def _indexable_name(name: str) -> bool:
     return name.lower().endswith(MARKDOWN_SUFFIXES)
 
 
-def scan(root: Path) -> dict[str, os.stat_result]:
-    """Indexable files under `root` with their stat; symlinks leading outside are skipped,
-    symlinked folders are not entered.
+def scan(root: Path, under: str = "") -> dict[str, os.stat_result]:
+    """Indexable files under `root` (or only under its folder `under`) with their stat;
+    symlinks leading outside are skipped, symlinked folders are not entered.
 
     os.scandir rather than os.walk and pathlib: the no-op `vault index` of a large vault is
     mostly this loop, and a directory entry knows its type without another system call."""
     found: dict[str, os.stat_result] = {}
     real_root = root.resolve()
-    pending = [(str(root), "")]
+    pending = [(str(root / under), f"{under}/")] if under else [(str(root), "")]
     while pending:
         folder, prefix = pending.pop()
         try:
@@ -397,7 +399,11 @@ class Index:
         if paths is None:
             stats = scan(self.root)
         else:
+            paths = list(paths)
             scope = {p for p in paths if is_indexable(p)}
+            folders = [p for p in paths if p not in scope]
+            if folders:  # a folder stands for the files under it, on disk and in the index
+                scope.update(self._files_under(folders, known))
             real_root = self.root.resolve()
             stats = {}
             for relpath in scope:
@@ -430,6 +436,24 @@ class Index:
         plan = plan_changes(disk, indexed, scope)
         plan.unchanged = sorted(plan.unchanged + unchanged)
         return plan, texts
+
+    def _files_under(self, folders: list[str], known: dict[str, Any]) -> set[str]:
+        """The indexable paths under each folder: found on disk, or indexed (a folder that
+        was deleted or moved away)."""
+        found: set[str] = set()
+        indexed = sorted(known)
+        for folder in folders:
+            folder = folder.strip("/")
+            if not folder or not is_indexable(f"{folder}/x.md") or ".." in folder.split("/"):
+                continue
+            found.update(scan(self.root, folder) if (self.root / folder).is_dir() else ())
+            prefix = f"{folder}/"
+            start = bisect.bisect_left(indexed, prefix)
+            for path in itertools.islice(indexed, start, None):
+                if not path.startswith(prefix):
+                    break
+                found.add(path)
+        return found
 
     def stale_paths(self) -> list[str]:
         """Paths whose stat differs from the index, plus indexed paths gone from disk.
@@ -522,6 +546,11 @@ class Index:
                     store.set_meta(conn, "embeddings_complete", 0)
             return 0
         missing = store.missing_embeddings(self.model_id)
+        if missing and store.get_meta("embeddings_complete") != "0":
+            # Until the last vector is stored: a run killed mid-way must not leave the next
+            # no-op run believing every unit has its vector.
+            with store.transaction() as conn:
+                store.set_meta(conn, "embeddings_complete", 0)
         done = 0
         for start in range(0, len(missing), EMBED_BATCH):
             chunk = missing[start : start + EMBED_BATCH]

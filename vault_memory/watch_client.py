@@ -1,0 +1,158 @@
+"""Talking to a running `vault watch`: whether one runs, and asking it a search over its Unix
+socket.
+
+`vault search` imports this on every call, so it stays small: no numpy, Whoosh or model. The
+protocol is one JSON request line and one JSON reply line per connection. Any failure (no
+watcher, a stale socket left by a killed one, other settings, a timeout) returns None and the
+caller searches in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import Config
+
+LOCK_FILE = "watch.lock"  # flock held by the watcher for its whole life
+STATE_FILE = "watch.json"  # pid, start time, last event, socket path
+SOCKET_FILE = "watch.sock"
+MAX_SOCKET_PATH = 107  # bytes: sun_path holds 108 including the final NUL
+PROTOCOL = 1
+CONNECT_TIMEOUT = 1.0
+REPLY_TIMEOUT = 10.0
+MAX_LINE = 64 << 20
+
+
+def socket_path(cache_dir: Path) -> Path:
+    """`.vault/watch.sock`, or a name in the temp folder when that path is too long for a Unix
+    socket (the watcher records the one it uses in `.vault/watch.json`)."""
+    default = cache_dir / SOCKET_FILE
+    if len(os.fsencode(default)) <= MAX_SOCKET_PATH:
+        return default
+    import tempfile
+
+    digest = hashlib.sha256(os.fsencode(cache_dir.absolute())).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"vault-watch-{os.getuid()}-{digest}.sock"
+
+
+def read_state(cache_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((cache_dir / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def lock_held(path: Path) -> bool:
+    """True when some process holds the watcher's flock on `path`. Opens it read-only and
+    creates nothing."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # also drops the shared lock just taken
+    return False
+
+
+def watcher_status(cache_dir: Path) -> dict[str, Any]:
+    """Whether a watcher runs for this cache, with its pid, uptime and last event. A state file
+    left by a watcher that was killed is reported as `stale`. Writes nothing."""
+    state = read_state(cache_dir)
+    if not lock_held(cache_dir / LOCK_FILE):
+        return {"running": False, "stale": state is not None}
+    state = state or {}
+    started = state.get("started_at")
+    return {
+        "running": True,
+        "pid": state.get("pid"),
+        "started_at": started,
+        "uptime_seconds": round(time.time() - started, 1) if started else None,
+        "last_event_at": state.get("last_event_at"),
+        "socket": state.get("socket"),
+        "next_dream_at": state.get("next_dream_at"),
+    }
+
+
+def settings_key(config: Config) -> str:
+    """What must match between a client and the watcher for both to rank alike: the search
+    settings, the model, and whether the model is switched off in this environment."""
+    from .index.embedder import DISABLE_ENV
+
+    return json.dumps(
+        [config.as_dict()["search"], config.index.model, os.environ.get(DISABLE_ENV, "")],
+        sort_keys=True,
+    )
+
+
+def request(cache_dir: Path, payload: dict[str, Any], timeout: float = REPLY_TIMEOUT) -> Any:
+    """Send one request to the watcher; its reply, or None if there is no usable watcher."""
+    path = socket_path(cache_dir)
+    if path.name != SOCKET_FILE:  # the long-path case: the watcher wrote down where it listens
+        state = read_state(cache_dir) or {}
+        path = Path(state.get("socket") or path)
+    line = (json.dumps(payload, ensure_ascii=False) + "\n").encode("utf-8")
+    chunks: list[bytes] = []
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(CONNECT_TIMEOUT)
+            sock.connect(os.fsencode(path))
+            sock.settimeout(timeout)
+            sock.sendall(line)
+            received = 0
+            while True:
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                received += len(chunk)
+                if chunk.endswith(b"\n") or received > MAX_LINE:
+                    break
+        return json.loads(b"".join(chunks))
+    except (OSError, ValueError):
+        return None
+
+
+def search(config: Config, **query: Any) -> list[dict[str, Any]] | None:
+    """The hits (as dicts of `Hit` fields) of a search answered by the running watcher, or
+    None: no watcher, it refused (other settings, still indexing) or did not answer."""
+    cache_dir = config.cache_dir
+    if not (cache_dir / LOCK_FILE).exists():
+        return None
+    payload = {"op": "search", "protocol": PROTOCOL, "settings": settings_key(config), **query}
+    reply = request(cache_dir, payload)
+    if not isinstance(reply, dict) or not reply.get("ok"):
+        if isinstance(reply, dict):
+            import logging
+
+            logging.getLogger("vault_memory").info(
+                "the watcher did not answer the search (%s); searching here.", reply.get("error")
+            )
+        return None
+    hits = reply.get("hits")
+    return hits if isinstance(hits, list) else None
+
+
+def ping(cache_dir: Path, timeout: float = 2.0) -> dict[str, Any] | None:
+    reply = request(cache_dir, {"op": "ping", "protocol": PROTOCOL}, timeout)
+    return reply if isinstance(reply, dict) and reply.get("ok") else None
+
+
+def remove_socket(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
