@@ -273,15 +273,32 @@ def test_a_disabled_dream_has_no_side_effects(vault_dir: Path, keyword_only: Non
     assert (vault_dir / ".vault" / "scheduler.json").read_bytes() == before
 
 
-def test_default_job_is_the_facades_dream(vault_dir: Path, keyword_only: None,
-                                          vault_warnings: Callable[[], list[str]]) -> None:
-    """The watcher's job is `Vault.dream`; in a build without it the schedule stays idle
-    (with one warning) instead of failing every night."""
+def test_default_job_is_the_facades_dream(vault_dir: Path, keyword_only: None) -> None:
     with Watcher(Vault(vault_dir)) as watcher:
         assert watcher.ready.wait(30)
-        if hasattr(Vault, "dream"):
-            assert watcher.scheduler is not None and not watcher.scheduler.caught_up
-        else:
-            assert watcher.scheduler is None
-            assert "this build has no `vault dream` yet: the dream schedule is idle." in (
-                vault_warnings())
+        assert watcher.scheduler is not None and not watcher.scheduler.caught_up
+        assert watcher.scheduler.next_run_at() is not None  # the cron of vault.toml
+
+
+def test_the_scheduled_job_runs_a_real_dream(tmp_path: Path, keyword_only: None) -> None:
+    """The watcher's scheduler fires, the facade's dream consolidates sample_vault/ into
+    MEMORY.md and writes its diary, and the run is recorded for the catch-up logic."""
+    from .conftest import SAMPLE_VAULT, copy_vault
+
+    root = copy_vault(SAMPLE_VAULT, tmp_path / "vault")
+    memory_before = (root / "MEMORY.md").read_bytes()
+    watcher = Watcher(Vault(root), quiet_ms=50,
+                      dream_trigger=CronTrigger(second="*/2", timezone=UTC))
+    with watcher:
+        assert watcher.ready.wait(60)
+        deadline = time.monotonic() + 60
+        while not watcher.scheduler.state().get("last_dream_at"):
+            assert time.monotonic() < deadline, watcher.scheduler.state()
+            time.sleep(0.05)
+    diaries = list((root / "dreams").glob("*.md"))
+    assert len(diaries) == 1
+    diary = diaries[0].read_text()
+    assert "· dream · offline" in diary and "### Added" in diary
+    assert (root / "MEMORY.md").read_bytes() != memory_before
+    assert "<!-- src: memory/" in (root / "MEMORY.md").read_text()
+    assert state(root)["last_error"] is None

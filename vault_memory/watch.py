@@ -726,15 +726,11 @@ class Watcher:
         if job is None:
             from .vault import Vault
 
-            dream = getattr(Vault, "dream", None)
-            if dream is None:
-                log.warning("this build has no `vault dream` yet: the dream schedule is idle.")
-                return
             root, overrides = self.root, self.vault._overrides
 
             def job() -> Any:
                 with Vault(root, overrides) as vault:  # its own connections, in its own thread
-                    return dream(vault)
+                    return vault.dream()
 
         self.scheduler = DreamScheduler(
             self.vault.config, job, trigger=self.dream_trigger, on_run=self._write_state
