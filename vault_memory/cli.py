@@ -670,9 +670,9 @@ def main() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     one_search = "search" in sys.argv[1:]
     if one_search:  # one query, then exit: no optimised model session is worth building
-        from .index import embedder
+        from .index import settings
 
-        embedder.OPTIMIZE_QUERY_SESSION = False
+        settings.optimize_query_session = False
     try:
         cli.main(prog_name="vault")
     except SystemExit as exc:

@@ -39,10 +39,6 @@ BUNDLED_MODEL_ID = f"all-MiniLM-L6-v2@int8:{BUNDLED_ONNX_SHA256[:12]}"
 #: efficient setting wins; `index.threads` raises it for a bulk index on an idle machine.
 DEFAULT_THREADS: int | None = 1
 
-#: Whether a `QueryEncoder` builds its optimised session in the background. A one-shot
-#: `vault search` process turns it off: it answers one query and exits, and the 0.3 s of CPU
-#: would compete with the search on a busy machine.
-OPTIMIZE_QUERY_SESSION = True
 
 DISABLE_ENV = "VAULT_MODEL_DISABLED"
 
@@ -329,7 +325,9 @@ class QueryEncoder:
         self._inputs = {node.name for node in self._session.get_inputs()}
         self._lock = threading.Lock()
         self.optimized = threading.Event()
-        if not OPTIMIZE_QUERY_SESSION:
+        from . import settings
+
+        if not settings.optimize_query_session:
             return
         # Not a daemon: onnxruntime aborts the process if the interpreter finalises while it
         # builds a session, so exiting waits for it (at most the 0.3 s it takes).
