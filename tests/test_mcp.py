@@ -18,7 +18,7 @@ import vault_memory
 from vault_memory import Vault
 from vault_memory.tools import make_tools
 
-from .test_tools import HOSTILE_PATHS
+from .test_tools import HOSTILE_PATHS, make_hostile
 
 WORKTREE = Path(vault_memory.__file__).resolve().parents[1]
 
@@ -52,15 +52,7 @@ def text_of(result: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def vault_root(small_vault: Path) -> Path:
-    outside = small_vault.parent / "outside"
-    outside.mkdir()
-    (outside / "secret.md").write_text("SECRET\n")
-    (small_vault / "leak.md").symlink_to(outside / "secret.md")
-    (small_vault / "leakdir").symlink_to(outside, target_is_directory=True)
-    (small_vault / "memory" / "2026-11-19.md").symlink_to(outside / "secret.md")
-    (small_vault / ".git").mkdir()
-    (small_vault / ".git" / "config").write_text("[core] SECRET\n")
-    return small_vault
+    return make_hostile(small_vault)
 
 
 def test_the_mcp_server_over_stdio(vault_root: Path, tmp_path: Path) -> None:

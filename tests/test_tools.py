@@ -60,10 +60,9 @@ def _keyword_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VAULT_MODEL_DISABLED", "1")
 
 
-@pytest.fixture
-def vault(small_vault: Path) -> Vault:
+def make_hostile(small_vault: Path) -> Path:
     """The small vault, plus symlinks leading out of it, one staying in, and secrets in .git/
-    and .obsidian/."""
+    and .obsidian/ (the setting of HOSTILE_PATHS; tests/test_mcp.py uses it too)."""
     outside = small_vault.parent / "outside"
     outside.mkdir()
     (outside / "secret.md").write_text("SECRET\n")
@@ -76,7 +75,12 @@ def vault(small_vault: Path) -> Vault:
     (small_vault / ".git" / "HEAD").write_text("SECRET\n")
     (small_vault / ".obsidian").mkdir()
     (small_vault / ".obsidian" / "workspace.md").write_text("SECRET\n")
-    return Vault(small_vault)
+    return small_vault
+
+
+@pytest.fixture
+def vault(small_vault: Path) -> Vault:
+    return Vault(make_hostile(small_vault))
 
 
 def result(tools, name: str, arguments: Any) -> dict[str, Any]:
