@@ -161,6 +161,37 @@ def test_consolidate_promotes_merges_and_rejects() -> None:
         "<!-- src: memory/2026-11-20.md#L10 -->\n")
 
 
+def test_a_correction_replaces_the_entry_it_corrects() -> None:
+    memory = parse_memory(MEMORY + "- Standup moved to 09:30 on Mondays. <!-- src: memory/"
+                                   "2026-10-23.md#L4 -->\n")
+    items = daily("2026-11-20", (
+        "- Correction: standup is at 10:00 on Mondays, not 09:30 on Mondays.\n"
+        "- Actually, invoice numbers are gapless per tenant and per series.\n"
+        "- Correction: Maya is not a senior backend engineer at Ledgerly any more, she leads "
+        "billing-core.\n"
+        "- The office plants are not watered on weekends. #important\n"
+    ))
+    plan = consolidate(memory, items, Policy(), TOKENS, evidence=items, today=NOW.date())
+    edits = {e.entry.text.split(" <!--")[0]: e for e in plan.edited}
+    assert set(edits) == {"- Standup moved to 09:30 on Mondays.",
+                          "- Invoice numbers are gapless per tenant."}
+    standup = edits["- Standup moved to 09:30 on Mondays."]
+    assert standup.text == "Standup is at 10:00 on Mondays, not 09:30 on Mondays."
+    assert standup.sources == ("memory/2026-11-20.md#L3",)
+    assert 'says "not 09:30 on Mondays"' in standup.reason
+    assert edits["- Invoice numbers are gapless per tenant."].text.startswith("Invoice numbers")
+    # the pinned "About Maya" entry is never reworded: its correction is a new entry instead
+    added = [a.text for a in plan.added]
+    assert any(t.startswith("Correction: Maya is not a senior") for t in added)
+    # "not" in a sentence that corrects nothing in MEMORY.md is an ordinary candidate
+    assert "The office plants are not watered on weekends. #important" in added
+    new = render(memory, plan)
+    assert "Standup moved to 09:30" not in new and "- Standup is at 10:00 on Mondays" in new
+    assert "src: memory/2026-10-23.md#L4, memory/2026-11-20.md#L3" in new  # both sources kept
+    sources = [i.source for i in items] + ["memory/2026-10-23.md#L4"]
+    assert validate(memory, plan, new, Policy(), sources, TOKENS) == []
+
+
 def test_search_hits_raise_a_candidate() -> None:
     memory = parse_memory(MEMORY)
     items = daily("2026-11-20", "- The payout batch runs every Friday at 23:00 CET.\n")
@@ -288,11 +319,23 @@ def test_offline_dream_on_the_sample_vault(sample_vault: Path, loaded_embedder, 
     text = (sample_vault / "MEMORY.md").read_text()
     memory, old = parse_memory(text), parse_memory(original)
     assert len(text) <= 12_000 and len(report.added) >= 3
-    for entry in old.entries:  # nothing removed or reworded: the budget is far away
-        assert entry.text in text
+    # Nothing removed (the budget is far away); one entry reworded: the cutover window that a
+    # later daily log corrects ("Correction: … Saturday 14 Nov …, not Friday 13 Nov at 22:00").
+    (edit,) = report.edited
+    assert edit["before"].startswith("- Billing cutover window: Friday 13 Nov")
+    assert edit["text"].startswith("The migration window is Saturday 14 Nov")
+    assert edit["sources"] == ["memory/2026-11-10.md#L4-L5"]
+    assert "Billing cutover window: Friday 13 Nov" not in text
+    for entry in old.entries:
+        if entry.text != edit["before"]:
+            assert entry.text in text
     about = old.section("About Maya")
     assert "".join(old.lines[about.start:about.end]) in text  # the pinned section, verbatim
     new_entries = [e for e in memory.entries if e.text not in original]
+    reworded = [e for e in new_entries if e.body.startswith("The migration window is Saturday")]
+    assert len(reworded) == 1
+    assert set(reworded[0].sources) == {"memory/2026-10-29.md#L5", "memory/2026-11-10.md#L4-L5"}
+    new_entries.remove(reworded[0])
     assert len(new_entries) == len(report.added)
     for entry in new_entries:  # each cites a line of a daily log that says exactly this
         (source,) = entry.sources
@@ -336,7 +379,8 @@ def test_dry_run_prints_the_diff_and_writes_nothing(sample_vault: Path, run_cli,
     result = run_cli("--vault", str(sample_vault), "dream", "--dry-run", "--days", days)
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("--- a/MEMORY.md\n+++ b/MEMORY.md\n@@ ")
-    assert "+- Correction: the migration window is Saturday 14 Nov" in result.stdout
+    assert "-- Billing cutover window: Friday 13 Nov" in result.stdout  # corrected in place
+    assert "+- The migration window is Saturday 14 Nov" in result.stdout
     assert "Dry run: nothing was written." in result.stderr
     assert tree_state(sample_vault) == before
     assert not (sample_vault / ".vault").exists() and not (sample_vault / "dreams").exists()

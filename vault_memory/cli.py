@@ -490,6 +490,8 @@ def dream(
     click.echo(report.message)
     for added in report.added:
         click.echo(f"  + {added['section']}: {_short(added['text'])}  ({added['sources'][0]})")
+    for edited in report.edited:
+        click.echo(f"  ~ {edited['section']}: {_short(edited['text'])}  ({edited['sources'][-1]})")
     for archived in report.archived:
         click.echo(f"  - {archived['section']}: {_short(archived['text'])}  (archived)")
     if report.diary:

@@ -14,6 +14,7 @@ import datetime as dt
 import difflib
 import hashlib
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +32,7 @@ from .memoryfile import (
     render_memory,
 )
 from .notes import LIST_ITEM, Note, iter_tags
-from .similarity import Similarity
+from .similarity import Similarity, tokens
 
 #: Tags that make an entry worth keeping, with their weight in the score.
 SALIENT_TAGS = {"pin": 3.0, "important": 2.0, "decision": 1.5, "remember": 1.5,
@@ -318,6 +319,48 @@ def place(item_tags: Iterable[str], memory: MemoryDoc, similar: tuple[MemoryEntr
 # -- consolidation ------------------------------------------------------------------------------
 
 
+# A sentence that corrects an earlier fact: a label ("Correction: …", "Update: …",
+# "Actually, …") or a negated alternative ("…, not Friday 13 Nov", "instead of MySQL").
+_CORRECTION_LABEL = re.compile(
+    r"^\s*(?:correction|corrected|update|updated|actually|changed(?: plan)?)"
+    r"\s*[:,\u2013\u2014-]\s*", re.IGNORECASE)
+_NEGATED = re.compile(
+    r"\b(?:not|instead of|rather than|no longer)\s+(?P<what>[^.;!?()]{3,120})", re.IGNORECASE)
+
+
+def correction_target(
+    item: Item, entries: Sequence[MemoryEntry], scores: Sequence[float], related: float
+) -> tuple[MemoryEntry, str] | None:
+    """The MEMORY.md entry a correcting item supersedes, with why; None when the item corrects
+    nothing there. A negated phrase ("…, not Friday 13 Nov at 22:00") must be mostly found in
+    the entry; a label alone ("Correction: …") needs a related entry."""
+    body = item.body
+    label = _CORRECTION_LABEL.match(body)
+    negated = _NEGATED.search(body)
+    if not entries or not (label or negated):
+        return None
+    if negated:
+        said = tokens(negated["what"])
+        if said:
+            covered = [(len(said & tokens(e.body)) / len(said), scores[i], i)
+                       for i, e in enumerate(entries)]
+            share, score, index = max(covered)
+            if share >= 0.5 and score >= related / 2:
+                return entries[index], (f"corrects it: says \"not {negated['what'].strip()}\" "
+                                        f"({score:.2f} similar)")
+    if label:
+        best = _best(scores)
+        if best is not None and best[1] >= related:
+            return entries[best[0]], f"corrects it ({best[1]:.2f} similar)"
+    return None
+
+
+def corrected_text(item: Item) -> str:
+    """The item's text without a leading "Correction:" label."""
+    text = _CORRECTION_LABEL.sub("", item.text, count=1).strip()
+    return text[:1].upper() + text[1:] if text else item.text
+
+
 def consolidate(
     memory: MemoryDoc,
     candidates: Sequence[Item],
@@ -353,9 +396,25 @@ def consolidate(
     to_memory = similarity.matrix(bodies, [e.body for e in entries]) if entries else []
     among = similarity.matrix(bodies, bodies)
 
-    # 1. Already in MEMORY.md: merged, nothing added.
+    # 1. Corrections of MEMORY.md entries replace them (a stale fact must not stand beside
+    #    its correction); pinned entries are never changed, so their corrections are added.
+    #    Then what is already in MEMORY.md is merged, nothing added.
     fresh: list[int] = []
+    edited: set[str] = set()
+    corrections: dict[int, str] = {}  # corrections that cannot edit their entry: always added
     for i, item in enumerate(live):
+        target = correction_target(item, entries, to_memory[i], similarity.related) if (
+            entries) else None
+        if target is not None:
+            entry, why = target
+            if not entry.pinned and entry.key not in edited:
+                edited.add(entry.key)
+                plan.edited.append(Edited(entry, corrected_text(item), (item.source,), why))
+            else:
+                corrections[i] = ("corrects the pinned entry " if entry.pinned else
+                                  "corrects the entry ") + _quote(entry.text)
+                fresh.append(i)
+            continue
         best = _best(to_memory[i] if entries else [])
         if best is not None and best[1] >= similarity.duplicate:
             entry = entries[best[0]]
@@ -376,7 +435,9 @@ def consolidate(
         lead = max(group, key=lambda i: (scored[i][0], live[i].date, len(live[i].body)))
         score, reasons = scored[lead]
         item = live[lead]
-        promoted = score >= policy.promote_at
+        promoted = score >= policy.promote_at or lead in corrections
+        if lead in corrections:
+            reasons = [*reasons, corrections[lead]]
         for other in group:
             if other == lead:
                 continue
