@@ -173,3 +173,28 @@ def test_random_conversations_stay_within_budget(vault_dir: Path, seed: int) -> 
                 window.add({"role": role, "content": text})
             assert window.tokens() <= budget, (seed, i)
         assert window.stats().tokens <= budget
+
+
+def test_a_cut_message_is_not_flushed_again_when_it_leaves(vault_dir: Path) -> None:
+    """It was flushed whole when it was cut; its cut copy must not reach flush when it leaves
+    (flush's dedupe would hide a partial entry only when the cut falls between sentences)."""
+    from vault_memory.window import TRUNCATED
+
+    long = "I prefer dark roast coffee from Kaffebrenneriet. " + "Quarterly numbers are fine. " * 80
+    with Vault(vault_dir) as vault:
+        flushed: list[list[dict]] = []
+        real = vault.flush
+
+        def spy(messages: list[dict], **kwargs: object):  # type: ignore[no-untyped-def]
+            flushed.append(messages)
+            return real(messages, **kwargs)
+
+        vault.flush = spy  # type: ignore[method-assign]
+        window = ConversationWindow(vault, max_tokens=120, session="s-cut")
+        window.add({"role": "user", "content": long})
+        window.extend(conversation(6))  # pushes the cut message out of the window
+        assert window.dropped >= 1
+    sent = [m["content"] for batch in flushed for m in batch]
+    assert long in sent
+    assert not any(TRUNCATED in (c or "") for c in sent)
+    assert daily_text(vault_dir).count("dark roast coffee") == 1

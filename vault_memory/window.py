@@ -89,6 +89,7 @@ class ConversationWindow:
         self.dropped = 0
         self.flushed_entries = 0
         self.warnings: list[str] = []
+        self._saved_whole: list[dict[str, Any]] = []  # cut messages, flushed whole before
 
     # -- what the agent sends ---------------------------------------------------------------
 
@@ -156,6 +157,7 @@ class ConversationWindow:
             dropped += batch
             self._flush(batch)
             self._fold(batch)
+            self._saved_whole = [c for c in self._saved_whole if not any(c is m for m in batch)]
         if self.tokens() > self.max_tokens:
             self._shrink_summary(0)
         if self.tokens() > self.max_tokens and self.recent:
@@ -163,6 +165,10 @@ class ConversationWindow:
         return dropped
 
     def _flush(self, batch: list[dict[str, Any]]) -> int:
+        # A message cut to fit was flushed whole before it was cut: never flush the cut copy.
+        batch = [m for m in batch if not any(m is cut for cut in self._saved_whole)]
+        if not batch:
+            return 0
         report = self.vault.flush(batch, session=self.session)
         self.flushed_entries += len(report.entries)
         self.warnings += [str(w) for w in report.warnings]
@@ -210,6 +216,7 @@ class ConversationWindow:
         room -= self.counter.count(TRUNCATED)
         kept = _fit_prefix(self.counter, text, max(room, 0))
         self.recent[-1] = {**last, "content": kept + TRUNCATED}
+        self._saved_whole.append(self.recent[-1])
         self.recent[-1].pop("tool_calls", None)
         while self.tokens() > self.max_tokens and self.recent[-1]["content"]:
             content = self.recent[-1]["content"]
