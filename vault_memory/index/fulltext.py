@@ -190,19 +190,6 @@ class FullText:
             self._searcher = self._searcher.refresh()
         return self._searcher
 
-    def search(
-        self,
-        terms: Sequence[str],
-        limit: int,
-        heading_boost: float = 0.5,
-        allowed: Any = None,
-    ) -> list[tuple[int, float]]:
-        """Units matching any of the analyzed `terms`, best BM25F first: (unit id, score)."""
-        return [
-            (uid, score)
-            for uid, score, _ in self.search_terms(terms, limit, heading_boost, allowed)
-        ]
-
     def search_terms(
         self,
         terms: Sequence[str],
@@ -210,7 +197,9 @@ class FullText:
         heading_boost: float = 0.5,
         allowed: Any = None,
     ) -> list[tuple[int, float, frozenset[str]]]:
-        """Like `search`, with the query terms each unit's text matched."""
+        """Units matching any of the analyzed `terms`, best BM25F first: (unit id, score, the
+        terms its text matched). Queries score from the unit table's postings instead
+        (search.FieldPostings); this is the index's own answer they are tested against."""
         from whoosh.query import Or, Term
 
         if not terms:
@@ -237,18 +226,6 @@ class FullText:
             )
             for hit in results
         ]
-
-    def idf(self, term: str) -> float:
-        """Robertson idf of an analyzed term over the units' text."""
-        import math
-
-        frequency, total = self.document_frequency(term)
-        return math.log(1.0 + (total - frequency + 0.5) / (frequency + 0.5))
-
-    def document_frequency(self, term: str) -> tuple[int, int]:
-        """(units containing the analyzed `term` in their text, all units)."""
-        searcher = self.searcher()
-        return searcher.doc_frequency("text", term), searcher.doc_count()
 
     def analyze(self, text: str) -> list[str]:
         return terms_of(text)

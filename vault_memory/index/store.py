@@ -54,14 +54,6 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL,
     PRIMARY KEY (sha256, model)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS dream_inputs (
-    sha256 TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    consumed_at REAL NOT NULL,
-    outcome TEXT NOT NULL
-);
 """
 
 
