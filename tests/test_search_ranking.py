@@ -1,5 +1,6 @@
 """The ranking decisions of search.py as pure functions on plain data: normalisation, fusion,
-context windows, coalescing, recency, exact tokens. No files, no model."""
+context windows, coalescing, recency, exact tokens, lead-in labels, questions and the
+embedded query. No files, no model."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import pytest
 from vault_memory.search import (
     coalesce,
     contains_token,
+    dense_query,
     exact_tokens,
     fuse,
+    is_question,
+    lead_label,
     lift,
     max_norm,
     minmax_norm,
@@ -342,3 +346,79 @@ def test_contains_token_rejects_parts_of_longer_tokens(text: str, token: str) ->
 
 def test_contains_token_does_not_match_a_shorter_version_inside_a_longer_one() -> None:
     assert not contains_token("upgraded to v2.3.1 today", "v2.3")
+
+
+# -- subjects, questions and the embedded query -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("- **Caroline**: I went to a support group yesterday.", "Caroline"),
+        ("- **Decision:** move billing to Postgres", "Decision"),
+        ("* **Open question** : who owns the runners?", "Open question"),
+        ("1. **Alice**: ships the fix", "Alice"),
+        ("- [x] **Release**: cut 2.4 on Friday", "Release"),
+        ("- Jonas Berg: Head of Engineering and Maya's manager.", "Jonas Berg"),
+        ("- Jürgen's birthday: 3 December.", "Jürgen's birthday"),
+        ("- Billing cutover window: Friday 13 Nov, 22:00–02:00 CET.", "Billing cutover window"),
+        ("Bob: are we still on for Thursday?", "Bob"),
+        ("- **Zoë**: plain language, please\n  and a second line: ignored", "Zoë"),
+    ],
+)
+def test_lead_label_is_the_subject_before_the_colon(text: str, label: str) -> None:
+    assert lead_label(text) == label
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- Maya uses Neovim and wants config snippets in Lua, not Vimscript.",
+        "- We met at 10:30 to plan the cutover.",  # a time is no label
+        "- See https://example.com/docs for the API.",  # nor a URL scheme
+        "- The plan is simple, really, and everyone agreed on it: dual writes.",  # a sentence
+        "- Done. Next: the backfill",  # sentence punctuation before the colon
+        "- **bold words** in a sentence, then a colon: here",
+        "- 2024: a year",  # no letter
+        "",
+    ],
+)
+def test_lines_without_a_lead_in_label(text: str) -> None:
+    assert lead_label(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("- **Melanie**: What kind of art do you make?", True),
+        ("- Should we move to Postgres? #decision", True),
+        ("- Is the cutover still on? (asked in #billing) <!-- src: memory/x.md#L4 -->", True),
+        ("- **Melanie**: Wow! What did you paint?\n  (shared a photo: a lake)", True),
+        ("- **Caroline**: I paint abstract art.", False),
+        ("- Why we chose Postgres? Because of JSONB. It fits.", False),  # ends by telling
+        ("- The question \"who owns CI?\" is settled: Jürgen.", False),
+        ("", False),
+    ],
+)
+def test_is_question_looks_at_how_a_unit_ends(text: str, asks: bool) -> None:
+    assert is_question(text) is asks
+
+
+LABELS = {"carolin", "melani", "jona"}
+
+
+@pytest.mark.parametrize(
+    ("query", "embedded"),
+    [
+        ("What kind of art does Caroline make?", "What kind of art does make?"),
+        ("Caroline's favourite books?", "favourite books?"),
+        ("What do Caroline and Melanie both like?", "What do and both like?"),
+        ("What did Jonas say about the Berlin hosts?", "What did say about the Berlin hosts?"),
+        ("caroline art", "caroline art"),  # lower case: a word, not a name
+        ("Caroline", "Caroline"),  # nothing would be left
+        ("Caroline and Melanie?", "Caroline and Melanie?"),
+        ("What does the user prefer?", "What does the user prefer?"),  # no label named
+    ],
+)
+def test_dense_query_leaves_out_names_that_are_labels(query: str, embedded: str) -> None:
+    assert dense_query(query, LABELS.__contains__) == embedded

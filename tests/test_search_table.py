@@ -50,7 +50,7 @@ def test_windows_of_an_empty_table() -> None:
 
 
 def test_positions_of_unit_ids() -> None:
-    rows = [(uid, 1, "h", None, 1.0, None, 1, "") for uid in (40, 7, 19, 3)]
+    rows = [(uid, 1, "h", None, 1.0, None, 1, "", "") for uid in (40, 7, 19, 3)]
     table = UnitTable.build(rows, 4, (3,))
     assert table.positions([7, 3, 40, 19, 5, 100]).tolist() == [1, 3, 0, 2, -1, -1]
     assert UnitTable.build([], 4, (3,)).positions([1]).tolist() == [-1]

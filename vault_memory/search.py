@@ -1,9 +1,10 @@
 """Hybrid search: Whoosh BM25F candidates + vector cosine scores, fused, lifted by context
-windows, then recency, salience, an exact-token guard and coalesced spans. DESIGN §4.
+windows, weighed by the lines' subjects and by whether they ask or tell, then recency,
+salience, an exact-token guard and coalesced spans. DESIGN §4.
 
 The ranking decisions are pure functions over plain data (`fuse`, `window_bm25`, `lift`,
-`recency_factors`, `exact_tokens`, `guard_exact`, `coalesce`), tested without files;
-`Searcher` only gathers their inputs.
+`lead_label`, `is_question`, `dense_query`, `recency_factors`, `exact_tokens`, `guard_exact`,
+`coalesce`), tested without files; `Searcher` only gathers their inputs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import datetime as dt
 import logging
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +27,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("vault_memory")
 
 MODES = ("hybrid", "keyword", "semantic")
-TABLE_FORMAT = 3  # bump when UnitTable's arrays change meaning
+TABLE_FORMAT = 4  # bump when UnitTable's arrays change meaning
 RARE_MIN_UNITS = 5
 RARE_SHARE = 0.01
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
+
+# (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text)
+UnitRow = tuple[int, int, str, str | None, float, bytes | None, int, str, str]
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,10 @@ class RankSettings:
     heading_boost: float = 0.5
     windows: tuple[int, ...] = (3, 5)  # context windows (consecutive units of one section)
     window_weight: float = 1.0  # a unit gains this times the best window holding it
-    coalesce_depth: int = 10  # among the first N hits, adjacent units of a section merge...
+    subject_boost: float = 0.5  # a unit whose lead-in label names a query word gains this share
+    question_penalty: float = 0.15  # a unit that ends by asking loses this share
+    subject_free_vector: bool = True  # hybrid: names found as labels leave the embedded query
+    coalesce_depth: int = 3  # among the first N hits, adjacent units of a section merge...
     coalesce_max_units: int = 3  # ...into spans of at most this many units
     coalesce_max_lines: int = 5  # ...and lines
     recency_weight: float = 0.2  # at most this share of a score is lost to age
@@ -261,6 +268,57 @@ def contains_token(text: str, token: str) -> bool:
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
+# A unit's lead-in label: what a Markdown line is about, written before a colon at its start
+# (`- **Alice**: …`, `- **Decision:** …`, `- Billing cutover window: …`, `Bob: …`). Plain labels
+# are at most six words and hold no sentence punctuation, so a sentence that merely contains a
+# colon has none.
+_LEAD = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(?:\[[ xX]\]\s+)?")
+_BOLD_LABEL = re.compile(r"\*\*([^*\n]{1,60}?)\*\*\s*:|\*\*([^*\n]{1,60}?):\*\*")
+_PLAIN_LABEL = re.compile(r"([^\s:*`#>|\[][^:.!?;`*\n]{0,59}?):\s")
+_TRAILING_REMARK = re.compile(r"(?:\s*(?:<!--.*?-->|\([^()]*\)|#[\w/-]+))+\s*$")
+
+
+def lead_label(text: str) -> str | None:
+    """The label a unit's first line opens with, or None: its subject (a speaker, a person,
+    a field name) that a query may name."""
+    first = text.split("\n", 1)[0]
+    rest = first[_LEAD.match(first).end():]  # type: ignore[union-attr]
+    bold = _BOLD_LABEL.match(rest)
+    if bold:
+        label = (bold[1] or bold[2]).strip()
+    else:
+        plain = _PLAIN_LABEL.match(rest)
+        if not plain or len(plain[1].split()) > 6:
+            return None
+        label = plain[1].strip()
+    return label if any(c.isalpha() for c in label) else None
+
+
+def is_question(text: str) -> bool:
+    """Whether a unit ends by asking (its last sentence ends with "?", a trailing remark in
+    parentheses, a comment or tags aside): a question names a topic without stating a fact,
+    the same reason `vault flush` keeps no questions."""
+    return _TRAILING_REMARK.sub("", text).rstrip().endswith("?")
+
+
+def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
+    """The query to embed when the ranking already favours the units whose label a query
+    word names: without those names (capitalised words all of whose terms are labels). A
+    name says little to the embedding model except "lines that mention this name"; the rest
+    of the question is what the evidence is about. The query itself if nothing would be left."""
+    kept: list[str] = []
+    dropped = False
+    for word in query.split():
+        core = word.strip("\"'“”‘’()[],.;:!?")
+        terms = terms_of(core)
+        if core[:1].isupper() and terms and all(is_label(t) for t in terms):
+            dropped = True
+            continue
+        kept.append(word)
+    rest = " ".join(kept)
+    return rest if dropped and terms_of(rest) else query
+
+
 # -- gathering the inputs ---------------------------------------------------------------------
 
 
@@ -318,6 +376,8 @@ class UnitTable:
             self.window_norms[w] = arrays[f"w{w}_norm"]
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
+        self.label = FieldPostings(arrays, "lb")  # lead-in labels (`lead_label`)
+        self.question = arrays["question"]  # 1 where the unit ends by asking
         self._vocab: dict[str, int] | None = None
         self._recency_key: tuple[int, float, float] | None = None
         self._recency: np.ndarray | None = None
@@ -333,12 +393,12 @@ class UnitTable:
     @classmethod
     def build(
         cls,
-        rows: Sequence[tuple[int, int, str, str | None, float, bytes | None, int, str]],
+        rows: Sequence[UnitRow],
         dims: int,
         windows: Sequence[int],
     ) -> UnitTable:
         """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count,
-        analyzed terms) in file order."""
+        analyzed terms, text) in file order."""
         import numpy as np
 
         n = len(rows)
@@ -353,6 +413,7 @@ class UnitTable:
                 ordinals[r[3]] = dt.date.fromisoformat(r[3]).toordinal()
         a["day_numbers"] = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
         a["line_counts"] = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
+        a["question"] = np.fromiter((is_question(r[8]) for r in rows), dtype=np.uint8, count=n)
         matrix = np.zeros((n, dims), dtype=np.float32)
         with_vector = [i for i, r in enumerate(rows) if r[5] is not None]
         if with_vector:
@@ -434,12 +495,10 @@ class FieldPostings:
         return rows, self.idf(term) * (tf * (k1 + 1.0)) / (tf + norm)
 
 
-def _postings(
-    rows: Sequence[tuple[int, int, str, str | None, float, bytes | None, int, str]],
-) -> dict[str, np.ndarray]:
-    """The text and heading fields' inverted index as arrays (see FieldPostings), built from
-    the analyzed terms the indexer stored with each unit (the heading is analyzed here, once
-    per distinct heading)."""
+def _postings(rows: Sequence[UnitRow]) -> dict[str, np.ndarray]:
+    """The text, heading and label fields' inverted index as arrays (see FieldPostings), built
+    from the analyzed terms the indexer stored with each unit (headings and lead-in labels are
+    analyzed here, once per distinct string)."""
     from collections import Counter
 
     import numpy as np
@@ -447,15 +506,20 @@ def _postings(
 
     vocab: dict[str, int] = {}
     out: dict[str, np.ndarray] = {}
-    heading_terms: dict[str, list[str]] = {}
+    analyzed: dict[str | None, list[str]] = {None: []}
 
-    def heading_of(row: tuple[Any, ...]) -> list[str]:
-        terms = heading_terms.get(row[2])
+    def analyze(text: str | None) -> list[str]:
+        terms = analyzed.get(text)
         if terms is None:
-            terms = heading_terms[row[2]] = terms_of(row[2])
+            terms = analyzed[text] = terms_of(text or "")
         return terms
 
-    for name, terms_of_row in (("tx", lambda r: r[7].split()), ("hd", heading_of)):
+    fields: tuple[tuple[str, Callable[[UnitRow], list[str]]], ...] = (
+        ("tx", lambda r: r[7].split()),
+        ("hd", lambda r: analyze(r[2])),
+        ("lb", lambda r: analyze(lead_label(r[8]))),
+    )
+    for name, terms_of_row in fields:
         term_ids: list[int] = []
         unit_rows: list[int] = []
         freqs: list[int] = []
@@ -478,7 +542,7 @@ def _postings(
             [byte_to_length(length_to_byte(int(x))) for x in lengths], dtype=np.float32)
         out[f"{name}_ids"] = ids  # replaced below, once the vocabulary is complete
     size = len(vocab)
-    for name in ("tx", "hd"):
+    for name, _ in fields:
         counts = np.bincount(out.pop(f"{name}_ids"), minlength=size)
         out[f"{name}_offsets"] = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     out["vocab"] = np.frombuffer("\n".join(vocab).encode("utf-8"), dtype=np.uint8).copy()
@@ -652,11 +716,23 @@ class Searcher:
             for marks in matched.values():
                 marks *= keyword > 0
             guard = self._rare(table, exact_tokens(query))
+        # Units whose lead-in label (their speaker, person or field) a query word names.
+        subject = np.zeros(n, dtype=bool)
+        labels: set[str] = set()
+        if mode in ("hybrid", "keyword") and s.subject_boost:
+            for term in dict.fromkeys(terms_of(query)):
+                units, _ = table.label.postings(table.vocab.get(term))
+                if len(units):
+                    subject[units] = True
+                    labels.add(term)
         vector: np.ndarray | None = None
         if use_vectors and table.has_vectors:
             encoder = self.index.query_embedder()
             if encoder is not None:
-                vector = (table.matrix @ encoder.embed_query(query)).astype(np.float64)
+                text = query
+                if labels and mode == "hybrid" and s.subject_free_vector:
+                    text = dense_query(query, labels.__contains__)
+                vector = (table.matrix @ encoder.embed_query(text)).astype(np.float64)
         if keyword is None and vector is None:
             return []
         if vector is None and keyword is not None and not keyword.any() and not guard:
@@ -681,6 +757,9 @@ class Searcher:
             window_scores = fuse(w_kw, w_vec, s.fusion, weight, s.rrf_k)
             context = lift(context, window_scores, membership, s.window_weight)
         relevance = fused + context
+        subject_factor = np.where(subject, 1.0 + s.subject_boost, 1.0)
+        question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
+        relevance = relevance * subject_factor * question_factor
 
         recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
         score = relevance * recency * table.salience
@@ -741,6 +820,8 @@ class Searcher:
                 "context": float(context[best]),
                 "recency": float(recency[best]),
                 "salience": float(table.salience[best]),
+                "subject": float(subject_factor[best]),
+                "question": float(question_factor[best]),
                 "exact": float(exact[best]),
             }
             first = parts[0]

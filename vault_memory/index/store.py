@@ -292,9 +292,9 @@ class Store:
 
     def unit_rows(
         self, model: str | None
-    ) -> list[tuple[int, int, str, str | None, float, bytes | None, int, str]]:
+    ) -> list[tuple[int, int, str, str | None, float, bytes | None, int, str, str]]:
         """Every unit in file order: (id, file id, heading, date, salience, vector or None,
-        number of lines, analyzed terms)."""
+        number of lines, analyzed terms, text)."""
         with self._read_snapshot() as conn:
             by_sha: dict[str, bytes] = {}
             if model:
@@ -302,10 +302,10 @@ class Store:
                     conn.execute("SELECT sha256, vector FROM embeddings WHERE model=?", (model,))
                 )
             return [
-                (uid, file_id, heading, date, salience, by_sha.get(sha), lines, terms)
-                for uid, file_id, heading, date, salience, sha, lines, terms in conn.execute(
+                (uid, file_id, heading, date, salience, by_sha.get(sha), lines, terms, text)
+                for uid, file_id, heading, date, salience, sha, lines, terms, text in conn.execute(
                     "SELECT id, file_id, heading, date, salience, sha256,"
-                    " end_line - start_line + 1, terms FROM chunks ORDER BY file_id, ord"
+                    " end_line - start_line + 1, terms, text FROM chunks ORDER BY file_id, ord"
                 )
             ]
 
