@@ -394,7 +394,12 @@ def test_lines_without_a_lead_in_label(text: str) -> None:
         ("- Should we move to Postgres? #decision", True),
         ("- Is the cutover still on? (asked in #billing) <!-- src: memory/x.md#L4 -->", True),
         ("- **Melanie**: Wow! What did you paint?\n  (shared a photo: a lake)", True),
+        ("- Any news from Jürgen? #followup #billing", True),
+        ("?", True),
         ("- **Caroline**: I paint abstract art.", False),
+        ("- We still use C#", False),
+        ("- A stray bracket )", False),
+        ("(only a remark)", False),
         ("- Why we chose Postgres? Because of JSONB. It fits.", False),  # ends by telling
         ("- The question \"who owns CI?\" is settled: Jürgen.", False),
         ("", False),

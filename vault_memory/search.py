@@ -275,13 +275,15 @@ def contains_token(text: str, token: str) -> bool:
 _LEAD = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(?:\[[ xX]\]\s+)?")
 _BOLD_LABEL = re.compile(r"\*\*([^*\n]{1,60}?)\*\*\s*:|\*\*([^*\n]{1,60}?):\*\*")
 _PLAIN_LABEL = re.compile(r"([^\s:*`#>|\[][^:.!?;`*\n]{0,59}?):\s")
-_TRAILING_REMARK = re.compile(r"(?:\s*(?:<!--.*?-->|\([^()]*\)|#[\w/-]+))+\s*$")
+_TRAILING_TAG = re.compile(r"(?:^|\s)#[\w/-]+$")
 
 
 def lead_label(text: str) -> str | None:
     """The label a unit's first line opens with, or None: its subject (a speaker, a person,
     a field name) that a query may name."""
     first = text.split("\n", 1)[0]
+    if ":" not in first:
+        return None
     rest = first[_LEAD.match(first).end():]  # type: ignore[union-attr]
     bold = _BOLD_LABEL.match(rest)
     if bold:
@@ -298,7 +300,19 @@ def is_question(text: str) -> bool:
     """Whether a unit ends by asking (its last sentence ends with "?", a trailing remark in
     parentheses, a comment or tags aside): a question names a topic without stating a fact,
     the same reason `vault flush` keeps no questions."""
-    return _TRAILING_REMARK.sub("", text).rstrip().endswith("?")
+    end = text.rstrip()
+    while end and not end.endswith("?"):
+        if end.endswith("-->"):
+            cut = end.rfind("<!--")
+        elif end.endswith(")"):
+            cut = end.rfind("(")
+        else:
+            tag = _TRAILING_TAG.search(end) if "#" in end else None
+            cut = tag.start() if tag else -1
+        if cut < 0:
+            return False
+        end = end[:cut].rstrip()
+    return bool(end)
 
 
 def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
@@ -506,29 +520,34 @@ def _postings(rows: Sequence[UnitRow]) -> dict[str, np.ndarray]:
 
     vocab: dict[str, int] = {}
     out: dict[str, np.ndarray] = {}
-    analyzed: dict[str | None, list[str]] = {None: []}
+    Counted = tuple[int, list[tuple[int, int]]]  # (number of terms, [(term number, count)])
 
-    def analyze(text: str | None) -> list[str]:
-        terms = analyzed.get(text)
-        if terms is None:
-            terms = analyzed[text] = terms_of(text or "")
-        return terms
+    def counted(terms: list[str]) -> Counted:
+        return len(terms), [(vocab.setdefault(t, len(vocab)), c) for t, c in Counter(terms).items()]
 
-    fields: tuple[tuple[str, Callable[[UnitRow], list[str]]], ...] = (
-        ("tx", lambda r: r[7].split()),
-        ("hd", lambda r: analyze(r[2])),
-        ("lb", lambda r: analyze(lead_label(r[8]))),
+    by_string: dict[str | None, Counted] = {None: (0, [])}
+
+    def analyzed(text: str | None) -> Counted:
+        found = by_string.get(text)
+        if found is None:
+            found = by_string[text] = counted(terms_of(text or ""))
+        return found
+
+    fields: tuple[tuple[str, Callable[[UnitRow], Counted]], ...] = (
+        ("tx", lambda r: counted(r[7].split())),
+        ("hd", lambda r: analyzed(r[2])),
+        ("lb", lambda r: analyzed(lead_label(r[8]))),
     )
-    for name, terms_of_row in fields:
+    for name, of_row in fields:
         term_ids: list[int] = []
         unit_rows: list[int] = []
         freqs: list[int] = []
-        lengths = np.zeros(len(rows), dtype=np.float32)
+        sizes: list[int] = []
         for i, row in enumerate(rows):
-            terms = terms_of_row(row)
-            lengths[i] = len(terms)
-            for term, count in Counter(terms).items():
-                term_ids.append(vocab.setdefault(term, len(vocab)))
+            size, items = of_row(row)
+            sizes.append(size)
+            for term, count in items:
+                term_ids.append(term)
                 unit_rows.append(i)
                 freqs.append(count)
         ids = np.asarray(term_ids, dtype=np.int64)
@@ -537,9 +556,11 @@ def _postings(rows: Sequence[UnitRow]) -> dict[str, np.ndarray]:
         out[f"{name}_tf"] = np.asarray(freqs, dtype=np.float32)[order]
         # The average is exact, each unit's length rounded to what Whoosh's one byte holds:
         # the scores are then exactly the Whoosh index's.
+        lengths = np.asarray(sizes, dtype=np.int64)
         out[f"{name}_avg"] = np.array([lengths.mean() if len(lengths) else 0.0])
-        out[f"{name}_len"] = np.asarray(
-            [byte_to_length(length_to_byte(int(x))) for x in lengths], dtype=np.float32)
+        longest = int(lengths.max(initial=0))
+        rounded = [byte_to_length(length_to_byte(x)) for x in range(longest + 1)]
+        out[f"{name}_len"] = np.asarray(rounded, dtype=np.float32)[lengths]
         out[f"{name}_ids"] = ids  # replaced below, once the vocabulary is complete
     size = len(vocab)
     for name, _ in fields:
