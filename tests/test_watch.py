@@ -512,6 +512,29 @@ def test_socket_search_sees_an_edit_at_once(watched: tuple[Path, Watcher]) -> No
     assert watcher.report.searches == 1
 
 
+def test_the_search_side_is_brought_up_to_date_after_an_edit(
+    watched: tuple[Path, Watcher],
+) -> None:
+    """After a change, the watcher rebuilds the unit table while idle, so the next query
+    through the socket does not; and it logs no search hits of its own doing so."""
+    root, watcher = watched
+    searcher = watcher._reader._searcher
+    hits_log = root / ".vault" / "hits.jsonl"
+    before = hits_log.read_bytes() if hits_log.exists() else b""
+    table = searcher._table
+    with (root / "memory" / "2026-11-20.md").open("a", encoding="utf-8") as fh:
+        fh.write("- WOMBAT_12 arrived.\n")
+    wait_until(lambda: searcher._table is not table and not watcher._table_stale, 10,
+               "the unit table to be rebuilt")
+    rebuilt = searcher._table
+    assert searcher.table(None) is rebuilt  # current: the query will not build it again
+    with Vault(root) as here:
+        hits = here.search("WOMBAT_12", via_watcher=True, fresh=False)
+    assert "WOMBAT_12" in hits[0].text and searcher._table is rebuilt
+    after = hits_log.read_bytes() if hits_log.exists() else b""
+    assert after.count(b"\n") == before.count(b"\n") + 1  # only the real query's hits
+
+
 def test_search_falls_back_without_a_usable_watcher(
         watched: tuple[Path, Watcher], monkeypatch: pytest.MonkeyPatch) -> None:
     root, watcher = watched

@@ -674,6 +674,18 @@ class Searcher:
                 kept.append(token)
         return kept
 
+    def _model_for(self, mode: str) -> str | None:
+        """The model whose vectors a search in `mode` uses, None for keywords only."""
+        model_id = self.index.store.get_meta("model_id") or None
+        if mode in ("hybrid", "semantic") and model_id and model_id == self.index.model_id:
+            return model_id
+        return None
+
+    def prepare(self, mode: str = "hybrid") -> None:
+        """Load (or build and save) the unit table a search in `mode` needs now, so that the
+        next query does not pay for it."""
+        self.table(self._model_for(mode))
+
     def search(
         self,
         query: str,
@@ -688,11 +700,9 @@ class Searcher:
         filters = filters or Filters()
         today = today or dt.date.today()
         store = self.index.store
-        model_id = store.get_meta("model_id") or None
-        use_vectors = (
-            mode in ("hybrid", "semantic") and bool(model_id) and (model_id == self.index.model_id)
-        )
-        table = self.table(model_id if use_vectors else None)
+        model_id = self._model_for(mode)
+        use_vectors = model_id is not None
+        table = self.table(model_id)
         n = len(table.ids)
         if n == 0:
             return []

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("vault_memory")
 
 MAX_ENTRY_BYTES = 64_000
+OPTIMIZED_WAIT = 30.0  # seconds prepare_search waits for the optimised query session
 _LOCATION = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
 
@@ -247,6 +248,17 @@ class Vault:
 
         record(self.cache_dir, hits)
         return hits
+
+    def prepare_search(self, mode: str = "hybrid") -> None:
+        """Load what a search needs (the unit table, and the query encoder unless `mode` is
+        "keyword") so that the next search answers at full speed. Reads only; logs no hits."""
+        if mode != "keyword":
+            self._index.prefetch_query_embedder()
+        self._searcher.prepare(mode)
+        if mode != "keyword":
+            encoder = self._index.query_embedder()
+            if getattr(encoder, "optimizing", False):  # the fast session, not the first one
+                encoder.optimized.wait(OPTIMIZED_WAIT)
 
     def _freshen(self) -> None:
         """Index what changed since the last index, if it is little; never the whole vault

@@ -231,7 +231,8 @@ class Watcher:
         self.serve = serve
         self.report = WatchReport(started_at=time.time())
         self.ready = threading.Event()  # the first reconcile is done
-        self.warm = threading.Event()  # the first search (model, unit table) is done
+        self.warm = threading.Event()  # the model and unit table are loaded
+        self._table_stale = False  # the index changed since the search side was prepared
         self.scheduler: DreamScheduler | None = None
         self.socket: Path | None = None
 
@@ -506,6 +507,12 @@ class Watcher:
                 self._cond.notify_all()
             if done and full:
                 self.ready.set()
+            if done and self._table_stale and self.warm.is_set() and not self._stopping:
+                with self._cond:
+                    idle = not (self._pending or self._full)
+                if idle:  # not between the batches of a burst: each would rebuild it again
+                    self._table_stale = False
+                    self._prepare_reader()
 
     def _inode(self, name: str) -> int | None:
         try:
@@ -612,6 +619,7 @@ class Watcher:
             self.report.paths += len(paths)
         changed = report.new + report.modified + report.moved + report.deleted
         if changed or report.rebuilt:
+            self._table_stale = True
             log.info(
                 "%s: %d new, %d modified, %d moved, %d deleted (%d units embedded) in %.2f s",
                 "reconciled" if full else f"{len(paths)} changed paths",
@@ -669,11 +677,19 @@ class Watcher:
         while not self.ready.wait(1.0):
             if self._stopping:
                 return
-        try:
-            self._search(query="warm up", limit=1)
-        except Exception as exc:  # only a head start: the first real query will say more
-            log.debug("warm-up search failed: %s", exc)
+        self._prepare_reader()
         self.warm.set()
+
+    def _prepare_reader(self) -> None:
+        """Bring the search side up to date with the index now (the unit table is rebuilt
+        after every change: 0.6 s at 10,000 units), rather than in the next query."""
+        with self._search_lock:
+            try:
+                self._reader.prepare_search()
+            except Exception as exc:  # only a head start: the next real query will say more
+                log.debug("preparing the search side failed: %s", exc)
+                if not isinstance(exc, VaultError):
+                    self._reader.close()
 
     def answer(self, request: Any) -> dict[str, Any]:
         """The reply to one socket request (see watch_client)."""

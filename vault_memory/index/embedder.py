@@ -324,11 +324,13 @@ class QueryEncoder:
         self._session = self._open(ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
         self._inputs = {node.name for node in self._session.get_inputs()}
         self._lock = threading.Lock()
-        self.optimized = threading.Event()
+        self.optimized = threading.Event()  # set once the optimised session answers
+        self.optimizing = False  # whether one is being built
         from . import settings
 
         if not settings.optimize_query_session:
             return
+        self.optimizing = True
         # Not a daemon: onnxruntime aborts the process if the interpreter finalises while it
         # builds a session, so exiting waits for it (at most the 0.3 s it takes).
         threading.Thread(target=self._optimize, name="vault-query-encoder-opt").start()
@@ -350,6 +352,7 @@ class QueryEncoder:
             session = self._open(ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
         except Exception as exc:  # the unoptimised session keeps answering
             log.debug("could not build the optimised query session: %s", exc)
+            self.optimizing = False
             return
         with self._lock:
             self._session = session
