@@ -513,50 +513,44 @@ def _postings(rows: Sequence[UnitRow]) -> dict[str, np.ndarray]:
     """The text, heading and label fields' inverted index as arrays (see FieldPostings), built
     from the analyzed terms the indexer stored with each unit (headings and lead-in labels are
     analyzed here, once per distinct string)."""
-    from collections import Counter
-
     import numpy as np
     from whoosh.util.numeric import byte_to_length, length_to_byte
 
     vocab: dict[str, int] = {}
     out: dict[str, np.ndarray] = {}
-    Counted = tuple[int, list[tuple[int, int]]]  # (number of terms, [(term number, count)])
+    by_string: dict[str | None, list[str]] = {None: []}
 
-    def counted(terms: list[str]) -> Counted:
-        return len(terms), [(vocab.setdefault(t, len(vocab)), c) for t, c in Counter(terms).items()]
-
-    by_string: dict[str | None, Counted] = {None: (0, [])}
-
-    def analyzed(text: str | None) -> Counted:
+    def analyzed(text: str | None) -> list[str]:
         found = by_string.get(text)
         if found is None:
-            found = by_string[text] = counted(terms_of(text or ""))
+            found = by_string[text] = terms_of(text or "")
         return found
 
-    fields: tuple[tuple[str, Callable[[UnitRow], Counted]], ...] = (
-        ("tx", lambda r: counted(r[7].split())),
+    fields: tuple[tuple[str, Callable[[UnitRow], list[str]]], ...] = (
+        ("tx", lambda r: r[7].split()),
         ("hd", lambda r: analyzed(r[2])),
         ("lb", lambda r: analyzed(lead_label(r[8]))),
     )
-    for name, of_row in fields:
-        term_ids: list[int] = []
-        unit_rows: list[int] = []
-        freqs: list[int] = []
+    for name, terms_of_row in fields:
+        flat: list[str] = []
         sizes: list[int] = []
-        for i, row in enumerate(rows):
-            size, items = of_row(row)
-            sizes.append(size)
-            for term, count in items:
-                term_ids.append(term)
-                unit_rows.append(i)
-                freqs.append(count)
-        ids = np.asarray(term_ids, dtype=np.int64)
+        for row in rows:
+            terms = terms_of_row(row)
+            sizes.append(len(terms))
+            flat.extend(terms)
+        for term in dict.fromkeys(flat):  # term numbers in order of first appearance
+            vocab.setdefault(term, len(vocab))
+        lengths = np.asarray(sizes, dtype=np.int64)
+        terms_at = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        rows_at = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+        # One posting per (unit, term) with its count, then grouped by term, units ascending.
+        pairs, counts = np.unique(rows_at * len(vocab) + terms_at, return_counts=True)
+        ids = pairs % len(vocab)
         order = np.argsort(ids, kind="stable")
-        out[f"{name}_rows"] = np.asarray(unit_rows, dtype=np.int32)[order]
-        out[f"{name}_tf"] = np.asarray(freqs, dtype=np.float32)[order]
+        out[f"{name}_rows"] = (pairs // len(vocab)).astype(np.int32)[order]
+        out[f"{name}_tf"] = counts.astype(np.float32)[order]
         # The average is exact, each unit's length rounded to what Whoosh's one byte holds:
         # the scores are then exactly the Whoosh index's.
-        lengths = np.asarray(sizes, dtype=np.int64)
         out[f"{name}_avg"] = np.array([lengths.mean() if len(lengths) else 0.0])
         longest = int(lengths.max(initial=0))
         rounded = [byte_to_length(length_to_byte(x)) for x in range(longest + 1)]
