@@ -178,7 +178,7 @@ def bench_search(work: Path, rounds: int) -> dict[str, list[float]]:
 def bench_search_after_edit(work: Path, rounds: int, units: int) -> list[float]:
     """A query through the watcher 2 s after an edit, on bench/search.py's vault of `units`
     units: after each change the watcher rebuilds the unit table while idle, so the query
-    finds it ready (it used to rebuild it itself: about 0.6 s at 10,000 units)."""
+    finds it ready (it used to rebuild it itself: about 0.4 s at 10,000 units)."""
     sys.path.insert(0, str(ROOT / "bench"))
     import search as search_bench  # bench/search.py: the synthetic vault, cached in /tmp
 
