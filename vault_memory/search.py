@@ -710,6 +710,7 @@ class Searcher:
                 dtype=np.int64,
             ))
 
+        terms = list(dict.fromkeys(terms_of(query)))  # analyzed once: keywords and subjects
         keyword: np.ndarray | None = None
         guard: list[str] = []
         if mode in ("hybrid", "keyword"):
@@ -717,7 +718,6 @@ class Searcher:
             # the formula and idf of the Whoosh index (fulltext.weighting), without its
             # pure-Python matcher (10-100 ms a query; bench/search.py).
             keyword = np.zeros(n, dtype=np.float64)
-            terms = list(dict.fromkeys(terms_of(query)))
             matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
             idf = {}
             for term in terms:
@@ -745,7 +745,7 @@ class Searcher:
         subject = np.zeros(n, dtype=bool)
         labels: set[str] = set()
         if mode in ("hybrid", "keyword") and s.subject_boost:
-            for term in dict.fromkeys(terms_of(query)):
+            for term in terms:
                 units, _ = table.label.postings(table.vocab.get(term))
                 if len(units):
                     subject[units] = True
