@@ -124,7 +124,7 @@ def main() -> None:
     bench_help(args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "sample"
-        shutil.copytree(ROOT / "sample_vault", root)
+        shutil.copytree(ROOT / "sample_vault", root, ignore=shutil.ignore_patterns(".vault"))
         with Vault(root) as vault:
             report = vault.index()
             print(f"indexed {report.units} units ({report.embedded_units} embedded)")

@@ -66,7 +66,7 @@ def bench_sample(tmp: Path, runs: int, model: bool) -> str:
     else:
         os.environ["VAULT_MODEL_DISABLED"] = "1"
     vault_dir = tmp / ("sample-model" if model else "sample-tokens")
-    shutil.copytree(ROOT / "sample_vault", vault_dir)
+    shutil.copytree(ROOT / "sample_vault", vault_dir, ignore=shutil.ignore_patterns(".vault"))
     samples = []
     first = None
     for _ in range(runs + 1):

@@ -112,7 +112,7 @@ class WatcherProcess:
 
 def bench_edits(work: Path, rounds: int) -> list[float]:
     vault = work / "edits"
-    shutil.copytree(SAMPLE, vault)
+    shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".vault"))
     watcher = WatcherProcess(vault)
     print(f"edit -> searchable: watcher ready in {watcher.wait_ready():.1f} s (first index)")
     daily = vault / "memory" / f"{dt.date.today().isoformat()}.md"
@@ -158,7 +158,7 @@ def timed(cmd: list[str], environ: dict[str, str]) -> float:
 
 def bench_search(work: Path, rounds: int) -> dict[str, list[float]]:
     vault = work / "search"
-    shutil.copytree(SAMPLE, vault)
+    shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".vault"))
     subprocess.run(vault_cmd(vault, "index"), env=env(), check=True, capture_output=True)
     queries = ["which database did we pick for billing?", "ERR_LEDGER_409", "standup time"]
     results: dict[str, list[float]] = {"bare": [], "in-process": [], "via watcher": []}

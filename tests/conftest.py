@@ -20,13 +20,17 @@ from vault_memory.cli import cli
 
 from .llm_server import ScriptedLLMServer
 
+# The clock may be fixed for a whole run (`VAULT_NOW=2028-02-29T12:00 pytest`): the slow suite
+# runs the suite so at several dates to prove that no test depends on the day it runs.
+KEPT_ENV = {"VAULT_NOW"}
+
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No VAULT_* setting from the outer shell leaks in, and the CLI's logging setup (a stderr
-    handler, propagate off) does not outlive the test that ran it."""
+    """No VAULT_* setting from the outer shell leaks in (but the clock), and the CLI's logging
+    setup (a stderr handler, propagate off) does not outlive the test that ran it."""
     for name in list(os.environ):
-        if name.startswith("VAULT_"):
+        if name.startswith("VAULT_") and name not in KEPT_ENV:
             monkeypatch.delenv(name)
     logger = logging.getLogger("vault_memory")
     handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
@@ -145,8 +149,11 @@ SMALL_VAULT_FILES = {
 
 
 def copy_vault(source: Path, target: Path) -> Path:
-    """Copy a vault, `.vault/` included, keeping mtimes: an indexed copy is still up to date."""
-    shutil.copytree(source, target, symlinks=True)
+    """Copy a vault, `.vault/` included, keeping mtimes: an indexed copy is still up to date.
+    The checkout's sample_vault/ is copied without its `.vault/`: the README's first command
+    leaves one there, and tests build from the sample's Markdown alone."""
+    ignore = shutil.ignore_patterns(".vault") if source.resolve() == SAMPLE_VAULT else None
+    shutil.copytree(source, target, symlinks=True, ignore=ignore)
     return target
 
 

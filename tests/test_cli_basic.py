@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory import Vault, fsutil
+from vault_memory import Vault, clock, fsutil
 from vault_memory.errors import PathOutsideVaultError, UnreadableNoteError
 from vault_memory.fsutil import split_lines
 from vault_memory.vault import MAX_ENTRY_BYTES, template_dir
@@ -132,12 +132,12 @@ def test_init_on_a_file(tmp_path: Path, run_cli) -> None:
 
 
 def test_add_creates_the_day_file_and_reports_real_lines(vault_dir: Path, run_cli) -> None:
-    before = dt.date.today()
+    before = clock.today()
     result = run_cli("add", "Chose", "PostgreSQL", "for billing", "--tag", "decision",
                      "-t", "#db", cwd=vault_dir)
     path, start, end, heading = added(result)
     day = dt.date.fromisoformat(path.removeprefix("memory/").removesuffix(".md"))
-    assert before <= day <= dt.date.today()
+    assert before <= day <= clock.today()
     assert re.fullmatch(r"\d{2}:\d{2} · note", heading)
     lines = split_lines((vault_dir / path).read_text())
     assert lines == [f"# {day.isoformat()}", "", f"## {heading}",
@@ -220,7 +220,7 @@ def test_add_too_large(vault_dir: Path, run_cli, tree_state) -> None:
 
 
 def test_add_refuses_to_append_to_a_binary_day_file(vault_dir: Path, run_cli) -> None:
-    today = dt.date.today()
+    today = clock.today()
     days = [vault_dir / "memory" / f"{today + dt.timedelta(n)}.md" for n in (0, 1)]  # midnight
     for day in days:
         day.write_bytes(b"# day\n\x00\x01binary")

@@ -3,17 +3,20 @@ stderr messages, and the files they leave behind."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from vault_memory import clock
+
 from .test_cli_basic import error_of
 from .test_flush import CHAT, CHAT_ENTRIES, MORE, MORE_ENTRIES
 
-TODAY = dt.date.today().isoformat()
+
+def today() -> str:
+    return clock.today().isoformat()
 
 
 @pytest.fixture
@@ -27,11 +30,11 @@ def test_flush_a_file_then_again(vault_dir: Path, chat_file: Path, run_cli) -> N
     result = run_cli("flush", str(chat_file), "--session", "cli-1", cwd=vault_dir)
     assert result.exit_code == 0, result.stderr
     first, summary = result.stdout.splitlines()
-    match = re.fullmatch(rf"memory/{TODAY}\.md:(\d+)-(\d+)  \d\d:\d\d · flush · session cli-1",
+    match = re.fullmatch(rf"memory/{today()}\.md:(\d+)-(\d+)  \d\d:\d\d · flush · session cli-1",
                          first)
     assert match, first
     assert summary == "3 new, 0 already flushed, 0 secrets redacted (offline)"
-    lines = (vault_dir / "memory" / f"{TODAY}.md").read_text().split("\n")
+    lines = (vault_dir / "memory" / f"{today()}.md").read_text().split("\n")
     start, end = int(match[1]), int(match[2])
     assert lines[start: end] == [f"- {t}" for t in CHAT_ENTRIES]
     again = run_cli("flush", str(chat_file), "--session", "cli-1", cwd=vault_dir)
@@ -68,7 +71,7 @@ def test_dry_run_prints_the_block_and_writes_nothing(vault_dir: Path, chat_file:
     assert re.fullmatch(r"## \d\d:\d\d · flush · session d", lines[0])
     assert lines[1:] == [f"- {t}" for t in CHAT_ENTRIES]
     assert result.stderr == (f"dry run: 3 new, 0 already flushed, 0 secrets redacted (offline); "
-                             f"would append to memory/{TODAY}.md; nothing written\n")
+                             f"would append to memory/{today()}.md; nothing written\n")
 
 
 def test_a_longer_conversation_appends_only_what_is_new(vault_dir: Path, tmp_path: Path,

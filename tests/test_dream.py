@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory import Vault
+from vault_memory import Vault, clock
 from vault_memory.dream import (
     Added,
     Archived,
@@ -375,7 +375,7 @@ def test_offline_dream_on_the_sample_vault(sample_vault: Path, loaded_embedder, 
 def test_dry_run_prints_the_diff_and_writes_nothing(sample_vault: Path, run_cli, no_model,
                                                     tree_state) -> None:
     before = tree_state(sample_vault)
-    days = str((dt.date.today() - dt.date(2026, 11, 8)).days)
+    days = str((clock.today() - dt.date(2026, 11, 8)).days)
     result = run_cli("--vault", str(sample_vault), "dream", "--dry-run", "--days", days)
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("--- a/MEMORY.md\n+++ b/MEMORY.md\n@@ ")
@@ -437,7 +437,9 @@ def test_concurrent_edit_aborts_the_dream(small: Path, no_model, monkeypatch, tr
 
 
 def test_dream_and_undo_restore_byte_identically(small: Path, no_model, run_cli,
-                                                 tree_state) -> None:
+                                                 tree_state, monkeypatch) -> None:
+    undo_at = NOW + dt.timedelta(hours=1)
+    monkeypatch.setenv("VAULT_NOW", undo_at.isoformat())  # the CLI's clock
     original = (small / "MEMORY.md").read_bytes()
     with Vault(small) as vault:
         with pytest.raises(UndoError, match="no dream has changed MEMORY.md yet"):
@@ -452,7 +454,7 @@ def test_dream_and_undo_restore_byte_identically(small: Path, no_model, run_cli,
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("restored MEMORY.md from before the dream of 2026-11-22T03:30")
     assert (small / "MEMORY.md").read_bytes() == original
-    diary = (small / "dreams/2026-11-22.md").read_text()
+    diary = (small / f"dreams/{undo_at.astimezone().date()}.md").read_text()
     assert "· undo\n" in diary and "-- Chose PostgreSQL 16" in diary
     result = run_cli("--vault", str(small), "dream", "--undo")
     assert result.exit_code == 1
@@ -535,7 +537,7 @@ def test_dream_runs_from_a_background_thread_with_no_arguments(vault_dir: Path, 
 
 
 def test_cli_json_report_and_usage_errors(small: Path, no_model, run_cli) -> None:
-    days = str((dt.date.today() - dt.date(2026, 11, 20)).days + 1)
+    days = str((clock.today() - dt.date(2026, 11, 20)).days + 1)
     result = run_cli("--vault", str(small), "dream", "--json", "--days", days)
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)

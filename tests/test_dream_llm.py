@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory import Vault
+from vault_memory import Vault, clock
 from vault_memory.dreamer import DreamRefusedError
 from vault_memory.llm import MAX_REPLY_BYTES
 
@@ -282,7 +282,7 @@ def test_transport_failures_are_refused(vault: Path, llm_server, script, message
 def test_an_unreachable_model_is_refused(vault: Path, llm_server, run_cli) -> None:
     config = vault / "vault.toml"
     config.write_text(config.read_text().replace(llm_server.base_url, "http://127.0.0.1:9/v1"))
-    days = str((dt.date.today() - dt.date(2026, 11, 20)).days + 1)
+    days = str((clock.today() - dt.date(2026, 11, 20)).days + 1)
     result = run_cli("--vault", str(vault), "dream", "--days", days)
     assert result.exit_code == 1 and result.stdout == ""
     assert "the dream was refused, MEMORY.md is unchanged: LLM request failed: cannot reach" \

@@ -31,7 +31,7 @@ def test_tricky_strings(text: str) -> None:
 
 
 def test_every_line_of_the_sample_vault() -> None:
-    lines = [line for path in sorted(SAMPLE.rglob("*.md"))
+    lines = [line for path in sorted(SAMPLE.rglob("*.md")) if ".vault" not in path.parts
              for line in path.read_text("utf-8").splitlines()]
     assert len(lines) > 200
     for line in lines:

@@ -3,12 +3,11 @@ real files (guarded rewrites, locked appends, confinement, #pin)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 import pytest
 
-from vault_memory import Vault, fsutil
+from vault_memory import Vault, clock, fsutil
 from vault_memory.errors import (
     EmptyEntryError,
     InputTooLargeError,
@@ -58,7 +57,7 @@ Curated by hand.
 
 
 def today_rel() -> str:
-    return f"memory/{dt.date.today().isoformat()}.md"
+    return f"memory/{clock.today().isoformat()}.md"
 
 
 @pytest.fixture

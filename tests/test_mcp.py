@@ -3,7 +3,6 @@ initialize, list and call the tools, read the resources, and hostile paths refus
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import subprocess
@@ -15,7 +14,7 @@ import anyio
 import pytest
 
 import vault_memory
-from vault_memory import Vault
+from vault_memory import Vault, clock
 from vault_memory.tools import make_tools
 
 from .test_tools import HOSTILE_PATHS, make_hostile
@@ -25,7 +24,8 @@ WORKTREE = Path(vault_memory.__file__).resolve().parents[1]
 
 def server_env(**extra: str) -> dict[str, str]:
     # The SDK's client passes only a safe subset of the environment; add what the server needs.
-    return {"PYTHONPATH": str(WORKTREE), "VAULT_MODEL_DISABLED": "1", **extra}
+    kept = {k: os.environ[k] for k in ("VAULT_NOW", "TZ") if k in os.environ}  # the clock
+    return {"PYTHONPATH": str(WORKTREE), "VAULT_MODEL_DISABLED": "1", **kept, **extra}
 
 
 async def session_run(root: Path, errlog: Any, script: Any) -> Any:
@@ -59,7 +59,7 @@ def test_the_mcp_server_over_stdio(vault_root: Path, tmp_path: Path) -> None:
     from mcp.shared.exceptions import MCPError
 
     expected_tools = {t.name: t for t in make_tools(Vault(vault_root))}
-    today = f"memory/{dt.date.today().isoformat()}.md"
+    today = f"memory/{clock.today().isoformat()}.md"
 
     async def script(session: Any) -> dict[str, Any]:
         seen: dict[str, Any] = {}

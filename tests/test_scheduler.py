@@ -280,10 +280,15 @@ def test_default_job_is_the_facades_dream(vault_dir: Path, keyword_only: None) -
         assert watcher.scheduler.next_run_at() is not None  # the cron of vault.toml
 
 
-def test_the_scheduled_job_runs_a_real_dream(tmp_path: Path, keyword_only: None) -> None:
+def test_the_scheduled_job_runs_a_real_dream(tmp_path: Path, keyword_only: None,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The watcher's scheduler fires, the facade's dream consolidates sample_vault/ into
     MEMORY.md and writes its diary, and the run is recorded for the catch-up logic."""
     from .conftest import SAMPLE_VAULT, copy_vault
+
+    # The dream's clock: a day the sample's logs fall within the lookback of (the scheduler
+    # itself fires on the real clock).
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T03:30:00+00:00")
 
     root = copy_vault(SAMPLE_VAULT, tmp_path / "vault")
     memory_before = (root / "MEMORY.md").read_bytes()

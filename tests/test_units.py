@@ -249,7 +249,8 @@ def test_sha256_is_of_the_text() -> None:
 
 
 def _sample_files() -> list[Path]:
-    return sorted(p for p in SAMPLE.rglob("*.md") if not p.name.startswith("."))
+    return sorted(p for p in SAMPLE.rglob("*.md")
+                  if not any(part.startswith(".") for part in p.relative_to(SAMPLE).parts))
 
 
 @pytest.mark.parametrize("path", _sample_files(), ids=lambda p: p.relative_to(SAMPLE).as_posix())

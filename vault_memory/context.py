@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import fsutil
+from . import clock, fsutil
 from .errors import VaultError
 from .notes import DAILY_DIR, MEMORY_FILE, parse_note
 from .tokens import TokenCounter, token_counter
@@ -441,7 +441,7 @@ def build_context(
             f"the query is {len(query):,} characters; keep it under {MAX_QUERY_CHARS:,}."
         )
     counter = counter or token_counter()
-    today = today or dt.date.today()
+    today = today or clock.today()
     yesterday = today - dt.timedelta(days=1)
     sources = [
         s
@@ -452,7 +452,7 @@ def build_context(
         )
         if s is not None
     ]
-    hits = vault.search(query, limit=SEARCH_LIMIT) if query else []
+    hits = vault.search(query, limit=SEARCH_LIMIT, today=today) if query else []
     if hits:  # weak hits would pad every prompt with noise
         hits = [h for h in hits if h.score > 0 and h.score >= MIN_RELATIVE_SCORE * hits[0].score]
     builder = _Builder(counter, max_tokens, sources, query, hits)

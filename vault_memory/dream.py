@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import clock
 from .hitlog import line_hash
 from .junk import junk_reason
 from .memoryfile import (
@@ -378,7 +379,7 @@ def consolidate(
     an older item said recurs. `hits` counts how often search returned each line.
     """
     hits = hits or {}
-    today = today or max((c.date for c in candidates), default=dt.date.today())
+    today = today or max((c.date for c in candidates), default=clock.today())
     plan = DreamPlan(consumed=list(candidates))
     live: list[Item] = []
     for item in candidates:

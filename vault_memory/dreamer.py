@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import fsutil, gitops, hitlog
+from . import clock, fsutil, gitops, hitlog
 from .config import Config
 from .diary import DIARY_TITLE, Record, one_line, parse_records, render_entry
 from .dream import (
@@ -174,11 +174,11 @@ class Dreamer:
             return self._now
         zone = self.config.dream.timezone.strip()
         if not zone:
-            return dt.datetime.now().astimezone()
+            return clock.now_local()
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
         try:
-            return dt.datetime.now(ZoneInfo(zone))
+            return clock.now(ZoneInfo(zone))
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError(
                 f"[dream] timezone {zone!r} is not a known time zone; use a name such as "

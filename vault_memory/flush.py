@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import fsutil
+from . import clock, fsutil
 from .conversation import (
     MalformedConversationError,
     Message,
@@ -277,7 +277,7 @@ def flush(
     else:
         session_id, derived = derive_session_id(parsed), True
     day = _as_day(date)
-    now = now or dt.datetime.now()
+    now = now or clock.now()
     when = dt.datetime.combine(day, now.time()) if day else now
     path, relpath = vault.daily_path(when.date())
 

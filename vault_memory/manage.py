@@ -32,7 +32,6 @@ Rules:
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import textwrap
 from collections.abc import Iterator
@@ -40,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import fsutil
+from . import clock, fsutil
 from .errors import EmptyEntryError, InputTooLargeError, VaultError
 from .notes import DAILY_DIR, LIST_ITEM, MEMORY_FILE, Note, iter_tags, note_kind, parse_note
 
@@ -569,11 +568,11 @@ class Manager:
 
     def _create(self, text: str, target: Target) -> ManageReport:
         if target.path in (None, "", "today"):
-            real, relpath = self.vault.daily_path(dt.date.today())
+            real, relpath = self.vault.daily_path(clock.today())
         else:
             assert target.path is not None
             real, relpath = self._writable(target.path)
-        today = f"{DAILY_DIR}/{dt.date.today().isoformat()}.md"
+        today = f"{DAILY_DIR}/{clock.today().isoformat()}.md"
         if relpath == today:
             if target.section:
                 raise ManageError(

@@ -16,10 +16,9 @@ protocol loop; stdout belongs to the protocol (the SDK diverts stray writes to s
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
+from . import __version__, clock
 from .context import DEFAULT_BUDGET
 from .errors import VaultError
 from .notes import DAILY_DIR, MEMORY_FILE
@@ -51,8 +50,9 @@ def read_resource_text(vault: Vault, uri: str) -> str:
     if uri == "vault://MEMORY.md":
         return vault.get(MEMORY_FILE).text
     if uri == "vault://today":
-        relpath = f"{DAILY_DIR}/{dt.date.today().isoformat()}.md"
-        real, _ = vault.daily_path(dt.date.today())
+        today = clock.today()
+        relpath = f"{DAILY_DIR}/{today.isoformat()}.md"
+        real, _ = vault.daily_path(today)
         return vault.get(relpath).text if real.is_file() else ""
     if uri == "vault://context":
         return vault.context(DEFAULT_BUDGET)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import clock
 from .index.fulltext import BM25_B, BM25_K1, terms_of
 
 if TYPE_CHECKING:
@@ -692,7 +693,7 @@ class Searcher:
 
         s = self.settings
         filters = filters or Filters()
-        today = today or dt.date.today()
+        today = today or clock.today()
         store = self.index.store
         model_id = self._model_for(mode)
         use_vectors = model_id is not None

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import fsutil
+from . import clock, fsutil
 from .config import CACHE_DIR, CONFIG_FILE, Config, find_vault_root, load_config
 from .errors import (
     EmptyEntryError,
@@ -180,6 +180,7 @@ class Vault:
         kinds: tuple[str, ...] | list[str] = (),
         fresh: bool = True,
         via_watcher: bool = False,
+        today: dt.date | None = None,
     ) -> list[Hit]:
         """The units of the vault that best answer `query`, best first, each citing its
         `path:start-end`.
@@ -190,6 +191,7 @@ class Vault:
         fresh: first index the few files changed since the last index (bounded).
         via_watcher: let a running `vault watch` answer (same hits, no model or index to
         load); searches here when none runs or it cannot answer.
+        today: the day recency is measured from (default: the clock's, see `clock`).
         """
         from .search import MODES, Filters, Hit
 
@@ -207,7 +209,7 @@ class Vault:
         filters = Filters(
             _as_date(since, "since"), _as_date(until, "until"), within_rel, tuple(kinds)
         )
-        if via_watcher:
+        if via_watcher and today is None:
             from . import watch_client
 
             found = watch_client.search(
@@ -243,7 +245,7 @@ class Vault:
                 log.warning("the index holds no embeddings yet: searching by keywords only. "
                             "Run `vault index` to add them.")
         limit = limit or self.config.search.limit
-        hits = self._searcher.search(query, limit=limit, mode=mode, filters=filters)
+        hits = self._searcher.search(query, limit=limit, mode=mode, filters=filters, today=today)
         from .hitlog import record  # what search returned: a hint for the dream
 
         record(self.cache_dir, hits)
@@ -372,7 +374,7 @@ class Vault:
         size = len(text.encode("utf-8"))
         if size > MAX_ENTRY_BYTES:
             raise InputTooLargeError("the entry", size, MAX_ENTRY_BYTES)
-        when = when or dt.datetime.now()
+        when = when or clock.now()
         path, relpath = self.daily_path(when.date())
         path.parent.mkdir(parents=True, exist_ok=True)
         created = not path.exists()

@@ -1,0 +1,51 @@
+"""The one clock: every date and time the library writes into a file, a heading or a diary
+comes from `now()`.
+
+`VAULT_NOW` fixes it for a process, as an ISO 8601 date-time: `2026-11-22T09:30` (local wall
+time) or `2026-11-22T09:30:00+14:00` (an instant, shown in the local zone). Tests, reproducible
+runs and the replay of a past day use it; without it, the machine's clock. Durations (timeouts,
+quiet periods) never come from here: they use `time.monotonic()`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+from .errors import ConfigError
+
+ENV = "VAULT_NOW"
+
+
+def fixed() -> dt.datetime | None:
+    """The date-time `VAULT_NOW` fixes, or None when the real clock runs."""
+    raw = os.environ.get(ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        return dt.datetime.fromisoformat(raw)
+    except ValueError:
+        raise ConfigError(
+            f"{ENV}={raw!r} is not an ISO 8601 date-time; use e.g. 2026-11-22T09:30 or "
+            f"2026-11-22T09:30:00+01:00, or unset {ENV} to use the real clock."
+        ) from None
+
+
+def now(tz: dt.tzinfo | None = None) -> dt.datetime:
+    """Local wall time as a naive date-time (like `datetime.now()`), or aware in `tz`."""
+    pinned = fixed()
+    if pinned is None:
+        return dt.datetime.now(tz)
+    if tz is None:
+        return pinned.astimezone().replace(tzinfo=None) if pinned.tzinfo else pinned
+    return (pinned if pinned.tzinfo else pinned.astimezone()).astimezone(tz)
+
+
+def now_local() -> dt.datetime:
+    """Local time, aware of its UTC offset (for records that state their zone)."""
+    return now().astimezone()
+
+
+def today() -> dt.date:
+    """The local date."""
+    return now().date()
