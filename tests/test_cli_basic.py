@@ -430,8 +430,25 @@ def test_no_vault_found(tmp_path: Path, run_cli) -> None:
 
 def test_vault_option_pointing_nowhere(tmp_path: Path, run_cli) -> None:
     missing = tmp_path / "missing"
-    expected = (f"{missing} is not a folder. Pass an existing vault folder, "
+    expected = (f"{missing} does not exist. Pass an existing vault folder, "
                 f"or run `vault init {missing}` to create one.")
     assert error_of(run_cli("--vault", str(missing), "get", "MEMORY.md")) == expected
     assert error_of(run_cli("add", "x", env={"VAULT_PATH": str(missing)})) == expected
     assert not missing.exists()
+
+
+def test_vault_option_needs_a_vault_not_any_folder(tmp_path: Path, run_cli) -> None:
+    """`vault --vault ~/code search foo` on a folder without vault.toml indexed the whole tree
+    and wrote .vault/ into it; `--vault README.md` suggested `vault init README.md`."""
+    code = tmp_path / "code"
+    (code / "docs").mkdir(parents=True)
+    (code / "docs" / "guide.md").write_text("# Guide\n\nfoo bar\n")
+    message = error_of(run_cli("--vault", str(code), "search", "foo"))
+    assert message == (f"{code} is not a vault (it holds no vault.toml). Run `vault init {code}` "
+                       "to make it one, or pass the folder of an existing vault.")
+    assert sorted(p.name for p in code.iterdir()) == ["docs"]  # no .vault/ written
+    readme = tmp_path / "README.md"
+    readme.write_text("# readme\n")
+    message = error_of(run_cli("--vault", str(readme), "search", "foo"))
+    assert message == (f"{readme} is a file, not a vault folder. "
+                       "Pass the folder that holds vault.toml.")

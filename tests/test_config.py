@@ -211,9 +211,18 @@ def test_a_folder_named_vault_toml_does_not_count(tmp_path: Path) -> None:
     assert find_vault_root(None, cwd=root / "sub") == root.resolve()
 
 
-def test_an_explicit_folder_needs_no_vault_toml(tmp_path: Path) -> None:
+def test_an_explicit_folder_must_hold_vault_toml(tmp_path: Path) -> None:
+    """`vault --vault ~/code search foo` once indexed a whole source tree and wrote .vault/
+    into it: an explicit folder must be a vault, as discovery requires."""
     plain = tmp_path / "plain-notes"
     plain.mkdir()
+    with pytest.raises(NotAVaultError) as info:
+        find_vault_root(plain)
+    assert str(info.value) == (
+        f"{plain} is not a vault (it holds no vault.toml). Run `vault init {plain}` to make it "
+        "one, or pass the folder of an existing vault."
+    )
+    (plain / "vault.toml").write_text("")
     assert find_vault_root(plain) == plain.resolve()
     assert find_vault_root(str(plain / ".." / "plain-notes")) == plain.resolve()
     assert load_config(plain, environ={}).search.limit == 10
@@ -224,6 +233,7 @@ def test_an_explicit_path_expands_the_home_folder(
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "agent-memory").mkdir()
+    (tmp_path / "agent-memory" / "vault.toml").write_text("")
     assert find_vault_root("~/agent-memory") == (tmp_path / "agent-memory").resolve()
 
 
@@ -236,7 +246,9 @@ def test_an_explicit_path_must_be_a_folder(tmp_path: Path, kind: str) -> None:
         find_vault_root(target)
     assert info.value.path == target
     assert str(info.value) == (
-        f"{target} is not a folder. Pass an existing vault folder, "
+        f"{target} is a file, not a vault folder. Pass the folder that holds vault.toml."
+        if kind == "file" else
+        f"{target} does not exist. Pass an existing vault folder, "
         f"or run `vault init {target}` to create one."
     )
 

@@ -284,6 +284,7 @@ def test_query_encoder_is_skipped_for_other_models_and_when_disabled(
 def test_a_cold_search_process_never_imports_fastembed(tmp_path: Path) -> None:
     vault = tmp_path / "v"
     (vault / "memory").mkdir(parents=True)
+    (vault / "vault.toml").write_text("")
     (vault / "memory" / "2026-11-02.md").write_text(
         "# 2026-11-02\n\n- Chose PostgreSQL for billing.\n\n## 12:00 · note\n- Lunch at noon.\n"
     )

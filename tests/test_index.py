@@ -263,7 +263,8 @@ def test_ignored_paths_are_never_indexed(
         (vault_dir / relpath).write_text("SECRET ignored\n")
     report = index(vault_dir)
     assert indexed_paths(vault_dir) == {"MEMORY.md", "notes/real.md", "alias.md"}
-    assert report.warnings == []
+    # the link to a file outside is skipped, and said so once (folder links are not entered)
+    assert report.warnings == ["skipped leak.md: a symlink leading outside the vault"]
     with db(vault_dir) as conn:
         leaked = conn.execute("SELECT COUNT(*) FROM chunks WHERE text LIKE '%SECRET%'")
         assert leaked.fetchone()[0] == 0
@@ -501,8 +502,8 @@ def test_second_writer_waits_while_readers_go_on(indexed_small: Path) -> None:
 # -- `vault index` on the command line ----------------------------------------------------------
 
 REPORT_KEYS = {
-    "new", "modified", "moved", "deleted", "unchanged", "unreadable", "files", "units",
-    "units_embedded", "embedded_units", "model", "rebuilt", "seconds", "warnings",
+    "new", "modified", "moved", "deleted", "unchanged", "unreadable", "skipped_links", "files",
+    "units", "units_embedded", "embedded_units", "model", "rebuilt", "seconds", "warnings",
 }
 
 
@@ -513,7 +514,7 @@ def test_cli_index_json(small_vault: Path, run_cli: Callable[..., Any]) -> None:
     assert set(data) == REPORT_KEYS
     assert data | {"seconds": 0} == {
         "new": SMALL_FILES, "modified": 0, "moved": 0, "deleted": 0, "unchanged": 0,
-        "unreadable": 0, "files": SMALL_FILES, "units": SMALL_UNITS,
+        "unreadable": 0, "skipped_links": 0, "files": SMALL_FILES, "units": SMALL_UNITS,
         "units_embedded": SMALL_UNITS, "embedded_units": SMALL_UNITS, "model": BUNDLED_MODEL_ID,
         "rebuilt": None, "seconds": 0, "warnings": [],
     }
@@ -577,3 +578,49 @@ def test_a_folder_path_stands_for_its_files(indexed_small: Path) -> None:
         assert (report.new, report.deleted) == (0, 2)
         assert vault.index(paths=[".git", "../x", ""]).unchanged == 0
         assert vault.status()["drift"] == {"new": 0, "changed": 0, "deleted": 0}
+
+
+def test_symlink_loops_dangling_and_outside_links_are_skipped_with_one_warning_each(
+    vault_dir: Path, run_cli: Callable[..., Any], tmp_path: Path,
+) -> None:
+    """`ln -s self.md notes/self.md` once made index, search, status and the MCP search tool
+    exit with a RuntimeError traceback."""
+    from vault_memory.tools import call_tool, make_tools
+
+    notes = vault_dir / "notes"
+    notes.mkdir()
+    (notes / "real.md").write_text("# Real\n\nThe loop test keeps this line searchable.\n")
+    (notes / "self.md").symlink_to("self.md")  # a loop
+    (notes / "gone.md").symlink_to("nowhere.md")  # dangling
+    (tmp_path / "outside.md").write_text("SECRET\n")
+    (notes / "out.md").symlink_to(tmp_path / "outside.md")  # leads outside
+    expected = [
+        "skipped notes/gone.md: a dangling symlink (its target does not exist)",
+        "skipped notes/out.md: a symlink leading outside the vault",
+        "skipped notes/self.md: a symlink loop",
+    ]
+    result = run_cli("--vault", str(vault_dir), "index", env={DISABLE_ENV: "1"})
+    assert result.exit_code == 0, result.stderr
+    assert [line.removeprefix("Warning: ") for line in result.stderr.splitlines()
+            if "symlink" in line] == expected
+    assert "3 skipped" in result.stdout
+    assert indexed_paths(vault_dir) == {"MEMORY.md", "notes/real.md"}
+
+    found = run_cli("--vault", str(vault_dir), "search", "loop test", "--json",
+                    env={DISABLE_ENV: "1"})
+    assert found.exit_code == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["path"] == "notes/real.md"
+
+    status = run_cli("--vault", str(vault_dir), "status", "--json")
+    assert status.exit_code == 0, status.stderr
+    assert json.loads(status.stdout)["skipped"] == {
+        line.split(": ", 1)[0].removeprefix("skipped "): line.split(": ", 1)[1]
+        for line in expected}
+
+    with Vault(vault_dir) as vault:
+        reply = json.loads(call_tool(make_tools(vault), "search_memory", {"query": "loop test"}))
+        assert reply["results"][0]["path"] == "notes/real.md"
+        assert "error" in json.loads(
+            call_tool(make_tools(vault), "get_memory", {"path": "notes/self.md"}))
+    shown = run_cli("--vault", str(vault_dir), "get", "notes/self.md")
+    assert shown.exit_code == 1 and "symlink loop" in shown.stderr

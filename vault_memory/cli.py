@@ -227,7 +227,7 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
     click.echo(
         f"{report.new} new, {report.modified} modified, {report.moved} moved, "
         f"{report.deleted} deleted, {report.unchanged} unchanged"
-        + (f", {report.unreadable} skipped" if report.unreadable else "")
+        + (f", {skipped} skipped" if (skipped := report.unreadable + report.skipped_links) else "")
     )
     click.echo(
         f"{report.files} files, {report.units} units, {report.embedded_units} embedded "
@@ -297,6 +297,8 @@ def status(vault: Vault, as_json: bool) -> None:
     ]
     if info["problem"]:
         lines.append(f"problem       {info['problem']}")
+    for path, why in sorted(info["skipped"].items()):
+        lines.append(f"skipped       {path}: {why}")
     lines.append(f"watcher       {_describe_watcher(info['watcher'])}")
     for key, source in sorted(info["settings_sources"].items()):
         section, _, name = key.partition(".")

@@ -201,12 +201,12 @@ def find_vault_root(explicit: str | os.PathLike[str] | None, cwd: Path | None = 
     """The vault to use: `explicit` (from --vault or VAULT_PATH), else the nearest folder at or
     above `cwd` that holds vault.toml.
 
-    An explicit folder is accepted without vault.toml (any folder of Markdown can be searched);
-    it must exist.
+    An explicit path must be a vault too (hold vault.toml): `vault --vault ~/code search` must
+    not index a whole source tree and leave `.vault/` in it.
     """
     if explicit:
         path = Path(explicit).expanduser()
-        if not path.is_dir():
+        if not path.is_dir() or not (path / CONFIG_FILE).is_file():
             raise NotAVaultError(path)
         return path.resolve()
     start = (cwd or Path.cwd()).resolve()

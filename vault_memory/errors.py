@@ -24,12 +24,25 @@ class VaultNotFoundError(VaultError):
 
 
 class NotAVaultError(VaultError):
+    """--vault / VAULT_PATH names something that is not a vault folder."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
-        super().__init__(
-            f"{path} is not a folder. Pass an existing vault folder, "
-            f"or run `vault init {path}` to create one."
-        )
+        if path.is_dir():
+            message = (
+                f"{path} is not a vault (it holds no vault.toml). Run `vault init {path}` to "
+                "make it one, or pass the folder of an existing vault."
+            )
+        elif path.exists():
+            message = (
+                f"{path} is a file, not a vault folder. Pass the folder that holds vault.toml."
+            )
+        else:
+            message = (
+                f"{path} does not exist. Pass an existing vault folder, or run "
+                f"`vault init {path}` to create one."
+            )
+        super().__init__(message)
 
 
 class ConfigError(VaultError):

@@ -76,6 +76,8 @@ def read_text(
     except FileNotFoundError:
         raise NoteNotFoundError(name) from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnreadableNoteError(name, "a symlink loop; fix or remove the link") from None
         raise UnreadableNoteError(name, f"cannot stat ({exc.strerror})") from exc
     if not stat.S_ISREG(st.st_mode):
         raise UnreadableNoteError(name, "not a regular file")
@@ -118,8 +120,10 @@ def resolve_in_vault(root: Path, given: str | os.PathLike[str]) -> tuple[Path, s
         raise PathOutsideVaultError(raw, "the path contains a NUL byte")
     if os.path.isabs(raw) or raw.startswith("~"):
         raise PathOutsideVaultError(raw, "absolute paths are not accepted")
-    real_root = root.resolve()
-    candidate = (real_root / raw).resolve()
+    real_root = Path(os.path.realpath(root))
+    # os.path.realpath, not Path.resolve: on a symlink loop it returns a path (whose stat then
+    # fails with ELOOP and is reported as unreadable) where Path.resolve raises RuntimeError.
+    candidate = Path(os.path.realpath(real_root / raw))
     if candidate != real_root and real_root not in candidate.parents:
         reason = (
             "it climbs out with '..'"
@@ -128,6 +132,23 @@ def resolve_in_vault(root: Path, given: str | os.PathLike[str]) -> tuple[Path, s
         )
         raise PathOutsideVaultError(raw, reason)
     return candidate, candidate.relative_to(real_root).as_posix()
+
+
+def link_problem(path: str | os.PathLike[str], real_root: Path) -> str | None:
+    """Why the symlink at `path` cannot be followed inside the vault at `real_root` (its real
+    path), or None when it leads to something inside it."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symlink loop"
+        if exc.errno == errno.ENOENT:
+            return "a dangling symlink (its target does not exist)"
+        return f"a symlink that cannot be followed ({exc.strerror})"
+    target = Path(os.path.realpath(path))
+    if target != real_root and real_root not in target.parents:
+        return "a symlink leading outside the vault"
+    return None
 
 
 def _flock(fd: int, timeout: float, what: str, where: Path) -> None:

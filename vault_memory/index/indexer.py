@@ -54,14 +54,17 @@ def _indexable_name(name: str) -> bool:
     return name.lower().endswith(MARKDOWN_SUFFIXES)
 
 
-def scan(root: Path, under: str = "") -> dict[str, os.stat_result]:
+def scan(
+    root: Path, under: str = "", skipped: dict[str, str] | None = None
+) -> dict[str, os.stat_result]:
     """Indexable files under `root` (or only under its folder `under`) with their stat;
-    symlinks leading outside are skipped, symlinked folders are not entered.
+    symlinked folders are not entered, and file symlinks that loop, dangle or lead outside the
+    vault are skipped (with the reason in `skipped`, when given).
 
     os.scandir rather than os.walk and pathlib: the no-op `vault index` of a large vault is
     mostly this loop, and a directory entry knows its type without another system call."""
     found: dict[str, os.stat_result] = {}
-    real_root = root.resolve()
+    real_root = Path(os.path.realpath(root))
     pending = [(str(root / under), f"{under}/")] if under else [(str(root), "")]
     while pending:
         folder, prefix = pending.pop()
@@ -79,7 +82,10 @@ def scan(root: Path, under: str = "") -> dict[str, os.stat_result]:
                 if not _indexable_name(name):
                     continue
                 if entry.is_symlink():
-                    if real_root not in Path(entry.path).resolve().parents:
+                    problem = fsutil.link_problem(entry.path, real_root)
+                    if problem is not None:
+                        if skipped is not None:
+                            skipped[prefix + name] = problem
                         continue
                     st = entry.stat()
                     if not stat.S_ISREG(st.st_mode):
@@ -107,7 +113,7 @@ def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result 
             if path.is_symlink():
                 return None
         path = path / parts[-1]
-        if path.is_symlink() and real_root not in path.resolve().parents:
+        if path.is_symlink() and fsutil.link_problem(path, real_root) is not None:
             return None
         st = path.stat()
     except OSError:
@@ -187,6 +193,7 @@ class IndexReport:
     deleted: int = 0
     unchanged: int = 0
     unreadable: int = 0
+    skipped_links: int = 0  # symlinks that loop, dangle or lead outside the vault
     files: int = 0
     units: int = 0
     units_embedded: int = 0
@@ -365,12 +372,15 @@ class Index:
             self.rebuild_fulltext()
             report.rebuilt = report.rebuilt or ft_reason
 
-        plan, texts = self.plan(paths)
+        skipped: dict[str, str] = {}
+        plan, texts = self.plan(paths, skipped)
         counts = plan.counts()
         for key in ("new", "modified", "moved", "deleted", "unchanged", "unreadable"):
             setattr(report, key, counts[key])
         for path in plan.unreadable:
             report.warnings.append(texts.pop(path))
+        report.skipped_links = len(skipped)
+        report.warnings += [f"skipped {path}: {why}" for path, why in sorted(skipped.items())]
         for message in report.warnings:
             log.warning(message)
         if not plan.is_noop:
@@ -389,22 +399,24 @@ class Index:
             report.warnings.append(self._embedder_failed)
         return report
 
-    def plan(self, paths: Iterable[str] | None = None) -> tuple[ChangePlan, dict[str, Any]]:
+    def plan(
+        self, paths: Iterable[str] | None = None, skipped: dict[str, str] | None = None
+    ) -> tuple[ChangePlan, dict[str, Any]]:
         """Scan (all files, or `paths`), hash what changed, and plan. Reads only.
 
         Returns the plan and, for files that were read, their text (or, for unreadable
-        files, the warning to show)."""
+        files, the warning to show). Symlinks a full scan skips are put in `skipped`."""
         known = self.store.file_stats()
         scope: set[str] | None = None
         if paths is None:
-            stats = scan(self.root)
+            stats = scan(self.root, skipped=skipped)
         else:
             paths = list(paths)
             scope = {p for p in paths if is_indexable(p)}
             folders = [p for p in paths if p not in scope]
             if folders:  # a folder stands for the files under it, on disk and in the index
                 scope.update(self._files_under(folders, known))
-            real_root = self.root.resolve()
+            real_root = Path(os.path.realpath(self.root))
             stats = {}
             for relpath in scope:
                 st = _stat_in_vault(self.root, real_root, relpath)
@@ -603,8 +615,9 @@ def status(config: Config) -> dict[str, Any]:
         "last_index_at": None,
         "drift": None,
         "problem": None,
+        "skipped": {},
     }
-    disk = scan(config.root)
+    disk = scan(config.root, skipped=info["skipped"])
     if not db.exists():
         info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
         info["problem"] = "not indexed yet: run `vault index`"
