@@ -452,3 +452,12 @@ def test_vault_option_needs_a_vault_not_any_folder(tmp_path: Path, run_cli) -> N
     message = error_of(run_cli("--vault", str(readme), "search", "foo"))
     assert message == (f"{readme} is a file, not a vault folder. "
                        "Pass the folder that holds vault.toml.")
+
+
+@pytest.mark.parametrize("spec", ["MEMORY.md:abc", "MEMORY.md:-3", "MEMORY.md:3-"])
+def test_get_says_a_malformed_range_is_malformed(vault_dir: Path, run_cli, spec: str) -> None:
+    """`vault get MEMORY.md:abc` said the file does not exist."""
+    tail = spec.partition(":")[2]
+    assert error_of(run_cli("get", spec, cwd=vault_dir)) == (
+        f"{spec!r}: {tail!r} is not a line range. Write PATH:START or PATH:START-END with line "
+        "numbers from 1, e.g. MEMORY.md:4-9.")

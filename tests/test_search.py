@@ -23,7 +23,7 @@ ZOE_QUESTION = "How does Zoë like product changes explained to her?"
 ZOE_ANSWER = ("memory/2026-11-03.md", 12)
 IDS = ["ERR_LEDGER_409", "BIL-1423", "RENDER_E_FONT_MISSING"]
 RESULT_KEYS = {"path", "start_line", "end_line", "heading", "text", "score", "scores", "date",
-               "kind"}
+               "kind", "flags"}
 
 
 @pytest.fixture(scope="module")
@@ -463,7 +463,7 @@ def test_hit_to_dict_rounds_scores() -> None:
     assert hit.to_dict() == {
         "path": "MEMORY.md", "start_line": 3, "end_line": 4, "heading": "MEMORY > People",
         "text": "- a\n- b", "score": 0.1235, "scores": {"keyword": 0.3333, "vector": 0.6667},
-        "date": None, "kind": "memory",
+        "date": None, "kind": "memory", "flags": [],
     }
 
 
@@ -498,3 +498,55 @@ def test_an_index_built_without_the_model_says_so(
     assert run_cli("--vault", str(small_vault), "index").exit_code == 0
     again = run_cli("--vault", str(small_vault), "search", "database", "--mode", "semantic")
     assert again.exit_code == 0 and "no embeddings" not in again.stderr
+
+
+def test_a_nonsense_query_marks_its_hits_weak(indexed_sample: Path, run_cli) -> None:
+    """A query nothing in the vault answers still returns its nearest lines; each says it is a
+    weak match, so a caller can tell them from answers."""
+    nonsense = json.loads(run_cli("--vault", str(indexed_sample), "search",
+                                  "quantum chromodynamics lattice", "--json").stdout)
+    assert nonsense["results"] and all(h["flags"] == ["weak"] for h in nonsense["results"])
+    real = json.loads(run_cli("--vault", str(indexed_sample), "search",
+                              "who owns the invoice renderer?", "--json").stdout)
+    assert real["results"][0]["flags"] == []
+    text = run_cli("--vault", str(indexed_sample), "search", "banana helicopter", "-n", "1")
+    assert "weak match" in text.stdout
+
+
+def test_inverted_dates_and_a_missing_folder_say_so(indexed_sample: Path, run_cli) -> None:
+    from .test_cli_basic import error_of
+
+    root = str(indexed_sample)
+    assert error_of(run_cli("--vault", root, "search", "billing", "--since", "2026-11-20",
+                            "--until", "2026-11-10")) == (
+        "--since 2026-11-20 is after --until 2026-11-10: no date can match. Swap them.")
+    assert error_of(run_cli("--vault", root, "search", "billing", "--in", "notez")) == (
+        "--in notez: there is no such file or folder in the vault. Check the path (relative to "
+        "the vault root), e.g. --in memory or --in notes/a.md.")
+
+
+def test_the_dream_diary_is_left_out_unless_asked_for(indexed_sample: Path, run_cli,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a dream and its undo, 3 of the top 5 hits for "parental leave" were diary lines
+    (one a removal line of the diff), above the daily log that holds the fact."""
+    from vault_memory.tools import call_tool, make_tools
+
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T10:00")
+    with Vault(indexed_sample) as vault:
+        assert vault.dream(lookback_days=30).status == "dreamed"
+        vault.undo_dream()
+        vault.index()
+        assert vault.search("parental leave", kinds=["diary"])  # the diary is indexed
+        hits = vault.search("parental leave")
+        assert hits and all(h.kind != "diary" for h in hits)
+        assert any(h.path.startswith("memory/") for h in hits[:5])  # the fact's own log
+        assert vault.search("parental leave", within="dreams")  # asked for by folder
+        block = vault.context(3000, query="parental leave")
+        assert "dreams/" not in block
+        tool = json.loads(call_tool(make_tools(vault), "search_memory",
+                                    {"query": "parental leave", "limit": 20}))
+        assert tool["results"] and not any(r["path"].startswith("dreams/")
+                                           for r in tool["results"])
+    shown = json.loads(run_cli("--vault", str(indexed_sample), "search", "parental leave",
+                               "--kind", "diary", "--json").stdout)
+    assert shown["results"] and all(h["kind"] == "diary" for h in shown["results"])

@@ -324,7 +324,7 @@ def _describe_watcher(watcher: dict[str, Any]) -> str:
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
 @click.option("-n", "--limit", type=click.IntRange(1, 1000), help="How many results (default 10).")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON object of DESIGN §4.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")
 @click.option(
     "--mode",
     type=click.Choice(["hybrid", "keyword", "semantic"]),
@@ -389,7 +389,8 @@ def search(
         )
         click.secho(f"{hit.path}:{span}", fg="cyan", nl=False)
         click.echo(f"  {hit.heading}" if hit.heading else "", nl=False)
-        click.secho(f"  ({hit.score:.3f})", dim=True)
+        click.secho(f"  ({hit.score:.3f}{', weak match' if 'weak' in hit.flags else ''})",
+                    dim=True)
         for line in hit.text.split("\n"):
             click.echo(f"    {line}")
         if explain:

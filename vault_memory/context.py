@@ -454,7 +454,9 @@ def build_context(
     ]
     hits = vault.search(query, limit=SEARCH_LIMIT, today=today) if query else []
     if hits:  # weak hits would pad every prompt with noise
-        hits = [h for h in hits if h.score > 0 and h.score >= MIN_RELATIVE_SCORE * hits[0].score]
+        best = hits[0].score
+        hits = [h for h in hits
+                if h.score > 0 and h.score >= MIN_RELATIVE_SCORE * best and "weak" not in h.flags]
     builder = _Builder(counter, max_tokens, sources, query, hits)
     text = builder.build() if sources or hits else ""
     if text or not sources:

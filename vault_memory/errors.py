@@ -81,6 +81,14 @@ class LineRangeError(VaultError):
         )
 
 
+class LineRangeSyntaxError(VaultError):
+    def __init__(self, spec: str, tail: str) -> None:
+        super().__init__(
+            f"{spec!r}: {tail!r} is not a line range. Write PATH:START or PATH:START-END "
+            "with line numbers from 1, e.g. MEMORY.md:4-9."
+        )
+
+
 class NoteChangedError(VaultError):
     """A guarded rewrite found the file different from the version it was computed from."""
 

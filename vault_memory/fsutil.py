@@ -1,7 +1,7 @@
 """File primitives every feature writes through: confinement, safe reads, atomic guarded
 rewrites and locked appends.
 
-Rules (DESIGN §1): a read never modifies anything; a rewrite states the sha256 it was computed
+Rules: a read never modifies anything; a rewrite states the sha256 it was computed
 from and is refused if the file changed meanwhile; appends from several processes never
 interleave. Locks are `flock` on the file's folder, so they survive the `os.replace` of the file
 itself and need no lock files inside the user's vault.

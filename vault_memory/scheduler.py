@@ -1,4 +1,4 @@
-"""The dream on a schedule: APScheduler's `BackgroundScheduler` inside `vault watch` (DESIGN §5).
+"""The dream on a schedule: APScheduler's `BackgroundScheduler` inside `vault watch`.
 
 The cron expression and time zone come from `[dream]` in vault.toml. Runs never overlap
 (`max_instances=1`), runs missed while the process was busy or asleep collapse into one

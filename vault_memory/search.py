@@ -1,6 +1,6 @@
 """Hybrid search: Whoosh BM25F candidates + vector cosine scores, fused, lifted by context
 windows, weighed by the lines' subjects and by whether they ask or tell, then recency,
-salience, an exact-token guard and coalesced spans. DESIGN §4.
+salience, an exact-token guard and coalesced spans (README, "Search").
 
 The ranking decisions are pure functions over plain data (`fuse`, `window_bm25`, `lift`,
 `lead_label`, `is_question`, `dense_query`, `recency_factors`, `exact_tokens`, `guard_exact`,
@@ -57,6 +57,10 @@ class RankSettings:
     coalesce_max_lines: int = 5  # ...and lines
     recency_weight: float = 0.2  # at most this share of a score is lost to age
     half_life_days: float = 90.0
+    # A hit holding no query word whose cosine is below this is flagged "weak": nothing in the
+    # vault answers the query well. 0.35 for the bundled MiniLM (unrelated text scores
+    # 0.1-0.33 there, answers 0.4-0.7); other models differ.
+    weak_cosine: float = 0.35
 
 
 @dataclass
@@ -70,6 +74,7 @@ class Hit:
     scores: dict[str, float] = field(default_factory=dict)
     date: str | None = None
     kind: str = "note"
+    flags: list[str] = field(default_factory=list)  # "weak": no query word, low similarity
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +87,7 @@ class Hit:
             "scores": {k: round(v, 4) for k, v in self.scores.items()},
             "date": self.date,
             "kind": self.kind,
+            "flags": list(self.flags),
         }
 
 
@@ -343,9 +349,11 @@ class Filters:
     until: dt.date | None = None
     within: str | None = None  # a vault-relative file or folder
     kinds: tuple[str, ...] = ()
+    hidden_kinds: tuple[str, ...] = ()  # left out unless asked for (the dream diary)
 
     @property
     def active(self) -> bool:
+        """Whether a filter selects units (hiding kinds alone is cheaper: see `Searcher`)."""
         return bool(self.since or self.until or self.within or self.kinds)
 
     def sql(self) -> tuple[str, list[Any]]:
@@ -360,6 +368,9 @@ class Filters:
         if self.kinds:
             clauses.append(f"c.kind IN ({','.join('?' * len(self.kinds))})")
             params.extend(self.kinds)
+        if self.hidden_kinds:
+            clauses.append(f"c.kind NOT IN ({','.join('?' * len(self.hidden_kinds))})")
+            params.extend(self.hidden_kinds)
         if self.within:
             clauses.append("(f.path = ? OR substr(f.path, 1, ?) = ?)")
             prefix = self.within.rstrip("/") + "/"
@@ -626,6 +637,7 @@ class Searcher:
         self.settings = settings
         self._table: UnitTable | None = None
         self._table_version: tuple[Any, ...] | None = None
+        self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -653,7 +665,24 @@ class Searcher:
                 except OSError as exc:  # a read-only cache still answers queries
                     log.debug("could not save the unit table: %s", exc)
         self._table, self._table_version = table, version
+        self._hidden = {}
         return table
+
+    def _visible(self, table: UnitTable, kinds: tuple[str, ...]) -> np.ndarray | None:
+        """The mask of units not of `kinds`, or None when the vault has none of them (the
+        common case costs one indexed query per table, not a pass over every unit)."""
+        import numpy as np
+
+        if kinds not in self._hidden:
+            marks = ",".join("?" * len(kinds))
+            self._hidden[kinds] = np.fromiter(
+                (r[0] for r in self.index.store.conn.execute(
+                    f"SELECT c.id FROM files f JOIN chunks c ON c.file_id = f.id "
+                    f"WHERE f.kind IN ({marks})", kinds)),
+                dtype=np.int64,
+            )
+        hidden = self._hidden[kinds]
+        return ~np.isin(table.ids, hidden) if len(hidden) else None
 
     def _rare(self, table: UnitTable, tokens: list[str]) -> list[str]:
         """Keep the exact tokens that are rare in the vault: a name on every line (a speaker,
@@ -710,9 +739,12 @@ class Searcher:
                     params)),
                 dtype=np.int64,
             ))
+        elif filters.hidden_kinds:
+            allowed = self._visible(table, filters.hidden_kinds)
 
         terms = list(dict.fromkeys(terms_of(query)))  # analyzed once: keywords and subjects
         keyword: np.ndarray | None = None
+        has_term: np.ndarray | None = None  # units holding a query word
         guard: list[str] = []
         if mode in ("hybrid", "keyword"):
             # BM25F over the text and heading fields, from the postings arrays of the table:
@@ -732,6 +764,7 @@ class Searcher:
                     keyword[units] += s.heading_boost * scores
             if allowed is not None:  # filters restrict the keyword signal before it is scaled
                 keyword *= allowed
+            has_term = keyword > 0
             nonzero = np.flatnonzero(keyword)
             if s.candidates and len(nonzero) > s.candidates:
                 # Only the best keyword matches count as keyword evidence, as a search engine's
@@ -851,6 +884,8 @@ class Searcher:
                 "exact": float(exact[best]),
             }
             first = parts[0]
+            worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
+            similar = vector is not None and float(vector[best]) >= s.weak_cosine
             hits.append(
                 Hit(
                     first.path,
@@ -862,6 +897,7 @@ class Searcher:
                     details,
                     first.date,
                     first.kind,
+                    [] if worded or similar else ["weak"],
                 )
             )
             if len(hits) >= limit:

@@ -19,6 +19,7 @@ from .errors import (
     EmptyEntryError,
     InputTooLargeError,
     LineRangeError,
+    LineRangeSyntaxError,
     UnreadableNoteError,
     VaultError,
 )
@@ -87,9 +88,15 @@ class GetResult:
 
 
 def parse_location(spec: str) -> tuple[str, int | None, int | None]:
-    """`memory/2026-11-22.md:4-9` -> ("memory/2026-11-22.md", 4, 9); `path:7` -> (path, 7, 7)."""
+    """`memory/2026-11-22.md:4-9` -> ("memory/2026-11-22.md", 4, 9); `path:7` -> (path, 7, 7).
+
+    A range that is not one (`MEMORY.md:abc`, `:-3`, `:3-`) is a `LineRangeSyntaxError`, not a
+    file name; a colon followed by a dot or a slash still belongs to the path."""
     match = _LOCATION.match(spec)
     if not match:
+        path, colon, tail = spec.rpartition(":")
+        if colon and path and not any(c in tail for c in "./\\"):
+            raise LineRangeSyntaxError(spec, tail)
         return spec, None, None
     start = int(match["start"])
     end = int(match["end"]) if match["end"] else start
@@ -187,7 +194,8 @@ class Vault:
 
         mode: "hybrid" (default), "keyword" (no model needed) or "semantic".
         since/until: ISO dates bounding dated files (undated files are then left out).
-        within: a vault-relative file or folder. kinds: memory, daily, note, diary.
+        within: a vault-relative file or folder. kinds: memory, daily, note, diary (the dream
+        diary is left out unless named here or by `within`).
         fresh: first index the few files changed since the last index (bounded).
         via_watcher: let a running `vault watch` answer (same hits, no model or index to
         load); searches here when none runs or it cannot answer.
@@ -204,10 +212,26 @@ class Vault:
                 raise VaultError(f"unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")
         within_rel = None
         if within:
-            _, within_rel = fsutil.resolve_in_vault(self.root, within)
+            real, within_rel = fsutil.resolve_in_vault(self.root, within)
+            if not real.exists():
+                raise VaultError(
+                    f"--in {within}: there is no such file or folder in the vault. Check the "
+                    "path (relative to the vault root), e.g. --in memory or --in notes/a.md."
+                )
             within_rel = None if within_rel == "." else within_rel
+        first, last = _as_date(since, "since"), _as_date(until, "until")
+        if first and last and first > last:
+            raise VaultError(
+                f"--since {first} is after --until {last}: no date can match. Swap them."
+            )
+        # The dream diary is an audit trail, not memory: only searched when asked for.
+        asked_for_diary = bool(kinds) or (within_rel or "").split("/")[0] == DIARY_DIR
         filters = Filters(
-            _as_date(since, "since"), _as_date(until, "until"), within_rel, tuple(kinds)
+            first,
+            last,
+            within_rel,
+            tuple(kinds),
+            hidden_kinds=() if asked_for_diary else ("diary",),
         )
         if via_watcher and today is None:
             from . import watch_client
@@ -455,7 +479,7 @@ class Vault:
         now: dt.datetime | None = None,
     ) -> DreamReport:
         """Consolidate the daily logs of the last `lookback_days` into MEMORY.md and append a
-        diary entry to dreams/DATE.md (DESIGN §6). Safe to call with no arguments from a
+        diary entry to dreams/DATE.md. Safe to call with no arguments from a
         background thread. `dry_run` computes the diff and writes nothing; `force` applies a
         result that drops over 25% of the entries or exceeds the size budget. Raises
         `DreamDisabledError` (nothing done) when [dream] enabled = false, except for a dry run."""

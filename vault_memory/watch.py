@@ -1,5 +1,4 @@
-"""`vault watch`: keep the index exact while people, editors and git change the vault
-(DESIGN §5).
+"""`vault watch`: keep the index exact while people, editors and git change the vault.
 
 watchdog reports file events; its handler only records the paths. One worker thread waits
 until the vault has been quiet for `watch.quiet_ms` (or a change has waited 10 quiet periods,
