@@ -590,14 +590,20 @@ def test_git_commit_holds_exactly_the_dream_files(small: Path, no_model) -> None
     assert git(small, "diff", "--cached", "--name-only").split() == ["notes/ideas.md"]
 
 
-def test_git_failure_leaves_the_dream_written_with_a_warning(small: Path, no_model) -> None:
+def test_an_ignored_diary_is_explained_and_memory_still_committed(small: Path,
+                                                                  no_model) -> None:
+    """With dreams/ git-ignored, a dream printed git's own hint and left MEMORY.md staged."""
     git(small, "init", "-q")
     (small / ".gitignore").write_text(".vault/\ndreams/\n")  # the user keeps dreams out of git
     with Vault(small) as vault:
         report = vault.dream(now=NOW)
-    assert report.status == "dreamed" and report.commit is None
+    assert report.status == "dreamed" and report.commit
     (warning,) = report.warnings
-    assert warning.startswith("git add failed: ") and "set [dream] git_commit = false" in warning
+    assert warning == (
+        "dreams/ is ignored by git (.gitignore): written but not committed. Remove the "
+        "ignore rule to keep the dream diary in git, or set [dream] git_commit = false.")
+    assert git(small, "show", "--name-only", "--format=", "HEAD").split() == ["MEMORY.md"]
+    assert git(small, "diff", "--cached", "--name-only") == ""  # nothing left staged
     assert "PostgreSQL 16" in (small / "MEMORY.md").read_text()
     config = small / "vault.toml"
     config.write_text(config.read_text() + "git_commit = false\n")  # [dream] is the last table
@@ -606,6 +612,23 @@ def test_git_failure_leaves_the_dream_written_with_a_warning(small: Path, no_mod
     with Vault(small) as vault:
         report = vault.dream(now=NOW)
     assert report.commit is None and not report.warnings and len(report.added) == 1
+
+
+def test_a_failed_commit_leaves_the_staging_area_as_it_was(small: Path, no_model) -> None:
+    git(small, "init", "-q")
+    git(small, "add", "MEMORY.md")  # the user's own staged change
+    hook = small / ".git" / "hooks" / "prepare-commit-msg"  # runs even with --no-verify
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'refused by hook' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    before = git(small, "diff", "--cached", "--name-only")
+    with Vault(small) as vault:
+        report = vault.dream(now=NOW)
+    assert report.status == "dreamed" and report.commit is None
+    (warning,) = report.warnings
+    assert warning.startswith("git commit failed: ") and "git_commit = false" in warning
+    assert git(small, "diff", "--cached", "--name-only") == before == "MEMORY.md\n"
+    assert (small / report.diary).exists()  # the dream itself is written
 
 
 def test_undo_refuses_a_tampered_backup(small: Path, no_model) -> None:

@@ -467,6 +467,17 @@ class Dreamer:
         if not self.config.dream.git_commit or not paths or not gitops.in_repository(self.root):
             return
         try:
+            skipped = gitops.ignored(self.root, paths)
+            if skipped:
+                where = sorted({p.split("/")[0] + "/" if "/" in p else p for p in skipped})
+                note = (f"{', '.join(where)} {'is' if len(where) == 1 else 'are'} ignored by "
+                        "git (.gitignore): written but not committed. Remove the ignore rule "
+                        "to keep the dream diary in git, or set [dream] git_commit = false.")
+                report.warnings.append(note)
+                log.warning("%s", note)
+                paths = [p for p in paths if p not in skipped]
+            if not paths:
+                return
             report.commit = gitops.commit_only(self.root, paths, message)
         except VaultError as exc:
             report.warnings.append(str(exc))

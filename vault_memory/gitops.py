@@ -48,13 +48,45 @@ def in_repository(root: Path) -> bool:
     return result.returncode == 0 and result.stdout.strip() == "true"
 
 
+def ignored(root: Path, paths: Sequence[str]) -> list[str]:
+    """Which of `paths` the repository's ignore rules (.gitignore, info/exclude) exclude."""
+    result = _git(root, "check-ignore", "--", *paths, check=False)
+    return [line for line in result.stdout.splitlines() if line] if result.returncode == 0 else []
+
+
 def commit_only(root: Path, paths: Sequence[str], message: str) -> str:
-    """Commit `paths` (relative to `root`) and nothing else; return the new commit's sha."""
+    """Commit `paths` (relative to `root`) and nothing else; return the new commit's sha.
+
+    If git refuses (a path it ignores, a locked index, a failing config), the staging area is
+    put back exactly as it was: a failed commit never leaves files staged behind it."""
     paths = list(dict.fromkeys(paths))
-    _git(root, "add", "--", *paths)
-    identity: tuple[str, ...] = ()
-    if not _git(root, "config", "user.email", check=False).stdout.strip():
-        identity = FALLBACK_IDENTITY
-    _git(root, *identity, "commit", "--only", "--no-verify", "--quiet", "-m", message,
-         "--", *paths)
+    index = Path(_git(root, "rev-parse", "--path-format=absolute", "--git-path", "index")
+                 .stdout.strip())
+    try:
+        saved: bytes | None = index.read_bytes()
+    except OSError:
+        saved = None
+    try:
+        _git(root, "add", "--", *paths)
+        identity: tuple[str, ...] = ()
+        if not _git(root, "config", "user.email", check=False).stdout.strip():
+            identity = FALLBACK_IDENTITY
+        _git(root, *identity, "commit", "--only", "--no-verify", "--quiet", "-m", message,
+             "--", *paths)
+    except GitError:
+        _restore_index(index, saved)
+        raise
     return _git(root, "rev-parse", "HEAD").stdout.strip()
+
+
+def _restore_index(index: Path, saved: bytes | None) -> None:
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):
+        if saved is None:
+            index.unlink()
+            return
+        temporary = index.with_name(index.name + ".vault-restore")
+        temporary.write_bytes(saved)
+        os.replace(temporary, index)
