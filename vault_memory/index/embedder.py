@@ -56,6 +56,25 @@ BUNDLED_DIR_NAME = "all-MiniLM-L6-v2-int8"
 _TRUE = {"1", "true", "yes", "on"}
 
 
+#: Fully offline means no telemetry either: onnxruntime (1.2x+ on Linux too) otherwise writes
+#: a device id under ~/.cache/Microsoft/ and may look up its telemetry host. Its switch is an
+#: environment variable read when onnxruntime starts, so it is set before the first import
+#: (`setdefault`: a user who sets it otherwise keeps their choice); `quiet_onnxruntime` also
+#: turns the events off for a process that imported onnxruntime before us.
+TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+
+
+def quiet_onnxruntime() -> None:
+    """Switch off onnxruntime's and Hugging Face's telemetry; call before importing them."""
+    import sys
+
+    for name, value in TELEMETRY_OFF.items():
+        os.environ.setdefault(name, value)
+    ort = sys.modules.get("onnxruntime")
+    if ort is not None and hasattr(ort, "disable_telemetry_events"):
+        ort.disable_telemetry_events()
+
+
 class ModelUnavailable(VaultError):
     """No embedding model can be used; search falls back to keywords."""
 
@@ -192,6 +211,7 @@ def _load_other(model: str, cache: Path, threads: int | None) -> Embedder:
 
 
 def _text_embedding(model: str, fix: str, **kwargs: Any) -> Any:
+    quiet_onnxruntime()
     try:
         from fastembed import TextEmbedding
     except Exception as exc:  # ImportError, or onnxruntime failing to load its library
@@ -304,6 +324,7 @@ class QueryEncoder:
     def __init__(self, threads: int | None = None) -> None:
         import json
 
+        quiet_onnxruntime()
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
