@@ -461,3 +461,57 @@ def test_get_says_a_malformed_range_is_malformed(vault_dir: Path, run_cli, spec:
     assert error_of(run_cli("get", spec, cwd=vault_dir)) == (
         f"{spec!r}: {tail!r} is not a line range. Write PATH:START or PATH:START-END with line "
         "numbers from 1, e.g. MEMORY.md:4-9.")
+
+
+def _run_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
+    """Run `vault ARGS` with stderr on a pseudo-terminal; (status, stdout, terminal output)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    process = subprocess.Popen([sys.executable, "-m", "vault_memory", *args], cwd=cwd,
+                               stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert process.stdout is not None
+    with process.stdout:
+        stdout = process.stdout.read().decode()
+    status = process.wait(timeout=120)
+    os.close(master)
+    return status, stdout, seen.decode(errors="replace")
+
+
+def test_long_work_shows_progress_on_a_terminal_only(tmp_path: Path, run_cli) -> None:
+    """`vault index` of a large vault printed nothing for minutes. On a terminal it draws bars
+    (phase, counts, rate); piped, with --quiet, or as JSON its output is unchanged."""
+    from vault_memory import Vault
+
+    root = Vault.init(tmp_path / "v").root
+    for day in range(1, 29):
+        (root / "memory" / f"2026-02-{day:02d}.md").write_text(
+            f"# 2026-02-{day:02d}\n\n## 09:00 · note\n" + "".join(
+                f"- Entry {n} of day {day} about topic {n * day}.\n" for n in range(2)))
+    status, stdout, terminal = _run_on_a_terminal(["index"], root)
+    assert status == 0, terminal
+    assert re.search(r"files: +\d+%\|", terminal) and re.search(r"embedding: .*unit/s", terminal)
+    assert stdout.startswith("29 new, 0 modified")  # 28 days and MEMORY.md
+    status, stdout, terminal = _run_on_a_terminal(["--quiet", "index", "--rebuild"], root)
+    assert status == 0 and "%|" not in terminal
+    piped = run_cli("--vault", str(root), "index", "--rebuild")
+    assert piped.exit_code == 0 and "%|" not in piped.stderr and "%|" not in piped.stdout

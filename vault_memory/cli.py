@@ -37,6 +37,9 @@ def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
             # Closing SQLite checkpoints and removes its -wal/-shm files: a no-op leaves
             # .vault/ exactly as it was.
             root.call_on_close(vault.close)
+            if ProgressBars.wanted(ctx.meta.get("quiet", False)):
+                bars = vault.progress = ProgressBars()
+                root.call_on_close(bars.close)
             vault.config  # noqa: B018 - a broken vault.toml is reported before anything runs
         return ctx.invoke(f, vault, *args, **kwargs)
 
@@ -111,6 +114,7 @@ def cli(ctx: click.Context, vault_path: str | None, verbose: int, quiet: bool) -
     """
     _setup_logging(verbose, quiet)
     ctx.meta["vault_path"] = vault_path
+    ctx.meta["quiet"] = quiet
 
 
 @cli.command()
@@ -217,8 +221,7 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
       vault index
       vault index --rebuild --json
     """
-    with _progress_bar() as progress:
-        report = vault.index(rebuild=rebuild, progress=progress)
+    report = vault.index(rebuild=rebuild)
     if as_json:
         _print_json(report.to_dict())
         return
@@ -236,33 +239,36 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
     )
 
 
-class _progress_bar:
-    """A progress bar on stderr when it is a terminal; nothing otherwise."""
+class ProgressBars:
+    """Long work (a full index, the first search's index) as tqdm bars on stderr, one per
+    phase, with counts, rate and ETA. Only on a terminal and without --quiet: piped output
+    and JSON stay exactly as they are. tqdm is imported when the first bar is drawn."""
+
+    UNITS = {"files": "file", "embedding": "unit"}
 
     def __init__(self) -> None:
         self.bar: Any = None
         self.phase = ""
 
-    def __enter__(self) -> Any:
-        if not sys.stderr.isatty():
-            return None
-        return self.update
+    @staticmethod
+    def wanted(quiet: bool) -> bool:
+        return not quiet and sys.stderr.isatty()
 
-    def update(self, phase: str, done: int, total: int) -> None:
+    def __call__(self, phase: str, done: int, total: int) -> None:
         if phase != self.phase:
             self.close()
+            from tqdm import tqdm
+
             self.phase = phase
-            self.bar = click.progressbar(length=total, label=phase, file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.bar.pos)
+            self.bar = tqdm(total=total, desc=phase, unit=self.UNITS.get(phase, "it"),
+                            file=sys.stderr, leave=False, dynamic_ncols=True)
+        self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
         if self.bar is not None:
-            self.bar.__exit__(None, None, None)
+            self.bar.close()
             self.bar = None
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+            self.phase = ""
 
 
 @cli.command()

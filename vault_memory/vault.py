@@ -110,6 +110,9 @@ class Vault:
         self.root = Path(root).expanduser().absolute()
         self._overrides = dict(overrides or {})
         self._warned_no_vectors = False
+        #: Called as (phase, done, total) during long work (indexing) when no other progress
+        #: callback is given; the CLI sets it to draw progress bars on a terminal.
+        self.progress: Progress | None = None
 
     @classmethod
     def discover(
@@ -166,7 +169,10 @@ class Vault:
         """Bring `.vault/` in line with the files (all, or only `paths`; a folder stands for
         the files under it); returns what changed."""
         return self._index.run(
-            rebuild=rebuild, paths=paths, progress=progress, lock_timeout=lock_timeout
+            rebuild=rebuild,
+            paths=paths,
+            progress=progress or self.progress,
+            lock_timeout=lock_timeout,
         )
 
     @cached_property
@@ -294,7 +300,7 @@ class Vault:
         index = self._index
         if not (self.cache_dir / "index.sqlite").exists():
             log.warning("no index yet: indexing the vault first (later searches are fast).")
-            index.run()
+            index.run(progress=self.progress)
             return
         stale = index.stale_paths()
         if not stale:
@@ -308,7 +314,7 @@ class Vault:
             )
             return
         try:
-            index.run(paths=stale, lock_timeout=0.2)
+            index.run(paths=stale, lock_timeout=0.2, progress=self.progress)
         except LockTimeoutError:
             log.info("another process is indexing; searching the index as it is.")
 
