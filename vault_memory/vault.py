@@ -366,7 +366,8 @@ class Vault:
         source: str = "note",
         session: str | None = None,
     ) -> AddReport:
-        """Append an entry to the day's log under a `## HH:MM · source` heading."""
+        """Append an entry to the day's log under a `## HH:MM · source` heading, the tags
+        (`decision`, `#project/alpha`) at the end of its last line."""
         if not text.strip():
             raise EmptyEntryError()
         if "\x00" in text:  # the day's log would become "binary" and refuse every later append
@@ -375,13 +376,13 @@ class Vault:
         if size > MAX_ENTRY_BYTES:
             raise InputTooLargeError("the entry", size, MAX_ENTRY_BYTES)
         when = when or clock.now()
+        block = format_entry(text, when, source, session, tags)  # a bad tag: nothing written
         path, relpath = self.daily_path(when.date())
         path.parent.mkdir(parents=True, exist_ok=True)
         created = not path.exists()
         if not created:
             # refuse to append to a binary or broken file
             fsutil.read_text(path, relpath, self.config.index.max_file_bytes)
-        block = format_entry(text, when, source, session, tags)
         header = (
             (template_dir() / "daily.md")
             .read_text(encoding="utf-8")
