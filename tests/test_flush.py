@@ -243,11 +243,42 @@ def test_user_sentences(sentence: str, expected: str | None) -> None:
         ("You could also try increasing the pool size.", None),
         ("Sure! Let me look at the schema first.", None),
         ("PostgreSQL supports transactional DDL.", None),  # explanation, not a decision
+        # a promise with a time on it is a commitment, whatever its verb
+        ("I'll open the PR by Friday.", "commitment"),
+        ("I'll fix it by Friday.", "commitment"),
+        ("Sure, I'll have the review done by next Monday.", "commitment"),
+        ("We'll ship the migration before 1 December.", "commitment"),
+        ("I will send you the draft tomorrow morning.", "commitment"),
+        ("I'm going to run the backfill tonight.", "commitment"),
+        ("I'll check the logs by end of day.", "commitment"),
+        ("By Friday I'll have the report ready.", "commitment"),
+        ("We will rotate the keys on 2026-12-01 at 17:00.", "commitment"),
+        ("I'll renew the certificate in early March.", "commitment"),
+        # no time, hedged, an offer, or the time belongs to something else
+        ("I'll check the logs.", None),
+        ("I'll now run the tests.", None),
+        ("I'll try to fix it by Friday.", None),
+        ("Maybe I'll deploy on Monday.", None),
+        ("I'll probably finish it tomorrow.", None),
+        ("I can fix it by Friday.", None),
+        ("The deploy ran on Friday and I'll check the logs.", None),
+        ("I'll look at Monday's report.", None),
+        ("I'll walk you through the end-of-day report.", None),
+        ("I'll open the PR by Friday?", None),
     ],
 )
 def test_assistant_sentences_are_kept_conservatively(sentence: str, expected: str | None) -> None:
     found = classify(sentence, "assistant")
     assert (found[0] if found else None) == expected
+
+
+def test_an_assistant_commitment_reaches_the_log(vault_dir: Path) -> None:
+    chat = [{"role": "user", "content": "Can you take the billing PR?"},
+            {"role": "assistant", "content": "Sure. I'll check the logs. I'll open the PR by "
+                                             "Friday."}]
+    report = Vault(vault_dir).flush(chat, session="promise", date=DAY)
+    assert [e.text for e in report.entries] == ["Assistant: I'll open the PR by Friday. #todo"]
+    assert bullets(vault_dir) == ["Assistant: I'll open the PR by Friday. #todo"]
 
 
 def test_code_commands_logs_and_tool_output_are_dropped() -> None:
