@@ -43,6 +43,27 @@ def test_flush_a_file_then_again(vault_dir: Path, chat_file: Path, run_cli) -> N
                             "nothing written\n")
 
 
+def test_the_same_chat_without_its_session_id_is_not_written_twice(
+    vault_dir: Path, chat_file: Path, tmp_path: Path, run_cli, tree_state
+) -> None:
+    assert run_cli("flush", str(chat_file), "--session", "cli-x", cwd=vault_dir).exit_code == 0
+    before = tree_state(vault_dir / "memory")
+    again = run_cli("flush", str(chat_file), cwd=vault_dir)
+    assert again.exit_code == 0, again.stderr
+    derived = re.fullmatch(r"session (\w+): nothing new \(3 entries already flushed, 3 of them in "
+                           r"session cli-x\); nothing written\n", again.stdout)
+    assert derived and derived[1] != "cli-x", again.stdout
+    assert tree_state(vault_dir / "memory") == before
+    report = json.loads(run_cli("flush", str(chat_file), "--json", cwd=vault_dir).stdout)
+    assert report["already_flushed"] == report["already_in_other_sessions"] == 3
+    assert report["other_sessions"] == ["cli-x"] and report["written"] is False
+    longer = tmp_path / "longer.json"
+    longer.write_text(json.dumps(CHAT + MORE))
+    written = run_cli("flush", str(longer), cwd=vault_dir)
+    assert written.stdout.splitlines()[1] == ("4 new, 3 already flushed (3 of them in session "
+                                              "cli-x), 0 secrets redacted (offline)")
+
+
 def test_flush_from_stdin_with_json(vault_dir: Path, run_cli) -> None:
     transcript = "User: I prefer uv over pip.\nAssistant: Noted!\n"
     result = run_cli("flush", "-", "--json", "--date", "2026-11-22", cwd=vault_dir,

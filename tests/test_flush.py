@@ -401,10 +401,42 @@ def test_a_session_flushed_across_midnight_is_not_duplicated(vault_dir: Path) ->
     assert info.dates == ["2026-11-22", "2026-11-23"] and info.entries == 7
 
 
-def test_another_session_may_hold_the_same_entry(vault_dir: Path) -> None:
+def test_what_any_session_flushed_within_a_week_is_not_written_again(
+    vault_dir: Path, tree_state, monkeypatch
+) -> None:
     vault = Vault(vault_dir)
-    vault.flush(CHAT, session="a", date=DAY)
-    assert len(vault.flush(CHAT, session="b", date=DAY).entries) == 3
+    assert len(vault.flush(CHAT, session="x", date=DAY).entries) == 3
+    before = tree_state(vault_dir / "memory")
+    # the same conversation without --session: its id is derived, its entries are known
+    again = vault.flush(CHAT, date=DAY)
+    assert again.session_derived and again.session != "x"
+    assert again.entries == [] and not again.written
+    assert (again.already_flushed, again.already_in_other_sessions) == (3, 3)
+    assert again.other_sessions == ["x"]
+    assert tree_state(vault_dir / "memory") == before
+    # a week later, a longer version of it adds only what is new
+    week = vault.flush(CHAT + MORE, date=DAY + dt.timedelta(days=7))
+    assert [e.text for e in week.entries] == MORE_ENTRIES
+    assert (week.already_flushed, week.already_in_other_sessions) == (3, 3)
+    # eight days on, the first log is out of the window: another session may say it again
+    later = vault.flush(CHAT + MORE, session="y", date=DAY + dt.timedelta(days=8))
+    assert [e.text for e in later.entries] == CHAT_ENTRIES
+    assert later.already_flushed == later.already_in_other_sessions == 4
+    assert later.other_sessions == [week.session]
+    # a session never repeats itself, however far apart
+    far = vault.flush(CHAT, session="x", date=DAY + dt.timedelta(days=300))
+    assert far.entries == [] and far.already_in_other_sessions == 0
+    # the window is a setting; 0 leaves only the same session's entries out
+    monkeypatch.setenv("VAULT_FLUSH_DEDUPE_DAYS", "1")
+    assert len(Vault(vault_dir).flush(CHAT, session="z", date=DAY + dt.timedelta(days=2))
+               .entries) == 3
+    monkeypatch.setenv("VAULT_FLUSH_DEDUPE_DAYS", "0")
+    assert len(Vault(vault_dir).flush(MORE, session="w", date=DAY + dt.timedelta(days=7))
+               .entries) == 4
+    monkeypatch.setenv("VAULT_FLUSH_DEDUPE_DAYS", "-1")
+    with pytest.raises(VaultError, match=r"^flush.dedupe_days is -1; give 0 or more days \(0 "
+                       r"compares only with the same session's entries\)\.$"):
+        Vault(vault_dir).flush(CHAT, session="v", date=DAY)
 
 
 def test_dry_run_writes_nothing_and_shows_the_block(vault_dir: Path, tree_state) -> None:
@@ -498,7 +530,7 @@ def test_sessions_are_discovered_from_the_logs(vault_dir: Path) -> None:
     assert vault.sessions() == []
     vault.flush(CHAT, session="alpha", date=DAY)
     vault.flush(CHAT + MORE, session="alpha", date=DAY + dt.timedelta(days=1))
-    vault.flush(MORE, session="beta", date=DAY)
+    vault.flush(session_chat(9, 4), session="beta", date=DAY)
     # a person's heading that names a session but is no flush does not count
     with (vault_dir / "memory" / "2026-11-22.md").open("a") as fh:
         fh.write("\n## 18:00 — session 3\n- gym\n")

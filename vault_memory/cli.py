@@ -550,8 +550,17 @@ def flush(
         _print_json(report.to_dict())
         return
     redacted = sum(report.redactions.values())
+    theirs = ""  # entries another session flushed: say which, so the count is not a puzzle
+    if report.already_in_other_sessions:
+        names = report.other_sessions
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        theirs = (
+            f"{report.already_in_other_sessions} of them in session"
+            f"{'s' if len(names) != 1 else ''} {shown}"
+        )
     summary = (
-        f"{len(report.entries)} new, {report.already_flushed} already flushed, "
+        f"{len(report.entries)} new, {report.already_flushed} already flushed"
+        f"{f' ({theirs})' if theirs else ''}, "
         f"{redacted} secret{'s' if redacted != 1 else ''} redacted ({report.mode})"
     )
     if dry_run:
@@ -563,7 +572,7 @@ def flush(
     elif report.already_flushed:
         click.echo(
             f"session {report.session}: nothing new ({report.already_flushed} entries "
-            "already flushed); nothing written"
+            f"already flushed{f', {theirs}' if theirs else ''}); nothing written"
         )
     else:
         click.echo(

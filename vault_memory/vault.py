@@ -489,7 +489,8 @@ class Vault:
         text: a JSON list, {"messages": [...]}, JSONL, or a `User: … / Assistant: …`
         transcript. session: the conversation's id (default: derived from how it opens).
         Idempotent: entries the session already has in any daily log are not written again,
-        so flushing a longer version of a conversation appends only what is new.
+        so flushing a longer version of a conversation appends only what is new; nor are
+        entries any other session flushed within `[flush] dedupe_days` (7) of the day.
         dry_run: compute the report (with the block as `text`) and write nothing.
         date: the day whose log receives the entries (default today).
         """
