@@ -388,6 +388,53 @@ def test_idempotence_survives_deleting_the_cache_and_editing_tags(vault_dir: Pat
     assert len(bullets(vault_dir)) == len(CHAT_ENTRIES + MORE_ENTRIES)
 
 
+def test_a_flush_in_the_same_minute_continues_the_session_block(vault_dir: Path,
+                                                                 monkeypatch) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")
+    vault = Vault(vault_dir)
+    first = vault.flush(CHAT, session="m")
+    assert (first.start_line, first.end_line, first.continued) == (3, 6, False)
+    before = (vault_dir / first.path).read_bytes()
+    longer = vault.flush(CHAT + MORE, session="m")
+    assert longer.continued and longer.heading == first.heading == "09:30 · flush · session m"
+    assert (longer.start_line, longer.end_line) == (3, 10)  # the heading, the last entry
+    assert longer.text == "".join(f"- {t}\n" for t in MORE_ENTRIES)
+    assert (vault_dir / first.path).read_bytes() == before + longer.text.encode()  # appended
+    got = vault.get(longer.path, longer.start_line, longer.end_line).text
+    assert got == "## 09:30 · flush · session m\n" + "".join(
+        f"- {t}\n" for t in CHAT_ENTRIES + MORE_ENTRIES)
+    [block] = vault.session("m").blocks
+    assert [text for _, text in block.entries] == CHAT_ENTRIES + MORE_ENTRIES
+
+
+@pytest.mark.parametrize(
+    ("between", "session", "minute"),
+    [
+        ("", "other", "09:30"),  # another session
+        ("", "m", "09:31"),  # another minute
+        ("\n## 09:30 · note\n- Call the dentist.\n", "m", "09:30"),  # another block after it
+        ("\n### Details\n- a sub-heading\n", "m", "09:30"),
+        ("\n```\nan open code fence\n", "m", "09:30"),
+    ],
+    ids=["session", "minute", "note", "sub-heading", "open-fence"],
+)
+def test_a_new_heading_when_the_log_does_not_end_with_that_block(
+    vault_dir: Path, monkeypatch, between: str, session: str, minute: str
+) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")
+    vault = Vault(vault_dir)
+    vault.flush(CHAT, session="m")
+    path = vault_dir / "memory" / "2026-11-22.md"
+    with path.open("a") as fh:
+        fh.write(between)
+    monkeypatch.setenv("VAULT_NOW", f"2026-11-22T{minute}")
+    report = vault.flush(CHAT + MORE, session=session)
+    lines = path.read_text().split("\n")
+    assert not report.continued
+    assert lines[report.start_line - 1] == f"## {minute} · flush · session {session}"
+    assert lines[report.end_line - 1] == f"- {MORE_ENTRIES[-1]}" and lines[report.end_line] == ""
+
+
 def test_a_session_flushed_across_midnight_is_not_duplicated(vault_dir: Path) -> None:
     vault = Vault(vault_dir)
     vault.flush(CHAT, session="night", date=DAY)

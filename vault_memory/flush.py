@@ -14,7 +14,10 @@ be deleted at any time.
 
 Writes are serialised by `.vault/flush.lock` (so two flushes of one session cannot both decide
 that an entry is new) and appended with `fsutil.append_entry` (whose lock keeps `vault add` and
-every other appender from interleaving lines).
+every other appender from interleaving lines). One heading per session per minute: when the
+log ends with this session's block of the same `HH:MM`, the new entries are appended under it
+(a window flushing many times a minute leaves one block, not one heading per bullet); that
+choice is made under the append's lock, from the file as it is then.
 """
 
 from __future__ import annotations
@@ -225,8 +228,10 @@ class FlushReport:
     warnings: list[str] = field(default_factory=list)
     heading: str | None = None
     start_line: int | None = None  # the block's heading line
-    end_line: int | None = None
-    text: str = ""  # the block appended (or that a dry run would append)
+    end_line: int | None = None  # its last line
+    continued: bool = False  # the entries went under this session's block of the same minute
+    # the block appended (a continued block: the entries only), or that a dry run would append
+    text: str = ""
 
     @property
     def written(self) -> bool:
@@ -241,6 +246,7 @@ class FlushReport:
             "heading": self.heading,
             "start_line": self.start_line,
             "end_line": self.end_line,
+            "continued": self.continued,
             "written": self.written,
             "dry_run": self.dry_run,
             "mode": self.mode,
@@ -341,11 +347,41 @@ def flush(
         if path.exists():  # refuse to append to a binary or broken file
             fsutil.read_text(path, relpath, max_bytes)
         path.parent.mkdir(parents=True, exist_ok=True)
-        first = fsutil.append_entry(path, block, create_with=_daily_header(when.date()))
-    lines = block.strip("\n").split("\n")
-    report.start_line = first + 1  # the block opens with a blank line
-    report.end_line = report.start_line + len(lines) - 1
+        heading, *body = block.strip("\n").split("\n")
+        entries = "\n".join(body) + "\n"
+        open_block: list[int] = []
+
+        def continue_or_open(current: str) -> str:
+            line = _open_block_line(relpath, current, heading)
+            if line is None:
+                return block
+            open_block.append(line)
+            return entries
+
+        first = fsutil.append_entry(
+            path, block, create_with=_daily_header(when.date()), compose=continue_or_open
+        )
+    if open_block:
+        report.continued, report.text = True, entries
+        report.start_line, report.end_line = open_block[0], first + len(body) - 1
+    else:
+        report.start_line = first + 1  # the block opens with a blank line
+        report.end_line = report.start_line + len(body)
     return report
+
+
+def _open_block_line(relpath: str, text: str, heading: str) -> int | None:
+    """The line of `heading` when it opens the last block of the daily log `text` (no other
+    heading after it, no code fence left open), else None."""
+    if heading not in text:  # the common case, without parsing
+        return None
+    note = parse_note(relpath, text)
+    if not note.headings or len(note.lines) in note.code_lines:
+        return None
+    last = note.headings[-1]
+    if note.lines[last.line - 1].rstrip() != heading:
+        return None
+    return last.line
 
 
 def _extract(
