@@ -64,6 +64,24 @@ def test_the_same_chat_without_its_session_id_is_not_written_twice(
                                               "cli-x), 0 secrets redacted (offline)")
 
 
+def test_counts_of_one_are_singular(vault_dir: Path, run_cli) -> None:
+    result = run_cli("flush", "-", "--session", "one", cwd=vault_dir, input="User: hi\n")
+    assert result.stdout == "session one: nothing worth keeping in 1 message; nothing written\n"
+    chat = "User: I prefer uv over pip.\n"
+    result = run_cli("flush", "-", "--session", "one", "--date", "2026-11-22", cwd=vault_dir,
+                     input=chat)
+    assert result.stdout.splitlines()[1] == "1 new, 0 already flushed, 0 secrets redacted (offline)"
+    result = run_cli("flush", "-", "--session", "one", "--date", "2026-11-22", cwd=vault_dir,
+                     input=chat)
+    assert result.stdout == "session one: nothing new (1 entry already flushed); nothing written\n"
+    result = run_cli("flush", "-", "--session", "two", "--date", "2026-11-23", cwd=vault_dir,
+                     input=chat)
+    assert result.stdout == ("session two: nothing new (1 entry already flushed, 1 of them in "
+                             "session one); nothing written\n")
+    assert run_cli("sessions", cwd=vault_dir).stdout == (
+        "one  2026-11-22  1 entry  memory/2026-11-22.md:3-4\n")
+
+
 def test_flush_from_stdin_with_json(vault_dir: Path, run_cli) -> None:
     transcript = "User: I prefer uv over pip.\nAssistant: Noted!\n"
     result = run_cli("flush", "-", "--json", "--date", "2026-11-22", cwd=vault_dir,
