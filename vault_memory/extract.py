@@ -424,15 +424,15 @@ _TIME_ITSELF = (
     r"(?:the )?(?:end|close) of (?:the |this |next )?(?:day|business|week|month|quarter|sprint|"
     r"year)|eod|eow|cob|(?:next|this|coming) (?:" + _WEEKDAY + r"|week(?:end)?|month|quarter|"
     r"sprint|year)|first thing (?:tomorrow|in the morning|on " + _WEEKDAY + r")|"
-    r"within (?:the|an|a|\d+|one|two|three|24|48) (?:hours?|days?|weeks?)|"
+    r"within (?:the|an|a|one|two|three|\d+) (?:hours?|days?|weeks?)|"
     r"in (?:\d+|two|three|a few|a couple of) (?:hours|days|weeks))"
 )
+_DATE = r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}(?:st|nd|rd|th)?(?: of)? " + _MONTH
 # a time that takes one: "by Friday", "on 3 Dec", "before 17:00", "until March"
 _TIME_AFTER_PREPOSITION = (
-    r"(?:by|before|on|until|till|no later than|ahead of|at|in|from) (?:the )?"
-    r"(?:(?:early |mid-?|late )?" + _MONTH + r"|" + _WEEKDAY + r"|" + _CLOCK + r"|"
-    r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}(?:st|nd|rd|th)?(?: of)? " + _MONTH
-    + r"|" + _TIME_ITSELF + r")"
+    r"(?:by|before|on|until|till|no later than|ahead of|at|in|from) (?:the )?(?:"
+    + "|".join((r"(?:early |mid-?|late )?" + _MONTH, _WEEKDAY, _CLOCK, _DATE, _TIME_ITSELF))
+    + ")"
 )
 _DEADLINE = re.compile(
     r"\b(?:" + _TIME_ITSELF + r"|" + _TIME_AFTER_PREPOSITION + r")(?![\w-]|['’]s\b)"
