@@ -43,6 +43,45 @@ def test_flush_a_file_then_again(vault_dir: Path, chat_file: Path, run_cli) -> N
                             "nothing written\n")
 
 
+def test_the_same_chat_without_its_session_id_is_not_written_twice(
+    vault_dir: Path, chat_file: Path, tmp_path: Path, run_cli, tree_state
+) -> None:
+    assert run_cli("flush", str(chat_file), "--session", "cli-x", cwd=vault_dir).exit_code == 0
+    before = tree_state(vault_dir / "memory")
+    again = run_cli("flush", str(chat_file), cwd=vault_dir)
+    assert again.exit_code == 0, again.stderr
+    derived = re.fullmatch(r"session (\w+): nothing new \(3 entries already flushed, 3 of them in "
+                           r"session cli-x\); nothing written\n", again.stdout)
+    assert derived and derived[1] != "cli-x", again.stdout
+    assert tree_state(vault_dir / "memory") == before
+    report = json.loads(run_cli("flush", str(chat_file), "--json", cwd=vault_dir).stdout)
+    assert report["already_flushed"] == report["already_in_other_sessions"] == 3
+    assert report["other_sessions"] == ["cli-x"] and report["written"] is False
+    longer = tmp_path / "longer.json"
+    longer.write_text(json.dumps(CHAT + MORE))
+    written = run_cli("flush", str(longer), cwd=vault_dir)
+    assert written.stdout.splitlines()[1] == ("4 new, 3 already flushed (3 of them in session "
+                                              "cli-x), 0 secrets redacted (offline)")
+
+
+def test_counts_of_one_are_singular(vault_dir: Path, run_cli) -> None:
+    result = run_cli("flush", "-", "--session", "one", cwd=vault_dir, input="User: hi\n")
+    assert result.stdout == "session one: nothing worth keeping in 1 message; nothing written\n"
+    chat = "User: I prefer uv over pip.\n"
+    result = run_cli("flush", "-", "--session", "one", "--date", "2026-11-22", cwd=vault_dir,
+                     input=chat)
+    assert result.stdout.splitlines()[1] == "1 new, 0 already flushed, 0 secrets redacted (offline)"
+    result = run_cli("flush", "-", "--session", "one", "--date", "2026-11-22", cwd=vault_dir,
+                     input=chat)
+    assert result.stdout == "session one: nothing new (1 entry already flushed); nothing written\n"
+    result = run_cli("flush", "-", "--session", "two", "--date", "2026-11-23", cwd=vault_dir,
+                     input=chat)
+    assert result.stdout == ("session two: nothing new (1 entry already flushed, 1 of them in "
+                             "session one); nothing written\n")
+    assert run_cli("sessions", cwd=vault_dir).stdout == (
+        "one  2026-11-22  1 entry  memory/2026-11-22.md:3-4\n")
+
+
 def test_flush_from_stdin_with_json(vault_dir: Path, run_cli) -> None:
     transcript = "User: I prefer uv over pip.\nAssistant: Noted!\n"
     result = run_cli("flush", "-", "--json", "--date", "2026-11-22", cwd=vault_dir,

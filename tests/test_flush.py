@@ -243,11 +243,42 @@ def test_user_sentences(sentence: str, expected: str | None) -> None:
         ("You could also try increasing the pool size.", None),
         ("Sure! Let me look at the schema first.", None),
         ("PostgreSQL supports transactional DDL.", None),  # explanation, not a decision
+        # a promise with a time on it is a commitment, whatever its verb
+        ("I'll open the PR by Friday.", "commitment"),
+        ("I'll fix it by Friday.", "commitment"),
+        ("Sure, I'll have the review done by next Monday.", "commitment"),
+        ("We'll ship the migration before 1 December.", "commitment"),
+        ("I will send you the draft tomorrow morning.", "commitment"),
+        ("I'm going to run the backfill tonight.", "commitment"),
+        ("I'll check the logs by end of day.", "commitment"),
+        ("By Friday I'll have the report ready.", "commitment"),
+        ("We will rotate the keys on 2026-12-01 at 17:00.", "commitment"),
+        ("I'll renew the certificate in early March.", "commitment"),
+        # no time, hedged, an offer, or the time belongs to something else
+        ("I'll check the logs.", None),
+        ("I'll now run the tests.", None),
+        ("I'll try to fix it by Friday.", None),
+        ("Maybe I'll deploy on Monday.", None),
+        ("I'll probably finish it tomorrow.", None),
+        ("I can fix it by Friday.", None),
+        ("The deploy ran on Friday and I'll check the logs.", None),
+        ("I'll look at Monday's report.", None),
+        ("I'll walk you through the end-of-day report.", None),
+        ("I'll open the PR by Friday?", None),
     ],
 )
 def test_assistant_sentences_are_kept_conservatively(sentence: str, expected: str | None) -> None:
     found = classify(sentence, "assistant")
     assert (found[0] if found else None) == expected
+
+
+def test_an_assistant_commitment_reaches_the_log(vault_dir: Path) -> None:
+    chat = [{"role": "user", "content": "Can you take the billing PR?"},
+            {"role": "assistant", "content": "Sure. I'll check the logs. I'll open the PR by "
+                                             "Friday."}]
+    report = Vault(vault_dir).flush(chat, session="promise", date=DAY)
+    assert [e.text for e in report.entries] == ["Assistant: I'll open the PR by Friday. #todo"]
+    assert bullets(vault_dir) == ["Assistant: I'll open the PR by Friday. #todo"]
 
 
 def test_code_commands_logs_and_tool_output_are_dropped() -> None:
@@ -357,6 +388,53 @@ def test_idempotence_survives_deleting_the_cache_and_editing_tags(vault_dir: Pat
     assert len(bullets(vault_dir)) == len(CHAT_ENTRIES + MORE_ENTRIES)
 
 
+def test_a_flush_in_the_same_minute_continues_the_session_block(vault_dir: Path,
+                                                                 monkeypatch) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")
+    vault = Vault(vault_dir)
+    first = vault.flush(CHAT, session="m")
+    assert (first.start_line, first.end_line, first.continued) == (3, 6, False)
+    before = (vault_dir / first.path).read_bytes()
+    longer = vault.flush(CHAT + MORE, session="m")
+    assert longer.continued and longer.heading == first.heading == "09:30 · flush · session m"
+    assert (longer.start_line, longer.end_line) == (3, 10)  # the heading, the last entry
+    assert longer.text == "".join(f"- {t}\n" for t in MORE_ENTRIES)
+    assert (vault_dir / first.path).read_bytes() == before + longer.text.encode()  # appended
+    got = vault.get(longer.path, longer.start_line, longer.end_line).text
+    assert got == "## 09:30 · flush · session m\n" + "".join(
+        f"- {t}\n" for t in CHAT_ENTRIES + MORE_ENTRIES)
+    [block] = vault.session("m").blocks
+    assert [text for _, text in block.entries] == CHAT_ENTRIES + MORE_ENTRIES
+
+
+@pytest.mark.parametrize(
+    ("between", "session", "minute"),
+    [
+        ("", "other", "09:30"),  # another session
+        ("", "m", "09:31"),  # another minute
+        ("\n## 09:30 · note\n- Call the dentist.\n", "m", "09:30"),  # another block after it
+        ("\n### Details\n- a sub-heading\n", "m", "09:30"),
+        ("\n```\nan open code fence\n", "m", "09:30"),
+    ],
+    ids=["session", "minute", "note", "sub-heading", "open-fence"],
+)
+def test_a_new_heading_when_the_log_does_not_end_with_that_block(
+    vault_dir: Path, monkeypatch, between: str, session: str, minute: str
+) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")
+    vault = Vault(vault_dir)
+    vault.flush(CHAT, session="m")
+    path = vault_dir / "memory" / "2026-11-22.md"
+    with path.open("a") as fh:
+        fh.write(between)
+    monkeypatch.setenv("VAULT_NOW", f"2026-11-22T{minute}")
+    report = vault.flush(CHAT + MORE, session=session)
+    lines = path.read_text().split("\n")
+    assert not report.continued
+    assert lines[report.start_line - 1] == f"## {minute} · flush · session {session}"
+    assert lines[report.end_line - 1] == f"- {MORE_ENTRIES[-1]}" and lines[report.end_line] == ""
+
+
 def test_a_session_flushed_across_midnight_is_not_duplicated(vault_dir: Path) -> None:
     vault = Vault(vault_dir)
     vault.flush(CHAT, session="night", date=DAY)
@@ -370,10 +448,42 @@ def test_a_session_flushed_across_midnight_is_not_duplicated(vault_dir: Path) ->
     assert info.dates == ["2026-11-22", "2026-11-23"] and info.entries == 7
 
 
-def test_another_session_may_hold_the_same_entry(vault_dir: Path) -> None:
+def test_what_any_session_flushed_within_a_week_is_not_written_again(
+    vault_dir: Path, tree_state, monkeypatch
+) -> None:
     vault = Vault(vault_dir)
-    vault.flush(CHAT, session="a", date=DAY)
-    assert len(vault.flush(CHAT, session="b", date=DAY).entries) == 3
+    assert len(vault.flush(CHAT, session="x", date=DAY).entries) == 3
+    before = tree_state(vault_dir / "memory")
+    # the same conversation without --session: its id is derived, its entries are known
+    again = vault.flush(CHAT, date=DAY)
+    assert again.session_derived and again.session != "x"
+    assert again.entries == [] and not again.written
+    assert (again.already_flushed, again.already_in_other_sessions) == (3, 3)
+    assert again.other_sessions == ["x"]
+    assert tree_state(vault_dir / "memory") == before
+    # a week later, a longer version of it adds only what is new
+    week = vault.flush(CHAT + MORE, date=DAY + dt.timedelta(days=7))
+    assert [e.text for e in week.entries] == MORE_ENTRIES
+    assert (week.already_flushed, week.already_in_other_sessions) == (3, 3)
+    # eight days on, the first log is out of the window: another session may say it again
+    later = vault.flush(CHAT + MORE, session="y", date=DAY + dt.timedelta(days=8))
+    assert [e.text for e in later.entries] == CHAT_ENTRIES
+    assert later.already_flushed == later.already_in_other_sessions == 4
+    assert later.other_sessions == [week.session]
+    # a session never repeats itself, however far apart
+    far = vault.flush(CHAT, session="x", date=DAY + dt.timedelta(days=300))
+    assert far.entries == [] and far.already_in_other_sessions == 0
+    # the window is a setting; 0 leaves only the same session's entries out
+    monkeypatch.setenv("VAULT_FLUSH_DEDUPE_DAYS", "1")
+    assert len(Vault(vault_dir).flush(CHAT, session="z", date=DAY + dt.timedelta(days=2))
+               .entries) == 3
+    monkeypatch.setenv("VAULT_FLUSH_DEDUPE_DAYS", "0")
+    assert len(Vault(vault_dir).flush(MORE, session="w", date=DAY + dt.timedelta(days=7))
+               .entries) == 4
+    monkeypatch.setenv("VAULT_FLUSH_DEDUPE_DAYS", "-1")
+    with pytest.raises(VaultError, match=r"^flush.dedupe_days is -1; give 0 or more days \(0 "
+                       r"compares only with the same session's entries\)\.$"):
+        Vault(vault_dir).flush(CHAT, session="v", date=DAY)
 
 
 def test_dry_run_writes_nothing_and_shows_the_block(vault_dir: Path, tree_state) -> None:
@@ -467,7 +577,7 @@ def test_sessions_are_discovered_from_the_logs(vault_dir: Path) -> None:
     assert vault.sessions() == []
     vault.flush(CHAT, session="alpha", date=DAY)
     vault.flush(CHAT + MORE, session="alpha", date=DAY + dt.timedelta(days=1))
-    vault.flush(MORE, session="beta", date=DAY)
+    vault.flush(session_chat(9, 4), session="beta", date=DAY)
     # a person's heading that names a session but is no flush does not count
     with (vault_dir / "memory" / "2026-11-22.md").open("a") as fh:
         fh.write("\n## 18:00 — session 3\n- gym\n")

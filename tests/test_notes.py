@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault
+from vault_memory.errors import InvalidTagError
 from vault_memory.fsutil import read_text
 from vault_memory.notes import (
+    check_tag,
     date_from_name,
     format_entry,
     note_kind,
@@ -354,6 +356,67 @@ def test_format_entry_round_trips_through_the_parser() -> None:
     assert (entry.time, entry.source, entry.session) == ("14:03", "flush", "7f3a")
     assert (entry.heading_line, entry.end_line) == (3, 7)
     assert note.tags == {"decision", "db"}
+
+
+# -- tags a user gives ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tag", "written"),
+    [
+        ("decision", "decision"),
+        ("#todo", "todo"),
+        ("project/alpha-2", "project/alpha-2"),
+        ("snake_case", "snake_case"),
+        ("y1984", "y1984"),
+        ("café", "café"),
+        ("cafe\u0301", "café"),  # decomposed: written composed
+    ],
+)
+def test_valid_tags_are_written_as_given(tag: str, written: str) -> None:
+    assert check_tag(tag) == written
+    block = format_entry("Chose PostgreSQL", dt.datetime(2026, 11, 22, 14, 3), "note",
+                         tags=(tag,))
+    assert block.endswith(f"- Chose PostgreSQL #{written}\n")
+
+
+@pytest.mark.parametrize(
+    ("tag", "advice"),
+    [
+        ("two words", "Use 'two-words' instead."),
+        ("#two words", "Use 'two-words' instead."),
+        ("C++ tips!", "Use 'C-tips' instead."),
+        ("a//b", "Use 'a/b' instead."),
+        ("/inbox/", "Use 'inbox' instead."),
+        ("10%", "Give a word with a letter in it, e.g. 'decision'."),
+        ("1984", "Give a word with a letter in it, e.g. 'decision'."),
+        ("2026/11", "Give a word with a letter in it, e.g. 'decision'."),
+        ("", "Give a word with a letter in it, e.g. 'decision'."),
+        ("#", "Give a word with a letter in it, e.g. 'decision'."),
+        ("🙂", "Give a word with a letter in it, e.g. 'decision'."),
+    ],
+)
+def test_a_tag_obsidian_would_not_read_is_refused(tag: str, advice: str) -> None:
+    with pytest.raises(InvalidTagError) as info:
+        format_entry("x", dt.datetime(2026, 11, 22, 14, 3), "note", tags=("ok", tag))
+    message = str(info.value)
+    assert message.startswith(f"{tag!r} is not a valid tag: a tag holds letters, digits, _, - "
+                              "and / (between nested parts), and not only digits. ")
+    assert advice in message and "\n" not in message
+
+
+def test_vault_add_refuses_a_bad_tag_and_writes_nothing(vault_dir: Path, run_cli,
+                                                         tree_state) -> None:
+    before = tree_state(vault_dir)
+    with pytest.raises(InvalidTagError, match="Use 'two-words' instead"):
+        Vault(vault_dir).add("Chose PostgreSQL", tags=("two words",))
+    result = run_cli("add", "Chose PostgreSQL", "--tag", "#two words", cwd=vault_dir)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == ("Error: 'two words' is not a valid tag: a tag holds letters, "
+                             "digits, _, - and / (between nested parts), and not only digits. "
+                             "Use 'two-words' instead.\n")
+    assert tree_state(vault_dir) == before
+    assert run_cli("add", "Chose PostgreSQL", "--tag", "two-words", cwd=vault_dir).exit_code == 0
 
 
 # -- reading never writes ------------------------------------------------------------------

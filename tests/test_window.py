@@ -198,3 +198,22 @@ def test_a_cut_message_is_not_flushed_again_when_it_leaves(vault_dir: Path) -> N
     assert long in sent
     assert not any(TRUNCATED in (c or "") for c in sent)
     assert daily_text(vault_dir).count("dark roast coffee") == 1
+
+
+def test_a_window_flushing_many_times_a_minute_leaves_one_heading(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T06:14")  # the minute cannot roll over
+    with Vault(vault_dir) as vault:
+        window = ConversationWindow(vault, max_tokens=100, session="win-1")
+        for i in range(16):
+            window.add({"role": "user", "content": f"I prefer build step {i} on runner R{i}."})
+            window.add({"role": "assistant", "content": "Noted."})
+        window.close()
+        [block] = vault.session("win-1").blocks
+    lines = (vault_dir / "memory" / "2026-11-22.md").read_text("utf-8").split("\n")
+    assert [line for line in lines if line.startswith("#")] == [
+        "# 2026-11-22", "## 06:14 · flush · session win-1"]
+    expected = [f"- User: I prefer build step {i} on runner R{i}. #preference" for i in range(16)]
+    assert lines[block.heading_line: block.end_line] == expected
+    assert window.flushed_entries == 16

@@ -559,8 +559,17 @@ def flush(
         _print_json(report.to_dict())
         return
     redacted = sum(report.redactions.values())
+    theirs = ""  # entries another session flushed: say which, so the count is not a puzzle
+    if report.already_in_other_sessions:
+        names = report.other_sessions
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        theirs = (
+            f"{report.already_in_other_sessions} of them in session"
+            f"{'s' if len(names) != 1 else ''} {shown}"
+        )
     summary = (
-        f"{len(report.entries)} new, {report.already_flushed} already flushed, "
+        f"{len(report.entries)} new, {report.already_flushed} already flushed"
+        f"{f' ({theirs})' if theirs else ''}, "
         f"{redacted} secret{'s' if redacted != 1 else ''} redacted ({report.mode})"
     )
     if dry_run:
@@ -570,14 +579,16 @@ def flush(
         click.echo(f"{report.path}:{report.start_line}-{report.end_line}  {report.heading}")
         click.echo(summary)
     elif report.already_flushed:
+        entries = "entry" if report.already_flushed == 1 else "entries"
         click.echo(
-            f"session {report.session}: nothing new ({report.already_flushed} entries "
-            "already flushed); nothing written"
+            f"session {report.session}: nothing new ({report.already_flushed} {entries} "
+            f"already flushed{f', {theirs}' if theirs else ''}); nothing written"
         )
     else:
+        messages = "message" if report.messages == 1 else "messages"
         click.echo(
             f"session {report.session}: nothing worth keeping in {report.messages} "
-            "messages; nothing written"
+            f"{messages}; nothing written"
         )
 
 
@@ -607,7 +618,8 @@ def _list_sessions(vault: Vault, as_json: bool) -> None:
         click.echo("no flushed sessions", err=True)
     for info in found:
         dates = info.dates[0] if len(info.dates) == 1 else f"{info.dates[0]}..{info.dates[-1]}"
-        click.echo(f"{info.id}  {dates}  {info.entries} entries  {', '.join(info.locations)}")
+        entries = f"{info.entries} {'entry' if info.entries == 1 else 'entries'}"
+        click.echo(f"{info.id}  {dates}  {entries}  {', '.join(info.locations)}")
 
 
 @sessions.command("show")

@@ -59,6 +59,7 @@ class FlushSettings:
     max_input_bytes: int = 5_000_000  # a larger conversation is refused, nothing written
     max_entry_chars: int = 500  # an entry is cut at a sentence boundary below this
     llm_max_input_chars: int = 120_000  # longer conversations use the offline extraction
+    dedupe_days: int = 7  # entries any session flushed within this many days are not rewritten
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,23 @@ class EmptyEntryError(VaultError):
         super().__init__("nothing to add: the entry is empty; give the text to remember.")
 
 
+class InvalidTagError(VaultError):
+    """A tag given by a user that Obsidian would not read as one (`two words`, `2024`)."""
+
+    def __init__(self, tag: str, suggestion: str | None) -> None:
+        self.tag = tag
+        self.suggestion = suggestion
+        advice = (
+            f"Use {suggestion!r} instead."
+            if suggestion
+            else "Give a word with a letter in it, e.g. 'decision'."
+        )
+        super().__init__(
+            f"{tag!r} is not a valid tag: a tag holds letters, digits, _, - and / (between "
+            f"nested parts), and not only digits. {advice}"
+        )
+
+
 class InputTooLargeError(VaultError):
     def __init__(self, what: str, size: int, limit: int) -> None:
         super().__init__(

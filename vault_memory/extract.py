@@ -3,7 +3,8 @@
 Offline by default (`extract_offline`): rules about how people state facts, preferences,
 decisions, commitments and corrections, with nothing tied to a data set; greetings,
 acknowledgements, questions, requests, code, commands and tool output are left out, and
-assistants are believed only when they decide, commit or confirm. With a model
+assistants are believed only when they decide, commit (a lasting rule, or a promise with a
+time on it: "I'll open the PR by Friday") or confirm. With a model
 (`extract_llm`), its structured reply is validated (shape, types, categories, sizes) and
 redacted; an unusable reply raises `LLMError` so that the caller falls back to the rules.
 """
@@ -404,6 +405,38 @@ _ASSISTANT_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         ),
     ),
 )
+# An assistant's promise with a time on it ("I'll open the PR by Friday") is a commitment,
+# even with a verb that otherwise narrates the work at hand ("I'll fix it by Friday"); without
+# a time ("I'll check the logs.") it is that narration.
+_PROMISE = re.compile(
+    r"\b(?:i|we)(?:'ll| will|'m going to| am going to|'re going to| are going to)"
+    r"(?: (?:also|then|first|personally|definitely|still))? (?!be\b|not\b|never\b)[a-z]"
+)
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?"
+)
+_CLOCK = r"(?:\d{1,2}(?:[:.]\d{2})? ?(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}|noon|midnight)"
+# a time that needs no preposition: "tomorrow", "next week", "end of day"
+_TIME_ITSELF = (
+    r"(?:tomorrow|tonight|later today|(?:this|tomorrow) (?:morning|afternoon|evening)|"
+    r"(?:the )?(?:end|close) of (?:the |this |next )?(?:day|business|week|month|quarter|sprint|"
+    r"year)|eod|eow|cob|(?:next|this|coming) (?:" + _WEEKDAY + r"|week(?:end)?|month|quarter|"
+    r"sprint|year)|first thing (?:tomorrow|in the morning|on " + _WEEKDAY + r")|"
+    r"within (?:the|an|a|one|two|three|\d+) (?:hours?|days?|weeks?)|"
+    r"in (?:\d+|two|three|a few|a couple of) (?:hours|days|weeks))"
+)
+_DATE = r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}(?:st|nd|rd|th)?(?: of)? " + _MONTH
+# a time that takes one: "by Friday", "on 3 Dec", "before 17:00", "until March"
+_TIME_AFTER_PREPOSITION = (
+    r"(?:by|before|on|until|till|no later than|ahead of|at|in|from) (?:the )?(?:"
+    + "|".join((r"(?:early |mid-?|late )?" + _MONTH, _WEEKDAY, _CLOCK, _DATE, _TIME_ITSELF))
+    + ")"
+)
+_DEADLINE = re.compile(
+    r"\b(?:" + _TIME_ITSELF + r"|" + _TIME_AFTER_PREPOSITION + r")(?![\w-]|['’]s\b)"
+)
 _HEDGE = re.compile(
     r"\b(?:might|maybe|perhaps|probably|possibly|could|i think|i believe|likely|seems|appears|"
     r"should work|try|if you|you can|you could|you may|you might|let me know|suggest|recommend|"
@@ -480,12 +513,25 @@ def classify(sentence: str, role: str) -> tuple[str, int] | None:
         if len(words) >= 4 and specific:
             return "fact", 1
         return None
-    if _HEDGE.search(low) or _ASSISTANT_NOISE.match(low):
+    if _HEDGE.search(low):
+        return None
+    if _is_promise_with_deadline(low):
+        return "commitment", 1
+    if _ASSISTANT_NOISE.match(low):
         return None
     for category, importance, pattern in _ASSISTANT_SIGNALS:
         if pattern.search(low):
             return category, importance
     return None
+
+
+def _is_promise_with_deadline(low: str) -> bool:
+    """A future action of the speaker with a time after it ("I'll send it by Friday") or
+    opening the sentence ("By Friday we'll have it merged")."""
+    promise = _PROMISE.search(low)
+    if promise is None:
+        return False
+    return bool(_DEADLINE.search(low, promise.end()) or _DEADLINE.match(low))
 
 
 def extract_offline(messages: Iterable[Message], max_chars: int) -> list[FlushEntry]:

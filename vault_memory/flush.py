@@ -1,17 +1,23 @@
 """Flush: a conversation becomes entries in a daily log, idempotently and with secrets redacted.
 
     conversation (conversation.py) -> messages -> redacted (redact.py) -> entries (extract.py)
-    -> minus the entries this session already has in the vault -> one appended block
+    -> minus the entries already flushed -> one appended block
 
-Idempotence lives in the files, not in the cache: the entries a session already flushed are
-read back from the `## HH:MM · flush · session ID` blocks of every daily log and compared by a
-normalised content hash. Flushing the same conversation twice appends nothing; a longer version
-of it (what an agent flushes before each compaction) appends only what is new, even when the
-earlier part went into yesterday's log. `.vault/` may be deleted at any time.
+Idempotence lives in the files, not in the cache: the entries already flushed are read back
+from the `## HH:MM · flush · session ID` blocks of the daily logs and compared by a normalised
+content hash: those of this session in every log, and those of every session in the logs
+within `[flush] dedupe_days` of the target day (the same conversation flushed under two ids,
+say once with `--session` and once without, is written once). Flushing the same conversation
+twice appends nothing; a longer version of it (what an agent flushes before each compaction)
+appends only what is new, even when the earlier part went into yesterday's log. `.vault/` may
+be deleted at any time.
 
 Writes are serialised by `.vault/flush.lock` (so two flushes of one session cannot both decide
 that an entry is new) and appended with `fsutil.append_entry` (whose lock keeps `vault add` and
-every other appender from interleaving lines).
+every other appender from interleaving lines). One heading per session per minute: when the
+log ends with this session's block of the same `HH:MM`, the new entries are appended under it
+(a window flushing many times a minute leaves one block, not one heading per bullet); that
+choice is made under the append's lock, from the file as it is then.
 """
 
 from __future__ import annotations
@@ -136,11 +142,23 @@ def daily_logs(root: Path) -> list[tuple[Path, str]]:
     return sorted(found, key=lambda item: item[1])
 
 
-def scan_sessions(root: Path, max_bytes: int, session: str | None = None) -> list[SessionBlock]:
-    """The flush blocks of every daily log (of one session, when given), oldest first."""
-    needle = f"session {session}" if session else "flush"
+def scan_sessions(
+    root: Path,
+    max_bytes: int,
+    session: str | None = None,
+    every_session_within: tuple[dt.date, dt.date] | None = None,
+) -> list[SessionBlock]:
+    """The flush blocks of every daily log (of one session, when given), oldest first. The
+    logs dated within `every_session_within` (first, last day) give the blocks of every
+    session."""
     blocks: list[SessionBlock] = []
     for path, relpath in daily_logs(root):
+        wanted = session
+        if every_session_within is not None:
+            day = date_from_name(relpath)
+            if day is not None and every_session_within[0] <= day <= every_session_within[1]:
+                wanted = None
+        needle = f"session {wanted}" if wanted else "flush"
         try:
             text = fsutil.read_text(path, relpath, max_bytes).text
         except VaultError as exc:
@@ -148,7 +166,7 @@ def scan_sessions(root: Path, max_bytes: int, session: str | None = None) -> lis
             continue
         if needle not in text:
             continue
-        blocks.extend(_session_blocks(relpath, text, session))
+        blocks.extend(_session_blocks(relpath, text, wanted))
     return blocks
 
 
@@ -203,13 +221,17 @@ class FlushReport:
     dry_run: bool
     messages: int
     entries: list[FlushEntry] = field(default_factory=list)  # new entries
-    already_flushed: int = 0  # extracted entries this session already had
+    already_flushed: int = 0  # extracted entries already in the logs (see `flush`)
+    already_in_other_sessions: int = 0  # of those, the ones only other sessions had
+    other_sessions: list[str] = field(default_factory=list)  # the sessions that had them
     redactions: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     heading: str | None = None
     start_line: int | None = None  # the block's heading line
-    end_line: int | None = None
-    text: str = ""  # the block appended (or that a dry run would append)
+    end_line: int | None = None  # its last line
+    continued: bool = False  # the entries went under this session's block of the same minute
+    # the block appended (a continued block: the entries only), or that a dry run would append
+    text: str = ""
 
     @property
     def written(self) -> bool:
@@ -224,6 +246,7 @@ class FlushReport:
             "heading": self.heading,
             "start_line": self.start_line,
             "end_line": self.end_line,
+            "continued": self.continued,
             "written": self.written,
             "dry_run": self.dry_run,
             "mode": self.mode,
@@ -231,6 +254,8 @@ class FlushReport:
             "messages": self.messages,
             "new_entries": len(self.entries),
             "already_flushed": self.already_flushed,
+            "already_in_other_sessions": self.already_in_other_sessions,
+            "other_sessions": self.other_sessions,
             "entries": [e.to_dict() for e in self.entries],
             "redactions": self.redactions,
             "warnings": self.warnings,
@@ -268,6 +293,11 @@ def flush(
 ) -> FlushReport:
     """See `Vault.flush`."""
     settings = vault.config.flush
+    if settings.dedupe_days < 0:
+        raise ConfigError(
+            f"flush.dedupe_days is {settings.dedupe_days}; give 0 or more days "
+            "(0 compares only with the same session's entries)."
+        )
     size = _input_size(messages)
     if size > settings.max_input_bytes:
         raise InputTooLargeError("the conversation", size, settings.max_input_bytes)
@@ -306,21 +336,52 @@ def flush(
 
     # A first look without the lock: nothing new (the common case of a repeated flush) takes
     # no lock and writes nothing at all, not even `.vault/`.
-    block = _select_new(vault.root, max_bytes, session_id, candidates, report, when)
+    near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
+    block = _select_new(vault.root, max_bytes, session_id, candidates, report, when, near)
     if dry_run or not block:
         return report
     with fsutil.lock_file(vault.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
-        block = _select_new(vault.root, max_bytes, session_id, candidates, report, when)
+        block = _select_new(vault.root, max_bytes, session_id, candidates, report, when, near)
         if not block:
             return report
         if path.exists():  # refuse to append to a binary or broken file
             fsutil.read_text(path, relpath, max_bytes)
         path.parent.mkdir(parents=True, exist_ok=True)
-        first = fsutil.append_entry(path, block, create_with=_daily_header(when.date()))
-    lines = block.strip("\n").split("\n")
-    report.start_line = first + 1  # the block opens with a blank line
-    report.end_line = report.start_line + len(lines) - 1
+        heading, *body = block.strip("\n").split("\n")
+        entries = "\n".join(body) + "\n"
+        open_block: list[int] = []
+
+        def continue_or_open(current: str) -> str:
+            line = _open_block_line(relpath, current, heading)
+            if line is None:
+                return block
+            open_block.append(line)
+            return entries
+
+        first = fsutil.append_entry(
+            path, block, create_with=_daily_header(when.date()), compose=continue_or_open
+        )
+    if open_block:
+        report.continued, report.text = True, entries
+        report.start_line, report.end_line = open_block[0], first + len(body) - 1
+    else:
+        report.start_line = first + 1  # the block opens with a blank line
+        report.end_line = report.start_line + len(body)
     return report
+
+
+def _open_block_line(relpath: str, text: str, heading: str) -> int | None:
+    """The line of `heading` when it opens the last block of the daily log `text` (no other
+    heading after it, no code fence left open), else None."""
+    if heading not in text:  # the common case, without parsing
+        return None
+    note = parse_note(relpath, text)
+    if not note.headings or len(note.lines) in note.code_lines:
+        return None
+    last = note.headings[-1]
+    if note.lines[last.line - 1].rstrip() != heading:
+        return None
+    return last.line
 
 
 def _extract(
@@ -362,6 +423,13 @@ def _extract(
     return extract_offline(messages, settings.max_entry_chars)
 
 
+def _days_around(day: dt.date, days: int) -> tuple[dt.date, dt.date]:
+    span = dt.timedelta(days=min(days, (dt.date.max - dt.date.min).days))
+    first = day - span if day - dt.date.min >= span else dt.date.min
+    last = day + span if dt.date.max - day >= span else dt.date.max
+    return first, last
+
+
 def _select_new(
     root: Path,
     max_bytes: int,
@@ -369,17 +437,25 @@ def _select_new(
     candidates: list[FlushEntry],
     report: FlushReport,
     when: dt.datetime,
+    near: tuple[dt.date, dt.date] | None,
 ) -> str:
-    """Fill the report with the entries the session does not have yet; return the block to
-    append ("" when nothing is new)."""
-    recorded = {
-        entry_key(text)
-        for block in scan_sessions(root, max_bytes, session_id)
-        for _, text in block.entries
-    }
-    new = [c for c in candidates if c.key not in recorded]
+    """Fill the report with the entries not flushed yet (by this session in any log, by any
+    session in the logs dated within `near`); return the block to append ("" when nothing
+    is new)."""
+    own: set[str] = set()
+    elsewhere: dict[str, set[str]] = {}
+    for found in scan_sessions(root, max_bytes, session_id, near):
+        for _, text in found.entries:
+            if found.session == session_id:
+                own.add(entry_key(text))
+            else:
+                elsewhere.setdefault(entry_key(text), set()).add(found.session)
+    new = [c for c in candidates if c.key not in own and c.key not in elsewhere]
+    theirs = [c for c in candidates if c.key not in own and c.key in elsewhere]
     report.entries = new
     report.already_flushed = len(candidates) - len(new)
+    report.already_in_other_sessions = len(theirs)
+    report.other_sessions = sorted({s for c in theirs for s in elsewhere[c.key]})
     if not new:
         return ""
     block = format_entry("\n".join(e.text for e in new), when, SOURCE, session_id)

@@ -16,7 +16,7 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -261,20 +261,27 @@ def write_atomic(
     return sha256_bytes(data)
 
 
-def append_entry(path: Path, text: str, create_with: str | None = None) -> int:
+def append_entry(
+    path: Path,
+    text: str,
+    create_with: str | None = None,
+    compose: Callable[[str], str] | None = None,
+) -> int:
     """Append `text` to `path` under the inter-process lock; whole lines, never interleaved.
 
     A file that does not end with a newline gets one first. A missing file is created
     atomically, starting with `create_with` (e.g. a daily log's header) when given.
-    Returns the 1-based line number at which `text` starts in the file.
+    `compose`, when given, is called under the lock with the file's current text and returns
+    the text to append instead of `text` (a choice that depends on how the file ends cannot
+    race another writer). Returns the 1-based line number at which the appended text starts.
     """
-    if not text.endswith("\n"):
-        text += "\n"
     path = Path(os.path.realpath(path))
     with locked(path):
         try:
             fd = os.open(path, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
+            if not text.endswith("\n"):
+                text += "\n"
             header = create_with or ""
             if header and not header.endswith("\n"):
                 header += "\n"
@@ -284,6 +291,10 @@ def append_entry(path: Path, text: str, create_with: str | None = None) -> int:
             existing = b""
             while chunk := os.read(fd, 1 << 20):
                 existing += chunk
+            if compose is not None:
+                text = compose(existing.decode("utf-8", "replace"))
+            if not text.endswith("\n"):
+                text += "\n"
             prefix = b"\n" if existing and not existing.endswith(b"\n") else b""
             first_line = existing.count(b"\n") + 1 + len(prefix)
             data = prefix + text.encode("utf-8")

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import InvalidTagError
 from .fsutil import split_lines
 
 MEMORY_FILE = "MEMORY.md"
@@ -264,6 +266,36 @@ def daily_log_header(day: dt.date) -> str:
     return f"# {day.isoformat()}\n"
 
 
+def _tag_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_-/"
+
+
+def check_tag(tag: str) -> str:
+    """A tag a user gave (`decision`, `#project/alpha`) as it is written after its `#`, or
+    `InvalidTagError` when Obsidian would not read it as a tag: only letters, digits, `_`, `-`
+    and `/` between nested parts, and not only digits."""
+    name = unicodedata.normalize("NFC", tag.strip().lstrip("#"))
+    parts = name.split("/")
+    if (
+        not all(parts)
+        or not all(map(_tag_char, name))
+        or all(ch.isdigit() or ch == "/" for ch in name)
+    ):
+        raise InvalidTagError(tag, tag_slug(tag))
+    return name
+
+
+def tag_slug(text: str) -> str | None:
+    """`two words` -> `two-words`: the nearest valid tag, or None when there is none."""
+    name = unicodedata.normalize("NFC", text.strip().lstrip("#"))
+    name = "".join(ch if _tag_char(ch) else " " for ch in name)
+    parts = ["-".join(part.replace("-", " ").split()) for part in name.split("/")]
+    slug = "/".join(part for part in parts if part)
+    if not slug or all(ch.isdigit() or ch == "/" for ch in slug):
+        return None
+    return slug
+
+
 def format_entry(
     text: str,
     when: dt.datetime,
@@ -272,7 +304,9 @@ def format_entry(
     tags: tuple[str, ...] = (),
 ) -> str:
     """An entry block for a daily log: a time heading and the text as bullets (a plain line
-    becomes `- line`; lines that are already list items or blank are kept as they are)."""
+    becomes `- line`; lines that are already list items or blank are kept as they are).
+    `InvalidTagError` for a tag Obsidian would not read (see `check_tag`)."""
+    suffix = " ".join(f"#{check_tag(t)}" for t in tags)
     heading = f"## {when:%H:%M} · {source}" + (f" · session {session}" if session else "")
     body: list[str] = []
     for line in split_lines(text.strip("\n")):
@@ -283,8 +317,7 @@ def format_entry(
             body.append(line.rstrip())
         else:
             body.append(f"- {stripped}")
-    if tags:
-        suffix = " ".join(f"#{t.lstrip('#')}" for t in tags)
+    if suffix:
         last = max(i for i, line in enumerate(body) if line.strip())
         body[last] = f"{body[last]} {suffix}"
     return "\n" + heading + "\n" + "\n".join(body) + "\n"

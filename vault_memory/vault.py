@@ -396,7 +396,8 @@ class Vault:
         source: str = "note",
         session: str | None = None,
     ) -> AddReport:
-        """Append an entry to the day's log under a `## HH:MM · source` heading."""
+        """Append an entry to the day's log under a `## HH:MM · source` heading, the tags
+        (`decision`, `#project/alpha`) at the end of its last line."""
         if not text.strip():
             raise EmptyEntryError()
         if "\x00" in text:  # the day's log would become "binary" and refuse every later append
@@ -405,13 +406,13 @@ class Vault:
         if size > MAX_ENTRY_BYTES:
             raise InputTooLargeError("the entry", size, MAX_ENTRY_BYTES)
         when = when or clock.now()
+        block = format_entry(text, when, source, session, tags)  # a bad tag: nothing written
         path, relpath = self.daily_path(when.date())
         path.parent.mkdir(parents=True, exist_ok=True)
         created = not path.exists()
         if not created:
             # refuse to append to a binary or broken file
             fsutil.read_text(path, relpath, self.config.index.max_file_bytes)
-        block = format_entry(text, when, source, session, tags)
         header = (
             (template_dir() / "daily.md")
             .read_text(encoding="utf-8")
@@ -518,7 +519,8 @@ class Vault:
         text: a JSON list, {"messages": [...]}, JSONL, or a `User: … / Assistant: …`
         transcript. session: the conversation's id (default: derived from how it opens).
         Idempotent: entries the session already has in any daily log are not written again,
-        so flushing a longer version of a conversation appends only what is new.
+        so flushing a longer version of a conversation appends only what is new; nor are
+        entries any other session flushed within `[flush] dedupe_days` (7) of the day.
         dry_run: compute the report (with the block as `text`) and write nothing.
         date: the day whose log receives the entries (default today).
         """
