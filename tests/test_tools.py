@@ -16,7 +16,9 @@ from vault_memory.tools import (
     MAX_CONTENT_CHARS,
     MAX_GET_LINES,
     MAX_QUERY_CHARS,
+    ToolArgumentError,
     call_tool,
+    check_arguments,
     make_tools,
     run_tool,
 )
@@ -147,12 +149,62 @@ def test_arguments_the_schema_rejects_come_back_as_errors(
     assert set(data) == {"error", "tool"} and data["tool"] == name, data
 
 
+INTEGER_WANTED = (
+    "must be a whole number written as a JSON integer (e.g. 5, no quotes, no decimal point)"
+)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "sent"),
+    [
+        ({"query": "x", "limit": "5"}, 'the string "5"'),
+        ({"query": "x", "limit": " 5 "}, 'the string " 5 "'),
+        ({"query": "x", "limit": "-1"}, 'the string "-1"'),
+        ({"query": "x", "limit": 5.0}, "5.0"),
+        ({"query": "x", "limit": 2.5}, "2.5"),
+        ({"query": "x", "limit": True}, "true"),
+        ({"query": "x", "limit": [5]}, "a list"),
+    ],
+)
+def test_integer_arguments_are_refused_not_converted(
+    vault: Vault, arguments: dict[str, Any], sent: str
+) -> None:
+    """Issue 14: "5" and 5.0 were turned into 5. A model that sends the wrong type is told so
+    and corrects itself; nothing is searched meanwhile."""
+    data = result(make_tools(vault), "search_memory", arguments)
+    assert data == {
+        "error": f"argument 'limit' {INTEGER_WANTED}, not {sent}.",
+        "tool": "search_memory",
+    }
+
+
+def test_range_errors_name_the_bounds_the_schema_has(vault: Vault) -> None:
+    """Issue 14: a schema with only a minimum said "between 1 and None"."""
+    tools = make_tools(vault)
+    for arguments, expected in [
+        ({"query": "x", "limit": 0}, "argument 'limit' is 0; it must be between 1 and 20."),
+        ({"query": "x", "limit": 21}, "argument 'limit' is 21; it must be between 1 and 20."),
+    ]:
+        assert result(tools, "search_memory", arguments)["error"] == expected
+    for name in ("start_line", "end_line"):
+        data = result(tools, "get_memory", {"path": "MEMORY.md", name: 0})
+        assert data["error"] == f"argument {name!r} is 0; it must be at least 1."
+    only_max = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "description": "n", "maximum": 9}},
+    }
+    with pytest.raises(ToolArgumentError) as caught:
+        check_arguments(only_max, {"n": 10})
+    assert str(caught.value) == "argument 'n' is 10; it must be at most 9."
+    assert check_arguments(only_max, {"n": -3}) == {"n": -3}
+
+
 # -- search_memory --------------------------------------------------------------------------------
 
 
 def test_search_memory_returns_cited_hits_with_ids(vault: Vault) -> None:
     tools = make_tools(vault)
-    data = result(tools, "search_memory", {"query": "ERR_LEDGER_409", "limit": "3"})
+    data = result(tools, "search_memory", {"query": "ERR_LEDGER_409", "limit": 3})
     assert data["query"] == "ERR_LEDGER_409" and 1 <= len(data["results"]) <= 3
     top = data["results"][0]
     assert top["path"] == "memory/2026-11-21.md" and "ERR_LEDGER_409" in top["text"]

@@ -99,8 +99,9 @@ def _error(tool: str | None, message: str) -> ToolResult:
 
 def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Arguments checked against the (small) schema subset the tools use: object with known
-    properties, required ones, string/integer types, enums, lengths and bounds. Integers sent
-    as numeric strings are accepted; `null` means "not given"."""
+    properties, required ones, string/integer types, enums, lengths and bounds. Values of the
+    wrong type are refused, never converted (a model corrects itself from the message);
+    `null` means "not given"."""
     properties: dict[str, Any] = schema["properties"]
     unknown = sorted(set(arguments) - set(properties))
     if unknown:
@@ -121,20 +122,21 @@ def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
 def _check_value(name: str, spec: Mapping[str, Any], value: Any) -> Any:
     kind = spec["type"]
     if kind == "integer":
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            value = int(value.strip())
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
+        # Strictly a JSON integer: not "5" (a string), not 5.0, not true (a bool is an int
+        # in Python).
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ToolArgumentError(f"argument {name!r} must be a whole number, not {value!r}.")
+            raise ToolArgumentError(
+                f"argument {name!r} must be a whole number written as a JSON integer "
+                f"(e.g. 5, no quotes, no decimal point), not {_describe(value)}."
+            )
         low, high = spec.get("minimum"), spec.get("maximum")
         if (low is not None and value < low) or (high is not None and value > high):
             raise ToolArgumentError(
-                f"argument {name!r} is {value}; it must be between {low} and {high}."
+                f"argument {name!r} is {value}; it must be {_bounds(low, high)}."
             )
         return value
     if not isinstance(value, str):
-        raise ToolArgumentError(f"argument {name!r} must be a string, not {type(value).__name__}.")
+        raise ToolArgumentError(f"argument {name!r} must be a string, not {_describe(value)}.")
     if "enum" in spec and value not in spec["enum"]:
         raise ToolArgumentError(
             f"argument {name!r} is {value!r}; use one of: {', '.join(spec['enum'])}."
@@ -145,6 +147,24 @@ def _check_value(name: str, spec: Mapping[str, Any], value: Any) -> Any:
             f"{spec['maxLength']:,}. Shorten it."
         )
     return value
+
+
+def _describe(value: Any) -> str:
+    """A wrong value as the model sent it, in JSON terms: the string '5', 5.0, true, a list."""
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        return f"the string {json.dumps(shown, ensure_ascii=False)}"
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    if isinstance(value, Mapping):
+        return "an object"
+    return "a list" if isinstance(value, list) else type(value).__name__
+
+
+def _bounds(low: int | None, high: int | None) -> str:
+    if low is not None and high is not None:
+        return f"between {low} and {high}"
+    return f"at least {low}" if low is not None else f"at most {high}"
 
 
 # -- the tools ----------------------------------------------------------------------------------
