@@ -4,7 +4,11 @@ never an exception, and never read or write outside the vault."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +16,7 @@ import jsonschema
 import pytest
 
 from vault_memory import Vault, fsutil
+from vault_memory.background import BackgroundIndex
 from vault_memory.tools import (
     MAX_CONTENT_CHARS,
     MAX_GET_LINES,
@@ -374,3 +379,122 @@ def test_arguments_may_be_a_json_string_and_tools_are_plain_callables(vault: Vau
     )
     outcome = run_tool(tools, "get_memory", {"path": "../x"})
     assert outcome.is_error and "climbs out" in outcome.text
+
+
+# -- search_memory while a BackgroundIndex builds the index ------------------------------------
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.01)
+
+
+def test_search_memory_reads_the_index_as_it_is_while_it_is_brought_up_to_date(
+    vault: Vault,
+) -> None:
+    """Issue 14: a search during the background run neither waits for it nor indexes: it
+    reads what is indexed (keywords only) and says so. The test holds the writer lock, as
+    another process writing the index would, so the run cannot finish before the searches."""
+    vault.index()
+    (vault.root / "notes" / "osprey.md").write_text("# Osprey\n\n- OSPREY_7 nests here.\n")
+    indexing = BackgroundIndex(vault)
+    tools = make_tools(vault, indexing)
+    with fsutil.lock_file(vault.cache_dir / "write.lock", "test", 5):
+        indexing.start()
+        wait_for(lambda: indexing.describe().startswith("waiting"), 10, "the run to wait")
+        old = result(tools, "search_memory", {"query": "ERR_LEDGER_409"})
+        new = result(tools, "search_memory", {"query": "OSPREY_7"})
+        assert indexing.state == "building"
+    assert old["index"] == new["index"] == "building"
+    assert old["results"][0]["path"] == "memory/2026-11-21.md"
+    assert "vector" not in old["results"][0]  # keywords only: no model loaded meanwhile
+    assert new["results"] == []  # not indexed yet
+    assert new["note"] == (
+        "The memory index is being brought up to date in the background (waiting for another "
+        "process that is writing it): these results come from a keyword search over what is "
+        "indexed so far and may be incomplete. Search again in a moment for complete results."
+    )
+    assert indexing.wait(30) and indexing.state == "ready" and indexing.error is None
+    assert indexing.report is not None and indexing.report.new == 1
+    found = result(tools, "search_memory", {"query": "OSPREY_7"})
+    assert set(found) == {"query", "results"}
+    assert found["results"][0]["path"] == "notes/osprey.md"
+
+
+def test_a_failed_background_run_is_logged_and_tried_again(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Errors of the background run go to the log, never out of a tool call; the next search
+    starts the run again and says why the last one failed."""
+    real_index = Vault.index
+
+    def broken(self: Vault, **kwargs: Any) -> Any:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(Vault, "index", broken)
+    indexing = BackgroundIndex(vault).start()
+    assert indexing.wait(10) and indexing.state == "failed"
+    assert indexing.error == "RuntimeError: disk on fire"
+    assert "could not bring the index up to date" in caplog.text
+    assert "RuntimeError: disk on fire" in caplog.text  # with its traceback, for a bug report
+    tools = make_tools(vault, indexing)
+    data = result(tools, "search_memory", {"query": "ERR_LEDGER_409"})
+    assert data["index"] == "building" and data["results"] == []
+    assert data["note"].endswith(
+        "nothing can be searched yet. Search again in a moment. The last attempt failed: "
+        "RuntimeError: disk on fire."
+    )
+    monkeypatch.setattr(Vault, "index", real_index)
+    assert indexing.wait(10)
+    result(tools, "search_memory", {"query": "ERR_LEDGER_409"})  # starts a run that works
+    assert indexing.wait(30) and indexing.state == "ready" and indexing.error is None
+    data = result(tools, "search_memory", {"query": "ERR_LEDGER_409"})
+    assert set(data) == {"query", "results"}
+    assert data["results"][0]["path"] == "memory/2026-11-21.md"
+
+
+def test_stopping_the_background_run_ends_its_wait(vault: Vault) -> None:
+    indexing = BackgroundIndex(vault)
+    assert indexing.state == "idle"
+    with fsutil.lock_file(vault.cache_dir / "write.lock", "test", 5):
+        indexing.start()
+        wait_for(lambda: indexing.describe().startswith("waiting"), 10, "the run to wait")
+        assert indexing.stop(timeout=30)
+    assert indexing.state == "failed" and indexing.error == "stopped before it finished"
+    assert not (vault.cache_dir / "index.sqlite").exists()
+
+
+def test_a_deleted_cache_is_rebuilt_in_the_background(vault: Vault) -> None:
+    """After the build, `.vault/` deleted under the server: the next search does not rebuild
+    it inside the call either."""
+    indexing = BackgroundIndex(vault).start()
+    tools = make_tools(vault, indexing)
+    assert indexing.wait(30) and indexing.state == "ready"
+    assert result(tools, "search_memory", {"query": "ERR_LEDGER_409"})["results"]
+    shutil.rmtree(vault.cache_dir)  # the tools' handles stay open on the deleted files
+    (vault.root / "notes" / "kestrel.md").write_text("# Kestrel\n\n- KESTREL_5 hovers.\n")
+    with fsutil.lock_file(vault.cache_dir / "write.lock", "test", 5):
+        data = result(tools, "search_memory", {"query": "KESTREL_5"})
+        assert data["index"] == "building" and data["results"] == []
+    assert indexing.wait(30) and indexing.state == "ready"
+    data = result(tools, "search_memory", {"query": "KESTREL_5"})  # the new index, not the old
+    assert set(data) == {"query", "results"}
+    assert data["results"][0]["path"] == "notes/kestrel.md"
+    assert not deleted_files_open(vault.cache_dir)  # the old handles were let go
+
+
+def deleted_files_open(folder: Path) -> list[str]:
+    """Files under `folder` this process still holds open after they were deleted (Linux)."""
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc/self/fd")
+    found = []
+    for fd in fds.iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith(str(folder)) and target.endswith(" (deleted)"):
+                found.append(target)
+    return found

@@ -430,7 +430,8 @@ def mcp(vault: Vault) -> None:
     """Serve the memory tools over MCP on stdin/stdout (for Claude, Cursor and others).
 
     Tools: search_memory, manage_memory, get_memory. Resources: vault://MEMORY.md,
-    vault://today, vault://context. Runs until the client disconnects.
+    vault://today, vault://context. Runs until the client disconnects. Answers at once: the
+    index is brought up to date in the background, and a search meanwhile says so.
 
     \b
     Example:
