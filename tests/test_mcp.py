@@ -1,8 +1,10 @@
 """`vault mcp` driven by the official SDK's own client over a real stdio subprocess:
-initialize, list and call the tools, read the resources, and hostile paths refused."""
+initialize, list and call the tools, read the resources, hostile paths refused, and the first
+call answered while the index is still being built in the background."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -14,9 +16,10 @@ import anyio
 import pytest
 
 import vault_memory
-from vault_memory import Vault, clock
+from vault_memory import Vault, clock, fsutil
 from vault_memory.tools import make_tools
 
+from .conftest import SMALL_VAULT_FILES
 from .test_tools import HOSTILE_PATHS, make_hostile
 
 WORKTREE = Path(vault_memory.__file__).resolve().parents[1]
@@ -50,6 +53,23 @@ def text_of(result: Any) -> dict[str, Any]:
     return json.loads(result.content[0].text)
 
 
+async def search_once_built(
+    session: Any, arguments: dict[str, Any], timeout: float = 60, seen: list[Any] | None = None
+) -> Any:
+    """search_memory as soon as the server's background index is built: until then its
+    results say `"index": "building"` (those answers are kept in `seen`)."""
+    deadline = anyio.current_time() + timeout
+    while True:
+        result = await session.call_tool("search_memory", arguments)
+        if "index" not in text_of(result):
+            return result
+        if seen is not None:
+            seen.append(result)
+        if anyio.current_time() > deadline:
+            raise AssertionError(f"the index was not built within {timeout} s: {result}")
+        await anyio.sleep(0.05)
+
+
 @pytest.fixture
 def vault_root(small_vault: Path) -> Path:
     return make_hostile(small_vault)
@@ -66,8 +86,8 @@ def test_the_mcp_server_over_stdio(vault_root: Path, tmp_path: Path) -> None:
         init = await session.initialize()
         seen["server"] = (init.server_info.name, init.server_info.version, init.instructions)
         seen["tools"] = (await session.list_tools()).tools
-        seen["search"] = await session.call_tool(
-            "search_memory", {"query": "ERR_LEDGER_409", "limit": 2}
+        seen["search"] = await search_once_built(
+            session, {"query": "ERR_LEDGER_409", "limit": 2}
         )
         seen["create"] = await session.call_tool(
             "manage_memory", {"action": "create", "content": "Standups are async on Fridays."}
@@ -157,3 +177,64 @@ def test_vault_mcp_outside_a_vault_fails_cleanly(tmp_path: Path) -> None:
     )
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
+
+
+def test_the_first_call_answers_while_the_index_is_built(small_vault: Path, tmp_path: Path) -> None:
+    """Issue 14: the first search_memory indexed the whole vault inside the call (10 s on the
+    sample vault, minutes on a large one; MCP clients time out). The server now builds the
+    index in the background and answers at once, saying so. The test holds the writer lock,
+    as a `vault index` in another terminal would, until the first answers are in: so they
+    came before the build, whatever the machine's speed; then the build runs for real."""
+    count = 1500
+    for i in range(count):
+        note = small_vault / "notes" / "generated" / f"d{i % 30:02d}" / f"note-{i:04d}.md"
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text(f"# Note {i}\n\n- MARMOT_{i} keeps item {i} about topic {i % 37}.\n")
+    index_file = small_vault / ".vault" / "index.sqlite"
+    writer = contextlib.ExitStack()
+    writer.enter_context(fsutil.lock_file(small_vault / ".vault" / "write.lock", "test", 5))
+
+    async def script(session: Any) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        await session.initialize()
+        with writer:  # released at the end of this block: the build may begin
+            seen["first"] = await session.call_tool("search_memory", {"query": "MARMOT_1499"})
+            seen["index_file_then"] = index_file.exists()
+            seen["get"] = await session.call_tool("get_memory", {"path": "MEMORY.md"})
+            seen["create"] = await session.call_tool(
+                "manage_memory", {"action": "create", "content": "Written during the build."}
+            )
+        seen["meanwhile"] = []
+        seen["built"] = await search_once_built(
+            session, {"query": "MARMOT_1499"}, seen=seen["meanwhile"]
+        )
+        return seen
+
+    with open(tmp_path / "server.log", "w+") as errlog:
+        seen = anyio.run(session_run, small_vault, errlog, script)
+        errlog.seek(0)
+        log = errlog.read()
+    assert "Traceback" not in log, log
+
+    first = text_of(seen["first"])
+    assert not seen["first"].is_error and seen["index_file_then"] is False
+    assert first["index"] == "building" and first["results"] == []
+    assert first["note"].startswith("The memory index is being built in the background (")
+    assert first["note"].endswith("nothing can be searched yet. Search again in a moment.")
+    assert "\n" not in first["note"]
+    assert text_of(seen["get"])["text"] == (small_vault / "MEMORY.md").read_text()
+    assert not seen["create"].is_error
+
+    for answer in seen["meanwhile"]:  # while the build runs: whatever it could search, said
+        data = text_of(answer)
+        assert not answer.is_error and data["index"] == "building", data
+        assert "being built" in data["note"] or (
+            "keyword search over what is indexed so far" in data["note"])
+
+    built = text_of(seen["built"])
+    assert set(built) == {"query", "results"}
+    assert built["results"][0]["path"] == "notes/generated/d29/note-1499.md"
+    on_disk = [p for p in small_vault.rglob("*.md") if ".vault" not in p.parts]
+    assert len(on_disk) >= count + len(SMALL_VAULT_FILES)  # and today's log, if it is new
+    with Vault(small_vault) as vault:
+        assert vault.status()["files"] == len(on_disk)

@@ -4,7 +4,11 @@ never an exception, and never read or write outside the vault."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +16,14 @@ import jsonschema
 import pytest
 
 from vault_memory import Vault, fsutil
+from vault_memory.background import BackgroundIndex
 from vault_memory.tools import (
     MAX_CONTENT_CHARS,
     MAX_GET_LINES,
     MAX_QUERY_CHARS,
+    ToolArgumentError,
     call_tool,
+    check_arguments,
     make_tools,
     run_tool,
 )
@@ -147,12 +154,62 @@ def test_arguments_the_schema_rejects_come_back_as_errors(
     assert set(data) == {"error", "tool"} and data["tool"] == name, data
 
 
+INTEGER_WANTED = (
+    "must be a whole number written as a JSON integer (e.g. 5, no quotes, no decimal point)"
+)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "sent"),
+    [
+        ({"query": "x", "limit": "5"}, 'the string "5"'),
+        ({"query": "x", "limit": " 5 "}, 'the string " 5 "'),
+        ({"query": "x", "limit": "-1"}, 'the string "-1"'),
+        ({"query": "x", "limit": 5.0}, "5.0"),
+        ({"query": "x", "limit": 2.5}, "2.5"),
+        ({"query": "x", "limit": True}, "true"),
+        ({"query": "x", "limit": [5]}, "a list"),
+    ],
+)
+def test_integer_arguments_are_refused_not_converted(
+    vault: Vault, arguments: dict[str, Any], sent: str
+) -> None:
+    """Issue 14: "5" and 5.0 were turned into 5. A model that sends the wrong type is told so
+    and corrects itself; nothing is searched meanwhile."""
+    data = result(make_tools(vault), "search_memory", arguments)
+    assert data == {
+        "error": f"argument 'limit' {INTEGER_WANTED}, not {sent}.",
+        "tool": "search_memory",
+    }
+
+
+def test_range_errors_name_the_bounds_the_schema_has(vault: Vault) -> None:
+    """Issue 14: a schema with only a minimum said "between 1 and None"."""
+    tools = make_tools(vault)
+    for arguments, expected in [
+        ({"query": "x", "limit": 0}, "argument 'limit' is 0; it must be between 1 and 20."),
+        ({"query": "x", "limit": 21}, "argument 'limit' is 21; it must be between 1 and 20."),
+    ]:
+        assert result(tools, "search_memory", arguments)["error"] == expected
+    for name in ("start_line", "end_line"):
+        data = result(tools, "get_memory", {"path": "MEMORY.md", name: 0})
+        assert data["error"] == f"argument {name!r} is 0; it must be at least 1."
+    only_max = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "description": "n", "maximum": 9}},
+    }
+    with pytest.raises(ToolArgumentError) as caught:
+        check_arguments(only_max, {"n": 10})
+    assert str(caught.value) == "argument 'n' is 10; it must be at most 9."
+    assert check_arguments(only_max, {"n": -3}) == {"n": -3}
+
+
 # -- search_memory --------------------------------------------------------------------------------
 
 
 def test_search_memory_returns_cited_hits_with_ids(vault: Vault) -> None:
     tools = make_tools(vault)
-    data = result(tools, "search_memory", {"query": "ERR_LEDGER_409", "limit": "3"})
+    data = result(tools, "search_memory", {"query": "ERR_LEDGER_409", "limit": 3})
     assert data["query"] == "ERR_LEDGER_409" and 1 <= len(data["results"]) <= 3
     top = data["results"][0]
     assert top["path"] == "memory/2026-11-21.md" and "ERR_LEDGER_409" in top["text"]
@@ -322,3 +379,122 @@ def test_arguments_may_be_a_json_string_and_tools_are_plain_callables(vault: Vau
     )
     outcome = run_tool(tools, "get_memory", {"path": "../x"})
     assert outcome.is_error and "climbs out" in outcome.text
+
+
+# -- search_memory while a BackgroundIndex builds the index ------------------------------------
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.01)
+
+
+def test_search_memory_reads_the_index_as_it_is_while_it_is_brought_up_to_date(
+    vault: Vault,
+) -> None:
+    """Issue 14: a search during the background run neither waits for it nor indexes: it
+    reads what is indexed (keywords only) and says so. The test holds the writer lock, as
+    another process writing the index would, so the run cannot finish before the searches."""
+    vault.index()
+    (vault.root / "notes" / "osprey.md").write_text("# Osprey\n\n- OSPREY_7 nests here.\n")
+    indexing = BackgroundIndex(vault)
+    tools = make_tools(vault, indexing)
+    with fsutil.lock_file(vault.cache_dir / "write.lock", "test", 5):
+        indexing.start()
+        wait_for(lambda: indexing.describe().startswith("waiting"), 10, "the run to wait")
+        old = result(tools, "search_memory", {"query": "ERR_LEDGER_409"})
+        new = result(tools, "search_memory", {"query": "OSPREY_7"})
+        assert indexing.state == "building"
+    assert old["index"] == new["index"] == "building"
+    assert old["results"][0]["path"] == "memory/2026-11-21.md"
+    assert "vector" not in old["results"][0]  # keywords only: no model loaded meanwhile
+    assert new["results"] == []  # not indexed yet
+    assert new["note"] == (
+        "The memory index is being brought up to date in the background (waiting for another "
+        "process that is writing it): these results come from a keyword search over what is "
+        "indexed so far and may be incomplete. Search again in a moment for complete results."
+    )
+    assert indexing.wait(30) and indexing.state == "ready" and indexing.error is None
+    assert indexing.report is not None and indexing.report.new == 1
+    found = result(tools, "search_memory", {"query": "OSPREY_7"})
+    assert set(found) == {"query", "results"}
+    assert found["results"][0]["path"] == "notes/osprey.md"
+
+
+def test_a_failed_background_run_is_logged_and_tried_again(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Errors of the background run go to the log, never out of a tool call; the next search
+    starts the run again and says why the last one failed."""
+    real_index = Vault.index
+
+    def broken(self: Vault, **kwargs: Any) -> Any:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(Vault, "index", broken)
+    indexing = BackgroundIndex(vault).start()
+    assert indexing.wait(10) and indexing.state == "failed"
+    assert indexing.error == "RuntimeError: disk on fire"
+    assert "could not bring the index up to date" in caplog.text
+    assert "RuntimeError: disk on fire" in caplog.text  # with its traceback, for a bug report
+    tools = make_tools(vault, indexing)
+    data = result(tools, "search_memory", {"query": "ERR_LEDGER_409"})
+    assert data["index"] == "building" and data["results"] == []
+    assert data["note"].endswith(
+        "nothing can be searched yet. Search again in a moment. The last attempt failed: "
+        "RuntimeError: disk on fire."
+    )
+    monkeypatch.setattr(Vault, "index", real_index)
+    assert indexing.wait(10)
+    result(tools, "search_memory", {"query": "ERR_LEDGER_409"})  # starts a run that works
+    assert indexing.wait(30) and indexing.state == "ready" and indexing.error is None
+    data = result(tools, "search_memory", {"query": "ERR_LEDGER_409"})
+    assert set(data) == {"query", "results"}
+    assert data["results"][0]["path"] == "memory/2026-11-21.md"
+
+
+def test_stopping_the_background_run_ends_its_wait(vault: Vault) -> None:
+    indexing = BackgroundIndex(vault)
+    assert indexing.state == "idle"
+    with fsutil.lock_file(vault.cache_dir / "write.lock", "test", 5):
+        indexing.start()
+        wait_for(lambda: indexing.describe().startswith("waiting"), 10, "the run to wait")
+        assert indexing.stop(timeout=30)
+    assert indexing.state == "failed" and indexing.error == "stopped before it finished"
+    assert not (vault.cache_dir / "index.sqlite").exists()
+
+
+def test_a_deleted_cache_is_rebuilt_in_the_background(vault: Vault) -> None:
+    """After the build, `.vault/` deleted under the server: the next search does not rebuild
+    it inside the call either."""
+    indexing = BackgroundIndex(vault).start()
+    tools = make_tools(vault, indexing)
+    assert indexing.wait(30) and indexing.state == "ready"
+    assert result(tools, "search_memory", {"query": "ERR_LEDGER_409"})["results"]
+    shutil.rmtree(vault.cache_dir)  # the tools' handles stay open on the deleted files
+    (vault.root / "notes" / "kestrel.md").write_text("# Kestrel\n\n- KESTREL_5 hovers.\n")
+    with fsutil.lock_file(vault.cache_dir / "write.lock", "test", 5):
+        data = result(tools, "search_memory", {"query": "KESTREL_5"})
+        assert data["index"] == "building" and data["results"] == []
+    assert indexing.wait(30) and indexing.state == "ready"
+    data = result(tools, "search_memory", {"query": "KESTREL_5"})  # the new index, not the old
+    assert set(data) == {"query", "results"}
+    assert data["results"][0]["path"] == "notes/kestrel.md"
+    assert not deleted_files_open(vault.cache_dir)  # the old handles were let go
+
+
+def deleted_files_open(folder: Path) -> list[str]:
+    """Files under `folder` this process still holds open after they were deleted (Linux)."""
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc/self/fd")
+    found = []
+    for fd in fds.iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith(str(folder)) and target.endswith(" (deleted)"):
+                found.append(target)
+    return found

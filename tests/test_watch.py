@@ -8,6 +8,7 @@ poll the index state until it matches, with a timeout.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -20,12 +21,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 import vault_memory
 from vault_memory import Vault, VaultError
+from vault_memory import watch as watch_module
 from vault_memory import watch_client as client
 from vault_memory.index.fulltext import FullText
 from vault_memory.watch import Watcher, WatcherRunningError
@@ -414,7 +417,7 @@ def test_one_watcher_per_vault_and_status(watched: tuple[Path, Watcher],
         Watcher(Vault(root), dream=False).start()
     assert str(caught.value) == (
         f"a watcher already runs for this vault (pid {os.getpid()}). Searches already go "
-        f"through it; stop it first (kill {os.getpid()}) to start another.")
+        "through it; stop it first with `vault watch --stop` to start another.")
     write(root / "notes" / "event.md", "# Event\n")
     wait_until(lambda: "notes/event.md" in index_units(root), 10, "the event")
     # the state file is rewritten after each batch: the event shows up there a moment later
@@ -436,6 +439,89 @@ def test_one_watcher_per_vault_and_status(watched: tuple[Path, Watcher],
     assert not (root / ".vault" / "watch.sock").exists()
     assert not (root / ".vault" / "watch.json").exists()
     assert "watcher       not running" in run_cli("--vault", str(root), "status").output
+
+
+def test_a_clean_stop_removes_the_lock_file(watched: tuple[Path, Watcher]) -> None:
+    """Issue 14: `.vault/watch.lock` was left behind by a clean stop."""
+    root, watcher = watched
+    lock = root / ".vault" / "watch.lock"
+    assert client.lock_held(lock)
+    watcher.stop()
+    assert not lock.exists()
+    assert not [p.name for p in (root / ".vault").iterdir() if p.name.startswith("watch")]
+    assert Vault(root).status()["watcher"] == {"running": False, "stale": False}
+    with Vault(root) as here:  # no lock file: the search does not even try the socket
+        assert here.search("WeasyPrint", via_watcher=True)[0].path == "notes/renderer.md"
+    again = Watcher(Vault(root), dream=False, serve=False)
+    again.start()
+    try:
+        assert client.lock_held(lock)
+        assert os.stat(lock).st_ino == os.fstat(again._lock_fd).st_ino  # type: ignore[arg-type]
+    finally:
+        again.stop()
+        again.vault.close()
+    assert not lock.exists()
+
+
+def _stops_between_open_and_flock(monkeypatch: pytest.MonkeyPatch, lock: Path,
+                                  then: Callable[[], None] = lambda: None) -> list[int]:
+    """The holder of `lock` stops cleanly (unlinks the file while locked, then closes it) just
+    after the next watcher opened the file and before its flock: the race a clean stop's
+    unlink opens. `then` runs right after (e.g. a third watcher takes the new file)."""
+    holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    calls: list[int] = []
+
+    def flock(fd: int, operation: int) -> None:
+        if not calls:
+            os.unlink(lock)
+            os.close(holder)
+            then()
+        calls.append(fd)
+        fcntl.flock(fd, operation)
+
+    monkeypatch.setattr(watch_module, "fcntl", SimpleNamespace(
+        flock=flock, LOCK_EX=fcntl.LOCK_EX, LOCK_NB=fcntl.LOCK_NB))
+    return calls
+
+
+def test_the_lock_is_taken_anew_when_its_holder_removed_the_file(
+        vault_dir: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14: a flock that succeeds on a file a stopping watcher has just unlinked locks
+    nothing anyone else can see: the watcher must lock the file the path names now."""
+    lock = vault_dir / ".vault" / "watch.lock"
+    lock.parent.mkdir()
+    calls = _stops_between_open_and_flock(monkeypatch, lock)
+    watcher = Watcher(Vault(vault_dir), dream=False, serve=False)
+    watcher._take_pid_lock()  # alone: a started watcher's worker would heal it later
+    assert watcher._lock_fd is not None
+    try:
+        assert len(calls) == 2  # the unlinked file, then the new one
+        assert os.stat(lock).st_ino == os.fstat(watcher._lock_fd).st_ino
+        assert client.lock_held(lock)
+    finally:
+        os.close(watcher._lock_fd)
+
+
+def test_a_watcher_that_took_the_new_file_meanwhile_keeps_the_vault(
+        vault_dir: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same race with a third watcher that created and locked the new file first: the
+    second one must refuse to start rather than run beside it."""
+    lock = vault_dir / ".vault" / "watch.lock"
+    lock.parent.mkdir()
+    third: list[int] = []
+
+    def third_takes_it() -> None:
+        third.append(os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))
+        fcntl.flock(third[0], fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    _stops_between_open_and_flock(monkeypatch, lock, third_takes_it)
+    try:
+        with pytest.raises(WatcherRunningError):
+            Watcher(Vault(vault_dir), dream=False, serve=False).start()
+        assert os.stat(lock).st_ino == os.fstat(third[0]).st_ino
+    finally:
+        os.close(third[0])
 
 
 def test_an_unexpected_error_stops_the_watcher_and_says_where_to_look(
@@ -551,6 +637,7 @@ def test_search_falls_back_without_a_usable_watcher(
     assert watcher.report.searches == 1
     # a watcher killed with SIGKILL leaves its lock file and socket behind
     watcher.stop()
+    (root / ".vault" / "watch.lock").touch()
     sock = root / ".vault" / "watch.sock"
     import socket as socketlib
 
@@ -634,7 +721,7 @@ def processes() -> Iterator[list[subprocess.Popen[str]]]:
 
 def test_sigkill_mid_batch_then_restart_converges(
         vault_dir: Path, keyword_only: None, tmp_path: Path,
-        processes: list[subprocess.Popen[str]]) -> None:
+        processes: list[subprocess.Popen[str]], run_cli: Callable[..., Any]) -> None:
     first = _spawn_watcher(vault_dir)
     processes.append(first)
     _wait_ready(vault_dir, first)
@@ -648,6 +735,9 @@ def test_sigkill_mid_batch_then_restart_converges(
     assert initial < killed_at < initial + count  # it really was mid-batch
     info = Vault(vault_dir).status()["watcher"]
     assert info == {"running": False, "stale": True}
+    stopping = run_cli("--vault", str(vault_dir), "watch", "--stop")
+    assert stopping.exit_code == 0 and stopping.stdout == (
+        f"no watcher runs for {vault_dir} (a killed one left its state file); nothing to stop\n")
 
     second = _spawn_watcher(vault_dir)
     processes.append(second)
@@ -728,6 +818,77 @@ def test_sigkill_while_embedding_then_restart_embeds_everything(
     assert second.returncode == 0, err
 
 
+def test_vault_watch_stop(vault_dir: Path, keyword_only: None,
+                          processes: list[subprocess.Popen[str]],
+                          run_cli: Callable[..., Any]) -> None:
+    """Issue 14: there was no way to stop a watcher but `kill PID`. `vault watch --stop` asks
+    it over its socket and waits until it is gone; the watcher's lines agree in number."""
+    proc = _spawn_watcher(vault_dir)
+    processes.append(proc)
+    _wait_ready(vault_dir, proc)
+    write(vault_dir / "memory" / "2026-11-20.md", "# 2026-11-20\n\n- HERON_4 landed.\n")
+    wait_until(lambda: "memory/2026-11-20.md" in index_units(vault_dir), 30, "the batch")
+    with Vault(vault_dir) as here:
+        assert here.search("HERON_4", via_watcher=True, fresh=False)[0].path == (
+            "memory/2026-11-20.md")
+    result = run_cli("--vault", str(vault_dir), "watch", "--stop")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(
+        f"stopped the watcher of {vault_dir} (pid {proc.pid}; asked over its socket) in ")
+    assert not client.lock_held(vault_dir / ".vault" / "watch.lock")  # it waited for that
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert err.endswith("stopped: 1 batch (1 path), 1 reconcile, 1 search answered\n"), err
+    log_text = (vault_dir / ".vault" / "logs" / "watch.log").read_text()
+    assert "asked to stop over the socket: stopping." in log_text
+    assert "1 changed path: 1 new, 0 modified, 0 moved, 0 deleted (0 units embedded)" in log_text
+    assert not [p.name for p in (vault_dir / ".vault").iterdir() if p.name.startswith("watch")]
+
+    again = run_cli("--vault", str(vault_dir), "watch", "--stop")
+    assert again.exit_code == 0
+    assert again.stdout == f"no watcher runs for {vault_dir}; nothing to stop\n"
+    as_json = run_cli("--vault", str(vault_dir), "watch", "--stop", "--json")
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout) == {
+        "vault": str(vault_dir), "running": False, "stopped": False, "pid": None, "via": None,
+        "seconds": 0.0, "stale": False}
+
+
+def test_vault_watch_stop_signals_a_watcher_that_does_not_answer(
+        vault_dir: Path, keyword_only: None, processes: list[subprocess.Popen[str]],
+        run_cli: Callable[..., Any]) -> None:
+    """Without its socket (removed here; a watcher of an older version refuses the request)
+    the pid of the state file gets SIGTERM, since the lock shows that it runs."""
+    proc = _spawn_watcher(vault_dir)
+    processes.append(proc)
+    _wait_ready(vault_dir, proc)
+    (vault_dir / ".vault" / "watch.sock").unlink()
+    result = run_cli("--vault", str(vault_dir), "watch", "--stop", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["running"], report["stopped"], report["pid"], report["via"]) == (
+        True, True, proc.pid, "SIGTERM")
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "stopped: 0 batches (0 paths), 1 reconcile, 0 searches" in err
+    log_text = (vault_dir / ".vault" / "logs" / "watch.log").read_text()
+    assert "received SIGTERM: stopping." in log_text
+    assert not (vault_dir / ".vault" / "watch.lock").exists()
+
+
+def test_stop_watcher_gives_up_waiting_after_its_timeout(
+        watched: tuple[Path, Watcher]) -> None:
+    """A watcher inside a program (`Watcher.start()`, not `run()`) only records the request:
+    the program decides. The caller is told it still runs, and what to do."""
+    root, watcher = watched
+    with pytest.raises(VaultError) as caught:
+        Vault(root).stop_watcher(timeout=0.2)
+    assert str(caught.value) == (
+        f"the watcher (pid {os.getpid()}) was asked to stop but still runs after 0.2 s: it lets "
+        "a running dream or batch finish first. Run `vault watch --stop` again to wait longer, "
+        f"or end it at once with `kill -9 {os.getpid()}` (safe: the next start compares the "
+        "files with the index).")
+    assert watcher._stop_requested.is_set() and client.lock_held(root / ".vault" / "watch.lock")
+
+
 # -- the command line ------------------------------------------------------------------------
 
 
@@ -737,6 +898,11 @@ def test_cli_watch_usage(run_cli: Callable[..., Any], vault_dir: Path) -> None:
     assert "Invalid value for '--quiet-ms'" in result.stderr
     help_text = run_cli("watch", "--help").output
     assert "Example:" in help_text and "vault watch --no-dream" in help_text
+    assert "vault watch --stop" in help_text
+    result = run_cli("--vault", str(vault_dir), "watch", "--json")
+    assert result.exit_code == 2 and "--json goes with --stop" in result.stderr
+    result = run_cli("--vault", str(vault_dir), "watch", "--stop", "--quiet-ms", "5")
+    assert result.exit_code == 2 and "--stop takes no --no-dream or --quiet-ms" in result.stderr
 
 
 def test_watch_runs_until_stopped_from_another_thread(

@@ -10,8 +10,14 @@ Tools: search_memory, manage_memory, get_memory. Resources:
 - vault://context    the context block (`vault context`, default budget)
 
 The SDK is imported only here, when the server starts. Tool calls run one at a time in a
-worker thread, so a slow first search (loading the model, indexing) never blocks the
-protocol loop; stdout belongs to the protocol (the SDK diverts stray writes to stderr).
+worker thread, so a slow call never blocks the protocol loop; stdout belongs to the protocol
+(the SDK diverts stray writes to stderr).
+
+The server answers at once: it brings the index up to date in a background thread
+(`BackgroundIndex`), and until that is done `search_memory` answers from a keyword search over
+what is indexed so far, saying so in its result (`"index": "building"`, a `"note"`), instead
+of indexing the vault inside the first call (minutes on a large vault: clients time out).
+Errors of that run go to stderr and never stop the server.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, clock
+from .background import BackgroundIndex
 from .context import DEFAULT_BUDGET
 from .errors import VaultError
 from .notes import DAILY_DIR, MEMORY_FILE
@@ -59,14 +66,14 @@ def read_resource_text(vault: Vault, uri: str) -> str:
     raise VaultError(f"unknown resource {uri!r}; this server has: {', '.join(RESOURCES)}.")
 
 
-def build_server(vault: Vault) -> Any:
-    """An `mcp.server.lowlevel.Server` serving `vault`."""
+def build_server(vault: Vault, indexing: BackgroundIndex | None = None) -> Any:
+    """An `mcp.server.lowlevel.Server` serving `vault`; `indexing`: see `tools.make_tools`."""
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
-    tools = make_tools(vault)
+    tools = make_tools(vault, indexing)
     one_at_a_time = anyio.CapacityLimiter(1)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -119,7 +126,8 @@ def build_server(vault: Vault) -> Any:
 
 
 def serve_stdio(vault: Vault) -> None:
-    """Serve MCP on stdin/stdout until the client closes the connection."""
+    """Serve MCP on stdin/stdout until the client closes the connection, bringing the index up
+    to date in the background meanwhile."""
     try:
         import anyio
         from mcp.server.stdio import stdio_server
@@ -129,10 +137,16 @@ def serve_stdio(vault: Vault) -> None:
             "`pip install 'mcp>=2.3'`."
         ) from None
 
-    server = build_server(vault)
+    vault.config  # noqa: B018 - a broken vault.toml is reported before the index starts
+    indexing = BackgroundIndex(vault)
+    server = build_server(vault, indexing)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(main)
+    indexing.start()
+    try:
+        anyio.run(main)
+    finally:
+        indexing.stop()

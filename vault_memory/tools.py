@@ -13,6 +13,11 @@ Every call returns a JSON string. Mistakes (a bad argument, an unknown tool, a p
 the vault, an entry that moved) come back as `{"error": "..."}` with a message that says
 what to do, never as an exception, so the model can correct itself.
 
+While a `BackgroundIndex` given to `make_tools` is still building the index (`vault mcp`
+starts one), `search_memory` does not wait for it: it answers from a keyword search over what
+is indexed so far (or with no results when nothing is yet) and says so in its result
+(`"index": "building"` and a `"note"`). Once the index is built, results are normal.
+
 Confinement: paths are resolved inside the vault (`..`, absolute paths, `~`, NUL bytes and
 symlinks leading out are refused); `get_memory` reads only Markdown files and nothing under a
 dot folder (`.vault/`, `.git/`, `.obsidian/`); `manage_memory` writes only MEMORY.md and
@@ -22,6 +27,7 @@ daily logs and cannot delete `#pin` entries. Inputs have size limits (see the co
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,7 +36,11 @@ from . import fsutil
 from .errors import PathOutsideVaultError, VaultError
 
 if TYPE_CHECKING:
+    from .background import BackgroundIndex
+    from .search import Hit
     from .vault import Vault
+
+log = logging.getLogger("vault_memory")
 
 MAX_QUERY_CHARS = 1_000
 MAX_CONTENT_CHARS = 8_000
@@ -99,8 +109,9 @@ def _error(tool: str | None, message: str) -> ToolResult:
 
 def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Arguments checked against the (small) schema subset the tools use: object with known
-    properties, required ones, string/integer types, enums, lengths and bounds. Integers sent
-    as numeric strings are accepted; `null` means "not given"."""
+    properties, required ones, string/integer types, enums, lengths and bounds. Values of the
+    wrong type are refused, never converted (a model corrects itself from the message);
+    `null` means "not given"."""
     properties: dict[str, Any] = schema["properties"]
     unknown = sorted(set(arguments) - set(properties))
     if unknown:
@@ -121,20 +132,21 @@ def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
 def _check_value(name: str, spec: Mapping[str, Any], value: Any) -> Any:
     kind = spec["type"]
     if kind == "integer":
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            value = int(value.strip())
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
+        # Strictly a JSON integer: not "5" (a string), not 5.0, not true (a bool is an int
+        # in Python).
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ToolArgumentError(f"argument {name!r} must be a whole number, not {value!r}.")
+            raise ToolArgumentError(
+                f"argument {name!r} must be a whole number written as a JSON integer "
+                f"(e.g. 5, no quotes, no decimal point), not {_describe(value)}."
+            )
         low, high = spec.get("minimum"), spec.get("maximum")
         if (low is not None and value < low) or (high is not None and value > high):
             raise ToolArgumentError(
-                f"argument {name!r} is {value}; it must be between {low} and {high}."
+                f"argument {name!r} is {value}; it must be {_bounds(low, high)}."
             )
         return value
     if not isinstance(value, str):
-        raise ToolArgumentError(f"argument {name!r} must be a string, not {type(value).__name__}.")
+        raise ToolArgumentError(f"argument {name!r} must be a string, not {_describe(value)}.")
     if "enum" in spec and value not in spec["enum"]:
         raise ToolArgumentError(
             f"argument {name!r} is {value!r}; use one of: {', '.join(spec['enum'])}."
@@ -145,6 +157,24 @@ def _check_value(name: str, spec: Mapping[str, Any], value: Any) -> Any:
             f"{spec['maxLength']:,}. Shorten it."
         )
     return value
+
+
+def _describe(value: Any) -> str:
+    """A wrong value as the model sent it, in JSON terms: the string '5', 5.0, true, a list."""
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        return f"the string {json.dumps(shown, ensure_ascii=False)}"
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    if isinstance(value, Mapping):
+        return "an object"
+    return "a list" if isinstance(value, list) else type(value).__name__
+
+
+def _bounds(low: int | None, high: int | None) -> str:
+    if low is not None and high is not None:
+        return f"between {low} and {high}"
+    return f"at least {low}" if low is not None else f"at most {high}"
 
 
 # -- the tools ----------------------------------------------------------------------------------
@@ -174,20 +204,58 @@ GET_DESCRIPTION = (
 class _Bound:
     """The tool functions, bound to one vault."""
 
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vault: Vault, indexing: BackgroundIndex | None = None) -> None:
         self.vault = vault
+        self.indexing = indexing
+        self._reopen = False  # a background run may replace the files our handles read
 
     def search_memory(self, query: str, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
         if not query.strip():
             raise ToolArgumentError("the query is empty; give a question or some keywords.")
+        indexing = self.indexing
+        if indexing is not None:
+            state = indexing.state
+            if state == "failed" or (state == "ready" and not indexing.index_exists):
+                indexing.start()  # again: the failure was logged, or .vault/ was deleted
+            if indexing.state in ("building", "failed"):
+                return self._search_meanwhile(query, limit, indexing)
+        if self._reopen:  # after a background run: it may have rebuilt (replaced) the index
+            self._reopen = False
+            self.vault.close()
         hits = self.vault.search(query, limit=limit)
-        results = []
-        for hit in hits:
-            item = hit.to_dict()
-            item.pop("scores", None)
-            item["id"] = f"{hit.path}#L{hit.start_line}"
-            results.append(item)
-        return {"query": query, "results": results}
+        return {"query": query, "results": _results(hits)}
+
+    def _search_meanwhile(
+        self, query: str, limit: int, indexing: BackgroundIndex
+    ) -> dict[str, Any]:
+        """A search that never waits for the background index: keywords only (no model to
+        load meanwhile), over what is indexed so far, nothing indexed again in the query."""
+        self._reopen = True
+        failed = ""
+        if indexing.error:
+            error = " ".join(indexing.error.split()).rstrip(".")
+            failed = f" The last attempt failed: {error}."
+        hits: list[Hit] | None = None
+        if indexing.searchable:
+            try:
+                hits = self.vault.search(query, limit=limit, mode="keyword", fresh=False)
+            except Exception as exc:  # the index is being written, even rebuilt, meanwhile
+                log.info("searching the index while it is built failed (%s)", exc)
+                self.vault.close()
+        if hits is None:
+            note = (
+                f"The memory index is being built in the background ({indexing.describe()}); "
+                f"nothing can be searched yet. Search again in a moment.{failed}"
+            )
+        else:
+            what = "brought up to date" if indexing.had_index else "built"
+            note = (
+                f"The memory index is being {what} in the background ({indexing.describe()}): "
+                "these results come from a keyword search over what is indexed so far and may "
+                f"be incomplete. Search again in a moment for complete results.{failed}"
+            )
+        results = _results(hits or [])
+        return {"query": query, "results": results, "index": "building", "note": note}
 
     def manage_memory(
         self, action: str, content: str = "", id: str | None = None
@@ -240,9 +308,20 @@ class _Bound:
             )
 
 
-def make_tools(vault: Vault) -> list[Tool]:
-    """The three memory tools bound to `vault`."""
-    bound = _Bound(vault)
+def _results(hits: list[Hit]) -> list[dict[str, Any]]:
+    results = []
+    for hit in hits:
+        item = hit.to_dict()
+        item.pop("scores", None)
+        item["id"] = f"{hit.path}#L{hit.start_line}"
+        results.append(item)
+    return results
+
+
+def make_tools(vault: Vault, indexing: BackgroundIndex | None = None) -> list[Tool]:
+    """The three memory tools bound to `vault`. With `indexing` (started by the caller),
+    `search_memory` answers without waiting while it builds the index (see above)."""
+    bound = _Bound(vault, indexing)
     return [
         Tool(
             "search_memory",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .manage import ManageReport
     from .search import Hit, Searcher
     from .watch import Watcher, WatchReport
+    from .watch_client import StopReport
 
 log = logging.getLogger("vault_memory")
 
@@ -340,6 +341,13 @@ class Vault:
         from .watch import Watcher
 
         return Watcher(self, dream=dream, quiet_ms=quiet_ms).run(on_ready)
+
+    def stop_watcher(self, timeout: float | None = None) -> StopReport:
+        """Ask the running `vault watch` of this vault to stop and wait (at most `timeout`
+        seconds, default 30) until it has; a report that says so when none runs."""
+        from .watch_client import STOP_WAIT, stop_watcher
+
+        return stop_watcher(self.cache_dir, STOP_WAIT if timeout is None else timeout)
 
     # -- creating ---------------------------------------------------------------------------
 

@@ -14,7 +14,10 @@ a reconcile: the whole vault compared with the index by stat.
 The same process answers `vault search` over a Unix socket in `.vault/` (see watch_client) and
 runs the dream schedule (see scheduler). One watcher per vault: `.vault/watch.lock` is
 flock-ed for the process's life, so a watcher killed with SIGKILL leaves nothing that blocks
-the next one.
+the next one. A clean stop (SIGINT, SIGTERM, or a `stop` request over the socket: `vault
+watch --stop`) removes the lock file while still holding the lock; whoever opened it before
+then finds, once its flock succeeds, that the path names another file (or none) and opens it
+anew, so two watchers never both believe they hold the lock.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from .config import CACHE_DIR
 from .errors import ConfigError, LockTimeoutError, VaultError
 from .index.indexer import IGNORED_DIRS, is_indexable
 from .scheduler import DreamScheduler, write_json
+from .text import plural
 from .watch_client import (
     LOCK_FILE,
     PROTOCOL,
@@ -67,7 +71,7 @@ class WatcherRunningError(VaultError):
         who = f"pid {pid}" if pid else "another process"
         super().__init__(
             f"a watcher already runs for this vault ({who}). Searches already go through it; "
-            f"stop it first (kill {pid or '<pid>'}) to start another."
+            "stop it first with `vault watch --stop` to start another."
         )
 
 
@@ -196,7 +200,8 @@ class Watcher:
     """Keeps one vault's index in line with its files; see the module docstring.
 
     `start()` and `stop()` for use inside a program (or `with Watcher(vault):`), `run()` to
-    block until SIGINT/SIGTERM as `vault watch` does."""
+    block until SIGINT/SIGTERM or a `stop` request over the socket, as `vault watch` does.
+    Under `start()` such a request only sets what `request_stop()` sets: the program decides."""
 
     def __init__(
         self,
@@ -269,6 +274,9 @@ class Watcher:
         self.cache.mkdir(parents=True, exist_ok=True)
         self._take_pid_lock()
         try:
+            # At once: a state file left by a killed watcher must not name its pid while we
+            # hold the lock (`vault watch --stop` may signal the pid the state file names).
+            self._write_state()
             self._start_log()
             # inotify does not follow a symlinked vault folder (watchdog sets IN_DONT_FOLLOW)
             real_root = os.path.realpath(self.root)
@@ -350,6 +358,10 @@ class Watcher:
         if self._lock_fd is not None:
             with contextlib.suppress(FileNotFoundError):
                 (self.cache / STATE_FILE).unlink()
+            # Unlinked while still locked: see the module docstring and `_take_pid_lock`.
+            if self._inode(LOCK_FILE) == os.fstat(self._lock_fd).st_ino:
+                with contextlib.suppress(FileNotFoundError):
+                    (self.cache / LOCK_FILE).unlink()
             os.close(self._lock_fd)  # releases the pid lock
             self._lock_fd = None
             self.report.stopped_at = time.time()
@@ -365,19 +377,22 @@ class Watcher:
 
     def _take_pid_lock(self) -> None:
         path = self.cache / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + 1.0  # `vault status` may hold a shared lock for a moment
         while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
             except BlockingIOError:
+                os.close(fd)
                 if time.monotonic() > deadline:
-                    os.close(fd)
                     from .watch_client import read_state
 
                     raise WatcherRunningError((read_state(self.cache) or {}).get("pid")) from None
                 time.sleep(0.02)
+                continue
+            if self._inode(LOCK_FILE) == os.fstat(fd).st_ino:
+                break
+            os.close(fd)  # a watcher that stopped removed this file: lock the one there now
         self._lock_fd = fd
 
     def _write_state(self) -> None:
@@ -620,13 +635,13 @@ class Watcher:
         if changed or report.rebuilt:
             self._table_stale = True
             log.info(
-                "%s: %d new, %d modified, %d moved, %d deleted (%d units embedded) in %.2f s",
-                "reconciled" if full else f"{len(paths)} changed paths",
+                "%s: %d new, %d modified, %d moved, %d deleted (%s embedded) in %.2f s",
+                "reconciled" if full else plural(len(paths), "changed path"),
                 report.new,
                 report.modified,
                 report.moved,
                 report.deleted,
-                report.units_embedded,
+                plural(report.units_embedded, "unit"),
                 time.monotonic() - started,
             )
         if self._last_event_wall is not None:
@@ -702,6 +717,10 @@ class Watcher:
                 "ready": self.ready.is_set(),  # searches are answered
                 "warm": self.warm.is_set(),  # and the model and unit table are loaded
             }
+        if request.get("op") == "stop":  # `vault watch --stop`: as SIGTERM does
+            log.info("asked to stop over the socket: stopping.")
+            self.request_stop()
+            return {"ok": True, "pid": os.getpid(), "stopping": True}
         if request.get("op") != "search":
             return {"ok": False, "error": f"unknown request {request.get('op')!r}"}
         if not self.ready.is_set():

@@ -1,10 +1,10 @@
-"""Talking to a running `vault watch`: whether one runs, and asking it a search over its Unix
-socket.
+"""Talking to a running `vault watch`: whether one runs, asking it a search over its Unix
+socket, and asking it to stop.
 
 `vault search` imports this on every call, so it stays small: no numpy, Whoosh or model. The
-protocol is one JSON request line and one JSON reply line per connection. Any failure (no
-watcher, a stale socket left by a killed one, other settings, a timeout) returns None and the
-caller searches in-process.
+protocol is one JSON request line and one JSON reply line per connection; ops: `ping`,
+`search`, `stop`. For a search, any failure (no watcher, a stale socket left by a killed one,
+other settings, a timeout) returns None and the caller searches in-process.
 """
 
 from __future__ import annotations
@@ -14,10 +14,14 @@ import fcntl
 import hashlib
 import json
 import os
+import signal
 import socket
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .errors import VaultError
 
 if TYPE_CHECKING:
     from .config import Config
@@ -30,6 +34,7 @@ PROTOCOL = 1
 CONNECT_TIMEOUT = 1.0
 REPLY_TIMEOUT = 10.0
 MAX_LINE = 64 << 20
+STOP_WAIT = 30.0  # seconds `vault watch --stop` waits for the watcher to be gone
 
 
 def socket_path(cache_dir: Path) -> Path:
@@ -156,3 +161,77 @@ def ping(cache_dir: Path, timeout: float = 2.0) -> dict[str, Any] | None:
 def remove_socket(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
+
+
+@dataclass
+class StopReport:
+    """What `stop_watcher` did."""
+
+    running: bool  # a watcher ran when asked
+    stopped: bool = False  # it has stopped since
+    pid: int | None = None
+    via: str | None = None  # "socket", "SIGTERM", or None when it stopped by itself meanwhile
+    seconds: float = 0.0
+    stale: bool = False  # none ran, but a killed one left its state file
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class WatcherStillRunningError(VaultError):
+    def __init__(self, pid: int | None, seconds: float) -> None:
+        self.pid = pid
+        who = f"pid {pid}" if pid else "its process"
+        super().__init__(
+            f"the watcher ({who}) was asked to stop but still runs after {seconds:g} s: it "
+            "lets a running dream or batch finish first. Run `vault watch --stop` again to "
+            f"wait longer, or end it at once with `kill -9 {pid or '<pid>'}` (safe: the next "
+            "start compares the files with the index)."
+        )
+
+
+def stop_watcher(cache_dir: Path, timeout: float = STOP_WAIT) -> StopReport:
+    """Ask the watcher of this cache to stop, over its socket (or, if it does not answer, by
+    SIGTERM to the pid its state file names while it holds the lock), and wait until it has
+    released its lock, at most `timeout` seconds (`WatcherStillRunningError` after that)."""
+    started = time.monotonic()
+    lock = cache_dir / LOCK_FILE
+    if not lock_held(lock):
+        return StopReport(running=False, stale=read_state(cache_dir) is not None)
+    pid = (read_state(cache_dir) or {}).get("pid")
+    pid = pid if isinstance(pid, int) and pid > 0 else None
+    reply = request(cache_dir, {"op": "stop", "protocol": PROTOCOL}, CONNECT_TIMEOUT)
+    via: str | None = "socket"
+    if isinstance(reply, dict) and reply.get("ok"):
+        pid = reply.get("pid", pid)
+    elif not lock_held(lock):  # it stopped by itself meanwhile
+        via = None
+    else:  # no socket (a watcher without one, or of an older version): the signal
+        _terminate(pid)
+        via = "SIGTERM"
+    while lock_held(lock):
+        if time.monotonic() - started > timeout:
+            raise WatcherStillRunningError(pid, timeout)
+        time.sleep(0.05)
+    return StopReport(True, True, pid, via, round(time.monotonic() - started, 2))
+
+
+def _terminate(pid: int | None) -> None:
+    if pid == os.getpid():
+        raise VaultError(
+            "the watcher runs in this process without a socket; call its `request_stop()`."
+        )
+    if pid is None:
+        raise VaultError(
+            "a watcher holds .vault/watch.lock but does not answer on its socket and has not "
+            "written its pid yet (it may be starting). Try `vault watch --stop` again in a "
+            "moment."
+        )
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass  # gone already: the wait sees the lock released
+    except PermissionError:
+        raise VaultError(
+            f"the watcher runs as another user (pid {pid}); stop it as that user."
+        ) from None

@@ -35,6 +35,7 @@ log = logging.getLogger("vault_memory")
 IGNORED_DIRS = {".vault", ".git", ".obsidian", ".trash", "node_modules", "__pycache__"}
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 FILE_BATCH = 200
+WRITE_LOCK = "write.lock"  # in .vault/: one writer at a time
 EMBED_BATCH = 256  # texts per SQLite commit; fastembed itself runs batches of `batch_size`
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -331,7 +332,7 @@ class Index:
     # -- the run ----------------------------------------------------------------------------
 
     def writer_lock(self, timeout: float = 60.0) -> contextlib.AbstractContextManager[None]:
-        return fsutil.lock_file(self.cache / "write.lock", "index writer", timeout)
+        return fsutil.lock_file(self.cache / WRITE_LOCK, "index writer", timeout)
 
     def run(
         self,
