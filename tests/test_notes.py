@@ -452,3 +452,16 @@ def test_every_read_path_leaves_the_file_byte_identical(
     assert hashlib.sha256(path.read_bytes()).digest() == hashlib.sha256(data).digest()
     assert (path.stat().st_mtime_ns, path.stat().st_ino) == old
     assert sorted(p.name for p in path.parent.iterdir()) == [name]
+
+
+@pytest.mark.parametrize("tag", ["decision", "2024-goals", "_inbox", "élan", "project/alpha-2"])
+def test_a_tag_that_is_accepted_is_read_back_as_a_tag(tag: str) -> None:
+    """What `vault add --tag` accepts, the index reads as a tag (and Obsidian does too)."""
+    block = format_entry("Chose PostgreSQL", dt.datetime(2026, 11, 22, 14, 3), "note",
+                         tags=(check_tag(tag),))
+    assert tag in parse_note("memory/2026-11-22.md", "# 2026-11-22\n" + block).tags
+
+
+def test_numbers_and_anchors_are_not_tags() -> None:
+    note = parse_note("notes/a.md", "# A\n\nissue #42, see file.md#L4 and [[#Heading]]\n")
+    assert note.tags == frozenset()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import fsutil
 from .conversation import Message, squash, transcript_for_model
-from .notes import LIST_ITEM
+from .notes import LIST_ITEM, TAG_NAME
 from .redact import redact
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class FlushEntry:
         }
 
 
-_TRAILING_TAGS = re.compile(r"(?:\s+#[A-Za-z][\w/-]*)+\s*$")
+_TRAILING_TAGS = re.compile(rf"(?:\s+#{TAG_NAME})+\s*$")
 
 
 def entry_key(line: str) -> str:

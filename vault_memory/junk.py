@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 
+from .notes import TAG_NAME
+
 MIN_WORDS = 4
 MIN_LETTERS = 15
 
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_TAG = re.compile(r"(?<![\w/&#])#[A-Za-z][\w\-/]*")
+_TAG = re.compile(rf"(?<![\w/&#])#{TAG_NAME}")
 _URL = re.compile(r"^(?:<)?(?:https?|ftp)://\S+?(?:>)?$|^www\.\S+$", re.I)
 _MD_LINK = re.compile(r"^\[([^\]]*)\]\((\S+)\)$")
 _KEY_VALUE = re.compile(r"^[A-Za-z_][\w.\-]*=\S*$")

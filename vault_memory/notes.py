@@ -28,7 +28,10 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*(?:(?<=[ \t])#+[ \t]*)?$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 # A tag starts with a letter and follows a non-word character, so `#L4` in `file.md#L4`,
 # `#123`, URL fragments and links to a heading (`[[#Decisions]]`) are not tags.
-_TAG = re.compile(r"(?<![\w/&#])(?<!\[\[)#([A-Za-z][\w\-/]*)")
+# What follows a tag's `#`, as Obsidian reads it: word characters, `-` and `/`, starting with a
+# word character and not only digits (`#2024` is not a tag, `#2024-goals` and `#_inbox` are).
+TAG_NAME = r"(?=[\w/-]*[^\W\d])\w[\w/-]*"
+_TAG = re.compile(rf"(?<![\w/&#])(?<!\[\[)#({TAG_NAME})")
 _WIKILINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 _ENTRY_HEADING = re.compile(r"^(\d{1,2}:\d{2})(?:\s*[·•|—–-]\s*(.*))?$")
 _SEPARATOR = re.compile(r"\s*[·•|—–]\s*|\s+-\s+")
@@ -280,6 +283,7 @@ def check_tag(tag: str) -> str:
         not all(parts)
         or not all(map(_tag_char, name))
         or all(ch.isdigit() or ch == "/" for ch in name)
+        or not re.fullmatch(TAG_NAME, name)
     ):
         raise InvalidTagError(tag, tag_slug(tag))
     return name

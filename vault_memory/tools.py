@@ -132,12 +132,14 @@ def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
 def _check_value(name: str, spec: Mapping[str, Any], value: Any) -> Any:
     kind = spec["type"]
     if kind == "integer":
-        # Strictly a JSON integer: not "5" (a string), not 5.0, not true (a bool is an int
-        # in Python).
+        # A JSON Schema integer: 5, or 5.0 (draft 6 on: a number with no fractional part);
+        # not "5" (a string), not 2.5, not true (a bool is an int in Python).
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ToolArgumentError(
                 f"argument {name!r} must be a whole number written as a JSON integer "
-                f"(e.g. 5, no quotes, no decimal point), not {_describe(value)}."
+                f"(e.g. 5, no quotes, no fraction), not {_describe(value)}."
             )
         low, high = spec.get("minimum"), spec.get("maximum")
         if (low is not None and value < low) or (high is not None and value > high):
