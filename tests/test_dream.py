@@ -675,3 +675,16 @@ def test_search_logs_what_it_returned(small: Path, no_model) -> None:
     found = counts(small / ".vault")
     line = "- Jonas goes on parental leave from 1 January. #important"
     assert found[("memory/2026-11-21.md", line_hash(line))] == 2
+
+
+def test_records_are_ordered_by_their_instant_not_their_file(small: Path, no_model) -> None:
+    """A dream at 03:30 UTC files under 2026-11-22; its undo an hour later, on a clock in
+    UTC-12, files under 2026-11-21. The undo is still the last record: a second undo says so
+    (it once read the dream as the last record, and refused because MEMORY.md had changed)."""
+    west = dt.timezone(dt.timedelta(hours=-12))
+    with Vault(small) as vault:
+        vault.dream(now=NOW)
+        undone = vault.undo_dream(now=(NOW + dt.timedelta(hours=1)).astimezone(west))
+        assert undone.diary == "dreams/2026-11-21.md"
+        with pytest.raises(UndoError, match="was already undone"):
+            vault.undo_dream(now=NOW + dt.timedelta(hours=2))

@@ -427,7 +427,8 @@ def test_one_watcher_per_vault_and_status(watched: tuple[Path, Watcher],
     assert info["running"] is True and info["pid"] == os.getpid()
     assert 0 <= info["uptime_seconds"] < 600
     assert info["last_event_at"] and abs(info["last_event_at"] - time.time()) < 60
-    assert info["socket"] == str(root / ".vault" / "watch.sock")
+    # .vault/watch.sock, or a name in the temp folder when that path is too long for a socket
+    assert info["socket"] == str(client.socket_path(root / ".vault"))
     result = run_cli("--vault", str(root), "status")
     assert result.exit_code == 0
     assert f"watcher       running (pid {os.getpid()}, up 0h" in result.output

@@ -340,8 +340,14 @@ class Dreamer:
 
     def _records(self, since: dt.date | None = None) -> list[Record]:
         """Diary records, oldest first (a dream on day D can only consume logs up to D, so
-        the records of the window's logs are in diary files dated within the window)."""
+        the records of the window's logs are in diary files dated within the window).
+
+        Oldest by the instant each record states, not by file: a diary file is named by the
+        date of its run's clock, and two runs whose clocks were in different zones (a dream
+        at 03:30 UTC, its undo at 16:30 the day before in UTC-12) may file out of order."""
         records = []
+        if since is not None:
+            since -= dt.timedelta(days=1)  # a zone's date is at most a day from another's
         for relpath in self._dated(DIARY_DIR, since, None):
             try:
                 real, _ = fsutil.resolve_in_vault(self.root, relpath)
@@ -350,7 +356,7 @@ class Dreamer:
                 log.warning("%s (its dream records are skipped)", exc)
                 continue
             records.extend(parse_records(relpath, text))
-        return records
+        return _chronological(records)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -583,6 +589,22 @@ class Dreamer:
 
 
 # -- reporting --------------------------------------------------------------------------------
+
+
+def _chronological(records: list[Record]) -> list[Record]:
+    """Records ordered by the instant of their id (an ISO date-time with its offset; a naive
+    one is local time); a record whose id is no date-time keeps its place after the one
+    before it. Ties keep file order."""
+    keyed = []
+    last = dt.datetime.min.replace(tzinfo=dt.UTC)
+    for position, record in enumerate(records):
+        try:
+            when = dt.datetime.fromisoformat(record.id)
+            last = when if when.tzinfo else when.astimezone()
+        except ValueError:
+            pass
+        keyed.append((last, position, record))
+    return [record for _, _, record in sorted(keyed, key=lambda item: item[:2])]
 
 
 def _describe(report: DreamReport, plan: DreamPlan, before: str, after: str) -> None:

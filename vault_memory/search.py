@@ -57,10 +57,12 @@ class RankSettings:
     coalesce_max_lines: int = 5  # ...and lines
     recency_weight: float = 0.2  # at most this share of a score is lost to age
     half_life_days: float = 90.0
-    # A hit holding no query word whose cosine is below this is flagged "weak": nothing in the
-    # vault answers the query well. 0.35 for the bundled MiniLM (unrelated text scores
-    # 0.1-0.33 there, answers 0.4-0.7); other models differ.
-    weak_cosine: float = 0.35
+    # A hit holding no query word whose cosine is below this is flagged "weak": it may not
+    # answer the query. 0.25 for the bundled MiniLM, measured on sample_vault/: nonsense
+    # queries peak at 0.17-0.23 ("asdf" at 0.33), answers that share no word with their
+    # question at 0.26-0.6 ("which database did we pick" / "Chose PostgreSQL for billing":
+    # 0.26). No threshold separates them all; other models differ.
+    weak_cosine: float = 0.25
 
 
 @dataclass
