@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vault_memory import Vault  # noqa: E402
-from vault_memory.tokens import count_tokens, load_counter  # noqa: E402
-from vault_memory.tools import call_tool, make_tools  # noqa: E402
+from vault_memory.agents.tools import call_tool, make_tools  # noqa: E402
+from vault_memory.search.tokens import count_tokens, load_counter  # noqa: E402
 
 
 def median_ms(samples: list[float]) -> str:

@@ -38,7 +38,7 @@ def median_ms(samples: list[float]) -> str:
 
 
 def bench_hitlog(tmp: Path, runs: int) -> str:
-    from vault_memory import hitlog
+    from vault_memory.search import hitlog
 
     cache = tmp / ".vault"
     cache.mkdir()
@@ -85,10 +85,10 @@ def bench_sample(tmp: Path, runs: int, model: bool) -> str:
 
 
 def bench_consolidate(runs: int) -> str:
-    from vault_memory.dream import Policy, consolidate, extract_items
-    from vault_memory.memoryfile import parse_memory
-    from vault_memory.notes import parse_note
-    from vault_memory.similarity import TokenSimilarity
+    from vault_memory.dream.decide import Policy, consolidate, extract_items
+    from vault_memory.dream.similarity import TokenSimilarity
+    from vault_memory.files.memoryfile import parse_memory
+    from vault_memory.files.notes import parse_note
 
     rng = random.Random(7)
     letters = "abcdefghijklmnopqrstuvwxyz"

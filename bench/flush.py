@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout
 
 from vault_memory import Vault  # noqa: E402
-from vault_memory.conversation import Message  # noqa: E402
-from vault_memory.extract import extract_offline  # noqa: E402
-from vault_memory.redact import redact  # noqa: E402
+from vault_memory.capture.conversation import Message  # noqa: E402
+from vault_memory.capture.extract import extract_offline  # noqa: E402
+from vault_memory.capture.redact import redact  # noqa: E402
 
 LOCOMO = ROOT.parent / "shared" / "eval" / "locomo" / "locomo-dev.json"
 

@@ -44,10 +44,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
 from vault_memory import Vault  # noqa: E402
+from vault_memory.files.notes import parse_note  # noqa: E402
 from vault_memory.index.embedder import BUNDLED_MODEL  # noqa: E402
 from vault_memory.index.indexer import shared_embedder  # noqa: E402
 from vault_memory.index.units import make_units  # noqa: E402
-from vault_memory.notes import parse_note  # noqa: E402
 
 BATCH_SIZE = 32  # vault.toml's index.batch_size default, used by both sides
 

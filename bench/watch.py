@@ -74,7 +74,7 @@ def connect(vault: Path) -> sqlite3.Connection:
 
 
 def ping(vault: Path) -> bool:
-    from vault_memory import watch_client
+    from vault_memory.live import watch_client
 
     reply = watch_client.ping(vault / ".vault")
     return bool(reply and reply.get("ready") and reply.get("warm"))
@@ -182,8 +182,8 @@ def bench_search_after_edit(work: Path, rounds: int, units: int) -> list[float]:
     sys.path.insert(0, str(ROOT / "bench"))
     import search as search_bench  # bench/search.py: the synthetic vault, cached in /tmp
 
-    from vault_memory import watch_client
     from vault_memory.config import load_config
+    from vault_memory.live import watch_client
 
     source, _ = search_bench.prepare(search_bench.DEFAULT_ROOT, units)
     vault = work / "large"

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory import Vault, clock, fsutil
+from vault_memory import Vault, clock
 from vault_memory.errors import PathOutsideVaultError, UnreadableNoteError
-from vault_memory.fsutil import split_lines
+from vault_memory.files import fsutil
+from vault_memory.files.fsutil import split_lines
 from vault_memory.vault import MAX_ENTRY_BYTES, template_dir
 
 LAYOUT = [".gitattributes", ".gitignore", "MEMORY.md", "vault.toml"]

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory import Vault, fsutil
-from vault_memory.context import build_context
+from vault_memory import Vault
 from vault_memory.errors import VaultError
-from vault_memory.tokens import (
+from vault_memory.files import fsutil
+from vault_memory.search.context import build_context
+from vault_memory.search.tokens import (
     HEURISTIC_CHARS_PER_TOKEN,
     TOKENIZER_FILE,
     count_tokens,

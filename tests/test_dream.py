@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault, clock
-from vault_memory.dream import (
+from vault_memory.dream.apply import DreamDisabledError, DreamRefusedError, UndoError
+from vault_memory.dream.decide import (
     Added,
     Archived,
     DreamPlan,
@@ -26,12 +27,11 @@ from vault_memory.dream import (
     render,
     validate,
 )
-from vault_memory.dreamer import DreamDisabledError, DreamRefusedError, UndoError
+from vault_memory.dream.similarity import TokenSimilarity
 from vault_memory.errors import NoteChangedError
-from vault_memory.hitlog import counts, line_hash
-from vault_memory.memoryfile import parse_memory
-from vault_memory.notes import parse_note
-from vault_memory.similarity import TokenSimilarity
+from vault_memory.files.memoryfile import parse_memory
+from vault_memory.files.notes import parse_note
+from vault_memory.search.hitlog import counts, line_hash
 
 NOW = dt.datetime(2026, 11, 22, 3, 30, tzinfo=dt.UTC)
 TOKENS = TokenSimilarity()
@@ -409,7 +409,7 @@ def test_disabled_dream_has_no_side_effects(sample_vault: Path, run_cli, tree_st
 
 
 def test_concurrent_edit_aborts_the_dream(small: Path, no_model, monkeypatch, tree_state) -> None:
-    from vault_memory import dreamer
+    from vault_memory.dream import apply as dreamer
 
     real_render = dreamer.render
     edited = MEMORY + "- A line Maya typed while the dream was thinking.\n"
@@ -645,8 +645,8 @@ def test_undo_refuses_a_tampered_backup(small: Path, no_model) -> None:
 
 
 def test_one_dream_at_a_time_and_bad_settings(small: Path, no_model) -> None:
-    from vault_memory import fsutil
     from vault_memory.errors import ConfigError, LockTimeoutError, VaultError
+    from vault_memory.files import fsutil
 
     with Vault(small) as vault:
         with fsutil.lock_file(small / ".vault/dream.lock", "dream"), \

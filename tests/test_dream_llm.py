@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault, clock
-from vault_memory.dreamer import DreamRefusedError
+from vault_memory.dream.apply import DreamRefusedError
 from vault_memory.llm import MAX_REPLY_BYTES
 
 from .llm_server import Scripted, ScriptedLLMServer, completion

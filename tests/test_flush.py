@@ -17,16 +17,16 @@ import pytest
 
 import vault_memory
 from vault_memory import Vault
-from vault_memory.conversation import (
+from vault_memory.capture.conversation import (
     MalformedConversationError,
     derive_session_id,
     parse_conversation,
 )
+from vault_memory.capture.extract import cap_text, classify, entry_key, extract_offline
+from vault_memory.capture.flush import SessionNotFoundError
 from vault_memory.errors import InputTooLargeError, VaultError
-from vault_memory.extract import cap_text, classify, entry_key, extract_offline
-from vault_memory.flush import SessionNotFoundError
+from vault_memory.files.notes import parse_note
 from vault_memory.llm import MAX_REPLY_BYTES
-from vault_memory.notes import parse_note
 
 from .llm_server import ScriptedLLMServer
 from .test_redact import SECRETS

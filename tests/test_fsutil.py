@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory import fsutil
 from vault_memory.errors import (
     LockTimeoutError,
     NoteChangedError,
@@ -21,7 +20,8 @@ from vault_memory.errors import (
     PathOutsideVaultError,
     UnreadableNoteError,
 )
-from vault_memory.fsutil import (
+from vault_memory.files import fsutil
+from vault_memory.files.fsutil import (
     append_entry,
     locked,
     read_text,
@@ -418,7 +418,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from vault_memory.fsutil import append_entry
+    from vault_memory.files.fsutil import append_entry
 
     path, writer, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     print("ready", flush=True)

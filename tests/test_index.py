@@ -454,7 +454,7 @@ def test_unreadable_indexed_file_keeps_its_units(
 LOCK_HOLDER = """
 import sys
 from pathlib import Path
-from vault_memory.fsutil import lock_file
+from vault_memory.files.fsutil import lock_file
 with lock_file(Path(sys.argv[1]), "index writer", 5):
     print("locked", flush=True)
     sys.stdin.read()
@@ -585,7 +585,7 @@ def test_symlink_loops_dangling_and_outside_links_are_skipped_with_one_warning_e
 ) -> None:
     """`ln -s self.md notes/self.md` once made index, search, status and the MCP search tool
     exit with a RuntimeError traceback."""
-    from vault_memory.tools import call_tool, make_tools
+    from vault_memory.agents.tools import call_tool, make_tools
 
     notes = vault_dir / "notes"
     notes.mkdir()

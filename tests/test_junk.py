@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vault_memory.junk import clean, is_junk, junk_reason
+from vault_memory.dream.junk import clean, is_junk, junk_reason
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory import Vault, clock, fsutil
+from vault_memory import Vault, clock
 from vault_memory.errors import (
     EmptyEntryError,
     InputTooLargeError,
@@ -15,7 +15,8 @@ from vault_memory.errors import (
     PathOutsideVaultError,
     VaultError,
 )
-from vault_memory.manage import (
+from vault_memory.files import fsutil
+from vault_memory.files.entries import (
     ManageError,
     PinnedEntryError,
     Target,
@@ -26,7 +27,7 @@ from vault_memory.manage import (
     replacement_lines,
     splice,
 )
-from vault_memory.notes import parse_note
+from vault_memory.files.notes import parse_note
 from vault_memory.vault import MAX_ENTRY_BYTES
 
 MEMORY = """\

@@ -16,8 +16,9 @@ import anyio
 import pytest
 
 import vault_memory
-from vault_memory import Vault, clock, fsutil
-from vault_memory.tools import make_tools
+from vault_memory import Vault, clock
+from vault_memory.agents.tools import make_tools
+from vault_memory.files import fsutil
 
 from .conftest import SMALL_VAULT_FILES
 from .test_tools import HOSTILE_PATHS, make_hostile

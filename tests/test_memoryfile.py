@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vault_memory.memoryfile import entry_lines, parse_memory, render_memory, sources_of
+from vault_memory.files.memoryfile import entry_lines, parse_memory, render_memory, sources_of
 
 MEMORY = """\
 ---

@@ -12,8 +12,8 @@ import pytest
 
 from vault_memory import Vault
 from vault_memory.errors import InvalidTagError
-from vault_memory.fsutil import read_text
-from vault_memory.notes import (
+from vault_memory.files.fsutil import read_text
+from vault_memory.files.notes import (
     check_tag,
     date_from_name,
     format_entry,

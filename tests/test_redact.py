@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vault_memory.redact import PATTERNS, redact
+from vault_memory.capture.redact import PATTERNS, redact
 
 PEM_BODY = (
     "N+orFABAdxObQYDfOTIkmWLGhXIABZrrjqF883h+DtKdHAtj/9cpg3TZvXT8Ea3X\n"

@@ -19,9 +19,9 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from vault_memory import Vault
 from vault_memory.config import load_config
+from vault_memory.dream.scheduler import DreamScheduler, cron_trigger, crontab_weekdays, time_zone
 from vault_memory.errors import ConfigError, VaultError
-from vault_memory.scheduler import DreamScheduler, cron_trigger, crontab_weekdays, time_zone
-from vault_memory.watch import Watcher
+from vault_memory.live.watch import Watcher
 
 UTC = dt.UTC
 
@@ -166,7 +166,7 @@ def test_missed_fire_times_coalesce_into_one_run(vault_dir: Path,
 
 def test_a_dream_missed_while_down_runs_once_at_start(vault_dir: Path,
                                                      schedulers: list[DreamScheduler]) -> None:
-    from vault_memory.scheduler import write_json
+    from vault_memory.dream.scheduler import write_json
 
     two_days_ago = time.time() - 2 * 86400
     write_json(vault_dir / ".vault" / "scheduler.json", {"last_dream_at": two_days_ago})
@@ -253,7 +253,7 @@ def test_watcher_runs_the_dream_job_and_shows_the_next_run(vault_dir: Path,
 def test_a_disabled_dream_has_no_side_effects(vault_dir: Path, keyword_only: None,
                                               how: str) -> None:
     write_json_time = time.time() - 2 * 86400  # a dream would be due at once if enabled
-    from vault_memory.scheduler import write_json
+    from vault_memory.dream.scheduler import write_json
 
     write_json(vault_dir / ".vault" / "scheduler.json", {"last_dream_at": write_json_time})
     before = (vault_dir / ".vault" / "scheduler.json").read_bytes()

@@ -14,9 +14,9 @@ import pytest
 
 from vault_memory import Vault
 from vault_memory.errors import PathOutsideVaultError, VaultError
+from vault_memory.files.notes import KINDS
 from vault_memory.index.embedder import DISABLE_ENV
-from vault_memory.notes import KINDS
-from vault_memory.search import Hit, contains_token
+from vault_memory.search.searcher import Hit, contains_token
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 ZOE_QUESTION = "How does Zoë like product changes explained to her?"
@@ -529,7 +529,7 @@ def test_the_dream_diary_is_left_out_unless_asked_for(indexed_sample: Path, run_
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """After a dream and its undo, 3 of the top 5 hits for "parental leave" were diary lines
     (one a removal line of the diff), above the daily log that holds the fact."""
-    from vault_memory.tools import call_tool, make_tools
+    from vault_memory.agents.tools import call_tool, make_tools
 
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T10:00")
     with Vault(indexed_sample) as vault:

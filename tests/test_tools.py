@@ -15,9 +15,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from vault_memory import Vault, fsutil
-from vault_memory.background import BackgroundIndex
-from vault_memory.tools import (
+from vault_memory import Vault
+from vault_memory.agents.background import BackgroundIndex
+from vault_memory.agents.tools import (
     MAX_CONTENT_CHARS,
     MAX_GET_LINES,
     MAX_QUERY_CHARS,
@@ -27,6 +27,7 @@ from vault_memory.tools import (
     make_tools,
     run_tool,
 )
+from vault_memory.files import fsutil
 
 # Each must be refused by every tool that takes a path. The `vault` fixture provides leak.md,
 # leakdir/ and memory/2026-11-19.md: symlinks to ../outside, which holds secret.md (SECRET).

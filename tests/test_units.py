@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory.fsutil import split_lines
+from vault_memory.files.fsutil import split_lines
+from vault_memory.files.notes import parse_note
 from vault_memory.index.units import MAX_UNIT_LINES, Unit, make_units
-from vault_memory.notes import parse_note
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 

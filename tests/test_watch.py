@@ -28,10 +28,10 @@ import pytest
 
 import vault_memory
 from vault_memory import Vault, VaultError
-from vault_memory import watch as watch_module
-from vault_memory import watch_client as client
 from vault_memory.index.fulltext import FullText
-from vault_memory.watch import Watcher, WatcherRunningError
+from vault_memory.live import watch as watch_module
+from vault_memory.live import watch_client as client
+from vault_memory.live.watch import Watcher, WatcherRunningError
 
 WORKTREE = Path(vault_memory.__file__).resolve().parents[1]
 

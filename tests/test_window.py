@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault
+from vault_memory.agents.window import MESSAGE_OVERHEAD, ConversationWindow, _content_text
 from vault_memory.errors import VaultError
-from vault_memory.tokens import load_counter
-from vault_memory.window import MESSAGE_OVERHEAD, ConversationWindow, _content_text
+from vault_memory.search.tokens import load_counter
 
 from .llm_server import ScriptedLLMServer
 
@@ -178,7 +178,7 @@ def test_random_conversations_stay_within_budget(vault_dir: Path, seed: int) -> 
 def test_a_cut_message_is_not_flushed_again_when_it_leaves(vault_dir: Path) -> None:
     """It was flushed whole when it was cut; its cut copy must not reach flush when it leaves
     (flush's dedupe would hide a partial entry only when the cut falls between sentences)."""
-    from vault_memory.window import TRUNCATED
+    from vault_memory.agents.window import TRUNCATED
 
     long = "I prefer dark roast coffee from Kaffebrenneriet. " + "Quarterly numbers are fine. " * 80
     with Vault(vault_dir) as vault:

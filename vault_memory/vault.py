@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import clock, fsutil
+from . import clock
 from .config import CACHE_DIR, CONFIG_FILE, Config, find_vault_root, load_config
 from .errors import (
     EmptyEntryError,
@@ -23,19 +23,20 @@ from .errors import (
     UnreadableNoteError,
     VaultError,
 )
-from .notes import DAILY_DIR, DIARY_DIR, KINDS, MEMORY_FILE, format_entry
+from .files import fsutil
+from .files.notes import DAILY_DIR, DIARY_DIR, KINDS, MEMORY_FILE, format_entry
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .context import ContextBlock
-    from .dreamer import DreamReport
-    from .flush import FlushReport, SessionInfo
+    from .capture.flush import FlushReport, SessionInfo
+    from .dream.apply import DreamReport
+    from .files.entries import ManageReport
     from .index.indexer import Index, IndexReport, Progress
-    from .manage import ManageReport
-    from .search import Hit, Searcher
-    from .watch import Watcher, WatchReport
-    from .watch_client import StopReport
+    from .live.watch import Watcher, WatchReport
+    from .live.watch_client import StopReport
+    from .search.context import ContextBlock
+    from .search.searcher import Hit, Searcher
 
 log = logging.getLogger("vault_memory")
 
@@ -178,7 +179,7 @@ class Vault:
 
     @cached_property
     def _searcher(self) -> Searcher:
-        from .search import RankSettings, Searcher
+        from .search.searcher import RankSettings, Searcher
 
         settings = RankSettings(half_life_days=self.config.search.half_life_days)
         return Searcher(self._index, settings)
@@ -208,7 +209,7 @@ class Vault:
         load); searches here when none runs or it cannot answer.
         today: the day recency is measured from (default: the clock's, see `clock`).
         """
-        from .search import MODES, Filters, Hit
+        from .search.searcher import MODES, Filters, Hit
 
         if mode not in MODES:
             raise VaultError(f"unknown search mode {mode!r}; use one of: {', '.join(MODES)}.")
@@ -241,7 +242,7 @@ class Vault:
             hidden_kinds=() if asked_for_diary else ("diary",),
         )
         if via_watcher and today is None:
-            from . import watch_client
+            from .live import watch_client
 
             found = watch_client.search(
                 self.config,
@@ -277,7 +278,7 @@ class Vault:
                             "Run `vault index` to add them.")
         limit = limit or self.config.search.limit
         hits = self._searcher.search(query, limit=limit, mode=mode, filters=filters, today=today)
-        from .hitlog import record  # what search returned: a hint for the dream
+        from .search.hitlog import record  # what search returned: a hint for the dream
 
         record(self.cache_dir, hits)
         return hits
@@ -322,7 +323,7 @@ class Vault:
     def status(self) -> dict[str, Any]:
         """Files, units, embedded units, model, cache size, drift, settings. Writes nothing."""
         from .index.indexer import status
-        from .watch_client import watcher_status
+        from .live.watch_client import watcher_status
 
         info = status(self.config)
         info["settings"] = self.config.as_dict()
@@ -338,14 +339,14 @@ class Vault:
     ) -> WatchReport:
         """Keep `.vault/` in line with the files until SIGINT/SIGTERM, answer searches over a
         socket and run the dream schedule (unless `dream` is False). Blocks; see `watch.py`."""
-        from .watch import Watcher
+        from .live.watch import Watcher
 
         return Watcher(self, dream=dream, quiet_ms=quiet_ms).run(on_ready)
 
     def stop_watcher(self, timeout: float | None = None) -> StopReport:
         """Ask the running `vault watch` of this vault to stop and wait (at most `timeout`
         seconds, default 30) until it has; a report that says so when none runs."""
-        from .watch_client import STOP_WAIT, stop_watcher
+        from .live.watch_client import STOP_WAIT, stop_watcher
 
         return stop_watcher(self.cache_dir, STOP_WAIT if timeout is None else timeout)
 
@@ -465,7 +466,7 @@ class Vault:
         the file changed meanwhile). Deleting a `#pin` entry needs `force=True`.
         Details: vault_memory/manage.py.
         """
-        from .manage import Manager
+        from .files.entries import Manager
 
         return Manager(self, MAX_ENTRY_BYTES).run(content, action, id, force)
 
@@ -479,7 +480,7 @@ class Vault:
         self, max_tokens: int = 2000, query: str | None = None, today: dt.date | None = None
     ) -> ContextBlock:
         """`context` with what went in: parts, notices, token count (for `--json`)."""
-        from .context import build_context
+        from .search.context import build_context
 
         return build_context(self, max_tokens, query, today)
 
@@ -498,7 +499,7 @@ class Vault:
         background thread. `dry_run` computes the diff and writes nothing; `force` applies a
         result that drops over 25% of the entries or exceeds the size budget. Raises
         `DreamDisabledError` (nothing done) when [dream] enabled = false, except for a dry run."""
-        from .dreamer import Dreamer
+        from .dream.apply import Dreamer
 
         return Dreamer(self.config, lambda: self._index.writer_lock(), now).dream(
             dry_run=dry_run, force=force, lookback_days=lookback_days
@@ -507,7 +508,7 @@ class Vault:
     def undo_dream(self, *, now: dt.datetime | None = None) -> DreamReport:
         """Restore MEMORY.md byte for byte as it was before the last dream that changed it, and
         record the undo in the diary. Works without git; works while dreaming is disabled."""
-        from .dreamer import Dreamer
+        from .dream.apply import Dreamer
 
         return Dreamer(self.config, lambda: self._index.writer_lock(), now).undo()
 
@@ -532,19 +533,19 @@ class Vault:
         dry_run: compute the report (with the block as `text`) and write nothing.
         date: the day whose log receives the entries (default today).
         """
-        from .flush import flush
+        from .capture.flush import flush
 
         return flush(self, messages, session=session, dry_run=dry_run, date=date)
 
     def sessions(self) -> list[SessionInfo]:
         """The flushed sessions found in the daily logs, the most recent first."""
-        from .flush import group_sessions, scan_sessions
+        from .capture.flush import group_sessions, scan_sessions
 
         return group_sessions(scan_sessions(self.root, self.config.index.max_file_bytes))
 
     def session(self, session_id: str) -> SessionInfo:
         """One flushed session with its blocks and entries."""
-        from .flush import SessionNotFoundError, group_sessions, scan_sessions
+        from .capture.flush import SessionNotFoundError, group_sessions, scan_sessions
 
         blocks = scan_sessions(self.root, self.config.index.max_file_bytes, session_id.strip())
         if not blocks:

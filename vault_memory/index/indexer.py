@@ -22,10 +22,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import fsutil
 from ..config import Config
 from ..errors import UnreadableNoteError, VaultError
-from ..notes import parse_note
+from ..files import fsutil
+from ..files.notes import parse_note
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
 from .store import CorruptIndexError, SchemaVersionError, Store
 from .units import make_units

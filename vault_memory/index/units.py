@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..fsutil import sha256_text
-from ..notes import LIST_ITEM, Note, iter_tags
+from ..files.fsutil import sha256_text
+from ..files.notes import LIST_ITEM, Note, iter_tags
 
 MAX_UNIT_LINES = 5
 PARAGRAPH_LINES = 3

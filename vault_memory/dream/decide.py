@@ -19,10 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import clock
-from .hitlog import line_hash
-from .junk import junk_reason
-from .memoryfile import (
+from .. import clock
+from ..files.memoryfile import (
     INBOX,
     MemoryDoc,
     MemoryEntry,
@@ -32,7 +30,9 @@ from .memoryfile import (
     plain_text,
     render_memory,
 )
-from .notes import LIST_ITEM, Note, iter_tags
+from ..files.notes import LIST_ITEM, Note, iter_tags
+from ..search.hitlog import line_hash
+from .junk import junk_reason
 from .similarity import Similarity, tokens
 
 #: Tags that make an entry worth keeping, with their weight in the score.

@@ -28,11 +28,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import VaultError
+from ..errors import VaultError
 
 if TYPE_CHECKING:
-    from .tokens import TokenCounter
-    from .vault import Vault
+    from ..search.tokens import TokenCounter
+    from ..vault import Vault
 
 log = logging.getLogger("vault_memory")
 
@@ -74,7 +74,7 @@ class ConversationWindow:
                 f"a conversation window needs at least {MIN_BUDGET} tokens (got {max_tokens})."
             )
         if counter is None:
-            from .tokens import load_counter
+            from ..search.tokens import load_counter
 
             counter = load_counter()
         self.vault = vault
@@ -232,8 +232,8 @@ class ConversationWindow:
                 "content": self._summary_header() + "\n" + "\n".join(self.summary_lines)}
 
     def _llm_summary(self, batch: list[dict[str, Any]]) -> list[str] | None:
-        from .llm import LLMClient, LLMError
-        from .redact import redact_text
+        from ..capture.redact import redact_text
+        from ..llm import LLMClient, LLMError
 
         try:
             client = LLMClient.from_config(self.vault.config)

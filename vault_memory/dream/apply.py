@@ -23,10 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import clock, fsutil, gitops, hitlog
-from .config import Config
-from .diary import DIARY_TITLE, Record, one_line, parse_records, render_entry
-from .dream import (
+from .. import clock
+from ..config import Config
+from ..errors import ConfigError, NoteChangedError, NoteNotFoundError, VaultError
+from ..files import fsutil, gitops
+from ..files.memoryfile import MemoryDoc, parse_memory, plain_text
+from ..files.notes import DAILY_DIR, DIARY_DIR, MEMORY_FILE, date_from_name, parse_note
+from ..search import hitlog
+from .decide import (
     DreamPlan,
     Item,
     Policy,
@@ -38,10 +42,8 @@ from .dream import (
     unified_diff,
     validate,
 )
-from .errors import ConfigError, NoteChangedError, NoteNotFoundError, VaultError
+from .diary import DIARY_TITLE, Record, one_line, parse_records, render_entry
 from .junk import junk_reason
-from .memoryfile import MemoryDoc, parse_memory, plain_text
-from .notes import DAILY_DIR, DIARY_DIR, MEMORY_FILE, date_from_name, parse_note
 from .similarity import EmbeddingSimilarity, Similarity, TokenSimilarity
 
 log = logging.getLogger("vault_memory")
@@ -214,7 +216,7 @@ class Dreamer:
         policy = Policy(max_memory_chars=self.config.dream.max_memory_chars)
         similarity = self._similarity(report)
         hits = hitlog.counts(self.config.cache_dir)
-        from .llm import LLMClient
+        from ..llm import LLMClient
 
         client = LLMClient.from_config(self.config)
         if client is None:
@@ -244,8 +246,8 @@ class Dreamer:
         return report
 
     def _similarity(self, report: DreamReport) -> Similarity:
-        from .index.embedder import _TRUE, DISABLE_ENV, ModelUnavailable
-        from .index.indexer import model_id_for, shared_embedder
+        from ..index.embedder import _TRUE, DISABLE_ENV, ModelUnavailable
+        from ..index.indexer import model_id_for, shared_embedder
 
         similarity: Similarity = TokenSimilarity()
         disabled = os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE
@@ -263,8 +265,8 @@ class Dreamer:
     def _ask_model(self, client: Any, inputs: _Inputs, candidates: list[Item],
                    policy: Policy, similarity: Similarity, hits: Any,
                    today: dt.date) -> tuple[DreamPlan, str]:
-        from .dream_llm import ReplyError, build_messages, plan_from_reply, select_inputs
-        from .llm import LLMError, parse_json_reply
+        from ..llm import LLMError, parse_json_reply
+        from .llm_plan import ReplyError, build_messages, plan_from_reply, select_inputs
 
         junk = [(i, junk_reason(i.text)) for i in candidates]
         live = [i for i, reason in junk if reason is None]

@@ -24,15 +24,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import __version__, clock
+from .. import __version__, clock
+from ..errors import VaultError
+from ..files.notes import DAILY_DIR, MEMORY_FILE
+from ..search.context import DEFAULT_BUDGET
 from .background import BackgroundIndex
-from .context import DEFAULT_BUDGET
-from .errors import VaultError
-from .notes import DAILY_DIR, MEMORY_FILE
 from .tools import make_tools, run_tool
 
 if TYPE_CHECKING:
-    from .vault import Vault
+    from ..vault import Vault
 
 SERVER_NAME = "vault-memory"
 RESOURCE_NOT_FOUND = -32002  # MCP's error code for an unknown resource URI

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .config import Config
-from .errors import ConfigError, VaultError
-from .notes import DIARY_DIR
+from ..config import Config
+from ..errors import ConfigError, VaultError
+from ..files.notes import DIARY_DIR
 
 log = logging.getLogger("vault_memory")
 

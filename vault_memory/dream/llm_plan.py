@@ -16,8 +16,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .dream import Added, Archived, DreamPlan, Edited, Item, Merged, Policy, Skipped
-from .memoryfile import INBOX, MemoryDoc, plain_text
+from ..files.memoryfile import INBOX, MemoryDoc, plain_text
+from .decide import Added, Archived, DreamPlan, Edited, Item, Merged, Policy, Skipped
 
 MAX_INPUT_CHARS = 24_000  # the items sent per dream; the rest wait for the next one
 MAX_REPLY_ENTRIES = 2_000

@@ -39,12 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import clock, fsutil
-from .errors import EmptyEntryError, InputTooLargeError, VaultError
+from .. import clock
+from ..errors import EmptyEntryError, InputTooLargeError, VaultError
+from . import fsutil
 from .notes import DAILY_DIR, LIST_ITEM, MEMORY_FILE, Note, iter_tags, note_kind, parse_note
 
 if TYPE_CHECKING:
-    from .vault import Vault
+    from ..vault import Vault
 
 ACTIONS = ("create", "update", "delete")
 INBOX = "Inbox"

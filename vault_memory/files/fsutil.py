@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import (
+from ..errors import (
     LockTimeoutError,
     NoteChangedError,
     NoteNotFoundError,

@@ -31,7 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import clock, fsutil
+from .. import clock
+from ..errors import ConfigError, InputTooLargeError, VaultError
+from ..files import fsutil
+from ..files.notes import DAILY_DIR, LIST_ITEM, date_from_name, format_entry, parse_note
 from .conversation import (
     MalformedConversationError,
     Message,
@@ -39,13 +42,11 @@ from .conversation import (
     derive_session_id,
     parse_conversation,
 )
-from .errors import ConfigError, InputTooLargeError, VaultError
 from .extract import FlushEntry, entry_key, extract_llm, extract_offline
-from .notes import DAILY_DIR, LIST_ITEM, date_from_name, format_entry, parse_note
 from .redact import redact
 
 if TYPE_CHECKING:
-    from .vault import Vault
+    from ..vault import Vault
 
 log = logging.getLogger("vault_memory")
 
@@ -392,7 +393,7 @@ def _extract(
     counts: Counter[str],
     max_bytes: int,
 ) -> list[FlushEntry]:
-    from .llm import LLMClient, LLMError
+    from ..llm import LLMClient, LLMError
 
     settings = vault.config.flush
     try:
@@ -465,7 +466,7 @@ def _select_new(
 
 
 def _daily_header(day: dt.date) -> str:
-    from .vault import template_dir
+    from ..vault import template_dir
 
     template = (template_dir() / "daily.md").read_text(encoding="utf-8")
     return template.format(date=day.isoformat())

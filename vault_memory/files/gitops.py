@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import VaultError
+from ..errors import VaultError
 
 TIMEOUT = 60.0
 FALLBACK_IDENTITY = ("-c", "user.name=vault-memory", "-c", "user.email=vault-memory@localhost")

@@ -40,22 +40,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import CACHE_DIR
-from .errors import ConfigError, LockTimeoutError, VaultError
-from .index.indexer import IGNORED_DIRS, is_indexable
-from .scheduler import DreamScheduler, write_json
-from .text import plural
-from .watch_client import (
-    LOCK_FILE,
-    PROTOCOL,
-    STATE_FILE,
-    remove_socket,
-    settings_key,
-    socket_path,
-)
+from ..config import CACHE_DIR
+from ..dream.scheduler import DreamScheduler, write_json
+from ..errors import ConfigError, LockTimeoutError, VaultError
+from ..index.indexer import IGNORED_DIRS, is_indexable
+from ..text import plural
+from .watch_client import LOCK_FILE, PROTOCOL, STATE_FILE, remove_socket, settings_key, socket_path
 
 if TYPE_CHECKING:
-    from .vault import Vault
+    from ..vault import Vault
 
 log = logging.getLogger("vault_memory")
 
@@ -214,7 +207,7 @@ class Watcher:
         dream_trigger: Any = None,
         serve: bool = True,
     ) -> None:
-        from .vault import Vault
+        from ..vault import Vault
 
         self.vault = vault
         self.root = vault.root
@@ -759,7 +752,7 @@ class Watcher:
     def _start_scheduler(self) -> None:
         job = self.dream_job
         if job is None:
-            from .vault import Vault
+            from ..vault import Vault
 
             root, overrides = self.root, self.vault._overrides
 

@@ -27,7 +27,7 @@ from typing import Any
 
 log = logging.getLogger("vault_memory")
 
-TOKENIZER_FILE = Path(__file__).resolve().parent / "model" / "tokenizer.json"
+TOKENIZER_FILE = Path(__file__).resolve().parent.parent / "model" / "tokenizer.json"
 HEURISTIC_CHARS_PER_TOKEN = 2.5
 
 

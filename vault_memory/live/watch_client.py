@@ -21,10 +21,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import VaultError
+from ..errors import VaultError
 
 if TYPE_CHECKING:
-    from .config import Config
+    from ..config import Config
 
 LOCK_FILE = "watch.lock"  # flock held by the watcher for its whole life
 STATE_FILE = "watch.json"  # pid, start time, last event, socket path
@@ -97,7 +97,7 @@ def watcher_status(cache_dir: Path) -> dict[str, Any]:
 def settings_key(config: Config) -> str:
     """What must match between a client and the watcher for both to rank alike: the search
     settings, the model, and whether the model is switched off in this environment."""
-    from .index.embedder import DISABLE_ENV
+    from ..index.embedder import DISABLE_ENV
 
     return json.dumps(
         [config.as_dict()["search"], config.index.model, os.environ.get(DISABLE_ENV, "")],

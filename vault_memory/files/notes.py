@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InvalidTagError
+from ..errors import InvalidTagError
 from .fsutil import split_lines
 
 MEMORY_FILE = "MEMORY.md"

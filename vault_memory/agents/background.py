@@ -17,11 +17,11 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from .errors import LockTimeoutError, VaultError
+from ..errors import LockTimeoutError, VaultError
 
 if TYPE_CHECKING:
-    from .index.indexer import IndexReport
-    from .vault import Vault
+    from ..index.indexer import IndexReport
+    from ..vault import Vault
 
 log = logging.getLogger("vault_memory")
 
@@ -61,8 +61,8 @@ class BackgroundIndex:
         # can fail ("partially initialized module"; see indexer.prefetch_query_encoder).
         import numpy  # noqa: F401
 
-        from . import search  # noqa: F401
-        from .index import indexer  # noqa: F401
+        from ..index import indexer  # noqa: F401
+        from ..search import searcher  # noqa: F401
 
         with self._guard:
             if self._thread is not None and self._thread.is_alive():
@@ -129,7 +129,7 @@ class BackgroundIndex:
     # -- the run ----------------------------------------------------------------------------
 
     def _run(self) -> None:
-        from .vault import Vault
+        from ..vault import Vault
 
         try:
             with Vault(self.root, self._overrides) as vault:
@@ -154,8 +154,8 @@ class BackgroundIndex:
     def _index(self, vault: Vault) -> IndexReport:
         """`vault.index()` once the writer lock is free, waiting in steps of `LOCK_WAIT` for
         another process (a watcher, `vault index`) to finish, so that `stop()` is seen."""
-        from . import fsutil
-        from .index.indexer import WRITE_LOCK
+        from ..files import fsutil
+        from ..index.indexer import WRITE_LOCK
 
         lock = vault.cache_dir / WRITE_LOCK
         wait = 0.0  # at once first: whether another process writes the index shows now

@@ -24,14 +24,15 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import clock, fsutil
-from .errors import VaultError
-from .notes import DAILY_DIR, MEMORY_FILE, parse_note
+from .. import clock
+from ..errors import VaultError
+from ..files import fsutil
+from ..files.notes import DAILY_DIR, MEMORY_FILE, parse_note
 from .tokens import TokenCounter, token_counter
 
 if TYPE_CHECKING:
-    from .search import Hit
-    from .vault import Vault
+    from ..vault import Vault
+    from .searcher import Hit
 
 log = logging.getLogger("vault_memory")
 

@@ -17,13 +17,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import clock
-from .index.fulltext import BM25_B, BM25_K1, terms_of
+from .. import clock
+from ..index.fulltext import BM25_B, BM25_K1, terms_of
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .index.indexer import Index
+    from ..index.indexer import Index
 
 log = logging.getLogger("vault_memory")
 
@@ -650,7 +650,7 @@ class Searcher:
                    store.get_meta("last_index_at"))
         if self._table is not None and version == self._table_version:
             return self._table
-        from .index.arrays import read_arrays, write_arrays
+        from ..index.arrays import read_arrays, write_arrays
 
         stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
                  **store.state_stamp()}

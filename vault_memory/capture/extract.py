@@ -19,13 +19,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import fsutil
+from ..files import fsutil
+from ..files.notes import LIST_ITEM, TAG_NAME
 from .conversation import Message, squash, transcript_for_model
-from .notes import LIST_ITEM, TAG_NAME
 from .redact import redact
 
 if TYPE_CHECKING:
-    from .llm import LLMClient
+    from ..llm import LLMClient
 
 CATEGORIES = ("fact", "preference", "decision", "commitment", "correction")
 CATEGORY_TAGS = {
@@ -596,7 +596,7 @@ def extract_llm(
 ) -> tuple[list[FlushEntry], Counter[str]]:
     """Entries proposed by the model, validated; (entries, secrets redacted from its reply).
     Raises `LLMError` when the reply is unusable."""
-    from .llm import LLMError
+    from ..llm import LLMError
 
     transcript = transcript_for_model(messages)
     if len(transcript) > max_input_chars:
@@ -627,7 +627,7 @@ def extract_llm(
 def validate_llm_entries(reply: Any, max_chars: int) -> list[tuple[str, str, int]]:
     """The (text, category, importance) triples of a model's reply; `LLMError` if its shape,
     types, categories or sizes are not what was asked for."""
-    from .llm import LLMError
+    from ..llm import LLMError
 
     def bad(why: str) -> LLMError:
         return LLMError(f"the model's entries are not usable ({why})", "check the model")
