@@ -293,14 +293,14 @@ def percentile(values: list[float], q: float) -> float:
 
 
 WARM_PARTS = [  # (module, function, label); missing ones (search.py changes) are skipped
-    ("vault_memory.search.searcher", "FieldPostings.bm25", "keyword BM25F (postings arrays)"),
+    ("vault_memory.search.table", "FieldPostings.bm25", "keyword BM25F (postings arrays)"),
     ("vault_memory.index.embedder", "QueryEncoder.embed_query", "query embedding (ONNX)"),
     ("vault_memory.index.embedder", "Embedder.embed_query", "query embedding (ONNX)"),
     ("vault_memory.search.searcher", "Searcher.table", "unit table (check/reload)"),
-    ("vault_memory.search.searcher", "window_sums", "context windows"),
-    ("vault_memory.search.searcher", "lift", "context windows"),
+    ("vault_memory.search.ranking", "window_sums", "context windows"),
+    ("vault_memory.search.ranking", "lift", "context windows"),
     ("vault_memory.index.store", "Store.chunks_by_id", "hit rows from SQLite"),
-    ("vault_memory.search.searcher", "coalesce", "coalescing spans"),
+    ("vault_memory.search.ranking", "coalesce", "coalescing spans"),
     ("vault_memory.index.indexer", "Index.stale_paths", "freshness scan (stat every file)"),
 ]
 WARM_LABELS = list(dict.fromkeys(label for _, _, label in WARM_PARTS
@@ -470,8 +470,8 @@ PHASES = [
     ("vault_memory.search.searcher", "Searcher.table", "unit table load, total"),
     ("vault_memory.index.store", "Store.unit_rows", "  of which: rows + vectors from SQLite"),
     ("vault_memory.index.arrays", "read_arrays", "  of which: mapped from .vault/"),
-    ("vault_memory.search.searcher", "UnitTable.build", "  of which: arrays, sections, windows"),
-    ("vault_memory.search.searcher", "FieldPostings.bm25", "keyword BM25F (postings arrays)"),
+    ("vault_memory.search.table", "UnitTable.build", "  of which: arrays, sections, windows"),
+    ("vault_memory.search.table", "FieldPostings.bm25", "keyword BM25F (postings arrays)"),
     ("vault_memory.index.fulltext", "FullText.open", "Whoosh open (should not happen)"),
     ("vault_memory.index.indexer", "Index.stale_paths", "freshness scan (stat every file)"),
     ("vault_memory.vault", "Vault.search", "Vault.search, total"),

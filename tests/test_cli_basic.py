@@ -445,8 +445,9 @@ def test_vault_option_needs_a_vault_not_any_folder(tmp_path: Path, run_cli) -> N
     (code / "docs").mkdir(parents=True)
     (code / "docs" / "guide.md").write_text("# Guide\n\nfoo bar\n")
     message = error_of(run_cli("--vault", str(code), "search", "foo"))
-    assert message == (f"{code} is not a vault (it holds no vault.toml). Run `vault init {code}` "
-                       "to make it one, or pass the folder of an existing vault.")
+    assert message == (f"{code} is not a vault (it holds no vault.toml, MEMORY.md or memory/). "
+                       f"Run `vault init {code}` to make it one, or pass the folder of an "
+                       "existing vault.")
     assert sorted(p.name for p in code.iterdir()) == ["docs"]  # no .vault/ written
     readme = tmp_path / "README.md"
     readme.write_text("# readme\n")

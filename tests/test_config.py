@@ -219,13 +219,27 @@ def test_an_explicit_folder_must_hold_vault_toml(tmp_path: Path) -> None:
     with pytest.raises(NotAVaultError) as info:
         find_vault_root(plain)
     assert str(info.value) == (
-        f"{plain} is not a vault (it holds no vault.toml). Run `vault init {plain}` to make it "
-        "one, or pass the folder of an existing vault."
+        f"{plain} is not a vault (it holds no vault.toml, MEMORY.md or memory/). Run `vault init "
+        f"{plain}` to make it one, or pass the folder of an existing vault."
     )
     (plain / "vault.toml").write_text("")
     assert find_vault_root(plain) == plain.resolve()
     assert find_vault_root(str(plain / ".." / "plain-notes")) == plain.resolve()
     assert load_config(plain, environ={}).search.limit == 10
+
+
+@pytest.mark.parametrize("shape", ["MEMORY.md", "memory/"])
+def test_a_folder_shaped_like_a_vault_needs_no_vault_toml(tmp_path: Path, shape: str) -> None:
+    """A vault made by hand or by another tool (a memory/ folder of daily logs, or MEMORY.md)
+    is used with the default settings; an arbitrary folder is not."""
+    made = tmp_path / "made-by-hand"
+    if shape.endswith("/"):
+        (made / shape).mkdir(parents=True)
+    else:
+        made.mkdir()
+        (made / shape).write_text("# MEMORY\n")
+    assert find_vault_root(made) == made.resolve()
+    assert load_config(made, environ={}).search.limit == 10
 
 
 def test_an_explicit_path_expands_the_home_folder(

@@ -300,7 +300,8 @@ def test_an_empty_vault_gives_an_empty_block(tmp_path: Path) -> None:
 )
 def test_bad_budgets_and_queries(vault_dir: Path, budget, query, message: str) -> None:
     with pytest.raises(VaultError, match=message):
-        build_context(Vault(vault_dir), budget, query)
+        vault = Vault(vault_dir)
+        build_context(vault.layout, vault.search, budget, query)
 
 
 # -- the command ----------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from vault_memory import Vault
 from vault_memory.errors import PathOutsideVaultError, VaultError
 from vault_memory.files.notes import KINDS
 from vault_memory.index.embedder import DISABLE_ENV
-from vault_memory.search.searcher import Hit, contains_token
+from vault_memory.search.ranking import contains_token
+from vault_memory.search.searcher import Hit
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 ZOE_QUESTION = "How does Zoë like product changes explained to her?"

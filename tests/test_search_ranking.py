@@ -9,7 +9,7 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from vault_memory.search.searcher import (
+from vault_memory.search.ranking import (
     coalesce,
     contains_token,
     dense_query,

@@ -10,7 +10,7 @@ import pytest
 
 from vault_memory import Vault
 from vault_memory.index.arrays import MAGIC, read_arrays, write_arrays
-from vault_memory.search.searcher import UnitTable, _windows
+from vault_memory.search.table import UnitTable, _windows
 
 
 def naive_windows(section: list[int], size: int) -> tuple[list[int], list[list[int]]]:

@@ -13,9 +13,9 @@ __all__ = ["ConversationWindow", "Hit", "NoteChangedError", "Vault", "VaultError
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .agents.window import ConversationWindow
+    from .agents import ConversationWindow
     from .errors import NoteChangedError, VaultError
-    from .search.searcher import Hit
+    from .search import Hit
     from .vault import Vault
 
 
@@ -26,11 +26,11 @@ def __getattr__(name: str) -> Any:
 
         return Vault
     if name == "Hit":
-        from .search.searcher import Hit
+        from .search import Hit
 
         return Hit
     if name == "ConversationWindow":
-        from .agents.window import ConversationWindow
+        from .agents import ConversationWindow
 
         return ConversationWindow
     if name in ("VaultError", "NoteChangedError"):

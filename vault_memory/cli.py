@@ -447,7 +447,7 @@ def mcp(vault: Vault) -> None:
       vault --vault ~/agent-memory mcp
       claude mcp add memory -- vault --vault ~/agent-memory mcp
     """
-    from .agents.mcp_server import serve_stdio
+    from .agents import serve_stdio
 
     serve_stdio(vault)
 

@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, NotAVaultError, VaultNotFoundError
-from .index.embedder import BUNDLED_MODEL
 
 CONFIG_FILE = "vault.toml"
 CACHE_DIR = ".vault"
+MEMORY_FILE = "MEMORY.md"  # the names that make a folder a vault (files/notes.py uses them)
+DAILY_DIR = "memory"
+#: The embedding model that ships with the package (see index/embedder.py): the default.
+BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 @dataclass(frozen=True)
@@ -198,16 +201,27 @@ def load_config(
     return Config(root=root, sources=sources, warnings=tuple(warnings), **sections)
 
 
+def is_vault_folder(path: Path) -> bool:
+    """vault.toml, MEMORY.md or a memory/ folder at the top of `path`."""
+    return (
+        (path / CONFIG_FILE).is_file()
+        or (path / MEMORY_FILE).is_file()
+        or (path / DAILY_DIR).is_dir()
+    )
+
+
 def find_vault_root(explicit: str | os.PathLike[str] | None, cwd: Path | None = None) -> Path:
     """The vault to use: `explicit` (from --vault or VAULT_PATH), else the nearest folder at or
     above `cwd` that holds vault.toml.
 
-    An explicit path must be a vault too (hold vault.toml): `vault --vault ~/code search` must
-    not index a whole source tree and leave `.vault/` in it.
+    An explicit path must be a vault too: `vault --vault ~/code search` must not index a whole
+    source tree and leave `.vault/` in it. A vault holds vault.toml, or has the shape of one (a
+    MEMORY.md or a memory/ folder of daily logs at its top: a vault made by hand or by another
+    tool, whose settings are then the defaults).
     """
     if explicit:
         path = Path(explicit).expanduser()
-        if not path.is_dir() or not (path / CONFIG_FILE).is_file():
+        if not path.is_dir() or not is_vault_folder(path):
             raise NotAVaultError(path)
         return path.resolve()
     start = (cwd or Path.cwd()).resolve()

@@ -30,8 +30,8 @@ class NotAVaultError(VaultError):
         self.path = path
         if path.is_dir():
             message = (
-                f"{path} is not a vault (it holds no vault.toml). Run `vault init {path}` to "
-                "make it one, or pass the folder of an existing vault."
+                f"{path} is not a vault (it holds no vault.toml, MEMORY.md or memory/). Run "
+                f"`vault init {path}` to make it one, or pass the folder of an existing vault."
             )
         elif path.exists():
             message = (

@@ -2,7 +2,7 @@
 `vault_memory.agents.tools`; this name keeps `from vault_memory.tools import make_tools,
 call_tool` working."""
 
-from .agents.tools import (
+from .agents import (
     Tool,
     ToolArgumentError,
     ToolResult,

@@ -13,45 +13,35 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import clock
 from .config import CACHE_DIR, CONFIG_FILE, Config, find_vault_root, load_config
-from .errors import (
-    EmptyEntryError,
-    InputTooLargeError,
-    LineRangeError,
-    LineRangeSyntaxError,
-    UnreadableNoteError,
-    VaultError,
+from .errors import LineRangeError, LineRangeSyntaxError, UnreadableNoteError, VaultError
+from .files import (
+    DAILY_DIR,
+    DIARY_DIR,
+    KINDS,
+    MAX_ENTRY_BYTES,
+    MEMORY_FILE,
+    AddReport,
+    Layout,
+    append_note,
+    fsutil,
+    template_dir,
 )
-from .files import fsutil
-from .files.notes import DAILY_DIR, DIARY_DIR, KINDS, MEMORY_FILE, format_entry
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .capture.flush import FlushReport, SessionInfo
-    from .dream.apply import DreamReport
-    from .files.entries import ManageReport
-    from .index.indexer import Index, IndexReport, Progress
-    from .live.watch import Watcher, WatchReport
-    from .live.watch_client import StopReport
-    from .search.context import ContextBlock
-    from .search.searcher import Hit, Searcher
+    from .capture import FlushReport, SessionInfo
+    from .dream import DreamReport
+    from .files import ManageReport
+    from .index import Index, IndexReport, Progress
+    from .live import StopReport, Watcher, WatchReport
+    from .search import ContextBlock, Hit, Searcher
 
 log = logging.getLogger("vault_memory")
 
-MAX_ENTRY_BYTES = 64_000
 OPTIMIZED_WAIT = 30.0  # seconds prepare_search waits for the optimised query session
 _LOCATION = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
-
-
-def template_dir() -> Path:
-    """Templates ship inside the wheel as vault_memory/templates; a source checkout keeps them
-    at the top level."""
-    packaged = Path(__file__).resolve().parent / "templates"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parent.parent / "templates"
 
 
 @dataclass
@@ -60,15 +50,6 @@ class InitReport:
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     git_initialised: bool = False
-
-
-@dataclass
-class AddReport:
-    path: str  # vault-relative
-    heading: str
-    start_line: int
-    end_line: int
-    created_file: bool
 
 
 @dataclass
@@ -130,6 +111,11 @@ class Vault:
         return f"Vault({str(self.root)!r})"
 
     @cached_property
+    def layout(self) -> Layout:
+        """Where this vault keeps what (handed to the features instead of the facade)."""
+        return Layout(self.config)
+
+    @cached_property
     def config(self) -> Config:
         config = load_config(self.root, self._overrides)
         for message in config.warnings:
@@ -142,7 +128,7 @@ class Vault:
 
     @cached_property
     def _index(self) -> Index:
-        from .index.indexer import Index
+        from .index import Index
 
         return Index(self.config)
 
@@ -152,6 +138,11 @@ class Vault:
         if "_index" in self.__dict__:
             self._index.close()
             del self.__dict__["_index"]
+
+    def clone(self) -> Vault:
+        """Another `Vault` of the same folder and settings, with handles of its own (for a
+        reader or a job in another thread). No I/O until used."""
+        return type(self)(self.root, self._overrides)
 
     def __enter__(self) -> Vault:
         return self
@@ -179,7 +170,7 @@ class Vault:
 
     @cached_property
     def _searcher(self) -> Searcher:
-        from .search.searcher import RankSettings, Searcher
+        from .search import RankSettings, Searcher
 
         settings = RankSettings(half_life_days=self.config.search.half_life_days)
         return Searcher(self._index, settings)
@@ -209,7 +200,7 @@ class Vault:
         load); searches here when none runs or it cannot answer.
         today: the day recency is measured from (default: the clock's, see `clock`).
         """
-        from .search.searcher import MODES, Filters, Hit
+        from .search import MODES, Filters, Hit
 
         if mode not in MODES:
             raise VaultError(f"unknown search mode {mode!r}; use one of: {', '.join(MODES)}.")
@@ -278,7 +269,7 @@ class Vault:
                             "Run `vault index` to add them.")
         limit = limit or self.config.search.limit
         hits = self._searcher.search(query, limit=limit, mode=mode, filters=filters, today=today)
-        from .search.hitlog import record  # what search returned: a hint for the dream
+        from .search import record
 
         record(self.cache_dir, hits)
         return hits
@@ -322,8 +313,8 @@ class Vault:
 
     def status(self) -> dict[str, Any]:
         """Files, units, embedded units, model, cache size, drift, settings. Writes nothing."""
-        from .index.indexer import status
-        from .live.watch_client import watcher_status
+        from .index import status
+        from .live import watcher_status
 
         info = status(self.config)
         info["settings"] = self.config.as_dict()
@@ -339,14 +330,14 @@ class Vault:
     ) -> WatchReport:
         """Keep `.vault/` in line with the files until SIGINT/SIGTERM, answer searches over a
         socket and run the dream schedule (unless `dream` is False). Blocks; see `watch.py`."""
-        from .live.watch import Watcher
+        from .live import Watcher
 
         return Watcher(self, dream=dream, quiet_ms=quiet_ms).run(on_ready)
 
     def stop_watcher(self, timeout: float | None = None) -> StopReport:
         """Ask the running `vault watch` of this vault to stop and wait (at most `timeout`
         seconds, default 30) until it has; a report that says so when none runs."""
-        from .live.watch_client import STOP_WAIT, stop_watcher
+        from .live import STOP_WAIT, stop_watcher
 
         return stop_watcher(self.cache_dir, STOP_WAIT if timeout is None else timeout)
 
@@ -394,8 +385,7 @@ class Vault:
     # -- writing ----------------------------------------------------------------------------
 
     def daily_path(self, day: dt.date) -> tuple[Path, str]:
-        relpath = f"{DAILY_DIR}/{day.isoformat()}.md"
-        return fsutil.resolve_in_vault(self.root, relpath)
+        return self.layout.daily_path(day)
 
     def add(
         self,
@@ -407,31 +397,7 @@ class Vault:
     ) -> AddReport:
         """Append an entry to the day's log under a `## HH:MM · source` heading, the tags
         (`decision`, `#project/alpha`) at the end of its last line."""
-        if not text.strip():
-            raise EmptyEntryError()
-        if "\x00" in text:  # the day's log would become "binary" and refuse every later append
-            raise VaultError("the entry contains a NUL byte (\\x00); send plain text.")
-        size = len(text.encode("utf-8"))
-        if size > MAX_ENTRY_BYTES:
-            raise InputTooLargeError("the entry", size, MAX_ENTRY_BYTES)
-        when = when or clock.now()
-        block = format_entry(text, when, source, session, tags)  # a bad tag: nothing written
-        path, relpath = self.daily_path(when.date())
-        path.parent.mkdir(parents=True, exist_ok=True)
-        created = not path.exists()
-        if not created:
-            # refuse to append to a binary or broken file
-            fsutil.read_text(path, relpath, self.config.index.max_file_bytes)
-        header = (
-            (template_dir() / "daily.md")
-            .read_text(encoding="utf-8")
-            .format(date=when.date().isoformat())
-        )
-        first = fsutil.append_entry(path, block, create_with=header)
-        block_lines = block.strip("\n").split("\n")
-        start = first + 1  # the block opens with a blank line
-        end = start + len(block_lines) - 1
-        return AddReport(relpath, block_lines[0].lstrip("# "), start, end, created)
+        return append_note(self.layout, text, tags, when, source, session)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -466,9 +432,9 @@ class Vault:
         the file changed meanwhile). Deleting a `#pin` entry needs `force=True`.
         Details: vault_memory/manage.py.
         """
-        from .files.entries import Manager
+        from .files import Manager
 
-        return Manager(self, MAX_ENTRY_BYTES).run(content, action, id, force)
+        return Manager(self.layout, MAX_ENTRY_BYTES).run(content, action, id, force)
 
     def context(self, max_tokens: int = 2000, query: str | None = None) -> str:
         """A block for a system prompt: MEMORY.md, today's and yesterday's logs and, with a
@@ -480,9 +446,9 @@ class Vault:
         self, max_tokens: int = 2000, query: str | None = None, today: dt.date | None = None
     ) -> ContextBlock:
         """`context` with what went in: parts, notices, token count (for `--json`)."""
-        from .search.context import build_context
+        from .search import build_context
 
-        return build_context(self, max_tokens, query, today)
+        return build_context(self.layout, self.search, max_tokens, query, today)
 
     # -- dreaming ---------------------------------------------------------------------------
 
@@ -499,7 +465,7 @@ class Vault:
         background thread. `dry_run` computes the diff and writes nothing; `force` applies a
         result that drops over 25% of the entries or exceeds the size budget. Raises
         `DreamDisabledError` (nothing done) when [dream] enabled = false, except for a dry run."""
-        from .dream.apply import Dreamer
+        from .dream import Dreamer
 
         return Dreamer(self.config, lambda: self._index.writer_lock(), now).dream(
             dry_run=dry_run, force=force, lookback_days=lookback_days
@@ -508,7 +474,7 @@ class Vault:
     def undo_dream(self, *, now: dt.datetime | None = None) -> DreamReport:
         """Restore MEMORY.md byte for byte as it was before the last dream that changed it, and
         record the undo in the diary. Works without git; works while dreaming is disabled."""
-        from .dream.apply import Dreamer
+        from .dream import Dreamer
 
         return Dreamer(self.config, lambda: self._index.writer_lock(), now).undo()
 
@@ -533,19 +499,21 @@ class Vault:
         dry_run: compute the report (with the block as `text`) and write nothing.
         date: the day whose log receives the entries (default today).
         """
-        from .capture.flush import flush
+        from .capture import flush_conversation
 
-        return flush(self, messages, session=session, dry_run=dry_run, date=date)
+        return flush_conversation(
+            self.layout, messages, session=session, dry_run=dry_run, date=date
+        )
 
     def sessions(self) -> list[SessionInfo]:
         """The flushed sessions found in the daily logs, the most recent first."""
-        from .capture.flush import group_sessions, scan_sessions
+        from .capture import group_sessions, scan_sessions
 
         return group_sessions(scan_sessions(self.root, self.config.index.max_file_bytes))
 
     def session(self, session_id: str) -> SessionInfo:
         """One flushed session with its blocks and entries."""
-        from .capture.flush import SessionNotFoundError, group_sessions, scan_sessions
+        from .capture import SessionNotFoundError, group_sessions, scan_sessions
 
         blocks = scan_sessions(self.root, self.config.index.max_file_bytes, session_id.strip())
         if not blocks:

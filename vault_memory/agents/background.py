@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..errors import LockTimeoutError, VaultError
 
 if TYPE_CHECKING:
-    from ..index.indexer import IndexReport
+    from ..index import IndexReport
     from ..vault import Vault
 
 log = logging.getLogger("vault_memory")
@@ -41,7 +41,7 @@ class BackgroundIndex:
 
     def __init__(self, vault: Vault) -> None:
         self.root = vault.root
-        self._overrides = dict(vault._overrides)
+        self._vault = vault
         self._index_file = vault.cache_dir / "index.sqlite"
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()
@@ -129,10 +129,8 @@ class BackgroundIndex:
     # -- the run ----------------------------------------------------------------------------
 
     def _run(self) -> None:
-        from ..vault import Vault
-
         try:
-            with Vault(self.root, self._overrides) as vault:
+            with self._vault.clone() as vault:
                 report = self._index(vault)
             self.report, self.error = report, None
             log.info(
@@ -155,7 +153,7 @@ class BackgroundIndex:
         """`vault.index()` once the writer lock is free, waiting in steps of `LOCK_WAIT` for
         another process (a watcher, `vault index`) to finish, so that `stop()` is seen."""
         from ..files import fsutil
-        from ..index.indexer import WRITE_LOCK
+        from ..index import WRITE_LOCK
 
         lock = vault.cache_dir / WRITE_LOCK
         wait = 0.0  # at once first: whether another process writes the index shows now

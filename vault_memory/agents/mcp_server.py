@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__, clock
 from ..errors import VaultError
-from ..files.notes import DAILY_DIR, MEMORY_FILE
-from ..search.context import DEFAULT_BUDGET
+from ..files import DAILY_DIR, MEMORY_FILE
+from ..search import DEFAULT_BUDGET
 from .background import BackgroundIndex
 from .tools import make_tools, run_tool
 

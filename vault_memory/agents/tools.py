@@ -36,7 +36,7 @@ from ..errors import PathOutsideVaultError, VaultError
 from ..files import fsutil
 
 if TYPE_CHECKING:
-    from ..search.searcher import Hit
+    from ..search import Hit
     from ..vault import Vault
     from .background import BackgroundIndex
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import VaultError
 
 if TYPE_CHECKING:
-    from ..search.tokens import TokenCounter
+    from ..search import TokenCounter
     from ..vault import Vault
 
 log = logging.getLogger("vault_memory")
@@ -74,7 +74,7 @@ class ConversationWindow:
                 f"a conversation window needs at least {MIN_BUDGET} tokens (got {max_tokens})."
             )
         if counter is None:
-            from ..search.tokens import load_counter
+            from ..search import load_counter
 
             counter = load_counter()
         self.vault = vault
@@ -232,7 +232,7 @@ class ConversationWindow:
                 "content": self._summary_header() + "\n" + "\n".join(self.summary_lines)}
 
     def _llm_summary(self, batch: list[dict[str, Any]]) -> list[str] | None:
-        from ..capture.redact import redact_text
+        from ..capture import redact_text
         from ..llm import LLMClient, LLMError
 
         try:

@@ -1,0 +1,48 @@
+"""What enters a vault: conversations in their formats, secrets redacted, what is worth keeping
+extracted, and the flush that appends it to the day's log, idempotently.
+
+Names are loaded on first use, so importing the package costs nothing.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .flush import (
+        FlushReport,
+        SessionInfo,
+        SessionNotFoundError,
+        flush_conversation,
+        group_sessions,
+        scan_sessions,
+    )
+    from .redact import redact_text
+
+_OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
+    "FlushReport": ("flush", "FlushReport"),
+    "SessionInfo": ("flush", "SessionInfo"),
+    "SessionNotFoundError": ("flush", "SessionNotFoundError"),
+    "flush_conversation": ("flush", "flush_conversation"),
+    "group_sessions": ("flush", "group_sessions"),
+    "redact_text": ("redact", "redact_text"),
+    "scan_sessions": ("flush", "scan_sessions"),
+}
+__all__ = [
+    "FlushReport",
+    "SessionInfo",
+    "SessionNotFoundError",
+    "flush_conversation",
+    "group_sessions",
+    "redact_text",
+    "scan_sessions",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _OFFERS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _OFFERS[name]
+    loaded = import_module(f".{module}", __name__)
+    return loaded if attribute is None else getattr(loaded, attribute)

@@ -19,8 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..files import fsutil
-from ..files.notes import LIST_ITEM, TAG_NAME
+from ..files import LIST_ITEM, TAG_NAME, fsutil
 from .conversation import Message, squash, transcript_for_model
 from .redact import redact
 

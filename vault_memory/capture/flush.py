@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..errors import ConfigError, InputTooLargeError, VaultError
-from ..files import fsutil
-from ..files.notes import DAILY_DIR, LIST_ITEM, date_from_name, format_entry, parse_note
+from ..files import DAILY_DIR, LIST_ITEM, date_from_name, format_entry, fsutil, parse_note
 from .conversation import (
     MalformedConversationError,
     Message,
@@ -46,7 +45,7 @@ from .extract import FlushEntry, entry_key, extract_llm, extract_offline
 from .redact import redact
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from ..files import Layout
 
 log = logging.getLogger("vault_memory")
 
@@ -284,8 +283,8 @@ def _as_day(value: dt.date | str | None) -> dt.date | None:
         raise VaultError(f"--date {value!r} is not a date; use YYYY-MM-DD.") from None
 
 
-def flush(
-    vault: Vault,
+def flush_conversation(
+    layout: Layout,
     messages: str | bytes | list[Any] | dict[str, Any],
     session: str | None = None,
     dry_run: bool = False,
@@ -293,7 +292,7 @@ def flush(
     now: dt.datetime | None = None,
 ) -> FlushReport:
     """See `Vault.flush`."""
-    settings = vault.config.flush
+    settings = layout.config.flush
     if settings.dedupe_days < 0:
         raise ConfigError(
             f"flush.dedupe_days is {settings.dedupe_days}; give 0 or more days "
@@ -310,7 +309,7 @@ def flush(
     day = _as_day(date)
     now = now or clock.now()
     when = dt.datetime.combine(day, now.time()) if day else now
-    path, relpath = vault.daily_path(when.date())
+    path, relpath = layout.daily_path(when.date())
 
     counts: Counter[str] = Counter()
     clean = []
@@ -331,18 +330,18 @@ def flush(
         dry_run=dry_run,
         messages=len(parsed),
     )
-    max_bytes = vault.config.index.max_file_bytes
-    candidates = _extract(vault, clean, session_id, report, counts, max_bytes)
+    max_bytes = layout.config.index.max_file_bytes
+    candidates = _extract(layout, clean, session_id, report, counts, max_bytes)
     report.redactions = dict(counts)
 
     # A first look without the lock: nothing new (the common case of a repeated flush) takes
     # no lock and writes nothing at all, not even `.vault/`.
     near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
-    block = _select_new(vault.root, max_bytes, session_id, candidates, report, when, near)
+    block = _select_new(layout.root, max_bytes, session_id, candidates, report, when, near)
     if dry_run or not block:
         return report
-    with fsutil.lock_file(vault.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
-        block = _select_new(vault.root, max_bytes, session_id, candidates, report, when, near)
+    with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
+        block = _select_new(layout.root, max_bytes, session_id, candidates, report, when, near)
         if not block:
             return report
         if path.exists():  # refuse to append to a binary or broken file
@@ -360,7 +359,7 @@ def flush(
             return entries
 
         first = fsutil.append_entry(
-            path, block, create_with=_daily_header(when.date()), compose=continue_or_open
+            path, block, create_with=layout.daily_header(when.date()), compose=continue_or_open
         )
     if open_block:
         report.continued, report.text = True, entries
@@ -386,7 +385,7 @@ def _open_block_line(relpath: str, text: str, heading: str) -> int | None:
 
 
 def _extract(
-    vault: Vault,
+    layout: Layout,
     messages: list[Message],
     session_id: str,
     report: FlushReport,
@@ -395,15 +394,15 @@ def _extract(
 ) -> list[FlushEntry]:
     from ..llm import LLMClient, LLMError
 
-    settings = vault.config.flush
+    settings = layout.config.flush
     try:
-        client = LLMClient.from_config(vault.config)
+        client = LLMClient.from_config(layout.config)
     except ConfigError as exc:
         _warn(report, f"{exc}; used the offline extraction instead")
         client = None
     if client is not None:
         recorded = [
-            text for b in scan_sessions(vault.root, max_bytes, session_id) for _, text in b.entries
+            text for b in scan_sessions(layout.root, max_bytes, session_id) for _, text in b.entries
         ]
         try:
             entries, redacted = extract_llm(
@@ -463,13 +462,6 @@ def _select_new(
     report.text = block
     report.heading = block.strip("\n").split("\n")[0].lstrip("# ")
     return block
-
-
-def _daily_header(day: dt.date) -> str:
-    from ..vault import template_dir
-
-    template = (template_dir() / "daily.md").read_text(encoding="utf-8")
-    return template.format(date=day.isoformat())
 
 
 def _warn(report: FlushReport, message: str) -> None:

@@ -26,9 +26,18 @@ from typing import Any
 from .. import clock
 from ..config import Config
 from ..errors import ConfigError, NoteChangedError, NoteNotFoundError, VaultError
-from ..files import fsutil, gitops
-from ..files.memoryfile import MemoryDoc, parse_memory, plain_text
-from ..files.notes import DAILY_DIR, DIARY_DIR, MEMORY_FILE, date_from_name, parse_note
+from ..files import (
+    DAILY_DIR,
+    DIARY_DIR,
+    MEMORY_FILE,
+    MemoryDoc,
+    date_from_name,
+    fsutil,
+    gitops,
+    parse_memory,
+    parse_note,
+    plain_text,
+)
 from ..search import hitlog
 from .decide import (
     DreamPlan,
@@ -246,11 +255,10 @@ class Dreamer:
         return report
 
     def _similarity(self, report: DreamReport) -> Similarity:
-        from ..index.embedder import _TRUE, DISABLE_ENV, ModelUnavailable
-        from ..index.indexer import model_id_for, shared_embedder
+        from ..index import ModelUnavailable, model_disabled, model_id_for, shared_embedder
 
         similarity: Similarity = TokenSimilarity()
-        disabled = os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE
+        disabled = model_disabled()
         if model_id_for(self.config.index.model) and not disabled:
             try:
                 embedder = shared_embedder(self.config.index.model,

@@ -20,18 +20,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import clock
-from ..files.memoryfile import (
+from ..files import (
     INBOX,
+    LIST_ITEM,
     MemoryDoc,
     MemoryEntry,
+    Note,
     entry_lines,
     heading_key,
+    iter_tags,
     parse_memory,
     plain_text,
     render_memory,
 )
-from ..files.notes import LIST_ITEM, Note, iter_tags
-from ..search.hitlog import line_hash
+from ..search import line_hash
 from .junk import junk_reason
 from .similarity import Similarity, tokens
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..files.notes import TAG_NAME
+from ..files import TAG_NAME
 
 MIN_WORDS = 4
 MIN_LETTERS = 15

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..files.memoryfile import INBOX, MemoryDoc, plain_text
+from ..files import INBOX, MemoryDoc, plain_text
 from .decide import Added, Archived, DreamPlan, Edited, Item, Merged, Policy, Skipped
 
 MAX_INPUT_CHARS = 24_000  # the items sent per dream; the rest wait for the next one

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import ConfigError, VaultError
-from ..files.notes import DIARY_DIR
+from ..files import DIARY_DIR
 
 log = logging.getLogger("vault_memory")
 

@@ -32,6 +32,7 @@ Rules:
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import textwrap
 from collections.abc import Iterator
@@ -42,10 +43,19 @@ from typing import TYPE_CHECKING, Any
 from .. import clock
 from ..errors import EmptyEntryError, InputTooLargeError, VaultError
 from . import fsutil
-from .notes import DAILY_DIR, LIST_ITEM, MEMORY_FILE, Note, iter_tags, note_kind, parse_note
+from .notes import (
+    DAILY_DIR,
+    LIST_ITEM,
+    MEMORY_FILE,
+    Note,
+    format_entry,
+    iter_tags,
+    note_kind,
+    parse_note,
+)
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .layout import Layout
 
 ACTIONS = ("create", "update", "delete")
 INBOX = "Inbox"
@@ -410,16 +420,62 @@ def parse_id(entry_id: str | None, action: str) -> Target:
     )
 
 
+# -- appending to the day's log -----------------------------------------------------------------
+
+MAX_ENTRY_BYTES = 64_000
+
+
+@dataclass
+class AddReport:
+    path: str  # vault-relative
+    heading: str
+    start_line: int
+    end_line: int
+    created_file: bool
+
+
+def append_note(
+    layout: Layout,
+    text: str,
+    tags: tuple[str, ...] = (),
+    when: dt.datetime | None = None,
+    source: str = "note",
+    session: str | None = None,
+) -> AddReport:
+    """Append an entry to the day's log under a `## HH:MM · source` heading, the tags
+    (`decision`, `#project/alpha`) at the end of its last line (see `Vault.add`)."""
+    if not text.strip():
+        raise EmptyEntryError()
+    if "\x00" in text:  # the day's log would become "binary" and refuse every later append
+        raise VaultError("the entry contains a NUL byte (\\x00); send plain text.")
+    size = len(text.encode("utf-8"))
+    if size > MAX_ENTRY_BYTES:
+        raise InputTooLargeError("the entry", size, MAX_ENTRY_BYTES)
+    when = when or clock.now()
+    block = format_entry(text, when, source, session, tags)  # a bad tag: nothing written
+    path, relpath = layout.daily_path(when.date())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created = not path.exists()
+    if not created:
+        # refuse to append to a binary or broken file
+        fsutil.read_text(path, relpath, layout.config.index.max_file_bytes)
+    first = fsutil.append_entry(path, block, create_with=layout.daily_header(when.date()))
+    block_lines = block.strip("\n").split("\n")
+    start = first + 1  # the block opens with a blank line
+    end = start + len(block_lines) - 1
+    return AddReport(relpath, block_lines[0].lstrip("# "), start, end, created)
+
+
 # -- the facade's worker ------------------------------------------------------------------------
 
 
 class Manager:
     """Carries out `Vault.manage` against a vault's files."""
 
-    def __init__(self, vault: Vault, max_entry_bytes: int) -> None:
-        self.vault = vault
-        self.root = vault.root
-        self.max_bytes = vault.config.index.max_file_bytes
+    def __init__(self, layout: Layout, max_entry_bytes: int = MAX_ENTRY_BYTES) -> None:
+        self.layout = layout
+        self.root = layout.root
+        self.max_bytes = layout.config.index.max_file_bytes
         self.max_entry_bytes = max_entry_bytes
 
     def run(
@@ -569,11 +625,11 @@ class Manager:
 
     def _create(self, text: str, target: Target) -> ManageReport:
         if target.path in (None, "", "today"):
-            real, relpath = self.vault.daily_path(clock.today())
+            real, relpath = self.layout.daily_path(clock.today())
         else:
             assert target.path is not None
             real, relpath = self._writable(target.path)
-        today = f"{DAILY_DIR}/{clock.today().isoformat()}.md"
+        today = self.layout.daily_relpath(clock.today())
         if relpath == today:
             if target.section:
                 raise ManageError(
@@ -641,7 +697,7 @@ class Manager:
             same = self._already(note, lines)
             if same is not None:
                 return self._unchanged(relpath, same)
-        added = self.vault.add("\n".join(lines), source=AGENT_SOURCE)
+        added = append_note(self.layout, "\n".join(lines), source=AGENT_SOURCE)
         _, note = self._read(real, relpath)
         block = entry_at(note, added.start_line)
         return ManageReport(

@@ -14,11 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config import DAILY_DIR, MEMORY_FILE  # noqa: F401 - the vault's names, offered here
 from ..errors import InvalidTagError
 from .fsutil import split_lines
 
-MEMORY_FILE = "MEMORY.md"
-DAILY_DIR = "memory"
 DIARY_DIR = "dreams"
 KINDS = ("memory", "daily", "note", "diary")
 

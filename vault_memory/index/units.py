@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..files.fsutil import sha256_text
-from ..files.notes import LIST_ITEM, Note, iter_tags
+from ..files import LIST_ITEM, Note, iter_tags, sha256_text
 
 MAX_UNIT_LINES = 5
 PARAGRAPH_LINES = 3

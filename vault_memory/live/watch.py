@@ -38,17 +38,46 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import CACHE_DIR
-from ..dream.scheduler import DreamScheduler, write_json
+from ..dream import DreamScheduler, write_json
 from ..errors import ConfigError, LockTimeoutError, VaultError
-from ..index.indexer import IGNORED_DIRS, is_indexable
+from ..index import IGNORED_DIRS, is_indexable
 from ..text import plural
 from .watch_client import LOCK_FILE, PROTOCOL, STATE_FILE, remove_socket, settings_key, socket_path
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from ..config import Config
+    from ..index import IndexReport, Progress
+
+
+class WatchedVault(Protocol):
+    """What a watcher needs of the vault it keeps up to date (`Vault` is one): it is handed
+    the facade by its caller and never imports it."""
+
+    root: Path
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def cache_dir(self) -> Path: ...
+
+    def index(self, rebuild: bool = False, paths: list[str] | None = None,
+              progress: Progress | None = None, lock_timeout: float = 60.0) -> IndexReport: ...
+
+    def search(self, query: str, limit: int | None = None, mode: str = "hybrid",
+               since: Any = None, until: Any = None, within: str | None = None,
+               kinds: Any = (), fresh: bool = True) -> list[Any]: ...
+
+    def prepare_search(self, mode: str = "hybrid") -> None: ...
+
+    def dream(self) -> Any: ...
+
+    def clone(self) -> WatchedVault: ...
+
+    def close(self) -> None: ...
 
 log = logging.getLogger("vault_memory")
 
@@ -198,7 +227,7 @@ class Watcher:
 
     def __init__(
         self,
-        vault: Vault,
+        vault: WatchedVault,
         *,
         dream: bool = True,
         quiet_ms: int | None = None,
@@ -207,8 +236,6 @@ class Watcher:
         dream_trigger: Any = None,
         serve: bool = True,
     ) -> None:
-        from ..vault import Vault
-
         self.vault = vault
         self.root = vault.root
         self.cache = vault.cache_dir
@@ -254,7 +281,7 @@ class Watcher:
         self._worker: threading.Thread | None = None
         self._server: Any = None
         self._server_thread: threading.Thread | None = None
-        self._reader = Vault(vault.root, vault._overrides)
+        self._reader = vault.clone()
         self._reader.config  # noqa: B018 - settings are read now, as the writer's are
         self._settings_key = settings_key(self._reader.config)
         self._search_lock = threading.Lock()
@@ -752,13 +779,14 @@ class Watcher:
     def _start_scheduler(self) -> None:
         job = self.dream_job
         if job is None:
-            from ..vault import Vault
-
-            root, overrides = self.root, self.vault._overrides
+            original = self.vault
 
             def job() -> Any:
-                with Vault(root, overrides) as vault:  # its own connections, in its own thread
+                vault = original.clone()  # its own connections, in its own thread
+                try:
                     return vault.dream()
+                finally:
+                    vault.close()
 
         self.scheduler = DreamScheduler(
             self.vault.config, job, trigger=self.dream_trigger, on_run=self._write_state

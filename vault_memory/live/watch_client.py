@@ -97,7 +97,7 @@ def watcher_status(cache_dir: Path) -> dict[str, Any]:
 def settings_key(config: Config) -> str:
     """What must match between a client and the watcher for both to rank alike: the search
     settings, the model, and whether the model is switched off in this environment."""
-    from ..index.embedder import DISABLE_ENV
+    from ..index import DISABLE_ENV
 
     return json.dumps(
         [config.as_dict()["search"], config.index.model, os.environ.get(DISABLE_ENV, "")],

@@ -26,13 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..errors import VaultError
-from ..files import fsutil
-from ..files.notes import DAILY_DIR, MEMORY_FILE, parse_note
+from ..files import MEMORY_FILE, fsutil, parse_note
 from .tokens import TokenCounter, token_counter
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from collections.abc import Callable
+
+    from ..files import Layout
     from .searcher import Hit
+
+    Search = Callable[..., list[Hit]]  # (query, limit=, today=) -> hits, best first
 
 log = logging.getLogger("vault_memory")
 
@@ -123,12 +126,12 @@ class ContextBlock:
 # -- loading ------------------------------------------------------------------------------------
 
 
-def _load(vault: Vault, relpath: str, kind: str, day: dt.date | None = None) -> Source | None:
+def _load(layout: Layout, relpath: str, kind: str, day: dt.date | None = None) -> Source | None:
     try:
-        real, rel = fsutil.resolve_in_vault(vault.root, relpath)
+        real, rel = fsutil.resolve_in_vault(layout.root, relpath)
         if not real.is_file():
             return None
-        file = fsutil.read_text(real, rel, vault.config.index.max_file_bytes)
+        file = fsutil.read_text(real, rel, layout.config.index.max_file_bytes)
     except VaultError as exc:
         log.warning("%s is left out of the context: %s", relpath, exc)
         return None
@@ -425,13 +428,15 @@ class _Builder:
 
 
 def build_context(
-    vault: Vault,
+    layout: Layout,
+    search: Search,
     max_tokens: int = DEFAULT_BUDGET,
     query: str | None = None,
     today: dt.date | None = None,
     counter: TokenCounter | None = None,
 ) -> ContextBlock:
-    """The context block for `vault` (see the module docstring)."""
+    """The context block of the vault at `layout` (see the module docstring); `search` finds
+    the hits for `query` (the facade's search, with its filters and freshness)."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise VaultError(f"the token budget must be a whole number, not {max_tokens!r}.")
     if not 1 <= max_tokens <= MAX_BUDGET:
@@ -447,13 +452,13 @@ def build_context(
     sources = [
         s
         for s in (
-            _load(vault, MEMORY_FILE, "memory"),
-            _load(vault, f"{DAILY_DIR}/{today.isoformat()}.md", "today", today),
-            _load(vault, f"{DAILY_DIR}/{yesterday.isoformat()}.md", "yesterday", yesterday),
+            _load(layout, MEMORY_FILE, "memory"),
+            _load(layout, layout.daily_relpath(today), "today", today),
+            _load(layout, layout.daily_relpath(yesterday), "yesterday", yesterday),
         )
         if s is not None
     ]
-    hits = vault.search(query, limit=SEARCH_LIMIT, today=today) if query else []
+    hits = search(query, limit=SEARCH_LIMIT, today=today) if query else []
     if hits:  # weak hits would pad every prompt with noise
         best = hits[0].score
         hits = [h for h in hits

@@ -1,0 +1,326 @@
+"""The ranking decisions of a search, as pure functions over plain data: fusion of keyword
+and vector scores, context windows, recency, the exact-token guard, the shape of a line (its
+lead-in label, whether it asks), the text given to the model, and coalesced spans. Tested
+without files; `Searcher` gathers their inputs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..index import terms_of
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class RankSettings:
+    """The knobs of the ranking, with the values measured best on the retrieval benchmark
+    (bench/eval_search.py; the figures are in the README)."""
+
+    fusion: str = "weighted"  # "weighted" (normalised sum) or "rrf"; weighted measured better
+    vector_weight: float = 0.6
+    rrf_k: int = 60
+    candidates: int = 200  # keyword evidence: the best N BM25 units (0: every matching unit)
+    heading_boost: float = 0.5
+    windows: tuple[int, ...] = (3, 5)  # context windows (consecutive units of one section)
+    window_weight: float = 1.0  # a unit gains this times the best window holding it
+    subject_boost: float = 0.5  # a unit whose lead-in label names a query word gains this share
+    question_penalty: float = 0.15  # a unit that ends by asking loses this share
+    subject_free_vector: bool = True  # hybrid: names found as labels leave the embedded query
+    coalesce_depth: int = 3  # among the first N hits, adjacent units of a section merge...
+    coalesce_max_units: int = 3  # ...into spans of at most this many units
+    coalesce_max_lines: int = 5  # ...and lines
+    recency_weight: float = 0.2  # at most this share of a score is lost to age
+    half_life_days: float = 90.0
+    # A hit holding no query word whose cosine is below this is flagged "weak": it may not
+    # answer the query. 0.25 for the bundled MiniLM, measured on sample_vault/: nonsense
+    # queries peak at 0.17-0.23 ("asdf" at 0.33), answers that share no word with their
+    # question at 0.26-0.6 ("which database did we pick" / "Chose PostgreSQL for billing":
+    # 0.26). No threshold separates them all; other models differ.
+    weak_cosine: float = 0.25
+
+
+
+# -- scores -------------------------------------------------------------------
+
+
+def max_norm(x: np.ndarray) -> np.ndarray:
+    """Keyword scores -> [0, 1] by the best one; units without a match stay 0."""
+    import numpy as np
+
+    hi = float(x.max()) if x.size else 0.0
+    return x / hi if hi > 0 else np.zeros_like(x)
+
+
+def minmax_norm(x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    if not x.size:
+        return x
+    lo, hi = float(x.min()), float(x.max())
+    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+
+
+def rank_scores(x: np.ndarray, rrf_k: int, only_positive: bool) -> np.ndarray:
+    """Reciprocal-rank scores 1/(k + rank) of an array of raw scores (rank 1 = best)."""
+    import numpy as np
+
+    order = np.argsort(-x, kind="stable")
+    ranks = np.empty(len(x), dtype=np.float64)
+    ranks[order] = np.arange(1, len(x) + 1)
+    out = 1.0 / (rrf_k + ranks)
+    return np.where(x > 0, out, 0.0) if only_positive else out
+
+
+def fuse(
+    keyword: np.ndarray | None,
+    vector: np.ndarray | None,
+    method: str = "weighted",
+    vector_weight: float = 0.5,
+    rrf_k: int = 60,
+) -> np.ndarray:
+    """Combine per-unit keyword (BM25, 0 = no match) and vector (cosine) scores.
+
+    "weighted": (1 - w) * keyword / max + w * min-max(cosine). "rrf": the same weights over
+    reciprocal ranks. Either side may be None (keyword-only or semantic search).
+    """
+    if keyword is None and vector is None:
+        raise ValueError("nothing to fuse")
+    if method == "weighted":
+        kw = max_norm(keyword) if keyword is not None else None
+        vec = minmax_norm(vector) if vector is not None else None
+    elif method == "rrf":
+        kw = rank_scores(keyword, rrf_k, True) if keyword is not None else None
+        vec = rank_scores(vector, rrf_k, False) if vector is not None else None
+    else:
+        raise ValueError(f"unknown fusion method {method!r}")
+    if vec is None:
+        assert kw is not None
+        return kw
+    if kw is None:
+        return vec
+    return (1.0 - vector_weight) * kw + vector_weight * vec
+
+
+def window_sums(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Per window (the `lengths[i]` consecutive units from `starts[i]`), the sum of `x` over
+    its units: two lookups in a running sum, whatever the window size."""
+    import numpy as np
+
+    running = np.concatenate(([0.0], np.cumsum(x, dtype=np.float64)))
+    return running[starts + lengths] - running[starts]
+
+
+def window_bm25(
+    matched: Mapping[str, np.ndarray],
+    idf: Mapping[str, float],
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    k1: float = 1.2,
+) -> np.ndarray:
+    """BM25 of each window as one passage: per query term, the number of its units holding
+    the term, saturated (a word repeated on every line counts less than several different
+    query words), times the term's idf. `matched[t]` marks the units whose text holds t."""
+    import numpy as np
+
+    out = np.zeros(len(starts), dtype=np.float64)
+    for term, held in matched.items():
+        if not held.any():
+            continue
+        tf = window_sums(held, starts, lengths)
+        out += idf[term] * tf * (k1 + 1.0) / (tf + k1)
+    return out
+
+
+def lift(
+    unit_scores: np.ndarray,
+    window_scores: np.ndarray,
+    membership: Sequence[tuple[np.ndarray, np.ndarray]],
+    weight: float,
+) -> np.ndarray:
+    """A unit's score plus `weight` times the best score of the windows that hold it: a line
+    whose neighbours also match is more likely the evidence (a question and its answer, a
+    decision and its reason)."""
+    import numpy as np
+
+    best = np.zeros_like(unit_scores)
+    for rows, windows in membership:
+        best[rows] = np.maximum(best[rows], window_scores[windows])
+    return unit_scores + weight * best
+
+
+def recency_factor(
+    date: dt.date | None, today: dt.date, half_life_days: float, weight: float
+) -> float:
+    """1.0 for undated files (MEMORY.md, notes) and today's; older dated units lose up to
+    `weight` of their score, half of it every `half_life_days`."""
+    import numpy as np
+
+    day = np.array([date.toordinal() if date else 0])
+    return float(recency_factors(day, today.toordinal(), half_life_days, weight)[0])
+
+
+def recency_factors(
+    day_numbers: np.ndarray, today: int, half_life_days: float, weight: float
+) -> np.ndarray:
+    """`recency_factor` over an array of date ordinals (0 = undated)."""
+    import numpy as np
+
+    if half_life_days <= 0 or weight <= 0:
+        return np.ones(len(day_numbers))
+    age = np.maximum(today - day_numbers, 0)
+    factors = 1.0 - weight + weight * np.power(0.5, age / half_life_days)
+    return np.where(day_numbers > 0, factors, 1.0)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[_\-./:#@][A-Za-z0-9]+)+|\w*\d\w*|\w*_\w*")
+_HAS_LETTER = re.compile(r"[A-Za-z]")
+_QUOTED = re.compile(r"\"([^\"]{2,})\"|`([^`]{2,})`")
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'’-]*[^\W_]|[A-Z]{2,})\b")
+
+
+def exact_tokens(query: str) -> list[str]:
+    """Tokens of the query that must be matched literally when they occur: identifiers and
+    error codes (digits, underscores, joined parts), quoted strings, and capitalised words
+    inside the sentence (names). Lower-cased, in query order."""
+    found: list[str] = []
+    for match in _QUOTED.finditer(query):
+        found.append((match[1] or match[2]).strip())
+    rest = _QUOTED.sub(" ", query)
+    for match in _IDENTIFIER.finditer(rest):
+        token = match[0].strip("-./:#@_")
+        is_code = _HAS_LETTER.search(token) and re.search(r"[\d_]", token)
+        if is_code or (token.isdigit() and len(token) >= 5):  # not years or small counts
+            found.append(token)
+    for match in _CAPITALISED.finditer(rest.strip()):
+        found.append(match[1])
+    seen: dict[str, None] = {}
+    for token in found:
+        seen.setdefault(token.lower(), None)
+    return list(seen)
+
+
+def guard_exact(score: np.ndarray, exact: np.ndarray, competing: np.ndarray) -> np.ndarray:
+    """Units holding the query's exact tokens (`exact` > 0, the share of tokens held) are lifted
+    above every unit that does not hold them and matches none of the query's other words (a
+    vaguely similar dense hit, a near-miss id like BIL-1447 for BIL-1423, a line carried by its
+    neighbours); units that match other words of the query (`competing`) compete on relevance."""
+    import numpy as np
+
+    holders = exact > 0
+    vague = (~holders) & (~competing)
+    if not holders.any() or not vague.any():
+        return score
+    ceiling = float(score[vague].max())
+    top = float(score[holders].max()) or 1.0
+    # Just above the ceiling, in the holders' own order (more tokens held, then relevance).
+    lifted = np.maximum(score, ceiling + 1e-3 * (exact + score / top))
+    return np.where(holders, lifted, score)
+
+
+def contains_token(text: str, token: str) -> bool:
+    """Whole-token, case-insensitive containment: `BIL-142` is not in `BIL-1423`, nor `v2.3`
+    in `v2.3.1` (a joined part such as `.1` or `-b` continues the token)."""
+    pattern = r"(?<!\w)(?<!\w[.\-/:])" + re.escape(token) + r"(?!\w)(?![.\-/:]\w)"
+    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+
+
+# A unit's lead-in label: what a Markdown line is about, written before a colon at its start
+# (`- **Alice**: …`, `- **Decision:** …`, `- Billing cutover window: …`, `Bob: …`). Plain labels
+# are at most six words and hold no sentence punctuation, so a sentence that merely contains a
+# colon has none.
+_LEAD = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(?:\[[ xX]\]\s+)?")
+_BOLD_LABEL = re.compile(r"\*\*([^*\n]{1,60}?)\*\*\s*:|\*\*([^*\n]{1,60}?):\*\*")
+_PLAIN_LABEL = re.compile(r"([^\s:*`#>|\[][^:.!?;`*\n]{0,59}?):\s")
+_TRAILING_TAG = re.compile(r"(?:^|\s)#[\w/-]+$")
+
+
+def lead_label(text: str) -> str | None:
+    """The label a unit's first line opens with, or None: its subject (a speaker, a person,
+    a field name) that a query may name."""
+    first = text.split("\n", 1)[0]
+    if ":" not in first:
+        return None
+    rest = first[_LEAD.match(first).end():]  # type: ignore[union-attr]
+    bold = _BOLD_LABEL.match(rest)
+    if bold:
+        label = (bold[1] or bold[2]).strip()
+    else:
+        plain = _PLAIN_LABEL.match(rest)
+        if not plain or len(plain[1].split()) > 6:
+            return None
+        label = plain[1].strip()
+    return label if any(c.isalpha() for c in label) else None
+
+
+def is_question(text: str) -> bool:
+    """Whether a unit ends by asking (its last sentence ends with "?", a trailing remark in
+    parentheses, a comment or tags aside): a question names a topic without stating a fact,
+    the same reason `vault flush` keeps no questions."""
+    end = text.rstrip()
+    while end and not end.endswith("?"):
+        if end.endswith("-->"):
+            cut = end.rfind("<!--")
+        elif end.endswith(")"):
+            cut = end.rfind("(")
+        else:
+            tag = _TRAILING_TAG.search(end) if "#" in end else None
+            cut = tag.start() if tag else -1
+        if cut < 0:
+            return False
+        end = end[:cut].rstrip()
+    return bool(end)
+
+
+def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
+    """The query to embed when the ranking already favours the units whose label a query
+    word names: without those names (capitalised words all of whose terms are labels). A
+    name says little to the embedding model except "lines that mention this name"; the rest
+    of the question is what the evidence is about. The query itself if nothing would be left."""
+    kept: list[str] = []
+    dropped = False
+    for word in query.split():
+        core = word.strip("\"'“”‘’()[],.;:!?")
+        terms = terms_of(core)
+        if core[:1].isupper() and terms and all(is_label(t) for t in terms):
+            dropped = True
+            continue
+        kept.append(word)
+    rest = " ".join(kept)
+    return rest if dropped and terms_of(rest) else query
+
+
+def coalesce(
+    ranked: Sequence[int],
+    section: np.ndarray,
+    line_counts: np.ndarray,
+    depth: int,
+    max_units: int,
+    max_lines: int,
+) -> list[list[int]]:
+    """Ranked unit rows -> ranked spans of rows. Among the first `depth` rows, a row next to
+    (or one row away from) a span of the same section extends it, up to `max_units` units and
+    `max_lines` lines; a row already inside a span is dropped, so no context is paid for twice."""
+    spans: list[list[int]] = []
+    for rank, row in enumerate(ranked):
+        placed = False
+        for span in spans:
+            lo, hi = span[0], span[-1]
+            if lo <= row <= hi:
+                placed = True
+                break
+            if rank < depth and section[row] == section[lo] and lo - 2 <= row <= hi + 2:
+                merged = list(range(min(lo, row), max(hi, row) + 1))
+                if len(merged) <= max_units and int(line_counts[merged].sum()) <= max_lines:
+                    span[:] = merged
+                    placed = True
+                    break
+        if not placed:
+            spans.append([row])
+    return spans

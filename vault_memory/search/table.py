@@ -1,0 +1,275 @@
+"""The unit table: every unit of the index in file order, with its section, date, salience,
+vector and the postings of its analyzed terms, as numpy arrays a query is scored on. Built
+from the store once and saved beside it (index/arrays.py), so a cold process maps it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ..index import terms_of
+from .ranking import is_question, lead_label, recency_factors
+
+if TYPE_CHECKING:
+    import numpy as np
+
+TABLE_FORMAT = 4  # bump when UnitTable's arrays change meaning
+
+# (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text)
+UnitRow = tuple[int, int, str, str | None, float, bytes | None, int, str, str]
+
+
+class UnitTable:
+    """Every unit of the index in file order, with its section, date, salience and vector:
+    the arrays a query is scored on. Built from the store once, saved next to it (see
+    index/arrays.py) so that a cold process maps it instead of rebuilding it."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], windows: Sequence[int]) -> None:
+        self.arrays = arrays
+        self.ids = arrays["ids"]
+        self.salience = arrays["salience"]
+        self.day_numbers = arrays["day_numbers"]
+        self.line_counts = arrays["line_counts"]
+        self.matrix = arrays["matrix"]
+        self.section = arrays["section"]
+        self.has_vectors = bool(arrays["has_vectors"][0])
+        self._sorted_ids = arrays["sorted_ids"]
+        self._order = arrays["order"]
+        self.windows: dict[int, tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]] = {}
+        self.window_norms: dict[int, np.ndarray] = {}
+        for w in windows:
+            members = [(arrays[f"w{w}_rows{k}"], arrays[f"w{w}_wins{k}"]) for k in range(w)]
+            self.windows[w] = (arrays[f"w{w}_len"], members)
+            self.window_norms[w] = arrays[f"w{w}_norm"]
+        self.text = FieldPostings(arrays, "tx")
+        self.heading = FieldPostings(arrays, "hd")
+        self.label = FieldPostings(arrays, "lb")  # lead-in labels (`lead_label`)
+        self.question = arrays["question"]  # 1 where the unit ends by asking
+        self._vocab: dict[str, int] | None = None
+        self._recency_key: tuple[int, float, float] | None = None
+        self._recency: np.ndarray | None = None
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Analyzed term -> term number, for both fields."""
+        if self._vocab is None:
+            words = bytes(self.arrays["vocab"]).decode("utf-8")
+            self._vocab = {w: i for i, w in enumerate(words.split("\n"))} if words else {}
+        return self._vocab
+
+    @classmethod
+    def build(
+        cls,
+        rows: Sequence[UnitRow],
+        dims: int,
+        windows: Sequence[int],
+    ) -> UnitTable:
+        """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count,
+        analyzed terms, text) in file order."""
+        import numpy as np
+
+        n = len(rows)
+        a: dict[str, np.ndarray] = {}
+        a["ids"] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        a["order"] = np.argsort(a["ids"], kind="stable")
+        a["sorted_ids"] = a["ids"][a["order"]]
+        a["salience"] = np.fromiter((r[4] for r in rows), dtype=np.float64, count=n)
+        ordinals: dict[str | None, int] = {None: 0}  # date ordinals, 0 for undated units
+        for r in rows:
+            if r[3] is not None and r[3] not in ordinals:
+                ordinals[r[3]] = dt.date.fromisoformat(r[3]).toordinal()
+        a["day_numbers"] = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
+        a["line_counts"] = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
+        a["question"] = np.fromiter((is_question(r[8]) for r in rows), dtype=np.uint8, count=n)
+        matrix = np.zeros((n, dims), dtype=np.float32)
+        with_vector = [i for i, r in enumerate(rows) if r[5] is not None]
+        if with_vector:
+            blob = b"".join(rows[i][5] for i in with_vector)  # type: ignore[misc]
+            matrix[with_vector] = np.frombuffer(blob, dtype=np.float32).reshape(-1, dims)
+        a["matrix"] = matrix
+        a["has_vectors"] = np.array([bool(with_vector)])
+        # Sections: runs of units of one file under one heading path.
+        starts = np.zeros(n, dtype=np.int64)
+        if n:
+            starts[1:] = [
+                x[1] != y[1] or x[2] != y[2] for x, y in zip(rows, rows[1:], strict=False)
+            ]
+        a["section"] = np.cumsum(starts)
+        for w in windows:
+            lengths, members = _windows(a["section"], w)
+            a[f"w{w}_len"] = lengths
+            for k, (unit_rows, window_rows) in enumerate(members):
+                a[f"w{w}_rows{k}"] = unit_rows
+                a[f"w{w}_wins{k}"] = window_rows
+            a[f"w{w}_norm"] = _window_norms(matrix, bool(with_vector), lengths, members)
+        a.update(_postings(rows))
+        return cls(a, windows)
+
+    def recency(self, today: int, half_life_days: float, weight: float) -> np.ndarray:
+        """`recency_factors` of every unit, computed once a day."""
+        key = (today, half_life_days, weight)
+        if self._recency is None or self._recency_key != key:
+            self._recency = recency_factors(self.day_numbers, today, half_life_days, weight)
+            self._recency_key = key
+        return self._recency
+
+    def positions(self, uids: Sequence[int]) -> np.ndarray:
+        """The table rows of unit ids, -1 for ids the table does not hold."""
+        import numpy as np
+
+        wanted = np.asarray(uids, dtype=np.int64)
+        if len(self._sorted_ids) == 0:
+            return np.full(len(wanted), -1, dtype=np.int64)
+        at = np.searchsorted(self._sorted_ids, wanted)
+        at = np.minimum(at, len(self._sorted_ids) - 1)
+        found = self._sorted_ids[at] == wanted
+        return np.where(found, self._order[at], -1)
+
+
+class FieldPostings:
+    """One field's inverted index as arrays: for term number t, the units holding it are
+    rows[offsets[t]:offsets[t+1]] with their term frequencies; plus each unit's length."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], field: str) -> None:
+        self.offsets = arrays[f"{field}_offsets"]
+        self.rows = arrays[f"{field}_rows"]
+        self.tf = arrays[f"{field}_tf"]
+        self.lengths = arrays[f"{field}_len"]
+        self.average = float(arrays[f"{field}_avg"][0])
+        self.units = len(self.lengths)
+
+    def postings(self, term: int | None) -> tuple[np.ndarray, np.ndarray]:
+        if term is None or term + 1 >= len(self.offsets):
+            return self.rows[:0], self.tf[:0]
+        start, end = int(self.offsets[term]), int(self.offsets[term + 1])
+        return self.rows[start:end], self.tf[start:end]
+
+    def idf(self, term: int | None) -> float:
+        """Robertson idf, log(1 + (N - n + 0.5) / (n + 0.5)), as the Whoosh weighting."""
+        rows, _ = self.postings(term)
+        n = len(rows)
+        if n == 0:
+            return 0.0
+        return math.log(1.0 + (self.units - n + 0.5) / (n + 0.5))
+
+    def bm25(self, term: int | None, k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+        """(unit rows, BM25 score of the term in each): Whoosh's BM25F formula per field."""
+        rows, tf = self.postings(term)
+        if len(rows) == 0:
+            return rows, tf.astype("float64")
+        average = self.average or 1.0
+        norm = k1 * ((1.0 - b) + b * self.lengths[rows] / average)
+        return rows, self.idf(term) * (tf * (k1 + 1.0)) / (tf + norm)
+
+
+def _postings(rows: Sequence[UnitRow]) -> dict[str, np.ndarray]:
+    """The text, heading and label fields' inverted index as arrays (see FieldPostings), built
+    from the analyzed terms the indexer stored with each unit (headings and lead-in labels are
+    analyzed here, once per distinct string)."""
+    import numpy as np
+    from whoosh.util.numeric import byte_to_length, length_to_byte
+
+    vocab: dict[str, int] = {}
+    out: dict[str, np.ndarray] = {}
+    by_string: dict[str | None, list[str]] = {None: []}
+
+    def analyzed(text: str | None) -> list[str]:
+        found = by_string.get(text)
+        if found is None:
+            found = by_string[text] = terms_of(text or "")
+        return found
+
+    fields: tuple[tuple[str, Callable[[UnitRow], list[str]]], ...] = (
+        ("tx", lambda r: r[7].split()),
+        ("hd", lambda r: analyzed(r[2])),
+        ("lb", lambda r: analyzed(lead_label(r[8]))),
+    )
+    for name, terms_of_row in fields:
+        flat: list[str] = []
+        sizes: list[int] = []
+        for row in rows:
+            terms = terms_of_row(row)
+            sizes.append(len(terms))
+            flat.extend(terms)
+        for term in dict.fromkeys(flat):  # term numbers in order of first appearance
+            vocab.setdefault(term, len(vocab))
+        lengths = np.asarray(sizes, dtype=np.int64)
+        terms_at = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        rows_at = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+        # One posting per (unit, term) with its count, then grouped by term, units ascending.
+        pairs, counts = np.unique(rows_at * len(vocab) + terms_at, return_counts=True)
+        ids = pairs % len(vocab)
+        order = np.argsort(ids, kind="stable")
+        out[f"{name}_rows"] = (pairs // len(vocab)).astype(np.int32)[order]
+        out[f"{name}_tf"] = counts.astype(np.float32)[order]
+        # The average is exact, each unit's length rounded to what Whoosh's one byte holds:
+        # the scores are then exactly the Whoosh index's.
+        out[f"{name}_avg"] = np.array([lengths.mean() if len(lengths) else 0.0])
+        longest = int(lengths.max(initial=0))
+        rounded = [byte_to_length(length_to_byte(x)) for x in range(longest + 1)]
+        out[f"{name}_len"] = np.asarray(rounded, dtype=np.float32)[lengths]
+        out[f"{name}_ids"] = ids  # replaced below, once the vocabulary is complete
+    size = len(vocab)
+    for name, _ in fields:
+        counts = np.bincount(out.pop(f"{name}_ids"), minlength=size)
+        out[f"{name}_offsets"] = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    out["vocab"] = np.frombuffer("\n".join(vocab).encode("utf-8"), dtype=np.uint8).copy()
+    return out
+
+
+def _window_norms(
+    matrix: np.ndarray,
+    has_vectors: bool,
+    lengths: np.ndarray,
+    membership: list[tuple[np.ndarray, np.ndarray]],
+) -> np.ndarray:
+    """|sum of a window's unit vectors|, so that a window's cosine to a query follows from
+    its units' cosines: cos(q, sum v) = sum cos(q, v) / |sum v|. No window is embedded."""
+    import numpy as np
+
+    count = len(lengths)
+    norms = np.ones(count, dtype=np.float64)
+    if not has_vectors:
+        return norms
+    block = 8192
+    for first in range(0, count, block):
+        acc = np.zeros((min(block, count - first), matrix.shape[1]), dtype=np.float32)
+        for rows, wins in membership:
+            keep = (wins >= first) & (wins < first + block)
+            acc[wins[keep] - first] += matrix[rows[keep]]
+        norms[first : first + len(acc)] = np.linalg.norm(acc, axis=1)
+    return np.maximum(norms, 1e-6)
+
+
+def _windows(
+    section: np.ndarray, size: int
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """Sliding windows of `size` units inside each section (a shorter section is one window):
+    their lengths, and the (unit rows, window rows) membership pairs."""
+    import numpy as np
+
+    n = len(section)
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, [(empty, empty) for _ in range(size)]
+    bounds = np.flatnonzero(np.diff(section)) + 1
+    begins = np.concatenate(([0], bounds))
+    section_lengths = np.diff(np.concatenate((begins, [n])))
+    # A section of length L gives max(1, L - size + 1) windows starting at its first units.
+    per_section = np.maximum(section_lengths - size + 1, 1)
+    first_window = np.concatenate(([0], np.cumsum(per_section)[:-1]))
+    total = int(per_section.sum())
+    within = np.arange(total) - np.repeat(first_window, per_section)
+    start = np.repeat(begins, per_section) + within
+    length = np.minimum(np.repeat(section_lengths, per_section), size)
+    index = np.arange(total)
+    membership = []
+    for offset in range(size):
+        keep = length > offset
+        membership.append((start[keep] + offset, index[keep]))
+    return length.astype(np.int64), membership
+
+
