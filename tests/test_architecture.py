@@ -66,8 +66,10 @@ def runtime_imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
             subs = [f"{target}.{alias.name}" for alias in node.names]
             modules_named = [sub for sub in subs if sub in known]
             targets = modules_named + ([target] if len(modules_named) < len(subs) else [])
+        own_package = ".".join(package) if path.name != "__init__.py" else None
         for target in targets:
-            if target in known and target != name and not name.startswith(target + "."):
+            # a module naming its own package's __init__ (`from . import fsutil`) is inside it
+            if target in known and target != name and target != own_package:
                 found.add(target)
     return found
 
@@ -153,3 +155,8 @@ def test_the_checks_see_a_circle_and_an_upward_import(tmp_path: Path) -> None:
                            known) == {"vault_memory.vault"}  # the annotation is not counted
     assert runtime_imports("vault_memory.vault", known["vault_memory.vault"],
                            known) == {"vault_memory.files.notes"}
+    (pkg / "files" / "layout.py").write_text("from . import notes\nfrom .. import __version__\n")
+    known["vault_memory.files.layout"] = pkg / "files" / "layout.py"
+    # its own package's __init__ is not an arrow; the package above it is
+    assert runtime_imports("vault_memory.files.layout", known["vault_memory.files.layout"],
+                           known) == {"vault_memory.files.notes", "vault_memory"}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__, clock
+from .. import clock
 from ..errors import VaultError
 from ..files import DAILY_DIR, MEMORY_FILE
 from ..search import DEFAULT_BUDGET
@@ -64,6 +64,16 @@ def read_resource_text(vault: Vault, uri: str) -> str:
     if uri == "vault://context":
         return vault.context(DEFAULT_BUDGET)
     raise VaultError(f"unknown resource {uri!r}; this server has: {', '.join(RESOURCES)}.")
+
+
+def _version() -> str:
+    """The installed package's version (what `vault --version` prints)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("vault-memory")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
 
 
 def build_server(vault: Vault, indexing: BackgroundIndex | None = None) -> Any:
@@ -116,7 +126,7 @@ def build_server(vault: Vault, indexing: BackgroundIndex | None = None) -> Any:
 
     return Server(
         SERVER_NAME,
-        version=__version__,
+        version=_version(),
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
