@@ -160,3 +160,22 @@ def test_the_checks_see_a_circle_and_an_upward_import(tmp_path: Path) -> None:
     # its own package's __init__ is not an arrow; the package above it is
     assert runtime_imports("vault_memory.files.layout", known["vault_memory.files.layout"],
                            known) == {"vault_memory.files.notes", "vault_memory"}
+
+
+def test_other_packages_import_a_subpackage_only_through_its_init() -> None:
+    """`from ..files import Layout`, never `from ..files.layout import Layout` from outside
+    files/: each subpackage's __init__ names what it offers."""
+    subpackages = {name.split(".")[1] for name in modules() if name.count(".") >= 2}
+    reaching_in = []
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.level or not node.module:
+                continue
+            base = package[: len(package) - (node.level - 1)]
+            target = base + node.module.split(".")
+            inside = package[1:2] == target[1:2]
+            if len(target) > 2 and target[1] in subpackages and not inside:
+                reaching_in.append(f"{name}: from {'.'.join(target)} import ...")
+    assert reaching_in == []
