@@ -20,7 +20,7 @@ Snapshot = Callable[[Path], dict[str, tuple[bytes, int, int]]]
 STATUS_KEYS = {
     "vault", "cache", "cache_bytes", "indexed", "files", "units", "embedded_units", "model",
     "configured_model", "last_index_at", "drift", "problem", "settings", "settings_sources",
-    "watcher", "skipped",
+    "watcher", "skipped", "provider", "pending_embeddings", "embedding_error", "queue",
 }
 
 

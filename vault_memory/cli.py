@@ -301,15 +301,34 @@ def status(vault: Vault, as_json: bool) -> None:
         f"last index    {when}",
         "drift         " + (", ".join(f"{v} {k}" for k, v in drift.items()) or "none"),
     ]
+    if info.get("pending_embeddings"):
+        lines.append(f"pending       {info['pending_embeddings']} units wait for their vectors "
+                     f"({info['embedding_error']}); `vault index` adds them")
     if info["problem"]:
         lines.append(f"problem       {info['problem']}")
     for path, why in sorted(info["skipped"].items()):
         lines.append(f"skipped       {path}: {why}")
     lines.append(f"watcher       {_describe_watcher(info['watcher'])}")
+    lines.append(f"queue         {_describe_queue(info['queue'])}")
     for key, source in sorted(info["settings_sources"].items()):
         section, _, name = key.partition(".")
         lines.append(f"setting       {key} = {info['settings'][section][name]!r} ({source})")
     click.echo("\n".join(lines))
+
+
+def _describe_queue(queue: dict[str, Any]) -> str:
+    from .text import plural
+
+    text = f"{queue['pending']} pending"
+    if queue["pending"]:
+        text += f" ({plural(queue['sessions'], 'session')}"
+        if queue["abandoned"]:
+            text += f", {queue['abandoned']} left by stopped processes"
+        text += ")"
+    if queue["failed"]:
+        text += (f", {plural(queue['failed'], 'update')} failed: {queue['last_error']} "
+                 "(kept in .vault/queue/failed.jsonl)")
+    return text
 
 
 def _describe_watcher(watcher: dict[str, Any]) -> str:
@@ -382,7 +401,11 @@ def search(
         via_watcher=True,
     )
     if as_json:
-        _print_json({"query": text, "mode": mode, "results": [h.to_dict() for h in hits]})
+        found: dict[str, Any] = {"query": text, "mode": mode,
+                                 "results": [h.to_dict() for h in hits]}
+        if getattr(hits, "warnings", None):  # e.g. keywords only: the embedding provider failed
+            found["warning"] = " ".join(hits.warnings)
+        _print_json(found)
         return
     if not hits:
         click.echo("no results", err=True)

@@ -28,8 +28,15 @@ BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 class IndexSettings:
     model: str = BUNDLED_MODEL  # a fastembed model name; "none" disables embeddings
     max_file_bytes: int = 5_000_000  # larger files are skipped with a warning
-    batch_size: int = 32
+    batch_size: int = 32  # texts per model batch (per request with provider = "openai")
     threads: int = 0  # onnxruntime threads; 0 = chosen by measurement (see embedder)
+    # Where vectors come from: "fastembed" (in-process, the default) or "openai" (any
+    # OpenAI-compatible /v1/embeddings endpoint: Ollama, llama.cpp, vLLM, LM Studio, OpenAI).
+    provider: str = "fastembed"
+    base_url: str = ""  # provider = "openai": e.g. http://127.0.0.1:11434/v1
+    api_key_env: str = ""  # the environment variable holding its API key, if it needs one
+    dimensions: int = 0  # vector length to ask for and expect; 0 = the model's own
+    timeout_seconds: float = 30.0  # per request (a query waits at most 5 s)
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,8 @@ class LLMSettings:
     model: str = ""
     api_key_env: str = ""
     timeout_seconds: float = 60.0
+    max_retries: int = 4  # retries of a 429 or 5xx answer, after a back-off (see llm.py)
+    max_retry_wait_seconds: float = 30.0  # the longest single wait (Retry-After included)
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,14 @@ class WatchSettings:
     reconcile_minutes: float = 5.0  # and compares the whole vault with the index this often
 
 
+@dataclass(frozen=True)
+class QueueSettings:
+    debounce_seconds: float = 5.0  # a session's submissions this close together: one flush
+    max_delay_seconds: float = 60.0  # a session submitting without pause is flushed this often
+    max_spool_mb: float = 64.0  # past this much spooled, the queue flushes without waiting
+    close_timeout_seconds: float = 10.0  # how long `close()` (and exit) waits for flushes
+
+
 SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "search": SearchSettings,
@@ -78,6 +95,7 @@ SECTIONS: dict[str, type] = {
     "llm": LLMSettings,
     "flush": FlushSettings,
     "watch": WatchSettings,
+    "queue": QueueSettings,
 }
 
 
@@ -90,6 +108,7 @@ class Config:
     llm: LLMSettings = field(default_factory=LLMSettings)
     flush: FlushSettings = field(default_factory=FlushSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
+    queue: QueueSettings = field(default_factory=QueueSettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
 

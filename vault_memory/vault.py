@@ -31,12 +31,12 @@ from .files import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .capture import FlushReport, SessionInfo
+    from .capture import FlushReport, SessionInfo, UpdateQueue
     from .dream import DreamReport
     from .files import ManageReport
     from .index import Index, IndexReport, Progress
     from .live import StopReport, Watcher, WatchReport
-    from .search import ContextBlock, Hit, Searcher
+    from .search import ContextBlock, Searcher, SearchResults
 
 log = logging.getLogger("vault_memory")
 
@@ -133,7 +133,11 @@ class Vault:
         return Index(self.config)
 
     def close(self) -> None:
-        """Release open handles (SQLite, Whoosh). The vault can be used again afterwards."""
+        """Release open handles (SQLite, Whoosh) and close the update queue (flushing what
+        waits in it, see `updates`). The vault can be used again afterwards."""
+        updates = self.__dict__.pop("updates", None)
+        if updates is not None:
+            updates.close()
         self.__dict__.pop("_searcher", None)
         if "_index" in self.__dict__:
             self._index.close()
@@ -187,9 +191,10 @@ class Vault:
         fresh: bool = True,
         via_watcher: bool = False,
         today: dt.date | None = None,
-    ) -> list[Hit]:
+    ) -> SearchResults:
         """The units of the vault that best answer `query`, best first, each citing its
-        `path:start-end`.
+        `path:start-end`: a list of `Hit` whose `warnings` say why a search was less than
+        asked for (keywords only while an embedding provider fails; also logged).
 
         mode: "hybrid" (default), "keyword" (no model needed) or "semantic".
         since/until: ISO dates bounding dated files (undated files are then left out).
@@ -200,7 +205,7 @@ class Vault:
         load); searches here when none runs or it cannot answer.
         today: the day recency is measured from (default: the clock's, see `clock`).
         """
-        from .search import MODES, Filters, Hit
+        from .search import MODES, Filters, Hit, SearchResults
 
         if mode not in MODES:
             raise VaultError(f"unknown search mode {mode!r}; use one of: {', '.join(MODES)}.")
@@ -235,6 +240,7 @@ class Vault:
         if via_watcher and today is None:
             from .live import watch_client
 
+            remote_warnings: list[str] = []
             found = watch_client.search(
                 self.config,
                 query=query,
@@ -244,9 +250,12 @@ class Vault:
                 until=filters.until.isoformat() if filters.until else None,
                 within=within_rel,
                 kinds=list(kinds),
+                warnings=remote_warnings,
             )
             if found is not None:
-                return [Hit(**hit) for hit in found]
+                for message in remote_warnings:
+                    log.warning("%s", message)
+                return SearchResults([Hit(**hit) for hit in found], remote_warnings)
         if mode != "keyword":
             self._index.prefetch_query_embedder()
         if fresh:
@@ -313,10 +322,12 @@ class Vault:
 
     def status(self) -> dict[str, Any]:
         """Files, units, embedded units, model, cache size, drift, settings. Writes nothing."""
+        from .capture import queue_status
         from .index import status
         from .live import watcher_status
 
         info = status(self.config)
+        info["queue"] = queue_status(self.cache_dir)
         info["settings"] = self.config.as_dict()
         info["settings_sources"] = dict(self.config.sources)
         info["watcher"] = watcher_status(self.cache_dir)
@@ -504,6 +515,17 @@ class Vault:
         return flush_conversation(
             self.layout, messages, session=session, dry_run=dry_run, date=date
         )
+
+    @cached_property
+    def updates(self) -> UpdateQueue:
+        """The update queue: `submit(messages, session=…)` returns at once (one append to a
+        spool in `.vault/queue/`); a worker thread flushes each session once it has been quiet
+        for `[queue] debounce_seconds`, and a process that dies loses nothing (the next queue,
+        or `vault watch`, flushes what it left). Also `asubmit`, `flush_now`, `close`. Errors
+        go to the log and `vault status`, never to the caller. See capture/queue.py."""
+        from .capture import UpdateQueue
+
+        return UpdateQueue(self)
 
     def sessions(self) -> list[SessionInfo]:
         """The flushed sessions found in the daily logs, the most recent first."""

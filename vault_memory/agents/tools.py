@@ -225,7 +225,10 @@ class _Bound:
             self._reopen = False
             self.vault.close()
         hits = self.vault.search(query, limit=limit)
-        return {"query": query, "results": _results(hits)}
+        found = {"query": query, "results": _results(hits)}
+        if getattr(hits, "warnings", None):  # keywords only: the embedding provider failed
+            found["warning"] = " ".join(hits.warnings)
+        return found
 
     def _search_meanwhile(
         self, query: str, limit: int, indexing: BackgroundIndex

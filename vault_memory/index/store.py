@@ -282,11 +282,17 @@ class Store:
             " SET value = CAST(value AS INTEGER) + 1"
         )
 
-    def prune_embeddings(self, conn: sqlite3.Connection, model: str) -> int:
-        """Drop vectors of other models and of texts no unit has any more."""
+    def prune_embeddings(
+        self, conn: sqlite3.Connection, model: str, keep: Iterable[str] = ()
+    ) -> int:
+        """Drop vectors of other models (but those in `keep`) and of texts no unit has any
+        more."""
+        models = [model, *keep]
+        marks = ",".join("?" * len(models))
         cur = conn.execute(
-            "DELETE FROM embeddings WHERE model != ? OR sha256 NOT IN (SELECT sha256 FROM chunks)",
-            (model,),
+            f"DELETE FROM embeddings WHERE model NOT IN ({marks})"
+            " OR sha256 NOT IN (SELECT sha256 FROM chunks)",
+            models,
         )
         return cur.rowcount
 

@@ -11,6 +11,9 @@ The kernel drops inotify events when its queue overflows and watchdog only rebui
 watches, so an overflow (and a timer, every `watch.reconcile_minutes`, and the start) triggers
 a reconcile: the whole vault compared with the index by stat.
 
+It also drains the update queues (`Vault.updates`, capture/queue.py) that processes which
+died left in `.vault/queue/`: at start and on every reconcile.
+
 The same process answers `vault search` over a Unix socket in `.vault/` (see watch_client) and
 runs the dream schedule (see scheduler). One watcher per vault: `.vault/watch.lock` is
 flock-ed for the process's life, so a watcher killed with SIGKILL leaves nothing that blocks
@@ -72,6 +75,9 @@ class WatchedVault(Protocol):
                kinds: Any = (), fresh: bool = True) -> list[Any]: ...
 
     def prepare_search(self, mode: str = "hybrid") -> None: ...
+
+    def flush(self, messages: Any, session: str | None = None, dry_run: bool = False,
+              date: Any = None) -> Any: ...
 
     def dream(self) -> Any: ...
 
@@ -277,6 +283,7 @@ class Watcher:
         self._failed = False
 
         self._lock_fd: int | None = None
+        self._updates: Any = None  # drains the spools of dead processes (capture/queue.py)
         self._observer: Any = None
         self._worker: threading.Thread | None = None
         self._server: Any = None
@@ -314,6 +321,7 @@ class Watcher:
                 self._start_server()
             if self.dream:
                 self._start_scheduler()
+            self._start_updates()
             self._write_state()
             log.info("watching %s (pid %d)", self.root, os.getpid())
         except BaseException:
@@ -368,6 +376,9 @@ class Watcher:
             self._worker.join()
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=True)
+        if self._updates is not None:
+            self._updates.close()
+            self._updates = None
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -645,6 +656,8 @@ class Watcher:
             return True
         if full:
             self.report.reconciles += 1
+            if self._updates is not None:
+                self._updates.reclaim()
             if self.reconcile_every:
                 with self._cond:
                     self._next_reconcile = time.monotonic() + self.reconcile_every
@@ -754,7 +767,8 @@ class Watcher:
             log.info("a search through the socket failed (%s); the client searches itself.", exc)
             return {"ok": False, "error": str(exc)}
         self.report.searches += 1
-        return {"ok": True, "hits": [dataclasses.asdict(hit) for hit in hits]}
+        return {"ok": True, "hits": [dataclasses.asdict(hit) for hit in hits],
+                "warnings": list(getattr(hits, "warnings", []))}
 
     def _search(self, **request: Any) -> list[Any]:
         with self._search_lock:
@@ -773,6 +787,18 @@ class Watcher:
                 if not isinstance(exc, VaultError):
                     self._reader.close()  # replaced or damaged files: reopen on the next query
                 raise
+
+    # -- abandoned update queues ------------------------------------------------------------
+
+    def _start_updates(self) -> None:
+        """A queue of our own, which submits nothing: its worker flushes what dead processes
+        left in `.vault/queue/` (at once, every minute, and on `reclaim`)."""
+        from ..capture import UpdateQueue
+
+        try:
+            self._updates = UpdateQueue(self.vault)
+        except VaultError as exc:  # bad [queue] settings: the watcher still indexes
+            log.warning("not draining update queues: %s", exc)
 
     # -- the dream schedule -----------------------------------------------------------------
 

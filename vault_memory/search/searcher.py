@@ -71,6 +71,16 @@ class Hit:
         }
 
 
+class SearchResults(list[Hit]):
+    """The hits of a search, best first (a plain list), with `warnings`: why the search was
+    less than asked for, e.g. keywords only because the embedding provider failed. The CLI's
+    `--json` prints them as a top-level "warning"; each is also logged."""
+
+    def __init__(self, hits: Any = (), warnings: list[str] | None = None) -> None:
+        super().__init__(hits)
+        self.warnings: list[str] = list(warnings or [])
+
+
 # -- gathering the inputs ---------------------------------------------------------------------
 
 
@@ -197,8 +207,33 @@ class Searcher:
         mode: str = "hybrid",
         filters: Filters | None = None,
         today: dt.date | None = None,
+    ) -> SearchResults:
+        warnings: list[str] = []
+        if mode != "keyword" and self.index.model_id:
+            pending, why = self.index.pending_vectors()
+            if pending:
+                warnings.append(
+                    f"searched by keywords only: {pending} units wait for their vectors "
+                    f"({why}); the next `vault index` adds them."
+                )
+                mode = "keyword" if mode == "hybrid" else mode
+        hits = self._search(query, limit, mode, filters, today, warnings)
+        for message in warnings:
+            log.warning("%s", message)
+        return SearchResults(hits, warnings)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        mode: str,
+        filters: Filters | None,
+        today: dt.date | None,
+        warnings: list[str],
     ) -> list[Hit]:
         import numpy as np
+
+        from ..index import EmbeddingProviderError
 
         s = self.settings
         filters = filters or Filters()
@@ -271,7 +306,19 @@ class Searcher:
                 text = query
                 if labels and mode == "hybrid" and s.subject_free_vector:
                     text = dense_query(query, labels.__contains__)
-                vector = (table.matrix @ encoder.embed_query(text)).astype(np.float64)
+                try:
+                    embedded = encoder.embed_query(text)
+                    if embedded.shape != (table.matrix.shape[1],):
+                        raise EmbeddingProviderError(
+                            f"the query's vector has {embedded.shape[-1]} dimensions, the "
+                            f"index's {table.matrix.shape[1]}"
+                        )
+                except EmbeddingProviderError as exc:
+                    warnings.append(f"searched by keywords only: {exc}")
+                    if mode == "semantic":
+                        return []
+                else:
+                    vector = (table.matrix @ embedded).astype(np.float64)
         if keyword is None and vector is None:
             return []
         if vector is None and keyword is not None and not keyword.any() and not guard:
