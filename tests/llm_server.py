@@ -129,10 +129,11 @@ class ScriptedLLMServer:
     # -- /v1/embeddings ---------------------------------------------------------------------
 
     def embed_raw(self, status: int, body: str | bytes, delay: float = 0.0,
-                  headers: dict[str, str] | None = None) -> None:
-        """Answer the next embeddings request with this status and body."""
+                  headers: dict[str, str] | None = None, times: int = 1) -> None:
+        """Answer the next `times` embeddings requests with this status and body."""
         data = body.encode() if isinstance(body, str) else body
-        self.embed_script.append(Scripted(status, data, delay, headers))
+        for _ in range(times):
+            self.embed_script.append(Scripted(status, data, delay, headers))
 
     def embed_vectors(self, vectors: list[Any], delay: float = 0.0) -> None:
         """Answer the next embeddings request with these vectors (200)."""
