@@ -284,14 +284,32 @@ class _Pending:
 
     def add(self, seq: Any, version: Any, day: str, at: float, extends: Any = None) -> None:
         """Add a submission; `extends` is the version it was spooled as an extension of."""
+        self.add_many([seq], version, day, at, at, extends)
+
+    def add_many(self, seqs: list[Any], version: Any, day: str, first: float, last: float,
+                 extends: Any = None) -> None:
         if extends is not None and self.parts and self.parts[-1] is extends:
             self.parts[-1] = version  # a grown conversation: no need to compare
         else:
             self.parts = merge_versions(self.parts, version)
-        self.seqs.append(seq)
+        self.seqs += seqs
         self.day = day or self.day
-        self.first = self.first or at
-        self.last = at
+        self.first = self.first or first
+        self.last = last
+
+
+@dataclass
+class _Inbound:
+    """Submissions handed to the worker: a session's growing conversation is one entry whose
+    version is replaced (the caller's thread keeps no chain of old versions alive)."""
+
+    key: Key
+    seqs: list[tuple[int, int]]
+    version: Any
+    day: str
+    first: float
+    last: float
+    base: Any  # the version the first of them extends, if spooled as an extension
 
 
 class _Append:
@@ -402,7 +420,8 @@ class UpdateQueue:
 
         self._lock = threading.Lock()  # the spool file and the inbox
         self._cond = threading.Condition(self._lock)
-        self._inbox: list[tuple[Key, int, int, Any, str, float, Any]] = []
+        self._inbox: list[_Inbound] = []
+        self._inbox_tail: dict[Key, _Inbound] = {}  # each session's last entry in the inbox
         self._idle = True  # the worker waits with nothing pending
         self._seq = 0
         self._segment_no = 0
@@ -475,7 +494,16 @@ class UpdateQueue:
             self._seq = seq
             self._outstanding += 1
             self.stats.submitted += 1
-            self._inbox.append((key, seq, self._segment_no, version, day, time.monotonic(), base))
+            now = time.monotonic()
+            entry = self._inbox_tail.get(key)
+            if base is not None and entry is not None and entry.version is base:
+                entry.version = version
+                entry.seqs.append((self._segment_no, seq))
+                entry.day, entry.last = day, now
+            else:
+                entry = _Inbound(key, [(self._segment_no, seq)], version, day, now, now, base)
+                self._inbox.append(entry)
+                self._inbox_tail[key] = entry
             # A worker that waits for a deadline needs no wake-up (this one's is later), and
             # each wake-up would take the interpreter's lock from agents that submit.
             if self._idle or self._spool_bytes() > self.max_spool:
@@ -585,30 +613,30 @@ class UpdateQueue:
         next_reclaim = time.monotonic()
         while True:
             with self._cond:
-                while True:
-                    now = time.monotonic()
-                    inbox, self._inbox = self._inbox, []
-                    for key, seq, segment, version, day, at, base in inbox:
-                        group = grouping_key(key, version, seq)
-                        pending.setdefault(group, _Pending(group, key[1])).add(
-                            (segment, seq), version, day, at, base
-                        )
-                    if self._closing:  # `close` forced what it could wait for already
-                        self._handled = self._low_water(pending)
-                        self._cond.notify_all()
-                        return
-                    if now >= next_reclaim:
-                        self._reclaim = True
-                    urgent = self._spool_bytes() > self.max_spool
-                    due = [p for p in pending.values() if self._due(p, now, urgent)]
-                    if due or self._reclaim:
-                        break
-                    self._handled = self._low_water(pending)
-                    self._cond.notify_all()
+                inbox, self._inbox, self._inbox_tail = self._inbox, [], {}
+            for entry in inbox:  # without the lock: a talk without a session id is parsed here
+                group = grouping_key(entry.key, entry.version, entry.seqs[0][1])
+                pending.setdefault(group, _Pending(group, entry.key[1])).add_many(
+                    entry.seqs, entry.version, entry.day, entry.first, entry.last, entry.base
+                )
+            with self._cond:
+                if self._inbox:
+                    continue
+                self._handled = self._low_water(pending)
+                self._cond.notify_all()
+                if self._closing:  # `close` forced what it could wait for already
+                    return
+                now = time.monotonic()
+                if now >= next_reclaim:
+                    self._reclaim = True
+                urgent = self._spool_bytes() > self.max_spool
+                due = [p for p in pending.values() if self._due(p, now, urgent)]
+                if not due and not self._reclaim:
                     wake = [self._wake_at(p) for p in pending.values()] + [next_reclaim]
                     self._idle = not pending
                     self._cond.wait(max(0.0, min(wake) - now))
                     self._idle = False
+                    continue
                 reclaim, self._reclaim = self._reclaim, False
             if reclaim:
                 next_reclaim = time.monotonic() + RECLAIM_EVERY
@@ -639,7 +667,7 @@ class UpdateQueue:
     def _low_water(self, pending: dict[Key, _Pending]) -> int:
         """The highest seq up to which every submission is flushed or failed."""
         waiting = [seq for item in pending.values() for _, seq in item.seqs]
-        waiting += [entry[1] for entry in self._inbox]
+        waiting += [entry.seqs[0][1] for entry in self._inbox]
         return min(waiting) - 1 if waiting else self._seq
 
     def _flush(self, item: _Pending, own: bool, done_to: Path | None = None) -> bool:
