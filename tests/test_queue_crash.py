@@ -94,3 +94,19 @@ def test_kill_9_loses_nothing_and_duplicates_nothing(tmp_path: Path,
 def _own(path: Path) -> bool:
     """A segment of a live queue of this test process (none after `close`)."""
     return path.name.startswith(f"{os.getpid()}-")
+
+
+@pytest.mark.slow
+def test_a_process_that_exits_without_closing_flushes_at_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VAULT_NOW", f"{DAY}T10:00")
+    root = Vault.init(tmp_path / "v").root
+    (root / "vault.toml").write_text("[queue]\ndebounce_seconds = 60\n")
+    code = ("import sys\nfrom vault_memory import Vault\nv = Vault(sys.argv[1])\n"
+            "v.updates.submit([{'role': 'user', 'content': 'We decided to keep Postgres.'}],"
+            " session='bye')\n")
+    subprocess.run([sys.executable, "-c", code, str(root)], check=True, timeout=60)
+    assert "- User: We decided to keep Postgres. #decision" in \
+        (root / "memory" / f"{DAY}.md").read_text()
+    assert not list((root / ".vault" / "queue").glob("*.jsonl"))
