@@ -111,7 +111,8 @@ def post_json(
                     why += f" ({attempt + 1} tries)"
                 raise LLMError(why, hint, prefix) from None
             log.info("%s; retrying in %.1f s", exc.what, wait)
-            sleep(wait)
+            if wait > 0:  # `Retry-After: 0` retries at once
+                sleep(wait)
             attempt += 1
 
 
