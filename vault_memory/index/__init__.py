@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         Progress,
         is_indexable,
         model_id_for,
+        scope_counts,
         shared_embedder,
         status,
     )
@@ -41,6 +42,7 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "model_disabled": ("embedder", "model_disabled"),
     "model_id_for": ("indexer", "model_id_for"),
     "read_arrays": ("arrays", "read_arrays"),
+    "scope_counts": ("indexer", "scope_counts"),
     "settings": ("settings", None),
     "shared_embedder": ("indexer", "shared_embedder"),
     "status": ("indexer", "status"),
@@ -62,6 +64,7 @@ __all__ = [
     "model_disabled",
     "model_id_for",
     "read_arrays",
+    "scope_counts",
     "settings",
     "shared_embedder",
     "status",

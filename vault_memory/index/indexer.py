@@ -24,7 +24,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import UnreadableNoteError, VaultError
-from ..files import fsutil, parse_note
+from ..files import fsutil, parse_note, scopes
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
 from .store import CorruptIndexError, SchemaVersionError, Store
 from .units import make_units
@@ -82,7 +82,9 @@ def scan(
                 if not _indexable_name(name):
                     continue
                 if entry.is_symlink():
-                    problem = fsutil.link_problem(entry.path, real_root)
+                    problem = fsutil.link_problem(entry.path, real_root) or _scope_problem(
+                        entry.path, real_root, prefix + name
+                    )
                     if problem is not None:
                         if skipped is not None:
                             skipped[prefix + name] = problem
@@ -100,9 +102,18 @@ def scan(
     return found
 
 
+def _scope_problem(path: str | os.PathLike[str], real_root: Path, relpath: str) -> str | None:
+    """Why the symlink at `path` (vault-relative `relpath`) must not be indexed under its own
+    path: it leads into a scope its own scope may not see (files/scopes.py), so indexing it
+    there would show that scope's text to the wrong agents."""
+    target = Path(os.path.realpath(path)).relative_to(real_root).as_posix()
+    return scopes.link_problem(relpath, target)
+
+
 def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result | None:
     """The stat of `relpath` if `scan` would find it: a regular file inside the vault, not
-    reached through a symlinked folder, and if itself a symlink, one that stays inside."""
+    reached through a symlinked folder, and if itself a symlink, one that stays inside (and
+    inside the scopes its own scope sees)."""
     parts = relpath.split("/")
     if "" in parts or os.path.isabs(relpath):
         return None
@@ -113,7 +124,10 @@ def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result 
             if path.is_symlink():
                 return None
         path = path / parts[-1]
-        if path.is_symlink() and fsutil.link_problem(path, real_root) is not None:
+        if path.is_symlink() and (
+            fsutil.link_problem(path, real_root) is not None
+            or _scope_problem(path, real_root, relpath) is not None
+        ):
             return None
         st = path.stat()
     except OSError:
@@ -523,6 +537,7 @@ class Index:
             log.warning("%s: %s", relpath, note.frontmatter_error)
         units = make_units(note)
         date = note.date.isoformat() if note.date else None
+        scope = scopes.scope_text(scopes.scope_of(relpath))
         self.store.replace_file(
             conn,
             relpath,
@@ -546,6 +561,7 @@ class Index:
                 )
                 for u in units
             ],
+            scope=scope,
         )
 
     def _embed_missing(self, progress: Progress | None) -> int:
@@ -599,7 +615,10 @@ def _docs(chunks: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def status(config: Config) -> dict[str, Any]:
-    """What the cache holds and how far the files have drifted from it. Writes nothing."""
+    """What the cache holds and how far the files have drifted from it. Writes nothing.
+
+    Settings bound to a scope (`config.scope`) count only what that scope may see, and add
+    `scope`: its name, the scopes it sees and its own files and units."""
     cache = config.cache_dir
     db = cache / "index.sqlite"
     info: dict[str, Any] = {
@@ -617,7 +636,15 @@ def status(config: Config) -> dict[str, Any]:
         "problem": None,
         "skipped": {},
     }
+    viewer = config.scope
     disk = scan(config.root, skipped=info["skipped"])
+    shown: list[str] | None = None
+    if viewer is not None:
+        shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]
+        disk = {p: st for p, st in disk.items() if scopes.sees(viewer, scopes.scope_of(p))}
+        info["skipped"] = {p: why for p, why in info["skipped"].items()
+                           if scopes.sees(viewer, scopes.scope_of(p))}
+        info["scope"] = {"name": shown[-1], "sees": shown, "files": 0, "units": 0}
     if not db.exists():
         info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
         info["problem"] = "not indexed yet: run `vault index`"
@@ -625,12 +652,17 @@ def status(config: Config) -> dict[str, Any]:
     store = Store(db, readonly=True)
     try:
         model = store.get_meta("model_id") or None
-        info.update(store.counts(model))
+        info.update(store.counts(model, shown))
         info["indexed"] = True
         info["model"] = model
         last = store.get_meta("last_index_at")
         info["last_index_at"] = float(last) if last else None
         indexed = store.file_stats()
+        if viewer is not None:
+            indexed = {p: row for p, row in indexed.items()
+                       if scopes.sees(viewer, scopes.scope_of(p))}
+            own = store.scope_counts().get(scopes.scope_text(viewer), (0, 0))
+            info["scope"].update(files=own[0], units=own[1])
     except (CorruptIndexError, sqlite3.DatabaseError) as exc:
         damage = f"the index is damaged ({exc})"
         if isinstance(exc, SchemaVersionError):
@@ -650,6 +682,21 @@ def status(config: Config) -> dict[str, Any]:
         "deleted": sum(1 for p in indexed if p not in disk),
     }
     return info
+
+
+def scope_counts(config: Config) -> dict[str, tuple[int, int]]:
+    """scope ("org/acme", "" for the root) -> (files, units) in the index; empty when there
+    is no usable index. Writes nothing."""
+    db = config.cache_dir / "index.sqlite"
+    if not db.exists():
+        return {}
+    store = Store(db, readonly=True)
+    try:
+        return store.scope_counts()
+    except (CorruptIndexError, sqlite3.DatabaseError):
+        return {}
+    finally:
+        store.close()
 
 
 def cache_size(folder: Path) -> int:
