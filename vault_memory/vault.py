@@ -384,13 +384,18 @@ class Vault:
         """Index what changed since the last index, if it is little; never the whole vault
         inside a query (except to create a missing index)."""
         from .errors import LockTimeoutError
+        from .index import CorruptIndexError
 
         index = self._index
         if not (self.cache_dir / "index.sqlite").exists():
             log.warning("no index yet: indexing the vault first (later searches are fast).")
             index.run(progress=self.progress)
             return
-        stale = index.stale_paths()
+        try:
+            stale = index.stale_paths(self.scope_path)  # a scope: only what it may see
+        except CorruptIndexError:  # of another schema, or damaged: rebuilt with one warning
+            index.run(progress=self.progress)
+            return
         if not stale:
             return
         budget = self.config.search.freshness_max_files

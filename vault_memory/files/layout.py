@@ -21,7 +21,15 @@ from ..config import Config
 from ..errors import ScopeAccessError
 from . import fsutil
 from .notes import DAILY_DIR, DIARY_DIR, MEMORY_FILE
-from .scopes import Scope, lexical_scopes, scope_of, scope_prefix, sees, visible_scopes
+from .scopes import (
+    Scope,
+    folder_scope,
+    lexical_scopes,
+    scope_of,
+    scope_prefix,
+    sees,
+    visible_scopes,
+)
 
 
 def template_dir() -> Path:
@@ -113,8 +121,9 @@ class Layout:
         for passed in lexical_scopes(str(given)):
             if not sees(self.scope, passed):
                 raise ScopeAccessError(str(given), passed, self.scope, write)
-        if not (self.owns if write else self.sees)(relpath):
-            raise ScopeAccessError(str(given), scope_of(relpath), self.scope, write)
+        owner = folder_scope(relpath) if real.is_dir() else scope_of(relpath)
+        if not (owner == self.scope if write else sees(self.scope, owner)):
+            raise ScopeAccessError(str(given), owner, self.scope, write)
         return real, relpath
 
     # -- dated files ------------------------------------------------------------------------

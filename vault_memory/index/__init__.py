@@ -26,10 +26,12 @@ if TYPE_CHECKING:
         shared_embedder,
         status,
     )
+    from .store import CorruptIndexError
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "BM25_B": ("fulltext", "BM25_B"),
     "BM25_K1": ("fulltext", "BM25_K1"),
+    "CorruptIndexError": ("store", "CorruptIndexError"),
     "DISABLE_ENV": ("embedder", "DISABLE_ENV"),
     "IGNORED_DIRS": ("indexer", "IGNORED_DIRS"),
     "Index": ("indexer", "Index"),
@@ -52,6 +54,7 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
 __all__ = [
     "BM25_B",
     "BM25_K1",
+    "CorruptIndexError",
     "DISABLE_ENV",
     "IGNORED_DIRS",
     "Index",

@@ -55,11 +55,15 @@ def _indexable_name(name: str) -> bool:
 
 
 def scan(
-    root: Path, under: str = "", skipped: dict[str, str] | None = None
+    root: Path,
+    under: str = "",
+    skipped: dict[str, str] | None = None,
+    scope: scopes.Scope | None = None,
 ) -> dict[str, os.stat_result]:
     """Indexable files under `root` (or only under its folder `under`) with their stat;
     symlinked folders are not entered, and file symlinks that loop, dangle or lead outside the
-    vault are skipped (with the reason in `skipped`, when given).
+    vault are skipped (with the reason in `skipped`, when given). With `scope`, only the
+    folders of files that scope may see are entered (the others are not even listed).
 
     os.scandir rather than os.walk and pathlib: the no-op `vault index` of a large vault is
     mostly this loop, and a directory entry knows its type without another system call."""
@@ -76,7 +80,9 @@ def scan(
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith(".") and name not in IGNORED_DIRS:
+                    if not name.startswith(".") and name not in IGNORED_DIRS and (
+                        scope is None or scopes.sees(scope, scopes.folder_scope(prefix + name))
+                    ):
                         pending.append((entry.path, f"{prefix}{name}/"))
                     continue
                 if not _indexable_name(name):
@@ -481,11 +487,13 @@ class Index:
                 found.add(path)
         return found
 
-    def stale_paths(self) -> list[str]:
-        """Paths whose stat differs from the index, plus indexed paths gone from disk.
-        Stats only; reads no file and writes nothing."""
+    def stale_paths(self, scope: scopes.Scope | None = None) -> list[str]:
+        """Paths whose stat differs from the index, plus indexed paths gone from disk (of
+        the files `scope` may see, when given). Stats only; reads no file and writes nothing."""
         known = self.store.file_stats()
-        disk = scan(self.root)
+        disk = scan(self.root, scope=scope)
+        if scope is not None:
+            known = {p: row for p, row in known.items() if scopes.sees(scope, scopes.scope_of(p))}
         stale = [
             p
             for p, st in disk.items()
@@ -637,13 +645,10 @@ def status(config: Config) -> dict[str, Any]:
         "skipped": {},
     }
     viewer = config.scope
-    disk = scan(config.root, skipped=info["skipped"])
+    disk = scan(config.root, skipped=info["skipped"], scope=viewer)
     shown: list[str] | None = None
     if viewer is not None:
         shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]
-        disk = {p: st for p, st in disk.items() if scopes.sees(viewer, scopes.scope_of(p))}
-        info["skipped"] = {p: why for p, why in info["skipped"].items()
-                           if scopes.sees(viewer, scopes.scope_of(p))}
         info["scope"] = {"name": shown[-1], "sees": shown, "files": 0, "units": 0}
     if not db.exists():
         info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
