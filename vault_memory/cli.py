@@ -38,7 +38,8 @@ def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
         from .vault import Vault  # the library loads only when a command runs
 
         ctx = click.get_current_context()
-        scope = kwargs.pop("scope", None) or ctx.meta.get("scope")
+        scope = kwargs.pop("scope", None)
+        scope = ctx.meta.get("scope") if scope is None else scope
         vault = ctx.find_object(Vault)
         if vault is None:
             root = ctx.find_root()

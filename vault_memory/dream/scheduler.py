@@ -198,7 +198,9 @@ class DreamScheduler:
         log.info("next dream at %s", self.next_run_at())
 
     def next_run_at(self) -> dt.datetime | None:
-        job = self.scheduler.get_job("dream") if self.scheduler else None
+        if self.scheduler is None or not self.scheduler.running:
+            return None  # shutting down: its job store is locked until the running dream ends
+        job = self.scheduler.get_job("dream")
         return job.next_run_time if job else None
 
     def _run(self) -> None:

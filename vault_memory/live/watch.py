@@ -433,7 +433,10 @@ class Watcher:
         self._lock_fd = fd
 
     def _write_state(self) -> None:
-        if self._lock_fd is None:
+        if self._lock_fd is None or self._stopping:
+            # Stopping: the state file goes, and a dream that ends while its scheduler shuts
+            # down must not ask that scheduler for its next run (APScheduler holds its job
+            # store's lock while it waits for the dream: a deadlock).
             return
         runs = [s.next_run_at() for s in list(self.schedulers.values())]
         next_dream = min((r for r in runs if r is not None), default=None)
