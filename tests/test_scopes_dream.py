@@ -192,3 +192,42 @@ def test_the_cli_with_scopes(vault_root: Path, run_cli: Callable[..., Any],
         result = run_cli("--vault", str(vault_root), "search", "x", "--scope", bad)
         assert result.exit_code == 1 and why in result.stderr, result.stderr
         assert result.stderr.startswith("Error: ")
+
+
+def test_a_scopes_diary_is_searched_only_when_asked_for(vault_root: Path) -> None:
+    with Vault(vault_root) as vault:
+        vault.dream_scopes()
+        alpha = vault.scope(*ALPHA)
+        assert not [h for h in alpha.search("dream diary Alphalogcanary", limit=50)
+                    if h.kind == "diary"]
+        diary = alpha.search("Alphalogcanary", within=f"{ALPHA_DIR}/dreams", limit=50)
+        assert diary and {h.path for h in diary} == {f"{ALPHA_DIR}/dreams/{TODAY}.md"}
+        asked = alpha.search("Betalogcanary dream", kinds=("diary",), limit=50)
+        assert not [h for h in asked if h.path.startswith(BETA_DIR)]
+
+
+def test_the_readme_example_of_two_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The python block of the README's "Many agents" runs, and prints what it says."""
+    import re
+
+    from .test_readme import section
+
+    monkeypatch.setenv("VAULT_NOW", scoped.NOW)
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
+    root = Vault.init(tmp_path / "team").root
+    code = re.search(r"```python\n(.*?)```", section("Many agents"), re.S)[1]
+    exec(compile(code.replace("~/team-memory", str(root)), "README.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    found, refused, not_written = (json.loads(line) for line in printed)
+    paths = [r["path"] for r in found["results"]]
+    assert paths[0] == "scopes/acme/support-bot/MEMORY.md"
+    assert f"scopes/acme/memory/{TODAY}.md" in paths
+    assert not [p for p in paths if "billing-bot" in p]
+    assert refused["error"].startswith("refusing 'scopes/acme/billing-bot/MEMORY.md': it belongs "
+                                       "to scope acme/billing-bot, which scope acme/support-bot "
+                                       "may not see")
+    assert not_written["error"].startswith(
+        "refusing 'scopes/acme/MEMORY.md': it belongs to scope acme, and scope acme/billing-bot "
+        "writes only its own files (in scopes/acme/billing-bot/)")
+    assert (root / "scopes/acme/billing-bot/memory" / f"{TODAY}.md").is_file()

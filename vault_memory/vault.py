@@ -433,7 +433,9 @@ class Vault:
         socket and run the dream schedule (unless `dream` is False). Blocks; see `watch.py`."""
         from .live import Watcher
 
-        return Watcher(self, dream=dream, quiet_ms=quiet_ms).run(on_ready)
+        # One watcher serves every scope of the vault: a view watches the whole vault.
+        whole = self if self.scope_path is None else type(self)(self.root, self._overrides)
+        return Watcher(whole, dream=dream, quiet_ms=quiet_ms).run(on_ready)
 
     def stop_watcher(self, timeout: float | None = None) -> StopReport:
         """Ask the running `vault watch` of this vault to stop and wait (at most `timeout`

@@ -221,10 +221,11 @@ class Dreamer:
             seen = len(inputs.items)
             report.message = (
                 f"nothing new to dream about: the {seen} entries of the daily logs from "
-                f"{start} to {today} were all consumed by earlier dreams. MEMORY.md is unchanged."
+                f"{start} to {today} were all consumed by earlier dreams. "
+                f"{self.memory_file} is unchanged."
                 if seen else
                 f"nothing to dream about: no daily-log entries from {start} to {today}. "
-                "MEMORY.md is unchanged."
+                f"{self.memory_file} is unchanged."
             )
             return report
 

@@ -686,6 +686,7 @@ class Manager:
         else:
             first = 4
             new_text = "\n".join(["# MEMORY", "", f"## {section}", *lines]) + "\n"
+            real.parent.mkdir(parents=True, exist_ok=True)  # a scope's first memory
             fsutil.write_atomic(real, new_text, None, relpath)
         written = "\n".join(lines)
         return ManageReport(

@@ -10,6 +10,7 @@ held only what it sees).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -77,27 +78,29 @@ class UnitTable:
         self._restrictions: dict[tuple[str, ...], Restriction] = {}
 
     def restrict(self, scopes: Sequence[str]) -> Restriction:
-        """The rows of the units of `scopes` (names as "org/acme", "" for the root), kept while
-        the table lives: a scope's mask is built once, not per query."""
+        """The rows of the units of `scopes` (names as "org/acme", "" for the root). Their runs
+        and counts are kept while the table lives; the mask is made anew (a few microseconds:
+        a server for hundreds of agents keeps no mask of a table's length per agent)."""
         import numpy as np
 
         key = tuple(sorted(set(scopes)))
         found = self._restrictions.get(key)
-        if found is not None:
-            return found
-        codes = [i for i, name in enumerate(self.scope_names) if name in key]
-        bounds = self._scope_bounds
-        ranges = tuple((int(bounds[c]), int(bounds[c + 1])) for c in codes)
+        if found is None:
+            codes = [i for i, name in enumerate(self.scope_names) if name in key]
+            bounds = self._scope_bounds
+            ranges = tuple((int(bounds[c]), int(bounds[c + 1])) for c in codes)
+            units = sum(end - first for first, end in ranges)
+            averages = {
+                field: float(self.arrays[f"{field}_scope_len"][codes].sum()) / units
+                if units else 0.0
+                for field in FIELDS
+            }
+            found = Restriction(np.zeros(0, dtype=bool), ranges, units, averages)
+            self._restrictions[key] = found
         mask = np.zeros(len(self.ids), dtype=bool)
-        for first, end in ranges:
+        for first, end in found.ranges:
             mask[first:end] = True
-        units = sum(end - first for first, end in ranges)
-        averages = {
-            field: (float(self.arrays[f"{field}_scope_len"][codes].sum()) / units if units else 0.0)
-            for field in FIELDS
-        }
-        found = self._restrictions[key] = Restriction(mask, ranges, units, averages)
-        return found
+        return dataclasses.replace(found, mask=mask)
 
     @property
     def vocab(self) -> dict[str, int]:
