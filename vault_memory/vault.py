@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .capture import FlushReport, SessionInfo
     from .dream import DreamReport
     from .files import ManageReport
-    from .index import Index, IndexReport, Progress
+    from .index import Index, IndexReport, Progress, ScopeInfo
     from .live import StopReport, Watcher, WatchReport
     from .search import ContextBlock, Hit, Searcher
 
@@ -79,28 +79,6 @@ class GetResult:
             "total_lines": self.total_lines,
             "text": self.text,
         }
-
-
-@dataclass
-class ScopeInfo:
-    """One scope of a vault (`Vault.scopes`): its files on disk and units in the index."""
-
-    scope: Scope
-    files: int = 0  # Markdown files on disk
-    units: int = 0  # units in the index
-    memory: bool = False  # it has a MEMORY.md
-    daily_logs: int = 0
-    settings: bool = False  # it has a vault.toml of its own
-    bindable: bool = True  # its names are scope names (else: a folder nobody can bind to)
-
-    @property
-    def name(self) -> str:
-        return scope_text(self.scope)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"scope": self.name, "files": self.files, "units": self.units,
-                "memory": self.memory, "daily_logs": self.daily_logs,
-                "settings": self.settings, "bindable": self.bindable}
 
 
 def parse_location(spec: str) -> tuple[str, int | None, int | None]:
@@ -695,27 +673,9 @@ class Vault:
     def scopes(self) -> list[ScopeInfo]:
         """The scopes of the vault (those this view may see, when bound), the root first, with
         their files on disk and units in the index. Writes nothing."""
-        from .files import find_scopes, scopes
-        from .index import indexer, scope_counts
+        from .index import list_scopes
 
-        found: dict[Scope, ScopeInfo] = {(): ScopeInfo(())}
-        for scope in find_scopes(self.root):
-            found[scope] = ScopeInfo(scope, bindable=all(map(scopes.is_scope_name, scope)))
-        for relpath in indexer.scan(self.root):
-            owner, inside = split_scope(relpath)
-            info = found.setdefault(owner, ScopeInfo(owner))
-            info.files += 1
-            info.memory = info.memory or inside == MEMORY_FILE
-            info.daily_logs += inside.startswith(f"{DAILY_DIR}/")
-        for name, (_, units) in scope_counts(self.config).items():
-            owner = tuple(name.split("/")) if name else ()
-            found.setdefault(owner, ScopeInfo(owner)).units = units
-        for scope, info in found.items():
-            info.settings = bool(scope) and (
-                self.root / scopes.scope_prefix(scope) / CONFIG_FILE).is_file()
-        shown = [info for scope, info in found.items()
-                 if scopes.sees(self.scope_path, scope)]
-        return sorted(shown, key=lambda info: info.scope)
+        return list_scopes(self.config)
 
 
 def _as_date(value: dt.date | str | None, name: str) -> dt.date | None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         date_from_name,
         format_entry,
         iter_tags,
+        note_kind,
         parse_note,
     )
     from .scopes import (
@@ -75,6 +76,7 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "gitops": ("gitops", None),
     "heading_key": ("memoryfile", "heading_key"),
     "iter_tags": ("notes", "iter_tags"),
+    "note_kind": ("notes", "note_kind"),
     "parse_memory": ("memoryfile", "parse_memory"),
     "parse_note": ("notes", "parse_note"),
     "plain_text": ("memoryfile", "plain_text"),
@@ -116,6 +118,7 @@ __all__ = [
     "gitops",
     "heading_key",
     "iter_tags",
+    "note_kind",
     "parse_memory",
     "parse_note",
     "plain_text",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from . import indexer, settings
     from .arrays import read_arrays, write_arrays
+    from .census import ScopeInfo, list_scopes
     from .embedder import DISABLE_ENV, ModelUnavailable, model_disabled
     from .fulltext import BM25_B, BM25_K1, terms_of
     from .indexer import (
@@ -36,6 +37,8 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "IGNORED_DIRS": ("indexer", "IGNORED_DIRS"),
     "Index": ("indexer", "Index"),
     "IndexReport": ("indexer", "IndexReport"),
+    "ScopeInfo": ("census", "ScopeInfo"),
+    "list_scopes": ("census", "list_scopes"),
     "ModelUnavailable": ("embedder", "ModelUnavailable"),
     "Progress": ("indexer", "Progress"),
     "WRITE_LOCK": ("indexer", "WRITE_LOCK"),
@@ -60,8 +63,10 @@ __all__ = [
     "Index",
     "IndexReport",
     "ModelUnavailable",
+    "ScopeInfo",
     "Progress",
     "WRITE_LOCK",
+    "list_scopes",
     "indexer",
     "is_indexable",
     "model_disabled",
