@@ -231,3 +231,21 @@ def test_the_readme_example_of_two_agents(tmp_path: Path, monkeypatch: pytest.Mo
         "refusing 'scopes/acme/MEMORY.md': it belongs to scope acme, and scope acme/billing-bot "
         "writes only its own files (in scopes/acme/billing-bot/)")
     assert (root / "scopes/acme/billing-bot/memory" / f"{TODAY}.md").is_file()
+
+
+def test_scopes_dream_side_by_side(vault_root: Path) -> None:
+    """Each scope's dream takes a lock of its own: one running does not refuse another's."""
+    from vault_memory.dream import Dreamer
+    from vault_memory.errors import LockTimeoutError
+    from vault_memory.files import fsutil
+
+    with Vault(vault_root) as vault:
+        alpha, beta = vault.scope(*ALPHA), vault.scope("org", "acme", "agent-beta")
+        held = Dreamer(alpha.config, lambda: alpha._index.writer_lock()).lock_path
+        assert held.name.startswith("dream-") and held != Dreamer(
+            beta.config, lambda: beta._index.writer_lock()).lock_path
+        with fsutil.lock_file(held, "dream"):
+            assert beta.dream().status == "dreamed"
+            with pytest.raises(LockTimeoutError, match="could not take the dream lock"):
+                alpha.dream()
+        assert alpha.dream().status == "dreamed"

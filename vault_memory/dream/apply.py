@@ -155,6 +155,12 @@ class Dreamer:
         self.memory_file = self.layout.memory_relpath
         self.archive_file = f"{self.layout.diary_dir}/archive.md"
         self.backup_dir = f"{self.layout.diary_dir}/.backup"
+        # One dream at a time per MEMORY.md: scopes dream side by side (their schedules may
+        # fall on the same minute), each under its own lock.
+        lock = "dream.lock"
+        if self.layout.scope:
+            lock = f"dream-{fsutil.sha256_text(self.layout.prefix)[:12]}.lock"
+        self.lock_path = config.cache_dir / lock
 
     # -- dreaming -------------------------------------------------------------------------------
 
@@ -178,7 +184,7 @@ class Dreamer:
                                        "preview is all `vault dream` would show.")
                 log.warning("%s", report.warnings[-1])
             return report
-        with fsutil.lock_file(self.config.cache_dir / "dream.lock", "dream", timeout=0.5):
+        with fsutil.lock_file(self.lock_path, "dream", timeout=0.5):
             inputs = self._read(start, now.date())  # as they are now that no dream can run
             return self._dream(now, start, inputs, dry_run=False, force=force)
 
@@ -514,7 +520,7 @@ class Dreamer:
     def undo(self) -> DreamReport:
         """Restore MEMORY.md as it was before the last dream that changed it, byte for byte,
         take back what that dream put in the archive, and record the undo in the diary."""
-        with fsutil.lock_file(self.config.cache_dir / "dream.lock", "dream", timeout=0.5):
+        with fsutil.lock_file(self.lock_path, "dream", timeout=0.5):
             return self._undo()
 
     def _undo(self) -> DreamReport:
