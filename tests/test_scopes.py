@@ -338,6 +338,11 @@ def test_sessions_and_status_per_scope(vault_root: Path) -> None:
         everyone = {(s.scope, s.id) for s in vault.sessions()}
         assert everyone == {("org/acme/agent-alpha", "alpha-1"), ("org/acme/agent-beta", "beta-7")}
         assert vault.session("beta-7").scope == "org/acme/agent-beta"
+        vault.scope().flush([{"role": "user", "content": "I prefer tea over coffee."}],
+                            session="beta-7")
+        with pytest.raises(Exception, match="flushed in several scopes"):
+            vault.session("beta-7")  # unbound: which one is meant?
+        assert vault.scope().session("beta-7").scope == ""
         info = alpha.status()
         assert info["scope"] == {"name": "org/acme/agent-alpha",
                                  "sees": ["", "org", "org/acme", "org/acme/agent-alpha"],

@@ -98,7 +98,10 @@ def parse_location(spec: str) -> tuple[str, int | None, int | None]:
 
 
 class Vault:
-    """A vault folder: Markdown files are the truth, `.vault/` is a rebuildable cache."""
+    """A vault folder: Markdown files are the truth, `.vault/` is a rebuildable cache.
+
+    `scope=("org", "acme")` binds it to a scope (as `Vault(root).scope("org", "acme")` does,
+    but with handles of its own)."""
 
     def __init__(
         self,
