@@ -10,7 +10,8 @@ within `[flush] dedupe_days` of the target day (the same conversation flushed un
 say once with `--session` and once without, is written once). Flushing the same conversation
 twice appends nothing; a longer version of it (what an agent flushes before each compaction)
 appends only what is new, even when the earlier part went into yesterday's log. `.vault/` may
-be deleted at any time.
+be deleted at any time. A flush bound to a scope writes to, and compares with, that scope's
+own daily logs only.
 
 Writes are serialised by `.vault/flush.lock` (so two flushes of one session cannot both decide
 that an entry is new) and appended with `fsutil.append_entry` (whose lock keeps `vault add` and

@@ -14,7 +14,9 @@ prefix of at least 6 characters, alone (MEMORY.md and every daily log are search
 
 Rules:
 - Only MEMORY.md and daily logs (memory/YYYY-MM-DD.md) are written; notes, the dream diary
-  and everything else are refused.
+  and everything else are refused. A layout bound to a scope writes only the scope's own
+  (`scopes/a/b/MEMORY.md`, `scopes/a/b/memory/…`; `MEMORY.md` as a create target means its
+  own), and a hash names an entry of its own files only.
 - create appends: to today's daily log under a `## HH:MM · agent` heading (the default,
   like `vault add`), or with id `MEMORY.md` to the end of its `## Inbox` section (made if
   missing), or with `MEMORY.md#Section` to the end of that section. Each plain line of the
