@@ -12,9 +12,15 @@ no other file has, and symlinks from alpha's folder into beta's and out of the v
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
 from pathlib import Path
 
+from hypothesis.configuration import set_hypothesis_home_dir
+
 from vault_memory import Vault
+
+# The property tests of the scopes keep hypothesis's caches out of the checkout.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "vault-memory-hypothesis")
 
 NOW = "2026-11-22T09:30"
 TODAY = dt.date(2026, 11, 22)
