@@ -21,6 +21,7 @@ from vault_memory import Vault
 from vault_memory.errors import LockTimeoutError
 from vault_memory.index.embedder import BUNDLED_MODEL_ID, DISABLE_ENV
 from vault_memory.index.indexer import Index, IndexReport
+from vault_memory.index.store import SCHEMA_VERSION
 
 pytestmark = pytest.mark.usefixtures("loaded_embedder")
 
@@ -324,8 +325,8 @@ def _change_schema_version(cache: Path) -> None:
         (_garbage_sqlite, "the index is damaged (index.sqlite: file is not a database)", True),
         (_damage_whoosh_segment, "the keyword index files changed", False),
         (_delete_whoosh, "the keyword index is missing", False),
-        (_change_schema_version, "the index has schema version 0, this vault-memory uses 2",
-         True),
+        (_change_schema_version,
+         f"the index has schema version 0, this vault-memory uses {SCHEMA_VERSION}", True),
     ],
     ids=["truncated-sqlite", "garbage-sqlite", "damaged-whoosh-segment", "whoosh-deleted",
          "schema-version"],

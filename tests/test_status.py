@@ -14,6 +14,7 @@ import pytest
 
 from vault_memory import Vault
 from vault_memory.index.embedder import BUNDLED_MODEL, BUNDLED_MODEL_ID
+from vault_memory.index.store import SCHEMA_VERSION
 
 Snapshot = Callable[[Path], dict[str, tuple[bytes, int, int]]]
 
@@ -97,7 +98,7 @@ def test_status_with_a_writer_connection_open(indexed_small: Path) -> None:
     [
         ("garbage", "the index is damaged (index.sqlite: file is not a database): "
                     "`vault index` will rebuild it"),
-        ("schema", "the index has schema version 99, this vault-memory uses 2: "
+        ("schema", f"the index has schema version 99, this vault-memory uses {SCHEMA_VERSION}: "
                    "`vault index` will rebuild it"),
     ],
 )

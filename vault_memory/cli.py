@@ -21,15 +21,25 @@ if TYPE_CHECKING:
     from .vault import Vault
 
 
+scope_option = click.option(
+    "--scope", metavar="SCOPE", envvar="VAULT_SCOPE",
+    help="Bind to a scope, e.g. org/acme/agent-alpha (/: the root scope; env VAULT_SCOPE): "
+    "see its files and those above it, write only its own.",
+)
+
+
 def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
     """Pass the `Vault` as the first argument, found when the command runs rather than in the
-    group, so `vault add --help` and usage errors (exit 2) work outside a vault too."""
+    group, so `vault add --help` and usage errors (exit 2) work outside a vault too; bound to
+    the scope of `--scope` (of the command, or of its group) when one is given."""
 
     @functools.wraps(f)
     def new_func(*args: Any, **kwargs: Any) -> Any:
         from .vault import Vault  # the library loads only when a command runs
 
         ctx = click.get_current_context()
+        scope = kwargs.pop("scope", None)
+        scope = ctx.meta.get("scope") if scope is None else scope
         vault = ctx.find_object(Vault)
         if vault is None:
             root = ctx.find_root()
@@ -41,6 +51,11 @@ def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
                 bars = vault.progress = ProgressBars()
                 root.call_on_close(bars.close)
             vault.config  # noqa: B018 - a broken vault.toml is reported before anything runs
+        if scope is not None:
+            from .files import parse_scope
+
+            vault = vault.scope(*parse_scope(scope))
+            vault.config  # noqa: B018 - and a broken vault.toml of the scope
         return ctx.invoke(f, vault, *args, **kwargs)
 
     return new_func
@@ -159,6 +174,7 @@ def init(ctx: click.Context, path: str | None, git: bool, as_json: bool) -> None
 @click.option("-t", "--tag", "tags", multiple=True, metavar="TAG", help="Add #TAG (repeatable).")
 @click.option("--source", default="note", show_default=True, help="Source named in the heading.")
 @click.option("--json", "as_json", is_flag=True, help="Print where the entry landed as JSON.")
+@scope_option
 @pass_vault
 def add(
     vault: Vault, text: tuple[str, ...], tags: tuple[str, ...], source: str, as_json: bool
@@ -186,6 +202,7 @@ def add(
 @cli.command()
 @click.argument("location")
 @click.option("--json", "as_json", is_flag=True, help="Print path, lines and text as JSON.")
+@scope_option
 @pass_vault
 def get(vault: Vault, location: str, as_json: bool) -> None:
     """Print a vault file, or a line range of it: PATH[:START[-END]].
@@ -273,6 +290,7 @@ class ProgressBars:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@scope_option
 @pass_vault
 def status(vault: Vault, as_json: bool) -> None:
     """Show what the cache holds, the model, drift since the last index, and the settings.
@@ -304,6 +322,10 @@ def status(vault: Vault, as_json: bool) -> None:
     if info.get("pending_embeddings"):
         lines.append(f"pending       {info['pending_embeddings']} units wait for their vectors "
                      f"({info['embedding_error']}); `vault index` adds them")
+    if "scope" in info:
+        own, above = info["scope"], ", ".join(n or "/" for n in info["scope"]["sees"][:-1])
+        lines.insert(1, f"scope         {own['name'] or '/'} ({own['files']} files, "
+                        f"{own['units']} units of its own; sees {above or 'nothing above'})")
     if info["problem"]:
         lines.append(f"problem       {info['problem']}")
     for path, why in sorted(info["skipped"].items()):
@@ -368,6 +390,7 @@ def _describe_watcher(watcher: dict[str, Any]) -> str:
     help="Only this kind (repeatable).",
 )
 @click.option("--explain", is_flag=True, help="Show each score component.")
+@scope_option
 @pass_vault
 def search(
     vault: Vault,
@@ -437,6 +460,7 @@ def search(
 )
 @click.option("--query", metavar="TEXT", help="Also add the most relevant search hits.")
 @click.option("--json", "as_json", is_flag=True, help="Print the block with what went in as JSON.")
+@scope_option
 @pass_vault
 def context(vault: Vault, budget: int, query: str | None, as_json: bool) -> None:
     """Print a memory block for a system prompt, within a token budget.
@@ -457,6 +481,7 @@ def context(vault: Vault, budget: int, query: str | None, as_json: bool) -> None
 
 
 @cli.command()
+@scope_option
 @pass_vault
 def mcp(vault: Vault) -> None:
     """Serve the memory tools over MCP on stdin/stdout (for Claude, Cursor and others).
@@ -490,6 +515,7 @@ def mcp(vault: Vault) -> None:
 )
 @click.option("--undo", is_flag=True, help="Restore MEMORY.md from before the last dream.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@scope_option
 @pass_vault
 def dream(
     vault: Vault, dry_run: bool, force: bool, days: int | None, undo: bool, as_json: bool
@@ -549,6 +575,7 @@ def _short(text: str, width: int = 72) -> str:
 @click.option("--date", metavar="DATE", help="Append to this day's log (YYYY-MM-DD), not today's.")
 @click.option("--dry-run", is_flag=True, help="Print the block it would append; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the flush report as JSON.")
+@scope_option
 @pass_vault
 def flush(
     vault: Vault,
@@ -618,8 +645,9 @@ def flush(
 
 @cli.group(invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
+@scope_option
 @click.pass_context
-def sessions(ctx: click.Context, as_json: bool) -> None:
+def sessions(ctx: click.Context, as_json: bool, scope: str | None) -> None:
     """List the flushed sessions found in the daily logs, the most recent first.
 
     \b
@@ -628,6 +656,7 @@ def sessions(ctx: click.Context, as_json: bool) -> None:
       vault sessions --json
       vault sessions show support-42
     """
+    ctx.meta["scope"] = scope
     if ctx.invoked_subcommand is None:
         _list_sessions(as_json)
 
@@ -646,9 +675,38 @@ def _list_sessions(vault: Vault, as_json: bool) -> None:
         click.echo(f"{info.id}  {dates}  {entries}  {', '.join(info.locations)}")
 
 
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the scopes as JSON.")
+@pass_vault
+def scopes(vault: Vault, as_json: bool) -> None:
+    """List the scopes of the vault (folders under scopes/) with their files and units.
+
+    A scope sees its own files and those of the scopes above it, never a sibling's or a
+    child's; bind a command to one with --scope. Writes nothing.
+
+    \b
+    Example:
+      vault scopes
+      vault search "billing" --scope org/acme/agent-alpha
+    """
+    from .text import plural
+
+    found = vault.scopes()
+    if as_json:
+        _print_json([info.to_dict() for info in found])
+        return
+    for info in found:
+        notes = [what for what, flag in (("MEMORY.md", info.memory), ("own vault.toml",
+                 info.settings), ("not bindable: rename the folder", not info.bindable)) if flag]
+        click.echo(f"{info.name or '/':<28} {plural(info.files, 'file'):>10} "
+                   f"{plural(info.units, 'unit'):>11}  {plural(info.daily_logs, 'daily log')}"
+                   + (f"  ({', '.join(notes)})" if notes else ""))
+
+
 @sessions.command("show")
 @click.argument("session_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print the session and its entries as JSON.")
+@scope_option
 @pass_vault
 def sessions_show(vault: Vault, session_id: str, as_json: bool) -> None:
     """Print the entries a session flushed, with where they are.

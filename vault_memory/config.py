@@ -3,6 +3,11 @@
 Every setting lives in a section dataclass; its environment variable is
 `VAULT_<SECTION>_<FIELD>` (e.g. `VAULT_SEARCH_HALF_LIFE_DAYS=14`). `Config.sources` records
 where each resolved value came from, so `vault status` can show it.
+
+A scope (`scopes/org/acme/`) may hold a vault.toml of its own: for that scope and the scopes
+below it, its [search], [dream], [llm] and [flush] values override the root's (the nearest
+file wins; the environment and flags still win over every file). [index], [watch] and other
+vault-wide sections are read from the root's vault.toml only.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ CONFIG_FILE = "vault.toml"
 CACHE_DIR = ".vault"
 MEMORY_FILE = "MEMORY.md"  # the names that make a folder a vault (files/notes.py uses them)
 DAILY_DIR = "memory"
+DIARY_DIR = "dreams"
+SCOPES_DIR = "scopes"  # scopes/org/acme/ holds the files of the scope ("org", "acme")
 #: The embedding model that ships with the package (see index/embedder.py): the default.
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -97,6 +104,8 @@ SECTIONS: dict[str, type] = {
     "watch": WatchSettings,
     "queue": QueueSettings,
 }
+#: What a scope's own vault.toml may set; the other sections are the whole vault's.
+SCOPE_SECTIONS = ("search", "dream", "llm", "flush")
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,9 @@ class Config:
     queue: QueueSettings = field(default_factory=QueueSettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
+    #: The scope these settings are for: None for the whole vault (unbound), () for the root
+    #: scope, ("org", "acme") for scopes/org/acme/ (see files/scopes.py).
+    scope: tuple[str, ...] | None = None
 
     @property
     def cache_dir(self) -> Path:
@@ -175,32 +187,65 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc.strerror}.") from exc
 
 
+def _scope_files(
+    root: Path, scope: tuple[str, ...], warnings: list[str]
+) -> list[tuple[str, Any]]:
+    """(vault-relative name, parsed TOML) of the vault.toml of each scope from the outermost to
+    `scope` itself, those that exist. A file reached through a symlink is not read: a scope's
+    settings are its own folder's."""
+    found = []
+    real_root = os.path.realpath(root)
+    for depth in range(1, len(scope) + 1):
+        relpath = "/".join((SCOPES_DIR, *scope[:depth], CONFIG_FILE))
+        path = root / relpath
+        if not path.is_file():
+            continue
+        if os.path.realpath(path) != os.path.join(real_root, *relpath.split("/")):
+            warnings.append(f"{relpath} is a symlink or lies behind one: not read")
+            continue
+        data = read_toml(path)
+        for name in data:
+            if name in SECTIONS and name not in SCOPE_SECTIONS:
+                warnings.append(
+                    f"{relpath}: [{name}] holds settings of the whole vault; set them in the "
+                    f"root's {CONFIG_FILE} (ignored here)"
+                )
+        found.append((relpath, {k: v for k, v in data.items() if k in SCOPE_SECTIONS
+                                or k not in SECTIONS}))
+    return found
+
+
 def load_config(
     root: Path,
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    scope: tuple[str, ...] | None = None,
 ) -> Config:
-    """Resolve the settings of the vault at `root`.
+    """Resolve the settings of the vault at `root` (as seen by `scope`, when given: the
+    vault.toml files of the scope and of the scopes above it override the root's).
 
     `overrides` are command-line flags as {"section.field": value}; None values are ignored.
     """
     environ = os.environ if environ is None else environ
-    data = read_toml(root / CONFIG_FILE)
     warnings: list[str] = []
+    files = [(CONFIG_FILE, read_toml(root / CONFIG_FILE))]
+    if scope:
+        files += _scope_files(root, scope, warnings)
     sources: dict[str, str] = {}
     sections: dict[str, Any] = {}
     for name, cls in SECTIONS.items():
         types = _field_types(cls)
         values: dict[str, Any] = {}
-        table = data.get(name, {})
-        if not isinstance(table, dict):
-            raise ConfigError(f"{CONFIG_FILE}: [{name}] must be a table. Fix the file and retry.")
-        for key, raw in table.items():
-            if key not in types:
-                warnings.append(f"{CONFIG_FILE}: unknown setting {name}.{key} (ignored)")
-                continue
-            values[key] = _coerce(raw, types[key], f"{name}.{key}", CONFIG_FILE)
-            sources[f"{name}.{key}"] = CONFIG_FILE
+        for origin, data in files:
+            table = data.get(name, {})
+            if not isinstance(table, dict):
+                raise ConfigError(f"{origin}: [{name}] must be a table. Fix the file and retry.")
+            for key, raw in table.items():
+                if key not in types:
+                    warnings.append(f"{origin}: unknown setting {name}.{key} (ignored)")
+                    continue
+                values[key] = _coerce(raw, types[key], f"{name}.{key}", origin)
+                sources[f"{name}.{key}"] = origin
         for key, typ in types.items():
             env_name = f"VAULT_{name.upper()}_{key.upper()}"
             if env_name in environ:
@@ -214,10 +259,11 @@ def load_config(
                 values[key] = _coerce(raw, types[key], dotted, "flag")
                 sources[dotted] = "flag"
         sections[name] = cls(**values)
-    for name in data:
-        if name not in SECTIONS:
-            warnings.append(f"{CONFIG_FILE}: unknown section [{name}] (ignored)")
-    return Config(root=root, sources=sources, warnings=tuple(warnings), **sections)
+    for origin, data in files:
+        for name in data:
+            if name not in SECTIONS:
+                warnings.append(f"{origin}: unknown section [{name}] (ignored)")
+    return Config(root=root, sources=sources, warnings=tuple(warnings), scope=scope, **sections)
 
 
 def is_vault_folder(path: Path) -> bool:

@@ -77,8 +77,8 @@ Key = tuple[str | None, str | None]  # (scope, session); session None: derived f
 
 
 class QueuedVault(Protocol):
-    """What the queue needs of the vault it flushes into (`Vault` is one). With scopes, a
-    `scope(*parts)` method returning a view with the same `flush`."""
+    """What the queue needs of the vault it flushes into (`Vault` is one): `flush`, and
+    `scope(*names)` for a view of a scope below it with the same `flush`."""
 
     root: Path
 
@@ -91,20 +91,14 @@ class QueuedVault(Protocol):
     def flush(self, messages: Any, session: str | None = None, dry_run: bool = False,
               date: dt.date | str | None = None) -> Any: ...
 
+    def scope(self, *names: str) -> QueuedVault: ...
+
 
 class QueueClosedError(VaultError):
     def __init__(self) -> None:
         super().__init__(
             "the update queue of this vault is closed; submit before `close()`, or use "
             "`vault.updates` again (a closed queue is replaced by a new one)."
-        )
-
-
-class ScopeUnavailableError(VaultError):
-    def __init__(self, scope: Any) -> None:
-        super().__init__(
-            f"scope {scope!r}: this vault has no scopes; submit without scope= to use the "
-            "vault's root."
         )
 
 
@@ -565,13 +559,11 @@ class UpdateQueue:
     def _check_scope(self, scope: Any) -> str | None:
         if scope is None:
             return None
-        text = "/".join(scope) if isinstance(scope, tuple | list) else str(scope)
-        text = text.strip().strip("/")
-        if not text:
-            return None
-        if not callable(getattr(self.vault, "scope", None)):
-            raise ScopeUnavailableError(scope)
-        return text
+        from ..files import check_scope, scope_text
+
+        names = scope if isinstance(scope, tuple | list) else str(scope).strip().split("/")
+        # a bad name is refused here, in the caller's call, not later in the worker
+        return scope_text(check_scope(name for name in names if name)) or None
 
     def _append(self, line: bytes) -> None:
         try:
@@ -677,10 +669,7 @@ class UpdateQueue:
         try:
             target: Any = self.vault
             if scope:
-                make = getattr(self.vault, "scope", None)
-                if not callable(make):
-                    raise ScopeUnavailableError(scope)
-                target = make(*scope.split("/"))
+                target = self.vault.scope(*scope.split("/"))
             for part in item.parts:
                 target.flush(part, session=session, date=item.day or None)
                 self.stats.flushes += 1

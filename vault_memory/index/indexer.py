@@ -24,7 +24,7 @@ from typing import Any
 
 from ..config import Config, IndexSettings
 from ..errors import UnreadableNoteError, VaultError
-from ..files import fsutil, parse_note
+from ..files import fsutil, parse_note, scopes
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
 from .store import CorruptIndexError, SchemaVersionError, Store
 from .units import make_units
@@ -55,11 +55,15 @@ def _indexable_name(name: str) -> bool:
 
 
 def scan(
-    root: Path, under: str = "", skipped: dict[str, str] | None = None
+    root: Path,
+    under: str = "",
+    skipped: dict[str, str] | None = None,
+    scope: scopes.Scope | None = None,
 ) -> dict[str, os.stat_result]:
     """Indexable files under `root` (or only under its folder `under`) with their stat;
     symlinked folders are not entered, and file symlinks that loop, dangle or lead outside the
-    vault are skipped (with the reason in `skipped`, when given).
+    vault are skipped (with the reason in `skipped`, when given). With `scope`, only the
+    folders of files that scope may see are entered (the others are not even listed).
 
     os.scandir rather than os.walk and pathlib: the no-op `vault index` of a large vault is
     mostly this loop, and a directory entry knows its type without another system call."""
@@ -76,13 +80,17 @@ def scan(
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith(".") and name not in IGNORED_DIRS:
+                    if not name.startswith(".") and name not in IGNORED_DIRS and (
+                        scope is None or scopes.sees(scope, scopes.folder_scope(prefix + name))
+                    ):
                         pending.append((entry.path, f"{prefix}{name}/"))
                     continue
                 if not _indexable_name(name):
                     continue
                 if entry.is_symlink():
-                    problem = fsutil.link_problem(entry.path, real_root)
+                    problem = fsutil.link_problem(entry.path, real_root) or _scope_problem(
+                        entry.path, real_root, prefix + name
+                    )
                     if problem is not None:
                         if skipped is not None:
                             skipped[prefix + name] = problem
@@ -100,9 +108,18 @@ def scan(
     return found
 
 
+def _scope_problem(path: str | os.PathLike[str], real_root: Path, relpath: str) -> str | None:
+    """Why the symlink at `path` (vault-relative `relpath`) must not be indexed under its own
+    path: it leads into a scope its own scope may not see (files/scopes.py), so indexing it
+    there would show that scope's text to the wrong agents."""
+    target = Path(os.path.realpath(path)).relative_to(real_root).as_posix()
+    return scopes.link_problem(relpath, target)
+
+
 def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result | None:
     """The stat of `relpath` if `scan` would find it: a regular file inside the vault, not
-    reached through a symlinked folder, and if itself a symlink, one that stays inside."""
+    reached through a symlinked folder, and if itself a symlink, one that stays inside (and
+    inside the scopes its own scope sees)."""
     parts = relpath.split("/")
     if "" in parts or os.path.isabs(relpath):
         return None
@@ -113,7 +130,10 @@ def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result 
             if path.is_symlink():
                 return None
         path = path / parts[-1]
-        if path.is_symlink() and fsutil.link_problem(path, real_root) is not None:
+        if path.is_symlink() and (
+            fsutil.link_problem(path, real_root) is not None
+            or _scope_problem(path, real_root, relpath) is not None
+        ):
             return None
         st = path.stat()
     except OSError:
@@ -511,11 +531,13 @@ class Index:
                 found.add(path)
         return found
 
-    def stale_paths(self) -> list[str]:
-        """Paths whose stat differs from the index, plus indexed paths gone from disk.
-        Stats only; reads no file and writes nothing."""
+    def stale_paths(self, scope: scopes.Scope | None = None) -> list[str]:
+        """Paths whose stat differs from the index, plus indexed paths gone from disk (of
+        the files `scope` may see, when given). Stats only; reads no file and writes nothing."""
         known = self.store.file_stats()
-        disk = scan(self.root)
+        disk = scan(self.root, scope=scope)
+        if scope is not None:
+            known = {p: row for p, row in known.items() if scopes.sees(scope, scopes.scope_of(p))}
         stale = [
             p
             for p, st in disk.items()
@@ -567,6 +589,7 @@ class Index:
             log.warning("%s: %s", relpath, note.frontmatter_error)
         units = make_units(note)
         date = note.date.isoformat() if note.date else None
+        scope = scopes.scope_text(scopes.scope_of(relpath))
         self.store.replace_file(
             conn,
             relpath,
@@ -590,6 +613,7 @@ class Index:
                 )
                 for u in units
             ],
+            scope=scope,
         )
 
     def _embed_missing(self, progress: Progress | None) -> int:
@@ -693,7 +717,10 @@ def _docs(chunks: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def status(config: Config) -> dict[str, Any]:
-    """What the cache holds and how far the files have drifted from it. Writes nothing."""
+    """What the cache holds and how far the files have drifted from it. Writes nothing.
+
+    Settings bound to a scope (`config.scope`) count only what that scope may see, and add
+    `scope`: its name, the scopes it sees and its own files and units."""
     cache = config.cache_dir
     db = cache / "index.sqlite"
     info: dict[str, Any] = {
@@ -714,7 +741,12 @@ def status(config: Config) -> dict[str, Any]:
         "problem": None,
         "skipped": {},
     }
-    disk = scan(config.root, skipped=info["skipped"])
+    viewer = config.scope
+    disk = scan(config.root, skipped=info["skipped"], scope=viewer)
+    shown: list[str] | None = None
+    if viewer is not None:
+        shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]
+        info["scope"] = {"name": shown[-1], "sees": shown, "files": 0, "units": 0}
     if not db.exists():
         info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
         info["problem"] = "not indexed yet: run `vault index`"
@@ -722,7 +754,7 @@ def status(config: Config) -> dict[str, Any]:
     store = Store(db, readonly=True)
     try:
         model = store.get_meta("model_id") or None
-        info.update(store.counts(model))
+        info.update(store.counts(model, shown))
         info["indexed"] = True
         info["model"] = model
         last = store.get_meta("last_index_at")
@@ -730,6 +762,11 @@ def status(config: Config) -> dict[str, Any]:
         info["pending_embeddings"] = int(store.get_meta("embeddings_pending", "0") or 0)
         info["embedding_error"] = store.get_meta("embeddings_error") or None
         indexed = store.file_stats()
+        if viewer is not None:
+            indexed = {p: row for p, row in indexed.items()
+                       if scopes.sees(viewer, scopes.scope_of(p))}
+            own = store.scope_counts().get(scopes.scope_text(viewer), (0, 0))
+            info["scope"].update(files=own[0], units=own[1])
     except (CorruptIndexError, sqlite3.DatabaseError) as exc:
         damage = f"the index is damaged ({exc})"
         if isinstance(exc, SchemaVersionError):
@@ -749,6 +786,21 @@ def status(config: Config) -> dict[str, Any]:
         "deleted": sum(1 for p in indexed if p not in disk),
     }
     return info
+
+
+def scope_counts(config: Config) -> dict[str, tuple[int, int]]:
+    """scope ("org/acme", "" for the root) -> (files, units) in the index; empty when there
+    is no usable index. Writes nothing."""
+    db = config.cache_dir / "index.sqlite"
+    if not db.exists():
+        return {}
+    store = Store(db, readonly=True)
+    try:
+        return store.scope_counts()
+    except (CorruptIndexError, sqlite3.DatabaseError):
+        return {}
+    finally:
+        store.close()
 
 
 def cache_size(folder: Path) -> int:
