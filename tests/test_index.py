@@ -242,16 +242,26 @@ def test_indexing_never_changes_a_vault_file(
     assert chunks(indexed_sample, "notes/crlf.md") == [(3, 3, "- saved on windows"),
                                                       (4, 4, "- second line")]
     assert chunks(indexed_sample, "notes/bom.md") == [(3, 3, "- after a byte order mark")]
-    assert chunks(indexed_sample, "notes/frontmatter.md")[0] == (
-        2, 3, "title: Front matter\ntags: [alpha]")
+    assert chunks(indexed_sample, "notes/frontmatter.md") == [(7, 7, "- body")]  # properties
     assert chunks(indexed_sample, "notes/no-newline.md") == [
         (1, 1, "- last line without a newline")]
     assert chunks(indexed_sample, "notes/empty.md") == []
     assert_spans_match_files(indexed_sample)
-    # Skipped files are reported again next time, and nothing else happens.
+    # Skipped files are reported once per change (issue 22): not again while unchanged, and
+    # nothing else happens; `vault status` lists them as skipped with the reason, not drift.
     again = index(indexed_sample, **{"index.max_file_bytes": 10_000})
-    assert (again.unreadable, again.units_embedded, again.new) == (3, 0, 0)
+    assert (again.unreadable, again.units_embedded, again.new, again.warnings) == (0, 0, 0, [])
     assert vault_files(tree_state(indexed_sample)) == before
+    with Vault(indexed_sample) as vault:
+        info = vault.status()
+    assert info["drift"] == {"new": 0, "changed": 0, "deleted": 0}
+    for relpath, reason in SKIPPED.items():
+        assert reason in info["skipped"][relpath]
+    # Changed (still not UTF-8): reported again, once.
+    (indexed_sample / "notes/latin1.md").write_bytes(b"caf\xe9 au lait, encore\n")
+    third = index(indexed_sample, **{"index.max_file_bytes": 10_000})
+    assert (third.unreadable, len(third.warnings)) == (1, 1)
+    assert "notes/latin1.md" in third.warnings[0]
 
 
 def test_ignored_paths_are_never_indexed(

@@ -9,7 +9,7 @@ import pytest
 
 from vault_memory.files.fsutil import split_lines
 from vault_memory.files.notes import parse_note
-from vault_memory.index.units import MAX_UNIT_LINES, Unit, make_units
+from vault_memory.index.units import MAX_UNIT_LINES, Unit, make_units, note_fields
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 
@@ -119,7 +119,8 @@ def test_table_rows_are_units_and_the_rule_is_not() -> None:
     ]
 
 
-def test_frontmatter_is_a_unit() -> None:
+def test_frontmatter_is_no_unit_but_fields_of_the_note() -> None:
+    """Properties are fields of the note's units (issue 22), never text to rank."""
     text = md(
         """
         ---
@@ -132,16 +133,15 @@ def test_frontmatter_is_a_unit() -> None:
         """
     )
     found = units(text)
-    assert (found[0].start_line, found[0].end_line) == (2, 3)
-    assert found[0].text == "title: Billing migration\ntags: [billing, postgres]"
-    assert found[0].heading == "Billing migration"
-    assert {"billing", "postgres"} <= set(found[0].tags)
-    assert [(u.start_line, u.text) for u in found[1:]] == [(7, "Body text.")]
+    assert [(u.start_line, u.text) for u in found] == [(7, "Body text.")]
+    fields = note_fields(parse_note("notes/n.md", text))
+    assert fields.tags == ("billing", "postgres")
+    assert ("title", "Billing migration") in fields.properties
 
 
-def test_long_frontmatter_in_pieces_of_five_lines() -> None:
-    text = "---\n" + "".join(f"k{i}: {i}\n" for i in range(7)) + "---\nbody\n"
-    assert [(s, e) for s, e, _ in spans(text)] == [(2, 6), (7, 8), (10, 10)]
+def test_a_frontmatter_that_does_not_parse_is_searched_as_text() -> None:
+    text = "---\nk: [unclosed\n---\nbody\n"
+    assert spans(text) == [(2, 2, "k: [unclosed"), (4, 4, "body")]
 
 
 def test_empty_frontmatter_makes_no_unit() -> None:
@@ -271,12 +271,12 @@ def test_units_are_exact_line_spans_of_the_file(path: Path) -> None:
         assert not headings & set(range(unit.start_line, unit.end_line + 1))
         covered.extend(range(unit.start_line, unit.end_line + 1))
     assert covered == sorted(set(covered)), "units overlap or are out of order"
-    # Nothing with content is left out: every non-blank line outside headings and fences
-    # (and table rules) is in exactly one unit.
+    # Nothing with content is left out: every non-blank line outside the frontmatter (its
+    # properties are fields), headings and fences (and table rules) is in exactly one unit.
     for number, line in enumerate(lines, 1):
         structural = (
             not line.strip() or number in headings or line.strip().startswith(("```", "~~~"))
-            or number in (1, note.frontmatter_end) or set(line.strip()) <= set("|-: ")
+            or number <= note.frontmatter_end or set(line.strip()) <= set("|-: ")
         )
         if not structural:
             assert number in covered, f"{relpath}:{number} {line!r} is in no unit"

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .capture import FlushReport, SessionInfo, UpdateQueue
     from .dream import DreamReport
     from .files import ManageReport
-    from .index import Index, IndexReport, Progress, ScopeInfo
+    from .index import Index, IndexReport, LinkInfo, Progress, ScopeInfo
     from .live import StopReport, Watcher, WatchReport
     from .search import ContextBlock, Searcher, SearchResults
 
@@ -264,6 +264,11 @@ class Vault:
         `path:start-end`: a list of `Hit` whose `warnings` say why a search was less than
         asked for (keywords only while an embedding provider fails; also logged).
 
+        query: a question or keywords, with Obsidian's search operators if wanted
+        (`tag:#decision`, `path:projects/`, `[status:active]`, `"exact phrase"`, `-word`,
+        `date:2026-11-01..2026-11-15`, `kind:daily` …: README "Using it with Obsidian"); they
+        select the units the free text is ranked among. `QuerySyntaxError` for a query with
+        operators that cannot be read; a plain question is searched as it is.
         mode: "hybrid" (default), "keyword" (no model needed) or "semantic".
         since/until: ISO dates bounding dated files (undated files are then left out).
         within: a vault-relative file or folder. kinds: memory, daily, note, diary (the dream
@@ -273,12 +278,15 @@ class Vault:
         load); searches here when none runs or it cannot answer.
         today: the day recency is measured from (default: the clock's, see `clock`).
         """
-        from .search import MODES, Filters, Hit, SearchResults
+        from .search import MODES, Filters, Hit, SearchResults, parse_query
 
         if mode not in MODES:
             raise VaultError(f"unknown search mode {mode!r}; use one of: {', '.join(MODES)}.")
         if not query.strip():
             raise VaultError("the query is empty. Ask a question or give some keywords.")
+        parsed = parse_query(query)
+        if parsed.operators and not parsed.text.strip():
+            mode = "keyword"  # nothing to embed: the operators alone select what is listed
         for kind in kinds:
             if kind not in KINDS:
                 raise VaultError(f"unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")
@@ -299,7 +307,7 @@ class Vault:
         # The dream diary is an audit trail, not memory: only searched when asked for (in a
         # scope too: `--in scopes/a/dreams`).
         inside = split_scope(within_rel + "/x")[1] if within_rel else ""
-        asked_for_diary = bool(kinds) or inside.split("/")[0] == DIARY_DIR
+        asked_for_diary = bool(kinds) or inside.split("/")[0] == DIARY_DIR or parsed.diary
         scopes = None
         if self.scope_path is not None:
             scopes = tuple(scope_text(s) for s in visible_scopes(self.scope_path))
@@ -310,6 +318,7 @@ class Vault:
             tuple(kinds),
             hidden_kinds=() if asked_for_diary else ("diary",),
             scopes=scopes,
+            select=parsed.filter,
         )
         if via_watcher and today is None:
             from .live import watch_client
@@ -352,8 +361,8 @@ class Vault:
                 log.warning("the index holds no embeddings yet: searching by keywords only. "
                             "Run `vault index` to add them.")
         limit = limit or self.config.search.limit
-        hits = self._searcher.search(query, limit=limit, mode=mode, filters=filters, today=today,
-                                     settings=self._rank_settings())
+        hits = self._searcher.search(parsed.text, limit=limit, mode=mode, filters=filters,
+                                     today=today, settings=self._rank_settings())
         from .search import record
 
         record(self.cache_dir, hits)
@@ -400,6 +409,42 @@ class Vault:
             index.run(paths=stale, lock_timeout=0.2, progress=self.progress)
         except LockTimeoutError:
             log.info("another process is indexing; searching the index as it is.")
+
+    # -- links ------------------------------------------------------------------------------
+
+    def links(self, note: str) -> list[LinkInfo]:
+        """The links of a note (a path, or a name as a `[[link]]` names it), in order, each
+        with the file it leads to (`resolved`, None when none answers): wikilinks, embeds,
+        Markdown links, links in properties, a canvas's file nodes."""
+        from .index import links
+
+        path, to = self._linked(note)
+        return links.outgoing(self._index.store, to, path)
+
+    def backlinks(self, note: str) -> list[LinkInfo]:
+        """The links that lead to a note (or an attachment), with their line, from the files
+        this vault (or its scope) may see."""
+        from .index import links
+
+        path, to = self._linked(note)
+        return links.incoming(self._index.store, to, path, self.scope_path)
+
+    def _linked(self, note: str) -> tuple[str, Any]:
+        self._freshen()
+        to = self._index.link_targets(self.scope_path)
+        given = note.strip()
+        real, relpath = self.layout.resolve(given)  # refuses what the scope may not see
+        if relpath != "." and real.is_file() and relpath in to:
+            return relpath, to
+        name = given.removeprefix("[[").removesuffix("]]").split("|", 1)[0].split("#", 1)[0]
+        found = to.resolve(name, "") if name.strip() else None
+        if found is None:
+            raise VaultError(
+                f"no file of the vault answers to {note!r}. Give its path, e.g. "
+                "notes/people/Priya Raman.md, or its name as a [[link]] names it, e.g. "
+                "'Priya Raman'."
+            )
+        return found, to
 
     def status(self) -> dict[str, Any]:
         """Files, units, embedded units, model, cache size, drift, queue, settings. Writes

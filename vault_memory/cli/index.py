@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 from .app import _print_json, cli, pass_vault, scope_option
 
+UNRESOLVED_SHOWN = 20  # unresolved links listed by `vault status` (all with --json)
+
 
 @cli.command()
 @click.option("--rebuild", is_flag=True, help="Throw the cache away and rebuild it from the files.")
@@ -86,6 +88,17 @@ def status(vault: Vault, as_json: bool) -> None:
         lines.append(f"problem       {info['problem']}")
     for path, why in sorted(info["skipped"].items()):
         lines.append(f"skipped       {path}: {why}")
+    if info.get("unresolved_links"):
+        shown = info["unresolved"][:UNRESOLVED_SHOWN]
+        more = info["unresolved_links"] - len(shown)
+        from ..text import plural
+
+        count = info["unresolved_links"]
+        lines.append(f"unresolved    {plural(count, 'link')} lead{'s' if count == 1 else ''} "
+                     "to no file"
+                     + (f" ({more} more: `vault status --json`)" if more > 0 else ""))
+        lines += [f"unresolved    {link['source']}:{link['line']} -> {link['target']}"
+                  for link in shown]
     lines.append(f"watcher       {_describe_watcher(info['watcher'])}")
     lines.append(f"queue         {_describe_queue(info['queue'])}")
     for key, source in sorted(info["settings_sources"].items()):

@@ -12,7 +12,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from . import fsutil, gitops, scopes
+    from . import canvas, fsutil, gitops, obsidian, scopes
+    from .canvas import Canvas, CanvasError, parse_canvas
     from .entries import MAX_ENTRY_BYTES, AddReport, Manager, ManageReport, append_note
     from .fsutil import sha256_text
     from .layout import Layout, template_dir
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         note_kind,
         parse_note,
     )
+    from .obsidian import Link, LinkTargets
     from .scopes import (
         Scope,
         check_scope,
@@ -54,6 +56,13 @@ if TYPE_CHECKING:
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "AddReport": ("entries", "AddReport"),
+    "Canvas": ("canvas", "Canvas"),
+    "CanvasError": ("canvas", "CanvasError"),
+    "Link": ("obsidian", "Link"),
+    "LinkTargets": ("obsidian", "LinkTargets"),
+    "canvas": ("canvas", None),
+    "obsidian": ("obsidian", None),
+    "parse_canvas": ("canvas", "parse_canvas"),
     "DAILY_DIR": ("notes", "DAILY_DIR"),
     "DIARY_DIR": ("notes", "DIARY_DIR"),
     "INBOX": ("memoryfile", "INBOX"),
@@ -96,6 +105,13 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
 }
 __all__ = [
     "AddReport",
+    "Canvas",
+    "CanvasError",
+    "Link",
+    "LinkTargets",
+    "canvas",
+    "obsidian",
+    "parse_canvas",
     "DAILY_DIR",
     "DIARY_DIR",
     "INBOX",

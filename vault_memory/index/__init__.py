@@ -10,7 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from . import indexer, settings
+    from . import indexer, links, settings
     from .arrays import read_arrays, write_arrays
     from .census import ScopeInfo, list_scopes
     from .embedder import DISABLE_ENV, ModelUnavailable, model_disabled
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         shared_embedder,
         status,
     )
+    from .links import LinkInfo
     from .remote import EmbeddingProviderError, RemoteEmbedder
     from .store import CorruptIndexError
 
@@ -41,6 +42,8 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "fingerprint": ("indexer", "fingerprint"),
     "IGNORED_DIRS": ("indexer", "IGNORED_DIRS"),
     "Index": ("indexer", "Index"),
+    "LinkInfo": ("links", "LinkInfo"),
+    "links": ("links", None),
     "IndexReport": ("indexer", "IndexReport"),
     "ScopeInfo": ("census", "ScopeInfo"),
     "list_scopes": ("census", "list_scopes"),
@@ -68,6 +71,7 @@ __all__ = [
     "IGNORED_DIRS",
     "Index",
     "IndexReport",
+    "LinkInfo",
     "ModelUnavailable",
     "Progress",
     "RemoteEmbedder",
@@ -76,6 +80,7 @@ __all__ = [
     "fingerprint",
     "indexer",
     "is_indexable",
+    "links",
     "list_scopes",
     "model_disabled",
     "model_id_for",

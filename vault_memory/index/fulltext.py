@@ -1,8 +1,13 @@
-"""Whoosh (whoosh-reloaded) BM25F index over the same units as SQLite, in `.vault/whoosh/`.
+"""Whoosh (whoosh-reloaded) index over the same units as SQLite, in `.vault/whoosh/`.
 
 Stemming analyzer with a full English stop list (Whoosh's default list keeps "what", "did",
 "how", which flood question queries), and OR grouping at query time: natural questions share
 few words with their answers, so AND finds almost nothing.
+
+Ranking scores come from the unit table's postings (search/table.py); what Whoosh does for a
+query is select: the fields of the search operators (`tag:`, `[property:value]`, `path:`,
+`file:`, `kind:`, `date:`, `scope:`, words to exclude or require) are fields of this index,
+and `unit_ids` gives the units a filter query matches (search/query.py parses it).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import functools
 import os
 import re
 import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,20 +67,99 @@ def analyzer() -> Any:
     return StemmingAnalyzer(stoplist=stop_words(), minsize=1)
 
 
+#: The terms of the list fields (tags, properties, path and name parts) are given one per line.
+LIST_FIELD = r"[^\n]+"
+
+
 def schema() -> Any:
-    from whoosh.fields import ID, STORED, TEXT, Schema
+    from whoosh.columns import NumericColumn
+    from whoosh.fields import COLUMN, ID, IDLIST, STORED, TEXT, Schema
 
     ana = analyzer()
     return Schema(
         # Only read back from hits, never searched: a NUMERIC field would index 16 terms per
         # unit, about a third of the keyword index's build time (bench/index.py).
         id=STORED(),
+        # The same id as a column: a filter's document numbers map to units in one read.
+        uid=COLUMN(NumericColumn("q")),
         path=ID(stored=False),
         text=TEXT(analyzer=ana, phrase=False),
         heading=TEXT(analyzer=ana, phrase=False),
         date=ID(),
         kind=ID(),
+        scope=ID(),
+        tag=IDLIST(expression=LIST_FIELD),  # nested tags expanded (see obsidian.tag_terms)
+        prop=IDLIST(expression=LIST_FIELD),  # `name` and `name:word` (obsidian.property_terms)
+        pathpart=IDLIST(expression=LIST_FIELD),  # see path_parts
+        filename=IDLIST(expression=LIST_FIELD),  # see name_parts
     )
+
+
+def path_parts(relpath: str) -> list[str]:
+    """The path from each of its folders on, and each run of folders: `path:X` matches a file
+    when one of these starts with X (lower-case): `a/b/c.md` -> a/b/c.md, a/, a/b/, b/c.md,
+    b/, c.md."""
+    parts = relpath.lower().split("/")
+    found: dict[str, None] = {}
+    for first in range(len(parts)):
+        found.setdefault("/".join(parts[first:]), None)
+        for end in range(first + 1, len(parts)):
+            found.setdefault("/".join(parts[first:end]) + "/", None)
+    return list(found)
+
+
+_WORD_START = re.compile(r"(?:^|(?<=[\s_.\-]))[^\s_.\-]")
+
+
+def name_parts(relpath: str) -> list[str]:
+    """The file name from each of its words on: `file:X` matches a file when one of these
+    starts with X (lower-case): `Priya Raman.md` -> priya raman.md, raman.md, md."""
+    name = relpath.rsplit("/", 1)[-1].lower()
+    return list(dict.fromkeys(name[m.start():] for m in _WORD_START.finditer(name)))
+
+
+def documents(
+    rows: Iterable[tuple[int, int, str, str, str, str | None, str, str, str, str]],
+    properties: Callable[[list[int]], dict[int, list[tuple[str, str]]]],
+) -> Iterator[dict[str, Any]]:
+    """The keyword index's documents for units given as `Store.fulltext_rows` gives them;
+    `properties(file ids)` gives the properties of those files (`Store.properties_of`)."""
+    from ..files import obsidian
+
+    property_terms, tag_terms = obsidian.property_terms, obsidian.tag_terms
+
+    pending: list[tuple[int, int, str, str, str, str | None, str, str, str, str]] = []
+    for row in rows:
+        pending.append(row)
+        if len(pending) >= 2000:
+            yield from _documents(pending, properties, property_terms, tag_terms)
+            pending = []
+    yield from _documents(pending, properties, property_terms, tag_terms)
+
+
+def _documents(rows: list[Any], properties: Any, property_terms: Any,
+               tag_terms: Any) -> Iterator[dict[str, Any]]:
+    props = properties(sorted({row[1] for row in rows})) if rows else {}
+    by_file: dict[int, tuple[str, str, str]] = {}
+    for uid, file_id, path, text, heading, date, kind, unit_tags, note_tags, scope in rows:
+        fixed = by_file.get(file_id)
+        if fixed is None:
+            fixed = by_file[file_id] = (
+                "\n".join(property_terms(props.get(file_id, ()))),
+                "\n".join(path_parts(path)),
+                "\n".join(name_parts(path)),
+            )
+        doc: dict[str, Any] = {"id": uid, "uid": uid, "path": path, "text": text,
+                               "heading": heading, "kind": kind, "scope": scope or "/",
+                               "pathpart": fixed[1], "filename": fixed[2]}
+        tags = tag_terms([*unit_tags.split(), *note_tags.split()])
+        if tags:
+            doc["tag"] = "\n".join(tags)
+        if fixed[0]:
+            doc["prop"] = fixed[0]
+        if date:
+            doc["date"] = date
+        yield doc
 
 
 @functools.cache
@@ -113,6 +197,7 @@ class FullText:
         self.folder = folder
         self._ix: Any = None
         self._searcher: Any = None
+        self._uids: tuple[Any, Any] | None = None  # (searcher, unit id of each document)
 
     def exists(self) -> bool:
         from whoosh import index
@@ -227,6 +312,19 @@ class FullText:
             for hit in results
         ]
 
+    def unit_ids(self, query: Any) -> Any:
+        """The ids of the units a Whoosh query matches (a numpy int64 array, unordered): what
+        selects the candidates of a search with operators."""
+        import numpy as np
+
+        searcher = self.searcher()
+        if self._uids is None or self._uids[0] is not searcher:
+            column = searcher.reader().column_reader("uid")
+            self._uids = (searcher, np.fromiter(column, dtype=np.int64,
+                                                 count=searcher.doc_count_all()))
+        docnums = np.fromiter(searcher.docs_for_query(query), dtype=np.int64)
+        return self._uids[1][docnums]
+
     def analyze(self, text: str) -> list[str]:
         return terms_of(text)
 
@@ -234,4 +332,5 @@ class FullText:
         if self._searcher is not None:
             self._searcher.close()
         self._searcher = None
+        self._uids = None
         self._ix = None

@@ -24,15 +24,17 @@ from typing import Any
 
 from ..config import Config, IndexSettings
 from ..errors import UnreadableNoteError, VaultError
-from ..files import fsutil, parse_note, scopes
+from ..files import LinkTargets, fsutil, parse_note, scopes
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
 from .store import CorruptIndexError, SchemaVersionError, Store
-from .units import make_units
+from .units import canvas_fields, make_canvas_units, make_units, note_fields
 
 log = logging.getLogger("vault_memory")
 
 IGNORED_DIRS = {".vault", ".git", ".obsidian", ".trash", "node_modules", "__pycache__"}
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+CANVAS_SUFFIX = ".canvas"  # Obsidian's JSON Canvas files: their text nodes are indexed too
+OBSIDIAN_SETTINGS = ".obsidian/app.json"  # where Obsidian keeps its "Excluded files"
 FILE_BATCH = 200
 WRITE_LOCK = "write.lock"  # in .vault/: one writer at a time
 EMBED_BATCH = 256  # texts per SQLite commit; fastembed itself runs batches of `batch_size`
@@ -51,7 +53,40 @@ def is_indexable(relpath: str) -> bool:
 def _indexable_name(name: str) -> bool:
     if name.startswith((".", "#", "~$")) or name.endswith("~"):
         return False
-    return name.lower().endswith(MARKDOWN_SUFFIXES)
+    return name.lower().endswith((*MARKDOWN_SUFFIXES, CANVAS_SUFFIX))
+
+
+_exclusions: dict[str, tuple[tuple[int, int], Any]] = {}
+
+
+def obsidian_exclusions(root: Path) -> Any:
+    """The compiled "Excluded files" of the vault's Obsidian settings (see
+    files/obsidian.py), read again only when `.obsidian/app.json` changes; None without any."""
+    path = root / OBSIDIAN_SETTINGS
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    key = str(root)
+    known = _exclusions.get(key)
+    if known is not None and known[0] == (st.st_mtime_ns, st.st_size):
+        return known[1]
+    from ..files import obsidian
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    filters = obsidian.ignore_filters(text)
+    compiled = obsidian.compile_filters(filters) if filters else None
+    _exclusions[key] = ((st.st_mtime_ns, st.st_size), compiled)
+    return compiled
+
+
+def excluded_by_obsidian(relpath: str, exclusions: Any) -> bool:
+    from ..files import obsidian
+
+    return exclusions is not None and obsidian.is_excluded(relpath, exclusions)
 
 
 def scan(
@@ -59,16 +94,20 @@ def scan(
     under: str = "",
     skipped: dict[str, str] | None = None,
     scope: scopes.Scope | None = None,
+    others: set[str] | None = None,
 ) -> dict[str, os.stat_result]:
     """Indexable files under `root` (or only under its folder `under`) with their stat;
     symlinked folders are not entered, and file symlinks that loop, dangle or lead outside the
     vault are skipped (with the reason in `skipped`, when given). With `scope`, only the
-    folders of files that scope may see are entered (the others are not even listed).
+    folders of files that scope may see are entered (the others are not even listed). Files
+    Obsidian's "Excluded files" name are left out; they and every other file that is not
+    indexed (attachments: images, PDFs) are added to `others`, when given (link targets).
 
     os.scandir rather than os.walk and pathlib: the no-op `vault index` of a large vault is
     mostly this loop, and a directory entry knows its type without another system call."""
     found: dict[str, os.stat_result] = {}
     real_root = Path(os.path.realpath(root))
+    exclusions = obsidian_exclusions(root)
     pending = [(str(root / under), f"{under}/")] if under else [(str(root), "")]
     while pending:
         folder, prefix = pending.pop()
@@ -85,7 +124,11 @@ def scan(
                     ):
                         pending.append((entry.path, f"{prefix}{name}/"))
                     continue
-                if not _indexable_name(name):
+                if not _indexable_name(name) or (
+                    exclusions is not None and excluded_by_obsidian(prefix + name, exclusions)
+                ):
+                    if others is not None and not name.startswith("."):
+                        others.add(prefix + name)
                     continue
                 if entry.is_symlink():
                     problem = fsutil.link_problem(entry.path, real_root) or _scope_problem(
@@ -383,7 +426,9 @@ class Index:
 
     def rebuild_fulltext(self) -> None:
         """Re-create the Whoosh index from the units in SQLite (no embedding needed)."""
-        self.fulltext.rebuild(_docs(self.store.all_chunks()))
+        from .fulltext import documents
+
+        self.fulltext.rebuild(documents(self.store.fulltext_rows(), self.store.properties_of))
         with self.store.transaction() as conn:
             self.store.set_meta(conn, "fulltext_dirty", 0)
             self.store.set_meta(conn, "fulltext_files", self.fulltext.fingerprint())
@@ -438,12 +483,15 @@ class Index:
         counts = plan.counts()
         for key in ("new", "modified", "moved", "deleted", "unchanged", "unreadable"):
             setattr(report, key, counts[key])
+        held: dict[str, Unreadable | None] = dict.fromkeys(texts.pop(_GONE_HELD, ()))
         for path in plan.unreadable:
-            report.warnings.append(texts.pop(path))
+            held[path] = texts.pop(path)
+            report.warnings.append(held[path].warning)  # type: ignore[union-attr]
         report.skipped_links = len(skipped)
         report.warnings += [f"skipped {path}: {why}" for path, why in sorted(skipped.items())]
         for message in report.warnings:
             log.warning(message)
+        self._hold_skipped(plan, held)
         if not plan.is_noop:
             self._apply(plan, texts, progress)
         if self.model_id and (
@@ -471,12 +519,15 @@ class Index:
         Returns the plan and, for files that were read, their text (or, for unreadable
         files, the warning to show). Symlinks a full scan skips are put in `skipped`."""
         known = self.store.file_stats()
+        held = self.store.skipped()
         scope: set[str] | None = None
         if paths is None:
             stats = scan(self.root, skipped=skipped)
         else:
             paths = list(paths)
-            scope = {p for p in paths if is_indexable(p)}
+            exclusions = obsidian_exclusions(self.root)
+            scope = {p for p in paths
+                     if is_indexable(p) and not excluded_by_obsidian(p, exclusions)}
             folders = [p for p in paths if p not in scope]
             if folders:  # a folder stands for the files under it, on disk and in the index
                 scope.update(self._files_under(folders, known))
@@ -489,6 +540,7 @@ class Index:
         # Files whose stat matches the index are unchanged and cannot take part in a move:
         # settled here without building plan objects, as on a no-op run that is every file.
         unchanged: list[str] = []
+        still_held: list[str] = []
         disk: dict[str, DiskFile] = {}
         texts: dict[str, Any] = {}
         limit = self.config.index.max_file_bytes
@@ -497,21 +549,49 @@ class Index:
             if row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size:
                 unchanged.append(relpath)
                 continue
+            was = held.get(relpath)
+            if was is not None and was[:2] == (st.st_mtime_ns, st.st_size):
+                still_held.append(relpath)  # reported when it changed; not again
+                continue
             try:
                 note_file = fsutil.read_text(self.root / relpath, relpath, limit)
+                if _is_canvas(relpath):
+                    _check_canvas(relpath, note_file.text)
                 entry = DiskFile(note_file.mtime_ns, note_file.size, note_file.sha256)
                 texts[relpath] = note_file
             except VaultError as exc:  # unreadable, or vanished between scan and read
                 if not isinstance(exc, UnreadableNoteError):
                     continue
                 entry = DiskFile(st.st_mtime_ns, st.st_size, unreadable=str(exc))
-                texts[relpath] = f"skipped {exc}"
+                # Held until the file changes only for what is in its bytes (encoding, NUL
+                # bytes, size, not a canvas); a failing read (permissions, I/O) is tried again.
+                texts[relpath] = Unreadable(f"skipped {exc}", st.st_mtime_ns, st.st_size,
+                                            exc.reason,
+                                            lasting=not isinstance(exc.__cause__, OSError))
             disk[relpath] = entry
-        settled = set(unchanged)
+        settled = set(unchanged) | set(still_held)
         indexed = {p: IndexedFile(*row) for p, row in known.items() if p not in settled}
         plan = plan_changes(disk, indexed, scope)
-        plan.unchanged = sorted(plan.unchanged + unchanged)
+        plan.unchanged = sorted(plan.unchanged + [p for p in unchanged + still_held if p in known])
+        plan.held = sorted(still_held)
+        # Skipped files that are gone (or readable now, below) are forgotten.
+        texts[_GONE_HELD] = [p for p in held if p not in stats and (scope is None or p in scope)]
         return plan, texts
+
+    def _hold_skipped(self, plan: ChangePlan, held: dict[str, Unreadable | None]) -> None:
+        """Record the files that could not be read (until they change, they are neither read
+        nor reported again, and `vault status` lists them with the reason), and forget those
+        that are gone or readable again."""
+        readable = [*plan.new, *plan.modified, *plan.touched, *(new for _, new in plan.moved)]
+        gone = [p for p, why in held.items() if why is None]
+        gone += [p for p in readable if p not in held]
+        if not held and not gone:
+            return
+        with self.store.transaction() as conn:
+            self.store.forget_skipped(conn, gone)
+            for path, why in held.items():
+                if why is not None and why.lasting:
+                    self.store.set_skipped(conn, path, why.mtime_ns, why.size, why.reason)
 
     def _files_under(self, folders: list[str], known: dict[str, Any]) -> set[str]:
         """The indexable paths under each folder: found on disk, or indexed (a folder that
@@ -535,18 +615,22 @@ class Index:
         """Paths whose stat differs from the index, plus indexed paths gone from disk (of
         the files `scope` may see, when given). Stats only; reads no file and writes nothing."""
         known = self.store.file_stats()
+        held = self.store.skipped()
         disk = scan(self.root, scope=scope)
         if scope is not None:
             known = {p: row for p, row in known.items() if scopes.sees(scope, scopes.scope_of(p))}
         stale = [
             p
             for p, st in disk.items()
-            if p not in known or (st.st_mtime_ns, st.st_size) != known[p][:2]
+            if (p not in known or (st.st_mtime_ns, st.st_size) != known[p][:2])
+            and (p not in held or (st.st_mtime_ns, st.st_size) != held[p][:2])
         ]
         stale += [p for p in known if p not in disk]
         return stale
 
     def _apply(self, plan: ChangePlan, texts: dict[str, Any], progress: Progress | None) -> None:
+        from .fulltext import documents
+
         store = self.store
         unreadable = set(plan.unreadable)
         to_parse = [p for p in plan.new + plan.modified if p not in unreadable]
@@ -570,7 +654,7 @@ class Index:
                 for path in batch:
                     self._store_file(conn, path, texts[path])
                 store.set_meta(conn, "last_index_at", time.time())
-            docs = _docs(store.chunks_of(batch))
+            docs = list(documents(store.fulltext_rows(batch), store.properties_of))
             self.fulltext.update(batch + (removals if number == 0 else []), docs)
             with store.transaction() as conn:
                 store.set_meta(conn, "fulltext_dirty", 0)
@@ -584,10 +668,18 @@ class Index:
     ) -> None:
         from .fulltext import terms_of
 
-        note = parse_note(relpath, note_file.text)
+        note = parse_note(relpath, "" if _is_canvas(relpath) else note_file.text)
         if note.frontmatter_error:
             log.warning("%s: %s", relpath, note.frontmatter_error)
-        units = make_units(note)
+        if _is_canvas(relpath):
+            from ..files import obsidian, parse_canvas
+
+            canvas = parse_canvas(relpath, note_file.text)  # checked while planning
+            units = make_canvas_units(canvas, obsidian.note_stem(relpath))
+            fields = canvas_fields(canvas, units)
+        else:
+            units = make_units(note)
+            fields = note_fields(note)
         date = note.date.isoformat() if note.date else None
         scope = scopes.scope_text(scopes.scope_of(relpath))
         self.store.replace_file(
@@ -614,6 +706,14 @@ class Index:
                 for u in units
             ],
             scope=scope,
+            note_tags=fields.tags,
+            properties=fields.properties,
+            names=[" ".join(terms_of(name)) for name in fields.names],
+            links=[
+                (link.line, link.kind, link.target, link.subpath, link.display, link.embed,
+                 obsidian_link_key(link.target), link.text)
+                for link in fields.links
+            ],
         )
 
     def _embed_missing(self, progress: Progress | None) -> int:
@@ -701,19 +801,51 @@ class Index:
             store.prune_embeddings(conn, self.model_id, keep)
         return stored
 
+    def link_targets(self, viewer: scopes.Scope | None) -> LinkTargets:
+        """Every file a link of `viewer` may lead to, the vault as it is on disk now (index/
+        links.py): the indexed files it sees, attachments and excluded notes."""
+        from . import links
+
+        others: set[str] = set()
+        scan(self.root, scope=viewer, others=others)
+        return links.targets(self.store, viewer, others)
+
     def close(self) -> None:
         self.store.close()
         self.fulltext.close()
 
 
-def _docs(chunks: Iterable[Any]) -> list[dict[str, Any]]:
-    docs = []
-    for c in chunks:
-        doc = {"id": c.id, "path": c.path, "text": c.text, "heading": c.heading, "kind": c.kind}
-        if c.date:
-            doc["date"] = c.date
-        docs.append(doc)
-    return docs
+_GONE_HELD = "\x00gone"  # in the texts `plan` returns: skipped files no longer on disk
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A file that could not be read as it is now: the warning, its stat and why."""
+
+    warning: str
+    mtime_ns: int
+    size: int
+    reason: str
+    lasting: bool = True  # in the file's bytes: not read again until they change
+
+
+def _is_canvas(relpath: str) -> bool:
+    return relpath.lower().endswith(CANVAS_SUFFIX)
+
+
+def obsidian_link_key(target: str) -> str:
+    from ..files import obsidian
+
+    return obsidian.link_key(target)
+
+
+def _check_canvas(relpath: str, text: str) -> None:
+    from ..files import CanvasError, parse_canvas
+
+    try:
+        parse_canvas(relpath, text)
+    except CanvasError as exc:
+        raise UnreadableNoteError(relpath, f"not a JSON Canvas file ({exc})") from None
 
 
 def status(config: Config) -> dict[str, Any]:
@@ -740,9 +872,12 @@ def status(config: Config) -> dict[str, Any]:
         "drift": None,
         "problem": None,
         "skipped": {},
+        "unresolved_links": 0,  # links that lead to no file (Obsidian's "unresolved")
+        "unresolved": [],  # the first of them (index/links.py)
     }
     viewer = config.scope
-    disk = scan(config.root, skipped=info["skipped"], scope=viewer)
+    others: set[str] = set()
+    disk = scan(config.root, skipped=info["skipped"], scope=viewer, others=others)
     shown: list[str] | None = None
     if viewer is not None:
         shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]
@@ -762,6 +897,12 @@ def status(config: Config) -> dict[str, Any]:
         info["pending_embeddings"] = int(store.get_meta("embeddings_pending", "0") or 0)
         info["embedding_error"] = store.get_meta("embeddings_error") or None
         indexed = store.file_stats()
+        held = store.skipped()
+        from . import links
+
+        lost = links.unresolved(store, links.targets(store, viewer, others), viewer)
+        info["unresolved_links"] = len(lost)
+        info["unresolved"] = [link.to_dict() for link in lost[: links.MAX_UNRESOLVED]]
         if viewer is not None:
             indexed = {p: row for p, row in indexed.items()
                        if scopes.sees(viewer, scopes.scope_of(p))}
@@ -775,6 +916,12 @@ def status(config: Config) -> dict[str, Any]:
         return info
     finally:
         store.close()
+    # A file that could not be read, unchanged since, is skipped (with the reason), not drift.
+    for path, st in list(disk.items()):
+        if path in held and held[path][:2] == (st.st_mtime_ns, st.st_size):
+            info["skipped"][path] = held[path][2]
+            del disk[path]
+            indexed.pop(path, None)
     changed = sum(
         1
         for p, st in disk.items()

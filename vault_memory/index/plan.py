@@ -35,6 +35,9 @@ class ChangePlan:
     unchanged: list[str] = field(default_factory=list)
     touched: list[str] = field(default_factory=list)  # same bytes, new mtime: refresh the stat
     unreadable: list[str] = field(default_factory=list)  # new or modified files we cannot read
+    #: Files that could not be read before and have not changed since: not read again (nor
+    #: reported again) until they change (the index keeps what it had of them, if anything).
+    held: list[str] = field(default_factory=list)
 
     @property
     def is_noop(self) -> bool:

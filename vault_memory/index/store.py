@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 3  # 2: chunks.terms (the analyzed text, for query-time BM25); 3: files.scope
+# 2: chunks.terms (the analyzed text, for query-time BM25); 3: files.scope; 4: Obsidian's fields
+# (files.note_tags, properties, names, links) and the files skipped until they change (skipped)
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -30,7 +32,8 @@ CREATE TABLE IF NOT EXISTS files (
     title TEXT,
     tags TEXT NOT NULL DEFAULT '',
     indexed_at REAL NOT NULL,
-    scope TEXT NOT NULL DEFAULT ''
+    scope TEXT NOT NULL DEFAULT '',
+    note_tags TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS files_scope ON files(scope);
 CREATE TABLE IF NOT EXISTS chunks (
@@ -50,6 +53,37 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 CREATE INDEX IF NOT EXISTS chunks_sha ON chunks(sha256);
+CREATE TABLE IF NOT EXISTS properties (
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS properties_file ON properties(file_id);
+CREATE TABLE IF NOT EXISTS names (
+    key TEXT NOT NULL,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS names_key ON names(key);
+CREATE INDEX IF NOT EXISTS names_file ON names(file_id);
+CREATE TABLE IF NOT EXISTS links (
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    subpath TEXT NOT NULL DEFAULT '',
+    display TEXT NOT NULL DEFAULT '',
+    embed INTEGER NOT NULL DEFAULT 0,
+    key TEXT NOT NULL,
+    text TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS links_file ON links(file_id);
+CREATE INDEX IF NOT EXISTS links_key ON links(key);
+CREATE TABLE IF NOT EXISTS skipped (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    reason TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS embeddings (
     sha256 TEXT NOT NULL,
     model TEXT NOT NULL,
@@ -210,17 +244,34 @@ class Store:
         tags: Iterable[str],
         units: Iterable[tuple[int, int, str, str, str, float, str, str]],
         scope: str = "",
+        note_tags: Iterable[str] = (),
+        properties: Iterable[tuple[str, str]] = (),
+        names: Iterable[str] = (),
+        links: Iterable[tuple[int, str, str, str, str, bool, str, str]] = (),
     ) -> None:
         """Insert or replace a file and all its units
         (start, end, heading, text, sha, salience, tags, analyzed terms); `scope` is the
-        file's scope as "org/acme" ("" for the root)."""
+        file's scope as "org/acme" ("" for the root). Obsidian's fields: the tags every unit
+        carries, the properties (name, value), the names' keys (their analyzed terms) and the
+        links (line, kind, target, subpath, display, embed, key, the line's text)."""
         conn.execute("DELETE FROM files WHERE path=?", (path,))
+        conn.execute("DELETE FROM skipped WHERE path=?", (path,))
         cur = conn.execute(
             "INSERT INTO files (path, kind, mtime_ns, size, sha256, date, title, tags, indexed_at,"
-            " scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time(), scope),
+            " scope, note_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time(), scope,
+             " ".join(note_tags)),
         )
         file_id = cur.lastrowid
+        conn.executemany("INSERT INTO properties (file_id, name, value) VALUES (?, ?, ?)",
+                         [(file_id, name, value) for name, value in properties])
+        conn.executemany("INSERT INTO names (key, file_id) VALUES (?, ?)",
+                         [(key, file_id) for key in dict.fromkeys(names) if key])
+        conn.executemany(
+            "INSERT INTO links (file_id, line, kind, target, subpath, display, embed, key, text)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(file_id, *link) for link in links],
+        )
         conn.executemany(
             "INSERT INTO chunks (file_id, ord, start_line, end_line, heading, text, sha256, date,"
             " kind, salience, tags, terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -229,6 +280,89 @@ class Store:
                 for i, (start, end, heading, text, sha, salience, utags, terms) in enumerate(units)
             ],
         )
+
+    # -- files skipped until they change --------------------------------------------------
+
+    def skipped(self) -> dict[str, tuple[int, int, str]]:
+        """path -> (mtime_ns, size, reason) of the files that could not be read as they are
+        now (invalid UTF-8, binary, too large, not a canvas): not read again, nor reported
+        again, until their stat changes."""
+        rows = self.conn.execute("SELECT path, mtime_ns, size, reason FROM skipped")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def set_skipped(
+        self, conn: sqlite3.Connection, path: str, mtime_ns: int, size: int, reason: str
+    ) -> None:
+        conn.execute("INSERT OR REPLACE INTO skipped VALUES (?, ?, ?, ?)",
+                     (path, mtime_ns, size, reason))
+
+    def forget_skipped(self, conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+        conn.executemany("DELETE FROM skipped WHERE path=?", [(p,) for p in paths])
+
+    # -- Obsidian's fields -------------------------------------------------------------------
+
+    def fulltext_rows(
+        self, paths: Iterable[str] | None = None
+    ) -> Iterator[tuple[int, int, str, str, str, str | None, str, str, str, str]]:
+        """What the keyword index holds of each unit (of the files at `paths`, or all):
+        (unit id, file id, path, text, heading, date, kind, unit tags, note tags, scope)."""
+        query = ("SELECT c.id, f.id, f.path, c.text, c.heading, c.date, c.kind, c.tags,"
+                 " f.note_tags, f.scope FROM chunks c JOIN files f ON f.id = c.file_id")
+        if paths is None:
+            yield from self.conn.execute(query + " ORDER BY c.id")
+            return
+        for path in paths:
+            yield from self.conn.execute(query + " WHERE f.path = ? ORDER BY c.ord", (path,))
+
+    def properties_of(self, file_ids: Iterable[int]) -> dict[int, list[tuple[str, str]]]:
+        found: dict[int, list[tuple[str, str]]] = {}
+        wanted = sorted(set(file_ids))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            for file_id, name, value in self.conn.execute(
+                f"SELECT file_id, name, value FROM properties WHERE file_id IN "
+                f"({','.join('?' * len(batch))}) ORDER BY rowid", batch,
+            ):
+                found.setdefault(file_id, []).append((name, value))
+        return found
+
+    def named_files(self, keys: Iterable[str]) -> dict[str, list[int]]:
+        """key -> the ids of the files with a name whose analyzed terms are `key`."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, list[int]] = {}
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            for key, file_id in self.conn.execute(
+                f"SELECT key, file_id FROM names WHERE key IN ({','.join('?' * len(batch))})",
+                batch,
+            ):
+                found.setdefault(key, []).append(file_id)
+        return found
+
+    def has_names(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM names LIMIT 1").fetchone() is not None
+
+    LINK_COLUMNS = ("f.path, l.line, l.kind, l.target, l.subpath, l.display, l.embed, l.text")
+
+    def links(
+        self, paths: Iterable[str] | None = None, keys: Iterable[str] | None = None
+    ) -> list[tuple[str, int, str, str, str, str, bool, str]]:
+        """Links (source path, line, kind, target, subpath, display, embed, line text) of the
+        files at `paths`, or those whose key is one of `keys`, or all; in source order."""
+        base = f"SELECT {self.LINK_COLUMNS} FROM links l JOIN files f ON f.id = l.file_id"
+        order = " ORDER BY f.path, l.line, l.rowid"
+        if paths is None and keys is None:
+            rows = list(self.conn.execute(base + order))
+        else:
+            column, values = ("f.path", list(paths)) if paths is not None else (
+                "l.key", list(keys or ()))
+            rows = []
+            for start in range(0, len(values), 500):
+                batch = values[start : start + 500]
+                rows += self.conn.execute(
+                    f"{base} WHERE {column} IN ({','.join('?' * len(batch))})", batch)
+            rows.sort(key=lambda r: (r[0], r[1]))
+        return [(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
 
     def chunks_of(self, paths: Iterable[str]) -> list[ChunkRow]:
         rows: list[ChunkRow] = []

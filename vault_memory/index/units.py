@@ -2,9 +2,12 @@
 
 Measured on the LoCoMo retrieval benchmark (shared/eval), small units of 1–5 lines find far
 more evidence within a fixed context budget than 10-line chunks or whole sections. So a unit
-is one list item (with its continuation lines), one table row, a few lines of a paragraph or
-code block, or the frontmatter. The heading path, date and kind of file are kept as fields
-for scoring, not pasted into the unit's text (which is exactly the file's lines).
+is one list item (with its continuation lines), one table row, or a few lines of a paragraph
+or code block. The heading path, date and kind of file are kept as fields for scoring, not
+pasted into the unit's text (which is exactly the file's lines). The frontmatter is no unit:
+its properties, tags and aliases are fields of every unit of the note (`NoteFields`), as
+Obsidian treats them; only a frontmatter that does not parse is indexed as text. A canvas's
+text nodes are units citing the line their node is on (`make_canvas_units`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..files import LIST_ITEM, Note, iter_tags, sha256_text
+from ..files import LIST_ITEM, Canvas, Link, Note, iter_tags, obsidian, parse_note, sha256_text
 
 MAX_UNIT_LINES = 5
 PARAGRAPH_LINES = 3
@@ -36,6 +39,35 @@ class Unit:
     @property
     def sha256(self) -> str:
         return sha256_text(self.text)
+
+
+@dataclass(frozen=True)
+class NoteFields:
+    """What Obsidian knows of a note besides its text, for every unit of it: the tags each of
+    its units carries (its `tags` property; for a note, its inline tags too, since Obsidian
+    tags a note by them), its properties, its names (for a note or canvas: the file name and
+    aliases; daily logs and MEMORY.md are not named things) and its links."""
+
+    tags: tuple[str, ...] = ()
+    properties: tuple[tuple[str, str], ...] = ()
+    names: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+
+
+def note_fields(note: Note) -> NoteFields:
+    meta = note.frontmatter
+    tags = set(obsidian.frontmatter_tags(meta))
+    if note.kind == "note":
+        tags |= note.tags
+    names = obsidian.note_names(note.relpath, meta) if note.kind == "note" else []
+    return NoteFields(tuple(sorted(tags)), tuple(obsidian.properties(meta)), tuple(names),
+                      tuple(obsidian.note_links(note)))
+
+
+def canvas_fields(canvas: Canvas, units: list[Unit]) -> NoteFields:
+    tags = sorted({tag for unit in units for tag in unit.tags})
+    return NoteFields(tuple(tags), (), (obsidian.note_stem(canvas.relpath),),
+                      tuple(canvas.links))
 
 
 def _salience(kind: str, tags: set[str]) -> float:
@@ -103,7 +135,9 @@ def make_units(note: Note) -> list[Unit]:
     """The units of a note, in file order."""
     units: list[Unit] = []
     file_tags = set(note.tags) if note.kind == "note" else set()
-    if note.frontmatter_end >= 3:  # a frontmatter block with content lines
+    # A frontmatter block is properties (fields of the note's units), not text; one that does
+    # not parse is all there is of it, so its lines are searched as text.
+    if note.frontmatter_error and note.frontmatter_end >= 3:
         for start in range(2, note.frontmatter_end, MAX_UNIT_LINES):
             end = min(start + MAX_UNIT_LINES - 1, note.frontmatter_end - 1)
             text = "\n".join(note.lines[start - 1 : end])
@@ -128,4 +162,17 @@ def make_units(note: Note) -> list[Unit]:
         units.append(
             Unit(start, end, text, heading, tuple(sorted(tags)), _salience(note.kind, tags))
         )
+    return units
+
+
+def make_canvas_units(canvas: Canvas, title: str) -> list[Unit]:
+    """The units of a canvas's text nodes: each node's Markdown cut as a note's text is, every
+    unit citing the line of its node; the heading is the canvas's name and the node's group."""
+    units: list[Unit] = []
+    for node in canvas.texts:
+        inner = parse_note("node.md", node.text)
+        for unit in make_units(inner):
+            heading = " > ".join(p for p in (title, node.group, unit.heading) if p)
+            units.append(Unit(node.line, node.line, unit.text, heading, unit.tags,
+                              _salience("note", set(unit.tags))))
     return units

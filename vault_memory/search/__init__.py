@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from . import hitlog, searcher
     from .context import DEFAULT_BUDGET, ContextBlock, build_context
     from .hitlog import line_hash, record
+    from .query import OPERATORS, ParsedQuery, QuerySyntaxError, parse_query
     from .searcher import MODES, Filters, Hit, RankSettings, Searcher, SearchResults
     from .tokens import TokenCounter, load_counter
 
@@ -23,6 +24,10 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "Filters": ("searcher", "Filters"),
     "Hit": ("searcher", "Hit"),
     "MODES": ("searcher", "MODES"),
+    "OPERATORS": ("query", "OPERATORS"),
+    "ParsedQuery": ("query", "ParsedQuery"),
+    "QuerySyntaxError": ("query", "QuerySyntaxError"),
+    "parse_query": ("query", "parse_query"),
     "RankSettings": ("searcher", "RankSettings"),
     "SearchResults": ("searcher", "SearchResults"),
     "Searcher": ("searcher", "Searcher"),
@@ -40,6 +45,10 @@ __all__ = [
     "Filters",
     "Hit",
     "MODES",
+    "OPERATORS",
+    "ParsedQuery",
+    "QuerySyntaxError",
+    "parse_query",
     "RankSettings",
     "SearchResults",
     "Searcher",

@@ -224,6 +224,22 @@ def guard_exact(score: np.ndarray, exact: np.ndarray, competing: np.ndarray) -> 
     return np.where(holders, lifted, score)
 
 
+def lift_named(score: np.ndarray, named: np.ndarray) -> np.ndarray:
+    """The units of a note the query names (by its file name or an alias) above every other
+    unit, in their own order: the note about a person outranks the lines that mention them."""
+    import numpy as np
+
+    finite = np.isfinite(score)
+    holders = named & finite
+    others = finite & ~named
+    if not holders.any() or not others.any():
+        return score
+    ceiling = float(score[others].max())
+    top = float(np.abs(score[holders]).max()) or 1.0
+    lifted = np.maximum(score, ceiling + 1e-3 * (1.0 + score / top))
+    return np.where(holders, lifted, score)
+
+
 def contains_token(text: str, token: str) -> bool:
     """Whole-token, case-insensitive containment: `BIL-142` is not in `BIL-1423`, nor `v2.3`
     in `v2.3.1` (a joined part such as `.1` or `-b` continues the token)."""

@@ -23,6 +23,7 @@ from .ranking import (
     fuse,
     guard_exact,
     lift,
+    lift_named,
     max_norm,
     minmax_norm,
     window_bm25,
@@ -41,6 +42,7 @@ MODES = ("hybrid", "keyword", "semantic")
 RARE_MIN_UNITS = 5
 RARE_SHARE = 0.01
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
+MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
 
 @dataclass
@@ -94,6 +96,9 @@ class Filters:
     #: The scopes whose units a bound scope may see ("org/acme", "" for the root); None: all.
     #: Applied to the unit table's rows before anything is scored (see `Searcher.search`).
     scopes: tuple[str, ...] | None = None
+    #: What a query's search operators select (`ParsedQuery.filter`, see search/query.py and
+    #: search/select.py); None: no operators.
+    select: Any = None
 
     @property
     def active(self) -> bool:
@@ -131,6 +136,7 @@ class Searcher:
         self._table: UnitTable | None = None
         self._table_version: tuple[Any, ...] | None = None
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
+        self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -262,6 +268,9 @@ class Searcher:
         within = table.restrict(filters.scopes) if filters.scopes is not None else None
         if within is not None and within.units == 0:
             return []
+        # Operators without free text (`tag:#decision`): every unit they select, the most
+        # salient and recent first (then in file order), nothing to rank them by.
+        listing = filters.select is not None and not query.strip()
         allowed: np.ndarray | None = None
         if filters.active:
             where, params = filters.sql()
@@ -275,12 +284,18 @@ class Searcher:
             allowed = self._visible(table, filters.hidden_kinds)
         if within is not None:
             allowed = within.mask if allowed is None else allowed & within.mask
+        if filters.select is not None:
+            chosen = self._select(filters.select, table)
+            if chosen is not None:
+                allowed = chosen if allowed is None else allowed & chosen
+            if allowed is not None and not allowed.any():
+                return []
 
         terms = list(dict.fromkeys(terms_of(query)))  # analyzed once: keywords and subjects
         keyword: np.ndarray | None = None
         has_term: np.ndarray | None = None  # units holding a query word
         guard: list[str] = []
-        if mode in ("hybrid", "keyword"):
+        if mode in ("hybrid", "keyword") and not listing:
             # BM25F over the text and heading fields, from the postings arrays of the table:
             # the formula and idf of the Whoosh index (fulltext.weighting), without its
             # pure-Python matcher (10-100 ms a query; bench/search.py).
@@ -312,14 +327,14 @@ class Searcher:
         # Units whose lead-in label (their speaker, person or field) a query word names.
         subject = np.zeros(n, dtype=bool)
         labels: set[str] = set()
-        if mode in ("hybrid", "keyword") and s.subject_boost:
+        if mode in ("hybrid", "keyword") and s.subject_boost and not listing:
             for term in terms:
                 units, _ = table.label.postings(table.vocab.get(term), within)
                 if len(units):
                     subject[units] = True
                     labels.add(term)
         vector: np.ndarray | None = None
-        if use_vectors and table.has_vectors:
+        if use_vectors and table.has_vectors and not listing:
             encoder = self.index.query_embedder()
             if encoder is not None:
                 text = query
@@ -338,20 +353,22 @@ class Searcher:
                         return []
                 else:
                     vector = _cosines(table.matrix, embedded, within)
-        if keyword is None and vector is None:
+        if keyword is None and vector is None and not listing:
             return []
-        if vector is None and keyword is not None and not keyword.any() and not guard:
+        named = self._named(table, query) if not listing else None
+        if (vector is None and keyword is not None and not keyword.any() and not guard
+                and (named is None or not named.any())):
             return []
 
         weight = s.vector_weight
-        fused = fuse(keyword, vector, s.fusion, weight, s.rrf_k)
+        fused = np.ones(n) if listing else fuse(keyword, vector, s.fusion, weight, s.rrf_k)
         components = {"keyword": fused * 0, "vector": fused * 0}
         if keyword is not None:
             components["keyword"] = max_norm(keyword)
         if vector is not None:
             components["vector"] = minmax_norm(vector)
         context = np.zeros(n)
-        for size, (lengths, membership) in table.windows.items():
+        for size, (lengths, membership) in table.windows.items() if not listing else ():
             starts = membership[0][0]  # every window has a first unit, in window order
             w_kw = window_bm25(matched, idf, starts, lengths) if keyword is not None else None
             w_vec = (
@@ -389,8 +406,12 @@ class Searcher:
             score = guard_exact(score, exact, competing)
         if allowed is not None:
             score = np.where(allowed, score, -np.inf)
-        if mode == "keyword":  # only units that match a query word (or its neighbours do)
-            score = np.where(relevance > 0, score, -np.inf)
+        if mode == "keyword" and not listing:  # units that match a query word (or their
+            # neighbours do), and those of a note the query names
+            score = np.where((relevance > 0) | (named if named is not None else False), score,
+                             -np.inf)
+        if named is not None:
+            score = lift_named(score, named)
 
         pool_size = min(n, max(limit * 3, 30))
         best_rows = np.argpartition(-score, pool_size - 1)[:pool_size]
@@ -400,7 +421,7 @@ class Searcher:
             ranked,
             table.section,
             table.line_counts,
-            s.coalesce_depth,
+            0 if listing else s.coalesce_depth,
             s.coalesce_max_units,
             s.coalesce_max_lines,
         )
@@ -433,6 +454,7 @@ class Searcher:
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
+            worded = worded or listing or (named is not None and bool(named[best]))
             similar = vector is not None and float(vector[best]) >= s.weak_cosine
             hits.append(
                 Hit(
@@ -451,6 +473,43 @@ class Searcher:
             if len(hits) >= limit:
                 break
         return hits
+
+    def _select(self, tree: Any, table: UnitTable) -> np.ndarray | None:
+        """The rows a query's operators select (search/select.py); a keyword index that cannot
+        be read is a `VaultError` that says how to mend it."""
+        from ..errors import VaultError
+        from .select import select
+
+        try:
+            return select(tree, table, self.index)
+        except VaultError:
+            raise
+        except Exception as exc:  # Whoosh raises many kinds of errors on damaged segments
+            self.index.fulltext.close()
+            raise VaultError(
+                f"the keyword index cannot answer the search operators ({type(exc).__name__}: "
+                f"{exc}); run `vault index` to rebuild it."
+            ) from exc
+
+    def _named(self, table: UnitTable, query: str) -> np.ndarray | None:
+        """The units of the notes the query names by their file name or an alias (each name
+        as its analyzed words, found in a row in the query's), or None when it names none."""
+        import numpy as np
+
+        store = self.index.store
+        if self._has_names is None or self._has_names[0] is not table:
+            self._has_names = (table, store.has_names())
+        if not self._has_names[1]:
+            return None
+        words = terms_of(query)
+        keys = {" ".join(words[i:j]) for i in range(len(words))
+                for j in range(i + 1, min(len(words), i + MAX_NAME_WORDS) + 1)}
+        found = store.named_files(keys)
+        if not found:
+            return None
+        files = np.fromiter({f for ids in found.values() for f in ids}, dtype=np.int64)
+        named = np.isin(table.file_ids, files)
+        return named if named.any() else None
 
 
 def _cosines(matrix: np.ndarray, query: np.ndarray, within: Restriction | None) -> np.ndarray:

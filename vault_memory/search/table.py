@@ -23,7 +23,7 @@ from .ranking import is_question, lead_label, recency_factors
 if TYPE_CHECKING:
     import numpy as np
 
-TABLE_FORMAT = 5  # bump when UnitTable's arrays change meaning (5: grouped by scope)
+TABLE_FORMAT = 6  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids)
 
 # (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text,
 # scope); the scope ("org/acme", "" for the root) may be left out: the root's.
@@ -55,6 +55,7 @@ class UnitTable:
         self.line_counts = arrays["line_counts"]
         self.matrix = arrays["matrix"]
         self.section = arrays["section"]
+        self.file_ids = arrays["file_ids"]  # each unit's file (the store's files.id)
         self.has_vectors = bool(arrays["has_vectors"][0])
         self._sorted_ids = arrays["sorted_ids"]
         self._order = arrays["order"]
@@ -139,6 +140,7 @@ class UnitTable:
         a["order"] = np.argsort(a["ids"], kind="stable")
         a["sorted_ids"] = a["ids"][a["order"]]
         a["salience"] = np.fromiter((r[4] for r in rows), dtype=np.float64, count=n)
+        a["file_ids"] = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
         ordinals: dict[str | None, int] = {None: 0}  # date ordinals, 0 for undated units
         for r in rows:
             if r[3] is not None and r[3] not in ordinals:
@@ -178,7 +180,7 @@ class UnitTable:
             self._recency_key = key
         return self._recency
 
-    def positions(self, uids: Sequence[int]) -> np.ndarray:
+    def positions(self, uids: Sequence[int] | np.ndarray) -> np.ndarray:
         """The table rows of unit ids, -1 for ids the table does not hold."""
         import numpy as np
 
