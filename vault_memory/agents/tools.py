@@ -240,6 +240,8 @@ class _Bound:
     ) -> dict[str, Any]:
         """A search that never waits for the background index: keywords only (no model to
         load meanwhile), over what is indexed so far, nothing indexed again in the query."""
+        from ..search import QuerySyntaxError
+
         self._reopen = True
         failed = ""
         if indexing.error:
@@ -249,6 +251,8 @@ class _Bound:
         if indexing.searchable:
             try:
                 hits = self.vault.search(query, limit=limit, mode="keyword", fresh=False)
+            except QuerySyntaxError:
+                raise  # the caller's query, not the index being built
             except Exception as exc:  # the index is being written, even rebuilt, meanwhile
                 log.info("searching the index while it is built failed (%s)", exc)
                 self.vault.close()
@@ -356,7 +360,12 @@ def make_tools(vault: Vault, indexing: BackgroundIndex | None = None) -> list[To
                 "properties": {
                     "query": {
                         "type": "string",
-                        "description": "A question or keywords, e.g. 'which database for billing'.",
+                        "description": (
+                            "A question or keywords, e.g. 'which database for billing'. "
+                            "Obsidian's search operators narrow it down: tag:#decision, "
+                            "path:projects/, file:name, [status:active], \"exact phrase\", "
+                            "-word, a OR b, date:2026-11-01..2026-11-15, kind:daily|memory|note."
+                        ),
                         "maxLength": MAX_QUERY_CHARS,
                     },
                     "limit": {

@@ -12,8 +12,33 @@ if TYPE_CHECKING:
 
 from .app import _print_json, cli, pass_vault, scope_option
 
+_WORD_MARK = "\x00"  # marks a query word that starts with "-" while click reads the options
 
-@cli.command()
+
+class QueryCommand(click.Command):
+    """A command whose QUERY may hold `-word` (a search operator: leave it out), written as it
+    is: `vault search -tag:#todo billing`. An argument starting with one "-" that is not one of
+    the command's short options (`-n 5`, `-n5`, `-h`) is a word of the query."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        shorts = {opt for param in self.get_params(ctx) for opt in param.opts
+                  if opt.startswith("-") and not opt.startswith("--")}
+        marked: list[str] = []
+        rest = False
+        for arg in args:
+            rest = rest or arg == "--"
+            is_word = (not rest and arg.startswith("-") and not arg.startswith("--")
+                       and len(arg) > 1 and arg not in shorts
+                       and not any(arg.startswith(s) and arg[len(s):].isdigit() for s in shorts))
+            marked.append(_WORD_MARK + arg if is_word else arg)
+        return super().parse_args(ctx, marked)
+
+
+def query_text(words: tuple[str, ...]) -> str:
+    return " ".join(word.removeprefix(_WORD_MARK) for word in words)
+
+
+@cli.command(cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("-n", "--limit", type=click.IntRange(1, 1000), help="How many results (default 10).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")
@@ -51,13 +76,19 @@ def search(
 ) -> None:
     """Find the lines of the vault that answer QUERY, with citations.
 
+    QUERY may use Obsidian's search operators (tag:#decision, path:projects/, file:, section:,
+    line:, "exact phrase", -word, OR, parentheses, [property:value]) and date:A..B, kind:,
+    scope:; they select what the rest of the query is ranked among (README: "Using it with
+    Obsidian").
+
     \b
     Example:
       vault search "which database did we pick for billing?"
       vault search ERR_LEDGER_409 --json
       vault search standup --since 2026-11-01 --kind daily -n 5
+      vault search 'tag:#decision [status:active] billing -draft'
     """
-    text = " ".join(query)
+    text = query_text(query)
     hits = vault.search(
         text,
         limit=limit,

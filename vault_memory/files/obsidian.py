@@ -35,7 +35,7 @@ NOTE_SUFFIX = ".md"
 TEXT_SUFFIXES = (".md", ".markdown", ".canvas")
 
 # `![[target#heading|shown]]`; a `\|` (a pipe escaped inside a table) ends the target too.
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]|#^]*?)\\?(#[^\[\]|]*)?(?:\\?\|([^\[\]]*))?\]\]")
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]|#^]*?)\\?(#[^\[\]|]*?)?(?:\\?\|([^\[\]]*))?\]\]")
 # `![shown](target "title")`, the target possibly in <angle brackets> when it holds spaces.
 _MDLINK = re.compile(r"(!?)\[([^\[\]]*)\]\(\s*(<[^<>]+>|[^()\s]+)(?:\s+\"[^\"]*\")?\s*\)")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")

@@ -431,10 +431,13 @@ class Searcher:
         for span in spans:
             parts = [rows[int(table.ids[r])] for r in span]
             best_at = max(range(len(span)), key=lambda i: score[span[i]])
-            lo, hi = best_at, best_at  # only line-contiguous units merge
-            while lo > 0 and parts[lo].start_line == parts[lo - 1].end_line + 1:
+            lo, hi = best_at, best_at  # only line-contiguous units merge, and (with search
+            # operators) only units the filter keeps: a bridged gap may be one it left out
+            while (lo > 0 and parts[lo].start_line == parts[lo - 1].end_line + 1
+                   and (allowed is None or allowed[span[lo - 1]])):
                 lo -= 1
-            while hi < len(parts) - 1 and parts[hi + 1].start_line == parts[hi].end_line + 1:
+            while (hi < len(parts) - 1 and parts[hi + 1].start_line == parts[hi].end_line + 1
+                   and (allowed is None or allowed[span[hi + 1]])):
                 hi += 1
             parts, span = parts[lo : hi + 1], span[lo : hi + 1]
             text = "\n".join(p.text for p in parts)
