@@ -201,17 +201,21 @@ def test_excluded_files_from_app_json() -> None:
 
 # -- canvas -----------------------------------------------------------------------------------
 
-CANVAS = """{
-  "nodes": [
-    {"id": "g1", "type": "group", "label": "Launch", "x": 0, "y": 0, "width": 800, "height": 600},
-    {"id": "t1", "type": "text", "text": "Fuel check with [[Priya Raman]]\\n\\n- weather go/no-go #launch", "x": 10, "y": 10, "width": 200, "height": 100},
-    {"id": "t2", "type": "text", "text": "Outside any group", "x": 900, "y": 0, "width": 100, "height": 100},
-    {"id": "f1", "type": "file", "file": "projects/rocket.md", "subpath": "#Budget", "x": 300, "y": 10, "width": 200, "height": 100},
-    {"id": "l1", "type": "link", "url": "https://example.com", "x": 0, "y": 700, "width": 10, "height": 10}
-  ],
-  "edges": [{"id": "e1", "fromNode": "t1", "toNode": "f1"}]
-}
-"""
+NODES = [
+    {"id": "g1", "type": "group", "label": "Launch", "x": 0, "y": 0, "width": 800,
+     "height": 600},
+    {"id": "t1", "type": "text", "text": "Fuel check with [[Priya Raman]]\n\n- weather go/no-go"
+     " #launch", "x": 10, "y": 10, "width": 200, "height": 100},
+    {"id": "t2", "type": "text", "text": "Outside any group", "x": 900, "y": 0, "width": 100,
+     "height": 100},
+    {"id": "f1", "type": "file", "file": "projects/rocket.md", "subpath": "#Budget", "x": 300,
+     "y": 10, "width": 200, "height": 100},
+    {"id": "l1", "type": "link", "url": "https://example.com", "x": 0, "y": 700, "width": 10,
+     "height": 10},
+]
+# As Obsidian writes it: one node per line (a node is cited by its line).
+CANVAS = ('{\n  "nodes": [\n' + ",\n".join(f"    {json.dumps(n)}" for n in NODES)
+          + '\n  ],\n  "edges": [{"id": "e1", "fromNode": "t1", "toNode": "f1"}]\n}\n')
 
 
 def test_canvas_text_nodes_are_units_and_file_nodes_links() -> None:

@@ -18,6 +18,7 @@ from vault_memory.search.ranking import (
     is_question,
     lead_label,
     lift,
+    lift_named,
     max_norm,
     minmax_norm,
     rank_scores,
@@ -427,3 +428,18 @@ LABELS = {"carolin", "melani", "jona"}
 )
 def test_dense_query_leaves_out_names_that_are_labels(query: str, embedded: str) -> None:
     assert dense_query(query, LABELS.__contains__) == embedded
+
+
+# -- a note the query names --------------------------------------------------------------------
+
+def test_lift_named_puts_the_best_units_of_a_named_note_first() -> None:
+    score = np.array([0.9, 0.2, 0.1, 0.3, 0.05, 0.8, -np.inf])
+    files = np.array([1, 2, 2, 2, 2, 3, 2])
+    named = files == 2
+    lifted = lift_named(score, named, files, per_note=2)
+    order = [int(i) for i in np.argsort(-lifted, kind="stable")]
+    assert order[:2] == [3, 1]  # the note's two best units, in their own order
+    assert order[2:4] == [0, 5]  # then the rest as they were
+    assert lifted[2] == score[2] and lifted[4] == score[4]  # the note's others compete as usual
+    assert lifted[6] == -np.inf  # what a filter left out stays out
+    assert (lift_named(score, np.zeros(7, dtype=bool), files) == score).all()

@@ -63,7 +63,7 @@ _STRUCTURE = ("line", "section")
 _SENTENCE_END = re.compile(r"[?.!][\"'’”)\]]*\s*$")
 _FIELD = re.compile(r"([a-z][a-z_-]*):(?=\S)")
 _PROPERTY = re.compile(r"\[([^\W\d][^\[\]:\n]*?)(?::((?:\[\[[^\]]*\]\]|\"[^\"]*\"|[^\[\]])*))?\]")
-_WORD_PIECE = re.compile(r"[\w\*]+(\.?[\w\*]+)*")
+_OPEN_PROPERTY = re.compile(r"\[[^\W\d][^\[\]:\n]*:")
 
 
 class QuerySyntaxError(VaultError):
@@ -169,6 +169,7 @@ class _Lexer:
         self.query = query
         self.problems: list[str] = []
         self.unknown: list[str] = []
+        self.attempted = False  # an operator written so badly that it made no token
 
     def problem(self, message: str) -> None:
         if message not in self.problems:
@@ -210,6 +211,8 @@ class _Lexer:
                 i = self._word(found, i, end)
             elif c == "[" and starts_word and "]" not in s[i:end]:
                 self.problem(f"the bracket at character {i + 1} is not closed")
+                # `[status:active` is a property with its bracket left open, not words
+                self.attempted = self.attempted or bool(_OPEN_PROPERTY.match(s, i, end))
                 i = self._word(found, i, end)
             elif (s.startswith("OR", i) and (i == start or s[i - 1].isspace())
                   and (i + 2 >= end or s[i + 2].isspace())):
@@ -295,7 +298,7 @@ def parse_query(query: str) -> ParsedQuery:
     lexer = _Lexer(query)
     tokens = lexer.tokens(0, len(query))
     kinds = {t.kind for t in _walk(tokens)}
-    operators = bool(kinds & {"field", "property"}) or (
+    operators = bool(kinds & {"field", "property"}) or lexer.attempted or (
         bool(kinds & {"phrase", "not"}) and not reads_as_sentence(query)
     )
     if not operators:

@@ -224,15 +224,30 @@ def guard_exact(score: np.ndarray, exact: np.ndarray, competing: np.ndarray) -> 
     return np.where(holders, lifted, score)
 
 
-def lift_named(score: np.ndarray, named: np.ndarray) -> np.ndarray:
-    """The units of a note the query names (by its file name or an alias) above every other
-    unit, in their own order: the note about a person outranks the lines that mention them."""
+NAMED_LIFT_UNITS = 3  # units of a named note lifted above the rest (its best ones)
+
+
+def lift_named(
+    score: np.ndarray, named: np.ndarray, file_ids: np.ndarray, per_note: int = NAMED_LIFT_UNITS
+) -> np.ndarray:
+    """The best `per_note` units of each note the query names (by its file name or an alias)
+    above every other unit, in their own order: the note about a person outranks the lines
+    that mention them, and its other units compete as usual (a question about the person may
+    be answered elsewhere: a long note must not fill every place)."""
     import numpy as np
 
     finite = np.isfinite(score)
-    holders = named & finite
-    others = finite & ~named
-    if not holders.any() or not others.any():
+    rows = np.flatnonzero(named & finite)
+    if not len(rows):
+        return score
+    rows = rows[np.lexsort((-score[rows], file_ids[rows]))]  # by note, best first
+    files = file_ids[rows]
+    first = np.r_[True, files[1:] != files[:-1]]
+    starts = np.maximum.accumulate(np.where(first, np.arange(len(rows)), 0))
+    holders = np.zeros(len(score), dtype=bool)
+    holders[rows[np.arange(len(rows)) - starts < per_note]] = True
+    others = finite & ~holders
+    if not others.any():
         return score
     ceiling = float(score[others].max())
     top = float(np.abs(score[holders]).max()) or 1.0

@@ -411,7 +411,7 @@ class Searcher:
             score = np.where((relevance > 0) | (named if named is not None else False), score,
                              -np.inf)
         if named is not None:
-            score = lift_named(score, named)
+            score = lift_named(score, named, table.file_ids)
 
         pool_size = min(n, max(limit * 3, 30))
         best_rows = np.argpartition(-score, pool_size - 1)[:pool_size]
