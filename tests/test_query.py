@@ -272,3 +272,24 @@ def test_the_search_tool_takes_operators(obsidian_vault: Path) -> None:
         bad = search_memory.run({"query": "tag:#person [status"})
         assert bad.is_error
         assert "cannot read the search query" in json.loads(bad.text)["error"]
+
+
+def test_filters_follow_edits_through_deleted_documents(obsidian_vault: Path) -> None:
+    """An edit deletes the note's old documents from the keyword index (a segment with
+    deletions): the block-wise postings reader must leave them out as Whoosh does."""
+    from whoosh.query import Or, Prefix, Term
+
+    from vault_memory.index.fulltext import matching_docs
+
+    jonas = obsidian_vault / JONAS
+    jonas.write_text(jonas.read_text().replace("tags: person", "tags: contractor"))
+    with Vault(obsidian_vault) as vault:
+        vault.index()
+        assert {h.path for h in vault.search("tag:#person")} == {PRIYA}
+        assert {h.path for h in vault.search("tag:#contractor")} == {JONAS}
+        searcher = vault._index.fulltext.searcher()
+        assert any(leaf.has_deletions() for leaf, _ in searcher.reader().leaf_readers())
+        for query in (Term("tag", "person"), Term("tag", "contractor"), Prefix("pathpart", "n"),
+                      Or([Term("kind", "note"), Term("kind", "daily")]), Term("tag", "none")):
+            slow = sorted(searcher.docs_for_query(query))
+            assert matching_docs(searcher, query).tolist() == slow, query

@@ -284,9 +284,7 @@ class Vault:
             raise VaultError(f"unknown search mode {mode!r}; use one of: {', '.join(MODES)}.")
         if not query.strip():
             raise VaultError("the query is empty. Ask a question or give some keywords.")
-        parsed = parse_query(query)
-        if parsed.operators and not parsed.text.strip():
-            mode = "keyword"  # nothing to embed: the operators alone select what is listed
+        parsed = parse_query(query)  # operators alone (no free text): the searcher lists
         for kind in kinds:
             if kind not in KINDS:
                 raise VaultError(f"unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")

@@ -162,6 +162,64 @@ def _documents(rows: list[Any], properties: Any, property_terms: Any,
         yield doc
 
 
+def matching_docs(searcher: Any, query: Any) -> Any:
+    """The document numbers a query of terms (Term, Prefix, TermRange, And/Or of them) matches,
+    as a sorted numpy array. Whoosh's `docs_for_query` yields them one by one through its
+    matchers (about 4 us a document: 40 ms for `kind:daily` at 10k units); this reads the same
+    postings a block (up to 128 documents) at a time and combines terms with numpy. Other
+    queries go through `docs_for_query`."""
+    import numpy as np
+    from whoosh import query as q
+
+    reader = searcher.reader()
+    node = query.simplify(reader)  # a Prefix or TermRange: the Or of the terms it covers
+    if node is q.NullQuery or isinstance(node, type(q.NullQuery)):
+        return np.zeros(0, dtype=np.int64)
+    if isinstance(node, q.Term):
+        parts = [_postings(leaf, node.fieldname, node.text) + offset
+                 for leaf, offset in reader.leaf_readers()]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    if isinstance(node, q.Or | q.And) and not isinstance(node, q.DisjunctionMax):
+        found = [matching_docs(searcher, sub) for sub in node.subqueries]
+        if not found:
+            return np.zeros(0, dtype=np.int64)
+        if isinstance(node, q.Or):
+            return np.unique(np.concatenate(found))
+        out = found[0]
+        for more in found[1:]:
+            out = np.intersect1d(out, more, assume_unique=True)
+        return out
+    return np.unique(np.fromiter(searcher.docs_for_query(node), dtype=np.int64))
+
+
+def _postings(leaf: Any, fieldname: str, text: str) -> Any:
+    """The live document numbers of one term in one segment."""
+    import numpy as np
+    from whoosh.matching.wrappers import FilterMatcher
+    from whoosh.reading import TermNotFound
+
+    try:
+        matcher = leaf.postings(fieldname, text)
+    except TermNotFound:
+        return np.zeros(0, dtype=np.int64)
+    deleted = None
+    if isinstance(matcher, FilterMatcher):  # a segment with deleted documents
+        deleted = leaf.deleted_docs_set
+        matcher = matcher.child
+    if hasattr(matcher, "_read_ids") and hasattr(matcher, "_next_block"):  # W3LeafMatcher
+        blocks = []
+        while matcher.is_active():
+            matcher._read_ids()
+            blocks.append(np.asarray(matcher._ids[matcher._i:], dtype=np.int64))
+            matcher._next_block()
+        docs = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
+    else:
+        docs = np.fromiter(matcher.all_ids(), dtype=np.int64)
+    if deleted:
+        docs = docs[~np.isin(docs, np.fromiter(deleted, dtype=np.int64))]
+    return docs
+
+
 @functools.cache
 def weighting() -> Any:
     """BM25F with B=0.5 (units are short and of similar length) and Robertson's idf
@@ -322,8 +380,7 @@ class FullText:
             column = searcher.reader().column_reader("uid")
             self._uids = (searcher, np.fromiter(column, dtype=np.int64,
                                                  count=searcher.doc_count_all()))
-        docnums = np.fromiter(searcher.docs_for_query(query), dtype=np.int64)
-        return self._uids[1][docnums]
+        return self._uids[1][matching_docs(searcher, query)]
 
     def analyze(self, text: str) -> list[str]:
         return terms_of(text)

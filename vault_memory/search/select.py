@@ -141,6 +141,10 @@ class _Selection:
         loose = _loose(node.part)
         candidates = np.ones(self.n, dtype=bool) if loose is None else self.match(loose)
         mask = np.zeros(self.n, dtype=bool)
+        if loose is node.part:  # words only: for a unit of one line, the index has answered
+            one_line = self.table.line_counts == 1
+            mask |= candidates & one_line
+            candidates &= ~one_line
         for row, text in self._texts(np.flatnonzero(candidates)).items():
             if any(_holds(node.part, line) for line in text.split("\n") if line.strip()):
                 mask[row] = True
@@ -190,16 +194,19 @@ class _Selection:
 
 def _loose(node: Any) -> Any:
     """A condition every unit with a line (or section) satisfying `node` meets, checkable in
-    the index (the words it must hold), or None when there is none (`-word` alone)."""
+    the index (the words it must hold), or None when there is none (`-word` alone). An
+    expression of words only is its own condition (the same object)."""
     if isinstance(node, Free):
         return node if node.terms else None
     if isinstance(node, Exact):
         return Free(node.phrase, node.terms) if node.terms else None
-    if isinstance(node, All):
-        parts = tuple(p for p in map(_loose, node.parts) if p is not None)
-        return All(parts) if parts else None
-    if isinstance(node, AnyOf):
+    if isinstance(node, All | AnyOf):
         parts = tuple(map(_loose, node.parts))
+        if all(p is q for p, q in zip(parts, node.parts, strict=True)):
+            return node
+        if isinstance(node, All):
+            kept = tuple(p for p in parts if p is not None)
+            return All(kept) if kept else None
         return None if any(p is None for p in parts) else AnyOf(parts)
     return None
 
