@@ -234,7 +234,7 @@ def index_once(tree: Path, source: Path, work: Path, embed: bool) -> dict[str, A
         env["VAULT_MODEL_DISABLED"] = "1"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", INDEX_ONCE, str(target)], env=env,
+    done = subprocess.run([sys.executable, "-c", INDEX_ONCE, str(target)], env=env, cwd=tree,
                           capture_output=True, text=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

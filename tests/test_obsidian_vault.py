@@ -346,3 +346,33 @@ def test_deleting_the_cache_rebuilds_the_same_fields(obsidian_vault: Path) -> No
     with Vault(obsidian_vault) as vault:
         vault.index()
     assert sorted(paths(search(obsidian_vault, "tag:#person"))) == expected
+
+
+def test_links_never_reveal_a_file_of_a_scope_the_view_may_not_see(
+    tmp_path: Path, loaded_embedder: Any,
+) -> None:
+    from vault_memory.errors import VaultError
+
+    root = Vault.init(tmp_path / "vault").root
+    write_files(root, {
+        "notes/Shared.md": "# Shared\n\n- Everyone sees this note.\n",
+        "scopes/acme/alpha/notes/Plan.md": "# Plan\n\n- See [[Secret]] and [[Shared]].\n",
+        "scopes/acme/beta/notes/Secret.md": "# Secret\n\n- Beta's own note. [[Plan]]\n",
+    })
+    with Vault(root) as vault:
+        vault.index()
+        # The whole vault sees both sides.
+        (secret, shared) = vault.links("scopes/acme/alpha/notes/Plan.md")
+        assert (secret.resolved, shared.resolved) == (
+            "scopes/acme/beta/notes/Secret.md", "notes/Shared.md")
+        alpha = vault.scope("acme", "alpha")
+        (secret, shared) = alpha.links("Plan")
+        assert (secret.resolved, shared.resolved) == (None, "notes/Shared.md")
+        assert [b.source for b in alpha.backlinks("Shared")] == [
+            "scopes/acme/alpha/notes/Plan.md"]
+        assert alpha.status()["unresolved"][0]["target"] == "Secret"
+        with pytest.raises(VaultError):
+            alpha.links("Secret")
+        beta = vault.scope("acme", "beta")
+        assert beta.backlinks("Secret") == []  # alpha's link is not beta's to see
+        assert [link.resolved for link in beta.links("Secret")] == [None]
