@@ -310,7 +310,7 @@ def _garbage_sqlite(cache: Path) -> None:
 
 
 def _damage_whoosh_segment(cache: Path) -> None:
-    (segment,) = (cache / "whoosh").glob("*.seg")
+    (segment,) = (cache / "whoosh").glob("units_*.seg")  # beside it: files_*.seg
     size = segment.stat().st_size
     with segment.open("r+b") as fh:  # the middle: postings that a light check does not read
         fh.seek(size // 2)

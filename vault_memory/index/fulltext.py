@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 INDEX_NAME = "units"
+FILES_INDEX = "files"  # in the same folder: one document a file (files_schema)
 BM25_K1 = 1.2
 BM25_B = 0.5  # units are short and of similar length
 
@@ -72,6 +73,7 @@ LIST_FIELD = r"[^\n]+"
 
 
 def schema() -> Any:
+    """The units' index: their text and heading, and the fields a unit has of its own."""
     from whoosh.columns import NumericColumn
     from whoosh.fields import COLUMN, ID, IDLIST, STORED, TEXT, Schema
 
@@ -87,8 +89,23 @@ def schema() -> Any:
         heading=TEXT(analyzer=ana, phrase=False),
         date=ID(),
         kind=ID(),
+        tag=IDLIST(expression=LIST_FIELD),  # the unit's own #tags, nested ones expanded
+    )
+
+
+def files_schema() -> Any:
+    """The files' index (one document a file, `FILES_INDEX`): what holds for every unit of a
+    file. Kept apart from the units' so that a note's properties, path and name parts are
+    indexed once, not once per unit (bench/obsidian.py), and the units' BM25 statistics stay
+    those of units alone."""
+    from whoosh.columns import NumericColumn
+    from whoosh.fields import COLUMN, ID, IDLIST, Schema
+
+    return Schema(
+        fid=COLUMN(NumericColumn("q")),  # the store's files.id
+        path=ID(stored=False),
         scope=ID(),
-        tag=IDLIST(expression=LIST_FIELD),  # nested tags expanded (see obsidian.tag_terms)
+        tag=IDLIST(expression=LIST_FIELD),  # the note's tags (obsidian.tag_terms)
         prop=IDLIST(expression=LIST_FIELD),  # `name` and `name:word` (obsidian.property_terms)
         pathpart=IDLIST(expression=LIST_FIELD),  # see path_parts
         filename=IDLIST(expression=LIST_FIELD),  # see name_parts
@@ -122,44 +139,64 @@ def documents(
     rows: Iterable[tuple[int, int, str, str, str, str | None, str, str, str, str]],
     properties: Callable[[list[int]], dict[int, list[tuple[str, str]]]],
 ) -> Iterator[dict[str, Any]]:
-    """The keyword index's documents for units given as `Store.fulltext_rows` gives them;
+    """The keyword index's documents for units given as `Store.fulltext_rows` gives them
+    (the rows of a file together), each file's own document (with a "fid") before its units';
     `properties(file ids)` gives the properties of those files (`Store.properties_of`)."""
     from ..files import obsidian
 
     property_terms, tag_terms = obsidian.property_terms, obsidian.tag_terms
 
     pending: list[tuple[int, int, str, str, str, str | None, str, str, str, str]] = []
+    seen: set[int] = set()  # files whose document was given
     for row in rows:
         pending.append(row)
         if len(pending) >= 2000:
-            yield from _documents(pending, properties, property_terms, tag_terms)
+            yield from _documents(pending, properties, property_terms, tag_terms, seen)
             pending = []
-    yield from _documents(pending, properties, property_terms, tag_terms)
+    yield from _documents(pending, properties, property_terms, tag_terms, seen)
 
 
-def _documents(rows: list[Any], properties: Any, property_terms: Any,
-               tag_terms: Any) -> Iterator[dict[str, Any]]:
-    props = properties(sorted({row[1] for row in rows})) if rows else {}
-    by_file: dict[int, tuple[str, str, str]] = {}
+def _documents(rows: list[Any], properties: Any, property_terms: Any, tag_terms: Any,
+               seen: set[int]) -> Iterator[dict[str, Any]]:
+    props = properties(sorted({row[1] for row in rows} - seen)) if rows else {}
     for uid, file_id, path, text, heading, date, kind, unit_tags, note_tags, scope in rows:
-        fixed = by_file.get(file_id)
-        if fixed is None:
-            fixed = by_file[file_id] = (
-                "\n".join(property_terms(props.get(file_id, ()))),
-                "\n".join(path_parts(path)),
-                "\n".join(name_parts(path)),
-            )
+        if file_id not in seen:  # the file's own document (it holds a "fid")
+            seen.add(file_id)
+            fdoc: dict[str, Any] = {"fid": file_id, "path": path, "scope": scope or "/",
+                                    "pathpart": "\n".join(path_parts(path)),
+                                    "filename": "\n".join(name_parts(path))}
+            note = tag_terms(note_tags.split())
+            if note:
+                fdoc["tag"] = "\n".join(note)
+            found = property_terms(props.get(file_id, ()))
+            if found:
+                fdoc["prop"] = "\n".join(found)
+            yield fdoc
         doc: dict[str, Any] = {"id": uid, "uid": uid, "path": path, "text": text,
-                               "heading": heading, "kind": kind, "scope": scope or "/",
-                               "pathpart": fixed[1], "filename": fixed[2]}
-        tags = tag_terms([*unit_tags.split(), *note_tags.split()])
+                               "heading": heading, "kind": kind}
+        tags = tag_terms(unit_tags.split()) if unit_tags else []
         if tags:
             doc["tag"] = "\n".join(tags)
-        if fixed[0]:
-            doc["prop"] = fixed[0]
         if date:
             doc["date"] = date
         yield doc
+
+
+_UNIT_FIELDS = {"path", "text", "heading", "date", "kind", "tag"}  # searched in `schema`
+_FILE_FIELDS = {"path", "scope", "tag", "prop", "pathpart", "filename"}  # in `files_schema`
+
+
+def _query_fields(query: Any) -> set[str]:
+    if hasattr(query, "subqueries"):
+        return set().union(*(_query_fields(sub) for sub in query.subqueries))
+    return {query.fieldname}
+
+
+def _column(searcher: Any, name: str) -> Any:
+    import numpy as np
+
+    reader = searcher.reader().column_reader(name)
+    return np.fromiter(reader, dtype=np.int64, count=searcher.doc_count_all())
 
 
 def matching_docs(searcher: Any, query: Any) -> Any:
@@ -279,29 +316,44 @@ def _lengths_known_missing(writer: Any) -> None:
 
 
 class FullText:
+    """The units' Whoosh index and, beside it in the same folder, the files' (`files_schema`);
+    they are written, checked, fingerprinted and rebuilt together."""
+
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._ix: Any = None
+        self._files_ix: Any = None
         self._searcher: Any = None
+        self._files_searcher: Any = None
         self._uids: tuple[Any, Any] | None = None  # (searcher, unit id of each document)
+        self._fids: tuple[Any, Any] | None = None  # (files searcher, file id of each document)
 
     def exists(self) -> bool:
         from whoosh import index
 
-        return self.folder.is_dir() and index.exists_in(str(self.folder), INDEX_NAME)
+        folder = str(self.folder)
+        return (self.folder.is_dir() and index.exists_in(folder, INDEX_NAME)
+                and index.exists_in(folder, FILES_INDEX))
 
     def open(self) -> Any:
-        """Open the index (creating it if missing). Damage surfaces as an exception here or
-        on first search; the caller rebuilds."""
+        """Open the units' index (creating both if missing). Damage surfaces as an exception
+        here or on first search; the caller rebuilds."""
         if self._ix is None:
-            from whoosh import index
-
-            if self.exists():
-                self._ix = index.open_dir(str(self.folder), indexname=INDEX_NAME)
-            else:
-                self.folder.mkdir(parents=True, exist_ok=True)
-                self._ix = index.create_in(str(self.folder), schema(), indexname=INDEX_NAME)
+            self._ix = self._open(INDEX_NAME, schema)
         return self._ix
+
+    def open_files(self) -> Any:
+        if self._files_ix is None:
+            self._files_ix = self._open(FILES_INDEX, files_schema)
+        return self._files_ix
+
+    def _open(self, name: str, make_schema: Callable[[], Any]) -> Any:
+        from whoosh import index
+
+        if self.folder.is_dir() and index.exists_in(str(self.folder), name):
+            return index.open_dir(str(self.folder), indexname=name)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return index.create_in(str(self.folder), make_schema(), indexname=name)
 
     def reset(self) -> None:
         self.close()
@@ -322,36 +374,40 @@ class FullText:
 
     def check(self) -> None:
         """Read every segment's term and doc tables a little: raises if a segment is damaged."""
-        ix = self.open()
-        with ix.searcher() as searcher:
-            searcher.doc_count_all()
-            reader = searcher.reader()
-            for _ in zip(range(50), reader.all_stored_fields(), strict=False):
-                pass
-            for _ in zip(range(50), reader.all_terms(), strict=False):
-                pass
+        for ix in (self.open(), self.open_files()):
+            with ix.searcher() as searcher:
+                searcher.doc_count_all()
+                reader = searcher.reader()
+                for _ in zip(range(50), reader.all_stored_fields(), strict=False):
+                    pass
+                for _ in zip(range(50), reader.all_terms(), strict=False):
+                    pass
 
     def update(self, remove_paths: Iterable[str], docs: Sequence[dict[str, Any]]) -> None:
-        """Remove every unit of `remove_paths`, then add `docs` (id, path, text, heading, date,
-        kind) in one commit."""
+        """Remove every unit (and file document) of `remove_paths`, then add `docs` (as
+        `documents` gives them), one commit for each index."""
         from whoosh.query import Term
 
         remove = list(remove_paths)
         if not remove and not docs:
             return
-        writer = self.open().writer(timeout=30.0)
-        with _committing(writer, merge=True):
-            for path in remove:
-                writer.delete_by_query(Term("path", path))
-            for doc in docs:
-                writer.add_document(**doc)
+        for ix, mine in ((self.open_files(), True), (self.open(), False)):
+            writer = ix.writer(timeout=30.0)
+            with _committing(writer, merge=True):
+                for path in remove:
+                    writer.delete_by_query(Term("path", path))
+                for doc in docs:
+                    if ("fid" in doc) is mine:
+                        writer.add_document(**doc)
 
     def rebuild(self, docs: Iterable[dict[str, Any]]) -> None:
         self.reset()
-        writer = self.open().writer(limitmb=128)
-        with _committing(writer, optimize=True):
-            for doc in docs:
-                writer.add_document(**doc)
+        files = self.open_files().writer()
+        with _committing(files, optimize=True):
+            writer = self.open().writer(limitmb=128)
+            with _committing(writer, optimize=True):
+                for doc in docs:
+                    (files if "fid" in doc else writer).add_document(**doc)
 
     def searcher(self) -> Any:
         """A searcher kept open between queries, refreshed when the index has changed."""
@@ -360,6 +416,13 @@ class FullText:
         elif not self._searcher.up_to_date():
             self._searcher = self._searcher.refresh()
         return self._searcher
+
+    def files_searcher(self) -> Any:
+        if self._files_searcher is None:
+            self._files_searcher = self.open_files().searcher()
+        elif not self._files_searcher.up_to_date():
+            self._files_searcher = self._files_searcher.refresh()
+        return self._files_searcher
 
     def search_terms(
         self,
@@ -399,23 +462,38 @@ class FullText:
         ]
 
     def unit_ids(self, query: Any) -> Any:
-        """The ids of the units a Whoosh query matches (a numpy int64 array, unordered): what
-        selects the candidates of a search with operators."""
-        import numpy as np
-
+        """The ids of the units a Whoosh query of the units' index matches (a numpy int64
+        array, unordered)."""
         searcher = self.searcher()
         if self._uids is None or self._uids[0] is not searcher:
-            column = searcher.reader().column_reader("uid")
-            self._uids = (searcher, np.fromiter(column, dtype=np.int64,
-                                                 count=searcher.doc_count_all()))
+            self._uids = (searcher, _column(searcher, "uid"))
         return self._uids[1][matching_docs(searcher, query)]
+
+    def file_ids(self, query: Any) -> Any:
+        """The ids (the store's files.id) of the files a query of the files' index matches."""
+        searcher = self.files_searcher()
+        if self._fids is None or self._fids[0] is not searcher:
+            self._fids = (searcher, _column(searcher, "fid"))
+        return self._fids[1][matching_docs(searcher, query)]
+
+    def select(self, query: Any) -> tuple[Any, Any]:
+        """What a search operator's query (over one field) selects: (unit ids, file ids), each
+        from the index that has the field (a tag: both, the units' own and their notes')."""
+        import numpy as np
+
+        fields = _query_fields(query)
+        none = np.zeros(0, dtype=np.int64)
+        units = self.unit_ids(query) if fields <= _UNIT_FIELDS else none
+        files = self.file_ids(query) if fields <= _FILE_FIELDS else none
+        return units, files
 
     def analyze(self, text: str) -> list[str]:
         return terms_of(text)
 
     def close(self) -> None:
-        if self._searcher is not None:
-            self._searcher.close()
-        self._searcher = None
-        self._uids = None
-        self._ix = None
+        for searcher in (self._searcher, self._files_searcher):
+            if searcher is not None:
+                searcher.close()
+        self._searcher = self._files_searcher = None
+        self._uids = self._fids = None
+        self._ix = self._files_ix = None

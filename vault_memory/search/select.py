@@ -73,7 +73,11 @@ class _Selection:
         import numpy as np
 
         if isinstance(node, Field):
-            return self._rows(self.index.fulltext.unit_ids(node.query))
+            units, files = self.index.fulltext.select(node.query)
+            mask = self._rows(units)
+            if len(files):  # a file's field holds for every unit of it
+                mask |= np.isin(self.table.file_ids, files)
+            return mask
         if isinstance(node, Free):
             return self._holding(node.terms) if node.terms else np.zeros(self.n, dtype=bool)
         if isinstance(node, Exact):
