@@ -338,7 +338,7 @@ class Vault:
                 for message in remote_warnings:
                     log.warning("%s", message)
                 return SearchResults([Hit(**hit) for hit in found], remote_warnings)
-        if mode != "keyword":
+        if mode != "keyword" and parsed.text.strip():  # operators alone embed nothing
             self._index.prefetch_query_embedder()
         if fresh:
             self._freshen()

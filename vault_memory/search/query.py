@@ -53,10 +53,10 @@ OPERATORS: tuple[tuple[str, str], ...] = (
     ("a OR b, ( … )", "either one; grouping"),
     ("[status:active], [status]", "notes whose property holds the value, or is set"),
     ("date:2026-11-01..2026-11-15", "dated files (also date:2026-11, date:2026-11-01..)"),
-    ("kind:daily", "memory, daily, note, diary or session (sessions/: not built yet)"),
+    ("kind:daily", "memory, daily, note, diary or session"),
     ("scope:acme/bot", "the files of one scope (scope:/ for the root)"),
 )
-SEARCH_KINDS = (*KINDS, "session")  # sessions/ (issue 17) is accepted; nothing has it yet
+SEARCH_KINDS = tuple(dict.fromkeys((*KINDS, "session")))  # sessions/ (issue 17) accepted
 FIELDS = ("tag", "path", "file", "section", "line", "date", "kind", "scope")
 ALIASES = {"tags": "tag"}  # what users also write
 _STRUCTURE = ("line", "section")
