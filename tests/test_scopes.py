@@ -17,6 +17,7 @@ from vault_memory.errors import ScopeAccessError, ScopeNameError
 from vault_memory.files import Layout, check_scope, parse_scope, scope_of, sees, split_scope
 from vault_memory.files.notes import note_kind
 from vault_memory.files.scopes import find_scopes, lexical_scopes, name_problem, visible_scopes
+from vault_memory.index.store import SCHEMA_VERSION
 
 from . import scoped
 from .scoped import ALPHA, ALPHA_DIR, BETA_DIR, HIDDEN, TODAY, YESTERDAY
@@ -395,5 +396,5 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_one_warning(
         hits = vault.scope(*ALPHA).search("Alphacanary", mode="keyword")
     assert hits and hits[0].path == f"{ALPHA_DIR}/MEMORY.md"
     warnings = [w for w in vault_warnings() if "schema version" in w]
-    assert warnings == ["the index has schema version 2, this vault-memory uses 3: rebuilding "
-                        "it from the files."]
+    assert warnings == [f"the index has schema version 2, this vault-memory uses {SCHEMA_VERSION}: "
+                        "rebuilding it from the files."]
