@@ -90,6 +90,10 @@ def test_the_mcp_server_over_stdio(vault_root: Path, tmp_path: Path) -> None:
         seen["search"] = await search_once_built(
             session, {"query": "ERR_LEDGER_409", "limit": 2}
         )
+        # Obsidian's search operators (issue 22), and a malformed query
+        seen["operators"] = await session.call_tool(
+            "search_memory", {"query": "tag:#todo kind:daily friday"})
+        seen["bad_query"] = await session.call_tool("search_memory", {"query": "tag:#todo (x"})
         seen["create"] = await session.call_tool(
             "manage_memory", {"action": "create", "content": "Standups are async on Fridays."}
         )
@@ -137,6 +141,11 @@ def test_the_mcp_server_over_stdio(vault_root: Path, tmp_path: Path) -> None:
     assert not seen["search"].is_error
     hits = text_of(seen["search"])["results"]
     assert hits[0]["path"] == "memory/2026-11-21.md" and "ERR_LEDGER_409" in hits[0]["text"]
+
+    assert [(h["path"], h["text"]) for h in text_of(seen["operators"])["results"]] == [
+        ("memory/2026-11-21.md", "- Call the dentist on Friday. #todo")]
+    assert seen["bad_query"].is_error
+    assert "cannot read the search query 'tag:#todo (x'" in text_of(seen["bad_query"])["error"]
 
     created = text_of(seen["create"])
     assert not seen["create"].is_error and created["path"] == today
