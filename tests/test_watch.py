@@ -559,6 +559,7 @@ QUERIES: list[tuple[str, dict[str, Any]]] = [
     ("standup", {"since": "2026-11-01", "kinds": ("daily",), "limit": 5}),
     ("invoice renderer fonts", {"within": "notes", "mode": "keyword"}),
     ("how does Zoë like product changes explained?", {"mode": "semantic", "limit": 4}),
+    ("tag:#decision -path:notes/ database", {"limit": 4}),  # search operators (issue 22)
 ]
 
 
