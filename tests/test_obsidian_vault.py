@@ -206,6 +206,14 @@ def test_a_query_naming_a_note_ranks_its_own_units_first(
     assert hits[0].path == note, [(h.path, h.start_line, h.score) for h in hits]
 
 
+def test_one_word_names_a_note_only_when_it_is_the_whole_query(obsidian_vault: Path) -> None:
+    (obsidian_vault / "notes" / "Plan.md").write_text("# Plan\n\n- Quarterly goals.\n")
+    assert search(obsidian_vault, "who is Jonas?")[0].path == "notes/people/Jonas Berg.md"
+    assert search(obsidian_vault, "plan")[0].path == "notes/Plan.md"
+    hits = search(obsidian_vault, "what is the plan for the static fire?")
+    assert hits[0].path == "projects/Rocket.md", [(h.path, h.start_line) for h in hits]
+
+
 def test_a_mention_through_a_link_is_still_evidence(obsidian_vault: Path) -> None:
     hits = search(obsidian_vault, "Priya Raman go/no-go list")
     assert "memory/2026-11-20.md" in paths(hits)

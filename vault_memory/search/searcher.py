@@ -496,7 +496,10 @@ class Searcher:
 
     def _named(self, table: UnitTable, query: str) -> np.ndarray | None:
         """The units of the notes the query names by their file name or an alias (each name
-        as its analyzed words, found in a row in the query's), or None when it names none."""
+        as its analyzed words, found in a row in the query's), or None when it names none.
+        A name of one word names a note only when it is all the query says ("Jonas", "who is
+        Jonas?"): in a longer question one word is as likely a plain word ("what is the plan
+        for billing?" is not about the note `Plan.md`)."""
         import numpy as np
 
         store = self.index.store
@@ -505,8 +508,9 @@ class Searcher:
         if not self._has_names[1]:
             return None
         words = terms_of(query)
+        shortest = 1 if len(set(words)) == 1 else 2
         keys = {" ".join(words[i:j]) for i in range(len(words))
-                for j in range(i + 1, min(len(words), i + MAX_NAME_WORDS) + 1)}
+                for j in range(i + shortest, min(len(words), i + MAX_NAME_WORDS) + 1)}
         found = store.named_files(keys)
         if not found:
             return None
