@@ -172,7 +172,7 @@ def test_sessions_list_and_show(vault_dir: Path, chat_file: Path, tmp_path: Path
     assert listed.stdout == ("a  2026-11-21..2026-11-22  7 entries  memory/2026-11-21.md:3-6, "
                              "memory/2026-11-22.md:3-7\n")
     data = json.loads(run_cli("sessions", "--json", cwd=vault_dir).stdout)
-    assert data == [{"id": "a", "dates": ["2026-11-21", "2026-11-22"],
+    assert data == [{"id": "a", "scope": "", "dates": ["2026-11-21", "2026-11-22"],
                      "first_date": "2026-11-21", "last_date": "2026-11-22", "entries": 7,
                      "locations": ["memory/2026-11-21.md:3-6", "memory/2026-11-22.md:3-7"]}]
     shown = run_cli("sessions", "show", "a", cwd=vault_dir)

@@ -36,7 +36,8 @@ STOP = frozenset({"a", "the", "to", "of", "in", "on", "and", "did", "what", "whe
 @pytest.mark.parametrize(
     ("answer", "context", "contained"),
     [
-        ("7 May 2026", "memory/2026-05-08.md:4-4 (…)\n- Ines: yesterday (2026-05-07) we sailed", True),
+        ("7 May 2026", "memory/2026-05-08.md:4-4 (…)\n- Ines: yesterday (2026-05-07) we sailed",
+         True),
         ("7 May 2026", "- Ines: we sailed on 2026-05-08 with 7 friends in May 2026", False),
         ("May 2026", "- the lease started 2026-05-03", True),
         ("The week before 9 June 2026", "2026-06-09 > 10:00\n- Ines: last week we moved", True),

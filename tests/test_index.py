@@ -21,6 +21,7 @@ from vault_memory import Vault
 from vault_memory.errors import LockTimeoutError
 from vault_memory.index.embedder import BUNDLED_MODEL_ID, DISABLE_ENV
 from vault_memory.index.indexer import Index, IndexReport
+from vault_memory.index.store import SCHEMA_VERSION
 
 pytestmark = pytest.mark.usefixtures("loaded_embedder")
 
@@ -324,8 +325,8 @@ def _change_schema_version(cache: Path) -> None:
         (_garbage_sqlite, "the index is damaged (index.sqlite: file is not a database)", True),
         (_damage_whoosh_segment, "the keyword index files changed", False),
         (_delete_whoosh, "the keyword index is missing", False),
-        (_change_schema_version, "the index has schema version 0, this vault-memory uses 2",
-         True),
+        (_change_schema_version,
+         f"the index has schema version 0, this vault-memory uses {SCHEMA_VERSION}", True),
     ],
     ids=["truncated-sqlite", "garbage-sqlite", "damaged-whoosh-segment", "whoosh-deleted",
          "schema-version"],
@@ -376,11 +377,14 @@ def test_model_change_reembeds_every_unit_announced(
     conn.close()
     report = index(indexed_small)
     assert vault_warnings() == [
-        f"embedding model changed (other/model -> {BUNDLED_MODEL_ID}): re-embedding every unit."
+        f"embedding model changed (other/model -> {BUNDLED_MODEL_ID}): embedding the units "
+        "that have no vector from it yet."
     ]
     assert report.rebuilt == "the embedding model changed"
     assert report.units_embedded == report.embedded_units == SMALL_UNITS
-    assert {model for _, model in embedding_rows(indexed_small)} == {BUNDLED_MODEL_ID}
+    # The previous model's vectors are kept, so switching back re-embeds nothing (test_remote).
+    assert {model for _, model in embedding_rows(indexed_small)} == {
+        BUNDLED_MODEL_ID, "other/model"}
     assert index(indexed_small).units_embedded == 0
 
 
@@ -504,6 +508,7 @@ def test_second_writer_waits_while_readers_go_on(indexed_small: Path) -> None:
 REPORT_KEYS = {
     "new", "modified", "moved", "deleted", "unchanged", "unreadable", "skipped_links", "files",
     "units", "units_embedded", "embedded_units", "model", "rebuilt", "seconds", "warnings",
+    "pending_units",
 }
 
 
@@ -516,7 +521,7 @@ def test_cli_index_json(small_vault: Path, run_cli: Callable[..., Any]) -> None:
         "new": SMALL_FILES, "modified": 0, "moved": 0, "deleted": 0, "unchanged": 0,
         "unreadable": 0, "skipped_links": 0, "files": SMALL_FILES, "units": SMALL_UNITS,
         "units_embedded": SMALL_UNITS, "embedded_units": SMALL_UNITS, "model": BUNDLED_MODEL_ID,
-        "rebuilt": None, "seconds": 0, "warnings": [],
+        "rebuilt": None, "seconds": 0, "warnings": [], "pending_units": 0,
     }
     assert isinstance(data["seconds"], float)
     noop = json.loads(run_cli("--vault", str(small_vault), "index", "--json").stdout)

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import email.utils
+import time
+from typing import Any
+
 import pytest
 
 from vault_memory.config import LLMSettings, load_config
 from vault_memory.errors import ConfigError
-from vault_memory.llm import MAX_REPLY_BYTES, LLMClient, LLMError, parse_json_reply
+from vault_memory.llm import (
+    MAX_REPLY_BYTES,
+    LLMClient,
+    LLMError,
+    parse_json_reply,
+    parse_retry_after,
+)
 
 from .llm_server import ScriptedLLMServer
 
@@ -85,3 +95,87 @@ def test_parse_json_reply_plain_values() -> None:
     assert parse_json_reply("[1]") == [1]
     with pytest.raises(LLMError):
         parse_json_reply("")
+
+
+# -- back-pressure: 429 and 5xx are retried after a back-off ----------------------------------
+
+
+def recording(server: ScriptedLLMServer, **settings: Any) -> tuple[LLMClient, list[float]]:
+    made = LLMClient(LLMSettings(base_url=server.base_url, model="m1", timeout_seconds=5,
+                                 **settings))
+    waits: list[float] = []
+    made.sleep = waits.append
+    return made, waits
+
+
+def test_a_429_is_retried_after_what_retry_after_says(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply_raw(429, "slow down", headers={"Retry-After": "7"})
+    llm_server.reply_raw(503, "busy", headers={"Retry-After": "2"})
+    llm_server.reply_content("finally")
+    made, waits = recording(llm_server)
+    assert made.chat([{"role": "user", "content": "x"}]).text == "finally"
+    assert waits == [7.0, 2.0] and len(llm_server.requests) == 3
+
+
+def test_retry_after_as_an_http_date(llm_server: ScriptedLLMServer) -> None:
+    when = email.utils.formatdate(time.time() + 12, usegmt=True)
+    llm_server.reply_raw(429, "slow down", headers={"Retry-After": when})
+    llm_server.reply_content("ok")
+    made, waits = recording(llm_server)
+    made.chat([{"role": "user", "content": "x"}])
+    assert len(waits) == 1 and 9 <= waits[0] <= 12
+
+
+def test_without_retry_after_the_back_off_doubles(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply_raw(502, "bad gateway", headers={})  # repeats: every try fails
+    made, waits = recording(llm_server, max_retries=4)
+    with pytest.raises(LLMError, match=r"answered HTTP 502 \(bad gateway\) \(5 tries\)"):
+        made.chat([{"role": "user", "content": "x"}])
+    assert len(llm_server.requests) == 5
+    for number, wait in enumerate(waits):
+        assert 0.75 * 0.5 * 2**number <= wait <= 0.5 * 2**number
+    assert len(waits) == 4
+
+
+def test_waits_are_capped_and_a_longer_retry_after_fails_at_once(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.reply_raw(429, "quota", headers={"Retry-After": "3600"})
+    made, waits = recording(llm_server, max_retry_wait_seconds=30)
+    with pytest.raises(LLMError, match="asks to retry after 3600 s, more than 30 s"):
+        made.chat([{"role": "user", "content": "x"}])
+    assert waits == [] and len(llm_server.requests) == 1
+    llm_server.reply_raw(500, "down", headers={})
+    made, waits = recording(llm_server, max_retries=8, max_retry_wait_seconds=3)
+    with pytest.raises(LLMError, match="9 tries"):
+        made.chat([{"role": "user", "content": "x"}])
+    assert max(waits) == 3 and sum(waits) <= 0.5 + 1 + 2 + 3 * 5
+
+
+def test_other_errors_and_zero_retries_are_not_retried(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply_raw(400, "bad request")
+    made, waits = recording(llm_server)
+    with pytest.raises(LLMError, match="HTTP 400"):
+        made.chat([{"role": "user", "content": "x"}])
+    llm_server.reply_raw(503, "busy", headers={"Retry-After": "1"})
+    made, waits = recording(llm_server, max_retries=0)
+    with pytest.raises(LLMError, match="HTTP 503"):
+        made.chat([{"role": "user", "content": "x"}])
+    assert waits == [] and len(llm_server.requests) == 2
+
+
+def test_the_wait_is_real(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply_raw(429, "slow down", headers={"Retry-After": "1"})
+    llm_server.reply_content("ok")
+    started = time.monotonic()
+    assert client(llm_server).chat([{"role": "user", "content": "x"}]).text == "ok"
+    assert time.monotonic() - started >= 1.0
+
+
+@pytest.mark.parametrize(("header", "seconds"), [
+    ("0", 0.0), ("120", 120.0), (" 5 ", 5.0), ("", None), (None, None), ("soon", None),
+    ("-3", None), ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+])
+def test_parse_retry_after(header: str | None, seconds: float | None) -> None:
+    assert parse_retry_after(header) == seconds
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now=1445412480.0) == 30.0

@@ -14,13 +14,14 @@ import pytest
 
 from vault_memory import Vault
 from vault_memory.index.embedder import BUNDLED_MODEL, BUNDLED_MODEL_ID
+from vault_memory.index.store import SCHEMA_VERSION
 
 Snapshot = Callable[[Path], dict[str, tuple[bytes, int, int]]]
 
 STATUS_KEYS = {
     "vault", "cache", "cache_bytes", "indexed", "files", "units", "embedded_units", "model",
     "configured_model", "last_index_at", "drift", "problem", "settings", "settings_sources",
-    "watcher", "skipped",
+    "watcher", "skipped", "provider", "pending_embeddings", "embedding_error", "queue",
 }
 
 
@@ -46,7 +47,7 @@ def test_status_of_an_indexed_vault(indexed_small: Path, tree_state: Snapshot) -
     assert info["drift"] == {"new": 0, "changed": 0, "deleted": 0}
     assert info["problem"] is None
     assert info["settings"]["index"]["model"] == BUNDLED_MODEL
-    assert set(info["settings"]) == {"index", "search", "dream", "llm", "flush", "watch"}
+    assert set(info["settings"]) == {"index", "search", "dream", "llm", "flush", "watch", "queue"}
     assert info["watcher"] == {"running": False, "stale": False}
     assert info["settings_sources"]["dream.schedule"] == "vault.toml"
 
@@ -97,7 +98,7 @@ def test_status_with_a_writer_connection_open(indexed_small: Path) -> None:
     [
         ("garbage", "the index is damaged (index.sqlite: file is not a database): "
                     "`vault index` will rebuild it"),
-        ("schema", "the index has schema version 99, this vault-memory uses 2: "
+        ("schema", f"the index has schema version 99, this vault-memory uses {SCHEMA_VERSION}: "
                    "`vault index` will rebuild it"),
     ],
 )

@@ -3,6 +3,11 @@
 Every setting lives in a section dataclass; its environment variable is
 `VAULT_<SECTION>_<FIELD>` (e.g. `VAULT_SEARCH_HALF_LIFE_DAYS=14`). `Config.sources` records
 where each resolved value came from, so `vault status` can show it.
+
+A scope (`scopes/org/acme/`) may hold a vault.toml of its own: for that scope and the scopes
+below it, its [search], [dream], [llm] and [flush] values override the root's (the nearest
+file wins; the environment and flags still win over every file). [index], [watch] and other
+vault-wide sections are read from the root's vault.toml only.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ CONFIG_FILE = "vault.toml"
 CACHE_DIR = ".vault"
 MEMORY_FILE = "MEMORY.md"  # the names that make a folder a vault (files/notes.py uses them)
 DAILY_DIR = "memory"
+DIARY_DIR = "dreams"
+SCOPES_DIR = "scopes"  # scopes/org/acme/ holds the files of the scope ("org", "acme")
 #: The embedding model that ships with the package (see index/embedder.py): the default.
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -28,8 +35,15 @@ BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 class IndexSettings:
     model: str = BUNDLED_MODEL  # a fastembed model name; "none" disables embeddings
     max_file_bytes: int = 5_000_000  # larger files are skipped with a warning
-    batch_size: int = 32
+    batch_size: int = 32  # texts per model batch (per request with provider = "openai")
     threads: int = 0  # onnxruntime threads; 0 = chosen by measurement (see embedder)
+    # Where vectors come from: "fastembed" (in-process, the default) or "openai" (any
+    # OpenAI-compatible /v1/embeddings endpoint: Ollama, llama.cpp, vLLM, LM Studio, OpenAI).
+    provider: str = "fastembed"
+    base_url: str = ""  # provider = "openai": e.g. http://127.0.0.1:11434/v1
+    api_key_env: str = ""  # the environment variable holding its API key, if it needs one
+    dimensions: int = 0  # vector length to ask for and expect; 0 = the model's own
+    timeout_seconds: float = 30.0  # per request (a query waits at most 5 s)
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,8 @@ class LLMSettings:
     model: str = ""
     api_key_env: str = ""
     timeout_seconds: float = 60.0
+    max_retries: int = 4  # retries of a 429 or 5xx answer, after a back-off (see llm.py)
+    max_retry_wait_seconds: float = 30.0  # the longest single wait (Retry-After included)
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,14 @@ class WatchSettings:
     reconcile_minutes: float = 5.0  # and compares the whole vault with the index this often
 
 
+@dataclass(frozen=True)
+class QueueSettings:
+    debounce_seconds: float = 5.0  # a session's submissions this close together: one flush
+    max_delay_seconds: float = 60.0  # a session submitting without pause is flushed this often
+    max_spool_mb: float = 64.0  # past this much spooled, the queue flushes without waiting
+    close_timeout_seconds: float = 10.0  # how long `close()` (and exit) waits for flushes
+
+
 SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "search": SearchSettings,
@@ -78,7 +102,10 @@ SECTIONS: dict[str, type] = {
     "llm": LLMSettings,
     "flush": FlushSettings,
     "watch": WatchSettings,
+    "queue": QueueSettings,
 }
+#: What a scope's own vault.toml may set; the other sections are the whole vault's.
+SCOPE_SECTIONS = ("search", "dream", "llm", "flush")
 
 
 @dataclass(frozen=True)
@@ -90,8 +117,12 @@ class Config:
     llm: LLMSettings = field(default_factory=LLMSettings)
     flush: FlushSettings = field(default_factory=FlushSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
+    queue: QueueSettings = field(default_factory=QueueSettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
+    #: The scope these settings are for: None for the whole vault (unbound), () for the root
+    #: scope, ("org", "acme") for scopes/org/acme/ (see files/scopes.py).
+    scope: tuple[str, ...] | None = None
 
     @property
     def cache_dir(self) -> Path:
@@ -156,32 +187,65 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc.strerror}.") from exc
 
 
+def _scope_files(
+    root: Path, scope: tuple[str, ...], warnings: list[str]
+) -> list[tuple[str, Any]]:
+    """(vault-relative name, parsed TOML) of the vault.toml of each scope from the outermost to
+    `scope` itself, those that exist. A file reached through a symlink is not read: a scope's
+    settings are its own folder's."""
+    found = []
+    real_root = os.path.realpath(root)
+    for depth in range(1, len(scope) + 1):
+        relpath = "/".join((SCOPES_DIR, *scope[:depth], CONFIG_FILE))
+        path = root / relpath
+        if not path.is_file():
+            continue
+        if os.path.realpath(path) != os.path.join(real_root, *relpath.split("/")):
+            warnings.append(f"{relpath} is a symlink or lies behind one: not read")
+            continue
+        data = read_toml(path)
+        for name in data:
+            if name in SECTIONS and name not in SCOPE_SECTIONS:
+                warnings.append(
+                    f"{relpath}: [{name}] holds settings of the whole vault; set them in the "
+                    f"root's {CONFIG_FILE} (ignored here)"
+                )
+        found.append((relpath, {k: v for k, v in data.items() if k in SCOPE_SECTIONS
+                                or k not in SECTIONS}))
+    return found
+
+
 def load_config(
     root: Path,
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    scope: tuple[str, ...] | None = None,
 ) -> Config:
-    """Resolve the settings of the vault at `root`.
+    """Resolve the settings of the vault at `root` (as seen by `scope`, when given: the
+    vault.toml files of the scope and of the scopes above it override the root's).
 
     `overrides` are command-line flags as {"section.field": value}; None values are ignored.
     """
     environ = os.environ if environ is None else environ
-    data = read_toml(root / CONFIG_FILE)
     warnings: list[str] = []
+    files = [(CONFIG_FILE, read_toml(root / CONFIG_FILE))]
+    if scope:
+        files += _scope_files(root, scope, warnings)
     sources: dict[str, str] = {}
     sections: dict[str, Any] = {}
     for name, cls in SECTIONS.items():
         types = _field_types(cls)
         values: dict[str, Any] = {}
-        table = data.get(name, {})
-        if not isinstance(table, dict):
-            raise ConfigError(f"{CONFIG_FILE}: [{name}] must be a table. Fix the file and retry.")
-        for key, raw in table.items():
-            if key not in types:
-                warnings.append(f"{CONFIG_FILE}: unknown setting {name}.{key} (ignored)")
-                continue
-            values[key] = _coerce(raw, types[key], f"{name}.{key}", CONFIG_FILE)
-            sources[f"{name}.{key}"] = CONFIG_FILE
+        for origin, data in files:
+            table = data.get(name, {})
+            if not isinstance(table, dict):
+                raise ConfigError(f"{origin}: [{name}] must be a table. Fix the file and retry.")
+            for key, raw in table.items():
+                if key not in types:
+                    warnings.append(f"{origin}: unknown setting {name}.{key} (ignored)")
+                    continue
+                values[key] = _coerce(raw, types[key], f"{name}.{key}", origin)
+                sources[f"{name}.{key}"] = origin
         for key, typ in types.items():
             env_name = f"VAULT_{name.upper()}_{key.upper()}"
             if env_name in environ:
@@ -195,10 +259,11 @@ def load_config(
                 values[key] = _coerce(raw, types[key], dotted, "flag")
                 sources[dotted] = "flag"
         sections[name] = cls(**values)
-    for name in data:
-        if name not in SECTIONS:
-            warnings.append(f"{CONFIG_FILE}: unknown section [{name}] (ignored)")
-    return Config(root=root, sources=sources, warnings=tuple(warnings), **sections)
+    for origin, data in files:
+        for name in data:
+            if name not in SECTIONS:
+                warnings.append(f"{origin}: unknown section [{name}] (ignored)")
+    return Config(root=root, sources=sources, warnings=tuple(warnings), scope=scope, **sections)
 
 
 def is_vault_folder(path: Path) -> bool:

@@ -135,3 +135,45 @@ class InputTooLargeError(VaultError):
         super().__init__(
             f"{what} is {size:,} bytes, over the limit of {limit:,}. Split it into smaller pieces."
         )
+
+
+def scope_label(scope: tuple[str, ...]) -> str:
+    """How a message names a scope: `scope org/acme`, or `the root scope`."""
+    return f"scope {'/'.join(scope)}" if scope else "the root scope"
+
+
+class ScopeNameError(VaultError):
+    """A scope name that cannot name a folder of scopes/ (see files/scopes.py)."""
+
+    def __init__(self, given: object, reason: str) -> None:
+        self.given = given
+        super().__init__(
+            f"{given!r} is not a scope name: {reason}. A scope is a path of names such as "
+            "org/acme/agent-alpha; a name holds letters, digits and . _ - @ + (starting with a "
+            "letter, a digit or _), at most 64 characters, and is none of memory, dreams, "
+            "sessions, notes, scopes."
+        )
+
+
+class ScopeAccessError(VaultError):
+    """A path of another scope than those a bound scope may see (or, for a write, owns)."""
+
+    def __init__(
+        self, given: str, owner: tuple[str, ...], viewer: tuple[str, ...], write: bool = False
+    ) -> None:
+        self.given = given
+        self.owner = owner
+        self.viewer = viewer
+        if write:
+            home = "/".join(("scopes", *viewer)) + "/" if viewer else "the vault outside scopes/"
+            reason = (
+                f"it belongs to {scope_label(owner)}, and {scope_label(viewer)} writes only its "
+                f"own files (in {home})"
+            )
+        else:
+            reason = (
+                f"it belongs to {scope_label(owner)}, which {scope_label(viewer)} may not see "
+                "(a scope sees its own files and those of the scopes above it)"
+            )
+        action = "write" if write else "see"
+        super().__init__(f"refusing {given!r}: {reason}. Give a path of a file it may {action}.")

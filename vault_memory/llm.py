@@ -9,27 +9,148 @@ offline path or refuse the change. Nothing here retries: a flush or a dream is r
 
 from __future__ import annotations
 
+import email.utils
 import json
+import logging
 import os
+import random
 import re
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .config import Config, LLMSettings
 from .errors import ConfigError, VaultError
 
+log = logging.getLogger("vault_memory")
+
 MAX_REPLY_BYTES = 2_000_000
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+BACKOFF_BASE = 0.5  # seconds before the first retry when the server gives no Retry-After
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(?P<body>.*?)\n?```\s*$", re.S)
 
 
 class LLMError(VaultError):
     """The model could not be reached or its reply is unusable."""
 
-    def __init__(self, what: str, hint: str = "check the [llm] section of vault.toml") -> None:
-        super().__init__(f"LLM request failed: {what}; {hint}")
+    def __init__(self, what: str, hint: str = "check the [llm] section of vault.toml",
+                 prefix: str = "LLM request failed") -> None:
+        super().__init__(f"{prefix}: {what}; {hint}")
         self.what = what
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How `post_json` answers back-pressure (429, 5xx)."""
+
+    retries: int = 4
+    max_wait: float = 30.0  # seconds; a longer Retry-After is not waited for
+
+    def delay(self, attempt: int, retry_after: str | None, now: float | None = None) -> float:
+        """Seconds to wait before retry number `attempt` (0-based): what `Retry-After` says
+        (delta-seconds or an HTTP date), else 0.5 s x 2^attempt with jitter, at most
+        `max_wait`. Infinity when the server asks for more than `max_wait`."""
+        asked = parse_retry_after(retry_after, now)
+        if asked is not None:
+            return asked if asked <= self.max_wait else float("inf")
+        backoff = BACKOFF_BASE * (2 ** min(attempt, 30))
+        return min(self.max_wait, backoff * random.uniform(0.75, 1.0))
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """A `Retry-After` header in seconds from now (0 or more), or None if absent or unusable."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def post_json(
+    url: str,
+    body: dict[str, Any],
+    *,
+    api_key: str | None,
+    timeout: float,
+    policy: RetryPolicy,
+    sleep: Callable[[float], None] = time.sleep,
+    hint: str = "check the [llm] section of vault.toml",
+    timeout_hint: str = "raise [llm] timeout_seconds or use a smaller model",
+    prefix: str = "LLM request failed",
+) -> bytes:
+    """POST `body` as JSON to `url` and return the raw reply, retrying 429 and 5xx answers as
+    `policy` says. Every failure is an `LLMError`."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    data = json.dumps(body).encode()
+    attempt = 0
+    while True:
+        request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+        try:
+            return _send_once(request, url, timeout, hint, timeout_hint, prefix)
+        except _Retryable as exc:
+            wait = policy.delay(attempt, exc.retry_after)
+            if attempt >= policy.retries or wait == float("inf"):
+                asked = parse_retry_after(exc.retry_after)
+                why = exc.what
+                if asked is not None and asked > policy.max_wait:
+                    why += (f"; it asks to retry after {asked:.0f} s, more than "
+                            f"{policy.max_wait:g} s")
+                elif attempt:
+                    why += f" ({attempt + 1} tries)"
+                raise LLMError(why, hint, prefix) from None
+            log.info("%s; retrying in %.1f s", exc.what, wait)
+            if wait > 0:  # `Retry-After: 0` retries at once
+                sleep(wait)
+            attempt += 1
+
+
+class _Retryable(Exception):
+    def __init__(self, what: str, retry_after: str | None) -> None:
+        super().__init__(what)
+        self.what = what
+        self.retry_after = retry_after
+
+
+def _send_once(request: urllib.request.Request, url: str, timeout: float, hint: str,
+               timeout_hint: str, prefix: str) -> bytes:
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            raw = response.read(MAX_REPLY_BYTES + 1)
+    except urllib.error.HTTPError as exc:
+        with exc:
+            detail = exc.read(500).decode("utf-8", "replace").strip()
+            what = f"{url} answered HTTP {exc.code}" + (f" ({detail})" if detail else "")
+            if exc.code in RETRY_STATUSES:
+                raise _Retryable(what, exc.headers.get("Retry-After")) from None
+        raise LLMError(what, hint, prefix) from None
+    except TimeoutError:
+        raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint,
+                       prefix) from None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, TimeoutError):
+            raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint,
+                           prefix) from None
+        raise LLMError(f"cannot reach {url} ({reason})", "is the server running?",
+                       prefix) from None
+    except (ConnectionError, OSError) as exc:
+        raise LLMError(f"connection to {url} failed ({exc})", "is the server running?",
+                       prefix) from None
+    if len(raw) > MAX_REPLY_BYTES:
+        raise LLMError(f"the reply is longer than {MAX_REPLY_BYTES:,} bytes", hint, prefix)
+    return raw
 
 
 @dataclass(frozen=True)
@@ -48,6 +169,8 @@ class LLMClient:
         self.settings = settings
         self.api_key = api_key
         self.url = settings.base_url.rstrip("/") + "/chat/completions"
+        self.policy = RetryPolicy(max(0, settings.max_retries), settings.max_retry_wait_seconds)
+        self.sleep: Callable[[float], None] = time.sleep  # the waits between retries
 
     @classmethod
     def from_config(cls, config: Config) -> LLMClient | None:
@@ -76,12 +199,9 @@ class LLMClient:
             body["response_format"] = {"type": "json_object"}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=json.dumps(body).encode(),
-                                         headers=headers, method="POST")
-        raw = self._send(request)
+        raw = post_json(self.url, body, api_key=self.api_key,
+                        timeout=self.settings.timeout_seconds, policy=self.policy,
+                        sleep=self.sleep)
         try:
             payload = json.loads(raw)
             choice = payload["choices"][0]
@@ -98,32 +218,6 @@ class LLMClient:
         """`chat` in JSON mode, parsed. Tolerates a Markdown code fence around the JSON."""
         reply = self.chat(messages, json_mode=True, **kwargs)
         return parse_json_reply(reply.text)
-
-    def _send(self, request: urllib.request.Request) -> bytes:
-        timeout = self.settings.timeout_seconds
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw = response.read(MAX_REPLY_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            detail = exc.read(500).decode("utf-8", "replace").strip()
-            raise LLMError(f"{self.url} answered HTTP {exc.code}"
-                           + (f" ({detail})" if detail else "")) from None
-        except TimeoutError:
-            raise LLMError(f"no answer from {self.url} within {timeout:g} s",
-                           "raise [llm] timeout_seconds or use a smaller model") from None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, TimeoutError):
-                raise LLMError(f"no answer from {self.url} within {timeout:g} s",
-                               "raise [llm] timeout_seconds or use a smaller model") from None
-            raise LLMError(f"cannot reach {self.url} ({reason})",
-                           "is the server running?") from None
-        except (ConnectionError, OSError) as exc:
-            raise LLMError(f"connection to {self.url} failed ({exc})",
-                           "is the server running?") from None
-        if len(raw) > MAX_REPLY_BYTES:
-            raise LLMError(f"the reply is longer than {MAX_REPLY_BYTES:,} bytes")
-        return raw
 
 
 def parse_json_reply(text: str) -> Any:

@@ -1,13 +1,19 @@
 """The `Vault` facade: the one object the CLI, watcher, scheduler, agent tools and MCP server use.
 
 The constructor does no I/O; settings, SQLite, Whoosh and the model load when first needed.
+
+A `Vault` may be bound to a scope (`vault.scope("org", "acme")`, see files/scopes.py): the
+same methods, seeing only the scope's files and those of the scopes above it, and writing only
+its own. Views of one vault share its index handles and unit table.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,20 +29,25 @@ from .files import (
     MEMORY_FILE,
     AddReport,
     Layout,
+    Scope,
     append_note,
+    check_scope,
     fsutil,
+    scope_text,
+    split_scope,
     template_dir,
+    visible_scopes,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .capture import FlushReport, SessionInfo
+    from .capture import FlushReport, SessionInfo, UpdateQueue
     from .dream import DreamReport
     from .files import ManageReport
-    from .index import Index, IndexReport, Progress
+    from .index import Index, IndexReport, Progress, ScopeInfo
     from .live import StopReport, Watcher, WatchReport
-    from .search import ContextBlock, Hit, Searcher
+    from .search import ContextBlock, Searcher, SearchResults
 
 log = logging.getLogger("vault_memory")
 
@@ -87,15 +98,30 @@ def parse_location(spec: str) -> tuple[str, int | None, int | None]:
 
 
 class Vault:
-    """A vault folder: Markdown files are the truth, `.vault/` is a rebuildable cache."""
+    """A vault folder: Markdown files are the truth, `.vault/` is a rebuildable cache.
 
-    def __init__(self, root: str | Path, overrides: dict[str, Any] | None = None) -> None:
+    `scope=("org", "acme")` binds it to a scope (as `Vault(root).scope("org", "acme")` does,
+    but with handles of its own)."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        overrides: dict[str, Any] | None = None,
+        *,
+        scope: Sequence[str] | None = None,
+    ) -> None:
         self.root = Path(root).expanduser().absolute()
         self._overrides = dict(overrides or {})
         self._warned_no_vectors = False
         #: Called as (phase, done, total) during long work (indexing) when no other progress
         #: callback is given; the CLI sets it to draw progress bars on a terminal.
         self.progress: Progress | None = None
+        #: The bound scope (None: the whole vault); see `scope()`.
+        self.scope_path: Scope | None = None if scope is None else check_scope(scope)
+        self._owner: Vault | None = None  # whose index handles a view shares
+        self._index_handle: Index | None = None
+        self._searcher_handle: Searcher | None = None
+        self._views: dict[Scope, Vault] = {}
 
     @classmethod
     def discover(
@@ -108,7 +134,33 @@ class Vault:
         return cls(find_vault_root(explicit, cwd), overrides)
 
     def __repr__(self) -> str:
-        return f"Vault({str(self.root)!r})"
+        if self.scope_path is None:
+            return f"Vault({str(self.root)!r})"
+        return f"Vault({str(self.root)!r}, scope={self.scope_path!r})"
+
+    def scope(self, *names: str) -> Vault:
+        """A view of this vault bound to the scope `names` (below this view's own scope, if it
+        is one): the same methods, on the files of `scopes/<names>/`. It sees its own files and
+        those of the scopes above it, never a sibling's or a descendant's, and writes only its
+        own. `vault.scope()` is the root scope alone. Views share this vault's index handles.
+
+            alpha = vault.scope("org", "acme", "agent-alpha")
+            alpha.add("Prefers short answers")   # scopes/org/acme/agent-alpha/memory/DATE.md
+        """
+        path = check_scope((*(self.scope_path or ()), *names))
+        owner = self._owner or self
+        view = owner._views.get(path)
+        if view is None:
+            view = type(self)(self.root, self._overrides, scope=path)
+            view._owner = owner
+            view.progress = owner.progress
+            owner._views[path] = view
+        return view
+
+    @property
+    def scope_name(self) -> str | None:
+        """The bound scope as "org/acme" ("" for the root scope), None when unbound."""
+        return None if self.scope_path is None else scope_text(self.scope_path)
 
     @cached_property
     def layout(self) -> Layout:
@@ -117,7 +169,7 @@ class Vault:
 
     @cached_property
     def config(self) -> Config:
-        config = load_config(self.root, self._overrides)
+        config = load_config(self.root, self._overrides, scope=self.scope_path)
         for message in config.warnings:
             log.warning(message)
         return config
@@ -126,23 +178,32 @@ class Vault:
     def cache_dir(self) -> Path:
         return self.root / CACHE_DIR
 
-    @cached_property
+    @property
     def _index(self) -> Index:
-        from .index import Index
+        owner = self._owner or self
+        if owner._index_handle is None:
+            from .index import Index
 
-        return Index(self.config)
+            owner._index_handle = Index(owner.config)
+        return owner._index_handle
 
     def close(self) -> None:
-        """Release open handles (SQLite, Whoosh). The vault can be used again afterwards."""
-        self.__dict__.pop("_searcher", None)
-        if "_index" in self.__dict__:
-            self._index.close()
-            del self.__dict__["_index"]
+        """Release open handles (SQLite, Whoosh), the shared ones of a view too, and close the
+        update queue (flushing what waits in it, see `updates`). The vault can be used again
+        afterwards."""
+        updates = self.__dict__.pop("updates", None)
+        if updates is not None:
+            updates.close()
+        owner = self._owner or self
+        owner._searcher_handle = None
+        if owner._index_handle is not None:
+            owner._index_handle.close()
+            owner._index_handle = None
 
     def clone(self) -> Vault:
-        """Another `Vault` of the same folder and settings, with handles of its own (for a
-        reader or a job in another thread). No I/O until used."""
-        return type(self)(self.root, self._overrides)
+        """Another `Vault` of the same folder, settings and scope, with handles of its own
+        (for a reader or a job in another thread). No I/O until used."""
+        return type(self)(self.root, self._overrides, scope=self.scope_path)
 
     def __enter__(self) -> Vault:
         return self
@@ -168,12 +229,23 @@ class Vault:
             lock_timeout=lock_timeout,
         )
 
-    @cached_property
+    @property
     def _searcher(self) -> Searcher:
-        from .search import RankSettings, Searcher
+        owner = self._owner or self
+        if owner._searcher_handle is None:
+            from .search import RankSettings, Searcher
 
-        settings = RankSettings(half_life_days=self.config.search.half_life_days)
-        return Searcher(self._index, settings)
+            settings = RankSettings(half_life_days=owner.config.search.half_life_days)
+            owner._searcher_handle = Searcher(owner._index, settings)
+        return owner._searcher_handle
+
+    def _rank_settings(self) -> Any:
+        """The shared searcher's ranking, with this scope's half-life when it has its own."""
+        settings = self._searcher.settings
+        half_life = self.config.search.half_life_days
+        if settings.half_life_days == half_life:
+            return None
+        return dataclasses.replace(settings, half_life_days=half_life)
 
     def search(
         self,
@@ -187,9 +259,10 @@ class Vault:
         fresh: bool = True,
         via_watcher: bool = False,
         today: dt.date | None = None,
-    ) -> list[Hit]:
+    ) -> SearchResults:
         """The units of the vault that best answer `query`, best first, each citing its
-        `path:start-end`.
+        `path:start-end`: a list of `Hit` whose `warnings` say why a search was less than
+        asked for (keywords only while an embedding provider fails; also logged).
 
         mode: "hybrid" (default), "keyword" (no model needed) or "semantic".
         since/until: ISO dates bounding dated files (undated files are then left out).
@@ -200,7 +273,7 @@ class Vault:
         load); searches here when none runs or it cannot answer.
         today: the day recency is measured from (default: the clock's, see `clock`).
         """
-        from .search import MODES, Filters, Hit
+        from .search import MODES, Filters, Hit, SearchResults
 
         if mode not in MODES:
             raise VaultError(f"unknown search mode {mode!r}; use one of: {', '.join(MODES)}.")
@@ -211,7 +284,7 @@ class Vault:
                 raise VaultError(f"unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")
         within_rel = None
         if within:
-            real, within_rel = fsutil.resolve_in_vault(self.root, within)
+            real, within_rel = self.layout.resolve(within)
             if not real.exists():
                 raise VaultError(
                     f"--in {within}: there is no such file or folder in the vault. Check the "
@@ -223,18 +296,25 @@ class Vault:
             raise VaultError(
                 f"--since {first} is after --until {last}: no date can match. Swap them."
             )
-        # The dream diary is an audit trail, not memory: only searched when asked for.
-        asked_for_diary = bool(kinds) or (within_rel or "").split("/")[0] == DIARY_DIR
+        # The dream diary is an audit trail, not memory: only searched when asked for (in a
+        # scope too: `--in scopes/a/dreams`).
+        inside = split_scope(within_rel + "/x")[1] if within_rel else ""
+        asked_for_diary = bool(kinds) or inside.split("/")[0] == DIARY_DIR
+        scopes = None
+        if self.scope_path is not None:
+            scopes = tuple(scope_text(s) for s in visible_scopes(self.scope_path))
         filters = Filters(
             first,
             last,
             within_rel,
             tuple(kinds),
             hidden_kinds=() if asked_for_diary else ("diary",),
+            scopes=scopes,
         )
         if via_watcher and today is None:
             from .live import watch_client
 
+            remote_warnings: list[str] = []
             found = watch_client.search(
                 self.config,
                 query=query,
@@ -244,9 +324,13 @@ class Vault:
                 until=filters.until.isoformat() if filters.until else None,
                 within=within_rel,
                 kinds=list(kinds),
+                warnings=remote_warnings,
+                **({} if self.scope_path is None else {"scope": list(self.scope_path)}),
             )
             if found is not None:
-                return [Hit(**hit) for hit in found]
+                for message in remote_warnings:
+                    log.warning("%s", message)
+                return SearchResults([Hit(**hit) for hit in found], remote_warnings)
         if mode != "keyword":
             self._index.prefetch_query_embedder()
         if fresh:
@@ -268,7 +352,8 @@ class Vault:
                 log.warning("the index holds no embeddings yet: searching by keywords only. "
                             "Run `vault index` to add them.")
         limit = limit or self.config.search.limit
-        hits = self._searcher.search(query, limit=limit, mode=mode, filters=filters, today=today)
+        hits = self._searcher.search(query, limit=limit, mode=mode, filters=filters, today=today,
+                                     settings=self._rank_settings())
         from .search import record
 
         record(self.cache_dir, hits)
@@ -289,13 +374,18 @@ class Vault:
         """Index what changed since the last index, if it is little; never the whole vault
         inside a query (except to create a missing index)."""
         from .errors import LockTimeoutError
+        from .index import CorruptIndexError
 
         index = self._index
         if not (self.cache_dir / "index.sqlite").exists():
             log.warning("no index yet: indexing the vault first (later searches are fast).")
             index.run(progress=self.progress)
             return
-        stale = index.stale_paths()
+        try:
+            stale = index.stale_paths(self.scope_path)  # a scope: only what it may see
+        except CorruptIndexError:  # of another schema, or damaged: rebuilt with one warning
+            index.run(progress=self.progress)
+            return
         if not stale:
             return
         budget = self.config.search.freshness_max_files
@@ -312,11 +402,15 @@ class Vault:
             log.info("another process is indexing; searching the index as it is.")
 
     def status(self) -> dict[str, Any]:
-        """Files, units, embedded units, model, cache size, drift, settings. Writes nothing."""
+        """Files, units, embedded units, model, cache size, drift, queue, settings. Writes
+        nothing. Bound to a scope: counts of what it sees, and `scope` (its own files and
+        units)."""
+        from .capture import queue_status
         from .index import status
         from .live import watcher_status
 
         info = status(self.config)
+        info["queue"] = queue_status(self.cache_dir)
         info["settings"] = self.config.as_dict()
         info["settings_sources"] = dict(self.config.sources)
         info["watcher"] = watcher_status(self.cache_dir)
@@ -332,7 +426,9 @@ class Vault:
         socket and run the dream schedule (unless `dream` is False). Blocks; see `watch.py`."""
         from .live import Watcher
 
-        return Watcher(self, dream=dream, quiet_ms=quiet_ms).run(on_ready)
+        # One watcher serves every scope of the vault: a view watches the whole vault.
+        whole = self if self.scope_path is None else type(self)(self.root, self._overrides)
+        return Watcher(whole, dream=dream, quiet_ms=quiet_ms).run(on_ready)
 
     def stop_watcher(self, timeout: float | None = None) -> StopReport:
         """Ask the running `vault watch` of this vault to stop and wait (at most `timeout`
@@ -402,8 +498,9 @@ class Vault:
     # -- reading ----------------------------------------------------------------------------
 
     def get(self, path: str, start: int | None = None, end: int | None = None) -> GetResult:
-        """A file of the vault, or lines START-END of it (1-based, inclusive)."""
-        real, relpath = fsutil.resolve_in_vault(self.root, path)
+        """A file of the vault, or lines START-END of it (1-based, inclusive). Bound to a
+        scope, only a file the scope may see (`ScopeAccessError` otherwise)."""
+        real, relpath = self.layout.resolve(path)
         if real.is_dir():
             raise UnreadableNoteError(relpath, "is a folder; give a file path")
         note = fsutil.read_text(real, relpath, self.config.index.max_file_bytes)
@@ -451,6 +548,46 @@ class Vault:
         return build_context(self.layout, self.search, max_tokens, query, today)
 
     # -- dreaming ---------------------------------------------------------------------------
+
+    def _dreamers(self) -> list[Scope]:
+        """The scopes `dream_scopes` considers: every scope of an unbound vault, the root
+        first; a bound view's own scope only (it writes nothing else)."""
+        if self.scope_path is not None:
+            return [self.scope_path]
+        return [(), *self._scope_folders()]
+
+    def _bound_to(self, scope: Scope) -> Vault:
+        return self if scope == self.scope_path else self.scope(*scope)
+
+    def dream_schedules(self) -> dict[tuple[str, str], list[Scope]]:
+        """(dream.schedule, dream.timezone) -> the scopes (the root () included) that dream on
+        it, of those whose dreaming is enabled. A scope's own vault.toml may change both."""
+        groups: dict[tuple[str, str], list[Scope]] = {}
+        for scope in self._dreamers():
+            settings = self._bound_to(scope).config.dream
+            if settings.enabled:
+                groups.setdefault((settings.schedule, settings.timezone), []).append(scope)
+        return groups
+
+    def dream_scopes(
+        self, schedule: tuple[str, str] | None = None
+    ) -> dict[str, DreamReport | str]:
+        """Dream every scope that has new entries in its daily logs (the root included),
+        each into its own MEMORY.md with its own diary entry; with `schedule`, only the scopes
+        that dream on it (see `dream_schedules`). Scopes with nothing new write nothing. A
+        scope whose dream fails is reported (its error message) and the others still dream.
+        What `vault watch` runs on a schedule."""
+        groups = self.dream_schedules()
+        chosen = groups.get(schedule, []) if schedule is not None else [
+            s for members in groups.values() for s in members]
+        done: dict[str, DreamReport | str] = {}
+        for scope in sorted(chosen):
+            try:
+                done[scope_text(scope)] = self._bound_to(scope).dream()
+            except VaultError as exc:
+                log.warning("the dream of %s failed: %s", scope_text(scope) or "the root", exc)
+                done[scope_text(scope)] = str(exc)
+        return done
 
     def dream(
         self,
@@ -505,20 +642,66 @@ class Vault:
             self.layout, messages, session=session, dry_run=dry_run, date=date
         )
 
-    def sessions(self) -> list[SessionInfo]:
-        """The flushed sessions found in the daily logs, the most recent first."""
-        from .capture import group_sessions, scan_sessions
+    @cached_property
+    def updates(self) -> UpdateQueue:
+        """The update queue: `submit(messages, session=…)` returns at once (one append to a
+        spool in `.vault/queue/`); a worker thread flushes each session once it has been quiet
+        for `[queue] debounce_seconds`, and a process that dies loses nothing (the next queue,
+        or `vault watch`, flushes what it left). Also `asubmit`, `flush_now`, `close`. Errors
+        go to the log and `vault status`, never to the caller. See capture/queue.py."""
+        from .capture import UpdateQueue
 
-        return group_sessions(scan_sessions(self.root, self.config.index.max_file_bytes))
+        return UpdateQueue(self)
+
+    def sessions(self) -> list[SessionInfo]:
+        """The flushed sessions found in the daily logs, the most recent first: the scope's
+        own when bound, every scope's (root included) when not."""
+        from .capture import group_sessions
+
+        return group_sessions(self._session_blocks(None))
 
     def session(self, session_id: str) -> SessionInfo:
         """One flushed session with its blocks and entries."""
-        from .capture import SessionNotFoundError, group_sessions, scan_sessions
+        from .capture import SessionNotFoundError, group_sessions
 
-        blocks = scan_sessions(self.root, self.config.index.max_file_bytes, session_id.strip())
-        if not blocks:
+        found = group_sessions(self._session_blocks(session_id.strip()))
+        if not found:
             raise SessionNotFoundError(session_id)
-        return group_sessions(blocks)[0]
+        if len(found) > 1:
+            where = ", ".join(info.scope or "/" for info in found)
+            first = found[0].scope or "/"
+            raise VaultError(
+                f"session {session_id!r} was flushed in several scopes ({where}); pick one "
+                f"with --scope, e.g. `vault sessions show {session_id} --scope {first}`."
+            )
+        return found[0]
+
+    def _session_blocks(self, session_id: str | None) -> list[Any]:
+        from .capture import scan_sessions
+
+        layouts = [self.layout]
+        if self.scope_path is None:
+            layouts += [self.scope(*s).layout for s in self._scope_folders()]
+        max_bytes = self.config.index.max_file_bytes
+        return [block for layout in layouts
+                for block in scan_sessions(self.root, max_bytes, session_id,
+                                           folder=layout.daily_dir)]
+
+    # -- scopes -----------------------------------------------------------------------------
+
+    def _scope_folders(self) -> list[Scope]:
+        """The scopes with a folder under scopes/ (whose names can be bound to)."""
+        from .files import find_scopes, scopes
+
+        return [s for s in find_scopes(self.root)
+                if all(scopes.is_scope_name(name) for name in s)]
+
+    def scopes(self) -> list[ScopeInfo]:
+        """The scopes of the vault (those this view may see, when bound), the root first, with
+        their files on disk and units in the index. Writes nothing."""
+        from .index import list_scopes
+
+        return list_scopes(self.config)
 
 
 def _as_date(value: dt.date | str | None, name: str) -> dt.date | None:

@@ -9,6 +9,10 @@ Tools: search_memory, manage_memory, get_memory. Resources:
 - vault://today      today's daily log (empty text when nothing was logged today yet)
 - vault://context    the context block (`vault context`, default budget)
 
+`vault mcp --scope org/acme` serves a vault bound to a scope: the tools reach only what it may
+see (see tools.py), vault://MEMORY.md and vault://today are the scope's own files and
+vault://context its context block (with the shared MEMORY.md files above it).
+
 The SDK is imported only here, when the server starts. Tool calls run one at a time in a
 worker thread, so a slow call never blocks the protocol loop; stdout belongs to the protocol
 (the SDK diverts stray writes to stderr).
@@ -26,10 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..errors import VaultError
-from ..files import DAILY_DIR, MEMORY_FILE
 from ..search import DEFAULT_BUDGET
 from .background import BackgroundIndex
-from .tools import make_tools, run_tool
+from .tools import make_tools, run_tool, scope_note
 
 if TYPE_CHECKING:
     from ..vault import Vault
@@ -55,11 +58,10 @@ RESOURCES = {
 def read_resource_text(vault: Vault, uri: str) -> str:
     """The text of a vault:// resource; `VaultError` for an unknown one."""
     if uri == "vault://MEMORY.md":
-        return vault.get(MEMORY_FILE).text
+        return vault.get(vault.layout.memory_relpath).text
     if uri == "vault://today":
         today = clock.today()
-        relpath = f"{DAILY_DIR}/{today.isoformat()}.md"
-        real, _ = vault.daily_path(today)
+        real, relpath = vault.daily_path(today)
         return vault.get(relpath).text if real.is_file() else ""
     if uri == "vault://context":
         return vault.context(DEFAULT_BUDGET)
@@ -127,7 +129,7 @@ def build_server(vault: Vault, indexing: BackgroundIndex | None = None) -> Any:
     return Server(
         SERVER_NAME,
         version=_version(),
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + scope_note(vault),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,

@@ -22,6 +22,12 @@ Confinement: paths are resolved inside the vault (`..`, absolute paths, `~`, NUL
 symlinks leading out are refused); `get_memory` reads only Markdown files and nothing under a
 dot folder (`.vault/`, `.git/`, `.obsidian/`); `manage_memory` writes only MEMORY.md and
 daily logs and cannot delete `#pin` entries. Inputs have size limits (see the constants).
+
+Tools made for a `Vault` bound to a scope (`vault.scope("org", "acme")`) reach only what the
+scope may see: `get_memory` refuses a sibling's or a descendant's file whatever the path
+(`..`, symlinks, a folder passed through), `search_memory` finds only the scope's units and
+those of the scopes above it, `manage_memory` writes only the scope's own MEMORY.md and daily
+logs (`MEMORY.md` as a create target means the scope's own). No tool takes a scope argument.
 """
 
 from __future__ import annotations
@@ -33,7 +39,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PathOutsideVaultError, VaultError
-from ..files import fsutil
 
 if TYPE_CHECKING:
     from ..search import Hit
@@ -225,7 +230,10 @@ class _Bound:
             self._reopen = False
             self.vault.close()
         hits = self.vault.search(query, limit=limit)
-        return {"query": query, "results": _results(hits)}
+        found = {"query": query, "results": _results(hits)}
+        if getattr(hits, "warnings", None):  # keywords only: the embedding provider failed
+            found["warning"] = " ".join(hits.warnings)
+        return found
 
     def _search_meanwhile(
         self, query: str, limit: int, indexing: BackgroundIndex
@@ -295,7 +303,7 @@ class _Bound:
     def _check_path(self, given: str) -> None:
         """Refuse, beyond `resolve_in_vault`'s confinement, dot folders and dotfiles (.vault/
         internals, .git/, .obsidian/) and anything but Markdown."""
-        _, relpath = fsutil.resolve_in_vault(self.vault.root, given)
+        _, relpath = self.vault.layout.resolve(given)
         if relpath == ".":
             raise VaultError("that is the vault folder itself; give a file, e.g. MEMORY.md.")
         hidden = [p for p in given.replace("\\", "/").split("/") if p not in ("", ".", "..")]
@@ -320,14 +328,29 @@ def _results(hits: list[Hit]) -> list[dict[str, Any]]:
     return results
 
 
+def scope_note(vault: Vault) -> str:
+    """What an agent bound to a scope is told about where its memory is ("" when unbound)."""
+    layout = vault.layout
+    if not layout.bound or not layout.scope:
+        return ""
+    shared = ", ".join(layout.shared_memory())
+    return (
+        f" This memory is scope {vault.scope_name}: its own files are under {layout.prefix} "
+        f"({layout.memory_relpath} and {layout.daily_dir}/), the only ones written; it also "
+        f"reads the shared memory above it ({shared}). Paths are relative to the vault."
+    )
+
+
 def make_tools(vault: Vault, indexing: BackgroundIndex | None = None) -> list[Tool]:
-    """The three memory tools bound to `vault`. With `indexing` (started by the caller),
-    `search_memory` answers without waiting while it builds the index (see above)."""
+    """The three memory tools bound to `vault` (and to its scope, if it is bound to one).
+    With `indexing` (started by the caller), `search_memory` answers without waiting while
+    it builds the index (see above)."""
     bound = _Bound(vault, indexing)
+    note = scope_note(vault)
     return [
         Tool(
             "search_memory",
-            SEARCH_DESCRIPTION,
+            SEARCH_DESCRIPTION + note,
             {
                 "type": "object",
                 "properties": {
@@ -350,7 +373,7 @@ def make_tools(vault: Vault, indexing: BackgroundIndex | None = None) -> list[To
         ),
         Tool(
             "manage_memory",
-            MANAGE_DESCRIPTION,
+            MANAGE_DESCRIPTION + note,
             {
                 "type": "object",
                 "properties": {
@@ -380,7 +403,7 @@ def make_tools(vault: Vault, indexing: BackgroundIndex | None = None) -> list[To
         ),
         Tool(
             "get_memory",
-            GET_DESCRIPTION,
+            GET_DESCRIPTION + note,
             {
                 "type": "object",
                 "properties": {

@@ -1,5 +1,6 @@
 """What enters a vault: conversations in their formats, secrets redacted, what is worth keeping
-extracted, and the flush that appends it to the day's log, idempotently.
+extracted, the flush that appends it to the day's log, idempotently, and the update queue that
+flushes in the background.
 
 Names are loaded on first use, so importing the package costs nothing.
 """
@@ -20,28 +21,35 @@ if TYPE_CHECKING:
         group_sessions,
         scan_sessions,
     )
+    from .queue import QueueStats, UpdateQueue, queue_status
     from .redact import redact_text
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "NOTE_LABELS": ("conversation", "NOTE_LABELS"),
     "FlushReport": ("flush", "FlushReport"),
+    "QueueStats": ("queue", "QueueStats"),
     "SessionInfo": ("flush", "SessionInfo"),
     "SessionNotFoundError": ("flush", "SessionNotFoundError"),
     "flush_conversation": ("flush", "flush_conversation"),
     "group_sessions": ("flush", "group_sessions"),
     "pin_dates": ("dates", "pin_dates"),
     "redact_text": ("redact", "redact_text"),
+    "UpdateQueue": ("queue", "UpdateQueue"),
+    "queue_status": ("queue", "queue_status"),
     "scan_sessions": ("flush", "scan_sessions"),
     "unpin_dates": ("dates", "unpin_dates"),
 }
 __all__ = [
     "NOTE_LABELS",
     "FlushReport",
+    "QueueStats",
     "SessionInfo",
     "SessionNotFoundError",
     "flush_conversation",
     "group_sessions",
     "pin_dates",
+    "UpdateQueue",
+    "queue_status",
     "redact_text",
     "scan_sessions",
     "unpin_dates",

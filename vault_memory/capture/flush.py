@@ -11,7 +11,8 @@ within `[flush] dedupe_days` of the target day (the same conversation flushed un
 say once with `--session` and once without, is written once). Flushing the same conversation
 twice appends nothing; a longer version of it (what an agent flushes before each compaction)
 appends only what is new, even when the earlier part went into yesterday's log. `.vault/` may
-be deleted at any time.
+be deleted at any time. A flush bound to a scope writes to, and compares with, that scope's
+own daily logs only.
 
 Writes are serialised by `.vault/flush.lock` (so two flushes of one session cannot both decide
 that an entry is new) and appended with `fsutil.append_entry` (whose lock keeps `vault add` and
@@ -34,7 +35,16 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..errors import ConfigError, InputTooLargeError, VaultError
-from ..files import DAILY_DIR, LIST_ITEM, date_from_name, format_entry, fsutil, parse_note
+from ..files import (
+    DAILY_DIR,
+    LIST_ITEM,
+    date_from_name,
+    format_entry,
+    fsutil,
+    parse_note,
+    scope_of,
+    scope_text,
+)
 from .conversation import (
     MalformedConversationError,
     Message,
@@ -98,6 +108,7 @@ class SessionBlock:
 class SessionInfo:
     id: str
     blocks: list[SessionBlock]
+    scope: str = ""  # the scope whose daily logs hold it ("org/acme"; "" for the root)
 
     @property
     def dates(self) -> list[str]:
@@ -114,6 +125,7 @@ class SessionInfo:
     def to_dict(self, with_entries: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
             "id": self.id,
+            "scope": self.scope,
             "dates": self.dates,
             "first_date": self.dates[0],
             "last_date": self.dates[-1],
@@ -125,20 +137,22 @@ class SessionInfo:
         return data
 
 
-def daily_logs(root: Path) -> list[tuple[Path, str]]:
-    """The daily logs (memory/YYYY-MM-DD.md) as (real path, vault-relative path), by date."""
-    folder = root / DAILY_DIR
-    if not folder.is_dir():
+def daily_logs(root: Path, folder: str = DAILY_DIR) -> list[tuple[Path, str]]:
+    """The daily logs (`folder`/YYYY-MM-DD.md: memory/ of the root, or of a scope) as (real
+    path, vault-relative path), by date."""
+    if not (root / folder).is_dir():
         return []
     found = []
-    for path in folder.iterdir():
-        relpath = f"{DAILY_DIR}/{path.name}"
+    for path in (root / folder).iterdir():
+        relpath = f"{folder}/{path.name}"
         if not date_from_name(relpath):
             continue
         try:
-            real, _ = fsutil.resolve_in_vault(root, relpath)
+            real, real_relpath = fsutil.resolve_in_vault(root, relpath)
         except VaultError:  # a symlink leading outside the vault is never read
             continue
+        if scope_of(real_relpath) != scope_of(relpath):
+            continue  # nor one leading into another scope's files
         if real.is_file():
             found.append((real, relpath))
     return sorted(found, key=lambda item: item[1])
@@ -149,12 +163,13 @@ def scan_sessions(
     max_bytes: int,
     session: str | None = None,
     every_session_within: tuple[dt.date, dt.date] | None = None,
+    folder: str = DAILY_DIR,
 ) -> list[SessionBlock]:
-    """The flush blocks of every daily log (of one session, when given), oldest first. The
-    logs dated within `every_session_within` (first, last day) give the blocks of every
-    session."""
+    """The flush blocks of every daily log in `folder` (of one session, when given), oldest
+    first. The logs dated within `every_session_within` (first, last day) give the blocks of
+    every session."""
     blocks: list[SessionBlock] = []
-    for path, relpath in daily_logs(root):
+    for path, relpath in daily_logs(root, folder):
         wanted = session
         if every_session_within is not None:
             day = date_from_name(relpath)
@@ -198,10 +213,12 @@ def _session_blocks(relpath: str, text: str, session: str | None) -> Iterator[Se
 
 
 def group_sessions(blocks: Iterable[SessionBlock]) -> list[SessionInfo]:
-    """Blocks grouped by session, the most recently flushed session first."""
-    sessions: dict[str, SessionInfo] = {}
+    """Blocks grouped by session (and scope), the most recently flushed session first."""
+    sessions: dict[tuple[str, str], SessionInfo] = {}
     for block in blocks:
-        sessions.setdefault(block.session, SessionInfo(block.session, [])).blocks.append(block)
+        scope = scope_text(scope_of(block.path))
+        info = sessions.setdefault((scope, block.session), SessionInfo(block.session, [], scope))
+        info.blocks.append(block)
     return sorted(
         sessions.values(),
         key=lambda s: (s.blocks[-1].date, s.blocks[-1].time, s.id),
@@ -339,11 +356,14 @@ def flush_conversation(
     # A first look without the lock: nothing new (the common case of a repeated flush) takes
     # no lock and writes nothing at all, not even `.vault/`.
     near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
-    block = _select_new(layout.root, max_bytes, session_id, candidates, report, when, near)
+    folder = layout.daily_dir
+    block = _select_new(layout.root, max_bytes, session_id, candidates, report, when, near, folder)
     if dry_run or not block:
         return report
     with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
-        block = _select_new(layout.root, max_bytes, session_id, candidates, report, when, near)
+        block = _select_new(
+            layout.root, max_bytes, session_id, candidates, report, when, near, folder
+        )
         if not block:
             return report
         if path.exists():  # refuse to append to a binary or broken file
@@ -405,7 +425,9 @@ def _extract(
         client = None
     if client is not None:
         recorded = [
-            text for b in scan_sessions(layout.root, max_bytes, session_id) for _, text in b.entries
+            text
+            for b in scan_sessions(layout.root, max_bytes, session_id, folder=layout.daily_dir)
+            for _, text in b.entries
         ]
         try:
             entries, redacted = extract_llm(
@@ -444,13 +466,14 @@ def _select_new(
     report: FlushReport,
     when: dt.datetime,
     near: tuple[dt.date, dt.date] | None,
+    folder: str = DAILY_DIR,
 ) -> str:
-    """Fill the report with the entries not flushed yet (by this session in any log, by any
-    session in the logs dated within `near`); return the block to append ("" when nothing
-    is new)."""
+    """Fill the report with the entries not flushed yet (by this session in any log of
+    `folder`, by any session in its logs dated within `near`); return the block to append
+    ("" when nothing is new)."""
     own: set[str] = set()
     elsewhere: dict[str, set[str]] = {}
-    for found in scan_sessions(root, max_bytes, session_id, near):
+    for found in scan_sessions(root, max_bytes, session_id, near, folder):
         for _, text in found.entries:
             if found.session == session_id:
                 own.add(entry_key(text))

@@ -2,7 +2,9 @@
 
 What a dream reads: MEMORY.md as it is on disk, the daily logs `memory/YYYY-MM-DD.md` of the
 lookback window, and the diary's records (to know what earlier dreams consumed). Never the
-diary's text, the archive or any other file.
+diary's text, the archive or any other file. A dream of a scope (settings bound to one: see
+files/scopes.py) reads and writes the same files in the scope's folder, `scopes/a/b/MEMORY.md`
+and so on, and nothing of any other scope: text never moves across scopes.
 
 What a dream writes, and nothing else: MEMORY.md (atomically, against the sha256 it read, so a
 concurrent edit aborts it), the diary `dreams/YYYY-MM-DD.md` (a locked append), the archive
@@ -27,9 +29,9 @@ from .. import clock
 from ..config import Config
 from ..errors import ConfigError, NoteChangedError, NoteNotFoundError, VaultError
 from ..files import (
-    DAILY_DIR,
     DIARY_DIR,
     MEMORY_FILE,
+    Layout,
     MemoryDoc,
     date_from_name,
     fsutil,
@@ -149,6 +151,16 @@ class Dreamer:
         self.root = config.root
         self.writer_lock = writer_lock
         self._now = now
+        self.layout = Layout(config)  # the scope's files, when the settings are bound to one
+        self.memory_file = self.layout.memory_relpath
+        self.archive_file = f"{self.layout.diary_dir}/archive.md"
+        self.backup_dir = f"{self.layout.diary_dir}/.backup"
+        # One dream at a time per MEMORY.md: scopes dream side by side (their schedules may
+        # fall on the same minute), each under its own lock.
+        lock = "dream.lock"
+        if self.layout.scope:
+            lock = f"dream-{fsutil.sha256_text(self.layout.prefix)[:12]}.lock"
+        self.lock_path = config.cache_dir / lock
 
     # -- dreaming -------------------------------------------------------------------------------
 
@@ -172,7 +184,7 @@ class Dreamer:
                                        "preview is all `vault dream` would show.")
                 log.warning("%s", report.warnings[-1])
             return report
-        with fsutil.lock_file(self.config.cache_dir / "dream.lock", "dream", timeout=0.5):
+        with fsutil.lock_file(self.lock_path, "dream", timeout=0.5):
             inputs = self._read(start, now.date())  # as they are now that no dream can run
             return self._dream(now, start, inputs, dry_run=False, force=force)
 
@@ -205,7 +217,7 @@ class Dreamer:
             dream_id=now.isoformat(timespec="seconds"),
             dry_run=dry_run,
             window=(start.isoformat(), today.isoformat()),
-            inputs=[{"path": MEMORY_FILE, "sha256": inputs.memory_sha}]
+            inputs=[{"path": self.memory_file, "sha256": inputs.memory_sha}]
             + [{"path": p, "sha256": h, "new_entries": n} for p, h, n in inputs.files],
             new_entries=len(candidates),
             memory_chars=(len(inputs.memory_text), len(inputs.memory_text)),
@@ -215,16 +227,17 @@ class Dreamer:
             seen = len(inputs.items)
             report.message = (
                 f"nothing new to dream about: the {seen} entries of the daily logs from "
-                f"{start} to {today} were all consumed by earlier dreams. MEMORY.md is unchanged."
+                f"{start} to {today} were all consumed by earlier dreams. "
+                f"{self.memory_file} is unchanged."
                 if seen else
                 f"nothing to dream about: no daily-log entries from {start} to {today}. "
-                "MEMORY.md is unchanged."
+                f"{self.memory_file} is unchanged."
             )
             return report
 
         policy = Policy(max_memory_chars=self.config.dream.max_memory_chars)
         similarity = self._similarity(report)
-        hits = hitlog.counts(self.config.cache_dir)
+        hits = _scope_hits(hitlog.counts(self.config.cache_dir), self.memory_file)
         from ..llm import LLMClient
 
         client = LLMClient.from_config(self.config)
@@ -244,7 +257,7 @@ class Dreamer:
             raise DreamRefusedError(hard)
         if soft and not force and not dry_run:
             raise DreamRefusedError(soft, forceable=True)
-        _describe(report, plan, inputs.memory_text, new_text)
+        _describe(report, plan, inputs.memory_text, new_text, self.memory_file)
         if dry_run:
             report.refused = [] if force else soft
             report.message = _summary(report, plan) + (
@@ -306,17 +319,17 @@ class Dreamer:
 
     def _read(self, start: dt.date, end: dt.date) -> _Inputs:
         max_bytes = self.config.index.max_file_bytes
-        memory_path, _ = fsutil.resolve_in_vault(self.root, MEMORY_FILE)
+        memory_path, _ = self.layout.resolve_own(self.memory_file)
         try:
-            memory_file = fsutil.read_text(memory_path, MEMORY_FILE, max_bytes)
+            memory_file = fsutil.read_text(memory_path, self.memory_file, max_bytes)
             memory_text, memory_sha = memory_file.text, memory_file.sha256
         except NoteNotFoundError:
             memory_text, memory_sha = "", None
         items: list[Item] = []
         files = []
-        for relpath in self._dated(DAILY_DIR, start, end):
+        for relpath in self._dated(self.layout.daily_dir, start, end):
             try:
-                real, _ = fsutil.resolve_in_vault(self.root, relpath)
+                real, _ = self.layout.resolve_own(relpath)
                 note_file = fsutil.read_text(real, relpath, max_bytes)
             except VaultError as exc:
                 log.warning("%s (this daily log is left out of the dream)", exc)
@@ -358,9 +371,9 @@ class Dreamer:
         records = []
         if since is not None:
             since -= dt.timedelta(days=1)  # a zone's date is at most a day from another's
-        for relpath in self._dated(DIARY_DIR, since, None):
+        for relpath in self._dated(self.layout.diary_dir, since, None):
             try:
-                real, _ = fsutil.resolve_in_vault(self.root, relpath)
+                real, _ = self.layout.resolve_own(relpath)
                 text = fsutil.read_text(real, relpath, 50_000_000).text
             except VaultError as exc:
                 log.warning("%s (its dream records are skipped)", exc)
@@ -372,8 +385,8 @@ class Dreamer:
 
     def _apply(self, report: DreamReport, inputs: _Inputs, plan: DreamPlan, new_text: str,
                now: dt.datetime) -> None:
-        memory_path, _ = fsutil.resolve_in_vault(self.root, MEMORY_FILE)
-        diary_rel = f"{DIARY_DIR}/{now.date().isoformat()}.md"
+        memory_path, _ = self.layout.resolve_own(self.memory_file)
+        diary_rel = self.layout.diary_relpath(now.date())
         undo: list[Callable[[], None]] = []
         written: list[str] = []
         record = Record("dream", report.dream_id or "", inputs.memory_sha, inputs.memory_sha)
@@ -388,21 +401,21 @@ class Dreamer:
                     written.append(backup_rel)
                 if plan.archived:
                     record.archive = self._archive(plan, report.dream_id or "", undo)
-                    written.append(ARCHIVE_FILE)
+                    written.append(self.archive_file)
                 if plan.changes_memory:
                     try:
                         after = fsutil.write_atomic(memory_path, new_text, inputs.memory_sha,
-                                                    relpath=MEMORY_FILE)
+                                                    relpath=self.memory_file)
                     except NoteChangedError:
-                        raise NoteChangedError(MEMORY_FILE, "the dream") from None
+                        raise NoteChangedError(self.memory_file, "the dream") from None
                     undo.append(lambda: self._restore(memory_path, inputs.memory_text,
                                                       inputs.memory_sha, after))
                     record.memory_after = after
-                    written.append(MEMORY_FILE)
+                    written.append(self.memory_file)
                 if not plan.changes_memory:
                     report.status = "no-change"
                 report.message = _summary(report, plan) + "."
-                entry = _diary_entry(report, plan, record, now)
+                entry = _diary_entry(report, plan, record, now, self.archive_file)
                 fsutil.append_entry(diary_path, entry,
                                     create_with=DIARY_TITLE.format(date=now.date().isoformat()))
                 written.append(diary_rel)
@@ -418,26 +431,26 @@ class Dreamer:
     def _prepare(self, relpath: str) -> Path:
         """Resolve a file the dream writes (refusing a symlink out of the vault) and make its
         folder."""
-        path, _ = fsutil.resolve_in_vault(self.root, relpath)
+        path, _ = self.layout.resolve_own(relpath)
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
     def _backup(self, text: str, now: dt.datetime, undo: list[Callable[[], None]]) -> str:
         stamp = now.strftime("%Y-%m-%dT%H%M%S")
         for n in range(1, 100):
-            relpath = f"{BACKUP_DIR}/MEMORY.{stamp}{'' if n == 1 else f'-{n}'}.md"
+            relpath = f"{self.backup_dir}/MEMORY.{stamp}{'' if n == 1 else f'-{n}'}.md"
             path = self._prepare(relpath)
             if path.exists():
                 continue
             fsutil.write_atomic(path, text, None, relpath=relpath)
             undo.append(path.unlink)
             return relpath
-        raise VaultError(f"too many backups named {BACKUP_DIR}/MEMORY.{stamp}*.md; "
+        raise VaultError(f"too many backups named {self.backup_dir}/MEMORY.{stamp}*.md; "
                          "wait a second and run the dream again.")
 
     def _archive(self, plan: DreamPlan, dream_id: str,
                  undo: list[Callable[[], None]]) -> dict[str, Any]:
-        path = self._prepare(ARCHIVE_FILE)
+        path = self._prepare(self.archive_file)
         try:
             before = path.read_bytes()
         except FileNotFoundError:
@@ -448,7 +461,8 @@ class Dreamer:
             block.append(f"  <!-- from ## {archived.entry.section}: {archived.reason} -->\n")
         fsutil.append_entry(path, "".join(block), create_with=ARCHIVE_TITLE)
         after = fsutil.sha256_bytes(path.read_bytes())
-        state = {"path": ARCHIVE_FILE, "before_size": len(before) if before is not None else None,
+        state = {"path": self.archive_file,
+                 "before_size": len(before) if before is not None else None,
                  "before_sha256": fsutil.sha256_bytes(before) if before is not None else None,
                  "after_sha256": after}
         undo.append(lambda: None if self._truncate_archive(path, state) else None)
@@ -468,7 +482,7 @@ class Dreamer:
         prefix = data[: state["before_size"]]
         if fsutil.sha256_bytes(prefix) != state["before_sha256"]:
             return False
-        fsutil.write_atomic(path, prefix.decode("utf-8"), state["after_sha256"], ARCHIVE_FILE)
+        fsutil.write_atomic(path, prefix.decode("utf-8"), state["after_sha256"], state["path"])
         return True
 
     def _restore(self, path: Path, text: str, sha: str | None, current: str) -> None:
@@ -477,7 +491,7 @@ class Dreamer:
                 if fsutil.sha256_bytes(path.read_bytes()) == current:
                     path.unlink()
             return
-        fsutil.write_atomic(path, text, current, relpath=MEMORY_FILE)
+        fsutil.write_atomic(path, text, current, relpath=self.memory_file)
 
     def _commit(self, report: DreamReport, paths: list[str], message: str) -> None:
         if not self.config.dream.git_commit or not paths or not gitops.in_repository(self.root):
@@ -485,7 +499,9 @@ class Dreamer:
         try:
             skipped = gitops.ignored(self.root, paths)
             if skipped:
-                where = sorted({p.split("/")[0] + "/" if "/" in p else p for p in skipped})
+                prefix = self.layout.prefix
+                where = sorted({prefix + p[len(prefix):].split("/")[0] + "/"
+                                if "/" in p[len(prefix):] else p for p in skipped})
                 note = (f"{', '.join(where)} {'is' if len(where) == 1 else 'are'} ignored by "
                         "git (.gitignore): written but not committed. Remove the ignore rule "
                         "to keep the dream diary in git, or set [dream] git_commit = false.")
@@ -504,7 +520,7 @@ class Dreamer:
     def undo(self) -> DreamReport:
         """Restore MEMORY.md as it was before the last dream that changed it, byte for byte,
         take back what that dream put in the archive, and record the undo in the diary."""
-        with fsutil.lock_file(self.config.cache_dir / "dream.lock", "dream", timeout=0.5):
+        with fsutil.lock_file(self.lock_path, "dream", timeout=0.5):
             return self._undo()
 
     def _undo(self) -> DreamReport:
@@ -514,7 +530,7 @@ class Dreamer:
                 raise UndoError(
                     f"the last dream ({record.undoes}) was already undone "
                     f"({record.diary}); only the last dream can be undone. Older versions of "
-                    f"MEMORY.md are in {BACKUP_DIR}/ (and in git history, if the vault is a "
+                    f"MEMORY.md are in {self.backup_dir}/ (and in git history, if the vault is a "
                     "repository).")
             if record.action == "dream" and record.changed_memory:
                 target = record
@@ -522,9 +538,9 @@ class Dreamer:
         if target is None:
             raise UndoError("no dream has changed MEMORY.md yet: there is nothing to undo.")
         now = self.now()
-        memory_path, _ = fsutil.resolve_in_vault(self.root, MEMORY_FILE)
+        memory_path, _ = self.layout.resolve_own(self.memory_file)
         try:
-            current = fsutil.read_text(memory_path, MEMORY_FILE, 50_000_000)
+            current = fsutil.read_text(memory_path, self.memory_file, 50_000_000)
             current_text, current_sha = current.text, current.sha256
         except NoteNotFoundError:
             current_text, current_sha = "", None
@@ -536,7 +552,7 @@ class Dreamer:
         restored_text = ""
         if target.memory_before is not None:
             try:
-                real, _ = fsutil.resolve_in_vault(self.root, target.backup or "")
+                real, _ = self.layout.resolve_own(target.backup or "")
                 backup = fsutil.read_text(real, target.backup, 50_000_000)
             except VaultError as exc:
                 raise UndoError(f"cannot undo the dream of {target.id}: its backup of MEMORY.md "
@@ -548,21 +564,22 @@ class Dreamer:
         report = DreamReport(status="undone", dream_id=now.isoformat(timespec="seconds"),
                              backup=target.backup,
                              memory_chars=(len(current_text), len(restored_text)))
-        report.diff = unified_diff(current_text, restored_text)
-        diary_rel = f"{DIARY_DIR}/{now.date().isoformat()}.md"
-        written = [MEMORY_FILE]
+        report.diff = unified_diff(current_text, restored_text, self.memory_file)
+        diary_rel = self.layout.diary_relpath(now.date())
+        written = [self.memory_file]
         with self.writer_lock():
             diary_path = self._prepare(diary_rel)
             if target.memory_before is None:
                 self._restore(memory_path, "", None, current_sha or "")
             else:
                 try:
-                    fsutil.write_atomic(memory_path, restored_text, current_sha, MEMORY_FILE)
+                    fsutil.write_atomic(memory_path, restored_text, current_sha,
+                                        self.memory_file)
                 except NoteChangedError:
-                    raise NoteChangedError(MEMORY_FILE, "the undo") from None
+                    raise NoteChangedError(self.memory_file, "the undo") from None
             archive_note = "untouched (that dream archived nothing)"
             if target.archive:
-                archive_path, _ = fsutil.resolve_in_vault(self.root, target.archive["path"])
+                archive_path, _ = self.layout.resolve_own(target.archive["path"])
                 try:
                     undone = self._truncate_archive(archive_path, target.archive)
                 except (OSError, VaultError):
@@ -617,13 +634,25 @@ def _chronological(records: list[Record]) -> list[Record]:
     return [record for _, _, record in sorted(keyed, key=lambda item: item[:2])]
 
 
-def _describe(report: DreamReport, plan: DreamPlan, before: str, after: str) -> None:
+def _scope_hits(hits: dict[tuple[str, str], int], memory_file: str) -> dict[tuple[str, str], int]:
+    """The search hit counts as the decisions read them (`decide.hit_count` looks MEMORY.md's
+    entries up as "MEMORY.md"): a scope's dream counts the hits of its own MEMORY.md there,
+    not those of the root's."""
+    if memory_file == MEMORY_FILE:
+        return hits
+    out = {key: n for key, n in hits.items() if key[0] != MEMORY_FILE}
+    out.update({(MEMORY_FILE, h): n for (path, h), n in hits.items() if path == memory_file})
+    return out
+
+
+def _describe(report: DreamReport, plan: DreamPlan, before: str, after: str,
+              memory_file: str = MEMORY_FILE) -> None:
     report.added = [a.to_dict() for a in plan.added]
     report.merged = [m.to_dict() for m in plan.merged]
     report.archived = [a.to_dict() for a in plan.archived]
     report.edited = [e.to_dict() for e in plan.edited]
     report.skipped = [s.to_dict() for s in plan.skipped]
-    report.diff = unified_diff(before, after)
+    report.diff = unified_diff(before, after, memory_file)
     report.memory_chars = (len(before), len(after))
 
 
@@ -640,7 +669,8 @@ def _summary(report: DreamReport, plan: DreamPlan) -> str:
     return f"{head}: " + ", ".join(parts) + f"; {tail}"
 
 
-def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.datetime) -> str:
+def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.datetime,
+                 archive_file: str = ARCHIVE_FILE) -> str:
     mode = report.mode + (f" ({report.model})" if report.model else "")
     facts = [
         ("When", now.isoformat(timespec="seconds")),
@@ -661,7 +691,7 @@ def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.d
               f"{'MEMORY.md' if m.into.startswith('MEMORY.md') else f'new `{m.into}`'} "
               f"entry \"{one_line(plain_text(m.into_text), 60)}\" — {m.reason}"
               for m in plan.merged]
-    archived = [f"from **{a.entry.section}**: {one_line(a.entry.text)} → `{ARCHIVE_FILE}` — "
+    archived = [f"from **{a.entry.section}**: {one_line(a.entry.text)} → `{archive_file}` — "
                 f"{a.reason}" for a in plan.archived]
     skipped = [f"`{s.source}` {one_line(s.text, 80)} — {s.reason}" for s in plan.skipped]
     sections = [("Inputs", inputs), ("Added", added), ("Reworded", edited),

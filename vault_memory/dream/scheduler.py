@@ -9,6 +9,9 @@ When did the last dream run? `.vault/scheduler.json` says so, but `.vault/` may 
 any time, so the newest file of the dream diary (`dreams/*.md`, written by every dream) counts
 too. With neither, the scheduler starts counting from its first start: a new vault never
 dreams the moment a watcher starts.
+
+Scopes whose own vault.toml gives another schedule get a scheduler of their own (the watcher
+makes one per schedule), with its own state file and the diaries of its scopes.
 """
 
 from __future__ import annotations
@@ -121,12 +124,15 @@ class DreamScheduler:
         *,
         trigger: Any = None,
         on_run: Callable[[], None] | None = None,
+        state_file: str = STATE_FILE,
+        diary_dirs: list[Path] | None = None,
     ) -> None:
         self.job = job
         self.zone = time_zone(config.dream.timezone)
         self.trigger = trigger or cron_trigger(config.dream.schedule, self.zone)
-        self.state_path = config.cache_dir / STATE_FILE
+        self.state_path = config.cache_dir / state_file
         self.diary_dir = config.root / DIARY_DIR
+        self.diary_dirs = diary_dirs if diary_dirs is not None else [self.diary_dir]
         self.on_run = on_run
         self.scheduler: Any = None
         self.caught_up = False
@@ -150,8 +156,9 @@ class DreamScheduler:
         """When the last dream ran (epoch seconds): the later of the recorded run and the
         newest dream diary file."""
         candidates = [self.state().get("last_dream_at")]
-        with contextlib.suppress(OSError):
-            candidates += [p.stat().st_mtime for p in self.diary_dir.glob("*.md")]
+        for folder in self.diary_dirs:
+            with contextlib.suppress(OSError):
+                candidates += [p.stat().st_mtime for p in folder.glob("*.md")]
         known = [float(c) for c in candidates if isinstance(c, int | float)]
         return max(known) if known else None
 
@@ -191,7 +198,9 @@ class DreamScheduler:
         log.info("next dream at %s", self.next_run_at())
 
     def next_run_at(self) -> dt.datetime | None:
-        job = self.scheduler.get_job("dream") if self.scheduler else None
+        if self.scheduler is None or not self.scheduler.running:
+            return None  # shutting down: its job store is locked until the running dream ends
+        job = self.scheduler.get_job("dream")
         return job.next_run_time if job else None
 
     def _run(self) -> None:

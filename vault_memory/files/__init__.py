@@ -1,6 +1,7 @@
 """The source of truth: the vault's folder layout, its Markdown parsed without ever being changed,
 MEMORY.md as sections of entries, and the file primitives every write goes through (confinement,
-atomic guarded rewrites, locked appends, one git commit of exactly the files written).
+atomic guarded rewrites, locked appends, one git commit of exactly the files written), and the
+scopes a vault's files belong to (`scopes`: whose they are, who may see them).
 
 Names are loaded on first use, so importing the package costs nothing.
 """
@@ -11,7 +12,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from . import fsutil, gitops
+    from . import fsutil, gitops, scopes
     from .entries import MAX_ENTRY_BYTES, AddReport, Manager, ManageReport, append_note
     from .fsutil import sha256_text
     from .layout import Layout, template_dir
@@ -36,7 +37,19 @@ if TYPE_CHECKING:
         date_from_name,
         format_entry,
         iter_tags,
+        note_kind,
         parse_note,
+    )
+    from .scopes import (
+        Scope,
+        check_scope,
+        find_scopes,
+        parse_scope,
+        scope_of,
+        scope_text,
+        sees,
+        split_scope,
+        visible_scopes,
     )
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
@@ -63,12 +76,23 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "gitops": ("gitops", None),
     "heading_key": ("memoryfile", "heading_key"),
     "iter_tags": ("notes", "iter_tags"),
+    "note_kind": ("notes", "note_kind"),
     "parse_memory": ("memoryfile", "parse_memory"),
     "parse_note": ("notes", "parse_note"),
     "plain_text": ("memoryfile", "plain_text"),
     "render_memory": ("memoryfile", "render_memory"),
+    "Scope": ("scopes", "Scope"),
+    "check_scope": ("scopes", "check_scope"),
+    "find_scopes": ("scopes", "find_scopes"),
+    "parse_scope": ("scopes", "parse_scope"),
+    "scope_of": ("scopes", "scope_of"),
+    "scope_text": ("scopes", "scope_text"),
+    "scopes": ("scopes", None),
+    "sees": ("scopes", "sees"),
     "sha256_text": ("fsutil", "sha256_text"),
+    "split_scope": ("scopes", "split_scope"),
     "template_dir": ("layout", "template_dir"),
+    "visible_scopes": ("scopes", "visible_scopes"),
 }
 __all__ = [
     "AddReport",
@@ -94,12 +118,23 @@ __all__ = [
     "gitops",
     "heading_key",
     "iter_tags",
+    "note_kind",
     "parse_memory",
     "parse_note",
     "plain_text",
     "render_memory",
+    "Scope",
+    "check_scope",
+    "find_scopes",
+    "parse_scope",
+    "scope_of",
+    "scope_text",
+    "scopes",
+    "sees",
     "sha256_text",
+    "split_scope",
     "template_dir",
+    "visible_scopes",
 ]
 
 

@@ -14,7 +14,9 @@ prefix of at least 6 characters, alone (MEMORY.md and every daily log are search
 
 Rules:
 - Only MEMORY.md and daily logs (memory/YYYY-MM-DD.md) are written; notes, the dream diary
-  and everything else are refused.
+  and everything else are refused. A layout bound to a scope writes only the scope's own
+  (`scopes/a/b/MEMORY.md`, `scopes/a/b/memory/…`; `MEMORY.md` as a create target means its
+  own), and a hash names an entry of its own files only.
 - create appends: to today's daily log under a `## HH:MM · agent` heading (the default,
   like `vault add`), or with id `MEMORY.md` to the end of its `## Inbox` section (made if
   missing), or with `MEMORY.md#Section` to the end of that section. Each plain line of the
@@ -44,7 +46,6 @@ from .. import clock
 from ..errors import EmptyEntryError, InputTooLargeError, VaultError
 from . import fsutil
 from .notes import (
-    DAILY_DIR,
     LIST_ITEM,
     MEMORY_FILE,
     Note,
@@ -503,12 +504,13 @@ class Manager:
     # -- reading
 
     def _writable(self, given: str) -> tuple[Path, str]:
-        real, relpath = fsutil.resolve_in_vault(self.root, given)
+        real, relpath = self.layout.resolve_own(given)
         kind = note_kind(relpath)
         if kind not in ("memory", "daily"):
             raise ManageError(
-                f"refusing to write {relpath}: manage edits only {MEMORY_FILE} and daily logs "
-                f"({DAILY_DIR}/YYYY-MM-DD.md). Other files are the user's to edit."
+                f"refusing to write {relpath}: manage edits only {self.layout.memory_relpath} "
+                f"and daily logs ({self.layout.daily_dir}/YYYY-MM-DD.md). Other files are the "
+                "user's to edit."
             )
         return real, relpath
 
@@ -534,7 +536,7 @@ class Manager:
                 except VaultError:
                     continue  # an unreadable log cannot hold the entry; others still can
                 found.extend((relpath, file, note, e) for e in self._by_hash(note, target.hash))
-            where = f"{MEMORY_FILE} or the daily logs"
+            where = f"{self.layout.memory_relpath} or the daily logs"
         if not found:
             raise ManageError(
                 f"no entry with hash {target.hash} in {where}; it may have been changed or "
@@ -553,18 +555,25 @@ class Manager:
         return [e for e in entries_of(note) if e.sha256.startswith(prefix)]
 
     def _memory_files(self) -> Iterator[tuple[Path, str]]:
-        memory = self.root / MEMORY_FILE
-        if memory.is_file():
-            yield fsutil.resolve_in_vault(self.root, MEMORY_FILE)
-        folder = self.root / DAILY_DIR
+        """MEMORY.md and the daily logs of the layout's own scope (the root's, unbound)."""
+        memory = self.layout.memory_relpath
+        if (self.root / memory).is_file():
+            try:
+                found: tuple[Path, str] | None = self.layout.resolve_own(memory)
+            except VaultError:
+                found = None  # a symlink out of the vault (or the scope) is never read
+            if found is not None:
+                yield found
+        daily = self.layout.daily_dir
+        folder = self.root / daily
         if folder.is_dir():
             for path in sorted(folder.glob("*.md"), reverse=True):
-                relpath = f"{DAILY_DIR}/{path.name}"
+                relpath = f"{daily}/{path.name}"
                 if note_kind(relpath) == "daily":
                     try:
-                        yield fsutil.resolve_in_vault(self.root, relpath)
+                        yield self.layout.resolve_own(relpath)
                     except VaultError:
-                        continue  # a symlink out of the vault is never read
+                        continue  # a symlink out of the vault (or the scope) is never read
 
     # -- writing
 
@@ -626,6 +635,8 @@ class Manager:
     def _create(self, text: str, target: Target) -> ManageReport:
         if target.path in (None, "", "today"):
             real, relpath = self.layout.daily_path(clock.today())
+        elif target.path == MEMORY_FILE:  # a bound scope's create: its own MEMORY.md
+            real, relpath = self._writable(self.layout.memory_relpath)
         else:
             assert target.path is not None
             real, relpath = self._writable(target.path)
@@ -637,10 +648,10 @@ class Manager:
                     f"or use {MEMORY_FILE}#Section."
                 )
             return self._create_daily(real, relpath, text)
-        if relpath != MEMORY_FILE:
+        if relpath != self.layout.memory_relpath:
             raise ManageError(
-                f"create adds to today's log ({today}) or to {MEMORY_FILE}[#Section], "
-                f"not to {relpath}: past days are history."
+                f"create adds to today's log ({today}) or to {self.layout.memory_relpath}"
+                f"[#Section], not to {relpath}: past days are history."
             )
         return self._create_memory(real, relpath, text, target.section or INBOX)
 
@@ -677,6 +688,7 @@ class Manager:
         else:
             first = 4
             new_text = "\n".join(["# MEMORY", "", f"## {section}", *lines]) + "\n"
+            real.parent.mkdir(parents=True, exist_ok=True)  # a scope's first memory
             fsutil.write_atomic(real, new_text, None, relpath)
         written = "\n".join(lines)
         return ManageReport(

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import DAILY_DIR, MEMORY_FILE  # noqa: F401 - the vault's names, offered here
+from ..config import DAILY_DIR, DIARY_DIR, MEMORY_FILE  # noqa: F401 - the vault's names
 from ..errors import InvalidTagError
 from .fsutil import split_lines
+from .scopes import split_scope
 
-DIARY_DIR = "dreams"
 KINDS = ("memory", "daily", "note", "diary")
 
 _DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
@@ -108,7 +108,9 @@ class Note:
 
 
 def note_kind(relpath: str) -> str:
-    """memory (MEMORY.md at the root), daily (memory/YYYY-MM-DD.md), diary (dreams/…), else note."""
+    """memory (MEMORY.md at the top of a scope's folder: the vault root or scopes/a/b/), daily
+    (memory/YYYY-MM-DD.md there), diary (dreams/… there), else note."""
+    _, relpath = split_scope(relpath)
     if relpath == MEMORY_FILE:
         return "memory"
     parts = relpath.split("/")

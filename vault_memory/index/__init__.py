@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from . import indexer, settings
     from .arrays import read_arrays, write_arrays
+    from .census import ScopeInfo, list_scopes
     from .embedder import DISABLE_ENV, ModelUnavailable, model_disabled
     from .fulltext import BM25_B, BM25_K1, terms_of
     from .indexer import (
@@ -20,19 +21,29 @@ if TYPE_CHECKING:
         Index,
         IndexReport,
         Progress,
+        fingerprint,
         is_indexable,
         model_id_for,
+        scope_counts,
         shared_embedder,
         status,
     )
+    from .remote import EmbeddingProviderError, RemoteEmbedder
+    from .store import CorruptIndexError
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "BM25_B": ("fulltext", "BM25_B"),
     "BM25_K1": ("fulltext", "BM25_K1"),
+    "CorruptIndexError": ("store", "CorruptIndexError"),
     "DISABLE_ENV": ("embedder", "DISABLE_ENV"),
+    "EmbeddingProviderError": ("remote", "EmbeddingProviderError"),
+    "RemoteEmbedder": ("remote", "RemoteEmbedder"),
+    "fingerprint": ("indexer", "fingerprint"),
     "IGNORED_DIRS": ("indexer", "IGNORED_DIRS"),
     "Index": ("indexer", "Index"),
     "IndexReport": ("indexer", "IndexReport"),
+    "ScopeInfo": ("census", "ScopeInfo"),
+    "list_scopes": ("census", "list_scopes"),
     "ModelUnavailable": ("embedder", "ModelUnavailable"),
     "Progress": ("indexer", "Progress"),
     "WRITE_LOCK": ("indexer", "WRITE_LOCK"),
@@ -41,6 +52,7 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "model_disabled": ("embedder", "model_disabled"),
     "model_id_for": ("indexer", "model_id_for"),
     "read_arrays": ("arrays", "read_arrays"),
+    "scope_counts": ("indexer", "scope_counts"),
     "settings": ("settings", None),
     "shared_embedder": ("indexer", "shared_embedder"),
     "status": ("indexer", "status"),
@@ -50,18 +62,25 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
 __all__ = [
     "BM25_B",
     "BM25_K1",
+    "CorruptIndexError",
     "DISABLE_ENV",
+    "EmbeddingProviderError",
     "IGNORED_DIRS",
     "Index",
     "IndexReport",
     "ModelUnavailable",
     "Progress",
+    "RemoteEmbedder",
+    "ScopeInfo",
     "WRITE_LOCK",
+    "fingerprint",
     "indexer",
     "is_indexable",
+    "list_scopes",
     "model_disabled",
     "model_id_for",
     "read_arrays",
+    "scope_counts",
     "settings",
     "shared_embedder",
     "status",

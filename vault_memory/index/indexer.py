@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
+from ..config import Config, IndexSettings
 from ..errors import UnreadableNoteError, VaultError
-from ..files import fsutil, parse_note
+from ..files import fsutil, parse_note, scopes
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
 from .store import CorruptIndexError, SchemaVersionError, Store
 from .units import make_units
@@ -55,11 +55,15 @@ def _indexable_name(name: str) -> bool:
 
 
 def scan(
-    root: Path, under: str = "", skipped: dict[str, str] | None = None
+    root: Path,
+    under: str = "",
+    skipped: dict[str, str] | None = None,
+    scope: scopes.Scope | None = None,
 ) -> dict[str, os.stat_result]:
     """Indexable files under `root` (or only under its folder `under`) with their stat;
     symlinked folders are not entered, and file symlinks that loop, dangle or lead outside the
-    vault are skipped (with the reason in `skipped`, when given).
+    vault are skipped (with the reason in `skipped`, when given). With `scope`, only the
+    folders of files that scope may see are entered (the others are not even listed).
 
     os.scandir rather than os.walk and pathlib: the no-op `vault index` of a large vault is
     mostly this loop, and a directory entry knows its type without another system call."""
@@ -76,13 +80,17 @@ def scan(
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith(".") and name not in IGNORED_DIRS:
+                    if not name.startswith(".") and name not in IGNORED_DIRS and (
+                        scope is None or scopes.sees(scope, scopes.folder_scope(prefix + name))
+                    ):
                         pending.append((entry.path, f"{prefix}{name}/"))
                     continue
                 if not _indexable_name(name):
                     continue
                 if entry.is_symlink():
-                    problem = fsutil.link_problem(entry.path, real_root)
+                    problem = fsutil.link_problem(entry.path, real_root) or _scope_problem(
+                        entry.path, real_root, prefix + name
+                    )
                     if problem is not None:
                         if skipped is not None:
                             skipped[prefix + name] = problem
@@ -100,9 +108,18 @@ def scan(
     return found
 
 
+def _scope_problem(path: str | os.PathLike[str], real_root: Path, relpath: str) -> str | None:
+    """Why the symlink at `path` (vault-relative `relpath`) must not be indexed under its own
+    path: it leads into a scope its own scope may not see (files/scopes.py), so indexing it
+    there would show that scope's text to the wrong agents."""
+    target = Path(os.path.realpath(path)).relative_to(real_root).as_posix()
+    return scopes.link_problem(relpath, target)
+
+
 def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result | None:
     """The stat of `relpath` if `scan` would find it: a regular file inside the vault, not
-    reached through a symlinked folder, and if itself a symlink, one that stays inside."""
+    reached through a symlinked folder, and if itself a symlink, one that stays inside (and
+    inside the scopes its own scope sees)."""
     parts = relpath.split("/")
     if "" in parts or os.path.isabs(relpath):
         return None
@@ -113,7 +130,10 @@ def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result 
             if path.is_symlink():
                 return None
         path = path / parts[-1]
-        if path.is_symlink() and fsutil.link_problem(path, real_root) is not None:
+        if path.is_symlink() and (
+            fsutil.link_problem(path, real_root) is not None
+            or _scope_problem(path, real_root, relpath) is not None
+        ):
             return None
         st = path.stat()
     except OSError:
@@ -127,6 +147,18 @@ def model_id_for(name: str) -> str | None:
     if name.strip().lower() in {"", "none"}:
         return None
     return BUNDLED_MODEL_ID if name.strip().lower() == BUNDLED_MODEL.lower() else name.strip()
+
+
+def fingerprint(settings: IndexSettings) -> str | None:
+    """The id the index keeps vectors under for these settings (None: no embeddings): the
+    bundled model's, a fastembed model's name, or `openai:MODEL[:Nd]` for a provider."""
+    from .remote import check_provider, remote_model_id
+
+    if check_provider(settings) == "openai":
+        if settings.model.strip().lower() in {"", "none"}:
+            return None
+        return remote_model_id(settings)
+    return model_id_for(settings.model)
 
 
 _embedders: dict[tuple[str, int | None], Any] = {}
@@ -198,6 +230,7 @@ class IndexReport:
     units: int = 0
     units_embedded: int = 0
     embedded_units: int = 0
+    pending_units: int = 0  # units left without a vector by a failing provider
     model: str | None = None
     rebuilt: str | None = None  # why the cache was rebuilt, if it was
     seconds: float = 0.0
@@ -218,17 +251,31 @@ class Index:
         from .fulltext import FullText
 
         self.fulltext = FullText(self.cache / "whoosh")
-        self.model_id = model_id_for(config.index.model)
+        self.model_id = fingerprint(config.index)
+        self.remote = config.index.provider.strip().lower() == "openai"
         self._embedder: Any = None
         self._embedder_failed: str | None = None
+        self._embed_problem: str | None = None  # why the last run left units without vectors
 
     # -- model ------------------------------------------------------------------------------
 
     def embedder(self) -> Any:
         """The loaded embedder, or None (keyword-only) after one warning."""
         if self._embedder is None and self._embedder_failed is None and self.model_id:
-            from .embedder import ModelUnavailable
+            from .embedder import ModelUnavailable, model_disabled
 
+            if self.remote:
+                from .remote import RemoteEmbedder
+
+                try:
+                    if model_disabled():  # the switch tests and users rely on: no model at all
+                        raise ModelUnavailable(self.model_id, "disabled by VAULT_MODEL_DISABLED",
+                                               "Unset it to use semantic search.")
+                    self._embedder = RemoteEmbedder.from_settings(self.config.index)
+                except VaultError as exc:
+                    self._embedder_failed = str(exc)
+                    log.warning("%s Indexing and searching by keywords only.", exc)
+                return self._embedder
             try:
                 self._embedder = shared_embedder(
                     self.config.index.model, self.config.index.threads or None
@@ -247,8 +294,21 @@ class Index:
             return True
         return store.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
 
+    def pending_vectors(self) -> tuple[int, str]:
+        """Units a provider's failure left without their vector in the last run, and why
+        (0 and "" when none: searches may use the vectors)."""
+        store = self.store
+        if not store.path.exists():
+            return 0, ""
+        pending = int(store.get_meta("embeddings_pending", "0") or 0)
+        if pending and store.get_meta("embeddings_pending_model") != self.model_id:
+            return 0, ""  # recorded for another model (settings changed since)
+        return pending, store.get_meta("embeddings_error", "") or ""
+
     def prefetch_query_embedder(self) -> None:
         """Begin loading what `query_embedder` returns, in the background."""
+        if self.remote:
+            return
         if self.model_id and self._embedder_failed is None and self._embedder is None:
             prefetch_query_encoder(self.config.index.model, self.config.index.threads or None)
 
@@ -258,8 +318,8 @@ class Index:
         one warning."""
         if not self.model_id or self._embedder_failed is not None:
             return None
-        if self._embedder is not None:
-            return self._embedder
+        if self._embedder is not None or self.remote:
+            return self.embedder()
         from .embedder import ModelUnavailable
 
         try:
@@ -361,7 +421,8 @@ class Index:
         stored_model = store.get_meta("model_id")
         if stored_model and self.model_id and stored_model != self.model_id:
             log.warning(
-                "embedding model changed (%s -> %s): re-embedding every unit.",
+                "embedding model changed (%s -> %s): embedding the units that have no vector "
+                "from it yet.",
                 stored_model,
                 self.model_id,
             )
@@ -397,6 +458,9 @@ class Index:
         if self._embedder_failed:
             report.model = None
             report.warnings.append(self._embedder_failed)
+        if self._embed_problem:
+            report.warnings.append(self._embed_problem)
+            report.pending_units = int(store.get_meta("embeddings_pending", "0") or 0)
         return report
 
     def plan(
@@ -467,11 +531,13 @@ class Index:
                 found.add(path)
         return found
 
-    def stale_paths(self) -> list[str]:
-        """Paths whose stat differs from the index, plus indexed paths gone from disk.
-        Stats only; reads no file and writes nothing."""
+    def stale_paths(self, scope: scopes.Scope | None = None) -> list[str]:
+        """Paths whose stat differs from the index, plus indexed paths gone from disk (of
+        the files `scope` may see, when given). Stats only; reads no file and writes nothing."""
         known = self.store.file_stats()
-        disk = scan(self.root)
+        disk = scan(self.root, scope=scope)
+        if scope is not None:
+            known = {p: row for p, row in known.items() if scopes.sees(scope, scopes.scope_of(p))}
         stale = [
             p
             for p, st in disk.items()
@@ -523,6 +589,7 @@ class Index:
             log.warning("%s: %s", relpath, note.frontmatter_error)
         units = make_units(note)
         date = note.date.isoformat() if note.date else None
+        scope = scopes.scope_text(scopes.scope_of(relpath))
         self.store.replace_file(
             conn,
             relpath,
@@ -546,11 +613,19 @@ class Index:
                 )
                 for u in units
             ],
+            scope=scope,
         )
 
     def _embed_missing(self, progress: Progress | None) -> int:
-        """Embed units whose text has no vector for the current model yet."""
+        """Embed units whose text has no vector for the current model yet. A provider that
+        fails (or answers with unusable vectors) leaves those units pending: their text is
+        indexed, searches go by keywords only, and the next run tries again."""
+        import numpy as np
+
+        from .remote import EmbeddingProviderError
+
         store = self.store
+        self._embed_problem = None
         embedder = self.embedder() if self.model_id else None
         if embedder is None or not self.model_id:
             if store.get_meta("embeddings_complete") != "0":
@@ -563,25 +638,68 @@ class Index:
             # no-op run believing every unit has its vector.
             with store.transaction() as conn:
                 store.set_meta(conn, "embeddings_complete", 0)
-        done = 0
+        stored_model = store.get_meta("model_id")
+        expected = store.get_meta("dims") if stored_model == self.model_id else None
+        done = stored = 0
+        failure: str | None = None
         for start in range(0, len(missing), EMBED_BATCH):
             chunk = missing[start : start + EMBED_BATCH]
-            vectors = embedder.embed(
-                [text for _, text in chunk], batch_size=self.config.index.batch_size
-            )
-            rows = [(sha, vec.tobytes()) for (sha, _), vec in zip(chunk, vectors, strict=True)]
+            try:
+                vectors = embedder.embed(
+                    [text for _, text in chunk], batch_size=self.config.index.batch_size
+                )
+            except EmbeddingProviderError as exc:
+                failure = str(exc)
+                break
+            if expected and vectors.shape[1] != int(expected):
+                failure = (
+                    f"embedding provider failed: {self.model_id} now returns "
+                    f"{vectors.shape[1]}-dimensional vectors, the index holds {expected}. Set "
+                    "index.dimensions, or run `vault index --rebuild` after changing models"
+                )
+                break
+            usable = np.isfinite(vectors).all(axis=1)
+            rows = [
+                (sha, vec.tobytes())
+                for (sha, _), vec, ok in zip(chunk, vectors, usable, strict=True)
+                if ok
+            ]
+            if len(rows) < len(chunk):
+                failure = failure or (
+                    f"embedding provider failed: {self.model_id} returned unusable vectors "
+                    "(not finite, or all zeros)"
+                )
             with store.transaction() as conn:
                 store.add_embeddings(conn, self.model_id, rows)
             done += len(chunk)
+            stored += len(rows)
             if progress:
                 progress("embedding", done, len(missing))
+        if failure is not None:
+            pending = len(missing) - stored
+            self._embed_problem = (
+                f"{failure}: {pending} units keep their text and wait for their vectors; "
+                "searches use keywords only until `vault index` adds them."
+            )
+            log.warning("%s", self._embed_problem)
+            with store.transaction() as conn:
+                store.set_meta(conn, "embeddings_complete", 0)
+                store.set_meta(conn, "embeddings_pending", pending)
+                store.set_meta(conn, "embeddings_pending_model", self.model_id)
+                store.set_meta(conn, "embeddings_error", failure)
+                store.set_meta(conn, "last_index_at", time.time())
+            return stored
         with store.transaction() as conn:
             store.set_meta(conn, "model_id", self.model_id)
             store.set_meta(conn, "dims", embedder.dims)
             store.set_meta(conn, "embeddings_complete", 1)
+            store.set_meta(conn, "embeddings_pending", 0)
+            store.set_meta(conn, "embeddings_error", "")
             store.set_meta(conn, "last_index_at", time.time())
-            store.prune_embeddings(conn, self.model_id)
-        return done
+            # The previous model's vectors stay: switching back re-embeds only new texts.
+            keep = [stored_model] if stored_model and stored_model != self.model_id else []
+            store.prune_embeddings(conn, self.model_id, keep)
+        return stored
 
     def close(self) -> None:
         self.store.close()
@@ -599,7 +717,10 @@ def _docs(chunks: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def status(config: Config) -> dict[str, Any]:
-    """What the cache holds and how far the files have drifted from it. Writes nothing."""
+    """What the cache holds and how far the files have drifted from it. Writes nothing.
+
+    Settings bound to a scope (`config.scope`) count only what that scope may see, and add
+    `scope`: its name, the scopes it sees and its own files and units."""
     cache = config.cache_dir
     db = cache / "index.sqlite"
     info: dict[str, Any] = {
@@ -612,12 +733,20 @@ def status(config: Config) -> dict[str, Any]:
         "embedded_units": 0,
         "model": None,
         "configured_model": config.index.model,
+        "provider": config.index.provider,
+        "pending_embeddings": 0,
+        "embedding_error": None,
         "last_index_at": None,
         "drift": None,
         "problem": None,
         "skipped": {},
     }
-    disk = scan(config.root, skipped=info["skipped"])
+    viewer = config.scope
+    disk = scan(config.root, skipped=info["skipped"], scope=viewer)
+    shown: list[str] | None = None
+    if viewer is not None:
+        shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]
+        info["scope"] = {"name": shown[-1], "sees": shown, "files": 0, "units": 0}
     if not db.exists():
         info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
         info["problem"] = "not indexed yet: run `vault index`"
@@ -625,12 +754,19 @@ def status(config: Config) -> dict[str, Any]:
     store = Store(db, readonly=True)
     try:
         model = store.get_meta("model_id") or None
-        info.update(store.counts(model))
+        info.update(store.counts(model, shown))
         info["indexed"] = True
         info["model"] = model
         last = store.get_meta("last_index_at")
         info["last_index_at"] = float(last) if last else None
+        info["pending_embeddings"] = int(store.get_meta("embeddings_pending", "0") or 0)
+        info["embedding_error"] = store.get_meta("embeddings_error") or None
         indexed = store.file_stats()
+        if viewer is not None:
+            indexed = {p: row for p, row in indexed.items()
+                       if scopes.sees(viewer, scopes.scope_of(p))}
+            own = store.scope_counts().get(scopes.scope_text(viewer), (0, 0))
+            info["scope"].update(files=own[0], units=own[1])
     except (CorruptIndexError, sqlite3.DatabaseError) as exc:
         damage = f"the index is damaged ({exc})"
         if isinstance(exc, SchemaVersionError):
@@ -650,6 +786,21 @@ def status(config: Config) -> dict[str, Any]:
         "deleted": sum(1 for p in indexed if p not in disk),
     }
     return info
+
+
+def scope_counts(config: Config) -> dict[str, tuple[int, int]]:
+    """scope ("org/acme", "" for the root) -> (files, units) in the index; empty when there
+    is no usable index. Writes nothing."""
+    db = config.cache_dir / "index.sqlite"
+    if not db.exists():
+        return {}
+    store = Store(db, readonly=True)
+    try:
+        return store.scope_counts()
+    except (CorruptIndexError, sqlite3.DatabaseError):
+        return {}
+    finally:
+        store.close()
 
 
 def cache_size(folder: Path) -> int:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2  # 2: chunks.terms (the analyzed text, for query-time BM25)
+SCHEMA_VERSION = 3  # 2: chunks.terms (the analyzed text, for query-time BM25); 3: files.scope
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -29,8 +29,10 @@ CREATE TABLE IF NOT EXISTS files (
     date TEXT,
     title TEXT,
     tags TEXT NOT NULL DEFAULT '',
-    indexed_at REAL NOT NULL
+    indexed_at REAL NOT NULL,
+    scope TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX IF NOT EXISTS files_scope ON files(scope);
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY,
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
@@ -124,19 +126,23 @@ class Store:
             if not self.readonly:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
-                conn.executescript(SCHEMA)
+                conn.execute(SCHEMA.split(";")[0])  # meta first: an old schema is not extended
             version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if version is not None and version[0] != str(SCHEMA_VERSION):
+                conn.close()
+                raise SchemaVersionError(
+                    f"the index has schema version {version[0]}, "
+                    f"this vault-memory uses {SCHEMA_VERSION}"
+                )
+            if not self.readonly:
+                conn.executescript(SCHEMA)
+        except SchemaVersionError:
+            raise
         except sqlite3.DatabaseError as exc:
             raise CorruptIndexError(f"{self.path.name}: {exc}") from exc
         if version is None and not self.readonly:
             conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.commit()
-        elif version is not None and version[0] != str(SCHEMA_VERSION):
-            conn.close()
-            raise SchemaVersionError(
-                f"the index has schema version {version[0]}, "
-                f"this vault-memory uses {SCHEMA_VERSION}"
-            )
         return conn
 
     def close(self) -> None:
@@ -203,14 +209,16 @@ class Store:
         title: str,
         tags: Iterable[str],
         units: Iterable[tuple[int, int, str, str, str, float, str, str]],
+        scope: str = "",
     ) -> None:
         """Insert or replace a file and all its units
-        (start, end, heading, text, sha, salience, tags, analyzed terms)."""
+        (start, end, heading, text, sha, salience, tags, analyzed terms); `scope` is the
+        file's scope as "org/acme" ("" for the root)."""
         conn.execute("DELETE FROM files WHERE path=?", (path,))
         cur = conn.execute(
-            "INSERT INTO files (path, kind, mtime_ns, size, sha256, date, title, tags, indexed_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time()),
+            "INSERT INTO files (path, kind, mtime_ns, size, sha256, date, title, tags, indexed_at,"
+            " scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time(), scope),
         )
         file_id = cur.lastrowid
         conn.executemany(
@@ -282,19 +290,25 @@ class Store:
             " SET value = CAST(value AS INTEGER) + 1"
         )
 
-    def prune_embeddings(self, conn: sqlite3.Connection, model: str) -> int:
-        """Drop vectors of other models and of texts no unit has any more."""
+    def prune_embeddings(
+        self, conn: sqlite3.Connection, model: str, keep: Iterable[str] = ()
+    ) -> int:
+        """Drop vectors of other models (but those in `keep`) and of texts no unit has any
+        more."""
+        models = [model, *keep]
+        marks = ",".join("?" * len(models))
         cur = conn.execute(
-            "DELETE FROM embeddings WHERE model != ? OR sha256 NOT IN (SELECT sha256 FROM chunks)",
-            (model,),
+            f"DELETE FROM embeddings WHERE model NOT IN ({marks})"
+            " OR sha256 NOT IN (SELECT sha256 FROM chunks)",
+            models,
         )
         return cur.rowcount
 
     def unit_rows(
         self, model: str | None
-    ) -> list[tuple[int, int, str, str | None, float, bytes | None, int, str, str]]:
-        """Every unit in file order: (id, file id, heading, date, salience, vector or None,
-        number of lines, analyzed terms, text)."""
+    ) -> list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]]:
+        """Every unit, by scope and then in file order: (id, file id, heading, date, salience,
+        vector or None, number of lines, analyzed terms, text, scope)."""
         with self._read_snapshot() as conn:
             by_sha: dict[str, bytes] = {}
             if model:
@@ -302,10 +316,12 @@ class Store:
                     conn.execute("SELECT sha256, vector FROM embeddings WHERE model=?", (model,))
                 )
             return [
-                (uid, file_id, heading, date, salience, by_sha.get(sha), lines, terms, text)
-                for uid, file_id, heading, date, salience, sha, lines, terms, text in conn.execute(
-                    "SELECT id, file_id, heading, date, salience, sha256,"
-                    " end_line - start_line + 1, terms, text FROM chunks ORDER BY file_id, ord"
+                (uid, file_id, heading, date, salience, by_sha.get(sha), lines, terms, text, scope)
+                for uid, file_id, heading, date, salience, sha, lines, terms, text, scope
+                in conn.execute(
+                    "SELECT c.id, c.file_id, c.heading, c.date, c.salience, c.sha256,"
+                    " c.end_line - c.start_line + 1, c.terms, c.text, f.scope FROM chunks c"
+                    " JOIN files f ON f.id = c.file_id ORDER BY f.scope, c.file_id, c.ord"
                 )
             ]
 
@@ -322,15 +338,36 @@ class Store:
         finally:
             conn.rollback()
 
-    def counts(self, model: str | None) -> dict[str, int]:
+    def scope_counts(self) -> dict[str, tuple[int, int]]:
+        """scope ("" for the root) -> (files, units) of the index."""
+        with self._read_snapshot() as conn:
+            files = dict(conn.execute("SELECT scope, COUNT(*) FROM files GROUP BY scope"))
+            units = dict(conn.execute(
+                "SELECT f.scope, COUNT(*) FROM chunks c JOIN files f ON f.id = c.file_id"
+                " GROUP BY f.scope"))
+        return {scope: (count, units.get(scope, 0)) for scope, count in files.items()}
+
+    def counts(self, model: str | None, scopes: Sequence[str] | None = None) -> dict[str, int]:
+        """Files, units and embedded units of the index (of those `scopes` only, when given)."""
         conn = self.conn
-        files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
-        units = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        if scopes is None:
+            files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+            units = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            where: tuple[str, list[Any]] = ("1", [])
+        else:
+            where = (f"f.scope IN ({','.join('?' * len(scopes))})", list(scopes))
+            files = conn.execute(
+                f"SELECT COUNT(*) FROM files f WHERE {where[0]}", where[1]).fetchone()[0]
+            units = conn.execute(
+                f"SELECT COUNT(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where[0]}",
+                where[1]).fetchone()[0]
         embedded = 0
         if model:
             embedded = conn.execute(
                 "SELECT COUNT(*) FROM chunks c JOIN embeddings e"
-                " ON e.sha256=c.sha256 AND e.model=?",
-                (model,),
+                " ON e.sha256=c.sha256 AND e.model=?"
+                + (f" JOIN files f ON f.id = c.file_id WHERE {where[0]}" if scopes is not None
+                   else ""),
+                [model, *where[1]],
             ).fetchone()[0]
         return {"files": files, "units": units, "embedded_units": embedded}

@@ -11,8 +11,14 @@ The kernel drops inotify events when its queue overflows and watchdog only rebui
 watches, so an overflow (and a timer, every `watch.reconcile_minutes`, and the start) triggers
 a reconcile: the whole vault compared with the index by stat.
 
+It also drains the update queues (`Vault.updates`, capture/queue.py) that processes which
+died left in `.vault/queue/`: at start and on every reconcile.
+
 The same process answers `vault search` over a Unix socket in `.vault/` (see watch_client) and
-runs the dream schedule (see scheduler). One watcher per vault: `.vault/watch.lock` is
+runs the dream schedule (see scheduler). One index serves every scope of the vault: a search
+bound to a scope names it in its request; each dream schedule dreams every scope on it that
+has new daily-log entries (a scope's vault.toml may give it a schedule of its own), one diary
+per scope. One watcher per vault: `.vault/watch.lock` is
 flock-ed for the process's life, so a watcher killed with SIGKILL leaves nothing that blocks
 the next one. A clean stop (SIGINT, SIGTERM, or a `stop` request over the socket: `vault
 watch --stop`) removes the lock file while still holding the lock; whoever opened it before
@@ -25,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import hashlib
 import json
 import logging
 import logging.handlers
@@ -49,6 +56,7 @@ from .watch_client import LOCK_FILE, PROTOCOL, STATE_FILE, remove_socket, settin
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..files import Layout
     from ..index import IndexReport, Progress
 
 
@@ -64,6 +72,9 @@ class WatchedVault(Protocol):
     @property
     def cache_dir(self) -> Path: ...
 
+    @property
+    def layout(self) -> Layout: ...
+
     def index(self, rebuild: bool = False, paths: list[str] | None = None,
               progress: Progress | None = None, lock_timeout: float = 60.0) -> IndexReport: ...
 
@@ -73,7 +84,16 @@ class WatchedVault(Protocol):
 
     def prepare_search(self, mode: str = "hybrid") -> None: ...
 
+    def flush(self, messages: Any, session: str | None = None, dry_run: bool = False,
+              date: Any = None) -> Any: ...
+
     def dream(self) -> Any: ...
+
+    def dream_schedules(self) -> dict[tuple[str, str], list[tuple[str, ...]]]: ...
+
+    def dream_scopes(self, schedule: tuple[str, str] | None = None) -> dict[str, Any]: ...
+
+    def scope(self, *names: str) -> WatchedVault: ...
 
     def clone(self) -> WatchedVault: ...
 
@@ -249,7 +269,9 @@ class Watcher:
         self.quiet = quiet_ms / 1000
         self.max_delay = max(2.0, 10 * self.quiet)
         self.reconcile_every = minutes * 60 or None
-        self.dream = dream and vault.config.dream.enabled
+        # Without a job of the caller's, scopes may dream on schedules of their own even when
+        # the root's dreaming is off: `dream_schedules` says which (none: no scheduler).
+        self.dream = dream and (vault.config.dream.enabled or dream_job is None)
         self.dream_job = dream_job
         self.dream_trigger = dream_trigger
         self.serve = serve
@@ -257,7 +279,8 @@ class Watcher:
         self.ready = threading.Event()  # the first reconcile is done
         self.warm = threading.Event()  # the model and unit table are loaded
         self._table_stale = False  # the index changed since the search side was prepared
-        self.scheduler: DreamScheduler | None = None
+        self.scheduler: DreamScheduler | None = None  # the root's schedule (or the first)
+        self.schedulers: dict[tuple[str, str], DreamScheduler] = {}  # one per schedule
         self.socket: Path | None = None
 
         self._cond = threading.Condition()
@@ -277,6 +300,7 @@ class Watcher:
         self._failed = False
 
         self._lock_fd: int | None = None
+        self._updates: Any = None  # drains the spools of dead processes (capture/queue.py)
         self._observer: Any = None
         self._worker: threading.Thread | None = None
         self._server: Any = None
@@ -314,6 +338,7 @@ class Watcher:
                 self._start_server()
             if self.dream:
                 self._start_scheduler()
+            self._start_updates()
             self._write_state()
             log.info("watching %s (pid %d)", self.root, os.getpid())
         except BaseException:
@@ -366,8 +391,11 @@ class Watcher:
                 self._observer.join(timeout=10)
         if self._worker is not None:
             self._worker.join()
-        if self.scheduler is not None:
-            self.scheduler.shutdown(wait=True)
+        for scheduler in self.schedulers.values():
+            scheduler.shutdown(wait=True)
+        if self._updates is not None:
+            self._updates.close()
+            self._updates = None
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -416,9 +444,13 @@ class Watcher:
         self._lock_fd = fd
 
     def _write_state(self) -> None:
-        if self._lock_fd is None:
+        if self._lock_fd is None or self._stopping:
+            # Stopping: the state file goes, and a dream that ends while its scheduler shuts
+            # down must not ask that scheduler for its next run (APScheduler holds its job
+            # store's lock while it waits for the dream: a deadlock).
             return
-        next_dream = self.scheduler.next_run_at() if self.scheduler else None
+        runs = [s.next_run_at() for s in list(self.schedulers.values())]
+        next_dream = min((r for r in runs if r is not None), default=None)
         write_json(
             self.cache / STATE_FILE,
             {
@@ -541,6 +573,8 @@ class Watcher:
                 self._cond.notify_all()
             if done and full:
                 self.ready.set()
+                if self.dream and self.dream_job is None and not self._stopping:
+                    self._sync_schedulers()  # scopes made or removed since
             if done and self._table_stale and self.warm.is_set() and not self._stopping:
                 with self._cond:
                     idle = not (self._pending or self._full)
@@ -645,6 +679,8 @@ class Watcher:
             return True
         if full:
             self.report.reconciles += 1
+            if self._updates is not None:
+                self._updates.reclaim()
             if self.reconcile_every:
                 with self._cond:
                     self._next_reconcile = time.monotonic() + self.reconcile_every
@@ -745,21 +781,34 @@ class Watcher:
             return {"ok": False, "error": f"unknown request {request.get('op')!r}"}
         if not self.ready.is_set():
             return {"ok": False, "error": "the watcher is still indexing the vault"}
-        if request.get("settings") != self._settings_key:
+        target: Any = self._reader
+        scope = request.get("scope")
+        if scope is not None:  # a search bound to a scope sees what the scope may see
+            try:
+                if not isinstance(scope, list):
+                    raise VaultError("the scope of a search is a list of names")
+                target = self._reader.scope(*scope)
+                key = settings_key(target.config)
+            except VaultError as exc:
+                return {"ok": False, "error": str(exc)}
+        else:
+            key = self._settings_key
+        if request.get("settings") != key:
             return {"ok": False, "error": "the watcher runs with other settings"}
         self.settle()
         try:
-            hits = self._search(**request)
+            hits = self._search(target, **request)
         except Exception as exc:  # the client then searches in-process and reports the error
             log.info("a search through the socket failed (%s); the client searches itself.", exc)
             return {"ok": False, "error": str(exc)}
         self.report.searches += 1
-        return {"ok": True, "hits": [dataclasses.asdict(hit) for hit in hits]}
+        return {"ok": True, "hits": [dataclasses.asdict(hit) for hit in hits],
+                "warnings": list(getattr(hits, "warnings", []))}
 
-    def _search(self, **request: Any) -> list[Any]:
+    def _search(self, target: WatchedVault, **request: Any) -> list[Any]:
         with self._search_lock:
             try:
-                return self._reader.search(
+                return target.search(
                     str(request.get("query", "")),
                     limit=request.get("limit"),
                     mode=request.get("mode", "hybrid"),
@@ -774,21 +823,82 @@ class Watcher:
                     self._reader.close()  # replaced or damaged files: reopen on the next query
                 raise
 
+    # -- abandoned update queues ------------------------------------------------------------
+
+    def _start_updates(self) -> None:
+        """A queue of our own, which submits nothing: its worker flushes what dead processes
+        left in `.vault/queue/` (at once, every minute, and on `reclaim`)."""
+        from ..capture import UpdateQueue
+
+        try:
+            self._updates = UpdateQueue(self.vault)
+        except VaultError as exc:  # bad [queue] settings: the watcher still indexes
+            log.warning("not draining update queues: %s", exc)
+
     # -- the dream schedule -----------------------------------------------------------------
 
     def _start_scheduler(self) -> None:
-        job = self.dream_job
-        if job is None:
-            original = self.vault
-
-            def job() -> Any:
-                vault = original.clone()  # its own connections, in its own thread
-                try:
-                    return vault.dream()
-                finally:
-                    vault.close()
-
+        if self.dream_job is None:
+            self._sync_schedulers(at_start=True)
+            return
         self.scheduler = DreamScheduler(
-            self.vault.config, job, trigger=self.dream_trigger, on_run=self._write_state
+            self.vault.config, self.dream_job, trigger=self.dream_trigger,
+            on_run=self._write_state,
         )
+        self.schedulers[("", "")] = self.scheduler
         self.scheduler.start()
+
+    def _sync_schedulers(self, at_start: bool = False) -> None:
+        """One scheduler per dream schedule of the vault's scopes (`dream_schedules`), made
+        for schedules that appeared and shut down for those that are gone; the root's keeps
+        `.vault/scheduler.json`, the others a state file named after their schedule. At start
+        a bad schedule of the root stops the watcher; a scope's is logged and skipped."""
+        try:
+            groups = self.vault.dream_schedules()
+        except VaultError as exc:
+            if at_start:
+                raise
+            log.warning("the dream schedules could not be read: %s", exc)
+            return
+        for key in [k for k in self.schedulers if k not in groups]:
+            self.schedulers.pop(key).shutdown(wait=False)
+        for key, members in groups.items():
+            if key in self.schedulers:
+                continue
+            first = self.vault.scope(*members[0])
+            own_state: dict[str, Any] = {}  # the root's schedule: .vault/scheduler.json
+            if () not in members:
+                digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:12]
+                own_state["state_file"] = f"scheduler-{digest}.json"
+            try:
+                scheduler = DreamScheduler(
+                    first.config, self._dream_job(key), trigger=self.dream_trigger,
+                    on_run=self._write_state, **own_state,
+                    diary_dirs=[self.root / self.vault.scope(*m).layout.diary_dir
+                                for m in members],
+                )
+                scheduler.start()
+            except VaultError as exc:
+                if at_start and () in members:
+                    raise
+                log.warning("the dream schedule of scope %s is not used: %s",
+                            ", ".join("/".join(m) for m in members), exc)
+                continue
+            self.schedulers[key] = scheduler
+        pool = [s for k, s in self.schedulers.items() if () in groups.get(k, [])]
+        pool = pool or list(self.schedulers.values())
+        self.scheduler = pool[0] if pool else None
+        self._write_state()
+
+    def _dream_job(self, schedule: tuple[str, str]) -> Callable[[], Any]:
+        original = self.vault
+
+        def job() -> Any:
+            vault = original.clone()  # its own connections, in its own thread
+            try:
+                done = vault.dream_scopes(schedule)
+            finally:
+                vault.close()
+            return {name or "/": getattr(r, "status", f"failed: {r}") for name, r in done.items()}
+
+        return job

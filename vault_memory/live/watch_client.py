@@ -30,7 +30,7 @@ LOCK_FILE = "watch.lock"  # flock held by the watcher for its whole life
 STATE_FILE = "watch.json"  # pid, start time, last event, socket path
 SOCKET_FILE = "watch.sock"
 MAX_SOCKET_PATH = 107  # bytes: sun_path holds 108 including the final NUL
-PROTOCOL = 1
+PROTOCOL = 2  # 2: a search may name the scope it is bound to (an older watcher would not)
 CONNECT_TIMEOUT = 1.0
 REPLY_TIMEOUT = 10.0
 MAX_LINE = 64 << 20
@@ -100,7 +100,8 @@ def settings_key(config: Config) -> str:
     from ..index import DISABLE_ENV
 
     return json.dumps(
-        [config.as_dict()["search"], config.index.model, os.environ.get(DISABLE_ENV, "")],
+        [config.as_dict()["search"], config.index.model, os.environ.get(DISABLE_ENV, ""),
+         config.index.provider, config.index.base_url, config.index.dimensions],
         sort_keys=True,
     )
 
@@ -133,9 +134,12 @@ def request(cache_dir: Path, payload: dict[str, Any], timeout: float = REPLY_TIM
         return None
 
 
-def search(config: Config, **query: Any) -> list[dict[str, Any]] | None:
+def search(
+    config: Config, warnings: list[str] | None = None, **query: Any
+) -> list[dict[str, Any]] | None:
     """The hits (as dicts of `Hit` fields) of a search answered by the running watcher, or
-    None: no watcher, it refused (other settings, still indexing) or did not answer."""
+    None: no watcher, it refused (other settings, still indexing) or did not answer. The
+    search's warnings are added to `warnings`, when given."""
     cache_dir = config.cache_dir
     if not (cache_dir / LOCK_FILE).exists():
         return None
@@ -150,6 +154,9 @@ def search(config: Config, **query: Any) -> list[dict[str, Any]] | None:
             )
         return None
     hits = reply.get("hits")
+    said = reply.get("warnings")
+    if warnings is not None and isinstance(said, list) and isinstance(hits, list):
+        warnings.extend(str(w) for w in said)
     return hits if isinstance(hits, list) else None
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from . import hitlog, searcher
     from .context import DEFAULT_BUDGET, ContextBlock, build_context
     from .hitlog import line_hash, record
-    from .searcher import MODES, Filters, Hit, RankSettings, Searcher
+    from .searcher import MODES, Filters, Hit, RankSettings, Searcher, SearchResults
     from .tokens import TokenCounter, load_counter
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
@@ -24,6 +24,7 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "Hit": ("searcher", "Hit"),
     "MODES": ("searcher", "MODES"),
     "RankSettings": ("searcher", "RankSettings"),
+    "SearchResults": ("searcher", "SearchResults"),
     "Searcher": ("searcher", "Searcher"),
     "TokenCounter": ("tokens", "TokenCounter"),
     "build_context": ("context", "build_context"),
@@ -40,6 +41,7 @@ __all__ = [
     "Hit",
     "MODES",
     "RankSettings",
+    "SearchResults",
     "Searcher",
     "TokenCounter",
     "build_context",

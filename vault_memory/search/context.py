@@ -4,10 +4,14 @@ The block holds, in this order: MEMORY.md (from the top), today's and yesterday'
 (their latest entries when cut), and with a query the most relevant search hits that the
 block does not already show (hits scoring under half the best one are left out). Every part
 keeps the file's exact lines and says which lines they are, so a model can cite `path:line`.
+For a scope (a layout bound to one), MEMORY.md is the scope's own, followed by the MEMORY.md
+of each scope above it, the nearest first (the shared memory), and the logs are its own; the
+hits come from what it may see.
 
 Budget: MEMORY.md takes what it needs up to the budget minus two reserves, a quarter for the
 recent logs and, with a query, a quarter for the hits (each reserve only as large as what it
-holds); then today's log, yesterday's, and the hits fill what is left. Counts come from
+holds); then the shared MEMORY.md files in order, today's log, yesterday's, and the hits fill
+what is left. Trimming takes from the farthest MEMORY.md first. Counts come from
 `tokens.token_counter()` (the bundled tokenizer, offline). The final text is counted again
 and trimmed until it fits, so `count_tokens(block.text) <= max_tokens` always holds.
 
@@ -26,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..errors import VaultError
-from ..files import MEMORY_FILE, fsutil, parse_note
+from ..files import fsutil, parse_note
 from .tokens import TokenCounter, token_counter
 
 if TYPE_CHECKING:
@@ -128,7 +132,7 @@ class ContextBlock:
 
 def _load(layout: Layout, relpath: str, kind: str, day: dt.date | None = None) -> Source | None:
     try:
-        real, rel = fsutil.resolve_in_vault(layout.root, relpath)
+        real, rel = layout.resolve(relpath)
         if not real.is_file():
             return None
         file = fsutil.read_text(real, rel, layout.config.index.max_file_bytes)
@@ -262,7 +266,9 @@ class _Builder:
     ) -> None:
         self.counter = counter
         self.budget = budget
-        self.sources = {s.kind: s for s in sources}
+        self.sources = sources  # in block order: MEMORY.md files (own first), today, yesterday
+        self.memories = [s for s in sources if s.kind == "memory"]
+        self.logs = {s.kind: s for s in sources if s.kind != "memory"}
         self.query = query
         self.candidates = hits
         self.hits: list[Hit] = []
@@ -307,8 +313,7 @@ class _Builder:
 
     def build(self) -> str:
         avail = self.budget - self.counter.count(assemble([], [])) - 1
-        memory = self.sources.get("memory")
-        recent = [s for k in ("today", "yesterday") if (s := self.sources.get(k))]
+        recent = [s for k in ("today", "yesterday") if (s := self.logs.get(k))]
         recent_need = sum(self._overhead(s) + sum(s.costs) for s in recent)
         head = f'<relevant query="{_attr(self.query or "")}">\n</relevant>'
         hit_costs = [self.counter.count(render_hit(h)) + 2 for h in self.candidates]
@@ -316,7 +321,7 @@ class _Builder:
         reserve_recent = min(recent_need, RECENT_SHARE * avail)
         reserve_hits = min(hits_need, QUERY_SHARE * avail)
         remaining = float(avail)
-        if memory is not None:
+        for memory in self.memories:
             remaining -= self._fill(memory, remaining - reserve_recent - reserve_hits)
         for src in recent:
             remaining -= self._fill(src, remaining - reserve_hits)
@@ -344,23 +349,25 @@ class _Builder:
                 self.hits.remove(hit)
             else:
                 text = fitted
-        memory = self.sources.get("memory")
-        for _ in range(TOP_UP_LINES):
-            if memory is None or not memory.cut:
-                break
-            memory.keep = (0, memory.keep[1] + 1)
-            fitted = self._fits()
-            if fitted is None:
-                memory.keep = (0, memory.keep[1] - 1)
-                break
-            text = fitted
+        for memory in self.memories:
+            for _ in range(TOP_UP_LINES):
+                if not memory.cut:
+                    break
+                memory.keep = (0, memory.keep[1] + 1)
+                fitted = self._fits()
+                if fitted is None:
+                    memory.keep = (0, memory.keep[1] - 1)
+                    break
+                text = fitted
+            if memory.cut:
+                break  # a nearer MEMORY.md comes first: no lines of a farther one before it
         return text
 
     def _pick_hits(self, allot: float, costs: list[int]) -> None:
         """The best hits that fit, skipping those the block already shows."""
         shown: dict[str, set[int]] = {}
         texts = []
-        for src in self.sources.values():
+        for src in self.sources:
             lo, hi = src.keep
             shown.setdefault(src.path, set()).update(range(src.first + lo, src.first + hi))
             texts.append(" ".join("\n".join(src.shown).split()))
@@ -377,7 +384,7 @@ class _Builder:
 
     def notices(self) -> list[str]:
         found = []
-        for src in self.sources.values():
+        for src in self.sources:
             if src.kind == "memory" and src.cut:
                 found.append(self._memory_notice(src))
             elif src.kind != "memory" and src.keep[1] <= src.keep[0] and self.log_notices:
@@ -385,7 +392,7 @@ class _Builder:
         return found
 
     def render(self) -> str:
-        sections = [render_source(s) for s in self.sources.values()]
+        sections = [render_source(s) for s in self.sources]
         sections.append(render_hits(self.query or "", self.hits))
         return assemble(self.notices(), sections)
 
@@ -395,26 +402,26 @@ class _Builder:
             self.hits.pop()
             return True
         for kind in ("yesterday", "today"):
-            src = self.sources.get(kind)
+            src = self.logs.get(kind)
             if src is not None and src.keep[0] < src.keep[1]:
                 later = [s for s in src.block_starts if s > src.keep[0]]
                 src.keep = (min(later) if later else src.keep[0] + 1, src.keep[1])
                 return True
-        memory = self.sources.get("memory")
-        if memory is not None and memory.keep[1] > 0:
-            memory.keep = (0, memory.keep[1] - 1)
-            return True
-        if self.log_notices and len(self.sources) > (memory is not None):
+        for memory in reversed(self.memories):  # the farthest shared memory goes first
+            if memory.keep[1] > 0:
+                memory.keep = (0, memory.keep[1] - 1)
+                return True
+        if self.log_notices and self.logs:
             self.log_notices = False
             return True
-        if memory is not None and not self.short_notice:
+        if self.memories and not self.short_notice:
             self.short_notice = True
             return True
         return False
 
     def parts(self) -> list[ContextPart]:
         parts = []
-        for src in self.sources.values():
+        for src in self.sources:
             lo, hi = src.keep
             if hi > lo:
                 part = ContextPart(
@@ -452,7 +459,8 @@ def build_context(
     sources = [
         s
         for s in (
-            _load(layout, MEMORY_FILE, "memory"),
+            _load(layout, layout.memory_relpath, "memory"),
+            *(_load(layout, shared, "memory") for shared in layout.shared_memory()),
             _load(layout, layout.daily_relpath(today), "today", today),
             _load(layout, layout.daily_relpath(yesterday), "yesterday", yesterday),
         )

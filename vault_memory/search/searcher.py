@@ -29,7 +29,7 @@ from .ranking import (
     window_bm25,
     window_sums,
 )
-from .table import TABLE_FORMAT, UnitTable
+from .table import TABLE_FORMAT, Restriction, UnitTable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,6 +72,16 @@ class Hit:
         }
 
 
+class SearchResults(list[Hit]):
+    """The hits of a search, best first (a plain list), with `warnings`: why the search was
+    less than asked for, e.g. keywords only because the embedding provider failed. The CLI's
+    `--json` prints them as a top-level "warning"; each is also logged."""
+
+    def __init__(self, hits: Any = (), warnings: list[str] | None = None) -> None:
+        super().__init__(hits)
+        self.warnings: list[str] = list(warnings or [])
+
+
 # -- gathering the inputs ---------------------------------------------------------------------
 
 
@@ -82,6 +92,9 @@ class Filters:
     within: str | None = None  # a vault-relative file or folder
     kinds: tuple[str, ...] = ()
     hidden_kinds: tuple[str, ...] = ()  # left out unless asked for (the dream diary)
+    #: The scopes whose units a bound scope may see ("org/acme", "" for the root); None: all.
+    #: Applied to the unit table's rows before anything is scored (see `Searcher.search`).
+    scopes: tuple[str, ...] | None = None
 
     @property
     def active(self) -> bool:
@@ -165,16 +178,20 @@ class Searcher:
         hidden = self._hidden[kinds]
         return ~np.isin(table.ids, hidden) if len(hidden) else None
 
-    def _rare(self, table: UnitTable, tokens: list[str]) -> list[str]:
-        """Keep the exact tokens that are rare in the vault: a name on every line (a speaker,
-        the vault owner) carries no signal, an error code or a seldom-seen name does."""
+    def _rare(
+        self, table: UnitTable, tokens: list[str], within: Restriction | None = None
+    ) -> list[str]:
+        """Keep the exact tokens that are rare in the vault (in what a scope sees): a name on
+        every line (a speaker, the vault owner) carries no signal, an error code or a
+        seldom-seen name does."""
         kept = []
-        total = len(table.ids)
+        total = len(table.ids) if within is None else within.units
         for token in tokens:
             terms = terms_of(token)
             if not terms:
                 continue
-            frequency = min(len(table.text.postings(table.vocab.get(t))[0]) for t in terms)
+            frequency = min(len(table.text.postings(table.vocab.get(t), within)[0])
+                            for t in terms)
             if 0 < frequency <= max(RARE_MIN_UNITS, RARE_SHARE * total):
                 kept.append(token)
         return kept
@@ -198,10 +215,42 @@ class Searcher:
         mode: str = "hybrid",
         filters: Filters | None = None,
         today: dt.date | None = None,
+        settings: RankSettings | None = None,
+    ) -> SearchResults:
+        warnings: list[str] = []
+        if mode != "keyword" and self.index.model_id:
+            pending, why = self.index.pending_vectors()
+            if pending:
+                warnings.append(
+                    f"searched by keywords only: {pending} units wait for their vectors "
+                    f"({why}); the next `vault index` adds them."
+                )
+                mode = "keyword" if mode == "hybrid" else mode
+        hits = self._search(query, limit, mode, filters, today, warnings, settings)
+        for message in warnings:
+            log.warning("%s", message)
+        return SearchResults(hits, warnings)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        mode: str,
+        filters: Filters | None,
+        today: dt.date | None,
+        warnings: list[str],
+        settings: RankSettings | None = None,
     ) -> list[Hit]:
+        """The best `limit` hits for `query`. With `filters.scopes`, the search sees only the
+        units of those scopes, and ranks them as if the vault held nothing else: keyword idf
+        and lengths, vector and window normalisation and the exact-token guard count only
+        them, and the other rows' vectors are never multiplied. `settings` replace the
+        searcher's own for this query (a scope's [search] settings)."""
         import numpy as np
 
-        s = self.settings
+        from ..index import EmbeddingProviderError
+
+        s = settings or self.settings
         filters = filters or Filters()
         today = today or clock.today()
         store = self.index.store
@@ -210,6 +259,9 @@ class Searcher:
         table = self.table(model_id)
         n = len(table.ids)
         if n == 0:
+            return []
+        within = table.restrict(filters.scopes) if filters.scopes is not None else None
+        if within is not None and within.units == 0:
             return []
         allowed: np.ndarray | None = None
         if filters.active:
@@ -222,6 +274,8 @@ class Searcher:
             ))
         elif filters.hidden_kinds:
             allowed = self._visible(table, filters.hidden_kinds)
+        if within is not None:
+            allowed = within.mask if allowed is None else allowed & within.mask
 
         terms = list(dict.fromkeys(terms_of(query)))  # analyzed once: keywords and subjects
         keyword: np.ndarray | None = None
@@ -236,12 +290,12 @@ class Searcher:
             idf = {}
             for term in terms:
                 number = table.vocab.get(term)
-                units, scores = table.text.bm25(number, BM25_K1, BM25_B)
+                units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
                 keyword[units] += scores
                 matched[term][units] = 1.0
-                idf[term] = table.text.idf(number)
+                idf[term] = table.text.idf(number, within)
                 if s.heading_boost:
-                    units, scores = table.heading.bm25(number, BM25_K1, BM25_B)
+                    units, scores = table.heading.bm25(number, BM25_K1, BM25_B, within)
                     keyword[units] += s.heading_boost * scores
             if allowed is not None:  # filters restrict the keyword signal before it is scaled
                 keyword *= allowed
@@ -255,13 +309,13 @@ class Searcher:
                 keyword[nonzero[values < cut]] = 0.0
             for marks in matched.values():
                 marks *= keyword > 0
-            guard = self._rare(table, exact_tokens(query))
+            guard = self._rare(table, exact_tokens(query), within)
         # Units whose lead-in label (their speaker, person or field) a query word names.
         subject = np.zeros(n, dtype=bool)
         labels: set[str] = set()
         if mode in ("hybrid", "keyword") and s.subject_boost:
             for term in terms:
-                units, _ = table.label.postings(table.vocab.get(term))
+                units, _ = table.label.postings(table.vocab.get(term), within)
                 if len(units):
                     subject[units] = True
                     labels.add(term)
@@ -272,7 +326,19 @@ class Searcher:
                 text = query
                 if labels and mode == "hybrid" and s.subject_free_vector:
                     text = dense_query(query, labels.__contains__)
-                vector = (table.matrix @ encoder.embed_query(text)).astype(np.float64)
+                try:
+                    embedded = encoder.embed_query(text)
+                    if embedded.shape != (table.matrix.shape[1],):
+                        raise EmbeddingProviderError(
+                            f"the query's vector has {embedded.shape[-1]} dimensions, the "
+                            f"index's {table.matrix.shape[1]}"
+                        )
+                except EmbeddingProviderError as exc:
+                    warnings.append(f"searched by keywords only: {exc}")
+                    if mode == "semantic":
+                        return []
+                else:
+                    vector = _cosines(table.matrix, embedded, within)
         if keyword is None and vector is None:
             return []
         if vector is None and keyword is not None and not keyword.any() and not guard:
@@ -294,6 +360,8 @@ class Searcher:
                 if vector is not None
                 else None
             )
+            if w_vec is not None and within is not None:  # others' windows: no part in scaling
+                w_vec = _floored(w_vec, within.mask[starts])
             window_scores = fuse(w_kw, w_vec, s.fusion, weight, s.rrf_k)
             context = lift(context, window_scores, membership, s.window_weight)
         relevance = fused + context
@@ -307,7 +375,7 @@ class Searcher:
         if guard:
             guard_terms = list(dict.fromkeys(t for tok in guard for t in terms_of(tok)))
             holders = np.unique(np.concatenate(
-                [table.text.postings(table.vocab.get(t))[0] for t in guard_terms]))
+                [table.text.postings(table.vocab.get(t), within)[0] for t in guard_terms]))
             if allowed is not None:
                 holders = holders[allowed[holders]]
             held = store.chunks_by_id(int(table.ids[r]) for r in holders[:GUARD_MAX_UNITS])
@@ -394,3 +462,23 @@ class Searcher:
         return hits
 
 
+def _cosines(matrix: np.ndarray, query: np.ndarray, within: Restriction | None) -> np.ndarray:
+    """Every unit's cosine to the query vector (unit vectors: a dot product). Restricted to a
+    scope, only its rows are multiplied (the others' vectors are never read), and the others
+    get the lowest of its cosines, so they take no part in min-max scaling."""
+    import numpy as np
+
+    if within is None:
+        return (matrix @ query).astype(np.float64)
+    out = np.empty(len(matrix), dtype=np.float64)
+    for first, end in within.ranges:
+        out[first:end] = matrix[first:end] @ query
+    return _floored(out, within.mask)
+
+
+def _floored(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """`values` with every entry outside `keep` set to the lowest kept one (0 with none)."""
+    import numpy as np
+
+    kept = values[keep]
+    return np.where(keep, values, float(kept.min()) if len(kept) else 0.0)

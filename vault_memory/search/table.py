@@ -1,13 +1,20 @@
 """The unit table: every unit of the index in file order, with its section, date, salience,
 vector and the postings of its analyzed terms, as numpy arrays a query is scored on. Built
 from the store once and saved beside it (index/arrays.py), so a cold process maps it.
+
+Units are grouped by scope (files/scopes.py), the root's first, so the units a scope may see
+are a few runs of rows: `restrict` gives a scoped search its mask, its row ranges and the
+unit counts and field lengths of just those units (a scope's BM25 is computed as if the vault
+held only what it sees).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index import terms_of
@@ -16,10 +23,23 @@ from .ranking import is_question, lead_label, recency_factors
 if TYPE_CHECKING:
     import numpy as np
 
-TABLE_FORMAT = 4  # bump when UnitTable's arrays change meaning
+TABLE_FORMAT = 5  # bump when UnitTable's arrays change meaning (5: grouped by scope)
 
-# (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text)
-UnitRow = tuple[int, int, str, str | None, float, bytes | None, int, str, str]
+# (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text,
+# scope); the scope ("org/acme", "" for the root) may be left out: the root's.
+UnitRow = tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]
+FIELDS = ("tx", "hd", "lb")  # text, heading, lead-in label
+
+
+@dataclass(frozen=True)
+class Restriction:
+    """The units a scoped search may see: a mask over the rows, the runs of rows it covers,
+    and for BM25 their number and each field's average length."""
+
+    mask: np.ndarray
+    ranges: tuple[tuple[int, int], ...]
+    units: int
+    averages: Mapping[str, float]
 
 
 class UnitTable:
@@ -51,6 +71,36 @@ class UnitTable:
         self._vocab: dict[str, int] | None = None
         self._recency_key: tuple[int, float, float] | None = None
         self._recency: np.ndarray | None = None
+        self.scope_codes = arrays["scope_codes"]  # each row's scope, a number into scope_names
+        self._scope_bounds = arrays["scope_bounds"]  # rows of scope k: bounds[k]:bounds[k + 1]
+        names = bytes(arrays["scope_names"]).decode("utf-8")
+        self.scope_names = names.split("\n") if len(arrays["scope_bounds"]) > 1 else []
+        self._restrictions: dict[tuple[str, ...], Restriction] = {}
+
+    def restrict(self, scopes: Sequence[str]) -> Restriction:
+        """The rows of the units of `scopes` (names as "org/acme", "" for the root). Their runs
+        and counts are kept while the table lives; the mask is made anew (a few microseconds:
+        a server for hundreds of agents keeps no mask of a table's length per agent)."""
+        import numpy as np
+
+        key = tuple(sorted(set(scopes)))
+        found = self._restrictions.get(key)
+        if found is None:
+            codes = [i for i, name in enumerate(self.scope_names) if name in key]
+            bounds = self._scope_bounds
+            ranges = tuple((int(bounds[c]), int(bounds[c + 1])) for c in codes)
+            units = sum(end - first for first, end in ranges)
+            averages = {
+                field: float(self.arrays[f"{field}_scope_len"][codes].sum()) / units
+                if units else 0.0
+                for field in FIELDS
+            }
+            found = Restriction(np.zeros(0, dtype=bool), ranges, units, averages)
+            self._restrictions[key] = found
+        mask = np.zeros(len(self.ids), dtype=bool)
+        for first, end in found.ranges:
+            mask[first:end] = True
+        return dataclasses.replace(found, mask=mask)
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -68,11 +118,23 @@ class UnitTable:
         windows: Sequence[int],
     ) -> UnitTable:
         """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count,
-        analyzed terms, text) in file order."""
+        analyzed terms, text[, scope]) in file order (grouped by scope here if they are not)."""
         import numpy as np
 
+        scope_of_row = [r[9] if len(r) > 9 else "" for r in rows]
+        if any(x > y for x, y in zip(scope_of_row, scope_of_row[1:], strict=False)):
+            order = sorted(range(len(rows)), key=scope_of_row.__getitem__)  # stable
+            rows = [rows[i] for i in order]
+            scope_of_row = [scope_of_row[i] for i in order]
         n = len(rows)
         a: dict[str, np.ndarray] = {}
+        names = list(dict.fromkeys(scope_of_row))
+        code_of = {name: code for code, name in enumerate(names)}
+        a["scope_codes"] = np.fromiter(map(code_of.__getitem__, scope_of_row), dtype=np.int32,
+                                       count=n)
+        a["scope_bounds"] = np.searchsorted(a["scope_codes"], np.arange(len(names) + 1)).astype(
+            np.int64)
+        a["scope_names"] = np.frombuffer("\n".join(names).encode("utf-8"), dtype=np.uint8).copy()
         a["ids"] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         a["order"] = np.argsort(a["ids"], kind="stable")
         a["sorted_ids"] = a["ids"][a["order"]]
@@ -105,7 +167,7 @@ class UnitTable:
                 a[f"w{w}_rows{k}"] = unit_rows
                 a[f"w{w}_wins{k}"] = window_rows
             a[f"w{w}_norm"] = _window_norms(matrix, bool(with_vector), lengths, members)
-        a.update(_postings(rows))
+        a.update(_postings(rows, a["scope_codes"], len(names)))
         return cls(a, windows)
 
     def recency(self, today: int, half_life_days: float, weight: float) -> np.ndarray:
@@ -131,9 +193,13 @@ class UnitTable:
 
 class FieldPostings:
     """One field's inverted index as arrays: for term number t, the units holding it are
-    rows[offsets[t]:offsets[t+1]] with their term frequencies; plus each unit's length."""
+    rows[offsets[t]:offsets[t+1]] with their term frequencies; plus each unit's length.
+
+    With a `Restriction`, postings, idf and the average length count only its units: a scope's
+    scores are what they would be in a vault holding only what the scope sees."""
 
     def __init__(self, arrays: Mapping[str, np.ndarray], field: str) -> None:
+        self.field = field
         self.offsets = arrays[f"{field}_offsets"]
         self.rows = arrays[f"{field}_rows"]
         self.tf = arrays[f"{field}_tf"]
@@ -141,34 +207,46 @@ class FieldPostings:
         self.average = float(arrays[f"{field}_avg"][0])
         self.units = len(self.lengths)
 
-    def postings(self, term: int | None) -> tuple[np.ndarray, np.ndarray]:
+    def postings(
+        self, term: int | None, within: Restriction | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         if term is None or term + 1 >= len(self.offsets):
             return self.rows[:0], self.tf[:0]
         start, end = int(self.offsets[term]), int(self.offsets[term + 1])
-        return self.rows[start:end], self.tf[start:end]
+        rows, tf = self.rows[start:end], self.tf[start:end]
+        if within is not None:
+            keep = within.mask[rows]
+            rows, tf = rows[keep], tf[keep]
+        return rows, tf
 
-    def idf(self, term: int | None) -> float:
+    def idf(self, term: int | None, within: Restriction | None = None) -> float:
         """Robertson idf, log(1 + (N - n + 0.5) / (n + 0.5)), as the Whoosh weighting."""
-        rows, _ = self.postings(term)
-        n = len(rows)
+        return self._idf(len(self.postings(term, within)[0]), within)
+
+    def _idf(self, n: int, within: Restriction | None) -> float:
         if n == 0:
             return 0.0
-        return math.log(1.0 + (self.units - n + 0.5) / (n + 0.5))
+        units = self.units if within is None else within.units
+        return math.log(1.0 + (units - n + 0.5) / (n + 0.5))
 
-    def bm25(self, term: int | None, k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    def bm25(
+        self, term: int | None, k1: float, b: float, within: Restriction | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(unit rows, BM25 score of the term in each): Whoosh's BM25F formula per field."""
-        rows, tf = self.postings(term)
+        rows, tf = self.postings(term, within)
         if len(rows) == 0:
             return rows, tf.astype("float64")
-        average = self.average or 1.0
+        average = (self.average if within is None else within.averages[self.field]) or 1.0
         norm = k1 * ((1.0 - b) + b * self.lengths[rows] / average)
-        return rows, self.idf(term) * (tf * (k1 + 1.0)) / (tf + norm)
+        return rows, self._idf(len(rows), within) * (tf * (k1 + 1.0)) / (tf + norm)
 
 
-def _postings(rows: Sequence[UnitRow]) -> dict[str, np.ndarray]:
+def _postings(
+    rows: Sequence[UnitRow], scope_codes: np.ndarray, scopes: int
+) -> dict[str, np.ndarray]:
     """The text, heading and label fields' inverted index as arrays (see FieldPostings), built
     from the analyzed terms the indexer stored with each unit (headings and lead-in labels are
-    analyzed here, once per distinct string)."""
+    analyzed here, once per distinct string); and each field's total length per scope."""
     import numpy as np
     from whoosh.util.numeric import byte_to_length, length_to_byte
 
@@ -208,6 +286,7 @@ def _postings(rows: Sequence[UnitRow]) -> dict[str, np.ndarray]:
         # The average is exact, each unit's length rounded to what Whoosh's one byte holds:
         # the scores are then exactly the Whoosh index's.
         out[f"{name}_avg"] = np.array([lengths.mean() if len(lengths) else 0.0])
+        out[f"{name}_scope_len"] = np.bincount(scope_codes, weights=lengths, minlength=scopes)
         longest = int(lengths.max(initial=0))
         rounded = [byte_to_length(length_to_byte(x)) for x in range(longest + 1)]
         out[f"{name}_len"] = np.asarray(rounded, dtype=np.float32)[lengths]

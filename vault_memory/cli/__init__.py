@@ -1,0 +1,13 @@
+"""The `vault` command: a thin click layer over the `Vault` facade, one module per command
+group in data-flow order (files, index, search, capture, dream, live, agents).
+
+Each command parses its options, makes one facade call and prints the result. Data goes to
+stdout; progress, warnings and errors go to stderr. `VaultError` becomes `Error: …` with exit
+status 1 in exactly one place (`app.VaultGroup.invoke`); usage errors exit with 2. The library
+is imported only when a command runs, so `vault --help` stays fast.
+"""
+
+from . import agents, capture, dream, files, index, live, search  # noqa: F401 - the commands
+from .app import cli, main
+
+__all__ = ["cli", "main"]

@@ -1,0 +1,5 @@
+"""`python -m vault_memory.cli`."""
+
+from .app import main
+
+main()

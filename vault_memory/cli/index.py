@@ -1,0 +1,150 @@
+"""`vault index`, `vault status`, `vault scopes`: the cache and what it holds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+
+from .app import _print_json, cli, pass_vault, scope_option
+
+
+@cli.command()
+@click.option("--rebuild", is_flag=True, help="Throw the cache away and rebuild it from the files.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_vault
+def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
+    """Bring the search cache (.vault/) in line with the files.
+
+    Only changed files are read; moved files and unchanged text are never re-embedded.
+
+    \b
+    Example:
+      vault index
+      vault index --rebuild --json
+    """
+    report = vault.index(rebuild=rebuild)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    if report.rebuilt:
+        click.echo(f"rebuilt: {report.rebuilt}")
+    click.echo(
+        f"{report.new} new, {report.modified} modified, {report.moved} moved, "
+        f"{report.deleted} deleted, {report.unchanged} unchanged"
+        + (f", {skipped} skipped" if (skipped := report.unreadable + report.skipped_links) else "")
+    )
+    click.echo(
+        f"{report.files} files, {report.units} units, {report.embedded_units} embedded "
+        f"({report.units_embedded} new) with {report.model or 'no model: keyword search only'} "
+        f"in {report.seconds:.2f} s"
+    )
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@scope_option
+@pass_vault
+def status(vault: Vault, as_json: bool) -> None:
+    """Show what the cache holds, the model, drift since the last index, and the settings.
+
+    Writes nothing.
+
+    \b
+    Example:
+      vault status --json
+    """
+    info = vault.status()
+    if as_json:
+        _print_json(info)
+        return
+    import datetime as dt
+
+    last = info["last_index_at"]
+    when = dt.datetime.fromtimestamp(last).isoformat(timespec="seconds") if last else "never"
+    drift = info["drift"] or {}
+    lines = [
+        f"vault         {info['vault']}",
+        f"cache         {info['cache']} ({info['cache_bytes'] / 1e6:.1f} MB)",
+        f"files         {info['files']}",
+        f"units         {info['units']} ({info['embedded_units']} embedded)",
+        f"model         {info['model'] or 'none (keyword search only)'}",
+        f"last index    {when}",
+        "drift         " + (", ".join(f"{v} {k}" for k, v in drift.items()) or "none"),
+    ]
+    if info.get("pending_embeddings"):
+        lines.append(f"pending       {info['pending_embeddings']} units wait for their vectors "
+                     f"({info['embedding_error']}); `vault index` adds them")
+    if "scope" in info:
+        own, above = info["scope"], ", ".join(n or "/" for n in info["scope"]["sees"][:-1])
+        lines.insert(1, f"scope         {own['name'] or '/'} ({own['files']} files, "
+                        f"{own['units']} units of its own; sees {above or 'nothing above'})")
+    if info["problem"]:
+        lines.append(f"problem       {info['problem']}")
+    for path, why in sorted(info["skipped"].items()):
+        lines.append(f"skipped       {path}: {why}")
+    lines.append(f"watcher       {_describe_watcher(info['watcher'])}")
+    lines.append(f"queue         {_describe_queue(info['queue'])}")
+    for key, source in sorted(info["settings_sources"].items()):
+        section, _, name = key.partition(".")
+        lines.append(f"setting       {key} = {info['settings'][section][name]!r} ({source})")
+    click.echo("\n".join(lines))
+
+def _describe_queue(queue: dict[str, Any]) -> str:
+    from ..text import plural
+
+    text = f"{queue['pending']} pending"
+    if queue["pending"]:
+        text += f" ({plural(queue['sessions'], 'session')}"
+        if queue["abandoned"]:
+            text += f", {queue['abandoned']} left by stopped processes"
+        text += ")"
+    if queue["failed"]:
+        text += (f", {plural(queue['failed'], 'update')} failed: {queue['last_error']} "
+                 "(kept in .vault/queue/failed.jsonl)")
+    return text
+
+def _describe_watcher(watcher: dict[str, Any]) -> str:
+    import datetime as dt
+
+    if not watcher["running"]:
+        return "not running" + (" (a killed one left its state file)" if watcher["stale"] else "")
+    up = int(watcher["uptime_seconds"] or 0)
+    text = f"running (pid {watcher['pid']}, up {up // 3600}h {up % 3600 // 60:02d}m"
+    if watcher["last_event_at"]:
+        last = dt.datetime.fromtimestamp(watcher["last_event_at"]).isoformat(timespec="seconds")
+        text += f", last event {last}"
+    if watcher["next_dream_at"]:
+        text += f", next dream {watcher['next_dream_at'][:16].replace('T', ' ')}"
+    return text + ")"
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the scopes as JSON.")
+@pass_vault
+def scopes(vault: Vault, as_json: bool) -> None:
+    """List the scopes of the vault (folders under scopes/) with their files and units.
+
+    A scope sees its own files and those of the scopes above it, never a sibling's or a
+    child's; bind a command to one with --scope. Writes nothing.
+
+    \b
+    Example:
+      vault scopes
+      vault search "billing" --scope org/acme/agent-alpha
+    """
+    from ..text import plural
+
+    found = vault.scopes()
+    if as_json:
+        _print_json([info.to_dict() for info in found])
+        return
+    for info in found:
+        notes = [what for what, flag in (("MEMORY.md", info.memory), ("own vault.toml",
+                 info.settings), ("not bindable: rename the folder", not info.bindable)) if flag]
+        click.echo(f"{info.name or '/':<28} {plural(info.files, 'file'):>10} "
+                   f"{plural(info.units, 'unit'):>11}  {plural(info.daily_logs, 'daily log')}"
+                   + (f"  ({', '.join(notes)})" if notes else ""))
+
