@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from vault_memory.capture.extract import classify
+from vault_memory.capture.conversation import Message
+from vault_memory.capture.extract import classify, extract_offline
 
 # (role, sentence, label)
 LABELLED: list[tuple[str, str, str]] = [
@@ -111,3 +112,25 @@ def test_the_labelled_set_covers_every_tag_and_both_roles() -> None:
 )
 def test_decided_instead_of_is_a_decision(sentence: str, label: str) -> None:
     assert label_of("user", sentence) == label
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # an assistant's standing promise, however it opens, and a promise tied to a moment of
+        # the day's work, are commitments it must keep: flush writes them down
+        ("Going forward, I'll run the linter before every commit.", True),
+        ("Understood. I'll write the tests first from now on.", True),
+        ("Next time I will ask before deleting a branch.", True),
+        ("I will use British spelling in all future replies.", True),
+        ("I'll send you the revised estimate right after the meeting.", True),
+        ("I promise to double-check the migrations before the release.", True),
+        # the next step of the work at hand is not
+        ("I'll check the logs.", False),
+        ("I'll add tests for every function in this file.", False),
+        ("I'll fix the typo in the README.", False),
+    ],
+)
+def test_an_assistants_commitment_is_kept(said: str, kept: bool) -> None:
+    entries = extract_offline([Message("assistant", said)], 400)
+    assert [e.category for e in entries] == (["commitment"] if kept else [])

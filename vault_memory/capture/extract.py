@@ -406,9 +406,7 @@ _ASSISTANT_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         1,
         re.compile(
             r"\b(?:i|we)(?:'ll| will) (?:always|never|remember|keep in mind|make sure to|"
-            r"follow up|remind you)\b|\bfrom now on\b|"
-            r"\b(?:i|we)(?:'ll| will)\b.*\b(?:going forward|in (?:the )?future|next time|"
-            r"for all (?:new|future|upcoming)|for every)\b"
+            r"follow up|remind you)\b|\bfrom now on\b"
         ),
     ),
     (
@@ -556,7 +554,7 @@ def classify(sentence: str, role: str) -> tuple[str, int] | None:
         return None
     if _HEDGE.search(low):
         return None
-    if _is_promise_with_deadline(low):
+    if _is_promise_with_deadline(low) or _is_standing_promise(low):
         return "commitment", 1
     if _ASSISTANT_NOISE.match(low):
         return None
@@ -564,6 +562,23 @@ def classify(sentence: str, role: str) -> tuple[str, int] | None:
         if pattern.search(low):
             return category, importance
     return None
+
+
+# what makes a promise a standing rule rather than the next step of the work at hand:
+# "Going forward, I'll run the linter first", "I'll write the tests first from now on"
+_STANDING = re.compile(
+    r"\b(?:going forward|from now on|from here on(?: out)?|in (?:the )?future|"
+    r"in (?:all )?future (?:\w+)|next time|every time|each time|whenever|"
+    r"for (?:all|every|each) (?:new|future|upcoming) \w+|"
+    r"(?:for|after|before) (?:every|each) (?:release|commit|deploy(?:ment)?|pr|pull request|"
+    r"change|session|conversation|reply|answer|response|run|build|merge|meeting))\b"
+)
+
+
+def _is_standing_promise(low: str) -> bool:
+    """A future action of the speaker that holds beyond this conversation ("Next time I'll
+    ask before deleting a branch")."""
+    return bool(_PROMISE.search(low) and _STANDING.search(low))
 
 
 def _is_promise_with_deadline(low: str) -> bool:
