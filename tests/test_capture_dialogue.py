@@ -156,3 +156,64 @@ def test_flush_uses_the_people_rules_for_people_and_the_agent_rules_for_agents(
                             session="agent")
     # with an agent, a user's plain remark without a name or number is not a memory
     assert agent.entries == []
+
+
+def test_a_reply_to_a_question_tells_even_without_a_word_about_its_speaker() -> None:
+    chat = people(("Ines", "What do your turtles eat?"),
+                  ("Tomas", "Mostly leafy greens, some fruit and the odd cricket."),
+                  ("Tomas", "Greyhounds are gentle dogs and they sleep a lot."))
+    # the answer is kept; a remark that answers nothing and tells nothing of Tomas is not
+    assert texts(chat) == ["Tomas: Mostly leafy greens, some fruit and the odd cricket."]
+    # one's own question does not count
+    assert texts(people(("Ines", "Where is it? The harbour is quiet at night."))) == []
+
+
+def test_a_statement_that_ends_in_a_question_keeps_the_statement() -> None:
+    chat = people(("Ines", "I finished another pottery project - want to see a pic?"),
+                  ("Tomas", "Did you glaze it, or is it still raw?"))
+    assert texts(chat) == ["Ines: I finished another pottery project."]
+
+
+def test_a_short_answer_that_names_things_is_kept() -> None:
+    chat = people(("Ines", "What are your cats called?"),
+                  ("Tomas", "Miso and Tofu! Great question."))
+    assert texts(chat) == ["Tomas: Miso and Tofu!"]
+    assert judge("Luna and Oliver!")[0] == "said"
+    assert judge("In Lisbon.")[0] == "said"
+    assert judge("Idea!")[0] is None  # capitalised because it opens the sentence
+    assert judge("Hey Tomas!", {"Tomas"})[0] is None  # the listener called out
+
+
+def test_catching_up_is_left_out_and_the_news_kept() -> None:
+    chat = people(
+        ("Ines", "Tomas, since we last spoke, I took up pottery at the community centre."),
+        ("Ines", "A lot has happened since we talked. Crazy stuff's been happening lately."),
+        ("Ines", "Guess what, long time no see! I sold the old car."),
+        ("Tomas", "Wow, nice!"),
+    )
+    assert texts(chat) == ["Ines: I took up pottery at the community centre.",
+                           "Ines: I sold the old car."]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I'll keep you posted on how it goes.",  # the conversation's own bookkeeping
+        "I'll definitely let you know.",
+        "I'm sure you'll nail the audition.",  # wishes and reassurance for the listener
+        "I hope your knee heals soon.",
+        "I'm so happy they gave you a warm welcome back.",
+        "Glad I have friends like you in my corner.",
+        "Keep up the great work!",  # cheering on
+        "Don't give up, you are so close!",
+        "Have a blast at the festival!",
+        "Sorry about the hike, that sounds rough.",
+    ],
+)
+def test_what_is_said_for_the_listener_is_left_out(sentence: str) -> None:
+    assert judge(sentence)[0] is None
+
+
+def test_the_speakers_own_plans_are_no_request() -> None:
+    assert judge("Now I'm going to submit it to two festivals in the autumn.")[0] == "self"
+    assert judge("Now tell me about your trip to the coast.")[0] is None
