@@ -134,3 +134,19 @@ def test_decided_instead_of_is_a_decision(sentence: str, label: str) -> None:
 def test_an_assistants_commitment_is_kept(said: str, kept: bool) -> None:
     entries = extract_offline([Message("assistant", said)], 400)
     assert [e.category for e in entries] == (["commitment"] if kept else [])
+
+
+@pytest.mark.parametrize(
+    ("sentence", "decision"),
+    [
+        ("We made the decision to move the office to Leeds.", True),
+        ("We're going with Redis for the cache.", True),
+        ("Decision: ship it on Monday.", True),
+        # a decision pondered or a phrase that only looks like one
+        ("It's a big decision, but I think I'm ready to adopt.", False),
+        ("It's normal to be nervous before a big decision like that.", False),
+        ("Playing every week keeps me going with my other hobbies.", False),
+    ],
+)
+def test_a_decision_is_one_made(sentence: str, decision: bool) -> None:
+    assert (label_of("user", sentence) == "decision") is decision

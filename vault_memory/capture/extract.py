@@ -333,8 +333,13 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         "decision",
         2,
         re.compile(
-            r"\b(?:decided|decision|(?:we|i) (?:chose|picked|opted for|went with)|chosen|"
-            r"settled on|agreed|go(?:ing)? with|(?:we|i)(?:'ll| will) use|let's use|"
+            # "decision" as a label or a decision made, not "a big decision" pondered; "going
+            # with" someone's choice, not "keep going with our passions"
+            r"\b(?:decided|decision(?=\s*:)|(?:made|took|reached|final) (?:a |the |our |my |this )?"
+            r"(?:\w+ )?decision|the decision (?:is|was) (?:to|that)|"
+            r"(?:we|i) (?:chose|picked|opted for|went with)|chosen|"
+            r"settled on|agreed|(?:^|(?:let's|we(?:'re| are| will|'ll)?|i(?:'m| am| will|'ll)?) )"
+            r"go(?:ing)? with|(?:we|i)(?:'ll| will) use|let's use|"
             r"switch(?:ing|ed)? (?:to|from)|migrat(?:e|ing|ed) to|(?:we're|we are) using|"
             r"will be using|approved|signed off)\b"
         ),
