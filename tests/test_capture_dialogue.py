@@ -208,6 +208,8 @@ def test_catching_up_is_left_out_and_the_news_kept() -> None:
         "Don't give up, you are so close!",
         "Have a blast at the festival!",
         "Sorry about the hike, that sounds rough.",
+        "I'm sure he'll be fine after a good night's sleep.",
+        "Guess what!",
     ],
 )
 def test_what_is_said_for_the_listener_is_left_out(sentence: str) -> None:
@@ -217,3 +219,14 @@ def test_what_is_said_for_the_listener_is_left_out(sentence: str) -> None:
 def test_the_speakers_own_plans_are_no_request() -> None:
     assert judge("Now I'm going to submit it to two festivals in the autumn.")[0] == "self"
     assert judge("Now tell me about your trip to the coast.")[0] is None
+
+
+def test_the_readme_example(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README, "Conversations between people": the transcript and what flush writes of it."""
+    monkeypatch.setenv("VAULT_NOW", "2026-05-11T12:00")
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ cat friends.txt\n", 1)[1].split("$ vault flush", 1)[0]
+    written = readme.split("$ tail -3 memory/2026-05-11.md\n", 1)[1].split("```", 1)[0]
+    report = Vault(vault_dir).flush(block, session="friends", date=DAY)
+    log = (vault_dir / report.path).read_text(encoding="utf-8")
+    assert log.endswith(written)

@@ -86,7 +86,7 @@ _COURTESY = re.compile(
     r"so sorry|glad to (?:hear|see|know)|happy to (?:hear|see|help)|good to (?:hear|see|know)|"
     r"nice to (?:hear|see|know)|great to (?:hear|see|know|chat|talk)|love (?:that|this|it)|"
     r"me too|same here|hugs|miss you|love you|long time no (?:see|talk|chat)|"
-    r"can't wait to (?:hear|see)|happy (?:birthday|anniversary|holidays|new year|"
+    r"can't wait to (?:hear|see)|guess what|happy (?:birthday|anniversary|holidays|new year|"
     r"thanksgiving|easter)|merry christmas|good (?:morning|night|evening|afternoon))\b"
 )
 # the speaker's feelings about the listener: "I'm so proud of you", "I'm here for you",
@@ -112,6 +112,8 @@ _TO_LISTENER = re.compile(
     # heals soon", "I'm sorry to hear about Max"
     r"|^i(?:'m| am)\s+(?:(?:so|really|very|just|totally|absolutely)\s+)*(?:sure|confident|"
     r"certain|positive|glad|happy|sorry)\b[^.!?]*\b(?:you|your|you're|to hear)\b"
+    r"|^i(?:'m| am)\s+(?:(?:so|really|totally|absolutely)\s+)*(?:sure|confident|certain)\s+"
+    r"(?:that\s+)?(?:he|she|it|they|things|everything|it'll|they'll|he'll|she'll)\b"
     r"|\b(?:have|having) (?:you|friends like you|a friend like you|people like you)\b"
     r"|\bthere for (?:you|ya)\b"
     r"|^i\s+(?:(?:really|just|truly)\s+)*(?:hope|wish|bet)\s+(?:that\s+)?(?:you|your)\b"
