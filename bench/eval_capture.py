@@ -222,7 +222,7 @@ def said_by(entry: str, speaker: str) -> bool:
 
 def states(item: str, entries: list[str], stopwords: frozenset[str]) -> bool:
     """Whether one MEMORY.md entry states the event-summary `item`: it holds at least half of
-    the item's content words (names included: "Caroline" matters in "Caroline adopts a dog")."""
+    the item's content words (names included: "Ines" matters in "Ines adopts a dog")."""
     target = set(normalise(item, stopwords))
     return any(coverage(target, entry, stopwords) >= CARRY_SHARE for entry in entries)
 

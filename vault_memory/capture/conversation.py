@@ -255,7 +255,7 @@ def _parse_transcript(text: str) -> list[Message]:
     return [Message(role, "\n".join(lines).strip(), name) for role, name, lines in turns]
 
 
-# `Caroline: …`, `**Jonas Berg:** …`: a name (capitalised words) before a colon
+# `Ines: …`, `**Jonas Berg:** …`: a name (capitalised words) before a colon
 _NAMED_LINE = re.compile(
     r"^[ \t]*(?:\*\*|__)?(?P<name>[^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}?)"
     r"[ \t]*(?:\*\*|__)?:(?:\*\*|__)?[ \t]+(?P<rest>\S.*)$"
@@ -271,7 +271,7 @@ NOTE_LABELS = frozenset(re.findall(r"\S+", """
 
 
 def _named_turns(text: str) -> list[Message] | None:
-    """A transcript between named people (`Caroline: …` / `Melanie: …`): every speaker's turn
+    """A transcript between named people (`Ines: …` / `Tomas: …`): every speaker's turn
     a `user` message with their name. Only when it reads as one: at least two names, each
     opening two turns or more, the turns alternating, and most lines opening a turn (so notes
     with a few `Decision: …` labels stay notes)."""

@@ -4,15 +4,15 @@ a user and an assistant.
 The offline rules of `extract` believe an assistant only when it decides or commits, and a user
 when a sentence carries a signal (a preference, a decision, a name, a number). Between people,
 both speakers are the memory's subjects, and what they tell about themselves usually comes
-without such a signal: "I painted that lake last year. It's special to me." So here a message
+without such a signal: "I built that boat over three summers. It's special to me." So here a message
 is kept when its speaker says something about themselves (a sentence in the first person, or a
 fact by the rules of `extract`) or answers the other's question ("What do your turtles eat?" -
 "Leafy greens and crickets."), and then with every statement of the message: the sentences
-that follow "I painted that lake" say what it meant. Left out: questions (a statement that ends
+that follow "I built that boat" say what it meant. Left out: questions (a statement that ends
 in one keeps the statement), greetings, thanks, congratulations, encouragement, wishes and
 reactions aimed at the listener ("I'm so proud of you", "Keep it up!", "I hope your knee heals
 soon"), the conversation's own bookkeeping ("I'll keep you posted", "since we last talked"),
-requests, and the listener's name used as an address ("Hey Nate, …"). A short answer is kept
+requests, and the listener's name used as an address ("Hey Tomas, …"). A short answer is kept
 when it names things ("Luna and Oliver!").
 The kept sentences of a message form one entry (several when they exceed the entry size), so
 a thought stays together under its speaker's name.
@@ -185,7 +185,7 @@ def judge(
         return None, None
     if len(words) < 4:
         # a short answer that names things ("Luna and Oliver!"), not a greeting or a name
-        # called out ("Hey Jon!")
+        # called out ("Hey Tomas!")
         return ("said", None) if _names_things(words, listeners) else (None, None)
     if _TO_LISTENER.search(low) or _CHEER.match(low):
         return None, None
@@ -309,15 +309,15 @@ def _without_catch_up(sentence: str) -> str | None:
     return rest[:1].upper() + rest[1:]
 
 
-# "Nate, …", "Hey Nate, …", "Wow Jo! …": a name called out, after an interjection or not
+# "Tomas, …", "Hey Tomas, …", "Wow Jo! …": a name called out, after an interjection or not
 _ADDRESS = re.compile(
     r"^(?:(?:hey|hi|hello|oh|wow|woah|whoa|yeah|yes|yep|aw+|omg|ok|okay|well)[\s,!]+)?"
     r"([A-Z][\w'-]+)\s*[,!]\s+(?=\S)", re.I)
 
 
 def _unaddressed(sentence: str, listeners: set[str]) -> str:
-    """The sentence without the listener's name used as an address: "Hey Nate, it's been a
-    while" or "That was fun, Jo!" (a first name or its short form, "Mel" for Melanie)."""
+    """The sentence without the listener's name used as an address: "Hey Tomas, it's been a
+    while" or "That was fun, Jo!" (a first name or its short form, "Jo" for Joana)."""
     start = _ADDRESS.match(sentence)
     if start and _is_listener(start[1], listeners):
         rest = sentence[start.end():]

@@ -1,19 +1,19 @@
 """What a flushed entry says once it is in MEMORY.md: a statement, not a line of transcript.
 
 `vault flush` writes what was said under the speaker's label: `User: We decided to use uv
-instead of pip. #decision`, `Caroline: I went to a support group yesterday (2023-05-07).`
+instead of pip. #decision`, `Ines: I went to a pottery class yesterday (2026-05-10).`
 MEMORY.md holds statements (its provenance comment says where each came from), so a dream
 promotes such an entry without the label:
 
 - the user's own words as they are: MEMORY.md is the user's memory, its "I" is its owner
   (`We decided to use uv instead of pip. #decision`);
 - anyone else's in the third person when the entry opens with "I …" or "My …" and says
-  nothing else in the first person (`Caroline went to a support group yesterday …`, `The
+  nothing else in the first person (`Ines went to a pottery class yesterday …`, `The
   assistant will open the PR by Friday.`), only for forms that need no other change: "I'm",
   "I was", "I've", "I'll", a modal, a past tense;
-- otherwise as a quote, attributed after it: `“I painted that lake last year! It's special to
-  me.” — Caroline`. Not `Caroline: …` or `Caroline said: …`: a label before a colon makes the
-  line "about Caroline" for search (README, "Subjects"), which, on top of MEMORY.md's own
+- otherwise as a quote, attributed after it: `“I built that boat over three summers! It's special to
+  me.” — Tomas`. Not `Tomas: …` or `Tomas said: …`: a label before a colon makes the
+  line "about Tomas" for search (README, "Subjects"), which, on top of MEMORY.md's own
   weight, would put every promoted remark of hers above whatever the logs hold about her.
 
 `speaker_label` tells a flush label from a label someone wrote ("Decision: …"). Pure.
@@ -39,7 +39,7 @@ _IRREGULAR_PAST = re.findall(r"\S+", (
     "grew heard held hid hurt knew led lent lit meant paid put quit rode rang rose said sat "
     "sold shot shut sang slept spoke stood stole swam taught threw understood woke wore"
 ))
-# (opener, what replaces it after the subject): "I'm" -> "Caroline is"
+# (opener, what replaces it after the subject): "I'm" -> "Ines is"
 _OPENERS = (
     (re.compile(r"^I(?:'|’)m\s+|^I am\s+"), "is "),
     (re.compile(r"^I was\s+"), "was "),
