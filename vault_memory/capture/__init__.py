@@ -11,6 +11,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .conversation import NOTE_LABELS
+    from .dates import pin_dates, unpin_dates
     from .flush import (
         FlushReport,
         SessionInfo,
@@ -23,28 +25,34 @@ if TYPE_CHECKING:
     from .redact import redact_text
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
+    "NOTE_LABELS": ("conversation", "NOTE_LABELS"),
     "FlushReport": ("flush", "FlushReport"),
     "QueueStats": ("queue", "QueueStats"),
     "SessionInfo": ("flush", "SessionInfo"),
     "SessionNotFoundError": ("flush", "SessionNotFoundError"),
     "flush_conversation": ("flush", "flush_conversation"),
     "group_sessions": ("flush", "group_sessions"),
+    "pin_dates": ("dates", "pin_dates"),
     "redact_text": ("redact", "redact_text"),
     "UpdateQueue": ("queue", "UpdateQueue"),
     "queue_status": ("queue", "queue_status"),
     "scan_sessions": ("flush", "scan_sessions"),
+    "unpin_dates": ("dates", "unpin_dates"),
 }
 __all__ = [
+    "NOTE_LABELS",
     "FlushReport",
     "QueueStats",
     "SessionInfo",
     "SessionNotFoundError",
     "flush_conversation",
     "group_sessions",
+    "pin_dates",
     "UpdateQueue",
     "queue_status",
     "redact_text",
     "scan_sessions",
+    "unpin_dates",
 ]
 
 

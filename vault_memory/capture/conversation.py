@@ -248,8 +248,52 @@ def _parse_transcript(text: str) -> list[Message]:
             turns[-1][2].append(line)
         # lines before the first speaker (a title, an export banner) are not a turn
     if not turns:
+        named = _named_turns(text)
+        if named:
+            return named
         return [Message("user", text.strip())]  # plain notes: one message from the user
     return [Message(role, "\n".join(lines).strip(), name) for role, name, lines in turns]
+
+
+# `Ines: …`, `**Jonas Berg:** …`: a name (capitalised words) before a colon
+_NAMED_LINE = re.compile(
+    r"^[ \t]*(?:\*\*|__)?(?P<name>[^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}?)"
+    r"[ \t]*(?:\*\*|__)?:(?:\*\*|__)?[ \t]+(?P<rest>\S.*)$"
+)
+#: Labels people put in notes ("Decision: …"), never a speaker's name.
+NOTE_LABELS = frozenset(re.findall(r"\S+", """
+    decision decisions note notes update updates correction reminder todo to-do fix fixed plan
+    idea question answer summary context status result action problem issue goal next why
+    warning important tip example rule policy fyi ps nb remember owner deadline cause reason
+    outcome agenda follow-up blocker risk done doing task tasks see also eta cost price time
+    date where when who what how source link ref re subject topic
+"""))
+
+
+def _named_turns(text: str) -> list[Message] | None:
+    """A transcript between named people (`Ines: …` / `Tomas: …`): every speaker's turn
+    a `user` message with their name. Only when it reads as one: at least two names, each
+    opening two turns or more, the turns alternating, and most lines opening a turn (so notes
+    with a few `Decision: …` labels stay notes)."""
+    lines = [line for line in fsutil.split_lines(text) if line.strip()]
+    turns: list[tuple[str, list[str]]] = []
+    for line in lines:
+        match = _NAMED_LINE.match(line)
+        name = match["name"].strip() if match else None
+        if name and name[0].isupper() and name.split()[0].lower() not in NOTE_LABELS \
+                and name.lower() not in NOTE_LABELS:
+            turns.append((name, [match["rest"]]))  # type: ignore[index]
+        elif turns:
+            turns[-1][1].append(line)
+    counts: dict[str, int] = {}
+    for name, _ in turns:
+        counts[name] = counts.get(name, 0) + 1
+    changes = sum(1 for a, b in zip(turns, turns[1:], strict=False) if a[0] != b[0])
+    if (len([n for n, c in counts.items() if c >= 2]) < 2 or changes < 2
+            or len(turns) * 2 < len(lines)):
+        return None
+    return [Message("user", "\n".join(body).strip(), _clean_name(name))
+            for name, body in turns]
 
 
 def derive_session_id(messages: list[Message]) -> str:

@@ -11,6 +11,7 @@ redacted; an unusable reply raises `LLMError` so that the caller falls back to t
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
 import unicodedata
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..files import LIST_ITEM, TAG_NAME, fsutil
 from .conversation import Message, squash, transcript_for_model
+from .dates import pin_dates, unpin_dates
 from .redact import redact
 
 if TYPE_CHECKING:
@@ -61,9 +63,10 @@ _TRAILING_TAGS = re.compile(rf"(?:\s+#{TAG_NAME})+\s*$")
 
 
 def entry_key(line: str) -> str:
-    """The identity of an entry line: bullet, trailing #tags, case, spacing and final
-    punctuation do not count (adding `#important` to a flushed line does not make it new)."""
-    text = LIST_ITEM.sub("", line.strip(), count=1)
+    """The identity of an entry line: bullet, trailing #tags, case, spacing, final
+    punctuation and the dates `dates.pin_dates` wrote do not count (adding `#important` to a
+    flushed line does not make it new, nor does flushing it again on another day)."""
+    text = LIST_ITEM.sub("", unpin_dates(line.strip()), count=1)
     text = _TRAILING_TAGS.sub("", text)
     text = unicodedata.normalize("NFKC", text).casefold()
     text = re.sub(r"\s+", " ", text).strip().rstrip(".!;:,… ")
@@ -71,10 +74,17 @@ def entry_key(line: str) -> str:
 
 
 def make_entry(
-    text: str, category: str, importance: int, speaker: str | None, max_chars: int
+    text: str,
+    category: str,
+    importance: int,
+    speaker: str | None,
+    max_chars: int,
+    day: dt.date | None = None,
 ) -> FlushEntry | None:
-    """One line, capped at a sentence boundary, prefixed with the speaker, tagged."""
-    body = cap_text(squash(text), max_chars)
+    """One line, its relative dates pinned to `day` (see `dates`), capped at a sentence
+    boundary, prefixed with the speaker, tagged."""
+    body = squash(text)
+    body = cap_text(pin_dates(body, day) if day else body, max_chars)
     if not body:
         return None
     tags = []
@@ -281,7 +291,8 @@ _LEADING_FILLER = re.compile(
     r"^(?:(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|perfect|awesome|wow|"
     r"omg|yay|aw+|oh wow|"
     r"got it|sounds good|makes sense|yes|yeah|yep|right|alright|well|so|also|and|but|oh|ah|"
-    r"btw|by the way|anyway|one more thing)(?:\s+(?:so|then|now|too))?[\s,!.:;—–-]+)+",
+    r"btw|by the way|anyway|one more thing|noted|understood|certainly|absolutely|of course|"
+    r"will do|no problem)(?:\s+(?:so|then|now|too))?[\s,!.:;—–-]+)+",
     re.I,
 )
 _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
@@ -309,22 +320,34 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:i|we) (?:really |much |strongly )?(?:prefer|like|love|hate|dislike|enjoy|"
             r"can't stand|don't like|do not like|don't want|do not want|want (?!to\b)|"
-            r"would rather|'d rather)(?! (?:it|that|this|them|those|these|you)\b[\s.!]*$)|"
+            r"would rather)(?! (?:it|that|this|them|those|these|you)\b[\s.!]*$)|"
+            r"\b(?:i|we)'d rather\b|"
             r"\bprefer(?:s|red|ence)?\b|\b(?:my|our) favou?rite\b|"
             r"^(?:please )?(?:always|never|don't ever|do not ever|avoid|stop) (?!(?:here|there|"
-            r"been|be|was|is|the|a|so|too|mind)\b)|\bfrom now on\b|"
-            r"\b(?:instead of|rather than)\b|\bnot (?:a fan|keen)\b"
+            r"been|be|was|is|the|a|so|too|mind)\b)|\bfrom now on\b"
         ),
     ),
+    # before the weaker signs of a preference: "We decided to use uv instead of pip" names
+    # what it replaced, and is a decision
     (
         "decision",
         2,
         re.compile(
-            r"\b(?:decided|decision|(?:we|i) (?:chose|picked|opted for|went with)|chosen|"
-            r"settled on|agreed|go(?:ing)? with|(?:we|i)(?:'ll| will) use|let's use|"
+            # "decision" as a label or a decision made, not "a big decision" pondered; "going
+            # with" someone's choice, not "keep going with our passions"
+            r"\b(?:decided|decision(?=\s*:)|(?:made|took|reached|final) (?:a |the |our |my |this )?"
+            r"(?:\w+ )?decision|the decision (?:is|was) (?:to|that)|"
+            r"(?:we|i) (?:chose|picked|opted for|went with)|chosen|"
+            r"settled on|agreed|(?:^|(?:let's|we(?:'re| are| will|'ll)?|i(?:'m| am| will|'ll)?) )"
+            r"go(?:ing)? with|(?:we|i)(?:'ll| will) use|let's use|"
             r"switch(?:ing|ed)? (?:to|from)|migrat(?:e|ing|ed) to|(?:we're|we are) using|"
             r"will be using|approved|signed off)\b"
         ),
+    ),
+    (
+        "preference",
+        1,
+        re.compile(r"\b(?:instead of|rather than)\b|\bnot (?:a fan|keen)\b"),
     ),
     (
         "commitment",
@@ -408,7 +431,8 @@ _ASSISTANT_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
 # even with a verb that otherwise narrates the work at hand ("I'll fix it by Friday"); without
 # a time ("I'll check the logs.") it is that narration.
 _PROMISE = re.compile(
-    r"\b(?:i|we)(?:'ll| will|'m going to| am going to|'re going to| are going to)"
+    r"\b(?:i|we)(?:'ll| will|'m going to| am going to|'re going to| are going to| promise to|"
+    r" commit to)"
     r"(?: (?:also|then|first|personally|definitely|still))? (?!be\b|not\b|never\b)[a-z]"
 )
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
@@ -429,9 +453,13 @@ _TIME_ITSELF = (
 _DATE = r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}(?:st|nd|rd|th)?(?: of)? " + _MONTH
 # a time that takes one: "by Friday", "on 3 Dec", "before 17:00", "until March"
 _TIME_AFTER_PREPOSITION = (
-    r"(?:by|before|on|until|till|no later than|ahead of|at|in|from) (?:the )?(?:"
+    r"(?:by|before|on|until|till|no later than|ahead of|at|in|from|for) (?:the )?(?:"
     + "|".join((r"(?:early |mid-?|late )?" + _MONTH, _WEEKDAY, _CLOCK, _DATE, _TIME_ITSELF))
     + ")"
+    # or a moment of the day's work: "after the meeting", "right after standup"
+    + r"|(?:right )?(?:after|before) (?:the |this |our |your |today's |tomorrow's |each |every )?"
+    r"(?:meeting|call|standup|stand-up|lunch|demo|release|review|deploy(?:ment)?|sync|retro|"
+    r"interview|workshop|launch|merge)"
 )
 _DEADLINE = re.compile(
     r"\b(?:" + _TIME_ITSELF + r"|" + _TIME_AFTER_PREPOSITION + r")(?![\w-]|['’]s\b)"
@@ -468,10 +496,27 @@ _COMMON_OPENERS = _words(
 
 
 _REDACTED_MARK = re.compile(r"\[REDACTED:[\w-]+\]")
+# "How was the trip?", "Is it done? (see the log above)": a question, a trailing remark aside
+_ASKS = re.compile(r"\?[\"'”’]*(?:\s+\([^()]*\))?\s*$")
 
 
-def _is_filler(words: list[str]) -> bool:
+def asks(sentence: str) -> bool:
+    return bool(_ASKS.search(sentence))
+
+
+def is_filler(words: list[str]) -> bool:
+    """Every word is a greeting, thanks or acknowledgement ("ok thanks, sounds good")."""
     return all(w.lower().strip("'’") in _FILLER_WORDS for w in words)
+
+
+def is_reaction(low: str) -> bool:
+    """A lower-cased sentence reacts to what was said ("that sounds great")."""
+    return bool(_REACTION.match(low))
+
+
+def is_request(low: str) -> bool:
+    """A lower-cased sentence asks for something ("can you …", "write a test for …")."""
+    return bool(_REQUEST.match(low))
 
 
 def _looks_specific(sentence: str) -> bool:
@@ -492,7 +537,7 @@ def classify(sentence: str, role: str) -> tuple[str, int] | None:
         if len(re.findall(r"[\w'’-]+", sentence)) < 5:
             return None
     words = re.findall(r"[\w'’-]+", sentence)
-    if len(words) < 3 or _is_filler(words) or sentence.rstrip().endswith("?"):
+    if len(words) < 3 or is_filler(words) or asks(sentence):
         return None
     low = sentence.lower().replace("’", "'")
     if role == "user":
@@ -514,7 +559,7 @@ def classify(sentence: str, role: str) -> tuple[str, int] | None:
         return None
     if _HEDGE.search(low):
         return None
-    if _is_promise_with_deadline(low):
+    if _is_promise_with_deadline(low) or _is_standing_promise(low):
         return "commitment", 1
     if _ASSISTANT_NOISE.match(low):
         return None
@@ -522,6 +567,23 @@ def classify(sentence: str, role: str) -> tuple[str, int] | None:
         if pattern.search(low):
             return category, importance
     return None
+
+
+# what makes a promise a standing rule rather than the next step of the work at hand:
+# "Going forward, I'll run the linter first", "I'll write the tests first from now on"
+_STANDING = re.compile(
+    r"\b(?:going forward|from now on|from here on(?: out)?|in (?:the )?future|"
+    r"in (?:all )?future (?:\w+)|next time|every time|each time|whenever|"
+    r"for (?:all|every|each) (?:new|future|upcoming) \w+|"
+    r"(?:for|after|before) (?:every|each) (?:release|commit|deploy(?:ment)?|pr|pull request|"
+    r"change|session|conversation|reply|answer|response|run|build|merge|meeting))\b"
+)
+
+
+def _is_standing_promise(low: str) -> bool:
+    """A future action of the speaker that holds beyond this conversation ("Next time I'll
+    ask before deleting a branch")."""
+    return bool(_PROMISE.search(low) and _STANDING.search(low))
 
 
 def _is_promise_with_deadline(low: str) -> bool:
@@ -533,31 +595,42 @@ def _is_promise_with_deadline(low: str) -> bool:
     return bool(_DEADLINE.search(low, promise.end()) or _DEADLINE.match(low))
 
 
-def extract_offline(messages: Iterable[Message], max_chars: int) -> list[FlushEntry]:
+def extract_offline(
+    messages: Iterable[Message], max_chars: int, day: dt.date | None = None
+) -> list[FlushEntry]:
     """Entries worth remembering, by rules: what users state (facts, preferences, decisions,
     commitments, corrections) and, conservatively, what assistants decide, commit to or
     confirm. Greetings, acknowledgements, questions, requests, code, commands and tool output
-    are left out."""
+    are left out. Relative dates are pinned to `day` (the conversation's)."""
     entries: list[FlushEntry] = []
     for message in messages:
         if message.role not in ("user", "assistant") or not message.text.strip():
             continue
-        for block in _blocks(message.text):
-            for sentence in _sentences(block):
-                sentence = _EMPHASIS.sub(r"\2", sentence)
-                trimmed = _LEADING_FILLER.sub("", sentence).strip()
-                if trimmed != sentence and trimmed:  # "Ok, let's go with X" -> "Let's go with X"
-                    sentence = trimmed[0].upper() + trimmed[1:]
-                found = classify(sentence, message.role)
-                if found is None:
-                    continue
-                entry = make_entry(sentence, found[0], found[1], message.speaker, max_chars)
-                if entry is not None:
-                    entries.append(entry)
-    return _unique(entries)
+        for _, sentence in message_sentences(message.text):
+            found = classify(sentence, message.role)
+            if found is None:
+                continue
+            entry = make_entry(sentence, found[0], found[1], message.speaker, max_chars, day)
+            if entry is not None:
+                entries.append(entry)
+    return unique(entries)
 
 
-def _unique(entries: list[FlushEntry]) -> list[FlushEntry]:
+def message_sentences(text: str) -> Iterator[tuple[str, str]]:
+    """The sentences of a message, code, commands and logs left out, as (as written, trimmed):
+    emphasis removed, and the trimmed one without its leading filler ("Ok, let's go with X"
+    -> "Let's go with X")."""
+    for block in _blocks(text):
+        for sentence in _sentences(block):
+            sentence = _EMPHASIS.sub(r"\2", sentence)
+            trimmed = _LEADING_FILLER.sub("", sentence).strip()
+            if trimmed != sentence and trimmed:
+                yield sentence, trimmed[0].upper() + trimmed[1:]
+            else:
+                yield sentence, sentence
+
+
+def unique(entries: list[FlushEntry]) -> list[FlushEntry]:
     seen: set[str] = set()
     result = []
     for entry in entries:
@@ -570,13 +643,16 @@ def _unique(entries: list[FlushEntry]) -> list[FlushEntry]:
 # -- LLM extraction -------------------------------------------------------------------------
 
 LLM_PROMPT = """\
-You turn a conversation between a user and an AI assistant into durable memory entries.
-Keep only what is worth remembering weeks later: facts the user states about themselves, their
-work, people and systems; preferences; decisions; commitments and deadlines; corrections of
-earlier facts (state the corrected fact). Skip greetings, thanks, questions, requests for help,
+You turn a conversation (between a user and an AI assistant, or between people) into durable
+memory entries.
+Keep only what is worth remembering weeks later: facts the user (between people: each speaker)
+states about themselves, their life, work, people and systems; what they did, plan and feel
+strongly about; preferences; decisions; commitments and deadlines; corrections of earlier
+facts (state the corrected fact). Skip greetings, thanks, questions, requests for help,
 explanations, code, shell commands, tool output and anything already recorded (listed below).
 Each entry is one short self-contained sentence that names who said or decided it
-(e.g. "Maya prefers short answers with code first."). Never include passwords, keys or tokens.
+(e.g. "Maya prefers short answers with code first."). Write dates as dates: "yesterday" said
+on 2026-11-22 is 2026-11-21. Never include passwords, keys or tokens.
 Answer with JSON only, in this form:
 {"entries": [{"text": "...", "category": "fact|preference|decision|commitment|correction",
 "importance": 1}]}
@@ -592,6 +668,7 @@ def extract_llm(
     recorded: list[str],
     max_chars: int,
     max_input_chars: int,
+    day: dt.date | None = None,
 ) -> tuple[list[FlushEntry], Counter[str]]:
     """Entries proposed by the model, validated; (entries, secrets redacted from its reply).
     Raises `LLMError` when the reply is unusable."""
@@ -604,7 +681,9 @@ def extract_llm(
             f"{max_input_chars:,} sent to a model ([flush] llm_max_input_chars)"
         )
     known = "\n".join(f"- {line}" for line in recorded[-200:]) or "(nothing yet)"
-    prompt = f"Already recorded for this session:\n{known}\n\nConversation:\n{transcript}"
+    when = f"The conversation took place on {day:%A %Y-%m-%d}.\n\n" if day else ""
+    prompt = (f"{when}Already recorded for this session:\n{known}\n\n"
+              f"Conversation:\n{transcript}")
     reply = client.chat_json(
         [{"role": "system", "content": LLM_PROMPT}, {"role": "user", "content": prompt}],
         max_tokens=4000,
@@ -617,10 +696,10 @@ def extract_llm(
         redacted.update(cleaned.counts)
         if any(_is_noise(line) for line in cleaned.text.split("\n")) or "```" in cleaned.text:
             continue  # a command or code the model copied: not a memory
-        entry = make_entry(cleaned.text, category, importance, None, max_chars)
+        entry = make_entry(cleaned.text, category, importance, None, max_chars, day)
         if entry is not None:
             entries.append(entry)
-    return _unique(entries), redacted
+    return unique(entries), redacted
 
 
 def validate_llm_entries(reply: Any, max_chars: int) -> list[tuple[str, str, int]]:

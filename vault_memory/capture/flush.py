@@ -1,6 +1,7 @@
 """Flush: a conversation becomes entries in a daily log, idempotently and with secrets redacted.
 
-    conversation (conversation.py) -> messages -> redacted (redact.py) -> entries (extract.py)
+    conversation (conversation.py) -> messages -> redacted (redact.py) -> entries (extract.py;
+    dialogue.py between people; relative dates pinned to the day, dates.py)
     -> minus the entries already flushed -> one appended block
 
 Idempotence lives in the files, not in the cache: the entries already flushed are read back
@@ -51,6 +52,7 @@ from .conversation import (
     derive_session_id,
     parse_conversation,
 )
+from .dialogue import between_people, extract_dialogue
 from .extract import FlushEntry, entry_key, extract_llm, extract_offline
 from .redact import redact
 
@@ -348,7 +350,7 @@ def flush_conversation(
         messages=len(parsed),
     )
     max_bytes = layout.config.index.max_file_bytes
-    candidates = _extract(layout, clean, session_id, report, counts, max_bytes)
+    candidates = _extract(layout, clean, session_id, report, counts, max_bytes, when.date())
     report.redactions = dict(counts)
 
     # A first look without the lock: nothing new (the common case of a repeated flush) takes
@@ -411,6 +413,7 @@ def _extract(
     report: FlushReport,
     counts: Counter[str],
     max_bytes: int,
+    day: dt.date,
 ) -> list[FlushEntry]:
     from ..llm import LLMClient, LLMError
 
@@ -433,6 +436,7 @@ def _extract(
                 recorded,
                 settings.max_entry_chars,
                 settings.llm_max_input_chars,
+                day,
             )
         except LLMError as exc:
             _warn(
@@ -442,7 +446,9 @@ def _extract(
             report.mode, report.model = "llm", client.model
             counts.update(redacted)
             return entries
-    return extract_offline(messages, settings.max_entry_chars)
+    if between_people(messages):
+        return extract_dialogue(messages, settings.max_entry_chars, day)
+    return extract_offline(messages, settings.max_entry_chars, day)
 
 
 def _days_around(day: dt.date, days: int) -> tuple[dt.date, dt.date]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import clock
+from ..capture import unpin_dates
 from ..files import (
     INBOX,
     LIST_ITEM,
@@ -36,6 +37,7 @@ from ..files import (
 from ..search import line_hash
 from .junk import junk_reason
 from .similarity import Similarity, tokens
+from .wording import as_memory, speaker_label
 
 #: Tags that make an entry worth keeping, with their weight in the score.
 SALIENT_TAGS = {"pin": 3.0, "important": 2.0, "decision": 1.5, "remember": 1.5,
@@ -94,6 +96,35 @@ class Item:
     @property
     def body(self) -> str:
         return plain_text(self.text)
+
+    @property
+    def flushed(self) -> bool:
+        """The item is an entry `vault flush` wrote (under `## HH:MM · flush · session …`)."""
+        return bool(_FLUSH_HEADING.search(self.heading))
+
+    @property
+    def said(self) -> str:
+        """The item's text without the speaker label flush put before it."""
+        found = speaker_label(self.text) if self.flushed else None
+        return found[1] if found else self.text
+
+    def statement(self, text: str | None = None) -> str:
+        """The item (or `text`, a rewording of what its speaker said) as MEMORY.md states it:
+        a flushed entry loses its speaker label (`wording.as_memory`)."""
+        if text is None:
+            return as_memory(self.text) if self.flushed else self.text
+        found = speaker_label(self.text) if self.flushed else None
+        return as_memory(f"{found[0]}: {text}") if found else text
+
+    def restate(self, text: str) -> str:
+        """`text` (a model's wording of this item) without the item's speaker label, if the
+        model copied it."""
+        own = speaker_label(self.text) if self.flushed else None
+        found = speaker_label(text) if own else None
+        return self.statement(found[1]) if own and found and found[0] == own[0] else text
+
+
+_FLUSH_HEADING = re.compile(r"(?:^|\s)·\s*flush\b")
 
 
 def extract_items(note: Note) -> list[Item]:
@@ -337,7 +368,7 @@ def correction_target(
     """The MEMORY.md entry a correcting item supersedes, with why; None when the item corrects
     nothing there. A negated phrase ("…, not Friday 13 Nov at 22:00") must be mostly found in
     the entry; a label alone ("Correction: …") needs a related entry."""
-    body = item.body
+    body = plain_text(item.said)
     label = _CORRECTION_LABEL.match(body)
     negated = _NEGATED.search(body)
     if not entries or not (label or negated):
@@ -359,9 +390,9 @@ def correction_target(
 
 
 def corrected_text(item: Item) -> str:
-    """The item's text without a leading "Correction:" label."""
-    text = _CORRECTION_LABEL.sub("", item.text, count=1).strip()
-    return text[:1].upper() + text[1:] if text else item.text
+    """The item as MEMORY.md states it, without a leading "Correction:" label."""
+    text = _CORRECTION_LABEL.sub("", item.said, count=1).strip()
+    return item.statement(text[:1].upper() + text[1:] if text else item.said)
 
 
 def consolidate(
@@ -395,7 +426,7 @@ def consolidate(
     if not live:
         return plan
     entries = memory.entries
-    bodies = [i.body for i in live]
+    bodies = [plain_text(i.said) for i in live]  # what was said, not who said it
     to_memory = similarity.matrix(bodies, [e.body for e in entries]) if entries else []
     among = similarity.matrix(bodies, bodies)
 
@@ -431,14 +462,33 @@ def consolidate(
                       hits=hits, today=today)
     scored = {i: assessed[live[i].key] for i in fresh}
 
-    # 3. Near-duplicates among the new items: the best one stands for the group.
+    # 3. Near-duplicates among the new items: the best one stands for the group. A topic that
+    #    only recurs (no tag, no search hit would promote it alone) is one entry: the best of
+    #    the new items about it, and none when MEMORY.md already has an entry about it.
     groups = _groups(fresh, among, similarity.duplicate)
+    rank = {i: (scored[i][0], live[i].date, len(live[i].body)) for i in fresh}
+    leads = sorted(((max(g, key=rank.__getitem__), g) for g in groups),
+                   key=lambda pair: rank[pair[0]], reverse=True)
+    topics: list[int] = []  # leads promoted on recurrence alone
     additions: list[tuple[float, Added]] = []
-    for group in groups:
-        lead = max(group, key=lambda i: (scored[i][0], live[i].date, len(live[i].body)))
-        score, reasons = scored[lead]
+    for lead, group in leads:
+        score, reasons, recurrence = scored[lead]
         item = live[lead]
         promoted = score >= policy.promote_at or lead in corrections
+        if promoted and lead not in corrections and score - recurrence < policy.promote_at:
+            covered = _best(to_memory[lead] if entries else [])
+            earlier = next((t for t in topics if among[lead][t] >= similarity.related), None)
+            if covered is not None and covered[1] >= similarity.related:
+                promoted = False
+                reasons = [*reasons, "its topic is in MEMORY.md already (\""
+                           f"{_quote(entries[covered[0]].text, 40)[1:-1]}\", "
+                           f"{covered[1]:.2f} similar)"]
+            elif earlier is not None:
+                promoted = False
+                reasons = [*reasons, f"{live[earlier].source} stands for its topic "
+                                     f"({among[lead][earlier]:.2f} similar)"]
+            else:
+                topics.append(lead)
         if lead in corrections:
             reasons = [*reasons, corrections[lead]]
         for other in group:
@@ -447,25 +497,55 @@ def consolidate(
             said = f"says what {item.source} says ({among[other][lead]:.2f} similar)"
             if promoted:
                 plan.merged.append(Merged(live[other].source, live[other].text, item.source,
-                                          item.text, said))
+                                          item.statement(), said))
             else:
                 plan.skipped.append(Skipped(live[other].source, live[other].text,
                                             f"not promoted: {said}"))
         if not promoted:
             why = ", ".join(reasons) if reasons else "mentioned once, no salient tag"
+            verdict = (f"score {score:.2f} < {policy.promote_at:g}" if score < policy.promote_at
+                       else f"score {score:.2f}, but")
             plan.skipped.append(Skipped(item.source, item.text,
-                                        f"not promoted: score {score:.2f} < "
-                                        f"{policy.promote_at:g} ({why})"))
+                                        f"not promoted: {verdict} ({why})"))
             continue
         similar = _best(to_memory[lead] if entries else [])
         near = (entries[similar[0]], similar[1]) if similar else None
         section, where = place(item.tags, memory, near, similarity.place_at)
         reason = ", ".join(reasons) + f"; score {score:.2f}; placed: {where}"
-        additions.append((score, Added(section, item.text, (item.source,), reason, score, item)))
+        additions.append((score, Added(section, item.statement(), (item.source,), reason, score,
+                                       item)))
 
     plan.added = [a for _, a in sorted(additions, key=lambda p: (-p[0], p[1].sources))]
+    drop_duplicates(memory, plan)
     _fit_budget(memory, plan, hits, today, policy)
     return plan
+
+
+def same_text_key(text: str) -> str:
+    """What two entries that say the same thing in the same words share: no bullet, comment,
+    tag, pinned date, case, punctuation or spacing."""
+    words = re.findall(r"[^\W_]+", unpin_dates(plain_text(text)).casefold())
+    return " ".join(words)
+
+
+def drop_duplicates(memory: MemoryDoc, plan: DreamPlan) -> None:
+    """Additions that repeat, word for word, an entry of MEMORY.md (or an earlier addition)
+    become merges: MEMORY.md never holds the same entry twice."""
+    seen = {same_text_key(e.text): f"MEMORY.md {e.key}" for e in memory.entries}
+    texts = {f"MEMORY.md {e.key}": e.text for e in memory.entries}
+    kept = []
+    for added in plan.added:
+        key = same_text_key(added.text)
+        if key in seen:
+            into = seen[key]
+            for source in added.sources:
+                plan.merged.append(Merged(source, added.item.text if added.item else added.text,
+                                          into, texts[into], "already in MEMORY.md word for word"))
+            continue
+        seen[key] = added.sources[0] if added.sources else key
+        texts[seen[key]] = added.text
+        kept.append(added)
+    plan.added = kept
 
 
 def assess(
@@ -476,9 +556,10 @@ def assess(
     evidence: Sequence[Item] = (),
     hits: HitCounts | None = None,
     today: dt.date | None = None,
-) -> dict[str, tuple[float, list[str]]]:
-    """Each item's score and its reasons (item key -> (score, reasons)): salient tags,
-    recurrence among `evidence` on other days, search hits, recency."""
+) -> dict[str, tuple[float, list[str], float]]:
+    """Each item's score, its reasons and the part of the score its recurrence gives (item key
+    -> (score, reasons, recurrence)): salient tags, recurrence among `evidence` on other days,
+    search hits, recency."""
     if not items:
         return {}
     hits = hits or {}
@@ -489,7 +570,9 @@ def assess(
     for i, item in enumerate(items):
         days = [pool[j].date for j, s in enumerate(to_pool[i]) if s >= similarity.related]
         count = hit_count(item.path, item.lines or item.text.split("\n"), hits)
-        out[item.key] = score_item(item, days, count, today, policy)
+        score, reasons = score_item(item, days, count, today, policy)
+        others = len({d for d in days if d != item.date})
+        out[item.key] = (score, reasons, RECURRENCE_WEIGHT * min(others, 4))
     return out
 
 

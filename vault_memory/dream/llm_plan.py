@@ -17,7 +17,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..files import INBOX, MemoryDoc, plain_text
-from .decide import Added, Archived, DreamPlan, Edited, Item, Merged, Policy, Skipped
+from .decide import (
+    Added,
+    Archived,
+    DreamPlan,
+    Edited,
+    Item,
+    Merged,
+    Policy,
+    Skipped,
+    drop_duplicates,
+)
 
 MAX_INPUT_CHARS = 24_000  # the items sent per dream; the rest wait for the next one
 MAX_REPLY_ENTRIES = 2_000
@@ -158,7 +168,8 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
                 continue
             first = by_source[sources[0]]
             plan.added.append(Added(target.title if target else heading or INBOX,
-                                    " ".join(text.split()), sources, str(reason), item=first))
+                                    first.restate(" ".join(text.split())), sources, str(reason),
+                                    item=first))
     archived = reply.get("archived", [])
     if not isinstance(archived, list):
         problems.append('"archived" is not a list')
@@ -202,6 +213,7 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
                                   into.text if into else "", str(entry.get("reason") or "")))
     if problems:
         raise ReplyError(problems)
+    drop_duplicates(memory, plan)
     used = {s for a in plan.added for s in a.sources} | {m.source for m in plan.merged}
     used |= {s for e in plan.edited for s in e.sources}
     for item in items:

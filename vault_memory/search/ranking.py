@@ -355,3 +355,21 @@ def coalesce(
         if not placed:
             spans.append([row])
     return spans
+
+
+_SOURCE_COMMENT = re.compile(r"<!--\s*src:\s*(.*?)\s*-->", re.S)
+_SOURCE_LINES = re.compile(r"^(?P<path>[^#\s]+)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+
+
+def cited_lines(text: str) -> set[tuple[str, int]]:
+    """The (path, line) pairs the provenance comments of `text` cite (`<!-- src:
+    memory/2026-11-22.md#L4-L5 -->`): the lines an entry of MEMORY.md was promoted from."""
+    lines: set[tuple[str, int]] = set()
+    for comment in _SOURCE_COMMENT.findall(text):
+        for source in re.split(r"[,\s]+", comment):
+            match = _SOURCE_LINES.match(source)
+            if match:
+                start = int(match["start"])
+                end = max(start, int(match["end"] or start))
+                lines.update((match["path"], n) for n in range(start, min(end, start + 50) + 1))
+    return lines

@@ -16,6 +16,7 @@ from .. import clock
 from ..index import BM25_B, BM25_K1, terms_of
 from .ranking import (
     RankSettings,
+    cited_lines,
     coalesce,
     contains_token,
     dense_query,
@@ -428,6 +429,8 @@ class Searcher:
         rows = store.chunks_by_id(int(table.ids[r]) for span in spans for r in span)
         hits: list[Hit] = []
         seen_text: set[str] = set()
+        cited: set[tuple[str, int]] = set()  # lines the returned entries were promoted from
+        returned: set[tuple[str, int]] = set()
         for span in spans:
             parts = [rows[int(table.ids[r])] for r in span]
             best_at = max(range(len(span)), key=lambda i: score[span[i]])
@@ -443,7 +446,13 @@ class Searcher:
             text = "\n".join(p.text for p in parts)
             if text in seen_text:
                 continue  # the same lines elsewhere (a copied entry): no budget spent twice
+            lines = {(parts[0].path, n) for n in range(parts[0].start_line, parts[-1].end_line + 1)}
+            cites = cited_lines(text)
+            if lines <= cited or (cites and cites <= returned):
+                continue  # a promoted entry and the log lines it came from: the same, once
             seen_text.add(text)
+            cited |= cites
+            returned |= lines
             best = max(span, key=lambda r: score[r])
             details = {
                 "keyword": float(components["keyword"][best]),
