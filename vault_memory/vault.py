@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .index import Index, IndexReport, Progress, ScopeInfo
     from .live import StopReport, Watcher, WatchReport
     from .search import ContextBlock, Searcher, SearchResults
+    from .sessions import Continuation, Transcript
 
 log = logging.getLogger("vault_memory")
 
@@ -300,6 +301,11 @@ class Vault:
         # scope too: `--in scopes/a/dreams`).
         inside = split_scope(within_rel + "/x")[1] if within_rel else ""
         asked_for_diary = bool(kinds) or inside.split("/")[0] == DIARY_DIR
+        # Transcripts too: the raw conversation, whose keepers the daily logs already hold
+        # (README "Sessions": measured on the dev benchmark).
+        asked_for_sessions = bool(kinds) or inside.split("/")[0] == "sessions"
+        hidden = (() if asked_for_diary else ("diary",)) + (
+            () if asked_for_sessions else ("session",))
         scopes = None
         if self.scope_path is not None:
             scopes = tuple(scope_text(s) for s in visible_scopes(self.scope_path))
@@ -308,7 +314,7 @@ class Vault:
             last,
             within_rel,
             tuple(kinds),
-            hidden_kinds=() if asked_for_diary else ("diary",),
+            hidden_kinds=hidden,
             scopes=scopes,
         )
         if via_watcher and today is None:
@@ -686,6 +692,45 @@ class Vault:
         return [block for layout in layouts
                 for block in scan_sessions(self.root, max_bytes, session_id,
                                            folder=layout.daily_dir)]
+
+    # -- transcripts: sessions/ --------------------------------------------------------------
+
+    def _transcript_folders(self) -> list[str]:
+        """The sessions/ folders this view reads: its own (every scope's when unbound)."""
+        from .sessions import SESSIONS_DIR
+
+        layouts = [self.layout]
+        if self.scope_path is None:
+            layouts += [self.scope(*s).layout for s in self._scope_folders()]
+        return [layout.prefix + SESSIONS_DIR for layout in layouts]
+
+    def transcript(self, session: str = "last") -> Transcript:
+        """The transcript of a flushed conversation (`sessions/DATE-ID.md`) read back: its
+        messages, redacted, with their `parent:` threads. "last": the one updated last."""
+        from .sessions import locate_transcript, read_transcript
+
+        relpath = locate_transcript(self.root, self._transcript_folders(), session)
+        return read_transcript(self.root, relpath, self.config.index.max_file_bytes)
+
+    def continue_session(
+        self,
+        session: str = "last",
+        max_tokens: int = 8000,
+        *,
+        summary_tokens: int | None = None,
+        threaded: bool = False,
+    ) -> Continuation:
+        """A session picked up again: its newest messages within `max_tokens`, ready to
+        resend as OpenAI-style messages, the older ones as the running summary a
+        `ConversationWindow` builds (`.messages`). `threaded`: the current thread only."""
+        from .search import load_counter
+        from .sessions import MIN_BUDGET, continue_from
+
+        if max_tokens < MIN_BUDGET:
+            raise VaultError(f"--budget {max_tokens} is too small; give at least {MIN_BUDGET} "
+                             "tokens.")
+        return continue_from(self.transcript(session), max_tokens, load_counter(),
+                             summary_tokens, threaded)
 
     # -- scopes -----------------------------------------------------------------------------
 

@@ -21,14 +21,15 @@ an unusable reply falls back to the offline summary with a warning.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import VaultError
+from ..sessions import MESSAGE_OVERHEAD, MIN_BUDGET, SUMMARY_HEADER, TRUNCATED
+from ..sessions import content_text as _content_text
+from ..sessions import summary_line as _summary_line
 
 if TYPE_CHECKING:
     from ..search import TokenCounter
@@ -36,12 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vault_memory")
 
-#: Tokens a chat API spends per message beyond its content (role, separators).
-MESSAGE_OVERHEAD = 4
-MIN_BUDGET = 64
-SUMMARY_HEADER = "Earlier in this conversation (saved to memory"
-TRUNCATED = "\n[… cut to fit the context window; the whole message is saved in the vault]"
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 SUMMARY_LINE_CHARS = 200
 
 
@@ -279,32 +274,6 @@ def _checked(message: Any) -> dict[str, Any]:
     if content is not None and not isinstance(content, (str, list)):
         raise VaultError("a message's content must be text (or a list of content parts).")
     return dict(message)
-
-
-def _content_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):  # content parts: keep their text
-        content = "\n".join(
-            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
-        )
-    text = content or ""
-    if message.get("tool_calls"):
-        text += ("\n" if text else "") + json.dumps(message["tool_calls"], ensure_ascii=False)
-    return text
-
-
-def _summary_line(message: dict[str, Any]) -> str | None:
-    role = message.get("role")
-    if role == "tool":
-        return None  # raw tool output is not worth a summary line
-    text = " ".join(_content_text(message).split()) if role != "assistant" or not message.get(
-        "tool_calls") else ""
-    if not text:
-        return None
-    first = _SENTENCE.split(text, maxsplit=1)[0]
-    if len(first) > SUMMARY_LINE_CHARS:
-        first = first[: SUMMARY_LINE_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    return f"- {role}: {first}"
 
 
 def _fit_prefix(counter: TokenCounter, text: str, budget: int) -> str:

@@ -11,6 +11,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .conversation import check_session_id, clean_text, parse_conversation
     from .flush import (
         FlushReport,
         SessionInfo,
@@ -31,6 +32,9 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "group_sessions": ("flush", "group_sessions"),
     "redact_text": ("redact", "redact_text"),
     "UpdateQueue": ("queue", "UpdateQueue"),
+    "check_session_id": ("conversation", "check_session_id"),
+    "clean_text": ("conversation", "clean_text"),
+    "parse_conversation": ("conversation", "parse_conversation"),
     "queue_status": ("queue", "queue_status"),
     "scan_sessions": ("flush", "scan_sessions"),
 }
@@ -42,6 +46,9 @@ __all__ = [
     "flush_conversation",
     "group_sessions",
     "UpdateQueue",
+    "check_session_id",
+    "clean_text",
+    "parse_conversation",
     "queue_status",
     "redact_text",
     "scan_sessions",

@@ -249,6 +249,7 @@ class FlushReport:
     continued: bool = False  # the entries went under this session's block of the same minute
     # the block appended (a continued block: the entries only), or that a dry run would append
     text: str = ""
+    transcript: Any = None  # what the flush appended to the session's transcript (sessions/)
 
     @property
     def written(self) -> bool:
@@ -277,6 +278,7 @@ class FlushReport:
             "redactions": self.redactions,
             "warnings": self.warnings,
             "text": self.text,
+            "transcript": self.transcript.to_dict() if self.transcript is not None else None,
         }
 
 
@@ -347,6 +349,8 @@ def flush_conversation(
         dry_run=dry_run,
         messages=len(parsed),
     )
+    if not dry_run:
+        _append_transcript(layout, messages, parsed, session_id, when, report)
     max_bytes = layout.config.index.max_file_bytes
     candidates = _extract(layout, clean, session_id, report, counts, max_bytes)
     report.redactions = dict(counts)
@@ -388,6 +392,23 @@ def flush_conversation(
         report.start_line = first + 1  # the block opens with a blank line
         report.end_line = report.start_line + len(body)
     return report
+
+
+def _append_transcript(
+    layout: Layout,
+    raw: Any,
+    parsed: list[Message],
+    session_id: str,
+    when: dt.datetime,
+    report: FlushReport,
+) -> None:
+    """The conversation itself, redacted, into the session's transcript (sessions/)."""
+    from ..sessions import transcript_for_flush
+
+    try:
+        report.transcript = transcript_for_flush(layout, raw, parsed, session_id, when)
+    except VaultError as exc:
+        _warn(report, f"the transcript was not written: {exc}")
 
 
 def _open_block_line(relpath: str, text: str, heading: str) -> int | None:

@@ -125,15 +125,25 @@ def _list_sessions(vault: Vault, as_json: bool) -> None:
 @sessions.command("show")
 @click.argument("session_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print the session and its entries as JSON.")
+@click.option("--transcript", is_flag=True,
+              help="Print the conversation itself (sessions/DATE-ID.md); ID may be `last`.")
 @scope_option
 @pass_vault
-def sessions_show(vault: Vault, session_id: str, as_json: bool) -> None:
+def sessions_show(vault: Vault, session_id: str, as_json: bool, transcript: bool) -> None:
     """Print the entries a session flushed, with where they are.
 
     \b
     Example:
       vault sessions show support-42
+      vault sessions show support-42 --transcript
     """
+    if transcript:
+        found = vault.transcript(session_id)
+        if as_json:
+            _print_json(found.to_dict())
+        else:
+            click.echo(vault.get(found.path).text, nl=False)
+        return
     info = vault.session(session_id)
     if as_json:
         _print_json(info.to_dict(with_entries=True))

@@ -31,7 +31,7 @@ from .app import _print_json, cli, pass_vault, scope_option
     "--kind",
     "kinds",
     multiple=True,
-    type=click.Choice(["memory", "daily", "note", "diary"]),
+    type=click.Choice(["memory", "daily", "note", "diary", "session"]),
     help="Only this kind (repeatable).",
 )
 @click.option("--explain", is_flag=True, help="Show each score component.")

@@ -1,0 +1,53 @@
+"""`vault sessions continue|prune`, `vault sessions show --transcript`, `vault graph`: the
+conversations themselves (sessions/), picked up again, pruned and drawn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+
+from .app import _print_json, cli, pass_vault, scope_option
+from .capture import sessions
+
+
+@sessions.command("continue")
+@click.argument("session_id", metavar="ID|last", default="last")
+@click.option("--budget", type=int, default=8000, show_default=True, metavar="N",
+              help="The tokens the messages may take (counted by the bundled tokenizer).")
+@click.option("--threaded", is_flag=True, help="Only the current thread's messages.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the session, the cut and the messages as JSON (`.messages` is the "
+              "list to resend).")
+@scope_option
+@pass_vault
+def sessions_continue(
+    vault: Vault, session_id: str, budget: int, threaded: bool, as_json: bool
+) -> None:
+    """Print a session's conversation to pick it up again: the newest messages that fit the
+    budget, the older part as a running summary (what a ConversationWindow keeps).
+
+    \b
+    Example:
+      vault sessions continue last --budget 4000
+      vault sessions continue support-42 --json | jq .messages > messages.json
+    """
+    found = vault.continue_session(session_id, budget, threaded=threaded)
+    if as_json:
+        _print_json(found.to_dict())
+        return
+    for message in found.messages:
+        from ..sessions import content_text
+
+        click.echo(f"### {message['role']}")
+        click.echo(content_text(message))
+        click.echo()
+    click.echo(
+        f"session {found.session} ({found.path}): {len(found.recent)} recent messages, "
+        f"{found.summarised} older summarised; {found.tokens} of {found.max_tokens} tokens",
+        err=True,
+    )
