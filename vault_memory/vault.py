@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .index import Index, IndexReport, Progress, ScopeInfo
     from .live import StopReport, Watcher, WatchReport
     from .search import ContextBlock, Searcher, SearchResults
-    from .sessions import Continuation, Transcript
+    from .sessions import Continuation, Transcript, TranscriptReport
 
 log = logging.getLogger("vault_memory")
 
@@ -629,6 +629,8 @@ class Vault:
         session: str | None = None,
         dry_run: bool = False,
         date: dt.date | str | None = None,
+        *,
+        transcript: bool = True,
     ) -> FlushReport:
         """Append what is worth remembering from a conversation to the day's log, under
         `## HH:MM · flush · session ID`, with secrets redacted.
@@ -641,11 +643,14 @@ class Vault:
         entries any other session flushed within `[flush] dedupe_days` (7) of the day.
         dry_run: compute the report (with the block as `text`) and write nothing.
         date: the day whose log receives the entries (default today).
+        transcript: also append the messages to the session's transcript (sessions/, see
+        `record_transcript`; `[sessions] transcripts = false` turns that off everywhere).
         """
         from .capture import flush_conversation
 
         return flush_conversation(
-            self.layout, messages, session=session, dry_run=dry_run, date=date
+            self.layout, messages, session=session, dry_run=dry_run, date=date,
+            transcript=transcript,
         )
 
     @cached_property
@@ -711,6 +716,27 @@ class Vault:
 
         relpath = locate_transcript(self.root, self._transcript_folders(), session)
         return read_transcript(self.root, relpath, self.config.index.max_file_bytes)
+
+    def record_transcript(
+        self,
+        messages: str | bytes | list[Any] | dict[str, Any],
+        session: str | None = None,
+        *,
+        threads: str | None = None,
+        when: dt.datetime | None = None,
+    ) -> TranscriptReport:
+        """Append a conversation to its session's transcript only (no daily-log entries):
+        the messages the transcript does not hold yet, redacted, threaded as `threads`
+        ("off", "embedding", "llm"; default `[sessions] threads`). `flush` does this too."""
+        from .capture import check_session_id, derive_session_id, parse_conversation
+        from .sessions import transcript_for_flush
+
+        parsed = parse_conversation(messages)
+        session_id = check_session_id(session) if session else derive_session_id(parsed)
+        report = transcript_for_flush(self.layout, messages, parsed, session_id, when, threads,
+                                      force=True)
+        assert report is not None
+        return report
 
     def continue_session(
         self,

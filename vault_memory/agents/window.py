@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("vault_memory")
 
 SUMMARY_LINE_CHARS = 200
+TAIL = 4  # messages flushed or added before, sent along so the transcript aligns the next
 
 
 @dataclass
@@ -63,6 +64,8 @@ class ConversationWindow:
         summary_tokens: int | None = None,
         use_llm: bool = False,
         counter: TokenCounter | None = None,
+        threaded: bool = False,
+        threads: str | None = None,
     ) -> None:
         if max_tokens < MIN_BUDGET:
             raise VaultError(
@@ -85,6 +88,19 @@ class ConversationWindow:
         self.flushed_entries = 0
         self.warnings: list[str] = []
         self._saved_whole: list[dict[str, Any]] = []  # cut messages, flushed whole before
+        # The last messages flushed, in order: sent again before the next batch, so the
+        # transcript knows where the batch goes (a batch of one "ok" is not an older "ok").
+        self._flushed_tail: list[dict[str, Any]] = []
+        self._flushed: set[int] = set()  # id() of the messages of the window flushed already
+        #: Threaded: the window holds the current thread's path, not the last N messages.
+        #: Every message is recorded in the transcript as it comes (which numbers it and
+        #: chooses its parent); `threads` is how ("embedding" unless vault.toml names one).
+        self.threaded = threaded
+        configured = vault.config.sessions.threads if threaded else "off"
+        self.threads = threads or (configured if configured != "off" else "embedding")
+        self._node: dict[int, int] = {}  # id(message) -> its number in the transcript
+        self._parents: dict[int, int | None] = {}  # number -> parent's number
+        self._added: list[dict[str, Any]] = []  # the last messages added, in order
 
     # -- what the agent sends ---------------------------------------------------------------
 
@@ -125,8 +141,71 @@ class ConversationWindow:
                 )
             self.system.append(message)
             return []
+        if self.threaded:
+            left = self._follow_thread(message)
+            self.recent.append(message)
+            return left + self._fit()
         self.recent.append(message)
         return self._fit()
+
+    @classmethod
+    def resume(
+        cls,
+        vault: Vault,
+        session: str = "last",
+        max_tokens: int = 8000,
+        *,
+        summary_tokens: int | None = None,
+        use_llm: bool = False,
+        counter: TokenCounter | None = None,
+        threaded: bool = False,
+        threads: str | None = None,
+    ) -> ConversationWindow:
+        """A window picking up a flushed session (`"last"`: the one updated last) where it
+        stopped: its system messages, the newest messages that fit, the older ones as the
+        running summary; messages added from here on go on in the same transcript."""
+        found = vault.continue_session(session, max_tokens, summary_tokens=summary_tokens,
+                                       threaded=threaded)
+        window = cls(vault, max_tokens, session=found.session, summary_tokens=summary_tokens,
+                     use_llm=use_llm, counter=counter, threaded=threaded, threads=threads)
+        window.system = found.system
+        window.summary_lines = list(found.summary_lines)
+        window.recent = found.recent
+        window.dropped = found.summarised
+        window._flushed_tail = found.before_recent[-TAIL:]
+        window._flushed = {id(m) for m in found.recent}
+        window._added = found.tail[-TAIL:]
+        window._parents = dict(found.parents)
+        window._node = {id(m): n for m, n in zip(found.recent, found.recent_ids, strict=True)}
+        return window
+
+    def _follow_thread(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        """Record `message` (its parent chosen by the transcript); when it continues an
+        earlier exchange, the messages off that thread's path leave the window (flushed and
+        summarised). Returns them."""
+        report = self.vault.record_transcript([*self._added, message], session=self.session,
+                                              threads=self.threads)
+        self._added = [*self._added, message][-TAIL:]
+        if report.appended != 1 or report.first_id is None:
+            return []
+        number, parent = report.first_id, report.parents[0]
+        self._node[id(message)] = number
+        self._parents[number] = parent
+        latest = self._node.get(id(self.recent[-1])) if self.recent else None
+        if parent is None or latest is None or parent == latest:
+            return []
+        path: set[int] = set()
+        node: int | None = parent
+        while node is not None and node not in path:
+            path.add(node)
+            node = self._parents.get(node)
+        off = [m for m in self.recent if self._node.get(id(m)) not in path]
+        if not off:
+            return []
+        self._flush(list(self.recent))
+        self.recent = [m for m in self.recent if self._node.get(id(m)) in path]
+        self._fold(off)
+        return off
 
     def extend(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         dropped: list[dict[str, Any]] = []
@@ -164,7 +243,14 @@ class ConversationWindow:
         batch = [m for m in batch if not any(m is cut for cut in self._saved_whole)]
         if not batch:
             return 0
-        report = self.vault.flush(batch, session=self.session)
+        if self.threaded:  # each message is in the transcript already, threaded
+            report = self.vault.flush(batch, session=self.session, transcript=False)
+        else:
+            again = all(id(m) in self._flushed for m in batch)  # close twice: no context
+            report = self.vault.flush([*([] if again else self._flushed_tail), *batch],
+                                      session=self.session)
+            self._flushed_tail = [*self._flushed_tail, *batch][-TAIL:]
+            self._flushed.update(id(m) for m in batch)
         self.flushed_entries += len(report.entries)
         self.warnings += [str(w) for w in report.warnings]
         return len(report.entries)

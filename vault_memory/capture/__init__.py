@@ -11,7 +11,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .conversation import check_session_id, clean_text, parse_conversation
+    from .conversation import (
+        check_session_id,
+        clean_text,
+        derive_session_id,
+        parse_conversation,
+    )
     from .flush import (
         FlushReport,
         SessionInfo,
@@ -34,6 +39,7 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "UpdateQueue": ("queue", "UpdateQueue"),
     "check_session_id": ("conversation", "check_session_id"),
     "clean_text": ("conversation", "clean_text"),
+    "derive_session_id": ("conversation", "derive_session_id"),
     "parse_conversation": ("conversation", "parse_conversation"),
     "queue_status": ("queue", "queue_status"),
     "scan_sessions": ("flush", "scan_sessions"),
@@ -48,6 +54,7 @@ __all__ = [
     "UpdateQueue",
     "check_session_id",
     "clean_text",
+    "derive_session_id",
     "parse_conversation",
     "queue_status",
     "redact_text",

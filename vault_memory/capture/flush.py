@@ -309,6 +309,7 @@ def flush_conversation(
     dry_run: bool = False,
     date: dt.date | str | None = None,
     now: dt.datetime | None = None,
+    transcript: bool = True,
 ) -> FlushReport:
     """See `Vault.flush`."""
     settings = layout.config.flush
@@ -349,7 +350,7 @@ def flush_conversation(
         dry_run=dry_run,
         messages=len(parsed),
     )
-    if not dry_run:
+    if transcript and not dry_run:
         _append_transcript(layout, messages, parsed, session_id, when, report)
     max_bytes = layout.config.index.max_file_bytes
     candidates = _extract(layout, clean, session_id, report, counts, max_bytes)

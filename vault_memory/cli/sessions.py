@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from ..vault import Vault
 
-from .app import _print_json, cli, pass_vault, scope_option
+from .app import _print_json, pass_vault, scope_option
 from .capture import sessions
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 #: Tokens a chat API spends per message beyond its content (role, separators).
 MESSAGE_OVERHEAD = 4
 MIN_BUDGET = 64
+NODES_KEPT = 50  # the latest messages a resumed threaded window may continue
 SUMMARY_LINE_CHARS = 200
 TRUNCATED = "\n[… cut to fit the context window; the whole message is saved in the vault]"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -77,6 +78,15 @@ class Continuation:
     tokens: int = 0
     threaded: bool = False
     last_id: int | None = None  # the newest message's number in the transcript
+    recent_ids: list[int] = field(default_factory=list)  # the numbers of `recent`
+    #: every message's number -> its parent's, and the latest few as (id, parent, role, text):
+    #: what a threaded window needs to go on choosing parents
+    parents: dict[int, int | None] = field(default_factory=dict, repr=False)
+    nodes: list[tuple[int, int | None, str, str]] = field(default_factory=list, repr=False)
+    #: the transcript's messages just before `recent`, and its last ones (a few of each):
+    #: sent along with what a window flushes next, so the transcript knows where it goes
+    before_recent: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    tail: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     @property
     def summary_message(self) -> dict[str, Any] | None:
@@ -168,6 +178,13 @@ def continue_from(
     if recent and room < 0:  # the newest message alone overflows: keep its start
         recent[-1] = _cut(recent[-1], cost(recent[-1]) + room, counter)
     found.recent = recent
+    found.recent_ids = [m.id for m in rest[index:]]
+    found.parents = {m.id: m.parent for m in transcript.messages}
+    found.nodes = [(m.id, m.parent, m.turn.role, m.turn.text) for m in stored[-NODES_KEPT:]]
+    if found.recent_ids:
+        at = next(i for i, m in enumerate(transcript.messages) if m.id == found.recent_ids[0])
+        found.before_recent = [m.turn.to_openai() for m in transcript.messages[max(0, at - 4):at]]
+    found.tail = [m.turn.to_openai() for m in transcript.messages[-4:]]
     older = rest[:index]
     found.summarised = len(older)
     found.summary_lines = _summary(older, summary_budget, transcript.session, counter)

@@ -312,10 +312,11 @@ class TranscriptReport:
     appended: int  # messages appended
     held: int  # messages the transcript held before
     first_id: int | None = None  # the first appended message's number
+    parents: list[int | None] = field(default_factory=list)  # of each appended message
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "session": self.session, "appended": self.appended,
-                "held": self.held, "first_id": self.first_id}
+                "held": self.held, "first_id": self.first_id, "parents": self.parents}
 
 
 def transcript_folder(layout: Layout) -> str:
@@ -577,6 +578,7 @@ def append_transcript(
             chosen = choose_parents(stored, fresh, first)
             if len(chosen) == len(fresh):
                 parents = chosen
+        report.parents = list(parents)
         if current:
             _move_updated(path, current, when)
         return "".join(render_turn(first + i, parents[i], t, when, start)
@@ -631,15 +633,17 @@ def _move_updated(path: Path, text: str, when: dt.datetime) -> None:
 def transcript_for_flush(
     layout: Layout,
     raw: Any,
-    parsed: Sequence[Any],
+    parsed: Sequence[Any] | None,
     session: str,
-    when: dt.datetime,
+    when: dt.datetime | None = None,
     threads: str | None = None,
+    force: bool = False,
 ) -> TranscriptReport | None:
     """What `flush` calls: the conversation, redacted, appended to the session's transcript,
-    threaded as `[sessions] threads` (or `threads`) says. None when transcripts are off."""
+    threaded as `[sessions] threads` (or `threads`) says. None when transcripts are off
+    (unless `force`)."""
     settings = layout.config.sessions
-    if not settings.transcripts:
+    if not settings.transcripts and not force:
         return None
     mode = threads or settings.threads
     chooser = None
