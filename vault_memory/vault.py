@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .index import Index, IndexReport, Progress, ScopeInfo
     from .live import StopReport, Watcher, WatchReport
     from .search import ContextBlock, Searcher, SearchResults
-    from .sessions import Continuation, Transcript, TranscriptReport
+    from .sessions import Continuation, PruneReport, Transcript, TranscriptReport
 
 log = logging.getLogger("vault_memory")
 
@@ -757,6 +757,28 @@ class Vault:
                              "tokens.")
         return continue_from(self.transcript(session), max_tokens, load_counter(),
                              summary_tokens, threaded)
+
+    def prune_sessions(
+        self, older_than_days: int | str, dry_run: bool = False
+    ) -> PruneReport:
+        """Delete the transcripts (sessions/) last updated more than `older_than_days` ago
+        ("30d", "4w" or a number of days): never a daily log, MEMORY.md or any other file.
+        In a git vault the deletion is one commit (`git revert` undoes it)."""
+        from .sessions import parse_age, prune_transcripts
+
+        days = older_than_days if isinstance(older_than_days, int) else parse_age(older_than_days)
+        return prune_transcripts(self.root, self._transcript_folders(), days, dry_run,
+                                 git_commit=self.config.dream.git_commit)
+
+    def prune_sessions_if_due(self) -> PruneReport | None:
+        """`prune_sessions([sessions] keep_days)` once a day, when keep_days is set (what
+        `vault watch` runs)."""
+        from . import clock
+        from .sessions import prune_if_due
+
+        keep = self.config.sessions.keep_days
+        return prune_if_due(self.cache_dir, lambda: self.prune_sessions(keep), keep,
+                            clock.today())
 
     # -- scopes -----------------------------------------------------------------------------
 

@@ -51,3 +51,32 @@ def sessions_continue(
         f"{found.summarised} older summarised; {found.tokens} of {found.max_tokens} tokens",
         err=True,
     )
+
+
+@sessions.command("prune")
+@click.option("--older-than", "older_than", required=True, metavar="AGE",
+              help="Delete transcripts last updated longer ago than this: 30d, 4w.")
+@click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@scope_option
+@pass_vault
+def sessions_prune(vault: Vault, older_than: str, dry_run: bool, as_json: bool) -> None:
+    """Delete old transcripts (sessions/), never a daily log or MEMORY.md. In a git vault the
+    deletion is one commit, so `git revert` brings them back.
+
+    \b
+    Example:
+      vault sessions prune --older-than 30d --dry-run
+      vault sessions prune --older-than 30d
+    """
+    report = vault.prune_sessions(older_than, dry_run=dry_run)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    for path in report.deleted:
+        click.echo(path)
+    verb = "would delete" if dry_run else "deleted"
+    count = len(report.deleted)
+    commit = f"; git commit {report.commit[:10]}" if report.commit else ""
+    click.echo(f"{verb} {count} transcript{'s' if count != 1 else ''} last updated before "
+               f"{report.cutoff}, kept {report.kept}{commit}", err=True)

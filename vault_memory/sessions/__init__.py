@@ -17,6 +17,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .prune import PruneReport, parse_age, prune_if_due, prune_transcripts
     from .resume import (
         MESSAGE_OVERHEAD,
         MIN_BUDGET,
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
     )
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
+    "PruneReport": ("prune", "PruneReport"),
+    "parse_age": ("prune", "parse_age"),
+    "prune_if_due": ("prune", "prune_if_due"),
+    "prune_transcripts": ("prune", "prune_transcripts"),
     "MESSAGE_OVERHEAD": ("resume", "MESSAGE_OVERHEAD"),
     "MIN_BUDGET": ("resume", "MIN_BUDGET"),
     "TRUNCATED": ("resume", "TRUNCATED"),
@@ -70,6 +75,10 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "turns_from": ("transcript", "turns_from"),
 }
 __all__ = [
+    "PruneReport",
+    "parse_age",
+    "prune_if_due",
+    "prune_transcripts",
     "MESSAGE_OVERHEAD",
     "MIN_BUDGET",
     "TRUNCATED",
