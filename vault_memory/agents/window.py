@@ -183,12 +183,12 @@ class ConversationWindow:
         """Record `message` (its parent chosen by the transcript); when it continues an
         earlier exchange, the messages off that thread's path leave the window (flushed and
         summarised). Returns them."""
-        report = self.vault.record_transcript([*self._added, message], session=self.session,
-                                              threads=self.threads)
+        report = self.vault.record_transcript([*self.system, *self._added, message],
+                                              session=self.session, threads=self.threads)
         self._added = [*self._added, message][-TAIL:]
-        if report.appended != 1 or report.first_id is None:
-            return []
-        number, parent = report.first_id, report.parents[0]
+        if not report.appended or report.first_id is None:
+            return []  # held already (it cannot be told from an earlier, identical message)
+        number, parent = report.first_id + report.appended - 1, report.parents[-1]
         self._node[id(message)] = number
         self._parents[number] = parent
         latest = self._node.get(id(self.recent[-1])) if self.recent else None
@@ -247,8 +247,9 @@ class ConversationWindow:
             report = self.vault.flush(batch, session=self.session, transcript=False)
         else:
             again = all(id(m) in self._flushed for m in batch)  # close twice: no context
-            report = self.vault.flush([*([] if again else self._flushed_tail), *batch],
-                                      session=self.session)
+            # The system messages go along: the transcript keeps them once, first.
+            context = [] if again else [*self.system, *self._flushed_tail]
+            report = self.vault.flush([*context, *batch], session=self.session)
             self._flushed_tail = [*self._flushed_tail, *batch][-TAIL:]
             self._flushed.update(id(m) for m in batch)
         self.flushed_entries += len(report.entries)

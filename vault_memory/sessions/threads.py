@@ -31,6 +31,7 @@ log = logging.getLogger("vault_memory")
 
 MODES = ("off", "embedding", "llm")
 EXCHANGE_CHARS = 1000  # of each exchange, what is compared
+MARGIN = 0.1  # how much more like an earlier exchange than the latest a topic change must be
 
 
 @dataclass(frozen=True)
@@ -60,17 +61,21 @@ def exchanges(nodes: Sequence[tuple[int, int | None, str, str]]) -> list[Exchang
     return sorted(found, key=lambda e: e.end)
 
 
-def pick(similarities: Sequence[float], min_similarity: float) -> int:
+def pick(similarities: Sequence[float], min_similarity: float, margin: float = MARGIN) -> int:
     """Which exchange (an index; the last is the latest) a new message continues. Pure.
 
-    The latest, when it is similar enough or nothing is; else the most similar one that is."""
+    The latest, when it is similar enough, or when no other is both similar enough and
+    clearly (`margin`) more similar than the latest; else the most similar one."""
     if not similarities:
         raise ValueError("no exchange to continue")
     latest = len(similarities) - 1
     if similarities[latest] >= min_similarity:
         return latest
     best = max(range(len(similarities)), key=lambda i: (similarities[i], i))
-    return best if similarities[best] >= min_similarity else latest
+    if similarities[best] >= min_similarity and (
+            similarities[best] - similarities[latest] >= margin):
+        return best
+    return latest
 
 
 Similar = Callable[[str, Sequence[str]], Sequence[float]]
