@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .index import Index, IndexReport, Progress, ScopeInfo
     from .live import StopReport, Watcher, WatchReport
     from .search import ContextBlock, Searcher, SearchResults
-    from .sessions import Continuation, PruneReport, Transcript, TranscriptReport
+    from .sessions import Continuation, Graph, PruneReport, Transcript, TranscriptReport
 
 log = logging.getLogger("vault_memory")
 
@@ -757,6 +757,47 @@ class Vault:
                              "tokens.")
         return continue_from(self.transcript(session), max_tokens, load_counter(),
                              summary_tokens, threaded)
+
+    def graph(
+        self,
+        session: str | None = None,
+        since: dt.date | str | None = None,
+        limit: int | None = None,
+    ) -> Graph:
+        """What conversations left behind, as a graph (`.mermaid()`, `.markdown()`,
+        `.to_dict()`): with `session`, its thread tree; else every session -> the daily
+        entries it flushed -> the MEMORY.md items dreams promoted from them, and the
+        [[wikilinks]] between notes. `since` and `limit` (nodes, default 200) keep it small;
+        a cut graph says so."""
+        from .sessions import (
+            DEFAULT_LIMIT,
+            FlushedEntry,
+            notes_in,
+            session_graph,
+            transcript_files,
+            transcript_head,
+            vault_graph,
+        )
+
+        day = _as_date(since, "since")
+        limit = DEFAULT_LIMIT if limit is None else limit
+        if limit < 1:
+            raise VaultError(f"--limit {limit}: give 1 node or more.")
+        if session is not None:
+            return session_graph(self.transcript(session), day, limit)
+        entries = [FlushedEntry(block.session, block.path, block.date, line, text)
+                   for block in self._session_blocks(None) for line, text in block.entries]
+        heads = [transcript_head(path, relpath, name, started)
+                 for folder in self._transcript_folders()
+                 for path, relpath, name, started in transcript_files(self.root, folder)]
+        layouts = [self.layout]
+        if self.scope_path is None:
+            layouts += [self.scope(*s).layout for s in self._scope_folders()]
+        return vault_graph(
+            self.root, entries, heads, [la.memory_relpath for la in layouts],
+            [la.diary_dir for la in layouts], notes_in(self.root, self.layout.sees),
+            self.config.index.max_file_bytes, day, limit,
+        )
 
     def prune_sessions(
         self, older_than_days: int | str, dry_run: bool = False

@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from ..vault import Vault
 
-from .app import _print_json, pass_vault, scope_option
+from .app import _print_json, cli, pass_vault, scope_option
 from .capture import sessions
 
 
@@ -80,3 +80,47 @@ def sessions_prune(vault: Vault, older_than: str, dry_run: bool, as_json: bool) 
     commit = f"; git commit {report.commit[:10]}" if report.commit else ""
     click.echo(f"{verb} {count} transcript{'s' if count != 1 else ''} last updated before "
                f"{report.cutoff}, kept {report.kept}{commit}", err=True)
+
+
+@cli.command()
+@click.option("--session", "session_id", metavar="ID|last",
+              help="One session's thread tree (default: the whole vault).")
+@click.option("--format", "fmt", type=click.Choice(["mermaid", "json"]), default="mermaid",
+              show_default=True, help="Mermaid flowchart or JSON nodes and edges.")
+@click.option("--out", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="Write to FILE (a .md file gets a ```mermaid block) instead of stdout.")
+@click.option("--since", metavar="DATE", help="Only sessions (messages) since this day.")
+@click.option("-n", "--limit", type=int, default=None, metavar="N",
+              help="At most N nodes (default 200); a cut graph says so.")
+@scope_option
+@pass_vault
+def graph(vault: Vault, session_id: str | None, fmt: str, out: str | None, since: str | None,
+          limit: int | None) -> None:
+    """Draw what conversations left behind: sessions -> the daily entries they flushed ->
+    the MEMORY.md items dreams promoted from them, and [[wikilinks]] between notes; or one
+    session's thread tree. Mermaid renders as is in Obsidian and on GitHub.
+
+    \b
+    Example:
+      vault graph --out graph.md
+      vault graph --session last
+      vault graph --format json --since 2026-11-01
+    """
+    import json
+
+    found = vault.graph(session_id, since=since, limit=limit)
+    if fmt == "json":
+        text = json.dumps(found.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    elif out and out.lower().endswith((".md", ".markdown")):
+        text = found.markdown()
+    else:
+        text = found.mermaid()
+    for note in found.notes if found.cut else []:
+        click.echo(f"Warning: {note}", err=True)
+    if out:
+        from pathlib import Path
+
+        Path(out).write_text(text, encoding="utf-8")
+        click.echo(f"{out}: {len(found.nodes)} nodes, {len(found.edges)} edges", err=True)
+    else:
+        click.echo(text, nl=False)

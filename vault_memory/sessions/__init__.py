@@ -17,6 +17,15 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .graph import (
+        DEFAULT_LIMIT,
+        FlushedEntry,
+        Graph,
+        escape_label,
+        notes_in,
+        session_graph,
+        vault_graph,
+    )
     from .prune import PruneReport, parse_age, prune_if_due, prune_transcripts
     from .resume import (
         MESSAGE_OVERHEAD,
@@ -46,6 +55,15 @@ if TYPE_CHECKING:
     )
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
+    "DEFAULT_LIMIT": ("graph", "DEFAULT_LIMIT"),
+    "FlushedEntry": ("graph", "FlushedEntry"),
+    "Graph": ("graph", "Graph"),
+    "escape_label": ("graph", "escape_label"),
+    "notes_in": ("graph", "notes_in"),
+    "session_graph": ("graph", "session_graph"),
+    "vault_graph": ("graph", "vault_graph"),
+    "transcript_files": ("transcript", "transcript_files"),
+    "transcript_head": ("transcript", "transcript_head"),
     "PruneReport": ("prune", "PruneReport"),
     "parse_age": ("prune", "parse_age"),
     "prune_if_due": ("prune", "prune_if_due"),
@@ -75,6 +93,15 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "turns_from": ("transcript", "turns_from"),
 }
 __all__ = [
+    "DEFAULT_LIMIT",
+    "FlushedEntry",
+    "Graph",
+    "escape_label",
+    "notes_in",
+    "session_graph",
+    "vault_graph",
+    "transcript_files",
+    "transcript_head",
     "PruneReport",
     "parse_age",
     "prune_if_due",
