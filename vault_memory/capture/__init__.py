@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         scan_sessions,
     )
     from .queue import QueueStats, UpdateQueue, queue_status
-    from .redact import redact_text
+    from .redact import redact_text, redact_texts
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "FlushReport": ("flush", "FlushReport"),
@@ -36,6 +36,7 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "flush_conversation": ("flush", "flush_conversation"),
     "group_sessions": ("flush", "group_sessions"),
     "redact_text": ("redact", "redact_text"),
+    "redact_texts": ("redact", "redact_texts"),
     "UpdateQueue": ("queue", "UpdateQueue"),
     "check_session_id": ("conversation", "check_session_id"),
     "clean_text": ("conversation", "clean_text"),
@@ -58,6 +59,7 @@ __all__ = [
     "parse_conversation",
     "queue_status",
     "redact_text",
+    "redact_texts",
     "scan_sessions",
 ]
 

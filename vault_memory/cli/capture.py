@@ -142,7 +142,7 @@ def sessions_show(vault: Vault, session_id: str, as_json: bool, transcript: bool
         if as_json:
             _print_json(found.to_dict())
         else:
-            click.echo(vault.get(found.path).text, nl=False)
+            click.echo(found.text, nl=False)
         return
     info = vault.session(session_id)
     if as_json:

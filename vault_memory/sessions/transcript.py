@@ -51,6 +51,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,9 @@ SESSIONS_DIR = "sessions"
 SUMMARY_HEADER = "Earlier in this conversation (saved to memory"
 TITLE_CHARS = 80
 LOCK_TIMEOUT = 30.0
+#: A transcript may grow past `[index] max_file_bytes` (50,000 messages: about 13 MB): it is
+#: still read and appended to up to this size (the index skips it, with its usual warning).
+MAX_TRANSCRIPT_BYTES = 512_000_000
 
 _MARKER = re.compile(
     r"^<!-- id: (?P<id>\d+) · parent: (?P<parent>\d+|-) · at: (?P<at>[0-9T:.-]+) · "
@@ -115,12 +119,14 @@ class Turn:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
 
-    @property
+    @cached_property
     def key(self) -> str:
         """A hash of what the message says (spacing ignored): how a flush recognises it."""
-        calls = [[c.name, _squash(c.arguments)] for c in self.tool_calls]
-        seed = json.dumps([self.role, _squash(self.text), calls], ensure_ascii=False)
-        return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
+        parts = [self.role, _squash(self.text)]
+        for call in self.tool_calls:
+            parts += [call.name, _squash(call.arguments)]
+        seed = "\x1f".join(parts)
+        return hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     def to_openai(self) -> dict[str, Any]:
         """The message as a chat API takes it back."""
@@ -153,7 +159,7 @@ class StoredTurn:
 
 
 def _squash(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+    return " ".join(text.split())
 
 
 def turns_from(raw: Any, parsed: Sequence[Any] | None = None) -> list[Turn]:
@@ -161,7 +167,7 @@ def turns_from(raw: Any, parsed: Sequence[Any] | None = None) -> list[Turn]:
     conversation as `parse_conversation` read it, when the caller has it. Tool call ids and
     arguments, and the ids tool results answer, come from the raw messages when they are
     OpenAI-style JSON."""
-    from ..capture import parse_conversation, redact_text
+    from ..capture import parse_conversation, redact_texts
 
     messages = list(parsed) if parsed is not None else parse_conversation(raw)
     items = _raw_items(raw)
@@ -181,7 +187,7 @@ def turns_from(raw: Any, parsed: Sequence[Any] | None = None) -> list[Turn]:
                                                                         ensure_ascii=False)
                 call_id = call.get("id") if isinstance(call, dict) else None
                 calls.append(ToolCall(str(call_id or f"call_{index}_{number}"), name,
-                                      redact_text(_clean(arguments))))
+                                      _clean(arguments)))
         else:
             calls = [ToolCall(f"call_{index}_{n}", name, "") for n, name in
                      enumerate(message.tool_calls)]
@@ -190,10 +196,16 @@ def turns_from(raw: Any, parsed: Sequence[Any] | None = None) -> list[Turn]:
         if message.role == "tool" and isinstance(item.get("name"), str):
             name = _clean(item["name"])[:64] or None
         turns.append(Turn(
-            message.role, redact_text(message.text), name, tuple(calls),
+            message.role, message.text, name, tuple(calls),
             str(call_id) if message.role == "tool" and call_id is not None else None,
         ))
-    return turns
+    # Secrets out, in one pass over every text and tool call argument.
+    texts = [t.text for t in turns] + [c.arguments for t in turns for c in t.tool_calls]
+    clean = iter(redact_texts(texts))
+    turns = [Turn(t.role, next(clean), t.name, t.tool_calls, t.tool_call_id) for t in turns]
+    return [Turn(t.role, t.text, t.name,
+                 tuple(ToolCall(c.id, c.name, next(clean)) for c in t.tool_calls),
+                 t.tool_call_id) if t.tool_calls else t for t in turns]
 
 
 def _clean(text: str) -> str:
@@ -287,6 +299,7 @@ class Transcript:
     scope: str
     title: str
     messages: list[StoredTurn] = field(default_factory=list)
+    text: str = field(default="", repr=False)  # the file as read (set by `read_transcript`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -521,9 +534,13 @@ def _yaml_scalar(value: str) -> str:
     return value
 
 
-def read_transcript(root: Path, relpath: str, max_bytes: int) -> Transcript:
+def read_transcript(root: Path, relpath: str, max_bytes: int = MAX_TRANSCRIPT_BYTES
+                    ) -> Transcript:
     real, relpath = fsutil.resolve_in_vault(root, relpath)
-    return parse_transcript(relpath, fsutil.read_text(real, relpath, max_bytes).text)
+    text = fsutil.read_text(real, relpath, max(max_bytes, MAX_TRANSCRIPT_BYTES)).text
+    found = parse_transcript(relpath, text)
+    found.text = text
+    return found
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -552,17 +569,25 @@ def append_transcript(
     else:
         path, relpath = layout.resolve_own(found[1])
     report = TranscriptReport(relpath, session, 0, 0)
-    max_bytes = layout.config.index.max_file_bytes
+    max_bytes = max(layout.config.index.max_file_bytes, MAX_TRANSCRIPT_BYTES)
+    looked: dict[str, Any] = {}
     if path.exists():
         # A first look without the lock: the same conversation again writes nothing.
-        current = fsutil.read_text(path, relpath, max_bytes).text
-        if not new_from([k for _, k in marker_keys(current)], turns):
-            report.held = len(marker_keys(current))
+        read = fsutil.read_text(path, relpath, max_bytes)
+        keys = marker_keys(read.text)
+        if not new_from([k for _, k in keys], turns):
+            report.held = len(keys)
             return report
+        looked = {"sha256": read.sha256, "keys": keys}
     path.parent.mkdir(parents=True, exist_ok=True)
 
-    def blocks(current: str | None) -> str:
-        held: list[tuple[int, str]] = marker_keys(current) if current else []
+    def blocks(current: str | None, sha256: str | None = None) -> str:
+        if not current:
+            held: list[tuple[int, str]] = []
+        elif sha256 is not None and sha256 == looked.get("sha256"):
+            held = looked["keys"]  # unchanged since the first look
+        else:
+            held = marker_keys(current)
         fresh = new_from([k for _, k in held], turns)
         report.held = len(held)
         report.appended = len(fresh)
@@ -591,8 +616,9 @@ def append_transcript(
         exists = path.exists()
         text = blocks(None) if not exists else ""
         if exists:
-            current = fsutil.read_text(path, relpath, max_bytes).text
-            text = blocks(current)
+            read = fsutil.read_text(path, relpath, max_bytes)
+            current = read.text
+            text = blocks(current, read.sha256)
             if not text:
                 return report
             fsutil.append_entry(path, text)
