@@ -125,3 +125,21 @@ def test_keep_days_prunes_once_a_day(aged: Vault, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("VAULT_NOW", "2026-11-23T08:00")
     report = vault.prune_sessions_if_due()
     assert report is not None and report.deleted == ["sessions/2026-10-01-later-old.md"]
+
+
+def test_the_watcher_prunes_with_keep_days(aged: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_memory.live import Watcher
+
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")  # about files, not vectors
+    (aged.root / "vault.toml").write_text("[sessions]\nkeep_days = 30\n", encoding="utf-8")
+    watcher = Watcher(Vault(aged.root), dream=False, quiet_ms=100)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(60), "the first reconcile did not finish"
+        assert not (aged.root / "sessions/2026-09-23-old.md").exists()
+        assert (aged.root / "sessions/2026-11-17-recent.md").exists()
+        state = json.loads((aged.root / ".vault" / "sessions-prune.json").read_text())
+        assert state == {"day": "2026-11-22", "deleted": 3}
+    finally:
+        watcher.stop()
+        watcher.vault.close()
