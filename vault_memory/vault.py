@@ -647,10 +647,14 @@ class Vault:
         `record_transcript`; `[sessions] transcripts = false` turns that off everywhere).
         """
         from .capture import flush_conversation
+        from .sessions import transcript_for_flush
+
+        def record(parsed: list[Any], session_id: str, when: dt.datetime) -> Any:
+            return transcript_for_flush(self.layout, messages, parsed, session_id, when)
 
         return flush_conversation(
             self.layout, messages, session=session, dry_run=dry_run, date=date,
-            transcript=transcript,
+            record=record if transcript else None,
         )
 
     @cached_property

@@ -27,7 +27,7 @@ import datetime as dt
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -309,9 +309,11 @@ def flush_conversation(
     dry_run: bool = False,
     date: dt.date | str | None = None,
     now: dt.datetime | None = None,
-    transcript: bool = True,
+    record: Callable[[list[Message], str, dt.datetime], Any] | None = None,
 ) -> FlushReport:
-    """See `Vault.flush`."""
+    """See `Vault.flush`. `record(parsed messages, session id, when)`, when given, keeps the
+    conversation itself (the facade hands in the transcript writer, sessions/); what it
+    returns is the report's `transcript`, and a `VaultError` it raises a warning."""
     settings = layout.config.flush
     if settings.dedupe_days < 0:
         raise ConfigError(
@@ -350,8 +352,11 @@ def flush_conversation(
         dry_run=dry_run,
         messages=len(parsed),
     )
-    if transcript and not dry_run:
-        _append_transcript(layout, messages, parsed, session_id, when, report)
+    if record is not None and not dry_run:
+        try:
+            report.transcript = record(parsed, session_id, when)
+        except VaultError as exc:
+            _warn(report, f"the transcript was not written: {exc}")
     max_bytes = layout.config.index.max_file_bytes
     candidates = _extract(layout, clean, session_id, report, counts, max_bytes)
     report.redactions = dict(counts)
@@ -393,23 +398,6 @@ def flush_conversation(
         report.start_line = first + 1  # the block opens with a blank line
         report.end_line = report.start_line + len(body)
     return report
-
-
-def _append_transcript(
-    layout: Layout,
-    raw: Any,
-    parsed: list[Message],
-    session_id: str,
-    when: dt.datetime,
-    report: FlushReport,
-) -> None:
-    """The conversation itself, redacted, into the session's transcript (sessions/)."""
-    from ..sessions import transcript_for_flush
-
-    try:
-        report.transcript = transcript_for_flush(layout, raw, parsed, session_id, when)
-    except VaultError as exc:
-        _warn(report, f"the transcript was not written: {exc}")
 
 
 def _open_block_line(relpath: str, text: str, heading: str) -> int | None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         vault_graph,
     )
     from .prune import PruneReport, parse_age, prune_if_due, prune_transcripts
+    from .record import transcript_for_flush
     from .resume import (
         MESSAGE_OVERHEAD,
         MIN_BUDGET,
@@ -87,7 +88,7 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "TranscriptReport": ("transcript", "TranscriptReport"),
     "Turn": ("transcript", "Turn"),
     "append_transcript": ("transcript", "append_transcript"),
-    "transcript_for_flush": ("transcript", "transcript_for_flush"),
+    "transcript_for_flush": ("record", "transcript_for_flush"),
     "new_from": ("transcript", "new_from"),
     "parse_transcript": ("transcript", "parse_transcript"),
     "turns_from": ("transcript", "turns_from"),

@@ -656,30 +656,6 @@ def _move_updated(path: Path, text: str, when: dt.datetime) -> None:
         os.close(fd)
 
 
-def transcript_for_flush(
-    layout: Layout,
-    raw: Any,
-    parsed: Sequence[Any] | None,
-    session: str,
-    when: dt.datetime | None = None,
-    threads: str | None = None,
-    force: bool = False,
-) -> TranscriptReport | None:
-    """What `flush` calls: the conversation, redacted, appended to the session's transcript,
-    threaded as `[sessions] threads` (or `threads`) says. None when transcripts are off
-    (unless `force`)."""
-    settings = layout.config.sessions
-    if not settings.transcripts and not force:
-        return None
-    mode = threads or settings.threads
-    chooser = None
-    if mode != "off":
-        from .threads import parent_chooser
-
-        chooser = parent_chooser(layout.config, mode)
-    return append_transcript(layout, turns_from(raw, parsed), session, when, chooser)
-
-
 def transcript_head(path: Path, relpath: str, session: str, day: str) -> Transcript:
     """A transcript's frontmatter only (the first few kB read)."""
     try:
