@@ -169,3 +169,21 @@ def test_last_is_the_transcript_updated_last_across_scopes(vault_dir: Path,
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T16:00")
     vault.flush(CHAT[:6], session="older")  # a longer version: updated now
     assert vault.transcript("last").session == "older"
+
+
+def test_the_transcripts_are_listed_even_those_that_left_no_entry(vault_dir: Path,
+                                                                  run_cli, monkeypatch) -> None:
+    vault = Vault(vault_dir)
+    vault.flush([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}],
+                session="small-talk")
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T15:00")
+    vault.flush(CHAT, session="work")
+    assert vault.sessions()[0].id == "work" and len(vault.sessions()) == 1
+    assert [t.session for t in vault.transcripts()] == ["work", "small-talk"]
+    listed = run_cli("--vault", str(vault_dir), "sessions", "--transcripts")
+    assert listed.stdout.splitlines()[1].startswith(
+        "small-talk  2026-11-22T14:03..2026-11-22T14:03  sessions/2026-11-22-small-talk.md  hi")
+    data = json.loads(run_cli("--vault", str(vault_dir), "sessions", "--transcripts",
+                              "--json").stdout)
+    assert [d["session"] for d in data] == ["work", "small-talk"]
+    assert "messages" not in data[0]

@@ -713,6 +713,16 @@ class Vault:
             layouts += [self.scope(*s).layout for s in self._scope_folders()]
         return [layout.prefix + SESSIONS_DIR for layout in layouts]
 
+    def transcripts(self) -> list[Transcript]:
+        """The transcripts (sessions/) this view reads, their frontmatter only (no
+        messages), the one updated last first."""
+        from .sessions import transcript_files, transcript_head
+
+        heads = [transcript_head(path, relpath, name, day)
+                 for folder in self._transcript_folders()
+                 for path, relpath, name, day in transcript_files(self.root, folder)]
+        return sorted(heads, key=lambda t: (t.updated, t.path), reverse=True)
+
     def transcript(self, session: str = "last") -> Transcript:
         """The transcript of a flushed conversation (`sessions/DATE-ID.md`) read back: its
         messages, redacted, with their `parent:` threads. "last": the one updated last."""
@@ -773,15 +783,7 @@ class Vault:
         entries it flushed -> the MEMORY.md items dreams promoted from them, and the
         [[wikilinks]] between notes. `since` and `limit` (nodes, default 200) keep it small;
         a cut graph says so."""
-        from .sessions import (
-            DEFAULT_LIMIT,
-            FlushedEntry,
-            notes_in,
-            session_graph,
-            transcript_files,
-            transcript_head,
-            vault_graph,
-        )
+        from .sessions import DEFAULT_LIMIT, FlushedEntry, notes_in, session_graph, vault_graph
 
         day = _as_date(since, "since")
         limit = DEFAULT_LIMIT if limit is None else limit
@@ -791,9 +793,7 @@ class Vault:
             return session_graph(self.transcript(session), day, limit)
         entries = [FlushedEntry(block.session, block.path, block.date, line, text)
                    for block in self._session_blocks(None) for line, text in block.entries]
-        heads = [transcript_head(path, relpath, name, started)
-                 for folder in self._transcript_folders()
-                 for path, relpath, name, started in transcript_files(self.root, folder)]
+        heads = self.transcripts()
         layouts = [self.layout]
         if self.scope_path is None:
             layouts += [self.scope(*s).layout for s in self._scope_folders()]
