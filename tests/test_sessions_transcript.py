@@ -283,3 +283,17 @@ def test_transcripts_are_indexed_as_their_own_kind_and_left_out_of_default_searc
     within = {h.path for h in vault.search("zephyrine", mode="keyword", within="sessions")}
     assert within == {"sessions/2026-11-22-kinds.md"}
     vault.close()
+
+
+def test_the_markers_are_no_search_units(vault_dir: Path) -> None:
+    from vault_memory.index.units import make_units
+
+    Vault(vault_dir).flush(CHAT, session="units")
+    path = transcript_of(vault_dir, "units")
+    units = make_units(parse_note(f"sessions/{path.name}", path.read_text("utf-8")))
+    assert not [u for u in units if "<!-- id:" in u.text]
+    assert any(u.text == CHAT[1]["content"] for u in units)
+    # a note that only looks like it keeps its comment lines
+    note = parse_note("notes/a.md", "# A\n\n<!-- id: 1 · parent: - · at: x · hash: ab -->\n")
+    assert [u.text for u in make_units(note)] == [
+        "<!-- id: 1 · parent: - · at: x · hash: ab -->"]
