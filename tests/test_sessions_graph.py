@@ -4,6 +4,7 @@ from dreams) and wikilinks; Mermaid that a real Mermaid parser accepts, on hosti
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -197,3 +198,33 @@ def test_mermaid_output_parses_with_a_real_mermaid_parser(vault_dir: Path,
     refused = subprocess.run(["node", str(script), str(broken)], capture_output=True,
                              text=True, timeout=300)
     assert refused.returncode == 1 and '"ok":false' in refused.stdout
+
+
+def test_a_real_dream_s_promotions_are_drawn(vault_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                             loaded_embedder: object) -> None:
+    vault = Vault(vault_dir)
+    vault.flush([
+        {"role": "user", "content": "We decided to move billing-core to PostgreSQL 16. "
+                                    "#important"},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "I prefer hand-written SQL migrations over ORM-generated "
+                                    "ones."}], session="dreamt")
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T05:00")
+    report = vault.dream()
+    assert len(report.added) == 2
+
+    def promoted() -> set[tuple[str, str]]:
+        graph = vault.graph()
+        labels = {n.id: n.label for n in graph.nodes}
+        return {(labels[e.source][:24], labels[e.target][:24]) for e in graph.edges
+                if e.kind == "promoted"}
+
+    found = promoted()
+    assert found == {("User: We decided to move", "Decisions: User: We deci"),
+                     ("User: I prefer hand-writ", "Preferences: User: I pre")}
+    # without the src comments, the diary still says where the items came from
+    memory = vault_dir / "MEMORY.md"
+    memory.write_text(re.sub(r" <!-- src: [^>]*-->", "", memory.read_text("utf-8")),
+                      encoding="utf-8")
+    assert "src:" not in memory.read_text("utf-8")
+    assert promoted() == found
