@@ -4,8 +4,8 @@ from dreams) and wikilinks; Mermaid that a real Mermaid parser accepts, on hosti
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
