@@ -31,6 +31,7 @@ log = logging.getLogger("vault_memory")
 
 MODES = ("off", "embedding", "llm")
 EXCHANGE_CHARS = 1000  # of each exchange, what is compared
+VECTORS_KEPT = 4096
 MARGIN = 0.1  # how much more like an earlier exchange than the latest a topic change must be
 
 
@@ -95,6 +96,7 @@ class ThreadPicker:
         self.min_similarity = config.sessions.thread_min_similarity
         self.window = max(2, config.sessions.thread_window)
         self._embedder: Any = None
+        self._vectors: dict[str, Any] = {}  # text -> its embedding, the latest kept
         self._failed = False
 
     def parent(self, text: str, nodes: Sequence[tuple[int, int | None, str, str]]) -> int | None:
@@ -121,14 +123,23 @@ class ThreadPicker:
         return latest if chosen == places[-1].end else chosen
 
     def _similar(self, text: str, others: Sequence[str]) -> Sequence[float]:
+        """Cosine of `text` with each of `others`; each text is embedded once per picker
+        (a flush of many messages compares each exchange with many new messages)."""
         import numpy as np
 
         if self._embedder is None:
             from ..index import shared_embedder
 
             self._embedder = shared_embedder(self.config.index.model)
-        vectors = self._embedder.embed([text, *others])
-        return [float(x) for x in np.asarray(vectors[1:]) @ np.asarray(vectors[0])]
+        texts = [text, *others]
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            for key, vector in zip(missing, self._embedder.embed(missing), strict=True):
+                self._vectors[key] = vector
+            while len(self._vectors) > VECTORS_KEPT:
+                self._vectors.pop(next(iter(self._vectors)))
+        matrix = np.asarray([self._vectors[t] for t in texts])
+        return [float(x) for x in matrix[1:] @ matrix[0]]
 
     def _ask_model(self, text: str, places: Sequence[Exchange]) -> int:
         from ..capture import redact_text
