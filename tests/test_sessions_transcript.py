@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault
+from vault_memory.errors import VaultError
 from vault_memory.files.notes import note_kind, parse_note
 from vault_memory.sessions import (
     ToolCall,
@@ -297,3 +298,18 @@ def test_the_markers_are_no_search_units(vault_dir: Path) -> None:
     note = parse_note("notes/a.md", "# A\n\n<!-- id: 1 · parent: - · at: x · hash: ab -->\n")
     assert [u.text for u in make_units(note)] == [
         "<!-- id: 1 · parent: - · at: x · hash: ab -->"]
+
+
+def test_a_broken_transcript_is_left_alone_and_the_flush_still_keeps_its_entries(
+        vault_dir: Path) -> None:
+    vault = Vault(vault_dir)
+    vault.flush(CHAT[:2], session="broken")
+    path = transcript_of(vault_dir, "broken")
+    path.write_bytes(b"binary\x00junk")
+    report = vault.flush(CHAT, session="broken")
+    assert path.read_bytes() == b"binary\x00junk"  # never appended to, never replaced
+    assert report.transcript is None
+    assert any("the transcript was not written" in w and "binary" in w for w in report.warnings)
+    assert report.written  # the daily log got what was new
+    with pytest.raises(VaultError, match="binary"):
+        vault.record_transcript(CHAT, session="broken")
