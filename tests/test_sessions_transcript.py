@@ -313,3 +313,11 @@ def test_a_broken_transcript_is_left_alone_and_the_flush_still_keeps_its_entries
     assert report.written  # the daily log got what was new
     with pytest.raises(VaultError, match="binary"):
         vault.record_transcript(CHAT, session="broken")
+
+
+def test_a_window_summary_alone_makes_no_transcript(vault_dir: Path) -> None:
+    summary = {"role": "system",
+               "content": "Earlier in this conversation (saved to memory, session s):\n- a"}
+    report = Vault(vault_dir).record_transcript([summary], session="only-summary")
+    assert report.appended == 0
+    assert not list(vault_dir.glob("sessions/*"))

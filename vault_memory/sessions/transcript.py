@@ -609,22 +609,21 @@ def append_transcript(
         return "".join(render_turn(first + i, parents[i], t, when, start)
                        for i, t in enumerate(fresh))
 
-    # A new file is created atomically with every message; an existing one is appended to,
-    # the messages chosen under the lock (`compose`).
+    # Transcript writers take turns (`.vault/transcripts.lock`), each choosing what to append
+    # from the file as it is then; a new file is created atomically with every message, an
+    # existing one appended to (under the append lock too, so no other appender interleaves).
     scope = scope_text(layout.scope)
     with fsutil.lock_file(layout.cache_dir / "transcripts.lock", "transcript", LOCK_TIMEOUT):
-        exists = path.exists()
-        text = blocks(None) if not exists else ""
-        if exists:
+        if path.exists():
             read = fsutil.read_text(path, relpath, max_bytes)
-            current = read.text
-            text = blocks(current, read.sha256)
-            if not text:
-                return report
-            fsutil.append_entry(path, text)
+            text = blocks(read.text, read.sha256)
+            if text:
+                fsutil.append_entry(path, text)
         else:
-            fsutil.append_entry(path, text, create_with=header(session, scope, title_of(turns),
-                                                               when))
+            text = blocks(None)
+            if text:
+                fsutil.append_entry(path, text, create_with=header(
+                    session, scope, title_of(turns), when))
     return report
 
 
