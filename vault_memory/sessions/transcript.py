@@ -35,11 +35,12 @@ and tool results are kept, folded (Obsidian callouts, closed until clicked). A l
 that would read as a marker gets one more leading backslash; an unclosed code fence is closed
 after the message (so it cannot swallow the rest of the file).
 
-Appends only: a flush appends the messages the file does not hold yet, under the append lock
-(fsutil.append_entry: the decision is made under it, from the file as it is then), and moves
-`updated:` forward in place (the same number of bytes). What "does not hold yet" means is
-`new_from` (pure): the same conversation again adds nothing, a longer version of it adds only
-its new tail, a window's next batch adds all of itself, a batch flushed twice adds nothing.
+Appends only: a flush appends the messages the file does not hold yet (chosen under
+`.vault/transcripts.lock`, from the file as it is then; written with fsutil.append_entry, under
+the append lock), and moves `updated:` forward in place (the same number of bytes). What
+"does not hold yet" means is `new_from` (pure): the same conversation again adds nothing, a
+longer version of it adds only its new tail, a window's next batch adds all of itself, a batch
+flushed twice adds nothing.
 """
 
 from __future__ import annotations
