@@ -246,6 +246,8 @@ def test_a_passing_failure_is_retried(vault: Vault, monkeypatch: pytest.MonkeyPa
     calls: list[int] = []
 
     def full_disk_once(*args: Any, **kwargs: Any) -> int:
+        if Path(args[0]).parent.name != "memory":  # the transcript (sessions/) appends too
+            return real(*args, **kwargs)
         calls.append(1)
         if len(calls) == 1:
             raise OSError(28, "No space left on device")

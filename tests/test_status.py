@@ -48,7 +48,8 @@ def test_status_of_an_indexed_vault(indexed_small: Path, tree_state: Snapshot) -
     assert info["drift"] == {"new": 0, "changed": 0, "deleted": 0}
     assert info["problem"] is None
     assert info["settings"]["index"]["model"] == BUNDLED_MODEL
-    assert set(info["settings"]) == {"index", "search", "dream", "llm", "flush", "watch", "queue"}
+    assert set(info["settings"]) == {"index", "search", "dream", "llm", "flush", "watch", "queue",
+                                     "sessions"}
     assert info["watcher"] == {"running": False, "stale": False}
     assert info["settings_sources"]["dream.schedule"] == "vault.toml"
 

@@ -95,6 +95,17 @@ class QueueSettings:
     close_timeout_seconds: float = 10.0  # how long `close()` (and exit) waits for flushes
 
 
+@dataclass(frozen=True)
+class SessionsSettings:
+    transcripts: bool = True  # every flush also appends the conversation to sessions/
+    keep_days: int = 0  # `vault watch` deletes transcripts older than this, daily; 0 keeps all
+    # Which earlier message a new user message continues: "off" (the one before it), or
+    # chosen when the topic changes, by "embedding" similarity or by the [llm] "model".
+    threads: str = "off"
+    thread_window: int = 20  # the recent messages a new one may continue
+    thread_min_similarity: float = 0.35  # below this to the previous message: a topic change
+
+
 SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "search": SearchSettings,
@@ -103,6 +114,7 @@ SECTIONS: dict[str, type] = {
     "flush": FlushSettings,
     "watch": WatchSettings,
     "queue": QueueSettings,
+    "sessions": SessionsSettings,
 }
 #: What a scope's own vault.toml may set; the other sections are the whole vault's.
 SCOPE_SECTIONS = ("search", "dream", "llm", "flush")
@@ -118,6 +130,7 @@ class Config:
     flush: FlushSettings = field(default_factory=FlushSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     queue: QueueSettings = field(default_factory=QueueSettings)
+    sessions: SessionsSettings = field(default_factory=SessionsSettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
     #: The scope these settings are for: None for the whole vault (unbound), () for the root

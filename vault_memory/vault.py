@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .index import Index, IndexReport, LinkInfo, Progress, ScopeInfo
     from .live import StopReport, Watcher, WatchReport
     from .search import ContextBlock, Searcher, SearchResults
+    from .sessions import Continuation, Graph, PruneReport, Transcript, TranscriptReport
 
 log = logging.getLogger("vault_memory")
 
@@ -306,6 +307,12 @@ class Vault:
         # scope too: `--in scopes/a/dreams`).
         inside = split_scope(within_rel + "/x")[1] if within_rel else ""
         asked_for_diary = bool(kinds) or inside.split("/")[0] == DIARY_DIR or parsed.diary
+        # Transcripts too: the raw conversation, whose keepers the daily logs already hold
+        # (README "Sessions": measured on the dev benchmark).
+        asked_for_sessions = (
+            bool(kinds) or inside.split("/")[0] == "sessions" or parsed.sessions)
+        hidden = (() if asked_for_diary else ("diary",)) + (
+            () if asked_for_sessions else ("session",))
         scopes = None
         if self.scope_path is not None:
             scopes = tuple(scope_text(s) for s in visible_scopes(self.scope_path))
@@ -314,7 +321,7 @@ class Vault:
             last,
             within_rel,
             tuple(kinds),
-            hidden_kinds=() if asked_for_diary else ("diary",),
+            hidden_kinds=hidden,
             scopes=scopes,
             select=parsed.filter,
         )
@@ -666,6 +673,8 @@ class Vault:
         session: str | None = None,
         dry_run: bool = False,
         date: dt.date | str | None = None,
+        *,
+        transcript: bool = True,
     ) -> FlushReport:
         """Append what is worth remembering from a conversation to the day's log, under
         `## HH:MM · flush · session ID`, with secrets redacted.
@@ -678,11 +687,18 @@ class Vault:
         entries any other session flushed within `[flush] dedupe_days` (7) of the day.
         dry_run: compute the report (with the block as `text`) and write nothing.
         date: the day whose log receives the entries (default today).
+        transcript: also append the messages to the session's transcript (sessions/, see
+        `record_transcript`; `[sessions] transcripts = false` turns that off everywhere).
         """
         from .capture import flush_conversation
+        from .sessions import transcript_for_flush
+
+        def record(parsed: list[Any], session_id: str, when: dt.datetime) -> Any:
+            return transcript_for_flush(self.layout, messages, parsed, session_id, when)
 
         return flush_conversation(
-            self.layout, messages, session=session, dry_run=dry_run, date=date
+            self.layout, messages, session=session, dry_run=dry_run, date=date,
+            record=record if transcript else None,
         )
 
     @cached_property
@@ -729,6 +745,129 @@ class Vault:
         return [block for layout in layouts
                 for block in scan_sessions(self.root, max_bytes, session_id,
                                            folder=layout.daily_dir)]
+
+    # -- transcripts: sessions/ --------------------------------------------------------------
+
+    def _transcript_folders(self) -> list[str]:
+        """The sessions/ folders this view reads: its own (every scope's when unbound)."""
+        from .sessions import SESSIONS_DIR
+
+        layouts = [self.layout]
+        if self.scope_path is None:
+            layouts += [self.scope(*s).layout for s in self._scope_folders()]
+        return [layout.prefix + SESSIONS_DIR for layout in layouts]
+
+    def transcripts(self) -> list[Transcript]:
+        """The transcripts (sessions/) this view reads, their frontmatter only (no
+        messages), the one updated last first."""
+        from .sessions import transcript_files, transcript_head
+
+        heads = [transcript_head(path, relpath, name, day)
+                 for folder in self._transcript_folders()
+                 for path, relpath, name, day in transcript_files(self.root, folder)]
+        return sorted(heads, key=lambda t: (t.updated, t.path), reverse=True)
+
+    def transcript(self, session: str = "last") -> Transcript:
+        """The transcript of a flushed conversation (`sessions/DATE-ID.md`) read back: its
+        messages, redacted, with their `parent:` threads. "last": the one updated last."""
+        from .sessions import locate_transcript, read_transcript
+
+        relpath = locate_transcript(self.root, self._transcript_folders(), session)
+        return read_transcript(self.root, relpath, self.config.index.max_file_bytes)
+
+    def record_transcript(
+        self,
+        messages: str | bytes | list[Any] | dict[str, Any],
+        session: str | None = None,
+        *,
+        threads: str | None = None,
+        when: dt.datetime | None = None,
+    ) -> TranscriptReport:
+        """Append a conversation to its session's transcript only (no daily-log entries):
+        the messages the transcript does not hold yet, redacted, threaded as `threads`
+        ("off", "embedding", "llm"; default `[sessions] threads`). `flush` does this too."""
+        from .capture import check_session_id, derive_session_id, parse_conversation
+        from .sessions import transcript_for_flush
+
+        parsed = parse_conversation(messages)
+        session_id = check_session_id(session) if session else derive_session_id(parsed)
+        report = transcript_for_flush(self.layout, messages, parsed, session_id, when, threads,
+                                      force=True)
+        assert report is not None
+        return report
+
+    def continue_session(
+        self,
+        session: str = "last",
+        max_tokens: int = 8000,
+        *,
+        summary_tokens: int | None = None,
+        threaded: bool = False,
+    ) -> Continuation:
+        """A session picked up again: its newest messages within `max_tokens`, ready to
+        resend as OpenAI-style messages, the older ones as the running summary a
+        `ConversationWindow` builds (`.messages`). `threaded`: the current thread only."""
+        from .search import load_counter
+        from .sessions import MIN_BUDGET, continue_from
+
+        if max_tokens < MIN_BUDGET:
+            raise VaultError(f"--budget {max_tokens} is too small; give at least {MIN_BUDGET} "
+                             "tokens.")
+        return continue_from(self.transcript(session), max_tokens, load_counter(),
+                             summary_tokens, threaded)
+
+    def graph(
+        self,
+        session: str | None = None,
+        since: dt.date | str | None = None,
+        limit: int | None = None,
+    ) -> Graph:
+        """What conversations left behind, as a graph (`.mermaid()`, `.markdown()`,
+        `.to_dict()`): with `session`, its thread tree; else every session -> the daily
+        entries it flushed -> the MEMORY.md items dreams promoted from them, and the
+        [[wikilinks]] between notes. `since` and `limit` (nodes, default 200) keep it small;
+        a cut graph says so."""
+        from .sessions import DEFAULT_LIMIT, FlushedEntry, notes_in, session_graph, vault_graph
+
+        day = _as_date(since, "since")
+        limit = DEFAULT_LIMIT if limit is None else limit
+        if limit < 1:
+            raise VaultError(f"--limit {limit}: give 1 node or more.")
+        if session is not None:
+            return session_graph(self.transcript(session), day, limit)
+        entries = [FlushedEntry(block.session, block.path, block.date, line, text)
+                   for block in self._session_blocks(None) for line, text in block.entries]
+        heads = self.transcripts()
+        layouts = [self.layout]
+        if self.scope_path is None:
+            layouts += [self.scope(*s).layout for s in self._scope_folders()]
+        return vault_graph(
+            self.root, entries, heads, [la.memory_relpath for la in layouts],
+            [la.diary_dir for la in layouts], notes_in(self.root, self.layout.sees),
+            self.config.index.max_file_bytes, day, limit,
+        )
+
+    def prune_sessions(
+        self, older_than_days: int | str, dry_run: bool = False
+    ) -> PruneReport:
+        """Delete the transcripts (sessions/) last updated more than `older_than_days` ago
+        ("30d", "4w" or a number of days): never a daily log, MEMORY.md or any other file.
+        In a git vault the deletion is one commit (`git revert` undoes it)."""
+        from .sessions import parse_age, prune_transcripts
+
+        days = older_than_days if isinstance(older_than_days, int) else parse_age(older_than_days)
+        return prune_transcripts(self.root, self._transcript_folders(), days, dry_run,
+                                 git_commit=self.config.dream.git_commit)
+
+    def prune_sessions_if_due(self) -> PruneReport | None:
+        """`prune_sessions([sessions] keep_days)` once a day, when keep_days is set (what
+        `vault watch` runs)."""
+        from . import clock
+        from .sessions import prune_if_due
+
+        keep = self.config.sessions.keep_days
+        return prune_if_due(self.cache_dir, lambda: self.prune_sessions(keep), keep,
+                            clock.today())
 
     # -- scopes -----------------------------------------------------------------------------
 

@@ -21,14 +21,15 @@ an unusable reply falls back to the offline summary with a warning.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import VaultError
+from ..sessions import MESSAGE_OVERHEAD, MIN_BUDGET, SUMMARY_HEADER, TRUNCATED
+from ..sessions import content_text as _content_text
+from ..sessions import summary_line as _summary_line
 
 if TYPE_CHECKING:
     from ..search import TokenCounter
@@ -36,13 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vault_memory")
 
-#: Tokens a chat API spends per message beyond its content (role, separators).
-MESSAGE_OVERHEAD = 4
-MIN_BUDGET = 64
-SUMMARY_HEADER = "Earlier in this conversation (saved to memory"
-TRUNCATED = "\n[… cut to fit the context window; the whole message is saved in the vault]"
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 SUMMARY_LINE_CHARS = 200
+TAIL = 4  # messages flushed or added before, sent along so the transcript aligns the next
 
 
 @dataclass
@@ -68,6 +64,8 @@ class ConversationWindow:
         summary_tokens: int | None = None,
         use_llm: bool = False,
         counter: TokenCounter | None = None,
+        threaded: bool = False,
+        threads: str | None = None,
     ) -> None:
         if max_tokens < MIN_BUDGET:
             raise VaultError(
@@ -90,6 +88,19 @@ class ConversationWindow:
         self.flushed_entries = 0
         self.warnings: list[str] = []
         self._saved_whole: list[dict[str, Any]] = []  # cut messages, flushed whole before
+        # The last messages flushed, in order: sent again before the next batch, so the
+        # transcript knows where the batch goes (a batch of one "ok" is not an older "ok").
+        self._flushed_tail: list[dict[str, Any]] = []
+        self._flushed: set[int] = set()  # id() of the messages of the window flushed already
+        #: Threaded: the window holds the current thread's path, not the last N messages.
+        #: Every message is recorded in the transcript as it comes (which numbers it and
+        #: chooses its parent); `threads` is how ("embedding" unless vault.toml names one).
+        self.threaded = threaded
+        configured = vault.config.sessions.threads if threaded else "off"
+        self.threads = threads or (configured if configured != "off" else "embedding")
+        self._node: dict[int, int] = {}  # id(message) -> its number in the transcript
+        self._parents: dict[int, int | None] = {}  # number -> parent's number
+        self._added: list[dict[str, Any]] = []  # the last messages added, in order
 
     # -- what the agent sends ---------------------------------------------------------------
 
@@ -130,8 +141,71 @@ class ConversationWindow:
                 )
             self.system.append(message)
             return []
+        if self.threaded:
+            left = self._follow_thread(message)
+            self.recent.append(message)
+            return left + self._fit()
         self.recent.append(message)
         return self._fit()
+
+    @classmethod
+    def resume(
+        cls,
+        vault: Vault,
+        session: str = "last",
+        max_tokens: int = 8000,
+        *,
+        summary_tokens: int | None = None,
+        use_llm: bool = False,
+        counter: TokenCounter | None = None,
+        threaded: bool = False,
+        threads: str | None = None,
+    ) -> ConversationWindow:
+        """A window picking up a flushed session (`"last"`: the one updated last) where it
+        stopped: its system messages, the newest messages that fit, the older ones as the
+        running summary; messages added from here on go on in the same transcript."""
+        found = vault.continue_session(session, max_tokens, summary_tokens=summary_tokens,
+                                       threaded=threaded)
+        window = cls(vault, max_tokens, session=found.session, summary_tokens=summary_tokens,
+                     use_llm=use_llm, counter=counter, threaded=threaded, threads=threads)
+        window.system = found.system
+        window.summary_lines = list(found.summary_lines)
+        window.recent = found.recent
+        window.dropped = found.summarised
+        window._flushed_tail = found.before_recent[-TAIL:]
+        window._flushed = {id(m) for m in found.recent}
+        window._added = found.tail[-TAIL:]
+        window._parents = dict(found.parents)
+        window._node = {id(m): n for m, n in zip(found.recent, found.recent_ids, strict=True)}
+        return window
+
+    def _follow_thread(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        """Record `message` (its parent chosen by the transcript); when it continues an
+        earlier exchange, the messages off that thread's path leave the window (flushed and
+        summarised). Returns them."""
+        report = self.vault.record_transcript([*self.system, *self._added, message],
+                                              session=self.session, threads=self.threads)
+        self._added = [*self._added, message][-TAIL:]
+        if not report.appended or report.first_id is None:
+            return []  # held already (it cannot be told from an earlier, identical message)
+        number, parent = report.first_id + report.appended - 1, report.parents[-1]
+        self._node[id(message)] = number
+        self._parents[number] = parent
+        latest = self._node.get(id(self.recent[-1])) if self.recent else None
+        if parent is None or latest is None or parent == latest:
+            return []
+        path: set[int] = set()
+        node: int | None = parent
+        while node is not None and node not in path:
+            path.add(node)
+            node = self._parents.get(node)
+        off = [m for m in self.recent if self._node.get(id(m)) not in path]
+        if not off:
+            return []
+        self._flush(list(self.recent))
+        self.recent = [m for m in self.recent if self._node.get(id(m)) in path]
+        self._fold(off)
+        return off
 
     def extend(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         dropped: list[dict[str, Any]] = []
@@ -169,7 +243,15 @@ class ConversationWindow:
         batch = [m for m in batch if not any(m is cut for cut in self._saved_whole)]
         if not batch:
             return 0
-        report = self.vault.flush(batch, session=self.session)
+        if self.threaded:  # each message is in the transcript already, threaded
+            report = self.vault.flush(batch, session=self.session, transcript=False)
+        else:
+            again = all(id(m) in self._flushed for m in batch)  # close twice: no context
+            # The system messages go along: the transcript keeps them once, first.
+            context = [] if again else [*self.system, *self._flushed_tail]
+            report = self.vault.flush([*context, *batch], session=self.session)
+            self._flushed_tail = [*self._flushed_tail, *batch][-TAIL:]
+            self._flushed.update(id(m) for m in batch)
         self.flushed_entries += len(report.entries)
         self.warnings += [str(w) for w in report.warnings]
         return len(report.entries)
@@ -279,32 +361,6 @@ def _checked(message: Any) -> dict[str, Any]:
     if content is not None and not isinstance(content, (str, list)):
         raise VaultError("a message's content must be text (or a list of content parts).")
     return dict(message)
-
-
-def _content_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):  # content parts: keep their text
-        content = "\n".join(
-            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
-        )
-    text = content or ""
-    if message.get("tool_calls"):
-        text += ("\n" if text else "") + json.dumps(message["tool_calls"], ensure_ascii=False)
-    return text
-
-
-def _summary_line(message: dict[str, Any]) -> str | None:
-    role = message.get("role")
-    if role == "tool":
-        return None  # raw tool output is not worth a summary line
-    text = " ".join(_content_text(message).split()) if role != "assistant" or not message.get(
-        "tool_calls") else ""
-    if not text:
-        return None
-    first = _SENTENCE.split(text, maxsplit=1)[0]
-    if len(first) > SUMMARY_LINE_CHARS:
-        first = first[: SUMMARY_LINE_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    return f"- {role}: {first}"
 
 
 def _fit_prefix(counter: TokenCounter, text: str, budget: int) -> str:

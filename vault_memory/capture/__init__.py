@@ -11,7 +11,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .conversation import NOTE_LABELS
+    from .conversation import (
+        NOTE_LABELS,
+        check_session_id,
+        clean_text,
+        derive_session_id,
+        parse_conversation,
+    )
     from .dates import pin_dates, unpin_dates
     from .flush import (
         FlushReport,
@@ -22,7 +28,7 @@ if TYPE_CHECKING:
         scan_sessions,
     )
     from .queue import QueueStats, UpdateQueue, queue_status
-    from .redact import redact_text
+    from .redact import redact_text, redact_texts
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "NOTE_LABELS": ("conversation", "NOTE_LABELS"),
@@ -34,7 +40,12 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "group_sessions": ("flush", "group_sessions"),
     "pin_dates": ("dates", "pin_dates"),
     "redact_text": ("redact", "redact_text"),
+    "redact_texts": ("redact", "redact_texts"),
     "UpdateQueue": ("queue", "UpdateQueue"),
+    "check_session_id": ("conversation", "check_session_id"),
+    "clean_text": ("conversation", "clean_text"),
+    "derive_session_id": ("conversation", "derive_session_id"),
+    "parse_conversation": ("conversation", "parse_conversation"),
     "queue_status": ("queue", "queue_status"),
     "scan_sessions": ("flush", "scan_sessions"),
     "unpin_dates": ("dates", "unpin_dates"),
@@ -49,8 +60,13 @@ __all__ = [
     "group_sessions",
     "pin_dates",
     "UpdateQueue",
+    "check_session_id",
+    "clean_text",
+    "derive_session_id",
+    "parse_conversation",
     "queue_status",
     "redact_text",
+    "redact_texts",
     "scan_sessions",
     "unpin_dates",
 ]

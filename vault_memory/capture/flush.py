@@ -28,7 +28,7 @@ import datetime as dt
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -251,6 +251,7 @@ class FlushReport:
     continued: bool = False  # the entries went under this session's block of the same minute
     # the block appended (a continued block: the entries only), or that a dry run would append
     text: str = ""
+    transcript: Any = None  # what the flush appended to the session's transcript (sessions/)
 
     @property
     def written(self) -> bool:
@@ -279,6 +280,7 @@ class FlushReport:
             "redactions": self.redactions,
             "warnings": self.warnings,
             "text": self.text,
+            "transcript": self.transcript.to_dict() if self.transcript is not None else None,
         }
 
 
@@ -309,8 +311,11 @@ def flush_conversation(
     dry_run: bool = False,
     date: dt.date | str | None = None,
     now: dt.datetime | None = None,
+    record: Callable[[list[Message], str, dt.datetime], Any] | None = None,
 ) -> FlushReport:
-    """See `Vault.flush`."""
+    """See `Vault.flush`. `record(parsed messages, session id, when)`, when given, keeps the
+    conversation itself (the facade hands in the transcript writer, sessions/); what it
+    returns is the report's `transcript`, and a `VaultError` it raises a warning."""
     settings = layout.config.flush
     if settings.dedupe_days < 0:
         raise ConfigError(
@@ -349,6 +354,11 @@ def flush_conversation(
         dry_run=dry_run,
         messages=len(parsed),
     )
+    if record is not None and not dry_run:
+        try:
+            report.transcript = record(parsed, session_id, when)
+        except VaultError as exc:
+            _warn(report, f"the transcript was not written: {exc}")
     max_bytes = layout.config.index.max_file_bytes
     candidates = _extract(layout, clean, session_id, report, counts, max_bytes, when.date())
     report.redactions = dict(counts)

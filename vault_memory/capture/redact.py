@@ -223,10 +223,19 @@ def _assignment_value_is_secret(value: str) -> bool:
     return bool(re.search(r"[0-9!@#$%^&*+/=~\-]", inner))
 
 
+# Most texts hold no needle of any pattern: one look for all of them first (a transcript
+# redacts every message of a conversation; bench/sessions.py).
+_CASE_NEEDLES = tuple(sorted({n for p in PATTERNS if not p.fold for n in p.needles}))
+_FOLD_NEEDLES = tuple(sorted({n for p in PATTERNS if p.fold for n in p.needles}))
+
+
 def redact(text: str) -> Redacted:
     """Replace every secret in `text` by `[REDACTED:kind]`."""
     counts: Counter[str] = Counter()
     lowered = text.lower()
+    if not any(map(text.__contains__, _CASE_NEEDLES)) and not any(
+            map(lowered.__contains__, _FOLD_NEEDLES)):
+        return Redacted(text, {})
     for pattern in PATTERNS:
         if not pattern.may_match(text, lowered) or not pattern.regex.search(text):
             continue
@@ -255,3 +264,16 @@ def redact(text: str) -> Redacted:
 def redact_text(text: str) -> str:
     """`redact(text).text`."""
     return redact(text).text
+
+
+def redact_texts(texts: list[str]) -> list[str]:
+    """`redact_text` of each text, faster for many (a whole conversation): the needles are
+    looked for in all of them at once, then in the texts only when some are there."""
+    joined = "\n".join(texts)
+    lowered = joined.lower()
+    case = tuple(n for n in _CASE_NEEDLES if n in joined)
+    fold = tuple(n for n in _FOLD_NEEDLES if n in lowered)
+    if not case and not fold:
+        return list(texts)
+    return [redact(text).text if any(map(text.__contains__, case)) or (
+        fold and any(map(text.lower().__contains__, fold))) else text for text in texts]

@@ -7,7 +7,8 @@ status 1 in exactly one place (`app.VaultGroup.invoke`); usage errors exit with 
 is imported only when a command runs, so `vault --help` stays fast.
 """
 
-from . import agents, capture, dream, files, index, links, live, search  # noqa: F401 - commands
+# (sessions after capture: it adds commands to capture's `sessions` group)
+from . import agents, capture, dream, files, index, links, live, search, sessions  # noqa: F401
 from .app import cli, main
 
 __all__ = ["cli", "main"]

@@ -94,20 +94,38 @@ def flush(
 
 @cli.group(invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
+@click.option("--transcripts", is_flag=True,
+              help="List the transcripts (sessions/) instead, the one updated last first.")
 @scope_option
 @click.pass_context
-def sessions(ctx: click.Context, as_json: bool, scope: str | None) -> None:
+def sessions(ctx: click.Context, as_json: bool, transcripts: bool, scope: str | None) -> None:
     """List the flushed sessions found in the daily logs, the most recent first.
 
     \b
     Example:
       vault sessions
       vault sessions --json
+      vault sessions --transcripts
       vault sessions show support-42
     """
     ctx.meta["scope"] = scope
     if ctx.invoked_subcommand is None:
-        _list_sessions(as_json)
+        if transcripts:
+            _list_transcripts(as_json)
+        else:
+            _list_sessions(as_json)
+
+@pass_vault
+def _list_transcripts(vault: Vault, as_json: bool) -> None:
+    found = vault.transcripts()
+    if as_json:
+        _print_json([{k: v for k, v in t.to_dict().items() if k != "messages"} for t in found])
+        return
+    if not found:
+        click.echo("no transcripts", err=True)
+    for head in found:
+        click.echo(f"{head.session}  {head.started[:16]}..{head.updated[:16]}  {head.path}  "
+                   f"{head.title}")
 
 @pass_vault
 def _list_sessions(vault: Vault, as_json: bool) -> None:
@@ -125,15 +143,25 @@ def _list_sessions(vault: Vault, as_json: bool) -> None:
 @sessions.command("show")
 @click.argument("session_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print the session and its entries as JSON.")
+@click.option("--transcript", is_flag=True,
+              help="Print the conversation itself (sessions/DATE-ID.md); ID may be `last`.")
 @scope_option
 @pass_vault
-def sessions_show(vault: Vault, session_id: str, as_json: bool) -> None:
+def sessions_show(vault: Vault, session_id: str, as_json: bool, transcript: bool) -> None:
     """Print the entries a session flushed, with where they are.
 
     \b
     Example:
       vault sessions show support-42
+      vault sessions show support-42 --transcript
     """
+    if transcript:
+        found = vault.transcript(session_id)
+        if as_json:
+            _print_json(found.to_dict())
+        else:
+            click.echo(found.text, nl=False)
+        return
     info = vault.session(session_id)
     if as_json:
         _print_json(info.to_dict(with_entries=True))

@@ -56,7 +56,7 @@ def query_text(words: tuple[str, ...]) -> str:
     "--kind",
     "kinds",
     multiple=True,
-    type=click.Choice(["memory", "daily", "note", "diary"]),
+    type=click.Choice(["memory", "daily", "note", "diary", "session"]),
     help="Only this kind (repeatable).",
 )
 @click.option("--explain", is_flag=True, help="Show each score component.")

@@ -54,6 +54,11 @@ def ignored(root: Path, paths: Sequence[str]) -> list[str]:
     return [line for line in result.stdout.splitlines() if line] if result.returncode == 0 else []
 
 
+def tracked(root: Path, path: str) -> bool:
+    """Whether git tracks `path` (relative to `root`)."""
+    return _git(root, "ls-files", "--error-unmatch", "--", path, check=False).returncode == 0
+
+
 def commit_only(root: Path, paths: Sequence[str], message: str) -> str:
     """Commit `paths` (relative to `root`) and nothing else; return the new commit's sha.
 

@@ -19,9 +19,11 @@ from ..errors import InvalidTagError
 from .fsutil import split_lines
 from .scopes import split_scope
 
-KINDS = ("memory", "daily", "note", "diary")
+KINDS = ("memory", "daily", "note", "diary", "session")
+SESSIONS_DIR = "sessions"  # transcripts: sessions/YYYY-MM-DD-<session>.md
 
 _DATE_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
+_SESSION_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-[A-Za-z0-9][A-Za-z0-9._-]{0,63}\.md$")
 # A closing `#` run counts only after a space (CommonMark), so `## Learn C#` keeps its `#`.
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*(?:(?<=[ \t])#+[ \t]*)?$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
@@ -118,6 +120,8 @@ def note_kind(relpath: str) -> str:
         return "diary"
     if parts[0] == DAILY_DIR and len(parts) == 2 and _DATE_NAME.match(parts[1]):
         return "daily"
+    if parts[0] == SESSIONS_DIR and len(parts) == 2 and _SESSION_NAME.match(parts[1]):
+        return "session"
     return "note"
 
 
@@ -130,6 +134,12 @@ def date_from_name(relpath: str) -> dt.date | None:
         return dt.date(int(match[1]), int(match[2]), int(match[3]))
     except ValueError:
         return None
+
+
+def _session_date(relpath: str) -> dt.date | None:
+    """The day a transcript (sessions/YYYY-MM-DD-ID.md) started."""
+    match = _SESSION_NAME.match(relpath.rsplit("/", 1)[-1])
+    return date_from_name(f"{match[1]}-{match[2]}-{match[3]}.md") if match else None
 
 
 def parse_entry_heading(title: str) -> tuple[str, str, str | None] | None:
@@ -255,7 +265,7 @@ def parse_note(relpath: str, text: str) -> Note:
         relpath=relpath,
         kind=kind,
         lines=lines,
-        date=date_from_name(relpath),
+        date=date_from_name(relpath) if kind != "session" else _session_date(relpath),
         frontmatter=meta,
         frontmatter_end=fm_end,
         frontmatter_error=fm_error,

@@ -25,6 +25,9 @@ MEMORY_SALIENCE = 0.3
 _SENTENCE_END = re.compile(r"[.!?:;]['\")\]]*\s*$")
 # A table's `|---|:--:|` line only draws the table: no unit.
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+# A transcript's message markers (sessions/, `<!-- id: 3 · parent: 2 · … -->`) are data for
+# the tools, hidden in Obsidian: no unit.
+_COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             number in heading_lines
             or not line.strip()
             or (mode == "list" and _TABLE_RULE.match(line))
+            or (note.kind == "session" and _COMMENT_LINE.match(line))
         ):
             close()
             mode = ""

@@ -89,6 +89,8 @@ class WatchedVault(Protocol):
 
     def dream(self) -> Any: ...
 
+    def prune_sessions_if_due(self) -> Any: ...
+
     def dream_schedules(self) -> dict[tuple[str, str], list[tuple[str, ...]]]: ...
 
     def dream_scopes(self, schedule: tuple[str, str] | None = None) -> dict[str, Any]: ...
@@ -681,6 +683,7 @@ class Watcher:
             self.report.reconciles += 1
             if self._updates is not None:
                 self._updates.reclaim()
+            self._prune_sessions()
             if self.reconcile_every:
                 with self._cond:
                     self._next_reconcile = time.monotonic() + self.reconcile_every
@@ -822,6 +825,17 @@ class Watcher:
                 if not isinstance(exc, VaultError):
                     self._reader.close()  # replaced or damaged files: reopen on the next query
                 raise
+
+    def _prune_sessions(self) -> None:
+        """`[sessions] keep_days`: old transcripts deleted, once a day (on a reconcile)."""
+        try:
+            report = self.vault.prune_sessions_if_due()
+        except VaultError as exc:
+            log.warning("could not prune old transcripts: %s", exc)
+            return
+        if report is not None and report.deleted:
+            log.info("pruned %s older than %d days", plural(len(report.deleted), "transcript"),
+                     report.older_than_days)
 
     # -- abandoned update queues ------------------------------------------------------------
 

@@ -148,6 +148,7 @@ class ParsedQuery:
     filter: Any = None  # the tree above, None when nothing is selected
     diary: bool = False  # it asks for the dream diary (kind:diary, path:dreams/…)
     labels: list[str] = field(default_factory=list)  # the operators, as written
+    sessions: bool = False  # it asks for transcripts (kind:session, path:sessions/…)
 
 
 # -- reading the text -----------------------------------------------------------------------------
@@ -319,7 +320,7 @@ def parse_query(query: str) -> ParsedQuery:
     if lexer.problems:
         raise QuerySyntaxError(query, "; ".join(lexer.problems[:3]))
     text = " ".join(_free_text(query, tokens))
-    return ParsedQuery(query, True, text, tree, builder.diary, builder.labels)
+    return ParsedQuery(query, True, text, tree, builder.diary, builder.labels, builder.sessions)
 
 
 def _walk(tokens: list[_Token]) -> list[_Token]:
@@ -410,6 +411,7 @@ class _Builder:
         self.query = query
         self.values: list[tuple[_Token | None, str]] = []  # (token, value) by reference number
         self.diary = False
+        self.sessions = False
         self.labels: list[str] = []
 
     def _ref(self, token: _Token | None, value: str) -> str:
@@ -527,6 +529,8 @@ class _Builder:
             path = value.lower().removeprefix("./").lstrip("/")
             if path.startswith("dreams") or "/dreams" in path:
                 self.diary = True
+            if path.startswith("sessions") or "/sessions" in path:
+                self.sessions = True
             return Field(Prefix("pathpart", path), written) if path else None
         if name == "file":
             return Field(Prefix("filename", value.lower()), written)
@@ -536,6 +540,7 @@ class _Builder:
                 self.lexer.problem(f"{written}: the kinds are {', '.join(SEARCH_KINDS)}")
                 return None
             self.diary = self.diary or kind == "diary"
+            self.sessions = self.sessions or kind == "session"
             return Field(Term("kind", kind), written)
         if name == "scope":
             scope = value.strip("/")
