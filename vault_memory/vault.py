@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .index import Index, IndexReport, Progress, ScopeInfo
     from .live import StopReport, Watcher, WatchReport
     from .search import ContextBlock, Searcher, SearchResults
+    from .transfer import ExportReport, ImportReport
 
 log = logging.getLogger("vault_memory")
 
@@ -686,6 +687,49 @@ class Vault:
         return [block for layout in layouts
                 for block in scan_sessions(self.root, max_bytes, session_id,
                                            folder=layout.daily_dir)]
+
+    # -- import and export ------------------------------------------------------------------
+
+    def export(
+        self,
+        out: Any,
+        format: str = "jsonl",
+        kinds: str | Sequence[str] | None = None,
+        since: dt.date | str | None = None,
+        until: dt.date | str | None = None,
+    ) -> ExportReport:
+        """Write the vault's Markdown to the text stream `out` as JSON records: a header (with
+        the format versions), then for each file a file record (path, kind, scope, sha256)
+        and one record per section (path, line range, date, heading, text, tags, kind, scope,
+        session, sha256), then an end record. format: "jsonl" (one record a line) or "json"
+        (one array). kinds: memory, daily, note(s), diary, session(s) (default all).
+        since/until: only dated files of those days. A bound scope exports its own files.
+        `import_history` of the result into an empty vault writes the same bytes back."""
+        from .transfer import export_vault
+
+        return export_vault(self.layout, out, format, kinds, since, until)
+
+    def import_history(
+        self,
+        source: str | Path,
+        format: str = "auto",
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import a ChatGPT or Claude.ai data export (conversations.json, its folder or .zip),
+        OpenAI-style messages (JSON/JSONL), or a `vault export` file. Conversations go
+        through the flush (redacted, extracted, idempotent) into the log of the day they
+        happened, titled; an export's files are written back byte for byte (never removing
+        a line of the vault's). Importing twice adds nothing; a newer export adds only what
+        is new. A file that is unreadable as a whole (unknown format, cut-off JSON) raises
+        `ImportFormatError` before anything is written; a conversation that cannot be read is
+        skipped and reported. format: auto, chatgpt, claude, openai or jsonl (an export).
+        dry_run: report what would be added, write nothing."""
+        from .transfer import import_history
+
+        return import_history(
+            self.layout, source, format, dry_run, progress or self.progress
+        )
 
     # -- scopes -----------------------------------------------------------------------------
 

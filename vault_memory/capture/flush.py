@@ -307,8 +307,10 @@ def flush_conversation(
     dry_run: bool = False,
     date: dt.date | str | None = None,
     now: dt.datetime | None = None,
+    title: str | None = None,
 ) -> FlushReport:
-    """See `Vault.flush`."""
+    """See `Vault.flush`. `title` (a conversation's own, from an import) is added to the
+    block's heading: `## 14:03 · flush · session ID · Title`."""
     settings = layout.config.flush
     if settings.dedupe_days < 0:
         raise ConfigError(
@@ -355,12 +357,14 @@ def flush_conversation(
     # no lock and writes nothing at all, not even `.vault/`.
     near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
     folder = layout.daily_dir
-    block = _select_new(layout.root, max_bytes, session_id, candidates, report, when, near, folder)
+    block = _select_new(
+        layout.root, max_bytes, session_id, candidates, report, when, near, folder, title
+    )
     if dry_run or not block:
         return report
     with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
         block = _select_new(
-            layout.root, max_bytes, session_id, candidates, report, when, near, folder
+            layout.root, max_bytes, session_id, candidates, report, when, near, folder, title
         )
         if not block:
             return report
@@ -461,6 +465,7 @@ def _select_new(
     when: dt.datetime,
     near: tuple[dt.date, dt.date] | None,
     folder: str = DAILY_DIR,
+    title: str | None = None,
 ) -> str:
     """Fill the report with the entries not flushed yet (by this session in any log of
     `folder`, by any session in its logs dated within `near`); return the block to append
@@ -481,7 +486,8 @@ def _select_new(
     report.other_sessions = sorted({s for c in theirs for s in elsewhere[c.key]})
     if not new:
         return ""
-    block = format_entry("\n".join(e.text for e in new), when, SOURCE, session_id)
+    label = f"{session_id} · {title}" if title else session_id
+    block = format_entry("\n".join(e.text for e in new), when, SOURCE, label)
     report.text = block
     report.heading = block.strip("\n").split("\n")[0].lstrip("# ")
     return block

@@ -7,7 +7,7 @@ status 1 in exactly one place (`app.VaultGroup.invoke`); usage errors exit with 
 is imported only when a command runs, so `vault --help` stays fast.
 """
 
-from . import agents, capture, dream, files, index, live, search  # noqa: F401 - the commands
+from . import agents, capture, dream, files, index, live, search, transfer  # noqa: F401
 from .app import cli, main
 
 __all__ = ["cli", "main"]

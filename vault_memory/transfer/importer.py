@@ -1,0 +1,240 @@
+"""`vault import`: conversations from elsewhere into the daily logs, and `vault export` files
+back into a vault.
+
+Each conversation goes through the normal flush (capture/flush.py): secrets redacted, what is
+worth keeping extracted, entries already in the logs left out. Its messages are flushed day by
+day, each day's into the log of that day (local time), under
+`## HH:MM · flush · session chatgpt-<id> · <its title>`, the time of its first message that
+day. The session id comes from the conversation's own id, so importing the same export again
+adds nothing, and a newer export adds only new conversations and new messages (the entries
+their days do not hold yet). An import stopped midway (Ctrl-C, kill -9) is completed by
+running it again: every flush is one locked append, and what went in before is found again.
+
+Before anything is written, each file is read once through (streamed) to count its
+conversations and to refuse a file that breaks off; the count drives the progress bar. A
+conversation that cannot be read is skipped and reported with its position; what messages
+hold besides text is left out and counted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import clock
+from ..capture import flush_conversation
+from ..errors import VaultError
+from .formats import (
+    FORMATS,
+    Chat,
+    ChatMessage,
+    ChatProblem,
+    ImportFormatError,
+    Source,
+    detect,
+    find_sources,
+    iter_chats,
+    iter_items,
+)
+from .restore import RestoreReport, check_export, restore
+
+if TYPE_CHECKING:
+    from ..files import Layout
+
+log = logging.getLogger("vault_memory")
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+PHASE = "import"
+TITLE_CHARS = 80
+EXAMPLES = 20  # positions of what was left out, kept for the report
+
+
+@dataclass
+class ImportReport:
+    source: str
+    dry_run: bool
+    formats: list[str] = field(default_factory=list)
+    conversations: int = 0  # read
+    imported: int = 0  # that added entries (or would, on a dry run)
+    unchanged: int = 0  # nothing new in them
+    skipped: list[str] = field(default_factory=list)  # not imported: where and why
+    messages: int = 0
+    entries: int = 0  # new entries written (or that would be)
+    already_flushed: int = 0
+    redactions: int = 0
+    logs: set[str] = field(default_factory=set)  # daily logs written (or that would be)
+    left_out: Counter[str] = field(default_factory=Counter)  # non-text content, by what
+    left_out_at: list[str] = field(default_factory=list)  # its first positions
+    warnings: list[str] = field(default_factory=list)
+    files: RestoreReport | None = None  # when the input was a `vault export`
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "formats": self.formats,
+            "dry_run": self.dry_run,
+            "conversations": self.conversations,
+            "imported": self.imported,
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
+            "messages": self.messages,
+            "new_entries": self.entries,
+            "already_flushed": self.already_flushed,
+            "redactions": self.redactions,
+            "logs": sorted(self.logs),
+            "left_out": dict(self.left_out),
+            "left_out_at": self.left_out_at,
+            "warnings": self.warnings,
+            "files": self.files.to_dict() if self.files else None,
+        }
+
+
+def _format_of(source: Source, given: str) -> str:
+    if given not in FORMATS:
+        raise VaultError(f"unknown import format {given!r}; use one of: {', '.join(FORMATS)}.")
+    return detect(source) if given == "auto" else given
+
+
+def _count(layout: Layout, source: Source, fmt: str) -> int:
+    """The first pass over a file: its conversations (or files) counted, and the file
+    refused before anything is written when it breaks off or is not what it should be."""
+    if fmt == "jsonl":
+        return check_export(layout, source)
+    if fmt == "openai":
+        return sum(1 for _ in iter_chats(source, fmt, layout.config.flush.max_input_bytes))
+    return sum(1 for _ in iter_items(source))
+
+
+def import_history(
+    layout: Layout,
+    path: str | Path,
+    format: str = "auto",
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """See `Vault.import_history`."""
+    path = Path(path).expanduser()
+    report = ImportReport(str(path), dry_run)
+    plan = []
+    for source in find_sources(path):
+        fmt = _format_of(source, format)
+        plan.append((source, fmt, _count(layout, source, fmt)))
+        report.formats.append(fmt)
+    total = sum(count for _, _, count in plan)
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(PHASE, done, total)
+
+    if progress is not None:
+        progress(PHASE, 0, total)
+    max_bytes = layout.config.flush.max_input_bytes
+    for source, fmt, _ in plan:
+        if fmt == "jsonl":
+            report.files = restore(layout, source, dry_run, report.files, step)
+            continue
+        for chat in iter_chats(source, fmt, max_bytes):
+            report.conversations += 1
+            if isinstance(chat, ChatProblem):
+                _skip(report, f"{source.name}: {chat}")
+            else:
+                _import_chat(layout, chat, dry_run, report, source.name)
+            step()
+    return report
+
+
+def _skip(report: ImportReport, what: str) -> None:
+    log.warning("skipped %s", what)
+    report.skipped.append(what)
+
+
+def session_of(chat: Chat) -> str:
+    """`chatgpt-6761a3f2b0c4`: the conversation's own id, shortened (12 hex digits keep ids
+    apart across hundreds of thousands of conversations), or a hash of how it opens."""
+    compact = re.sub(r"[^A-Za-z0-9]", "", chat.id or "").lower()[:12]
+    if not compact:
+        opening = "\x1f".join(f"{m.role}:{m.text}" for m in chat.messages[:2])
+        compact = hashlib.sha256(opening.encode("utf-8")).hexdigest()[:12]
+    return f"{chat.source}-{compact}"
+
+
+def heading_title(title: str | None) -> str | None:
+    """A title fit for a heading: one line, no `#` (no tags, no heading marks), not too long."""
+    if not title:
+        return None
+    text = " ".join(re.sub(r"[#\[\]]", " ", title).split())
+    if len(text) > TITLE_CHARS:
+        text = text[: TITLE_CHARS - 1].rstrip() + "…"
+    return text or None
+
+
+def by_day(chat: Chat) -> list[list[ChatMessage]]:
+    """The messages grouped by the (local) day they were sent, in order; a message without a
+    time takes the one before it (the conversation's own at the start, else now)."""
+    days: dict[dt.date, list[ChatMessage]] = {}
+    last = chat.created or next((m.at for m in chat.messages if m.at), None) or clock.now()
+    for message in chat.messages:
+        at = message.at or last
+        last = at
+        days.setdefault(at.date(), []).append(ChatMessage(message.role, message.text, at))
+    return [days[day] for day in sorted(days)]
+
+
+def _import_chat(
+    layout: Layout, chat: Chat, dry_run: bool, report: ImportReport, name: str
+) -> None:
+    for what in chat.left_out:
+        report.left_out[what.split(": ", 1)[-1]] += 1
+        if len(report.left_out_at) < EXAMPLES:
+            report.left_out_at.append(f"{name}: {chat.position}, {what}")
+    added = 0
+    try:
+        if chat.raw is not None:  # OpenAI-style messages: flushed as `vault flush` would
+            flushed = [flush_conversation(layout, chat.raw, dry_run=dry_run)]
+        else:
+            session, title = session_of(chat), heading_title(chat.title)
+            flushed = []
+            for messages in by_day(chat):
+                if not any(m.role in ("user", "assistant") for m in messages):
+                    continue
+                flushed.append(
+                    flush_conversation(
+                        layout,
+                        [{"role": m.role, "content": m.text} for m in messages],
+                        session=session,
+                        dry_run=dry_run,
+                        now=messages[0].at,
+                        title=title,
+                    )
+                )
+            # TODO(issue 17, sessions): once flush writes the redacted transcript to
+            # sessions/DATE-ID.md, give it the conversation's title and message times here.
+    except VaultError as exc:
+        _skip(report, f"{name}: {chat.position}: {exc}")
+        return
+    for flush in flushed:
+        report.messages += flush.messages
+        report.entries += len(flush.entries)
+        report.already_flushed += flush.already_flushed
+        report.redactions += sum(flush.redactions.values())
+        report.warnings.extend(flush.warnings)
+        if flush.entries:
+            added += len(flush.entries)
+            report.logs.add(flush.path)
+    if added:
+        report.imported += 1
+    else:
+        report.unchanged += 1
+
+
+__all__ = ["ImportFormatError", "ImportReport", "import_history"]
