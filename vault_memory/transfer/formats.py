@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
 import json
 import zipfile
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from .export import FORMAT
 FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl")
 CONVERSATIONS = "conversations.json"
 HEAD_BYTES = 1 << 20  # enough to see whether a file is JSONL (a first line shorter than this)
+DETECT_ITEMS = 20  # elements of a list looked at to tell its format
 
 
 class ImportFormatError(VaultError):
@@ -153,31 +155,10 @@ def _json_error(name: str, exc: Exception, after: str, fh: IO[bytes]) -> ImportF
     return ImportFormatError(name, f"the JSON breaks off or is invalid {after}{near} ({message})")
 
 
-def _first_keys(fh: IO[bytes], prefix: str) -> tuple[set[str], dict[str, Any]]:
-    """The keys of the object at `prefix` ("item": the first element of a top-level list, "":
-    a top-level object), with its string values, read without reading further."""
-    import ijson
-
-    keys: set[str] = set()
-    values: dict[str, Any] = {}
-    dot = f"{prefix}." if prefix else ""
-    for path, event, value in ijson.parse(fh, use_float=True):
-        if path == prefix and event == "map_key":
-            keys.add(value)
-        elif path == prefix and event == "start_map":
-            continue
-        elif path == prefix:
-            break  # the end of the object, or it is no object
-        elif prefix and path == "":
-            continue  # the list opens
-        elif event == "string" and path.startswith(dot) and path[len(dot) :] in keys:
-            values[path[len(dot) :]] = value
-    return keys, values
-
-
 def _by_keys(keys: set[str], values: dict[str, Any]) -> str | None:
-    if values.get("format") == FORMAT:
-        return "jsonl"
+    record = values.get("type") in ("file", "section") and "sha256" in keys
+    if values.get("format") == FORMAT or record:
+        return "jsonl"  # an export (one missing its header is refused as one)
     if "mapping" in keys:
         return "chatgpt"
     if "chat_messages" in keys:
@@ -213,19 +194,20 @@ def detect(source: Source) -> str:
                 return found
             raise ImportFormatError(source.name, "its JSON lines are of an unknown format")
     prefix = "item" if start[:1] == b"[" else ""
+    keys: set[str] = set()
     with source.open() as fh:
-        try:
-            keys, values = _first_keys(fh, prefix)
+        try:  # the first elements that say what they are (a broken one may come first)
+            for item in itertools.islice(ijson.items(fh, prefix, use_float=True), DETECT_ITEMS):
+                if isinstance(item, dict):
+                    found = _by_keys(set(item), item)
+                    if found is not None:
+                        return found
+                    keys.update(item)
         except ijson.JSONError as exc:
             raise _json_error(source.name, exc, "at its start", fh) from None
-    found = _by_keys(keys, values)
-    if found is None:
-        what = "its first element" if prefix else "its top-level object"
-        shown = ", ".join(sorted(keys)[:8]) or "none"
-        raise ImportFormatError(
-            source.name, f"unknown format: {what} has the keys {shown}"
-        )
-    return found
+    what = "its first elements have" if prefix else "its top-level object has"
+    shown = ", ".join(sorted(keys)[:8]) or "none"
+    raise ImportFormatError(source.name, f"unknown format: {what} the keys {shown}")
 
 
 # -- reading conversations ------------------------------------------------------------------
