@@ -187,9 +187,14 @@ def test_importing_twice_adds_nothing_and_a_newer_export_only_what_is_new(
     newer["mapping"]["u3"] = {"id": "u3", "parent": "a2", "children": [], "message": gpt_message(
         "user", "Our cutover window is Friday night at 22:00 CET.", T0 + 5 * DAY)}
     newer["mapping"]["a2"]["children"].append("u3")
-    newer["current_node"] = "u3"
+    # a month later the user says again what the session already holds: not written twice
+    newer["mapping"]["u4"] = {"id": "u4", "parent": "u3", "children": [], "message": gpt_message(
+        "user", "We decided to move billing-core from MySQL to PostgreSQL 16.", T0 + 30 * DAY)}
+    newer["mapping"]["u3"]["children"].append("u4")
+    newer["current_node"] = "u4"
     report = vault.import_history(write_json(tmp_path / "new.json", [trip_chat(), newer]))
     assert (report.imported, report.unchanged, report.entries) == (2, 0, 2)
+    assert report.already_flushed == 3
     counted = entries(vault_dir)
     assert max(counted.values()) == 1  # no entry twice
     assert sum(counted.values()) == 4

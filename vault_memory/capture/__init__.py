@@ -11,10 +11,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .conversation import derive_session_id, parse_conversation
     from .flush import (
         FlushReport,
         SessionInfo,
         SessionNotFoundError,
+        daily_logs,
         flush_conversation,
         group_sessions,
         scan_sessions,
@@ -27,7 +29,10 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "QueueStats": ("queue", "QueueStats"),
     "SessionInfo": ("flush", "SessionInfo"),
     "SessionNotFoundError": ("flush", "SessionNotFoundError"),
+    "daily_logs": ("flush", "daily_logs"),
+    "derive_session_id": ("conversation", "derive_session_id"),
     "flush_conversation": ("flush", "flush_conversation"),
+    "parse_conversation": ("conversation", "parse_conversation"),
     "group_sessions": ("flush", "group_sessions"),
     "redact_text": ("redact", "redact_text"),
     "UpdateQueue": ("queue", "UpdateQueue"),
@@ -39,8 +44,11 @@ __all__ = [
     "QueueStats",
     "SessionInfo",
     "SessionNotFoundError",
+    "daily_logs",
+    "derive_session_id",
     "flush_conversation",
     "group_sessions",
+    "parse_conversation",
     "UpdateQueue",
     "queue_status",
     "redact_text",

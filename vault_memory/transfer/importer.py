@@ -29,8 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..capture import flush_conversation
+from ..capture import (
+    daily_logs,
+    derive_session_id,
+    flush_conversation,
+    parse_conversation,
+    scan_sessions,
+)
 from ..errors import VaultError
+from ..files import date_from_name
 from .formats import (
     FORMATS,
     Chat,
@@ -96,6 +103,35 @@ class ImportReport:
         }
 
 
+class LogTracker:
+    """Which daily logs hold which sessions' entries, read once at the start of an import and
+    kept up to date as it writes, so each flush reads only the logs that matter (the session's
+    own and those within `[flush] dedupe_days` of the day) instead of every log: an import of
+    N conversations into a vault of M logs reads about N * (2 * dedupe_days + 2) logs, not
+    N * M. What it hands the flush is exactly what the flush would have found by reading all."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.days: dict[str, dt.date] = {}
+        for _, relpath in daily_logs(layout.root, layout.daily_dir):
+            day = date_from_name(relpath)
+            if day is not None:
+                self.days[relpath] = day
+        self.sessions: dict[str, set[str]] = {}
+        max_bytes = layout.config.index.max_file_bytes
+        for block in scan_sessions(layout.root, max_bytes, folder=layout.daily_dir):
+            self.sessions.setdefault(block.session, set()).add(block.path)
+
+    def logs_for(self, session: str, day: dt.date) -> set[str]:
+        span = dt.timedelta(days=max(self.layout.config.flush.dedupe_days, 0))
+        near = {relpath for relpath, d in self.days.items() if abs(d - day) <= span}
+        return near | self.sessions.get(session, set()) | {self.layout.daily_relpath(day)}
+
+    def wrote(self, session: str, relpath: str, day: dt.date) -> None:
+        self.days[relpath] = day
+        self.sessions.setdefault(session, set()).add(relpath)
+
+
 def _format_of(source: Source, given: str) -> str:
     if given not in FORMATS:
         raise VaultError(f"unknown import format {given!r}; use one of: {', '.join(FORMATS)}.")
@@ -139,16 +175,18 @@ def import_history(
     if progress is not None:
         progress(PHASE, 0, total)
     max_bytes = layout.config.flush.max_input_bytes
+    tracker: LogTracker | None = None
     for source, fmt, _ in plan:
         if fmt == "jsonl":
             report.files = restore(layout, source, dry_run, report.files, step)
             continue
+        tracker = tracker or LogTracker(layout)
         for chat in iter_chats(source, fmt, max_bytes):
             report.conversations += 1
             if isinstance(chat, ChatProblem):
                 _skip(report, f"{source.name}: {chat}")
             else:
-                _import_chat(layout, chat, dry_run, report, source.name)
+                _import_chat(layout, chat, dry_run, report, source.name, tracker)
             step()
     return report
 
@@ -191,7 +229,12 @@ def by_day(chat: Chat) -> list[list[ChatMessage]]:
 
 
 def _import_chat(
-    layout: Layout, chat: Chat, dry_run: bool, report: ImportReport, name: str
+    layout: Layout,
+    chat: Chat,
+    dry_run: bool,
+    report: ImportReport,
+    name: str,
+    tracker: LogTracker,
 ) -> None:
     for what in chat.left_out:
         report.left_out[what.split(": ", 1)[-1]] += 1
@@ -200,21 +243,25 @@ def _import_chat(
     added = 0
     try:
         if chat.raw is not None:  # OpenAI-style messages: flushed as `vault flush` would
-            flushed = [flush_conversation(layout, chat.raw, dry_run=dry_run)]
+            session = derive_session_id(parse_conversation(chat.raw))
+            flushed = [flush_conversation(layout, chat.raw, session=session, dry_run=dry_run,
+                                          logs=tracker.logs_for(session, clock.today()))]
         else:
             session, title = session_of(chat), heading_title(chat.title)
             flushed = []
             for messages in by_day(chat):
                 if not any(m.role in ("user", "assistant") for m in messages):
                     continue
+                at = messages[0].at or clock.now()
                 flushed.append(
                     flush_conversation(
                         layout,
                         [{"role": m.role, "content": m.text} for m in messages],
                         session=session,
                         dry_run=dry_run,
-                        now=messages[0].at,
+                        now=at,
                         title=title,
+                        logs=tracker.logs_for(session, at.date()),
                     )
                 )
             # TODO(issue 17, sessions): once flush writes the redacted transcript to
@@ -231,6 +278,8 @@ def _import_chat(
         if flush.entries:
             added += len(flush.entries)
             report.logs.add(flush.path)
+            if not dry_run:
+                tracker.wrote(flush.session, flush.path, dt.date.fromisoformat(flush.date))
     if added:
         report.imported += 1
     else:
