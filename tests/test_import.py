@@ -393,14 +393,14 @@ def test_cli_import_summary_json_and_errors(vault_dir: Path, tmp_path: Path, run
     result = run_cli("import", str(export), "--dry-run", cwd=vault_dir)
     assert result.exit_code == 0, result.stderr
     assert result.stdout == (
-        "2 conversations (chatgpt): 2 would add 3 entries to 3 daily logs, 0 had nothing new, "
+        "2 conversations (chatgpt): 3 new entries in 3 daily logs from 2, 0 with nothing new, "
         "0 skipped; 0 entries already there, 0 secrets redacted; dry run, nothing written\n")
     assert "left out (not text): 1 × an image, 1 × a tool call (code)" in result.stderr
     result = run_cli("import", str(export), "--json", cwd=vault_dir)
     data = json.loads(result.stdout)
     assert (data["imported"], data["new_entries"], data["formats"]) == (2, 3, ["chatgpt"])
     again = run_cli("import", str(export), "--format", "chatgpt", cwd=vault_dir)
-    assert "0 added 0 entries" in again.stdout and "2 had nothing new" in again.stdout
+    assert "0 new entries in 0 daily logs from 0, 2 with nothing new" in again.stdout
     wrong = run_cli("import", str(export), "--format", "claude", cwd=vault_dir)
     assert wrong.exit_code == 0
     assert "Warning: skipped conversations.json: conversation 1" in wrong.stderr

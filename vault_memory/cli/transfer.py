@@ -57,7 +57,6 @@ def import_(vault: Vault, source: str, fmt: str, dry_run: bool, as_json: bool) -
 
 
 def _summary(report: ImportReport) -> list[str]:
-    would = "would add" if report.dry_run else "added"
     lines = []
     if report.files is not None:
         done = report.files.done
@@ -72,8 +71,8 @@ def _summary(report: ImportReport) -> list[str]:
         logs = len(report.logs)
         lines.append(
             f"{report.conversations} conversations ({', '.join(sorted(set(report.formats)))}): "
-            f"{report.imported} {would} {report.entries} entries to {logs} daily "
-            f"log{'s' if logs != 1 else ''}, {report.unchanged} had nothing new, "
+            f"{report.entries} new entries in {logs} daily log{'s' if logs != 1 else ''} "
+            f"from {report.imported}, {report.unchanged} with nothing new, "
             f"{len(report.skipped)} skipped; {report.already_flushed} entries already there, "
             f"{report.redactions} secrets redacted"
             + ("; dry run, nothing written" if report.dry_run else "")
