@@ -174,6 +174,19 @@ def test_chatgpt_export_follows_the_current_branch_into_the_days_it_happened(
     assert report.entries == 3 and len(report.logs) == 3
 
 
+def test_the_branch_of_current_node_not_the_newest_one(vault_dir: Path, tmp_path: Path) -> None:
+    """The user went back to the first reply (ChatGPT's < 1/2 >): that branch is the
+    conversation, although a newer one exists."""
+    chat = billing_chat()
+    chat["current_node"] = "a1-old"
+    report = Vault(vault_dir).import_history(write_json(tmp_path / "c.json", [chat]))
+    assert report.messages == 2  # the question and the reply it ends at
+    assert "hand-written SQL" not in "".join(logs(vault_dir).values())
+    del chat["current_node"]  # missing: the newest leaf
+    report = Vault(vault_dir).import_history(write_json(tmp_path / "c.json", [chat]))
+    assert "hand-written SQL" in "".join(logs(vault_dir).values())
+
+
 def test_importing_twice_adds_nothing_and_a_newer_export_only_what_is_new(
     vault_dir: Path, tmp_path: Path
 ) -> None:
