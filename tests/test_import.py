@@ -280,6 +280,17 @@ def test_openai_messages_and_jsonl_of_conversations(vault_dir: Path, tmp_path: P
     assert again.entries == 0 and again.unchanged == 2
 
 
+def test_gemini_style_contents(vault_dir: Path, tmp_path: Path, tree_state) -> None:
+    """What `vault flush` refused (`message 1 has no "role"` / no text): Gemini-style parts."""
+    contents = {"contents": [
+        {"role": "user", "parts": [{"text": "I prefer Fastify over Express for new services."},
+                                   {"inline_data": {"mime_type": "image/png", "data": "AA"}}]},
+        {"role": "model", "parts": [{"text": "Noted."}]}]}
+    report = Vault(vault_dir).import_history(write_json(tmp_path / "gemini.json", contents))
+    assert report.formats == ["openai"] and report.entries == 1
+    assert "Fastify over Express" in "".join(logs(vault_dir).values())
+
+
 def test_a_folder_or_the_zip_of_a_data_export(vault_dir: Path, tmp_path: Path) -> None:
     folder = tmp_path / "export"
     folder.mkdir()

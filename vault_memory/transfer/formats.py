@@ -163,7 +163,7 @@ def _by_keys(keys: set[str], values: dict[str, Any]) -> str | None:
         return "chatgpt"
     if "chat_messages" in keys:
         return "claude"
-    if keys & {"role", "messages", "message"}:
+    if keys & {"role", "messages", "message", "contents"}:
         return "openai"
     return None
 
@@ -470,8 +470,34 @@ def _openai_chats(source: Source, max_bytes: int) -> Iterator[Chat | ChatProblem
                         f"conversation {number} (line {line_number}): it is not JSON ({exc})"
                     )
                     continue
-                yield Chat("openai", number, raw=value)
+                yield Chat("openai", number, raw=_from_gemini(value))
         return
     with source.open() as fh:
         data = fh.read(max_bytes + 1)
+    if len(data) <= max_bytes and data.lstrip()[:1] in (b"[", b"{"):
+        try:
+            yield Chat("openai", 1, raw=_from_gemini(json.loads(data)))
+            return
+        except ValueError:
+            pass  # JSONL or a transcript: the flush reads it as it is
     yield Chat("openai", 1, raw=data)
+
+
+def _from_gemini(value: Any) -> Any:
+    """Gemini-style messages ({"contents": [{"role": "user"|"model", "parts": [{"text"}]}]},
+    or the list itself) as OpenAI-style ones; anything else as it is."""
+    contents = value.get("contents") if isinstance(value, dict) else value
+    if not isinstance(contents, list) or not contents or not all(
+        isinstance(c, dict) and "parts" in c and "content" not in c for c in contents
+    ):
+        return value
+    return [
+        {
+            "role": c.get("role") or "user",
+            "content": "\n".join(
+                p["text"] for p in c["parts"] or [] if isinstance(p, dict)
+                and isinstance(p.get("text"), str)
+            ),
+        }
+        for c in contents
+    ]
