@@ -280,6 +280,19 @@ def test_openai_messages_and_jsonl_of_conversations(vault_dir: Path, tmp_path: P
     assert again.entries == 0 and again.unchanged == 2
 
 
+def test_a_day_too_large_to_flush_skips_only_that_day(vault_dir: Path, tmp_path: Path) -> None:
+    chat = billing_chat()
+    chat["mapping"]["a2"]["message"]["content"]["parts"] = ["x" * 3000]
+    vault = Vault(vault_dir, overrides={"flush.max_input_bytes": 2000})
+    report = vault.import_history(write_json(tmp_path / "c.json", [chat]))
+    assert report.entries == 1 and report.imported == 1
+    assert len(report.skipped) == 1
+    assert report.skipped[0].startswith(
+        f"c.json: conversation 1 (id 6761a3f2-b0c4-8000-9a1b-2f3e4d5c6b7a, 'Billing # "
+        f"migration [plan]'): {day_of(T0 + DAY)}: ")
+    assert "over the" in report.skipped[0] or "too large" in report.skipped[0]
+
+
 def test_gemini_style_contents(vault_dir: Path, tmp_path: Path, tree_state) -> None:
     """What `vault flush` refused (`message 1 has no "role"` / no text): Gemini-style parts."""
     contents = {"contents": [

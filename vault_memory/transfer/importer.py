@@ -241,48 +241,50 @@ def _import_chat(
         if len(report.left_out_at) < EXAMPLES:
             report.left_out_at.append(f"{name}: {chat.position}, {what}")
     added = 0
-    try:
-        if chat.raw is not None:  # OpenAI-style messages: flushed as `vault flush` would
-            session = derive_session_id(parse_conversation(chat.raw))
-            flushed = [flush_conversation(layout, chat.raw, session=session, dry_run=dry_run,
-                                          logs=tracker.logs_for(session, clock.today()))]
-        else:
-            session, title = session_of(chat), heading_title(chat.title)
-            flushed = []
-            for messages in by_day(chat):
-                if not any(m.role in ("user", "assistant") for m in messages):
-                    continue
-                at = messages[0].at or clock.now()
-                flushed.append(
-                    flush_conversation(
-                        layout,
-                        [{"role": m.role, "content": m.text} for m in messages],
-                        session=session,
-                        dry_run=dry_run,
-                        now=at,
-                        title=title,
-                        logs=tracker.logs_for(session, at.date()),
-                    )
-                )
-            # TODO(issue 17, sessions): once flush writes the redacted transcript to
-            # sessions/DATE-ID.md, give it the conversation's title and message times here.
-    except VaultError as exc:
-        _skip(report, f"{name}: {chat.position}: {exc}")
-        return
-    for flush in flushed:
-        report.messages += flush.messages
-        report.entries += len(flush.entries)
-        report.already_flushed += flush.already_flushed
-        report.redactions += sum(flush.redactions.values())
-        report.warnings.extend(flush.warnings)
-        if flush.entries:
-            added += len(flush.entries)
-            report.logs.add(flush.path)
+    problems = []
+
+    def flush(messages: Any, session: str, at: dt.datetime | None, title: str | None) -> None:
+        nonlocal added
+        day = at.date() if at else clock.today()
+        try:
+            flushed = flush_conversation(
+                layout, messages, session=session, dry_run=dry_run, now=at, title=title,
+                logs=tracker.logs_for(session, day),
+            )
+        except VaultError as exc:
+            problems.append(f"{day.isoformat()}: {exc}" if at else str(exc))
+            return
+        report.messages += flushed.messages
+        report.entries += len(flushed.entries)
+        report.already_flushed += flushed.already_flushed
+        report.redactions += sum(flushed.redactions.values())
+        report.warnings.extend(flushed.warnings)
+        if flushed.entries:
+            added += len(flushed.entries)
+            report.logs.add(flushed.path)
             if not dry_run:
-                tracker.wrote(flush.session, flush.path, dt.date.fromisoformat(flush.date))
+                tracker.wrote(session, flushed.path, dt.date.fromisoformat(flushed.date))
+
+    if chat.raw is not None:  # OpenAI-style messages: flushed as `vault flush` would
+        try:
+            session = derive_session_id(parse_conversation(chat.raw))
+        except VaultError as exc:
+            _skip(report, f"{name}: {chat.position}: {exc}")
+            return
+        flush(chat.raw, session, None, None)
+    else:
+        session, title = session_of(chat), heading_title(chat.title)
+        for messages in by_day(chat):  # each day of it on its own: one bad day skips only itself
+            if any(m.role in ("user", "assistant") for m in messages):
+                dicts = [{"role": m.role, "content": m.text} for m in messages]
+                flush(dicts, session, messages[0].at or clock.now(), title)
+        # TODO(issue 17, sessions): once flush writes the redacted transcript to
+        # sessions/DATE-ID.md, give it the conversation's title and message times here.
+    for problem in problems:
+        _skip(report, f"{name}: {chat.position}: {problem}")
     if added:
         report.imported += 1
-    else:
+    elif not problems:
         report.unchanged += 1
 
 
