@@ -433,6 +433,8 @@ def test_cli_import_summary_json_and_errors(vault_dir: Path, tmp_path: Path, run
         "2 conversations (chatgpt): 3 new entries in 3 daily logs from 2, 0 with nothing new, "
         "0 skipped; 0 entries already there, 0 secrets redacted; dry run, nothing written\n")
     assert "left out (not text): 1 × an image, 1 × a tool call (code)" in result.stderr
+    assert ("  conversations.json: conversation 1 (id 6761a3f2-b0c4-8000-9a1b-2f3e4d5c6b7a, "
+            "'Billing # migration [plan]'), message 4: an image\n") in result.stderr
     result = run_cli("import", str(export), "--json", cwd=vault_dir)
     data = json.loads(result.stdout)
     assert (data["imported"], data["new_entries"], data["formats"]) == (2, 3, ["chatgpt"])

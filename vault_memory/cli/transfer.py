@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 from .app import _print_json, cli, pass_vault, scope_option
 
 IMPORT_FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl")
+SHOWN = 5  # positions of what was left out, on stderr
 
 
 @cli.command("import")
@@ -54,6 +55,10 @@ def import_(vault: Vault, source: str, fmt: str, dry_run: bool, as_json: bool) -
     if report.left_out:
         what = ", ".join(f"{n} × {kind}" for kind, n in report.left_out.most_common(6))
         click.echo(f"left out (not text): {what}", err=True)
+        for where in report.left_out_at[:SHOWN]:
+            click.echo(f"  {where}", err=True)
+        if sum(report.left_out.values()) > SHOWN:
+            click.echo("  … (--json lists the first 20)", err=True)
 
 
 def _summary(report: ImportReport) -> list[str]:
