@@ -4,6 +4,7 @@ off or tampered with (refused whole, nothing written)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import shutil
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_memory import Vault
@@ -96,6 +97,58 @@ def test_a_scope_exports_its_own_files(vault_dir: Path) -> None:
     vault.scope("acme").add("Acme fact.")
     files = [r["path"] for r in exported(vault.scope("acme")) if r["type"] == "file"]
     assert files and all(p.startswith("scopes/acme/") for p in files)
+
+
+def test_transcripts_in_sessions_name_their_session(vault_dir: Path) -> None:
+    (vault_dir / "sessions").mkdir()
+    (vault_dir / "sessions" / "2026-11-22-7f3a.md").write_text("### user · 14:03\nHello\n")
+    (vault_dir / "sessions" / "2026-11-23-x.md").write_text("---\nsession: support-42\n---\nHi\n")
+    records = exported(Vault(vault_dir), kinds="sessions")
+    sections = [(r["path"], r["session"]) for r in records if r["type"] == "section"]
+    assert sections == [("sessions/2026-11-22-7f3a.md", "7f3a"),
+                        ("sessions/2026-11-23-x.md", "support-42")]
+    assert {r["kind"] for r in records if r["type"] == "file"} == {"session"}
+
+
+def test_a_dry_run_and_a_scope_that_may_not_write_it(sample: Path, tmp_path: Path,
+                                                     tree_state) -> None:
+    backup = tmp_path / "b.jsonl"
+    backup.write_text("".join(_lines(sample)))
+    empty = Vault(Vault.init(tmp_path / "empty").root)
+    before = tree_state(empty.root)
+    report = empty.import_history(backup, dry_run=True)
+    assert report.files is not None and len(report.files.done["written"]) == 25
+    assert tree_state(empty.root) == before
+    with pytest.raises(ImportFormatError, match="line 2: .*MEMORY.md.*acme"):
+        empty.scope("acme").import_history(backup)
+    assert tree_state(empty.root) == before
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(position=st.floats(0, 1), byte=st.sampled_from([b"x", b"}", b'"', b"\n", b"1"]),
+       cut=st.booleans())
+def test_fuzzed_exports_write_the_same_files_or_nothing(
+    tmp_path_factory: pytest.TempPathFactory, position: float, byte: bytes, cut: bool
+) -> None:
+    work = tmp_path_factory.mktemp("fuzz")
+    source = Vault(Vault.init(work / "source").root)
+    source.add("Chose PostgreSQL for billing. #decision", when=dt.datetime(2026, 1, 2, 9, 0))
+    source.add("Prefers short answers.", when=dt.datetime(2026, 1, 3, 10, 0))
+    data = bytearray("".join(_lines(source.root)).encode())
+    at = min(int(len(data) * position), len(data) - 1)
+    data = data[:at] if cut else data[:at] + byte + data[at + 1:]
+    path = work / "e.jsonl"
+    path.write_bytes(bytes(data))
+    target = Vault(Vault.init(work / "target").root)
+    before = markdown(target.root)
+    try:
+        target.import_history(path)
+    except ImportFormatError as exc:
+        assert "Nothing was written" in str(exc)
+        assert markdown(target.root) == before
+        return
+    assert markdown(target.root) == markdown(source.root)  # whole, or not at all
 
 
 def test_a_newer_export_extends_and_merges_daily_logs(sample: Path, tmp_path: Path) -> None:

@@ -111,6 +111,7 @@ def split_sections(relpath: str, text: str) -> list[dict[str, Any]]:
     scope = scope_text(scope_of(relpath))
     day = note.date.isoformat() if note.date else None
     entries = {e.heading_line: e for e in note.entries()} if note.kind == "daily" else {}
+    transcript = _transcript_session(relpath, note.frontmatter) if kind == "session" else None
     records: list[dict[str, Any]] = []
     for i, start in enumerate(starts):
         end = starts[i + 1] - 1 if i + 1 < len(starts) else len(raw)
@@ -135,7 +136,7 @@ def split_sections(relpath: str, text: str) -> list[dict[str, Any]]:
                 "heading": " > ".join(h.title for h in note.heading_path(start)),
                 "time": entry.time if entry else None,
                 "source": entry.source if entry else None,
-                "session": entry.session if entry else None,
+                "session": entry.session if entry else transcript,
                 "tags": sorted(tags),
                 "text": "".join(raw[start - 1 : end]),
                 "sha256": "",
@@ -144,6 +145,17 @@ def split_sections(relpath: str, text: str) -> list[dict[str, Any]]:
     for record in records:
         record["sha256"] = fsutil.sha256_text(record["text"])
     return records
+
+
+def _transcript_session(relpath: str, meta: dict[str, Any]) -> str | None:
+    """The session of a transcript in sessions/: its frontmatter's `session`, else what its
+    name holds after the date (`sessions/2026-11-22-7f3a.md` -> "7f3a")."""
+    given = meta.get("session")
+    if isinstance(given, str | int) and str(given).strip():
+        return str(given).strip()
+    stem = relpath.rsplit("/", 1)[-1].removesuffix(".md")
+    rest = stem[11:] if len(stem) > 11 and stem[4] == "-" and stem[10] == "-" else ""
+    return rest or None
 
 
 def _frontmatter_tags(meta: dict[str, Any]) -> set[str]:
