@@ -376,6 +376,7 @@ def test_broken_conversations_are_skipped_with_their_position(
 ) -> None:
     weird = billing_chat("8888aaaa-0000")
     weird["mapping"]["u1"]["message"]["content"] = {"content_type": "hologram", "x": 1}
+    weird["mapping"]["a2"]["message"]["content"]["parts"] = "a string, not a list of parts"
     export = write_json(tmp_path / "c.json", [
         {"title": "no mapping", "id": "abc"},
         trip_chat(),
@@ -390,6 +391,7 @@ def test_broken_conversations_are_skipped_with_their_position(
     ]
     assert report.imported == 2
     assert report.left_out["the unknown content type 'hologram'"] == 1
+    assert report.left_out["no list of parts"] == 1
     assert any("conversation 4" in at and "message 2: the unknown content type" in at
                for at in report.left_out_at)
 

@@ -363,8 +363,12 @@ def _chatgpt_chat(item: Any, number: int) -> Chat:
             chat.left_out.append(f"{where}: the unknown role {role!r}")
             continue
         texts: list[str] = []
+        parts = content.get("parts")
         if kind in ("text", "multimodal_text"):
-            for part in content.get("parts") or []:
+            if not isinstance(parts, list):
+                chat.left_out.append(f"{where}: no list of parts")
+                continue
+            for part in parts:
                 if isinstance(part, str):
                     texts.append(part)
                 elif isinstance(part, dict) and part.get("content_type") == "audio_transcription":
