@@ -124,7 +124,7 @@ def test_a_dry_run_and_a_scope_that_may_not_write_it(sample: Path, tmp_path: Pat
     assert tree_state(empty.root) == before
 
 
-@settings(max_examples=15, deadline=None,
+@settings(max_examples=10, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(position=st.floats(0, 1), byte=st.sampled_from([b"x", b"}", b'"', b"\n", b"1"]),
        cut=st.booleans())
