@@ -331,7 +331,7 @@ def test_progress_counts_conversations(vault_dir: Path, tmp_path: Path) -> None:
     export = write_json(tmp_path / "c.json", [billing_chat(), trip_chat()])
     seen: list[tuple[str, int, int]] = []
     Vault(vault_dir).import_history(export, progress=lambda *a: seen.append(a))
-    assert seen == [("import", 0, 2), ("import", 1, 2), ("import", 2, 2)]
+    assert seen == [("reading (MB)", 0, 1), ("import", 0, 2), ("import", 1, 2), ("import", 2, 2)]
 
 
 # -- bad input -------------------------------------------------------------------------------

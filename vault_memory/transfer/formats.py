@@ -29,7 +29,7 @@ import datetime as dt
 import itertools
 import json
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -101,6 +101,12 @@ class Source:
     @property
     def name(self) -> str:
         return f"{self.path.name}:{self.member}" if self.member else self.path.name
+
+    def size(self) -> int:
+        if self.member is None:
+            return self.path.stat().st_size
+        with zipfile.ZipFile(self.path) as archive:
+            return archive.getinfo(self.member).file_size
 
     @contextlib.contextmanager
     def open(self) -> Iterator[IO[bytes]]:
@@ -221,9 +227,12 @@ def _top(fh: IO[bytes]) -> str:
     return ""
 
 
-def iter_items(source: Source) -> Iterator[Any]:
+def iter_items(
+    source: Source, at: Callable[[int], None] | None = None
+) -> Iterator[Any]:
     """The elements of a top-level JSON list (or the one top-level object), one at a time;
-    `ImportFormatError` with the position where the JSON breaks off."""
+    `ImportFormatError` with the position where the JSON breaks off. `at` is told how many
+    bytes have been read after each element."""
     import ijson
 
     with source.open() as fh:
@@ -233,6 +242,8 @@ def iter_items(source: Source) -> Iterator[Any]:
         try:
             for item in ijson.items(fh, prefix, use_float=True):
                 count += 1
+                if at is not None:
+                    at(fh.tell())
                 yield item
         except ijson.JSONError as exc:
             after = f"after element {count}" if count else "before its first element"

@@ -59,6 +59,8 @@ log = logging.getLogger("vault_memory")
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 PHASE = "import"
+READING = "reading (MB)"  # the first pass over a data export
+MB = 1_000_000
 TITLE_CHARS = 80
 EXAMPLES = 20  # positions of what was left out, kept for the report
 
@@ -138,14 +140,26 @@ def _format_of(source: Source, given: str) -> str:
     return detect(source) if given == "auto" else given
 
 
-def _count(layout: Layout, source: Source, fmt: str) -> int:
+def _count(layout: Layout, source: Source, fmt: str, progress: Progress | None) -> int:
     """The first pass over a file: its conversations (or files) counted, and the file
-    refused before anything is written when it breaks off or is not what it should be."""
+    refused before anything is written when it breaks off or is not what it should be. A
+    data export shows how far it has read (in MB) meanwhile."""
     if fmt == "jsonl":
         return check_export(layout, source)
     if fmt == "openai":
         return sum(1 for _ in iter_chats(source, fmt, layout.config.flush.max_input_bytes))
-    return sum(1 for _ in iter_items(source))
+    if progress is None:
+        return sum(1 for _ in iter_items(source))
+    total = max(source.size() // MB, 1)
+    shown = -1
+
+    def at(position: int) -> None:
+        nonlocal shown
+        if position // MB != shown:
+            shown = position // MB
+            progress(READING, min(shown, total), total)
+
+    return sum(1 for _ in iter_items(source, at))
 
 
 def import_history(
@@ -161,7 +175,7 @@ def import_history(
     plan = []
     for source in find_sources(path):
         fmt = _format_of(source, format)
-        plan.append((source, fmt, _count(layout, source, fmt)))
+        plan.append((source, fmt, _count(layout, source, fmt, progress)))
         report.formats.append(fmt)
     total = sum(count for _, _, count in plan)
     done = 0
