@@ -5,7 +5,7 @@ up to a higher one, and no module that the facade imports importing the facade b
     cli, __init__, __main__                      the doors
     agents (tools, MCP server, window), tools    handed a Vault by their caller
     vault                                        the facade
-    search, capture, dream, live, sessions       the features
+    search, capture, dream, live, sessions, transfer      the features
     index                                        the derived cache
     files, llm                                   the source of truth; the model client
     config, errors, clock, text                  the ground
@@ -22,7 +22,7 @@ LAYERS = {
     "config": 0, "errors": 0, "clock": 0, "text": 0,
     "files": 1, "llm": 1,
     "index": 2,
-    "search": 3, "capture": 3, "dream": 3, "live": 3, "sessions": 3,
+    "search": 3, "capture": 3, "dream": 3, "live": 3, "sessions": 3, "transfer": 3,
     "vault": 4,
     "agents": 5, "tools": 5,
     "cli": 6, "": 6,  # "": the package's own __init__

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .live import StopReport, Watcher, WatchReport
     from .search import ContextBlock, Searcher, SearchResults
     from .sessions import Continuation, Graph, PruneReport, Transcript, TranscriptReport
+    from .transfer import ExportReport, ImportReport
 
 log = logging.getLogger("vault_memory")
 
@@ -868,6 +869,55 @@ class Vault:
         keep = self.config.sessions.keep_days
         return prune_if_due(self.cache_dir, lambda: self.prune_sessions(keep), keep,
                             clock.today())
+
+    # -- import and export ------------------------------------------------------------------
+
+    def export(
+        self,
+        out: Any,
+        format: str = "jsonl",
+        kinds: str | Sequence[str] | None = None,
+        since: dt.date | str | None = None,
+        until: dt.date | str | None = None,
+    ) -> ExportReport:
+        """Write the vault's Markdown to the text stream `out` as JSON records: a header (with
+        the format versions), then for each file a file record (path, kind, scope, sha256)
+        and one record per section (path, line range, date, heading, text, tags, kind, scope,
+        session, sha256), then an end record. format: "jsonl" (one record a line) or "json"
+        (one array). kinds: memory, daily, note(s), diary, session(s) (default all).
+        since/until: only dated files of those days. A bound scope exports its own files.
+        `import_history` of the result into an empty vault writes the same bytes back."""
+        from .transfer import export_vault
+
+        return export_vault(self.layout, out, format, kinds, since, until)
+
+    def import_history(
+        self,
+        source: str | Path,
+        format: str = "auto",
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import a ChatGPT or Claude.ai data export (conversations.json, its folder or .zip),
+        OpenAI-style messages (JSON/JSONL), or a `vault export` file. Conversations go
+        through the flush (redacted, extracted, idempotent) into the log of the day they
+        happened, titled; an export's files are written back byte for byte (never removing
+        a line of the vault's). Importing twice adds nothing; a newer export adds only what
+        is new. A file that is unreadable as a whole (unknown format, cut-off JSON) raises
+        `ImportFormatError` before anything is written; a conversation that cannot be read is
+        skipped and reported. format: auto, chatgpt, claude, openai or jsonl (an export).
+        dry_run: report what would be added, write nothing. Each conversation is also kept
+        as its transcript (sessions/, titled by its own title; see `record_transcript`)."""
+        from .sessions import transcript_for_flush
+        from .transfer import import_history
+
+        def record(raw: Any, parsed: list[Any], session: str, when: dt.datetime,
+                   title: str | None) -> Any:
+            return transcript_for_flush(self.layout, raw, parsed, session, when, title=title)
+
+        return import_history(
+            self.layout, source, format, dry_run, progress or self.progress, record
+        )
 
     # -- scopes -----------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ import datetime as dt
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,13 +137,17 @@ class SessionInfo:
         return data
 
 
-def daily_logs(root: Path, folder: str = DAILY_DIR) -> list[tuple[Path, str]]:
+def daily_logs(
+    root: Path, folder: str = DAILY_DIR, only: Collection[str] | None = None
+) -> list[tuple[Path, str]]:
     """The daily logs (`folder`/YYYY-MM-DD.md: memory/ of the root, or of a scope) as (real
-    path, vault-relative path), by date."""
+    path, vault-relative path), by date; of the vault-relative paths `only`, when given."""
     if not (root / folder).is_dir():
         return []
     found = []
-    for path in (root / folder).iterdir():
+    listed = (root / folder).iterdir() if only is None else (
+        root / relpath for relpath in only if relpath.rpartition("/")[0] == folder)
+    for path in listed:
         relpath = f"{folder}/{path.name}"
         if not date_from_name(relpath):
             continue
@@ -164,12 +168,13 @@ def scan_sessions(
     session: str | None = None,
     every_session_within: tuple[dt.date, dt.date] | None = None,
     folder: str = DAILY_DIR,
+    only: Collection[str] | None = None,
 ) -> list[SessionBlock]:
     """The flush blocks of every daily log in `folder` (of one session, when given), oldest
     first. The logs dated within `every_session_within` (first, last day) give the blocks of
-    every session."""
+    every session. `only`: read only these logs (a caller that knows which hold anything)."""
     blocks: list[SessionBlock] = []
-    for path, relpath in daily_logs(root, folder):
+    for path, relpath in daily_logs(root, folder, only):
         wanted = session
         if every_session_within is not None:
             day = date_from_name(relpath)
@@ -312,10 +317,16 @@ def flush_conversation(
     date: dt.date | str | None = None,
     now: dt.datetime | None = None,
     record: Callable[[list[Message], str, dt.datetime], Any] | None = None,
+    title: str | None = None,
+    logs: Collection[str] | None = None,
 ) -> FlushReport:
     """See `Vault.flush`. `record(parsed messages, session id, when)`, when given, keeps the
     conversation itself (the facade hands in the transcript writer, sessions/); what it
-    returns is the report's `transcript`, and a `VaultError` it raises a warning."""
+    returns is the report's `transcript`, and a `VaultError` it raises a warning. `title` (a
+    conversation's own, from an import) is added to the block's heading: `## 14:03 · flush ·
+    session ID · Title`. `logs`: the only daily logs (vault-relative) that can hold the
+    session's entries or lie within `dedupe_days` of the day, from a caller that keeps track
+    (an import of thousands of conversations), so that each flush does not read every log."""
     settings = layout.config.flush
     if settings.dedupe_days < 0:
         raise ConfigError(
@@ -367,12 +378,15 @@ def flush_conversation(
     # no lock and writes nothing at all, not even `.vault/`.
     near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
     folder = layout.daily_dir
-    block = _select_new(layout.root, max_bytes, session_id, candidates, report, when, near, folder)
+    block = _select_new(
+        layout.root, max_bytes, session_id, candidates, report, when, near, folder, title, logs
+    )
     if dry_run or not block:
         return report
     with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
         block = _select_new(
-            layout.root, max_bytes, session_id, candidates, report, when, near, folder
+            layout.root, max_bytes, session_id, candidates, report, when, near, folder, title,
+            logs,
         )
         if not block:
             return report
@@ -477,13 +491,15 @@ def _select_new(
     when: dt.datetime,
     near: tuple[dt.date, dt.date] | None,
     folder: str = DAILY_DIR,
+    title: str | None = None,
+    logs: Collection[str] | None = None,
 ) -> str:
     """Fill the report with the entries not flushed yet (by this session in any log of
     `folder`, by any session in its logs dated within `near`); return the block to append
     ("" when nothing is new)."""
     own: set[str] = set()
     elsewhere: dict[str, set[str]] = {}
-    for found in scan_sessions(root, max_bytes, session_id, near, folder):
+    for found in scan_sessions(root, max_bytes, session_id, near, folder, logs):
         for _, text in found.entries:
             if found.session == session_id:
                 own.add(entry_key(text))
@@ -497,7 +513,8 @@ def _select_new(
     report.other_sessions = sorted({s for c in theirs for s in elsewhere[c.key]})
     if not new:
         return ""
-    block = format_entry("\n".join(e.text for e in new), when, SOURCE, session_id)
+    label = f"{session_id} · {title}" if title else session_id
+    block = format_entry("\n".join(e.text for e in new), when, SOURCE, label)
     report.text = block
     report.heading = block.strip("\n").split("\n")[0].lstrip("# ")
     return block

@@ -8,7 +8,7 @@ is imported only when a command runs, so `vault --help` stays fast.
 """
 
 # (sessions after capture: it adds commands to capture's `sessions` group)
-from . import agents, capture, dream, files, index, links, live, search, sessions  # noqa: F401
+from . import agents, capture, dream, files, index, links, live, search, sessions, transfer  # noqa: F401
 from .app import cli, main
 
 __all__ = ["cli", "main"]

@@ -22,10 +22,11 @@ def transcript_for_flush(
     when: dt.datetime | None = None,
     threads: str | None = None,
     force: bool = False,
+    title: str | None = None,
 ) -> TranscriptReport | None:
     """What `flush` calls: the conversation, redacted, appended to the session's transcript,
     threaded as `[sessions] threads` (or `threads`) says. None when transcripts are off
-    (unless `force`)."""
+    (unless `force`). `title`: a new transcript's (an imported conversation's own)."""
     settings = layout.config.sessions
     if not settings.transcripts and not force:
         return None
@@ -33,4 +34,4 @@ def transcript_for_flush(
     chooser = None
     if mode != "off":
         chooser = parent_chooser(layout.config, mode)
-    return append_transcript(layout, turns_from(raw, parsed), session, when, chooser)
+    return append_transcript(layout, turns_from(raw, parsed), session, when, chooser, title)

@@ -556,11 +556,13 @@ def append_transcript(
     session: str,
     when: dt.datetime | None = None,
     choose_parents: ParentChooser | None = None,
+    title: str | None = None,
 ) -> TranscriptReport:
     """Append to the session's transcript the messages it does not hold yet (see `new_from`),
-    creating it when needed. Safe from several processes at once: the choice is made under
-    the append lock, from the file as it is then. `choose_parents(held, new, first_id)` may
-    name each new message's parent (default: the message before it)."""
+    creating it when needed (titled `title`, else by how the conversation opens). Safe from
+    several processes at once: the choice is made under the append lock, from the file as it
+    is then. `choose_parents(held, new, first_id)` may name each new message's parent
+    (default: the message before it)."""
     when = when or clock.now()
     folder = transcript_folder(layout)
     found = find_transcript(layout.root, folder, session)
@@ -624,7 +626,7 @@ def append_transcript(
             text = blocks(None)
             if text:
                 fsutil.append_entry(path, text, create_with=header(
-                    session, scope, title_of(turns), when))
+                    session, scope, title or title_of(turns), when))
     return report
 
 
