@@ -372,7 +372,7 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         ),
     ),
 )
-# "That sounds great, Mel!", "It was an awesome time!": a reaction to what was said, not news
+# "That sounds great, Priya!", "It was an awesome time!": a reaction to what was said, not news
 _REACTION = re.compile(
     r"^(?:that|this|it|those|these|sounds|looks|what|how|so|you|your|wow|congrats|"
     r"congratulations|glad|happy|sorry|such)\b(?:'s|'re| is| are| was| were| sounds?| looks?| "
@@ -380,7 +380,7 @@ _REACTION = re.compile(
     r"fantastic|cute|fun|good|proud|glad|happy|sorry|exciting|inspiring|incredible|impressive|"
     r"special|brave|hard|tough|interesting|gorgeous|stunning|perfect|blast|crazy|wild)\b"
 )
-# a name addressed at the start or the end of a sentence ("Caroline, …", "…, Mel!")
+# a name addressed at the start or the end of a sentence ("Jonas, …", "…, Priya!")
 _VOCATIVE = re.compile(r"^[A-Z][\w'-]+,\s+|,\s*[A-Z][\w'-]+\s*[!.?]*\s*$")
 _DIRECTED = re.compile(r"\b(?:want|'d like|would like|need) you to\b")
 _LASTING = re.compile(r"\b(?:always|never|from now on|every time|whenever|in future)\b")
