@@ -1,5 +1,6 @@
 """The `vault` command: a thin click layer over the `Vault` facade, one module per command
-group in data-flow order (files, index, search, links, capture, dream, live, agents).
+group in data-flow order (files, index, search, links, capture, sessions, transfer, dream, live,
+agents).
 
 Each command parses its options, makes one facade call and prints the result. Data goes to
 stdout; progress, warnings and errors go to stderr. `VaultError` becomes `Error: …` with exit

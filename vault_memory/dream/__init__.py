@@ -1,35 +1,10 @@
 """Deep Dream: decide (pure) what the daily logs add to MEMORY.md, with or without a model, apply
 it with a diary record and an undo, and run it on a schedule.
 
-Names are loaded on first use, so importing the package costs nothing.
+Names are loaded on first use (lazy_loader reads them from `__init__.pyi`), so importing
+the package costs nothing.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .apply import Dreamer, DreamReport
-    from .scheduler import DreamScheduler, write_json
-
-_OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
-    "DreamReport": ("apply", "DreamReport"),
-    "DreamScheduler": ("scheduler", "DreamScheduler"),
-    "Dreamer": ("apply", "Dreamer"),
-    "write_json": ("scheduler", "write_json"),
-}
-__all__ = [
-    "DreamReport",
-    "DreamScheduler",
-    "Dreamer",
-    "write_json",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _OFFERS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _OFFERS[name]
-    loaded = import_module(f".{module}", __name__)
-    return loaded if attribute is None else getattr(loaded, attribute)
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

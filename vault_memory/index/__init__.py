@@ -1,102 +1,10 @@
 """The derived cache: scan and plan (pure), units, the SQLite store, the Whoosh keyword index, the
 embedding model and the unit arrays; `Index` keeps `.vault/` in line with the files.
 
-Names are loaded on first use, so importing the package costs nothing.
+Names are loaded on first use (lazy_loader reads them from `__init__.pyi`), so importing
+the package costs nothing.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from . import indexer, links, settings
-    from .arrays import read_arrays, write_arrays
-    from .census import ScopeInfo, list_scopes
-    from .embedder import DISABLE_ENV, ModelUnavailable, model_disabled
-    from .fulltext import BM25_B, BM25_K1, terms_of
-    from .indexer import (
-        IGNORED_DIRS,
-        WRITE_LOCK,
-        Index,
-        IndexReport,
-        Progress,
-        fingerprint,
-        is_indexable,
-        model_id_for,
-        scope_counts,
-        shared_embedder,
-        status,
-    )
-    from .links import LinkInfo
-    from .remote import EmbeddingProviderError, RemoteEmbedder
-    from .store import CorruptIndexError
-
-_OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
-    "BM25_B": ("fulltext", "BM25_B"),
-    "BM25_K1": ("fulltext", "BM25_K1"),
-    "CorruptIndexError": ("store", "CorruptIndexError"),
-    "DISABLE_ENV": ("embedder", "DISABLE_ENV"),
-    "EmbeddingProviderError": ("remote", "EmbeddingProviderError"),
-    "RemoteEmbedder": ("remote", "RemoteEmbedder"),
-    "fingerprint": ("indexer", "fingerprint"),
-    "IGNORED_DIRS": ("indexer", "IGNORED_DIRS"),
-    "Index": ("indexer", "Index"),
-    "LinkInfo": ("links", "LinkInfo"),
-    "links": ("links", None),
-    "IndexReport": ("indexer", "IndexReport"),
-    "ScopeInfo": ("census", "ScopeInfo"),
-    "list_scopes": ("census", "list_scopes"),
-    "ModelUnavailable": ("embedder", "ModelUnavailable"),
-    "Progress": ("indexer", "Progress"),
-    "WRITE_LOCK": ("indexer", "WRITE_LOCK"),
-    "indexer": ("indexer", None),
-    "is_indexable": ("indexer", "is_indexable"),
-    "model_disabled": ("embedder", "model_disabled"),
-    "model_id_for": ("indexer", "model_id_for"),
-    "read_arrays": ("arrays", "read_arrays"),
-    "scope_counts": ("indexer", "scope_counts"),
-    "settings": ("settings", None),
-    "shared_embedder": ("indexer", "shared_embedder"),
-    "status": ("indexer", "status"),
-    "terms_of": ("fulltext", "terms_of"),
-    "write_arrays": ("arrays", "write_arrays"),
-}
-__all__ = [
-    "BM25_B",
-    "BM25_K1",
-    "CorruptIndexError",
-    "DISABLE_ENV",
-    "EmbeddingProviderError",
-    "IGNORED_DIRS",
-    "Index",
-    "IndexReport",
-    "LinkInfo",
-    "ModelUnavailable",
-    "Progress",
-    "RemoteEmbedder",
-    "ScopeInfo",
-    "WRITE_LOCK",
-    "fingerprint",
-    "indexer",
-    "is_indexable",
-    "links",
-    "list_scopes",
-    "model_disabled",
-    "model_id_for",
-    "read_arrays",
-    "scope_counts",
-    "settings",
-    "shared_embedder",
-    "status",
-    "terms_of",
-    "write_arrays",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _OFFERS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _OFFERS[name]
-    loaded = import_module(f".{module}", __name__)
-    return loaded if attribute is None else getattr(loaded, attribute)
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
