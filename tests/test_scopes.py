@@ -396,4 +396,5 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_one_warning(
     assert hits and hits[0].path == f"{ALPHA_DIR}/MEMORY.md"
     warnings = [w for w in vault_warnings() if "schema version" in w]
     assert warnings == ["the index has schema version 2, this vault-memory uses 3: rebuilding "
-                        "it from the files."]
+                        "it from the files; searching by keywords until `vault index` adds the "
+                        "vectors."]

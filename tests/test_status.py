@@ -21,7 +21,7 @@ Snapshot = Callable[[Path], dict[str, tuple[bytes, int, int]]]
 STATUS_KEYS = {
     "vault", "cache", "cache_bytes", "indexed", "files", "units", "embedded_units", "model",
     "configured_model", "last_index_at", "drift", "problem", "settings", "settings_sources",
-    "watcher", "skipped", "provider", "pending_embeddings", "embedding_error", "queue",
+    "watcher", "skipped", "provider", "pending_embeddings", "embedding_error", "queue", "damaged",
 }
 
 
@@ -47,7 +47,8 @@ def test_status_of_an_indexed_vault(indexed_small: Path, tree_state: Snapshot) -
     assert info["drift"] == {"new": 0, "changed": 0, "deleted": 0}
     assert info["problem"] is None
     assert info["settings"]["index"]["model"] == BUNDLED_MODEL
-    assert set(info["settings"]) == {"index", "search", "dream", "llm", "flush", "watch", "queue"}
+    assert set(info["settings"]) == {"index", "search", "dream", "llm", "flush", "watch", "queue",
+                                     "security"}
     assert info["watcher"] == {"running": False, "stale": False}
     assert info["settings_sources"]["dream.schedule"] == "vault.toml"
 

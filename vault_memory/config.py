@@ -95,6 +95,13 @@ class QueueSettings:
     close_timeout_seconds: float = 10.0  # how long `close()` (and exit) waits for flushes
 
 
+@dataclass(frozen=True)
+class SecuritySettings:
+    # Agent-facing reads (the tools, MCP) refuse a file with more than one hard link: a hard
+    # link inside the vault can name a file outside it, and no path check can tell.
+    allow_hardlinks: bool = False
+
+
 SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "search": SearchSettings,
@@ -103,6 +110,7 @@ SECTIONS: dict[str, type] = {
     "flush": FlushSettings,
     "watch": WatchSettings,
     "queue": QueueSettings,
+    "security": SecuritySettings,
 }
 #: What a scope's own vault.toml may set; the other sections are the whole vault's.
 SCOPE_SECTIONS = ("search", "dream", "llm", "flush")
@@ -118,6 +126,7 @@ class Config:
     flush: FlushSettings = field(default_factory=FlushSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     queue: QueueSettings = field(default_factory=QueueSettings)
+    security: SecuritySettings = field(default_factory=SecuritySettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
     #: The scope these settings are for: None for the whole vault (unbound), () for the root

@@ -10,19 +10,21 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .apply import Dreamer, DreamReport
+    from .apply import Dreamer, DreamReport, recover_dream
     from .scheduler import DreamScheduler, write_json
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "DreamReport": ("apply", "DreamReport"),
     "DreamScheduler": ("scheduler", "DreamScheduler"),
     "Dreamer": ("apply", "Dreamer"),
+    "recover_dream": ("apply", "recover_dream"),
     "write_json": ("scheduler", "write_json"),
 }
 __all__ = [
     "DreamReport",
     "DreamScheduler",
     "Dreamer",
+    "recover_dream",
     "write_json",
 ]
 

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
         shared_embedder,
         status,
     )
+    from .integrity import Finding, Verification
     from .remote import EmbeddingProviderError, RemoteEmbedder
-    from .store import CorruptIndexError
+    from .store import CorruptIndexError, SchemaVersionError
 
 _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "BM25_B": ("fulltext", "BM25_B"),
@@ -39,10 +40,13 @@ _OFFERS = {  # name -> (submodule, attribute; None: the submodule itself)
     "EmbeddingProviderError": ("remote", "EmbeddingProviderError"),
     "RemoteEmbedder": ("remote", "RemoteEmbedder"),
     "fingerprint": ("indexer", "fingerprint"),
+    "Finding": ("integrity", "Finding"),
+    "Verification": ("integrity", "Verification"),
     "IGNORED_DIRS": ("indexer", "IGNORED_DIRS"),
     "Index": ("indexer", "Index"),
     "IndexReport": ("indexer", "IndexReport"),
     "ScopeInfo": ("census", "ScopeInfo"),
+    "SchemaVersionError": ("store", "SchemaVersionError"),
     "list_scopes": ("census", "list_scopes"),
     "ModelUnavailable": ("embedder", "ModelUnavailable"),
     "Progress": ("indexer", "Progress"),
@@ -65,6 +69,7 @@ __all__ = [
     "CorruptIndexError",
     "DISABLE_ENV",
     "EmbeddingProviderError",
+    "Finding",
     "IGNORED_DIRS",
     "Index",
     "IndexReport",
@@ -72,6 +77,8 @@ __all__ = [
     "Progress",
     "RemoteEmbedder",
     "ScopeInfo",
+    "SchemaVersionError",
+    "Verification",
     "WRITE_LOCK",
     "fingerprint",
     "indexer",

@@ -117,7 +117,12 @@ class FullText:
     def exists(self) -> bool:
         from whoosh import index
 
-        return self.folder.is_dir() and index.exists_in(str(self.folder), INDEX_NAME)
+        if not self.folder.is_dir():
+            return False
+        try:
+            return bool(index.exists_in(str(self.folder), INDEX_NAME))
+        except Exception:  # a damaged table of contents: there, but unreadable (see `check`)
+            return True
 
     def open(self) -> Any:
         """Open the index (creating it if missing). Damage surfaces as an exception here or
