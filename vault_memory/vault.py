@@ -500,6 +500,9 @@ class Vault:
                 "the agent tools refuse it unless [security] allow_hardlinks = true"))
         if verify:
             report.verification = self._index.verify()
+            if not report.verification.equal:  # repaired, then proved again
+                report.findings += self._index.repair_differences(report.verification)
+                report.verification = self._index.verify()
         self._owned_searcher_reset()
         return report
 

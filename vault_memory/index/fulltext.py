@@ -12,13 +12,36 @@ import functools
 import os
 import re
 import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 INDEX_NAME = "units"
 BM25_K1 = 1.2
 BM25_B = 0.5  # units are short and of similar length
+
+
+class FullTextDamaged(Exception):
+    """Whoosh could not read its index (a damaged table of contents or segment)."""
+
+
+def _guarded(read: Callable[[], T]) -> T:
+    """`read()`, with Whoosh's errors on damaged files turned into `FullTextDamaged`. Whoosh
+    leaves a file open when it fails that way; it is closed here, without the ResourceWarning
+    its collection would raise (the caller rebuilds the index)."""
+    import gc
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        try:
+            return read()
+        except Exception as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        gc.collect()
+    raise FullTextDamaged(problem)
 
 
 @functools.cache
@@ -120,8 +143,8 @@ class FullText:
         if not self.folder.is_dir():
             return False
         try:
-            return bool(index.exists_in(str(self.folder), INDEX_NAME))
-        except Exception:  # a damaged table of contents: there, but unreadable (see `check`)
+            return bool(_guarded(lambda: index.exists_in(str(self.folder), INDEX_NAME)))
+        except FullTextDamaged:  # a damaged table of contents: there, but unreadable (`check`)
             return True
 
     def open(self) -> Any:
@@ -131,7 +154,8 @@ class FullText:
             from whoosh import index
 
             if self.exists():
-                self._ix = index.open_dir(str(self.folder), indexname=INDEX_NAME)
+                self._ix = _guarded(
+                    lambda: index.open_dir(str(self.folder), indexname=INDEX_NAME))
             else:
                 self.folder.mkdir(parents=True, exist_ok=True)
                 self._ix = index.create_in(str(self.folder), schema(), indexname=INDEX_NAME)
@@ -157,13 +181,17 @@ class FullText:
     def check(self) -> None:
         """Read every segment's term and doc tables a little: raises if a segment is damaged."""
         ix = self.open()
-        with ix.searcher() as searcher:
-            searcher.doc_count_all()
-            reader = searcher.reader()
-            for _ in zip(range(50), reader.all_stored_fields(), strict=False):
-                pass
-            for _ in zip(range(50), reader.all_terms(), strict=False):
-                pass
+
+        def read() -> None:
+            with ix.searcher() as searcher:
+                searcher.doc_count_all()
+                reader = searcher.reader()
+                for _ in zip(range(50), reader.all_stored_fields(), strict=False):
+                    pass
+                for _ in zip(range(50), reader.all_terms(), strict=False):
+                    pass
+
+        _guarded(read)
 
     def update(self, remove_paths: Iterable[str], docs: Sequence[dict[str, Any]]) -> None:
         """Remove every unit of `remove_paths`, then add `docs` (id, path, text, heading, date,

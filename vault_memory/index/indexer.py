@@ -512,6 +512,15 @@ class Index:
             or store.get_meta("embeddings_complete") != "1"
         ):
             report.units_embedded = self._embed_missing(progress)
+        elif self.model_id and paths is None:
+            # The cheap check of a whole run (index/integrity.py): units without a vector
+            # although the flag says every one has its vector (damage, or a kill of an older
+            # version) are embedded, never left for good.
+            totals = store.counts(self.model_id)
+            if totals["embedded_units"] < totals["units"]:
+                log.warning("%d units have no vector although the index says all have: "
+                            "embedding them.", totals["units"] - totals["embedded_units"])
+                report.units_embedded = self._embed_missing(progress)
         return self._totals(report)
 
     def _totals(self, report: IndexReport) -> IndexReport:
@@ -784,6 +793,12 @@ class Index:
         from .integrity import verify
 
         return verify(self, scan(self.root))
+
+    def repair_differences(self, check: Any) -> list[Any]:
+        """Make the index equal the files where `verify` found a difference."""
+        from .integrity import repair_differences
+
+        return repair_differences(self, check)
 
     def close(self) -> None:
         self.store.close()

@@ -159,6 +159,35 @@ def check_fulltext(index: Index, units: int) -> str | None:
     return None
 
 
+def _vectors_problem(store: Store, config: Config) -> str | None:
+    from .indexer import fingerprint
+
+    try:
+        return check_vectors(store, fingerprint(config.index))
+    except (VaultError, sqlite3.DatabaseError):
+        return None  # a provider that is not set up, a store that cannot be read: said elsewhere
+
+
+def _fulltext_changed(store: Store, folder: Path) -> str | None:
+    """The cheap check of the Whoosh index (a stat per file): its files are those the last
+    writer recorded, or it is marked as interrupted."""
+    from .fulltext import FullText
+
+    try:
+        if store.get_meta("fulltext_dirty", "0") != "0":
+            return "it was interrupted mid-update"
+        recorded = store.get_meta("fulltext_files")
+    except (CorruptIndexError, sqlite3.DatabaseError):
+        return None  # the store's own check reports it
+    if recorded is None:
+        return None
+    if not folder.is_dir():
+        return "it is missing"
+    if recorded != FullText(folder).fingerprint():
+        return "its files changed since vault-memory wrote them"
+    return None
+
+
 def unit_tables(cache: Path) -> list[Path]:
     return sorted(cache.glob("units-*.arrays")) if cache.is_dir() else []
 
@@ -178,6 +207,7 @@ class Verification:
     units: int = 0
     embedded: int = 0
     differences: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # the files whose entries differ
 
     @property
     def equal(self) -> bool:
@@ -185,6 +215,31 @@ class Verification:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "equal": self.equal}
+
+
+def repair_differences(index: Index, check: Verification) -> list[Finding]:
+    """Make the index equal the files where `verify` found it differs: each differing file is
+    dropped from the index and read again (its vectors are kept when its text is the same),
+    missing vectors are embedded, the keyword index is rebuilt from SQLite."""
+    found: list[Finding] = []
+    if check.paths:
+        with index.writer_lock(), index.store.transaction() as conn:
+            for path in check.paths:
+                index.store.delete_file(conn, path)
+            index.store.record_counts(conn)
+        found.append(Finding("index", f"{len(check.paths)} files differ from the index",
+                             "read them again: " + ", ".join(check.paths[:5])
+                             + (" …" if len(check.paths) > 5 else "")))
+    if check.paths or any("no vector" in d for d in check.differences):
+        with index.store.transaction() as conn:
+            index.store.set_meta(conn, "embeddings_complete", 0)
+        index.run()
+    if any(d.startswith("the keyword index") for d in check.differences):
+        with index.writer_lock():
+            index.rebuild_fulltext()
+        found.append(Finding(".vault/whoosh/", "it differs from the index",
+                             "rebuilt it from the index"))
+    return found
 
 
 def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
@@ -229,6 +284,8 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
     diffs = result.differences
     for path in sorted(set(expected) | set(held)):
         want, have = expected.get(path), held.get(path)
+        if want != have:
+            result.paths.append(path)
         if have is None:
             diffs.append(f"{path}: on disk, not in the index")
         elif want is None:
@@ -344,6 +401,13 @@ def damage(config: Config) -> list[str]:
             problem = check_store(store)
             if problem:
                 problems.append(f"index.sqlite: {problem}")
+            else:
+                problem = _fulltext_changed(store, cache / "whoosh")
+                if problem:
+                    problems.append(f"whoosh/: {problem}")
+                problem = _vectors_problem(store, config)
+                if problem:
+                    problems.append(f"vectors: {problem}")
         finally:
             store.close()
     for path in unit_tables(cache):
