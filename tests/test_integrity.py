@@ -135,6 +135,9 @@ CASES: dict[str, Damage] = {
     "arrays-not-ours": lambda r: _arrays(r).write_bytes(b"hello\n"),
     "hitlog-garbage": lambda r: (r / ".vault/hits.jsonl").write_bytes(os.urandom(300) + b"\n"),
 }
+# Damage that changes no answer: SQLite ignores a WAL whose checksums fail, and the hit log
+# skips lines it cannot read. Status need not report these; everything else must hold.
+HARMLESS = {"sqlite-wal-garbage", "hitlog-garbage"}
 QUICK = ["sqlite-half-truncated", "chunks-dropped", "whoosh-toc-overwritten",
          "arrays-data-garbage", "arrays-zeroed", "vectors-deleted", "vault-is-a-file"]
 
@@ -162,7 +165,7 @@ def _run_matrix(case: str, root: Path, run_cli: Callable[..., Result]) -> None:
     assert expected
     CASES[case](root)
     before = _status(run_cli, root)
-    assert before["damaged"] or before["problem"], (case, before)
+    assert case in HARMLESS or before["damaged"] or before["problem"], (case, before)
 
     hits = _search(run_cli, root)  # heals in place; keywords only until `vault index`
     assert hits, f"{case}: silently empty"

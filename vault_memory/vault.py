@@ -142,6 +142,7 @@ class Vault:
         self._overrides = dict(overrides or {})
         self._warned_no_vectors = False
         self._warned_read_only = False
+        self._counts_checked = False
         #: Called as (phase, done, total) during long work (indexing) when no other progress
         #: callback is given; the CLI sets it to draw progress bars on a terminal.
         self.progress: Progress | None = None
@@ -422,6 +423,12 @@ class Vault:
             index.run(progress=self.progress)
             return
         try:
+            owner = self._owner or self
+            if not owner._counts_checked:  # once a process: rows lost to damage
+                owner._counts_checked = True
+                lost = index.store.count_problem()
+                if lost:
+                    raise CorruptIndexError(lost)
             stale = index.stale_paths(self.scope_path)  # a scope: only what it may see
         except (CorruptIndexError, sqlite3.DatabaseError) as exc:
             self._heal(exc)  # of another schema, or damaged: rebuilt with one warning

@@ -516,6 +516,10 @@ class Index:
             # The cheap check of a whole run (index/integrity.py): units without a vector
             # although the flag says every one has its vector (damage, or a kill of an older
             # version) are embedded, never left for good.
+            bad = store.drop_bad_vectors(self.model_id)
+            if bad:
+                log.warning("%d vectors had the wrong length (damage): embedding their units "
+                            "again.", bad)
             totals = store.counts(self.model_id)
             if totals["embedded_units"] < totals["units"]:
                 log.warning("%d units have no vector although the index says all have: "

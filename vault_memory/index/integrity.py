@@ -133,6 +133,9 @@ def check_vectors(store: Store, model: str | None) -> str | None:
         return None
     if store.get_meta("model_id") != model:
         return None
+    bad = store.bad_vectors(model)
+    if bad:
+        return f"{bad} vectors have the wrong length"
     missing = len(store.missing_embeddings(model))
     if missing:
         return f"{missing} units have no vector although the index says all have"
@@ -358,6 +361,8 @@ def diagnose_and_repair(index: Index) -> list[Finding]:
         return found + _check_tables(cache)
     missing = check_vectors(store, index.model_id)
     if missing:
+        if index.model_id:
+            store.drop_bad_vectors(index.model_id)
         with store.transaction() as conn:
             store.set_meta(conn, "embeddings_complete", 0)
         report = index.run()

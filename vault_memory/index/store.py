@@ -340,6 +340,26 @@ class Store:
             " SET value = CAST(value AS INTEGER) + 1"
         )
 
+    def bad_vectors(self, model: str) -> int:
+        """How many vectors of `model` have not the byte length its dimensions give (damage)."""
+        dims = self.get_meta("dims")
+        if not dims or not dims.isdigit():
+            return 0
+        return int(self.conn.execute(
+            "SELECT COUNT(*) FROM embeddings WHERE model=? AND length(vector) != ?",
+            (model, int(dims) * 4)).fetchone()[0])
+
+    def drop_bad_vectors(self, model: str) -> int:
+        """Delete the vectors `bad_vectors` counts (their units are embedded again)."""
+        bad = self.bad_vectors(model)
+        if bad:
+            dims = int(self.get_meta("dims") or 0)
+            with self.transaction() as conn:
+                conn.execute("DELETE FROM embeddings WHERE model=? AND length(vector) != ?",
+                             (model, dims * 4))
+                self.set_meta(conn, "embeddings_complete", 0)
+        return bad
+
     def prune_embeddings(
         self, conn: sqlite3.Connection, model: str, keep: Iterable[str] = ()
     ) -> int:

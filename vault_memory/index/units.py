@@ -21,7 +21,9 @@ MEMORY_SALIENCE = 0.3
 
 _SENTENCE_END = re.compile(r"[.!?:;]['\")\]]*\s*$")
 # A table's `|---|:--:|` line only draws the table: no unit.
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+# Matched against the stripped line: two `\s*` side by side would backtrack quadratically on a
+# deeply indented list item.
+_TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def _spans(note: Note) -> list[tuple[int, int]]:
         if (
             number in heading_lines
             or not line.strip()
-            or (mode == "list" and _TABLE_RULE.match(line))
+            or (mode == "list" and _TABLE_RULE.fullmatch(line.strip()))
         ):
             close()
             mode = ""
