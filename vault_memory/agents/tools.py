@@ -58,6 +58,7 @@ MAX_GET_CHARS = 40_000
 MAX_ARGUMENTS_CHARS = 20_000
 MAX_HIT_CHARS = 4_000  # one search hit's text; the rest is read with get_memory
 MAX_RESULT_CHARS = 40_000  # every tool result, as get_memory's text
+MAX_TOOL_RESULT_CHARS = 2 * MAX_RESULT_CHARS  # the JSON of any result (texts plus metadata)
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
@@ -98,7 +99,13 @@ class Tool:
     def run(self, arguments: Mapping[str, Any]) -> ToolResult:
         try:
             values = check_arguments(self.parameters, arguments)
-            return ToolResult(_json(self.func(**values)), False)
+            text = _json(self.func(**values))
+            if len(text) > MAX_TOOL_RESULT_CHARS:  # the last guard: the tools cut before this
+                return _error(self.name, f"the result is {len(text):,} characters, over the "
+                                         f"{MAX_TOOL_RESULT_CHARS:,} a tool returns; ask for "
+                                         "less (a smaller limit, or get_memory with a line "
+                                         "range).")
+            return ToolResult(text, False)
         except VaultError as exc:
             return _error(self.name, str(exc))
         except OSError as exc:  # the disk: read-only, full, gone
