@@ -43,6 +43,12 @@ def unsafe_character(text: str) -> str | None:
     return None
 
 
+def visible(text: str) -> str:
+    """`text` with every character `unsafe_character` refuses written as an escape (`\\u0000`),
+    for a message that quotes a model's text."""
+    return "".join(f"\\u{ord(c):04x}" if unsafe_character(c) else c for c in text)
+
+
 def strip_protected(text: str, allowed: str = "") -> str:
     """`text` without the markers only a person (or the vault itself) may write: `#pin`
     (unless `allowed`, the text it came from, holds it) and HTML comments (provenance

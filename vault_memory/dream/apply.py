@@ -42,6 +42,7 @@ from ..files import (
     plain_text,
 )
 from ..search import hitlog
+from ..text import visible
 from .decide import (
     DreamPlan,
     Item,
@@ -536,7 +537,7 @@ class Dreamer:
         facts = [("When", now.isoformat(timespec="seconds")),
                  ("Result", f"refused; {self.memory_file} unchanged, nothing consumed")]
         entry = render_entry(f"{now:%H:%M} · dream · refused", facts,
-                             [("Reasons", [one_line(p, 300) for p in exc.problems])], "",
+                             [("Reasons", [one_line(visible(p), 300) for p in exc.problems])], "",
                              record)
         try:
             with self.writer_lock():

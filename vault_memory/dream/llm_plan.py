@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..files import INBOX, MemoryDoc, plain_text
-from ..text import strip_protected, unsafe_character
+from ..text import strip_protected, unsafe_character, visible
 from .decide import Added, Archived, DreamPlan, Edited, Item, Merged, Policy, Skipped
 
 MAX_INPUT_CHARS = 24_000  # the items sent per dream; the rest wait for the next one
@@ -130,7 +130,7 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
             raw_text = text
             if isinstance(text, str):
                 if bad := unsafe_character(text):
-                    problems.append(f"the entry {_short(text)} holds {bad}")
+                    problems.append(f"the entry {_short(visible(text))} holds {bad}")
                     continue
                 text = _cleaned(text, entry, by_source)
             if isinstance(reason, str) and unsafe_character(reason):
