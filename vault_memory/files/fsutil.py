@@ -395,12 +395,9 @@ def _append_once(
         _replace_atomically(journal, json.dumps(record).encode("utf-8"), None)
         kill_point("append.after-journal")
         half = len(data) // 2
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written : max(half, written + 1)] if written < half
-                                else data[written:])
-            if written >= half:
-                kill_point("append.mid-write")
+        _write_all(fd, data[:half])
+        kill_point("append.mid-write")  # a kill here leaves the append cut in two
+        _write_all(fd, data[half:])
         os.fsync(fd)
         kill_point("append.after-write")
         replaced = _inode(path) != os.fstat(fd).st_ino
@@ -409,6 +406,12 @@ def _append_once(
     finally:
         os.close(fd)
     return None if replaced else first_line
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
 
 
 def _inode(path: Path) -> int | None:
