@@ -268,7 +268,7 @@ def _check_index(root: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("step", ["index.after-units", "index.before-embed",
-                                  "index.mid-embed", "atomic.before-replace"])
+                                  "index.mid-embed"])
 def test_an_incremental_index_killed_at_any_step_gets_every_vector(
         tmp_path: Path, _sample_template: Path, step: str) -> None:
     root = copy_vault(_sample_template, tmp_path / "sample")

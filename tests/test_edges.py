@@ -178,12 +178,13 @@ def test_search_works_from_a_read_only_cache(indexed_small: Path, run_cli: Calla
 
 @pytest.mark.parametrize(
     "args",
-    [("add", "a new fact"), ("flush", "-")],
-    ids=["add", "flush"],
+    [("add", "a new fact"), ("flush", "-"), ("dream", "--force")],
+    ids=["add", "flush", "dream"],
 )
 def test_write_commands_on_a_read_only_vault_say_what_they_cannot_write(
         indexed_small: Path, run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch,
         args: tuple[str, ...], tree_state: Callable[[Path], dict]) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")  # the small vault's logs are recent
     if not IS_ROOT:
         _read_only(indexed_small, monkeypatch)
     else:  # root writes through permissions: make the writes fail as the disk would
