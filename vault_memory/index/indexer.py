@@ -887,7 +887,11 @@ def status(config: Config) -> dict[str, Any]:
         store.close()
     from .integrity import damage as find_damage
 
-    damaged = find_damage(config)
+    try:
+        model = fingerprint(config.index)
+    except VaultError:
+        model = None  # a provider that is not set up: said elsewhere in the status
+    damaged = find_damage(config, model)
     if damaged:
         info["damaged"] = damaged
         info["problem"] = (f"damaged: {'; '.join(damaged)}. `vault doctor` repairs it "

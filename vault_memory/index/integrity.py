@@ -162,13 +162,11 @@ def check_fulltext(index: Index, units: int) -> str | None:
     return None
 
 
-def _vectors_problem(store: Store, config: Config) -> str | None:
-    from .indexer import fingerprint
-
+def _vectors_problem(store: Store, model: str | None) -> str | None:
     try:
-        return check_vectors(store, fingerprint(config.index))
-    except (VaultError, sqlite3.DatabaseError):
-        return None  # a provider that is not set up, a store that cannot be read: said elsewhere
+        return check_vectors(store, model)
+    except sqlite3.DatabaseError:
+        return None  # a store that cannot be read: said by its own check
 
 
 def _fulltext_changed(store: Store, folder: Path) -> str | None:
@@ -388,9 +386,10 @@ def _check_tables(cache: Path) -> list[Finding]:
     return found
 
 
-def damage(config: Config) -> list[str]:
+def damage(config: Config, model: str | None = None) -> list[str]:
     """What `vault status` reports as damage, without repairing or writing anything: the
-    cheap checks, and the unit tables' checksums."""
+    cheap checks (`model`: the id vectors are kept under, for the vector checks), and the
+    unit tables' checksums."""
     cache = config.cache_dir
     problems = []
     if cache.exists() and not cache.is_dir():
@@ -410,7 +409,7 @@ def damage(config: Config) -> list[str]:
                 problem = _fulltext_changed(store, cache / "whoosh")
                 if problem:
                     problems.append(f"whoosh/: {problem}")
-                problem = _vectors_problem(store, config)
+                problem = _vectors_problem(store, model)
                 if problem:
                     problems.append(f"vectors: {problem}")
         finally:
