@@ -295,8 +295,8 @@ def test_random_kills_of_incremental_index(tmp_path: Path, _sample_template: Pat
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             killed += 1
-        if trial % 5 == 4 or trial == 49:  # recover and prove now and then; kills pile up
-            _check_index(root)
+        _check_index(root)  # the next index completes it: every unit has its vector
+    print(f"incremental index: {killed} of 50 runs killed, 0 units without vectors after")
     assert killed >= 10, killed
 
 
@@ -343,6 +343,7 @@ def test_random_kills_of_four_concurrent_flushes(tmp_path: Path) -> None:
         assert log.count(f"Decision {n}: billing batch {n} ") == 1, n
         assert log.count(f"session s{n}\n") >= 1, n
     assert _leftovers(root) == []
+    print(f"flush: {killed} of 200 processes killed (50 trials of 4), each entry once")
     assert killed >= 20, killed
 
 
@@ -364,4 +365,5 @@ def test_random_kills_of_dreams(tmp_path: Path, dreamed: tuple[bytes, bytes]) ->
         assert result.returncode == 0, result.stderr
         outcomes[_check_dream(root, *dreamed)] += 1
         shutil.rmtree(root)
+    print(f"dream: 50 trials, MEMORY.md old in {outcomes['old']}, new in {outcomes['new']}")
     assert outcomes["old"] and outcomes["new"], outcomes
