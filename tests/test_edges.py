@@ -58,9 +58,9 @@ def test_a_context_block_stays_within_its_budget_in_tokens_and_characters(
 
 def test_search_memory_results_are_capped_with_where_to_read_the_rest(
         small_vault: Path) -> None:
-    (small_vault / "notes/huge.md").write_text("# Huge\n\nzanzibar " + "word " * 800_000 + "\n")
+    (small_vault / "notes/huge.md").write_text("# Huge\n\nzanzibar " + "word " * 60_000 + "\n")
     for n in range(12):
-        (small_vault / f"notes/z{n}.md").write_text(f"# Z{n}\n\nzanzibar {'text ' * 2000}\n")
+        (small_vault / f"notes/z{n}.md").write_text(f"# Z{n}\n\nzanzibar {'text ' * 1000}\n")
     with Vault(small_vault) as vault:
         found = _tool(vault, "search_memory", {"query": "zanzibar", "limit": 20})
     assert "error" not in found, found
