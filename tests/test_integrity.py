@@ -255,3 +255,16 @@ def test_units_without_vectors_under_a_complete_flag_are_found_and_embedded(
     assert "2 units have no vector although the index says all have" in result.output
     status = _status(run_cli, indexed_small)
     assert status["embedded_units"] == status["units"]
+
+
+def test_vectors_of_the_wrong_length_never_break_a_search(
+        searched_small: Path, run_cli: Callable[..., Result]) -> None:
+    """The unit table is rebuilt (a file changed) while some vectors are damaged: those
+    units go by keywords, the others keep their vectors, and the search answers."""
+    _wrong_vector_bytes(searched_small)
+    note = searched_small / "notes/renderer.md"
+    note.write_text(note.read_text() + "\nIt renders PostgreSQL billing invoices too.\n")
+    hits = _search(run_cli, searched_small)
+    assert hits
+    assert "3 vectors have the wrong length" in " ".join(_status(run_cli, searched_small)[
+        "damaged"])
