@@ -258,3 +258,25 @@ def test_init_where_nothing_can_be_written_is_one_line(run_cli: Callable[..., Re
     assert result.exit_code == 1
     assert result.output.startswith("Error: cannot create a vault at /proc/self")
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_the_watcher_skips_a_file_name_that_is_not_utf8(
+        vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_memory.live.watch import Watcher
+
+    from .test_watch import index_units, wait_until
+
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
+    watcher = Watcher(Vault(vault_dir), dream=False, quiet_ms=100)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(60)
+        with open(os.path.join(os.fsencode(vault_dir), b"bad\xff.md"), "w") as fh:
+            fh.write("# Bad\n\nquetzal\n")
+        (vault_dir / "good.md").write_text("# Good\n\nquetzal\n")
+        wait_until(lambda: "good.md" in index_units(vault_dir), 30, "good.md to be indexed")
+        assert watcher.report.errors == 0
+        assert not any(p.startswith("bad") for p in index_units(vault_dir))
+    finally:
+        watcher.stop()
+        watcher.vault.close()
