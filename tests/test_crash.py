@@ -48,6 +48,15 @@ def _vault(root: Path, *args: str, kill: str | None = None, model: bool = False,
                           capture_output=True, text=True, timeout=300, input=stdin)
 
 
+def _timed(args: list[str], root: Path, env: dict[str, str], stdin: str | None = None) -> float:
+    """How long one uninterrupted run takes here and now: the random kill points are drawn
+    within it (the machine's load changes it several-fold)."""
+    started = time.monotonic()
+    subprocess.run(args, cwd=root, env=env, input=stdin, text=True, capture_output=True,
+                   check=True, timeout=300)
+    return time.monotonic() - started
+
+
 def _leftovers(root: Path) -> list[str]:
     """Temp files and journals a writer leaves only while it runs."""
     found = []
@@ -284,15 +293,18 @@ def test_random_kills_of_incremental_index(tmp_path: Path, _sample_template: Pat
     root = copy_vault(_sample_template, tmp_path / "sample")
     env = _env()
     env.pop("VAULT_MODEL_DISABLED")
+    command = [sys.executable, "-m", "vault_memory", "index"]
+    _edit(root, 0)
+    took = _timed(command, root, env)
     killed = trials = 0
     while killed < 50:  # 50 runs killed at random points (model loading, units, vectors)
         trials += 1
         assert trials <= 200, f"only {killed} of {trials} runs were killed"
         _edit(root, trials)
-        proc = subprocess.Popen([sys.executable, "-m", "vault_memory", "index"], cwd=root,
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
         try:
-            proc.wait(timeout=rng.uniform(0.3, 3.0))
+            proc.wait(timeout=rng.uniform(0.05, 1.0) * took)
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
@@ -312,6 +324,8 @@ def test_random_kills_of_four_concurrent_flushes(tmp_path: Path) -> None:
     rng = random.Random(2024)
     root = Vault.init(tmp_path / "vault").root
     env = _env()
+    took = _timed([sys.executable, "-m", "vault_memory", "flush", "--session", "warm-up",
+                   "--date", "2026-11-21", "-"], root, env, FLUSH_CHAT.format(n=-1, k=0))
     killed = trials = hit = 0
     while hit < 50:  # 50 trials in which at least one of the four flushes is killed
         trial, trials = trials, trials + 1
@@ -328,7 +342,7 @@ def test_random_kills_of_four_concurrent_flushes(tmp_path: Path) -> None:
             proc.stdin.write(FLUSH_CHAT.format(n=n, k=k))
             proc.stdin.close()
             procs.append((n, k, proc))
-        deadline = time.monotonic() + rng.uniform(0.2, 1.0)
+        deadline = time.monotonic() + rng.uniform(0.1, 2.0) * took  # four at once: slower
         before = killed
         for _, _, proc in procs:
             try:
@@ -355,17 +369,18 @@ def test_random_kills_of_four_concurrent_flushes(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_random_kills_of_dreams(tmp_path: Path, dreamed: tuple[bytes, bytes]) -> None:
     rng = random.Random(7)
+    command = [sys.executable, "-m", "vault_memory", "dream", "--force"]
+    took = _timed(command, _dream_vault(tmp_path / "calibration"), _env())
     outcomes = {"old": 0, "new": 0}
     trials = 0
     while sum(outcomes.values()) < 50:  # 50 dreams killed at a random point
         trials += 1
         assert trials <= 250, f"only {sum(outcomes.values())} of {trials} dreams were killed"
         root = _dream_vault(tmp_path / f"v{trials}")
-        proc = subprocess.Popen([sys.executable, "-m", "vault_memory", "dream", "--force"],
-                                cwd=root, env=_env(), stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen(command, cwd=root, env=_env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         try:
-            proc.wait(timeout=rng.uniform(0.1, 0.8))
+            proc.wait(timeout=rng.uniform(0.05, 1.0) * took)
             killed = False
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGKILL)
