@@ -122,6 +122,18 @@ def test_a_cut_append_of_a_file_edited_since_is_left_to_the_person(tmp_path: Pat
     assert _leftovers(tmp_path) == []
 
 
+def test_a_journal_killed_before_its_rename_leaves_no_temp(tmp_path: Path) -> None:
+    log = tmp_path / "memory.md"
+    log.write_text(ORIGINAL)
+    done = subprocess.run([sys.executable, "-c", APPEND, str(log), ENTRY],
+                          env=_env(**{fsutil.KILL_ENV: "atomic.before-replace"}), timeout=60)
+    assert done.returncode == KILLED
+    assert _leftovers(tmp_path)  # the journal's temp file
+    fsutil.append_entry(log, "- next\n")  # the next append of the file removes it
+    assert log.read_text() == ORIGINAL + "- next\n"
+    assert _leftovers(tmp_path) == []
+
+
 def test_a_rewrite_killed_before_its_rename_leaves_the_old_file_and_no_temp(
         tmp_path: Path) -> None:
     note = tmp_path / "n.md"

@@ -429,10 +429,11 @@ def recover_file(path: Path) -> list[str]:
     journal = path.parent / APPEND_JOURNAL.format(name=path.name)
     if journal.exists():
         done.append(_finish_append(path, journal))
-    prefix = f".{path.name}."
+    # the file's own rewrites, and the journal's (written under the same lock)
+    prefixes = (f".{path.name}.", f".{journal.name}.")
     with contextlib.suppress(OSError):
         for entry in os.scandir(path.parent):
-            if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
+            if entry.name.startswith(prefixes) and entry.name.endswith(".tmp"):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
                     done.append(f"removed the temp file {entry.name} of an interrupted write")
