@@ -3,6 +3,7 @@
     server.reply_content('{"entries": []}')      # a good reply carrying this message text
     server.reply_raw(500, "boom")                # any status and body
     server.reply_delay(2.0)                      # answer only after 2 s (for timeouts)
+    server.reply_trickle('{"entries": []}', 0.1) # one byte every 0.1 s (a total deadline)
     server.reply_raw(429, "slow down", headers={"Retry-After": "2"})
 
 A 429 or 5xx reply says `Retry-After: 0` unless the test gives its own headers, so a test of a
@@ -34,6 +35,7 @@ class Scripted:
     body: bytes
     delay: float = 0.0
     headers: dict[str, str] | None = None
+    trickle: float = 0.0  # seconds between the body's bytes (a server that never quite stops)
 
 
 def _default_headers(status: int) -> dict[str, str]:
@@ -98,7 +100,14 @@ class ScriptedLLMServer:
                     for name, value in headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(reply.body)
+                    if reply.trickle:
+                        for i in range(len(reply.body)):
+                            if server._stop.wait(reply.trickle):
+                                break
+                            self.wfile.write(reply.body[i : i + 1])
+                            self.wfile.flush()
+                    else:
+                        self.wfile.write(reply.body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
@@ -117,6 +126,9 @@ class ScriptedLLMServer:
 
     def reply_content(self, content: str, delay: float = 0.0) -> None:
         self.script.append(Scripted(200, completion(content), delay))
+
+    def reply_trickle(self, content: str, seconds_per_byte: float) -> None:
+        self.script.append(Scripted(200, completion(content), trickle=seconds_per_byte))
 
     def reply_json(self, value: Any) -> None:
         self.reply_content(json.dumps(value))

@@ -489,7 +489,8 @@ def test_over_budget_is_refused_then_forced_and_archived(small: Path, no_model) 
         assert dropped, str(info.value)
         assert "`vault dream --force`" in str(info.value)
         assert (small / "MEMORY.md").read_bytes() == original
-        assert not (small / "dreams/2026-11-22.md").exists()
+        refusal = (small / "dreams/2026-11-22.md").read_text()  # recorded, with its reason
+        assert "dream · refused" in refusal and dropped[0] in refusal
         preview = vault.dream(dry_run=True, now=NOW)
         assert preview.refused and preview.archived and preview.diff
         report = vault.dream(force=True, now=NOW)

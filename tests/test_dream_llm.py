@@ -12,6 +12,7 @@ import pytest
 
 from vault_memory import Vault, clock
 from vault_memory.dream.apply import DreamRefusedError
+from vault_memory.dream.diary import parse_records
 from vault_memory.llm import MAX_REPLY_BYTES
 
 from .llm_server import Scripted, ScriptedLLMServer, completion
@@ -236,8 +237,13 @@ def test_adversarial_replies_are_refused(case: str, vault: Path, llm_server, tre
     assert message in str(info.value)
     after = tree_state(vault)
     assert after["MEMORY.md"] == before["MEMORY.md"]
-    assert set(after) - {".vault/dream.lock"} == set(before)
+    # Nothing written but the refusal's record in the diary (issue 24), with its reasons.
+    diary = "dreams/2026-11-22.md"
+    assert set(after) - {".vault/dream.lock", ".vault/write.lock", diary} == set(before)
     assert all(after[p] == before[p] for p in before)
+    records = parse_records(diary, (vault / diary).read_text())
+    assert [r.action for r in records] == ["refused"] and not records[0].consumed
+    assert "dream · refused" in (vault / diary).read_text()
     assert len(llm_server.requests) == 1
 
 
@@ -276,7 +282,8 @@ def test_transport_failures_are_refused(vault: Path, llm_server, script, message
         v.dream(now=NOW)
     assert message in str(info.value)
     assert (vault / "MEMORY.md").read_text() == MEMORY
-    assert not (vault / "dreams/2026-11-22.md").exists()
+    diary = (vault / "dreams/2026-11-22.md").read_text()  # the refusal, with its reason
+    assert "dream · refused" in diary and message.split(" (")[0] in diary
 
 
 def test_an_unreachable_model_is_refused(vault: Path, llm_server, run_cli) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from vault_memory.errors import (
+    CannotWriteError,
     LockTimeoutError,
     NoteChangedError,
     NoteNotFoundError,
@@ -356,7 +357,7 @@ def test_write_atomic_leaves_no_temp_file_when_the_write_fails(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(fsutil.os, "replace", failing_replace)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(CannotWriteError, match="cannot write .*n.md: No space left"):
         write_atomic(path, "new\n", seen.sha256)
     assert path.read_bytes() == b"original\n"
     assert leftovers(tmp_path) == []

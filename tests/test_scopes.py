@@ -8,8 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from vault_memory import Vault
 from vault_memory.config import load_config
@@ -397,4 +396,5 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_one_warning(
     assert hits and hits[0].path == f"{ALPHA_DIR}/MEMORY.md"
     warnings = [w for w in vault_warnings() if "schema version" in w]
     assert warnings == [f"the index has schema version 2, this vault-memory uses {SCHEMA_VERSION}: "
-                        "rebuilding it from the files."]
+                        "rebuilding it from the files; searching by keywords until `vault index` "
+                        "adds the vectors."]

@@ -21,7 +21,7 @@ Snapshot = Callable[[Path], dict[str, tuple[bytes, int, int]]]
 STATUS_KEYS = {
     "vault", "cache", "cache_bytes", "indexed", "files", "units", "embedded_units", "model",
     "configured_model", "last_index_at", "drift", "problem", "settings", "settings_sources",
-    "watcher", "skipped", "provider", "pending_embeddings", "embedding_error", "queue",
+    "watcher", "skipped", "provider", "pending_embeddings", "embedding_error", "queue", "damaged",
     "unresolved_links", "unresolved",
 }
 
@@ -49,7 +49,7 @@ def test_status_of_an_indexed_vault(indexed_small: Path, tree_state: Snapshot) -
     assert info["problem"] is None
     assert info["settings"]["index"]["model"] == BUNDLED_MODEL
     assert set(info["settings"]) == {"index", "search", "dream", "llm", "flush", "watch", "queue",
-                                     "sessions"}
+                                     "sessions", "security"}
     assert info["watcher"] == {"running": False, "stale": False}
     assert info["settings_sources"]["dream.schedule"] == "vault.toml"
 

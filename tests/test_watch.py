@@ -29,8 +29,7 @@ import pytest
 import vault_memory
 from vault_memory import Vault, VaultError
 from vault_memory.index.fulltext import FullText
-from vault_memory.live import watch as watch_module
-from vault_memory.live import watch_client as client
+from vault_memory.live import watch as watch_module, watch_client as client
 from vault_memory.live.watch import Watcher, WatcherRunningError
 
 WORKTREE = Path(vault_memory.__file__).resolve().parents[1]

@@ -106,6 +106,13 @@ class SessionsSettings:
     thread_min_similarity: float = 0.35  # below this to the previous message: a topic change
 
 
+@dataclass(frozen=True)
+class SecuritySettings:
+    # Agent-facing reads (the tools, MCP) refuse a file with more than one hard link: a hard
+    # link inside the vault can name a file outside it, and no path check can tell.
+    allow_hardlinks: bool = False
+
+
 SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "search": SearchSettings,
@@ -115,6 +122,7 @@ SECTIONS: dict[str, type] = {
     "watch": WatchSettings,
     "queue": QueueSettings,
     "sessions": SessionsSettings,
+    "security": SecuritySettings,
 }
 #: What a scope's own vault.toml may set; the other sections are the whole vault's.
 SCOPE_SECTIONS = ("search", "dream", "llm", "flush")
@@ -131,6 +139,7 @@ class Config:
     watch: WatchSettings = field(default_factory=WatchSettings)
     queue: QueueSettings = field(default_factory=QueueSettings)
     sessions: SessionsSettings = field(default_factory=SessionsSettings)
+    security: SecuritySettings = field(default_factory=SecuritySettings)
     sources: Mapping[str, str] = field(default_factory=dict)  # "search.limit" -> "vault.toml"
     warnings: tuple[str, ...] = ()
     #: The scope these settings are for: None for the whole vault (unbound), () for the root

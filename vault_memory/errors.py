@@ -100,6 +100,18 @@ class NoteChangedError(VaultError):
         )
 
 
+class CannotWriteError(VaultError):
+    """The disk refused a write: no permission, a read-only file system, a full disk."""
+
+    def __init__(self, relpath: str, reason: str) -> None:
+        self.relpath = relpath
+        self.reason = reason
+        super().__init__(
+            f"cannot write {relpath}: {reason}. Nothing was changed; make it writable (or free "
+            "some space) and run the command again."
+        )
+
+
 class LockTimeoutError(VaultError):
     def __init__(self, what: str, path: Path, seconds: float) -> None:
         super().__init__(

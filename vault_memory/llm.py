@@ -9,12 +9,16 @@ offline path or refuse the change. Nothing here retries: a flush or a dream is r
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import http.client
 import json
 import logging
 import os
 import random
 import re
+import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -123,11 +127,71 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+class _Deadline:
+    """One deadline for a whole request: connecting, sending, the headers and every byte of
+    the reply. A socket timeout alone is per read, so a server that trickles its reply a byte
+    at a time could hold a call for ever; at the deadline the socket is shut down."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+        self.timers: list[threading.Timer] = []
+
+    @property
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def arm(self, sock: socket.socket) -> None:
+        def cut() -> None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+        timer = threading.Timer(max(0.0, self.at - time.monotonic()), cut)
+        timer.daemon = True
+        timer.start()
+        self.timers.append(timer)
+
+    def cancel(self) -> None:
+        for timer in self.timers:
+            timer.cancel()
+
+    def opener(self) -> urllib.request.OpenerDirector:
+        deadline = self
+
+        class Connection(http.client.HTTPConnection):
+            def connect(self) -> None:
+                super().connect()
+                deadline.arm(self.sock)
+
+        class SecureConnection(http.client.HTTPSConnection):
+            def connect(self) -> None:
+                super().connect()
+                deadline.arm(self.sock)
+
+        class Handler(urllib.request.HTTPHandler):
+            def http_open(self, req: Any) -> Any:
+                return self.do_open(Connection, req)
+
+        class SecureHandler(urllib.request.HTTPSHandler):
+            def https_open(self, req: Any) -> Any:
+                return self.do_open(SecureConnection, req)
+
+        return urllib.request.build_opener(Handler, SecureHandler)
+
+
 def _send_once(request: urllib.request.Request, url: str, timeout: float, hint: str,
                timeout_hint: str, prefix: str) -> bytes:
+    deadline = _Deadline(timeout)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            raw = response.read(MAX_REPLY_BYTES + 1)
+        with deadline.opener().open(request, timeout=timeout) as response:
+            raw = b""
+            while len(raw) <= MAX_REPLY_BYTES:
+                chunk = response.read1(65536)
+                if not chunk:
+                    break
+                raw += chunk
+        if deadline.passed:
+            raise TimeoutError
     except urllib.error.HTTPError as exc:
         with exc:
             detail = exc.read(500).decode("utf-8", "replace").strip()
@@ -146,8 +210,19 @@ def _send_once(request: urllib.request.Request, url: str, timeout: float, hint: 
         raise LLMError(f"cannot reach {url} ({reason})", "is the server running?",
                        prefix) from None
     except (ConnectionError, OSError) as exc:
+        if deadline.passed:
+            raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint,
+                           prefix) from None
         raise LLMError(f"connection to {url} failed ({exc})", "is the server running?",
                        prefix) from None
+    except http.client.HTTPException as exc:
+        if deadline.passed:
+            raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint,
+                           prefix) from None
+        raise LLMError(f"{url} broke the HTTP protocol ({type(exc).__name__})",
+                       "is base_url the OpenAI-compatible /v1 endpoint?", prefix) from None
+    finally:
+        deadline.cancel()
     if len(raw) > MAX_REPLY_BYTES:
         raise LLMError(f"the reply is longer than {MAX_REPLY_BYTES:,} bytes", hint, prefix)
     return raw

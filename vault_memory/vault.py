@@ -13,6 +13,7 @@ import dataclasses
 import datetime as dt
 import logging
 import re
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,7 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import CACHE_DIR, CONFIG_FILE, Config, find_vault_root, load_config
-from .errors import LineRangeError, LineRangeSyntaxError, UnreadableNoteError, VaultError
+from .errors import (
+    CannotWriteError,
+    LineRangeError,
+    LineRangeSyntaxError,
+    UnreadableNoteError,
+    VaultError,
+)
 from .files import (
     DAILY_DIR,
     DIARY_DIR,
@@ -63,6 +70,27 @@ class InitReport:
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     git_initialised: bool = False
+
+
+@dataclass
+class DoctorReport:
+    """What `vault doctor` found and did: `findings` (each with its repair), and with
+    `verify`, whether the index equals the files."""
+
+    findings: list[Any] = field(default_factory=list)
+    verification: Any = None
+
+    @property
+    def healthy(self) -> bool:
+        return not self.findings and (self.verification is None or self.verification.equal)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "healthy": self.healthy,
+            "findings": [dataclasses.asdict(f) for f in self.findings],
+            "verification": None if self.verification is None
+            else self.verification.to_dict(),
+        }
 
 
 @dataclass
@@ -115,6 +143,8 @@ class Vault:
         self.root = Path(root).expanduser().absolute()
         self._overrides = dict(overrides or {})
         self._warned_no_vectors = False
+        self._warned_read_only = False
+        self._counts_checked = False
         #: Called as (phase, done, total) during long work (indexing) when no other progress
         #: callback is given; the CLI sets it to draw progress bars on a terminal.
         self.progress: Progress | None = None
@@ -280,6 +310,7 @@ class Vault:
         load); searches here when none runs or it cannot answer.
         today: the day recency is measured from (default: the clock's, see `clock`).
         """
+        from .index import CorruptIndexError
         from .search import MODES, Filters, Hit, SearchResults, parse_query
 
         if mode not in MODES:
@@ -367,8 +398,15 @@ class Vault:
                 log.warning("the index holds no embeddings yet: searching by keywords only. "
                             "Run `vault index` to add them.")
         limit = limit or self.config.search.limit
-        hits = self._searcher.search(parsed.text, limit=limit, mode=mode, filters=filters,
-                                     today=today, settings=self._rank_settings())
+        try:
+            hits = self._searcher.search(parsed.text, limit=limit, mode=mode, filters=filters,
+                                         today=today, settings=self._rank_settings())
+        except (sqlite3.DatabaseError, CorruptIndexError) as exc:
+            # Damage found by the query itself: rebuilt from the files, then by keywords.
+            self._heal(exc)
+            hits = self._searcher.search(parsed.text, limit=limit, mode="keyword",
+                                         filters=filters, today=today,
+                                         settings=self._rank_settings())
         from .search import record
 
         record(self.cache_dir, hits)
@@ -392,14 +430,24 @@ class Vault:
         from .index import CorruptIndexError
 
         index = self._index
-        if not (self.cache_dir / "index.sqlite").exists():
+        db = self.cache_dir / "index.sqlite"
+        if not db.is_file() or not self.cache_dir.is_dir():
+            if db.exists() or self.cache_dir.exists() and not self.cache_dir.is_dir():
+                self._heal(None)  # .vault/ is out of shape (index/integrity.py)
+                return
             log.warning("no index yet: indexing the vault first (later searches are fast).")
             index.run(progress=self.progress)
             return
         try:
+            owner = self._owner or self
+            if not owner._counts_checked:  # once a process: rows lost to damage
+                owner._counts_checked = True
+                lost = index.store.count_problem()
+                if lost:
+                    raise CorruptIndexError(lost)
             stale = index.stale_paths(self.scope_path)  # a scope: only what it may see
-        except CorruptIndexError:  # of another schema, or damaged: rebuilt with one warning
-            index.run(progress=self.progress)
+        except (CorruptIndexError, sqlite3.DatabaseError) as exc:
+            self._heal(exc)  # of another schema, or damaged: rebuilt with one warning
             return
         if not stale:
             return
@@ -412,9 +460,88 @@ class Vault:
             )
             return
         try:
-            index.run(paths=stale, lock_timeout=0.2, progress=self.progress)
+            index.run(paths=stale, lock_timeout=0.2, progress=self.progress,
+                      embed_repairs=False)
         except LockTimeoutError:
             log.info("another process is indexing; searching the index as it is.")
+        except CannotWriteError as exc:
+            self._read_only(exc)
+
+    def _read_only(self, exc: CannotWriteError) -> None:
+        if not self._warned_read_only:
+            self._warned_read_only = True
+            log.warning("searching the index as it is: %s, so files changed since the last "
+                        "index are not searched.", exc.reason)
+
+    def _heal(self, exc: Exception | None) -> None:
+        """Repair a damaged cache inside a search: rebuild the index from the files (its
+        text only: the vectors are left for the next `vault index`, and this search and the
+        next ones go by keywords meanwhile), with one warning."""
+        from .index import SchemaVersionError
+
+        index = self._index
+        self._owned_searcher_reset()
+        index.store.close()
+        if exc is not None:
+            reason = str(exc) if isinstance(exc, SchemaVersionError) else (
+                f"the index is damaged ({exc})")
+            log.warning("%s: rebuilding it from the files%s.", reason,
+                        "; searching by keywords until `vault index` adds the vectors"
+                        if index.model_id else "")
+        try:
+            report = index.run(rebuild=exc is not None, progress=self.progress,
+                               lock_timeout=5.0, embed_repairs=False)
+        except CannotWriteError as error:
+            raise VaultError(
+                f"the index is damaged ({exc or 'see `vault status`'}) and cannot be repaired "
+                f"here: {error.reason}. Run `vault doctor` where the cache can be written."
+            ) from None
+        self._owned_searcher_reset()
+        if report.rebuilt or exc is not None:
+            self._warned_no_vectors = True
+
+    def _owned_searcher_reset(self) -> None:
+        owner = self._owner or self
+        owner._searcher_handle = None
+
+    def doctor(self, verify: bool = False) -> DoctorReport:
+        """Check everything that can be damaged and repair it: appends and rewrites a killed
+        process left half-done in the vault's files, dreams interrupted between their writes,
+        every artefact of the cache (index/integrity.py); hard-linked files are reported.
+        `verify` then proves the index equals the files (or lists the differences)."""
+        from .index import Finding
+
+        report = DoctorReport()
+        for relpath, action in fsutil.recover_tree(self.root):
+            report.findings.append(Finding(relpath, "a write was interrupted", action))
+        report.findings += self._recover_dreams()
+        self._owned_searcher_reset()
+        report.findings += self._index.doctor()
+        for relpath, links in self._hard_linked():
+            report.findings.append(Finding(
+                relpath, f"has {links} hard links (it may be a file outside the vault)",
+                "the agent tools refuse it unless [security] allow_hardlinks = true"))
+        if verify:
+            report.verification = self._index.verify()
+            if not report.verification.equal:  # repaired, then proved again
+                report.findings += self._index.repair_differences(report.verification)
+                report.verification = self._index.verify()
+        self._owned_searcher_reset()
+        return report
+
+    def _recover_dreams(self) -> list[Any]:
+        from .dream import recover_dream
+
+        found = []
+        for scope in self._dreamers():
+            found += recover_dream(self._bound_to(scope).config)
+        return found
+
+    def _hard_linked(self) -> list[tuple[str, int]]:
+        from .index import indexer
+
+        return [(path, st.st_nlink) for path, st in sorted(indexer.scan(self.root).items())
+                if st.st_nlink > 1]
 
     # -- links ------------------------------------------------------------------------------
 
@@ -497,6 +624,14 @@ class Vault:
         root = Path(path).expanduser().absolute()
         if root.exists() and not root.is_dir():
             raise VaultError(f"{root} exists and is not a folder. Choose another path.")
+        try:
+            return Vault._init(root, git)
+        except OSError as exc:
+            raise VaultError(f"cannot create a vault at {root}: {exc.strerror or exc} "
+                             f"({exc.filename or root}). Choose a folder you can write.") from None
+
+    @staticmethod
+    def _init(root: Path, git: bool) -> InitReport:
         root.mkdir(parents=True, exist_ok=True)
         report = InitReport(root)
         templates = template_dir() / "vault"
@@ -554,6 +689,11 @@ class Vault:
         real, relpath = self.layout.resolve(path)
         if real.is_dir():
             raise UnreadableNoteError(relpath, "is a folder; give a file path")
+        links = fsutil.hard_links(real)
+        if links > 1:
+            log.warning("%s has %d hard links: it may be a file outside the vault (the agent "
+                        "tools refuse it unless [security] allow_hardlinks = true).", relpath,
+                        links)
         note = fsutil.read_text(real, relpath, self.config.index.max_file_bytes)
         lines = fsutil.split_lines(note.text)
         total = len(lines)

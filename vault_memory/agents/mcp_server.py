@@ -58,14 +58,26 @@ RESOURCES = {
 def read_resource_text(vault: Vault, uri: str) -> str:
     """The text of a vault:// resource; `VaultError` for an unknown one."""
     if uri == "vault://MEMORY.md":
-        return vault.get(vault.layout.memory_relpath).text
+        return _agent_read(vault, vault.layout.memory_relpath)
     if uri == "vault://today":
         today = clock.today()
         real, relpath = vault.daily_path(today)
-        return vault.get(relpath).text if real.is_file() else ""
+        return _agent_read(vault, relpath) if real.is_file() else ""
     if uri == "vault://context":
         return vault.context(DEFAULT_BUDGET)
     raise VaultError(f"unknown resource {uri!r}; this server has: {', '.join(RESOURCES)}.")
+
+
+def _agent_read(vault: Vault, relpath: str) -> str:
+    """A file's text as the tools read it: refused when it has several hard links."""
+    from ..files import fsutil
+
+    real, _ = vault.layout.resolve(relpath)
+    links = fsutil.hard_links(real)
+    if links > 1 and not vault.config.security.allow_hardlinks:
+        raise VaultError(f"refusing {relpath}: it has {links} hard links, so it may be a file "
+                         "outside the vault (set [security] allow_hardlinks = true to allow it).")
+    return vault.get(relpath).text
 
 
 def _version() -> str:

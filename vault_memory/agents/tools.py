@@ -56,6 +56,9 @@ DEFAULT_LIMIT = 5
 MAX_GET_LINES = 200
 MAX_GET_CHARS = 40_000
 MAX_ARGUMENTS_CHARS = 20_000
+MAX_HIT_CHARS = 4_000  # one search hit's text; the rest is read with get_memory
+MAX_RESULT_CHARS = 40_000  # every tool result, as get_memory's text
+MAX_TOOL_RESULT_CHARS = 2 * MAX_RESULT_CHARS  # the JSON of any result (texts plus metadata)
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
@@ -96,9 +99,23 @@ class Tool:
     def run(self, arguments: Mapping[str, Any]) -> ToolResult:
         try:
             values = check_arguments(self.parameters, arguments)
-            return ToolResult(_json(self.func(**values)), False)
+            text = _json(self.func(**values))
+            if len(text) > MAX_TOOL_RESULT_CHARS:  # the last guard: the tools cut before this
+                return _error(self.name, f"the result is {len(text):,} characters, over the "
+                                         f"{MAX_TOOL_RESULT_CHARS:,} a tool returns; ask for "
+                                         "less (a smaller limit, or get_memory with a line "
+                                         "range).")
+            return ToolResult(text, False)
         except VaultError as exc:
             return _error(self.name, str(exc))
+        except OSError as exc:  # the disk: read-only, full, gone
+            where = f" ({exc.filename})" if exc.filename else ""
+            return _error(self.name, f"the memory vault cannot be used right now: "
+                                     f"{exc.strerror or exc}{where}. Try again later.")
+        except Exception:  # a bug: logged with its traceback, never raised into the agent
+            log.exception("the tool %s failed", self.name)
+            return _error(self.name, "the tool failed unexpectedly (the error is in the log); "
+                                     "try again, or go on without it.")
 
 
 def _json(data: Any) -> str:
@@ -230,7 +247,7 @@ class _Bound:
             self._reopen = False
             self.vault.close()
         hits = self.vault.search(query, limit=limit)
-        found = {"query": query, "results": _results(hits)}
+        found = {"query": query, "results": self._readable(_results(hits))}
         if getattr(hits, "warnings", None):  # keywords only: the embedding provider failed
             found["warning"] = " ".join(hits.warnings)
         return found
@@ -268,8 +285,47 @@ class _Bound:
                 "these results come from a keyword search over what is indexed so far and may "
                 f"be incomplete. Search again in a moment for complete results.{failed}"
             )
-        results = _results(hits or [])
+        results = self._readable(_results(hits or []))
         return {"query": query, "results": results, "index": "building", "note": note}
+
+    def _readable(self, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Hits an agent may read: none from a file with several hard links (see
+        `_check_links`), each text cut to MAX_HIT_CHARS and all of them to MAX_RESULT_CHARS,
+        with where to read the rest."""
+        kept: list[dict[str, Any]] = []
+        total = 0
+        for item in results:
+            try:
+                self._check_links(item["path"])
+            except VaultError:
+                continue
+            text = item["text"]
+            if len(text) > MAX_HIT_CHARS or total + len(text) > MAX_RESULT_CHARS:
+                room = max(0, min(MAX_HIT_CHARS, MAX_RESULT_CHARS - total))
+                item["text"] = text[:room]
+                item["note"] = (
+                    f"text cut at {room:,} of {len(text):,} characters; read the rest with "
+                    f"get_memory({item['path']!r}, {item['start_line']}, {item['end_line']}).")
+            total += len(item["text"])
+            kept.append(item)
+            if total >= MAX_RESULT_CHARS:
+                break
+        return kept
+
+    def _check_links(self, path: str) -> None:
+        """Refuse a regular file with more than one hard link: a hard link inside the vault
+        may name a file outside it (no path check can tell), unless [security]
+        allow_hardlinks = true."""
+        if self.vault.config.security.allow_hardlinks:
+            return
+        from ..files import fsutil
+
+        real, relpath = self.vault.layout.resolve(path)
+        links = fsutil.hard_links(real)
+        if links > 1:
+            raise PathOutsideVaultError(
+                path, f"{relpath} has {links} hard links, so it may be a file outside the "
+                "vault (set [security] allow_hardlinks = true in vault.toml to allow it)")
 
     def manage_memory(
         self, action: str, content: str = "", id: str | None = None
@@ -284,6 +340,7 @@ class _Bound:
         self, path: str, start_line: int | None = None, end_line: int | None = None
     ) -> dict[str, Any]:
         self._check_path(path)
+        self._check_links(path)
         if end_line is not None and start_line is None:
             start_line = 1
         first = start_line or 1

@@ -27,9 +27,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import VaultError
-from ..sessions import MESSAGE_OVERHEAD, MIN_BUDGET, SUMMARY_HEADER, TRUNCATED
-from ..sessions import content_text as _content_text
-from ..sessions import summary_line as _summary_line
+from ..sessions import (
+    MESSAGE_OVERHEAD,
+    MIN_BUDGET,
+    SUMMARY_HEADER,
+    TRUNCATED,
+    content_text as _content_text,
+    summary_line as _summary_line,
+)
 
 if TYPE_CHECKING:
     from ..search import TokenCounter

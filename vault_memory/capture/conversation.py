@@ -309,6 +309,14 @@ def derive_session_id(messages: list[Message]) -> str:
 
 def check_session_id(session: str) -> str:
     session = session.strip()
+    from .redact import redact
+
+    found = redact(session).counts
+    if found:  # it goes into a heading of the daily log: never a secret (and never echoed)
+        raise VaultError(
+            f"the session id looks like a secret ({', '.join(sorted(found))}); it would be "
+            "written into the daily log. Use another id (or leave --session out)."
+        )
     if not _SESSION_ID.match(session):
         raise VaultError(
             f"the session id {session!r} is not usable: use 1-64 letters, digits, '.', '_' or "

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..files import LIST_ITEM, TAG_NAME, fsutil
+from ..text import strip_protected, unsafe_character
 from .conversation import Message, squash, transcript_for_model
 from .dates import pin_dates, unpin_dates
 from .redact import redact
@@ -692,7 +693,7 @@ def extract_llm(
     entries = []
     redacted: Counter[str] = Counter()
     for text, category, importance in items:
-        cleaned = redact(text)
+        cleaned = redact(strip_protected(text, transcript))
         redacted.update(cleaned.counts)
         if any(_is_noise(line) for line in cleaned.text.split("\n")) or "```" in cleaned.text:
             continue  # a command or code the model copied: not a memory
@@ -722,6 +723,8 @@ def validate_llm_entries(reply: Any, max_chars: int) -> list[tuple[str, str, int
         text, category, importance = item.get("text"), item.get("category"), item.get("importance")
         if not isinstance(text, str) or not text.strip():
             raise bad(f"entry {number} has no text")
+        if unsafe := unsafe_character(text):
+            raise bad(f"entry {number} holds {unsafe}")
         if len(text) > 4 * max_chars:
             raise bad(f"entry {number} is {len(text):,} characters long")
         category = category.strip().lower() if isinstance(category, str) else ""

@@ -365,54 +365,63 @@ def flush_conversation(
         dry_run=dry_run,
         messages=len(parsed),
     )
+    # The entries first: a flush that cannot write the day's log stops there, with one error;
+    # then the conversation itself (sessions/), whose failure is a warning.
+
+    def write_entries() -> FlushReport:
+        max_bytes = layout.config.index.max_file_bytes
+        candidates = _extract(layout, clean, session_id, report, counts, max_bytes, when.date())
+        report.redactions = dict(counts)
+
+        # A first look without the lock: nothing new (the common case of a repeated flush)
+        # takes no lock and writes nothing at all, not even `.vault/`.
+        near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
+        folder = layout.daily_dir
+        block = _select_new(
+            layout.root, max_bytes, session_id, candidates, report, when, near, folder, title,
+            logs,
+        )
+        if dry_run or not block:
+            return report
+        with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
+            block = _select_new(
+                layout.root, max_bytes, session_id, candidates, report, when, near, folder, title,
+                logs,
+            )
+            if not block:
+                return report
+            if path.exists():  # refuse to append to a binary or broken file
+                fsutil.read_text(path, relpath, max_bytes)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            heading, *body = block.strip("\n").split("\n")
+            entries = "\n".join(body) + "\n"
+            open_block: list[int] = []
+
+            def continue_or_open(current: str) -> str:
+                line = _open_block_line(relpath, current, heading)
+                if line is None:
+                    return block
+                open_block.append(line)
+                return entries
+
+            first = fsutil.append_entry(
+                path, block, create_with=layout.daily_header(when.date()),
+                compose=continue_or_open,
+            )
+        if open_block:
+            report.continued, report.text = True, entries
+            report.start_line, report.end_line = open_block[0], first + len(body) - 1
+        else:
+            report.start_line = first + 1  # the block opens with a blank line
+            report.end_line = report.start_line + len(body)
+        return report
+
+    write_entries()
     if record is not None and not dry_run:
         try:
             report.transcript = record(parsed, session_id, when)
         except VaultError as exc:
             _warn(report, f"the transcript was not written: {exc}")
-    max_bytes = layout.config.index.max_file_bytes
-    candidates = _extract(layout, clean, session_id, report, counts, max_bytes, when.date())
-    report.redactions = dict(counts)
-
-    # A first look without the lock: nothing new (the common case of a repeated flush) takes
-    # no lock and writes nothing at all, not even `.vault/`.
-    near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
-    folder = layout.daily_dir
-    block = _select_new(
-        layout.root, max_bytes, session_id, candidates, report, when, near, folder, title, logs
-    )
-    if dry_run or not block:
-        return report
-    with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
-        block = _select_new(
-            layout.root, max_bytes, session_id, candidates, report, when, near, folder, title,
-            logs,
-        )
-        if not block:
-            return report
-        if path.exists():  # refuse to append to a binary or broken file
-            fsutil.read_text(path, relpath, max_bytes)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        heading, *body = block.strip("\n").split("\n")
-        entries = "\n".join(body) + "\n"
-        open_block: list[int] = []
-
-        def continue_or_open(current: str) -> str:
-            line = _open_block_line(relpath, current, heading)
-            if line is None:
-                return block
-            open_block.append(line)
-            return entries
-
-        first = fsutil.append_entry(
-            path, block, create_with=layout.daily_header(when.date()), compose=continue_or_open
-        )
-    if open_block:
-        report.continued, report.text = True, entries
-        report.start_line, report.end_line = open_block[0], first + len(body) - 1
-    else:
-        report.start_line = first + 1  # the block opens with a blank line
-        report.end_line = report.start_line + len(body)
     return report
 
 

@@ -12,7 +12,9 @@ untouched (tests/test_redact.py holds both corpora).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # Token alphabets; a lookbehind/lookahead on these keeps a prefix such as `sk-` from matching
@@ -31,15 +33,49 @@ class SecretPattern:
     needles: tuple[str, ...]  # the regex can only match if the text holds one of these
     group: int = 0  # the part replaced; the rest of the match is kept
     fold: bool = False  # needles are lower case, checked against the lower-cased text
+    valid: Callable[[str], bool] | None = None  # a checksum the secret must pass
 
     def may_match(self, text: str, lowered: str) -> bool:
         haystack = lowered if self.fold else text
         return any(needle in haystack for needle in self.needles)
 
 
-def _p(kind: str, pattern: str, needles: str, group: int = 0, flags: int = 0) -> SecretPattern:
+def _p(kind: str, pattern: str, needles: str, group: int = 0, flags: int = 0,
+       valid: Callable[[str], bool] | None = None) -> SecretPattern:
     fold = bool(flags & re.I)
-    return SecretPattern(kind, re.compile(pattern, flags), tuple(needles.split()), group, fold)
+    return SecretPattern(kind, re.compile(pattern, flags), tuple(needles.split()), group, fold,
+                         valid)
+
+
+def luhn(text: str) -> bool:
+    """A payment card number: 13-19 digits (spaces and dashes aside) of a card network's
+    ranges, passing the Luhn check."""
+    digits = re.sub(r"[ -]", "", text)
+    if not 13 <= len(digits) <= 19 or not re.match(r"4|5[1-5]|2[2-7]|3[47]|6(?:011|5)|35",
+                                                   digits):
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def iban(text: str) -> bool:
+    """An IBAN: country, check digits, 11-30 more letters and digits, mod 97 = 1."""
+    compact = text.replace(" ", "").upper()
+    if not 15 <= len(compact) <= 34:
+        return False
+    number = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
+    return int(number) % 97 == 1
+
+
+def _randomish(text: str) -> bool:
+    """Mixed case with digits: a generated secret, not a word or a number."""
+    return bool(re.search(r"[a-z]", text) and re.search(r"[A-Z]", text)
+                and re.search(r"[0-9]", text))
 
 
 # Words that name a secret in an assignment (`password=…`, `"api_key": "…"`, `SECRET: …`);
@@ -55,6 +91,12 @@ _PLACEHOLDER = re.compile(
     r"^(?:<[^>]*>|\$\{?[A-Za-z_][\w]*\}?|\{\{.*\}\}|%\(?\w*\)?s|\*+|x+|"
     r"\.\.\.|…|None|null|nil|true|false|True|False|str|int|bytes|os\.environ.*|env\(.*)$",
     re.I,
+)
+
+_NOT_A_SECRET = re.compile(
+    r"(?:~|\.{0,2})/[\w./\-]*"  # a path
+    r"|\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+\-]\d{2}:?\d{2})?)?"
+    r"|\d{1,2}:\d{2}(?::\d{2})?"
 )
 
 # Most specific first: a later pattern never matches inside an earlier `[REDACTED:…]`.
@@ -136,6 +178,67 @@ PATTERNS: tuple[SecretPattern, ...] = (
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{30,}",
         "/api/webhooks/",
     ),
+    # -- more providers (issue 24: Discord, Vault, age, Postman, Linear, Doppler, Square, …) --
+    _p("openrouter-key", _B + r"sk-or-v1-[A-Za-z0-9]{32,}" + _E, "sk-or-"),
+    _p("groq-key", _B + r"gsk_[A-Za-z0-9]{40,}" + _E, "gsk_"),
+    _p("perplexity-key", _B + r"pplx-[A-Za-z0-9]{40,}" + _E, "pplx-"),
+    _p("xai-key", _B + r"xai-[A-Za-z0-9]{40,}" + _E, "xai-"),
+    _p("replicate-token", _B + r"r8_[A-Za-z0-9]{30,}" + _E, "r8_"),
+    _p("bitbucket-app-password", _B + r"ATBB[A-Za-z0-9_\-]{28,}" + _E, "ATBB"),
+    _p("atlassian-token", _B + r"ATATT3[A-Za-z0-9_\-=]{50,}" + _E, "ATATT3"),
+    _p("slack-app-token", _B + r"xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]{30,}" + _E, "xapp-"),
+    _p(
+        "discord-bot-token",
+        _B + r"[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}" + _E,
+        ".",
+    ),
+    _p("square-token", _B + r"sq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,43}" + _E, "sq0"),
+    _p("square-token", _B + r"EAAA[A-Za-z0-9_\-]{59,}" + _E, "EAAA"),
+    _p("facebook-token", _B + r"EAA[A-Za-z0-9]{60,}" + _E, "EAA"),
+    _p(
+        "braintree-token",
+        r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",
+        "access_token$",
+    ),
+    _p("firebase-fcm-key", _B + r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}" + _E,
+       ":APA91b"),
+    _p("azure-ad-secret", _B + r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}" + _E, "Q~"),
+    _p("alibaba-key", _B + r"LTAI[A-Za-z0-9]{12,20}" + _E, "LTAI"),
+    _p("vault-token", _B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,}" + _E, "hvs. hvb. hvr."),
+    _p("terraform-token", _B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}" + _E,
+       ".atlasv1."),
+    _p("pulumi-token", _B + r"pul-[a-f0-9]{40}" + _E, "pul-"),
+    _p("heroku-key", _B + r"HRKU-[A-Za-z0-9_\-]{40,}" + _E, "HRKU-"),
+    _p("docker-token", _B + r"dckr_pat_[A-Za-z0-9_\-]{27,}" + _E, "dckr_pat_"),
+    _p("rubygems-key", _B + r"rubygems_[a-f0-9]{48}" + _E, "rubygems_"),
+    _p("nuget-key", _B + r"oy2[a-z0-9]{43}" + _E, "oy2"),
+    _p("planetscale-token", _B + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.=]{32,64}" + _E,
+       "pscale_"),
+    _p("supabase-token", _B + r"sbp_[a-f0-9]{40}" + _E, "sbp_"),
+    _p("sentry-token", _B + r"sntry[su]_[A-Za-z0-9_=+/\-]{40,}" + _E, "sntrys_ sntryu_"),
+    _p("grafana-token", _B + r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}" + _E, "glsa_"),
+    _p("grafana-token", _B + r"glc_[A-Za-z0-9+/]{32,}={0,2}", "glc_"),
+    _p("newrelic-key", _B + r"NRAK-[A-Z0-9]{27}" + _E, "NRAK-"),
+    _p("linear-key", _B + r"lin_(?:api|oauth)_[A-Za-z0-9]{40}" + _E, "lin_"),
+    _p("notion-token", _B + r"(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})" + _E,
+       "ntn_ secret_"),
+    _p("figma-token", _B + r"figd_[A-Za-z0-9_\-]{40,}" + _E, "figd_"),
+    _p("postman-key", _B + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + _E, "PMAK-"),
+    _p(
+        "doppler-token",
+        _B + r"dp\.(?:st|pt|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{2,35}\.)?[A-Za-z0-9]{40,44}" + _E,
+        "dp.",
+    ),
+    _p("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+       "AGE-SECRET-KEY-1"),
+    _p("mailchimp-key", _B + r"[a-f0-9]{32}-us\d{1,2}" + _E, "-us"),
+    _p("twitter-bearer", _B + r"A{20,22}[A-Za-z0-9%]{30,}" + _E, "AAAAAAAAAAAAAAAAAAAA"),
+    _p("mapbox-token", _B + r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}" + _E, "sk.eyJ"),
+    # -- payment data: shapes with a checksum -------------------------------------------------
+    _p("card-number", r"(?<![\w.\-/])\d(?:[ \-]?\d){12,18}(?![\w.\-/])", "0 1 2 3 4 5 6 7 8 9",
+       valid=luhn),
+    _p("iban", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b",
+       "A B C D E F G H I J K L M N O P Q R S T U V W X Y Z", valid=iban),
     # -- tokens in context --------------------------------------------------------------------
     _p(
         "jwt",
@@ -185,13 +288,24 @@ PATTERNS: tuple[SecretPattern, ...] = (
         2,
         re.I,
     ),
-    # "my password is hunter22"
+    # "my password is hunter22", "the root password for db-01 is …", "… is now …"
     _p(
         "password",
-        r"(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s+)" + _VALUE,
+        r"(\b(?:password|passphrase|passcode|pwd)(?:[ \t]+(?!(?:is|was)\b)[\w.@/'\-]+){0,6}?"
+        r"[ \t]+(?:is|was)(?:[ \t]+now)?[ \t]+)" + _VALUE,
         "pass pwd",
         2,
         re.I,
+    ),
+    # an AWS secret access key in prose ("the AWS secret key for the backup user is …")
+    _p(
+        "aws-secret-key",
+        r"(\baws\b[^\n]{0,40}?\bsecret(?:[ _\-]access)?[ _\-]key\b[^\n]{0,40}?\s)"
+        r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        "aws",
+        2,
+        re.I,
+        valid=_randomish,
     ),
 )
 
@@ -216,6 +330,8 @@ def _assignment_value_is_secret(value: str) -> bool:
     inner = (value[1:-1] if quoted else value.rstrip(".!?:")).strip()
     if len(inner) < 4 or "[REDACTED:" in inner or _PLACEHOLDER.match(inner):
         return False
+    if _NOT_A_SECRET.fullmatch(inner):  # a path (`PWD=/home/…`), a date, a time
+        return False
     if quoted:
         return inner.count(" ") <= 3
     if re.fullmatch(r"[A-Za-z_]+(?:\.[A-Za-z_]\w*)+|[A-Za-z_]+", inner):  # a name or attribute
@@ -229,8 +345,34 @@ _CASE_NEEDLES = tuple(sorted({n for p in PATTERNS if not p.fold for n in p.needl
 _FOLD_NEEDLES = tuple(sorted({n for p in PATTERNS if p.fold for n in p.needles}))
 
 
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061"
+                                     "\u2062\u2063\u2064\ufeff"))
+
+
+def fold(text: str) -> str:
+    """`text` as the patterns should see it: zero-width and other invisible characters
+    removed, compatibility forms (fullwidth letters, ligatures) replaced by NFKC."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text.translate(_INVISIBLE))
+
+
 def redact(text: str) -> Redacted:
-    """Replace every secret in `text` by `[REDACTED:kind]`."""
+    """Replace every secret in `text` by `[REDACTED:kind]`.
+
+    The patterns match the text normalised (see `fold`), so a zero-width space or fullwidth
+    letters inside a token do not hide it; the text comes back as it was unless such a hidden
+    secret was found, in which case it comes back normalised, with the secret redacted."""
+    plain = _redact(text)
+    folded = fold(text)
+    if folded != text:
+        hidden = _redact(folded)
+        if hidden.total > plain.total:
+            return hidden
+    return plain
+
+
+def _redact(text: str) -> Redacted:
     counts: Counter[str] = Counter()
     lowered = text.lower()
     if not any(map(text.__contains__, _CASE_NEEDLES)) and not any(
@@ -243,6 +385,8 @@ def redact(text: str) -> Redacted:
         def replace(match: re.Match[str], pattern: SecretPattern = pattern) -> str:
             secret = match.group(pattern.group)
             start, end = match.span(pattern.group)
+            if pattern.valid is not None and not pattern.valid(secret):
+                return match.group(0)
             if pattern.kind == "password":
                 if not _assignment_value_is_secret(secret):
                     return match.group(0)
@@ -268,12 +412,20 @@ def redact_text(text: str) -> str:
 
 def redact_texts(texts: list[str]) -> list[str]:
     """`redact_text` of each text, faster for many (a whole conversation): the needles are
-    looked for in all of them at once, then in the texts only when some are there."""
-    joined = "\n".join(texts)
+    looked for in all of them at once, then in the texts only when some are there. They are
+    looked for in the texts as `fold` normalises them, as `redact` matches."""
+    joined = fold("\n".join(texts))
     lowered = joined.lower()
     case = tuple(n for n in _CASE_NEEDLES if n in joined)
-    fold = tuple(n for n in _FOLD_NEEDLES if n in lowered)
-    if not case and not fold:
+    folded = tuple(n for n in _FOLD_NEEDLES if n in lowered)
+    if not case and not folded:
         return list(texts)
-    return [redact(text).text if any(map(text.__contains__, case)) or (
-        fold and any(map(text.lower().__contains__, fold))) else text for text in texts]
+    out = []
+    for text in texts:
+        seen = fold(text)
+        if any(map(seen.__contains__, case)) or (
+                folded and any(map(seen.lower().__contains__, folded))):
+            out.append(redact(text).text)
+        else:
+            out.append(text)
+    return out

@@ -93,6 +93,15 @@ class VaultGroup(click.Group):
             return super().invoke(ctx)
         except VaultError as exc:
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:
+            # The disk, not a bug: permissions, a read-only or full file system, a path that
+            # is not what it should be. One line, never a traceback.
+            where = f" {exc.filename}" if exc.filename else ""
+            raise click.ClickException(
+                f"cannot use{where}: {exc.strerror or exc}. Check that the vault's files and "
+                "folders exist and are readable (and writable, for a command that writes); "
+                "`vault doctor` repairs the cache."
+            ) from None
 
 @click.group(cls=VaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(

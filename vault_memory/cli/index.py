@@ -47,6 +47,47 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
     )
 
 @cli.command()
+@click.option("--verify", is_flag=True,
+              help="Then prove the index equals the files (reads and parses every file).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_vault
+def doctor(vault: Vault, verify: bool, as_json: bool) -> None:
+    """Check the cache and the vault's files for damage, and repair it.
+
+    Finishes writes a killed process left half-done (appends, dreams), rebuilds what of
+    .vault/ is damaged (the SQLite index, missing vectors, the keyword index, the unit
+    tables) and lists hard-linked files. Exits 1 when --verify finds the index differs.
+
+    \b
+    Example:
+      vault doctor
+      vault doctor --verify --json
+    """
+    report = vault.doctor(verify=verify)
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        for finding in report.findings:
+            click.echo(f"found     {finding.artefact}: {finding.problem}")
+            if finding.repair:
+                click.echo(f"  repair  {finding.repair}")
+        if not report.findings:
+            click.echo("nothing damaged: the cache and the vault's files are whole")
+        check = report.verification
+        if check is not None:
+            if check.equal:
+                click.echo(f"index equals the files ({check.files} files, {check.units} "
+                           f"units, {check.embedded} with vectors; digest "
+                           f"{check.files_digest[:16]})")
+            else:
+                click.echo("index differs from the files:")
+                for line in check.differences:
+                    click.echo(f"  {line}")
+    if report.verification is not None and not report.verification.equal:
+        raise SystemExit(1)
+
+
+@cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @scope_option
 @pass_vault
@@ -84,6 +125,8 @@ def status(vault: Vault, as_json: bool) -> None:
         own, above = info["scope"], ", ".join(n or "/" for n in info["scope"]["sees"][:-1])
         lines.insert(1, f"scope         {own['name'] or '/'} ({own['files']} files, "
                         f"{own['units']} units of its own; sees {above or 'nothing above'})")
+    if info.get("damaged"):
+        lines.insert(1, "health        damaged: " + "; ".join(info["damaged"]))
     if info["problem"]:
         lines.append(f"problem       {info['problem']}")
     for path, why in sorted(info["skipped"].items()):

@@ -1,6 +1,4 @@
 """What `dream` offers, read by lazy_loader (its `__init__.py`) and by type checkers."""
 
-from .apply import Dreamer as Dreamer
-from .apply import DreamReport as DreamReport
-from .scheduler import DreamScheduler as DreamScheduler
-from .scheduler import write_json as write_json
+from .apply import Dreamer as Dreamer, DreamReport as DreamReport, recover_dream as recover_dream
+from .scheduler import DreamScheduler as DreamScheduler, write_json as write_json

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -41,6 +42,7 @@ from ..files import (
     plain_text,
 )
 from ..search import hitlog
+from ..text import visible
 from .decide import (
     DreamPlan,
     Item,
@@ -60,6 +62,7 @@ from .similarity import EmbeddingSimilarity, Similarity, TokenSimilarity
 log = logging.getLogger("vault_memory")
 
 ARCHIVE_FILE = f"{DIARY_DIR}/archive.md"
+JOURNAL_NAME = "pending.json"  # in dreams/.backup/: the writes of a dream under way
 BACKUP_DIR = f"{DIARY_DIR}/.backup"
 ARCHIVE_TITLE = (
     "# Archive\n\nEntries `vault dream` moved out of MEMORY.md to keep it within its size "
@@ -185,8 +188,13 @@ class Dreamer:
                 log.warning("%s", report.warnings[-1])
             return report
         with fsutil.lock_file(self.lock_path, "dream", timeout=0.5):
+            self.recover()  # a dream a killed process left half-written comes first
             inputs = self._read(start, now.date())  # as they are now that no dream can run
-            return self._dream(now, start, inputs, dry_run=False, force=force)
+            try:
+                return self._dream(now, start, inputs, dry_run=False, force=force)
+            except DreamRefusedError as exc:
+                self._record_refusal(now, exc, inputs)
+                raise
 
     @staticmethod
     def _candidates(inputs: _Inputs) -> list[Item]:
@@ -385,6 +393,12 @@ class Dreamer:
 
     def _apply(self, report: DreamReport, inputs: _Inputs, plan: DreamPlan, new_text: str,
                now: dt.datetime) -> None:
+        """Write the dream: backup, archive, MEMORY.md, diary, in that order, with a journal
+        (`dreams/.backup/pending.json`) written before the first change that names every
+        write to come. A process killed at any point leaves a state that `recover_dream`
+        (run before the next dream or undo, and by `vault doctor`) completes (MEMORY.md was
+        replaced: the diary gets its record) or rolls back (it was not: the archive and the
+        backup are taken back), so MEMORY.md is old or new with a diary that agrees."""
         memory_path, _ = self.layout.resolve_own(self.memory_file)
         diary_rel = self.layout.diary_relpath(now.date())
         undo: list[Callable[[], None]] = []
@@ -394,39 +408,146 @@ class Dreamer:
             record.consumed.setdefault(item.path, []).append(item.key)
         with self.writer_lock():
             diary_path = self._prepare(diary_rel)
+            journal = self._prepare(self.journal_file)
             try:
                 if plan.changes_memory:
-                    backup_rel = self._backup(inputs.memory_text, now, undo)
+                    backup_rel = self._backup_name(now)
                     record.backup = report.backup = backup_rel
                     written.append(backup_rel)
+                    record.memory_after = fsutil.sha256_text(new_text)
                 if plan.archived:
-                    record.archive = self._archive(plan, report.dream_id or "", undo)
+                    record.archive = self._archive_state(plan, report.dream_id or "")
                     written.append(self.archive_file)
                 if plan.changes_memory:
-                    try:
-                        after = fsutil.write_atomic(memory_path, new_text, inputs.memory_sha,
-                                                    relpath=self.memory_file)
-                    except NoteChangedError:
-                        raise NoteChangedError(self.memory_file, "the dream") from None
-                    undo.append(lambda: self._restore(memory_path, inputs.memory_text,
-                                                      inputs.memory_sha, after))
-                    record.memory_after = after
                     written.append(self.memory_file)
-                if not plan.changes_memory:
+                else:
                     report.status = "no-change"
                 report.message = _summary(report, plan) + "."
                 entry = _diary_entry(report, plan, record, now, self.archive_file)
+                written.append(diary_rel)
+                fsutil.write_atomic(journal, json.dumps({
+                    "id": record.id, "memory_file": self.memory_file,
+                    "before": inputs.memory_sha, "after": record.memory_after,
+                    "backup": record.backup, "archive": record.archive,
+                    "diary": diary_rel, "entry": entry, "written": written,
+                    "commit": _commit_message(report, diary_rel)}), None, self.journal_file)
+                undo.append(lambda: journal.unlink(missing_ok=True))
+                fsutil.kill_point("dream.after-journal")
+                if record.backup:
+                    backup_path = self._prepare(record.backup)
+                    fsutil.write_atomic(backup_path, inputs.memory_text, None,
+                                        relpath=record.backup)
+                    undo.append(backup_path.unlink)
+                    fsutil.kill_point("dream.after-backup")
+                if plan.archived:
+                    self._archive(plan, report.dream_id or "", undo)
+                    fsutil.kill_point("dream.after-archive")
+                if plan.changes_memory:
+                    try:
+                        fsutil.write_atomic(memory_path, new_text, inputs.memory_sha,
+                                            relpath=self.memory_file)
+                    except NoteChangedError:
+                        raise NoteChangedError(self.memory_file, "the dream") from None
+                    fsutil.kill_point("dream.after-memory")
+                    undo.append(lambda: self._restore(memory_path, inputs.memory_text,
+                                                      inputs.memory_sha,
+                                                      record.memory_after or ""))
                 fsutil.append_entry(diary_path, entry,
                                     create_with=DIARY_TITLE.format(date=now.date().isoformat()))
-                written.append(diary_rel)
+                fsutil.kill_point("dream.after-diary")
             except BaseException:
                 for step in reversed(undo):
                     with contextlib.suppress(Exception):
                         step()
                 raise
+            journal.unlink(missing_ok=True)
         report.written = written
         report.diary = diary_rel
         self._commit(report, written, _commit_message(report))
+
+    @property
+    def journal_file(self) -> str:
+        return f"{self.backup_dir}/{JOURNAL_NAME}"
+
+    def recover(self) -> list[str]:
+        """Complete or roll back a dream that a killed process left between its writes (see
+        `_apply`); what was done, one line each. Call under the dream lock."""
+        journal_path, _ = self.layout.resolve_own(self.journal_file)
+        try:
+            data = json.loads(journal_path.read_bytes())
+            before, after = data["before"], data["after"]
+            diary_rel, entry = str(data["diary"]), str(data["entry"])
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError, KeyError, TypeError):
+            journal_path.unlink(missing_ok=True)  # torn: written before anything else
+            return [f"removed the unfinished journal {self.journal_file}"]
+        memory_path, _ = self.layout.resolve_own(self.memory_file)
+        try:
+            current: str | None = fsutil.sha256_bytes(memory_path.read_bytes())
+        except FileNotFoundError:
+            current = None
+        done: list[str] = []
+        with self.writer_lock():
+            diary_path = self._prepare(diary_rel)
+            if after is not None and current == after or after is None and current == before:
+                # MEMORY.md is the dream's (or it changed nothing): the diary must say so.
+                with fsutil.locked(diary_path):
+                    fsutil.recover_file(diary_path)
+                try:
+                    diary_text = diary_path.read_text(encoding="utf-8")
+                except FileNotFoundError:
+                    diary_text = ""
+                if not any(r.id == data["id"] and r.action == "dream"
+                           for r in parse_records(diary_rel, diary_text)):
+                    fsutil.append_entry(diary_path, entry, create_with=DIARY_TITLE.format(
+                        date=Path(diary_rel).stem))
+                    done.append(f"completed the dream of {data['id']}: its record was added to "
+                                f"{diary_rel}")
+                    report = DreamReport(status="dreamed", dream_id=data["id"])
+                    self._commit(report, [p for p in data.get("written", []) if
+                                          (self.root / p).exists()], str(data.get("commit", "")))
+            elif current == before:
+                # Killed before MEMORY.md was replaced: take back the archive and the backup.
+                if data.get("archive"):
+                    archive_path, _ = self.layout.resolve_own(data["archive"]["path"])
+                    with contextlib.suppress(OSError, VaultError):
+                        if archive_path.exists():
+                            self._truncate_archive(archive_path, data["archive"])
+                if data.get("backup"):
+                    backup_path, _ = self.layout.resolve_own(data["backup"])
+                    backup_path.unlink(missing_ok=True)
+                done.append(f"rolled back the dream of {data['id']}, killed before it changed "
+                            f"{self.memory_file}")
+            else:
+                done.append(f"the dream of {data['id']} was interrupted and {self.memory_file} "
+                            f"changed since: left as it is (its backup: {data.get('backup')})")
+            journal_path.unlink(missing_ok=True)
+        for line in done:
+            log.warning("%s", line)
+        return done
+
+    def _record_refusal(self, now: dt.datetime, exc: DreamRefusedError,
+                        inputs: _Inputs) -> None:
+        """A refused dream is recorded in the diary with every reason (MEMORY.md unchanged,
+        nothing consumed: the next dream tries again)."""
+        diary_rel = self.layout.diary_relpath(now.date())
+        record = Record("refused", now.isoformat(timespec="seconds"), inputs.memory_sha,
+                        inputs.memory_sha)
+        facts = [("When", now.isoformat(timespec="seconds")),
+                 ("Result", f"refused; {self.memory_file} unchanged, nothing consumed")]
+        entry = render_entry(f"{now:%H:%M} · dream · refused", facts,
+                             [("Reasons", [one_line(visible(p), 300) for p in exc.problems])], "",
+                             record)
+        try:
+            with self.writer_lock():
+                fsutil.append_entry(self._prepare(diary_rel), entry,
+                                    create_with=DIARY_TITLE.format(date=now.date().isoformat()))
+        except (OSError, VaultError) as error:
+            log.warning("could not record the refusal in %s: %s", diary_rel, error)
+            return
+        report = DreamReport(status="refused", dream_id=record.id)
+        self._commit(report, [diary_rel], f"vault dream {record.id}: refused\n\n{exc}")
 
     def _prepare(self, relpath: str) -> Path:
         """Resolve a file the dream writes (refusing a symlink out of the vault) and make its
@@ -435,36 +556,48 @@ class Dreamer:
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _backup(self, text: str, now: dt.datetime, undo: list[Callable[[], None]]) -> str:
+    def _backup_name(self, now: dt.datetime) -> str:
         stamp = now.strftime("%Y-%m-%dT%H%M%S")
         for n in range(1, 100):
             relpath = f"{self.backup_dir}/MEMORY.{stamp}{'' if n == 1 else f'-{n}'}.md"
             path = self._prepare(relpath)
             if path.exists():
                 continue
-            fsutil.write_atomic(path, text, None, relpath=relpath)
-            undo.append(path.unlink)
             return relpath
         raise VaultError(f"too many backups named {self.backup_dir}/MEMORY.{stamp}*.md; "
                          "wait a second and run the dream again.")
 
-    def _archive(self, plan: DreamPlan, dream_id: str,
-                 undo: list[Callable[[], None]]) -> dict[str, Any]:
-        path = self._prepare(self.archive_file)
-        try:
-            before = path.read_bytes()
-        except FileNotFoundError:
-            before = None
+    @staticmethod
+    def _archive_block(plan: DreamPlan, dream_id: str) -> str:
         block = [f"\n## Archived by the dream of {dream_id}\n\n"]
         for archived in plan.archived:
             block.append("\n".join(archived.entry.text.split("\n")) + "\n")
             block.append(f"  <!-- from ## {archived.entry.section}: {archived.reason} -->\n")
-        fsutil.append_entry(path, "".join(block), create_with=ARCHIVE_TITLE)
-        after = fsutil.sha256_bytes(path.read_bytes())
-        state = {"path": self.archive_file,
-                 "before_size": len(before) if before is not None else None,
-                 "before_sha256": fsutil.sha256_bytes(before) if before is not None else None,
-                 "after_sha256": after}
+        return "".join(block)
+
+    def _archive_state(self, plan: DreamPlan, dream_id: str) -> dict[str, Any]:
+        """The archive before and after this dream's append, computed before it is made (the
+        archive is written by dreams only, under the dream lock)."""
+        path = self._prepare(self.archive_file)
+        try:
+            before: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            before = None
+        block = self._archive_block(plan, dream_id).encode("utf-8")
+        if before is None:
+            after = ARCHIVE_TITLE.encode("utf-8") + block
+        else:
+            after = before + (b"\n" if before and not before.endswith(b"\n") else b"") + block
+        return {"path": self.archive_file,
+                "before_size": len(before) if before is not None else None,
+                "before_sha256": fsutil.sha256_bytes(before) if before is not None else None,
+                "after_sha256": fsutil.sha256_bytes(after)}
+
+    def _archive(self, plan: DreamPlan, dream_id: str,
+                 undo: list[Callable[[], None]]) -> dict[str, Any]:
+        path = self._prepare(self.archive_file)
+        state = self._archive_state(plan, dream_id)
+        fsutil.append_entry(path, self._archive_block(plan, dream_id), create_with=ARCHIVE_TITLE)
         undo.append(lambda: None if self._truncate_archive(path, state) else None)
         return state
 
@@ -521,6 +654,7 @@ class Dreamer:
         """Restore MEMORY.md as it was before the last dream that changed it, byte for byte,
         take back what that dream put in the archive, and record the undo in the diary."""
         with fsutil.lock_file(self.lock_path, "dream", timeout=0.5):
+            self.recover()
             return self._undo()
 
     def _undo(self) -> DreamReport:
@@ -700,10 +834,22 @@ def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.d
                         record)
 
 
-def _commit_message(report: DreamReport) -> str:
+def _commit_message(report: DreamReport, diary: str | None = None) -> str:
     return (f"vault dream {report.dream_id}: {len(report.added)} added, "
             f"{len(report.merged)} merged, {len(report.archived)} archived\n\n"
-            f"{report.message}\nDiary: {report.diary or ''}")
+            f"{report.message}\nDiary: {diary or report.diary or ''}")
 
 
-__all__ = ["DreamDisabledError", "DreamRefusedError", "DreamReport", "Dreamer", "UndoError"]
+def recover_dream(config: Config) -> list[Any]:
+    """`Dreamer.recover` for the scope of `config` (what `vault doctor` runs), as findings."""
+    from ..index import Finding
+
+    dreamer = Dreamer(config, lambda: fsutil.lock_file(config.cache_dir / "write.lock",
+                                                       "index writer"))
+    with fsutil.lock_file(dreamer.lock_path, "dream", timeout=5.0):
+        done = dreamer.recover()
+    return [Finding(dreamer.memory_file, "a dream was interrupted", line) for line in done]
+
+
+__all__ = ["DreamDisabledError", "DreamRefusedError", "DreamReport", "Dreamer", "UndoError",
+           "recover_dream"]

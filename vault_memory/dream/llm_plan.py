@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..files import INBOX, MemoryDoc, plain_text
+from ..text import strip_protected, unsafe_character, visible
 from .decide import (
     Added,
     Archived,
@@ -119,6 +120,9 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
             problems.append(f'section {s_index + 1} is not an object with an "entries" list')
             continue
         heading = section.get("heading")
+        if isinstance(heading, str) and (bad := unsafe_character(heading)):
+            problems.append(f"section {s_index + 1}'s heading holds {bad}")
+            continue
         if not isinstance(heading, str) or not heading.strip("# \t") or "\n" in heading \
                 or len(heading) > MAX_HEADING_CHARS or any(c in heading for c in "<>`["):
             problems.append(f"section {s_index + 1} has no usable heading ({heading!r:.60})")
@@ -133,6 +137,14 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
                 problems.append(f"an entry under {heading!r} is not an object")
                 continue
             text, reason = entry.get("text"), entry.get("reason")
+            raw_text = text
+            if isinstance(text, str):
+                if bad := unsafe_character(text):
+                    problems.append(f"the entry {_short(visible(text))} holds {bad}")
+                    continue
+                text = _cleaned(text, entry, by_source)
+            if isinstance(reason, str) and unsafe_character(reason):
+                reason = " ".join("".join(c for c in reason if not unsafe_character(c)).split())
             if "id" in entry:
                 key = str(entry["id"])
                 old = by_key.get(key)
@@ -143,7 +155,7 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
                     problems.append(f"entry {key} appears more than once")
                     continue
                 seen[key] = "kept"
-                if text is None or _same(text, old.text):
+                if text is None or _same(raw_text, old.text) or _same(text, old.text):
                     continue
                 if old.pinned:
                     problems.append(f"it rewords the pinned entry {key} ({_short(old.text)})")
@@ -240,6 +252,17 @@ def _sources(entry: dict[str, Any], by_source: dict[str, Item], problems: list[s
                         f"{'is' if len(invented) == 1 else 'are'} not among this dream's inputs")
         return ()
     return tuple(dict.fromkeys(raw))
+
+
+def _cleaned(text: str, entry: dict[str, Any], by_source: dict[str, Item]) -> str:
+    """A model's entry text as data: without the markers only a person writes (`#pin`,
+    unless a source it cites holds it; HTML comments) and with its secrets redacted."""
+    from ..capture import redact_text
+
+    raw = entry.get("sources", entry.get("source"))
+    cited = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    given = " ".join(by_source[s].text for s in cited if isinstance(s, str) and s in by_source)
+    return redact_text(strip_protected(text, given))
 
 
 def _same(text: Any, original: str) -> bool:

@@ -13,7 +13,9 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import json
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import (
+    CannotWriteError,
     LockTimeoutError,
     NoteChangedError,
     NoteNotFoundError,
@@ -29,6 +32,43 @@ from ..errors import (
 )
 
 DEFAULT_MAX_BYTES = 5_000_000
+KILL_ENV = "VAULT_TEST_KILL_AT"  # test-only: see `kill_point`
+APPEND_JOURNAL = ".{name}.append"  # beside the file while an append is under way
+_WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+
+
+def kill_point(step: str) -> None:
+    """Test hook for crash-consistency trials: when the environment variable
+    `VAULT_TEST_KILL_AT` names `step` (or `step#N`: its N-th passage), the process ends on the
+    spot with `os._exit(137)`, as a kill -9 would leave it. One dictionary look-up otherwise;
+    never set outside tests."""
+    wanted = os.environ.get(KILL_ENV)
+    if not wanted:
+        return
+    name, _, nth = wanted.partition("#")
+    if name != step:
+        return
+    _kill_counts[step] = _kill_counts.get(step, 0) + 1
+    if _kill_counts[step] >= int(nth or 1):
+        os._exit(137)
+
+
+_kill_counts: dict[str, int] = {}
+
+
+def cannot_write(path: Path | str, exc: OSError, relpath: str | None = None) -> CannotWriteError:
+    """The `CannotWriteError` for an OSError met while writing `path` (permission, read-only
+    file system, full disk)."""
+    return CannotWriteError(relpath or str(path), exc.strerror or str(exc))
+
+
+def hard_links(path: Path) -> int:
+    """How many names the regular file at `path` has (1 for a normal file; 0 if unreadable)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0
+    return st.st_nlink if stat.S_ISREG(st.st_mode) else 1
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -42,9 +82,11 @@ def sha256_text(text: str) -> str:
 def split_lines(text: str) -> list[str]:
     """Lines as editors number them: split on "\\n" only (not on form feeds or U+2028, which
     `str.splitlines` would count), a trailing "\\r" removed, no phantom line after a final
-    newline."""
+    newline; a text with no "\\n" at all is split on "\\r" (old Mac files)."""
     if not text:
         return []
+    if "\n" not in text and "\r" in text:  # classic Mac line ends: CR alone
+        text = text.replace("\r", "\n")
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
@@ -181,13 +223,33 @@ def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
 @contextlib.contextmanager
 def lock_file(path: Path, what: str, timeout: float = 30.0) -> Iterator[None]:
     """Exclusive inter-process lock held on a lock file (e.g. `.vault/write.lock`)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = _open_lock(path)
+    except OSError as exc:
+        if exc.errno in _WRITE_ERRNOS:
+            raise cannot_write(path, exc) from None
+        raise
     try:
         _flock(fd, timeout, what, path)
         yield
     finally:
         os.close(fd)
+
+
+def _open_lock(path: Path) -> int:
+    """The descriptor of the lock file `path` (in `.vault/`, ours), created if missing. A
+    folder or anything else in its place is removed first: a lock file holds nothing."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except IsADirectoryError:
+        import logging
+        import shutil
+
+        logging.getLogger("vault_memory").warning(
+            "%s was a folder, not a lock file: removed it.", path)
+        shutil.rmtree(path, ignore_errors=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
 
 
 def _current_sha(path: Path) -> str | None:
@@ -222,7 +284,9 @@ def _replace_atomically(path: Path, data: bytes, mode: int | None) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp_name, stat.S_IMODE(mode) if mode is not None else _new_file_mode())
+        kill_point("atomic.before-replace")
         os.replace(tmp_name, path)
+        kill_point("atomic.after-replace")
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
@@ -251,13 +315,19 @@ def write_atomic(
     name = relpath or str(path)
     path = Path(os.path.realpath(path))  # write through a symlink, never replace the link
     with locked(path):
+        recover_file(path)
         current = _current_sha(path)
         if current != expected_sha256:
             if expected_sha256 is None:
                 raise NoteChangedError(name, "the write (it was created meanwhile)")
             raise NoteChangedError(name)
         mode = path.stat().st_mode if current is not None else None
-        _replace_atomically(path, data, mode)
+        try:
+            _replace_atomically(path, data, mode)
+        except OSError as exc:
+            if exc.errno in _WRITE_ERRNOS:
+                raise cannot_write(path, exc, relpath) from None
+            raise
     return sha256_bytes(data)
 
 
@@ -274,34 +344,152 @@ def append_entry(
     `compose`, when given, is called under the lock with the file's current text and returns
     the text to append instead of `text` (a choice that depends on how the file ends cannot
     race another writer). Returns the 1-based line number at which the appended text starts.
+
+    All or nothing, even under kill -9: the bytes to append are recorded first in a journal
+    beside the file (`.NAME.append`), and the next writer of the file (or `vault doctor`)
+    completes an append that a killed process left cut off. If an editor replaced the file
+    (an atomic save) between the open and the write, the append is made again on the new file.
     """
     path = Path(os.path.realpath(path))
-    with locked(path):
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND)
-        except FileNotFoundError:
-            if not text.endswith("\n"):
-                text += "\n"
-            header = create_with or ""
-            if header and not header.endswith("\n"):
-                header += "\n"
-            _replace_atomically(path, (header + text).encode("utf-8"), None)
-            return header.count("\n") + 1
-        try:
-            existing = b""
-            while chunk := os.read(fd, 1 << 20):
-                existing += chunk
-            if compose is not None:
-                text = compose(existing.decode("utf-8", "replace"))
-            if not text.endswith("\n"):
-                text += "\n"
-            prefix = b"\n" if existing and not existing.endswith(b"\n") else b""
-            first_line = existing.count(b"\n") + 1 + len(prefix)
-            data = prefix + text.encode("utf-8")
-            written = 0
-            while written < len(data):
-                written += os.write(fd, data[written:])
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    return first_line
+    try:
+        with locked(path):
+            recover_file(path)
+            while True:
+                first_line = _append_once(path, text, create_with, compose)
+                if first_line is not None:
+                    return first_line
+    except OSError as exc:
+        if exc.errno in _WRITE_ERRNOS:
+            raise cannot_write(path, exc) from None
+        raise
+
+
+def _append_once(
+    path: Path, text: str, create_with: str | None, compose: Callable[[str], str] | None
+) -> int | None:
+    """One try of `append_entry` (under the lock); None when the file was replaced meanwhile."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    except FileNotFoundError:
+        if not text.endswith("\n"):
+            text += "\n"
+        header = create_with or ""
+        if header and not header.endswith("\n"):
+            header += "\n"
+        _replace_atomically(path, (header + text).encode("utf-8"), None)
+        return header.count("\n") + 1
+    try:
+        existing = b""
+        while chunk := os.read(fd, 1 << 20):
+            existing += chunk
+        if compose is not None:
+            text = compose(existing.decode("utf-8", "replace"))
+        if not text.endswith("\n"):
+            text += "\n"
+        prefix = b"\n" if existing and not existing.endswith(b"\n") else b""
+        first_line = existing.count(b"\n") + 1 + len(prefix)
+        data = prefix + text.encode("utf-8")
+        journal = path.parent / APPEND_JOURNAL.format(name=path.name)
+        record = {"size": len(existing), "sha256": sha256_bytes(existing),
+                  "data": data.decode("utf-8")}
+        _replace_atomically(journal, json.dumps(record).encode("utf-8"), None)
+        kill_point("append.after-journal")
+        half = len(data) // 2
+        _write_all(fd, data[:half])
+        kill_point("append.mid-write")  # a kill here leaves the append cut in two
+        _write_all(fd, data[half:])
+        os.fsync(fd)
+        kill_point("append.after-write")
+        replaced = _inode(path) != os.fstat(fd).st_ino
+        os.unlink(journal)
+        kill_point("append.after-commit")
+    finally:
+        os.close(fd)
+    return None if replaced else first_line
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None
+
+
+def recover_file(path: Path) -> list[str]:
+    """Finish what a killed writer of `path` left (call under `locked(path)`): complete an
+    append cut off half-way (its journal holds the bytes), and remove the temp files of
+    rewrites that never reached their rename. Returns what was done, for `vault doctor`."""
+    done: list[str] = []
+    journal = path.parent / APPEND_JOURNAL.format(name=path.name)
+    if journal.exists():
+        done.append(_finish_append(path, journal))
+    # the file's own rewrites, and the journal's (written under the same lock)
+    prefixes = (f".{path.name}.", f".{journal.name}.")
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent):
+            if entry.name.startswith(prefixes) and entry.name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    done.append(f"removed the temp file {entry.name} of an interrupted write")
+    return done
+
+
+def _finish_append(path: Path, journal: Path) -> str:
+    try:
+        record = json.loads(journal.read_bytes())
+        size, before, data = int(record["size"]), record["sha256"], record["data"].encode()
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        journal.unlink(missing_ok=True)  # never completed: the append had not begun
+        return f"removed the unfinished journal {journal.name}"
+    try:
+        current = path.read_bytes()
+    except FileNotFoundError:
+        journal.unlink(missing_ok=True)
+        return f"removed the journal {journal.name} of a file that is gone"
+    tail = current[size:]
+    if current[size : size + len(data)] == data:
+        outcome = "the append was complete"
+    elif sha256_bytes(current[:size]) == before and data.startswith(tail):
+        with open(path, "ab") as fh:
+            fh.write(data[len(tail):])
+            fh.flush()
+            os.fsync(fh.fileno())
+        outcome = f"completed an append cut off after {len(tail)} of {len(data)} bytes"
+    else:
+        outcome = "the file changed since; left as it is"
+    journal.unlink(missing_ok=True)
+    return f"{path.name}: {outcome}"
+
+
+_TEMP = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp$")
+_SKIPPED_DIRS = {".git", ".vault", ".obsidian", ".trash", "node_modules", "__pycache__"}
+
+
+def recover_tree(root: Path) -> list[tuple[str, str]]:
+    """`recover_file` for every file of the vault that a killed writer left something for
+    (an append journal, a rewrite's temp file): (vault-relative path, what was done)."""
+    done: list[tuple[str, str]] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS]
+        targets = set()
+        for name in files:
+            if name.startswith(".") and name.endswith(".append"):
+                targets.add(name[1 : -len(".append")])
+            elif (match := _TEMP.match(name)) is not None:
+                targets.add(match["name"])
+        for name in sorted(targets):
+            path = Path(folder) / name
+            try:
+                with locked(path, timeout=5.0):
+                    actions = recover_file(path)
+            except (OSError, LockTimeoutError):
+                continue
+            rel = path.relative_to(root).as_posix()
+            done.extend((rel, action) for action in actions)
+    return done

@@ -7,7 +7,9 @@ and, for daily logs, the date and the `## HH:MM · source[ · session]` entries.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -84,16 +86,38 @@ class Note:
         return first.title if first else self.relpath.rsplit("/", 1)[-1].removesuffix(".md")
 
     def heading_path(self, line: int) -> list[Heading]:
-        """The headings enclosing `line`, outermost first (a heading encloses its own line)."""
-        path: list[Heading] = []
-        for h in self.headings:
-            if h.line > line:
-                break
+        """The headings enclosing `line`, outermost first (a heading encloses its own line).
+
+        The last heading at or before `line` and its chain of enclosing headings (computed
+        once per note): a note's units ask for this in O(depth), not O(headings), so a file of
+        thousands of headings is indexed in linear time."""
+        starts, parents = self._heading_tree
+        i = bisect.bisect_right(starts, line) - 1
+        chain: list[Heading] = []
+        while i >= 0:
+            h = self.headings[i]
             if h.end_line >= line:
-                while path and path[-1].level >= h.level:
-                    path.pop()
-                path.append(h)
+                chain.append(h)
+            i = parents[i]
+        path: list[Heading] = []
+        for h in reversed(chain):
+            while path and path[-1].level >= h.level:
+                path.pop()
+            path.append(h)
         return path
+
+    @functools.cached_property
+    def _heading_tree(self) -> tuple[list[int], list[int]]:
+        """Each heading's line, and the index of the nearest heading before it of a lower
+        level (-1: none)."""
+        parents: list[int] = []
+        stack: list[int] = []
+        for i, h in enumerate(self.headings):
+            while stack and self.headings[stack[-1]].level >= h.level:
+                stack.pop()
+            parents.append(stack[-1] if stack else -1)
+            stack.append(i)
+        return [h.line for h in self.headings], parents
 
     def entries(self) -> list[Entry]:
         """Daily-log entries: level-2 headings that start with a time."""
@@ -214,15 +238,16 @@ def _scan(lines: list[str], start: int) -> tuple[list[tuple[int, int, str]], set
 
 
 def _spans(raw: list[tuple[int, int, str]], total: int) -> list[Heading]:
-    headings = []
-    for i, (line, level, title) in enumerate(raw):
-        end = total
-        for later_line, later_level, _ in raw[i + 1 :]:
-            if later_level <= level:
-                end = later_line - 1
-                break
-        headings.append(Heading(level, title, line, end))
-    return headings
+    """Each heading ends before the next heading of its level or a higher one (or at the end
+    of the file): one pass with a stack of the headings still open."""
+    ends = [total] * len(raw)
+    open_: list[int] = []
+    for i, (line, level, _) in enumerate(raw):
+        while open_ and raw[open_[-1]][1] >= level:
+            ends[open_.pop()] = line - 1
+        open_.append(i)
+    return [Heading(level, title, line, end)
+            for (line, level, title), end in zip(raw, ends, strict=True)]
 
 
 def iter_tags(text: str) -> Iterator[str]:

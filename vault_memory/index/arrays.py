@@ -11,17 +11,24 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import struct
 import tempfile
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
 
-MAGIC = b"VAULTARR1\n"
+MAGIC = b"VAULTARR2\n"  # 2: each array's crc32 in the header
 _ALIGN = 64
+log = logging.getLogger("vault_memory")
+
+
+class ArraysDamaged(Exception):
+    """The file's header does not parse, or an array's bytes fail their checksum."""
 
 
 def write_arrays(path: Path, stamp: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
@@ -33,7 +40,8 @@ def write_arrays(path: Path, stamp: dict[str, Any], arrays: dict[str, np.ndarray
     for name, array in arrays.items():
         array = np.ascontiguousarray(array)
         arrays[name] = array
-        layout[name] = [array.dtype.str, list(array.shape), offset]
+        layout[name] = [array.dtype.str, list(array.shape), offset,
+                        zlib.crc32(array.data) if array.nbytes else 0]
         offset += _padded(array.nbytes)
     header = json.dumps({"stamp": stamp, "arrays": layout}, sort_keys=True).encode()
     start = -(-(len(MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
@@ -55,37 +63,69 @@ def write_arrays(path: Path, stamp: dict[str, Any], arrays: dict[str, np.ndarray
 
 def read_arrays(path: Path, stamp: dict[str, Any]) -> dict[str, np.ndarray] | None:
     """The arrays in `path`, memory-mapped read-only, if the file exists, is whole and carries
-    exactly `stamp`; otherwise None."""
+    exactly `stamp`; otherwise None. Damage (bytes that fail their checksum, a header that does
+    not parse) is logged as one warning: the caller rebuilds the file."""
+    try:
+        return _read_arrays(path, stamp)
+    except ArraysDamaged as exc:
+        log.warning("%s is damaged (%s): rebuilding it from the index.", path.name, exc)
+        return None
+
+
+def check_arrays(path: Path) -> str | None:
+    """Why the arrays file at `path` is damaged, or None when it is whole (every checksum)."""
+    try:
+        _read_arrays(path, None)
+    except ArraysDamaged as exc:
+        return str(exc)
+    return None
+
+
+def _read_arrays(path: Path, stamp: dict[str, Any] | None) -> dict[str, np.ndarray] | None:
     import numpy as np
 
     try:
         with open(path, "rb") as f:
-            if f.read(len(MAGIC)) != MAGIC:
-                return None
+            magic = f.read(len(MAGIC))
+            if magic != MAGIC:
+                if magic[:8] == MAGIC[:8]:  # an older format: rebuilt quietly
+                    return None
+                raise ArraysDamaged("not a unit table file")
             (length,) = struct.unpack("<Q", f.read(8))
-            if length > 1_000_000:
-                return None
+            if length > 10_000_000:
+                raise ArraysDamaged("its header is too long")
             header = json.loads(f.read(length))
             size = os.fstat(f.fileno()).st_size
-    except (OSError, ValueError, struct.error):
+    except FileNotFoundError:
         return None
-    if header.get("stamp") != json.loads(json.dumps(stamp)):
+    except OSError as exc:
+        raise ArraysDamaged(f"cannot be read: {exc.strerror}") from None
+    except (ValueError, struct.error):
+        raise ArraysDamaged("its header does not parse") from None
+    if not isinstance(header, dict) or not isinstance(header.get("arrays"), dict):
+        raise ArraysDamaged("its header does not parse")
+    if stamp is not None and header.get("stamp") != json.loads(json.dumps(stamp)):
         return None
     start = -(-(len(MAGIC) + 8 + length) // _ALIGN) * _ALIGN
     result: dict[str, np.ndarray] = {}
     try:
-        for name, (dtype, shape, offset) in header["arrays"].items():
+        for name, (dtype, shape, offset, crc) in header["arrays"].items():
             dtype_ = np.dtype(dtype)
             count = int(np.prod(shape)) if shape else 1
             if start + offset + count * dtype_.itemsize > size:
-                return None  # a truncated file
+                raise ArraysDamaged(f"it is cut short (array {name})")
             if count == 0:
                 result[name] = np.zeros(shape, dtype=dtype_)
-            else:
-                result[name] = np.memmap(path, dtype=dtype_, mode="r", offset=start + offset,
-                                         shape=tuple(shape))
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
+                continue
+            array = np.memmap(path, dtype=dtype_, mode="r", offset=start + offset,
+                              shape=tuple(shape))
+            if zlib.crc32(array.data) != crc:
+                raise ArraysDamaged(f"array {name} fails its checksum")
+            result[name] = array
+    except ArraysDamaged:
+        raise
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise ArraysDamaged(f"its layout does not parse ({exc})") from None
     return result
 
 

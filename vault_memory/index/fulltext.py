@@ -19,12 +19,35 @@ import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 INDEX_NAME = "units"
 FILES_INDEX = "files"  # in the same folder: one document a file (files_schema)
 BM25_K1 = 1.2
 BM25_B = 0.5  # units are short and of similar length
+
+
+class FullTextDamaged(Exception):
+    """Whoosh could not read its index (a damaged table of contents or segment)."""
+
+
+def _guarded(read: Callable[[], T]) -> T:
+    """`read()`, with Whoosh's errors on damaged files turned into `FullTextDamaged`. Whoosh
+    leaves a file open when it fails that way; it is closed here, without the ResourceWarning
+    its collection would raise (the caller rebuilds the index)."""
+    import gc
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        try:
+            return read()
+        except Exception as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        gc.collect()
+    raise FullTextDamaged(problem)
 
 
 @functools.cache
@@ -331,9 +354,14 @@ class FullText:
     def exists(self) -> bool:
         from whoosh import index
 
+        if not self.folder.is_dir():
+            return False
         folder = str(self.folder)
-        return (self.folder.is_dir() and index.exists_in(folder, INDEX_NAME)
-                and index.exists_in(folder, FILES_INDEX))
+        try:
+            return bool(_guarded(lambda: index.exists_in(folder, INDEX_NAME)
+                                 and index.exists_in(folder, FILES_INDEX)))
+        except FullTextDamaged:  # a damaged table of contents: there, but unreadable (`check`)
+            return True
 
     def open(self) -> Any:
         """Open the units' index (creating both if missing). Damage surfaces as an exception
@@ -350,10 +378,16 @@ class FullText:
     def _open(self, name: str, make_schema: Callable[[], Any]) -> Any:
         from whoosh import index
 
-        if self.folder.is_dir() and index.exists_in(str(self.folder), name):
-            return index.open_dir(str(self.folder), indexname=name)
+        folder = str(self.folder)
+        if self.folder.is_dir():
+            try:
+                there = bool(_guarded(lambda: index.exists_in(folder, name)))
+            except FullTextDamaged:
+                there = True  # a damaged table of contents: opening it says so
+            if there:
+                return _guarded(lambda: index.open_dir(folder, indexname=name))
         self.folder.mkdir(parents=True, exist_ok=True)
-        return index.create_in(str(self.folder), make_schema(), indexname=name)
+        return index.create_in(folder, make_schema(), indexname=name)
 
     def reset(self) -> None:
         self.close()
@@ -375,13 +409,17 @@ class FullText:
     def check(self) -> None:
         """Read every segment's term and doc tables a little: raises if a segment is damaged."""
         for ix in (self.open(), self.open_files()):
-            with ix.searcher() as searcher:
-                searcher.doc_count_all()
-                reader = searcher.reader()
-                for _ in zip(range(50), reader.all_stored_fields(), strict=False):
-                    pass
-                for _ in zip(range(50), reader.all_terms(), strict=False):
-                    pass
+
+            def read(ix: Any = ix) -> None:
+                with ix.searcher() as searcher:
+                    searcher.doc_count_all()
+                    reader = searcher.reader()
+                    for _ in zip(range(50), reader.all_stored_fields(), strict=False):
+                        pass
+                    for _ in zip(range(50), reader.all_terms(), strict=False):
+                        pass
+
+            _guarded(read)
 
     def update(self, remove_paths: Iterable[str], docs: Sequence[dict[str, Any]]) -> None:
         """Remove every unit (and file document) of `remove_paths`, then add `docs` (as

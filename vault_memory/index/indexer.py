@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, IndexSettings
-from ..errors import UnreadableNoteError, VaultError
+from ..errors import CannotWriteError, UnreadableNoteError, VaultError
 from ..files import LinkTargets, fsutil, parse_note, scopes
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
 from .store import CorruptIndexError, SchemaVersionError, Store
@@ -37,6 +37,7 @@ CANVAS_SUFFIX = ".canvas"  # Obsidian's JSON Canvas files: their text nodes are 
 OBSIDIAN_SETTINGS = ".obsidian/app.json"  # where Obsidian keeps its "Excluded files"
 FILE_BATCH = 200
 WRITE_LOCK = "write.lock"  # in .vault/: one writer at a time
+CACHE_NAME = ".vault"
 EMBED_BATCH = 256  # texts per SQLite commit; fastembed itself runs batches of `batch_size`
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -130,6 +131,11 @@ def scan(
                     if others is not None and not name.startswith("."):
                         others.add(prefix + name)
                     continue
+                if not _utf8(name):
+                    if skipped is not None:
+                        skipped[_shown(prefix + name)] = (
+                            "its name is not valid UTF-8; rename it to index it")
+                    continue
                 if entry.is_symlink():
                     problem = fsutil.link_problem(entry.path, real_root) or _scope_problem(
                         entry.path, real_root, prefix + name
@@ -151,6 +157,21 @@ def scan(
     return found
 
 
+def _utf8(name: str) -> bool:
+    """Whether a file name (as os.scandir decodes it, undecodable bytes as surrogates) is
+    valid UTF-8: the index, the JSON output and the terminal all need it."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(relpath: str) -> str:
+    """A path that may hold undecodable bytes, printable: those bytes as \\xNN."""
+    return os.fsencode(relpath).decode("utf-8", "backslashreplace")
+
+
 def _scope_problem(path: str | os.PathLike[str], real_root: Path, relpath: str) -> str | None:
     """Why the symlink at `path` (vault-relative `relpath`) must not be indexed under its own
     path: it leads into a scope its own scope may not see (files/scopes.py), so indexing it
@@ -164,7 +185,7 @@ def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result 
     reached through a symlinked folder, and if itself a symlink, one that stays inside (and
     inside the scopes its own scope sees)."""
     parts = relpath.split("/")
-    if "" in parts or os.path.isabs(relpath):
+    if "" in parts or os.path.isabs(relpath) or not _utf8(relpath):
         return None
     path = root
     try:
@@ -299,6 +320,8 @@ class Index:
         self._embedder: Any = None
         self._embedder_failed: str | None = None
         self._embed_problem: str | None = None  # why the last run left units without vectors
+        self._embed_repairs = True
+        self._store_rebuilt = False
 
     # -- model ------------------------------------------------------------------------------
 
@@ -378,6 +401,7 @@ class Index:
     # -- opening and healing ----------------------------------------------------------------
 
     def _reset(self) -> None:
+        self._store_rebuilt = True
         self.store.close()
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
@@ -386,6 +410,7 @@ class Index:
 
     def _open_for_writing(self, rebuild: bool) -> str | None:
         """Open the store, rebuilding when asked or when damaged/outdated. Returns the reason."""
+        self._check_writable()
         if rebuild:
             self._reset()
             reason: str | None = "requested with --rebuild"
@@ -398,6 +423,9 @@ class Index:
                 ok = self.store.conn.execute("PRAGMA quick_check(1)").fetchone()[0]
                 if ok != "ok":
                     raise CorruptIndexError(f"integrity check: {ok}")
+                lost = self.store.count_problem()
+                if lost:
+                    raise CorruptIndexError(lost)
             except (CorruptIndexError, sqlite3.DatabaseError) as exc:
                 reason = f"the index is damaged ({exc})"
                 if isinstance(exc, SchemaVersionError):
@@ -406,6 +434,20 @@ class Index:
                 self._reset()
         self.store.conn  # noqa: B018 - creates the schema
         return reason
+
+    def _check_writable(self) -> None:
+        """`CannotWriteError` when `.vault/` cannot be written (a read-only cache still
+        answers searches; see Store)."""
+        from .store import writable
+
+        cache = self.cache
+        db = self.store.path
+        if self.store.fell_back or (cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK)) \
+                or (db.is_file() and not writable(db)):
+            raise CannotWriteError(
+                f"{CACHE_NAME}/{db.name}",
+                f"the cache folder {cache} is read-only (the index can be searched but not "
+                "updated)")
 
     def _fulltext_needs_rebuild(self) -> str | None:
         if self.store.get_meta("fulltext_dirty", "0") != "0":
@@ -444,14 +486,29 @@ class Index:
         paths: Iterable[str] | None = None,
         progress: Progress | None = None,
         lock_timeout: float = 60.0,
+        embed_repairs: bool = True,
     ) -> IndexReport:
-        """Bring the cache in line with the files (all of them, or only `paths`)."""
+        """Bring the cache in line with the files (all of them, or only `paths`).
+
+        `embed_repairs=False` (a search healing the cache): when the index had to be rebuilt
+        from the files, its vectors are left for the next `vault index`, and searches go by
+        keywords meanwhile."""
+        from .integrity import heal_cache_shape
+
         started = time.perf_counter()
+        for finding in heal_cache_shape(self.cache):
+            log.warning("%s", finding)
+            self.store.close()
+        self._embed_repairs = embed_repairs
+        self._store_rebuilt = False
         with self.writer_lock(lock_timeout):
             try:
                 report = self._run(rebuild, paths, progress)
             except sqlite3.DatabaseError as exc:
+                if self.store.readonly:
+                    raise CannotWriteError(f"{CACHE_NAME}/index.sqlite", str(exc)) from None
                 log.warning("the index is damaged (%s): rebuilding it from the files.", exc)
+                self.store.close()
                 report = self._run(True, None, progress)
                 report.rebuilt = f"the index is damaged ({exc})"
         report.seconds = round(time.perf_counter() - started, 3)
@@ -494,12 +551,32 @@ class Index:
         self._hold_skipped(plan, held)
         if not plan.is_noop:
             self._apply(plan, texts, progress)
+        if self._store_rebuilt and not self._embed_repairs:
+            return self._totals(report)
+        fsutil.kill_point("index.before-embed")
         if self.model_id and (
             not plan.is_noop
             or stored_model != self.model_id
             or store.get_meta("embeddings_complete") != "1"
         ):
             report.units_embedded = self._embed_missing(progress)
+        elif self.model_id and paths is None:
+            # The cheap check of a whole run (index/integrity.py): units without a vector
+            # although the flag says every one has its vector (damage, or a kill of an older
+            # version) are embedded, never left for good.
+            bad = store.drop_bad_vectors(self.model_id)
+            if bad:
+                log.warning("%d vectors had the wrong length (damage): embedding their units "
+                            "again.", bad)
+            totals = store.counts(self.model_id)
+            if totals["embedded_units"] < totals["units"]:
+                log.warning("%d units have no vector although the index says all have: "
+                            "embedding them.", totals["units"] - totals["embedded_units"])
+                report.units_embedded = self._embed_missing(progress)
+        return self._totals(report)
+
+    def _totals(self, report: IndexReport) -> IndexReport:
+        store = self.store
         totals = store.counts(self.model_id)
         report.files, report.units = totals["files"], totals["units"]
         report.embedded_units = totals["embedded_units"]
@@ -653,7 +730,14 @@ class Index:
                         store.touch_file(conn, path, st.st_mtime_ns, st.st_size)
                 for path in batch:
                     self._store_file(conn, path, texts[path])
+                if batch and self.model_id:
+                    # The intent, committed with the units: they need vectors. Set until the
+                    # last vector is stored, so a run killed before that (while the model
+                    # loads, say) is completed by the next one, never left as it is.
+                    store.set_meta(conn, "embeddings_complete", 0)
+                store.record_counts(conn)
                 store.set_meta(conn, "last_index_at", time.time())
+            fsutil.kill_point("index.after-units")
             docs = list(documents(store.fulltext_rows(batch), store.properties_of))
             self.fulltext.update(batch + (removals if number == 0 else []), docs)
             with store.transaction() as conn:
@@ -771,6 +855,7 @@ class Index:
                 )
             with store.transaction() as conn:
                 store.add_embeddings(conn, self.model_id, rows)
+            fsutil.kill_point("index.mid-embed")
             done += len(chunk)
             stored += len(rows)
             if progress:
@@ -809,6 +894,24 @@ class Index:
         others: set[str] = set()
         scan(self.root, scope=viewer, others=others)
         return links.targets(self.store, viewer, others)
+
+    def doctor(self) -> list[Any]:
+        """Every check of the cache, and the repair of what fails (index/integrity.py)."""
+        from .integrity import diagnose_and_repair
+
+        return diagnose_and_repair(self)
+
+    def verify(self) -> Any:
+        """Whether the index equals the files (index/integrity.py `verify`). Reads only."""
+        from .integrity import verify
+
+        return verify(self, scan(self.root))
+
+    def repair_differences(self, check: Any) -> list[Any]:
+        """Make the index equal the files where `verify` found a difference."""
+        from .integrity import repair_differences
+
+        return repair_differences(self, check)
 
     def close(self) -> None:
         self.store.close()
@@ -871,6 +974,7 @@ def status(config: Config) -> dict[str, Any]:
         "last_index_at": None,
         "drift": None,
         "problem": None,
+        "damaged": [],
         "skipped": {},
         "unresolved_links": 0,  # links that lead to no file (Obsidian's "unresolved")
         "unresolved": [],  # the first of them (index/links.py)
@@ -882,6 +986,11 @@ def status(config: Config) -> dict[str, Any]:
     if viewer is not None:
         shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]
         info["scope"] = {"name": shown[-1], "sees": shown, "files": 0, "units": 0}
+    if cache.exists() and not cache.is_dir() or db.exists() and not db.is_file():
+        what = ".vault is a file" if not cache.is_dir() else ".vault/index.sqlite is not a file"
+        info["problem"] = f"damaged: {what}. `vault doctor` (or `vault index`) repairs it"
+        info["damaged"] = [what]
+        return info
     if not db.exists():
         info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
         info["problem"] = "not indexed yet: run `vault index`"
@@ -913,6 +1022,7 @@ def status(config: Config) -> dict[str, Any]:
         if isinstance(exc, SchemaVersionError):
             damage = str(exc)
         info["problem"] = f"{damage}: `vault index` will rebuild it"
+        info["damaged"] = [damage]
         return info
     finally:
         store.close()
@@ -922,6 +1032,18 @@ def status(config: Config) -> dict[str, Any]:
             info["skipped"][path] = held[path][2]
             del disk[path]
             indexed.pop(path, None)
+
+    from .integrity import damage as find_damage
+
+    try:
+        model = fingerprint(config.index)
+    except VaultError:
+        model = None  # a provider that is not set up: said elsewhere in the status
+    damaged = find_damage(config, model)
+    if damaged:
+        info["damaged"] = damaged
+        info["problem"] = (f"damaged: {'; '.join(damaged)}. `vault doctor` repairs it "
+                           "(`vault index` and searches heal it too)")
     changed = sum(
         1
         for p, st in disk.items()

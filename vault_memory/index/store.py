@@ -132,10 +132,29 @@ CHUNK_COLUMNS = (
 )
 
 
+REQUIRED_TABLES = ("meta", "files", "chunks", "embeddings")
+
+
+def _check_tables(conn: sqlite3.Connection, name: str) -> None:
+    """An existing index (it has a schema version) must still have every table: a dropped
+    `chunks` would otherwise be re-created empty and look like a vault with no text."""
+    found = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    missing = [t for t in REQUIRED_TABLES if t not in found]
+    if missing:
+        conn.close()
+        raise CorruptIndexError(f"{name}: the table {', '.join(missing)} is missing")
+
+
+def writable(path: Path) -> bool:
+    """Whether this process may write the SQLite file `path` and create its -wal/-shm."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+
+
 class Store:
     def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = path
         self.readonly = readonly
+        self.fell_back = False  # opened read-only because the cache cannot be written
         self._conn: sqlite3.Connection | None = None
 
     @property
@@ -145,6 +164,11 @@ class Store:
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
+        if not self.readonly and self.path.exists() and not writable(self.path):
+            # A read-only cache still answers searches: opened as immutable (nothing can
+            # write it, so nothing can change under the reader); writes are refused.
+            self.readonly = True
+            self.fell_back = True
         try:
             if self.readonly:
                 # A read-only connection to a WAL database creates -wal/-shm files it cannot
@@ -168,9 +192,11 @@ class Store:
                     f"the index has schema version {version[0]}, "
                     f"this vault-memory uses {SCHEMA_VERSION}"
                 )
+            if version is not None:
+                _check_tables(conn, self.path.name)
             if not self.readonly:
                 conn.executescript(SCHEMA)
-        except SchemaVersionError:
+        except (SchemaVersionError, CorruptIndexError):
             raise
         except sqlite3.DatabaseError as exc:
             raise CorruptIndexError(f"{self.path.name}: {exc}") from exc
@@ -213,6 +239,30 @@ class Store:
 
     def set_meta(self, conn: sqlite3.Connection, key: str, value: Any) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
+
+    def record_counts(self, conn: sqlite3.Connection) -> None:
+        """Record how many files and units the index holds (in the writer's transaction), so
+        that rows lost by damage are noticed (`count_problem`)."""
+        files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        units = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        self.set_meta(conn, "files_count", files)
+        self.set_meta(conn, "units_count", units)
+
+    def count_problem(self) -> str | None:
+        """Why the rows disagree with the counts the last writer recorded (None: they agree,
+        or no count was recorded yet)."""
+        with self._read_snapshot() as conn:
+            rows = dict(conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('files_count', 'units_count')"))
+            if not rows:
+                return None
+            files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+            units = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        for what, have in (("files", files), ("units", units)):
+            want = rows.get(f"{what}_count")
+            if want is not None and str(have) != want:
+                return f"it holds {have} {what} where the last index recorded {want}"
+        return None
 
     # -- files and chunks -------------------------------------------------------------------
 
@@ -423,6 +473,26 @@ class Store:
             "INSERT INTO meta VALUES ('vectors_added', '1') ON CONFLICT(key) DO UPDATE"
             " SET value = CAST(value AS INTEGER) + 1"
         )
+
+    def bad_vectors(self, model: str) -> int:
+        """How many vectors of `model` have not the byte length its dimensions give (damage)."""
+        dims = self.get_meta("dims")
+        if not dims or not dims.isdigit():
+            return 0
+        return int(self.conn.execute(
+            "SELECT COUNT(*) FROM embeddings WHERE model=? AND length(vector) != ?",
+            (model, int(dims) * 4)).fetchone()[0])
+
+    def drop_bad_vectors(self, model: str) -> int:
+        """Delete the vectors `bad_vectors` counts (their units are embedded again)."""
+        bad = self.bad_vectors(model)
+        if bad:
+            dims = int(self.get_meta("dims") or 0)
+            with self.transaction() as conn:
+                conn.execute("DELETE FROM embeddings WHERE model=? AND length(vector) != ?",
+                             (model, dims * 4))
+                self.set_meta(conn, "embeddings_complete", 0)
+        return bad
 
     def prune_embeddings(
         self, conn: sqlite3.Connection, model: str, keep: Iterable[str] = ()

@@ -24,7 +24,9 @@ MEMORY_SALIENCE = 0.3
 
 _SENTENCE_END = re.compile(r"[.!?:;]['\")\]]*\s*$")
 # A table's `|---|:--:|` line only draws the table: no unit.
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+# Matched against the stripped line: two `\s*` side by side would backtrack quadratically on a
+# deeply indented list item.
+_TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
 # A transcript's message markers (sessions/, `<!-- id: 3 · parent: 2 · … -->`) are data for
 # the tools, hidden in Obsidian: no unit.
 _COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")
@@ -108,7 +110,7 @@ def _spans(note: Note) -> list[tuple[int, int]]:
         if (
             number in heading_lines
             or not line.strip()
-            or (mode == "list" and _TABLE_RULE.match(line))
+            or (mode == "list" and _TABLE_RULE.fullmatch(line.strip()))
             or (note.kind == "session" and _COMMENT_LINE.match(line))
         ):
             close()

@@ -672,10 +672,13 @@ class Watcher:
             return False
         except Exception as exc:
             self.report.errors += 1
+            where = "the whole vault" if full else ", ".join(
+                os.fsencode(p).decode("utf-8", "backslashreplace") for p in sorted(paths)[:5]
+            ) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
             if isinstance(exc, VaultError):
-                log.warning("could not apply changes: %s", exc)
+                log.warning("could not apply changes to %s: %s", where, exc)
             else:
-                log.exception("could not apply changes")
+                log.exception("could not apply changes to %s", where)
             with self._cond:  # compare everything later rather than spin on the same error
                 self._next_reconcile = time.monotonic() + ERROR_BACKOFF
             return True

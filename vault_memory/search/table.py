@@ -149,7 +149,10 @@ class UnitTable:
         a["line_counts"] = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
         a["question"] = np.fromiter((is_question(r[8]) for r in rows), dtype=np.uint8, count=n)
         matrix = np.zeros((n, dims), dtype=np.float32)
-        with_vector = [i for i, r in enumerate(rows) if r[5] is not None]
+        # A vector of the wrong length (damage: `vault status` and `vault index` find it) is
+        # left out: its unit goes by keywords, never shifts the other rows.
+        with_vector = [i for i, r in enumerate(rows) if r[5] is not None
+                       and len(r[5]) == dims * 4]
         if with_vector:
             blob = b"".join(rows[i][5] for i in with_vector)  # type: ignore[misc]
             matrix[with_vector] = np.frombuffer(blob, dtype=np.float32).reshape(-1, dims)

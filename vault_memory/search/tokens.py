@@ -12,6 +12,12 @@ plus one per newline. On the files of sample_vault/ the tokenizer gives 2.7 to 3
 characters per token (3.3 overall), so the heuristic overestimates and errs on the side of a
 smaller block.
 
+Two floors keep a count honest where WordPiece is not: a word longer than 100 characters
+(a hex string, a base64 blob) is one [UNK] piece to WordPiece, so it counts by the heuristic
+instead; and no line counts fewer than one token per MAX_CHARS_PER_TOKEN characters, so a
+block within its token budget is also within a character cap derived from it (budget x 6
+characters), whatever the text.
+
 Counts add up over lines (the pieces of a word never span a line break), so a budget can be
 filled line by line; callers still count the final text.
 """
@@ -29,6 +35,8 @@ log = logging.getLogger("vault_memory")
 
 TOKENIZER_FILE = Path(__file__).resolve().parent.parent / "model" / "tokenizer.json"
 HEURISTIC_CHARS_PER_TOKEN = 2.5
+MAX_CHARS_PER_TOKEN = 6  # no line counts fewer tokens than its length / 6 (real text: 2.7-3.9)
+LONGEST_WORD = 100  # WordPiece's max_input_chars_per_word: a longer word is one [UNK]
 
 
 class TokenCounter:
@@ -70,7 +78,17 @@ class TokenCounter:
         if self._tokenizer is None:
             return [math.ceil(len(t) / HEURISTIC_CHARS_PER_TOKEN) for t in texts]
         encodings = self._tokenizer.encode_batch(texts, add_special_tokens=False)
-        return [len(e.ids) for e in encodings]
+        return [_floored(t, len(e.ids)) for t, e in zip(texts, encodings, strict=True)]
+
+
+def _floored(line: str, pieces: int) -> int:
+    """A line's WordPiece count, raised to the floors of the module docstring."""
+    if len(line) <= LONGEST_WORD:
+        return pieces
+    for word in line.split():
+        if len(word) > LONGEST_WORD:  # counted as one [UNK] piece
+            pieces += math.ceil(len(word) / HEURISTIC_CHARS_PER_TOKEN) - 1
+    return max(pieces, math.ceil(len(line) / MAX_CHARS_PER_TOKEN))
 
 
 _counter: TokenCounter | None = None
