@@ -280,3 +280,17 @@ def test_the_watcher_skips_a_file_name_that_is_not_utf8(
     finally:
         watcher.stop()
         watcher.vault.close()
+
+
+def test_an_agent_s_context_leaves_hard_linked_files_out(linked: Path) -> None:
+    """The MCP `vault://context` block reads as the tools read: a hard-linked MEMORY.md, daily
+    log or hit is left out (it may be a file outside the vault), the CLI's block keeps it."""
+    outside = linked.parent / "outside-memory.md"
+    outside.write_text("# MEMORY\n\n- OUTSIDE-CANARY lives outside the vault\n")
+    (linked / "MEMORY.md").unlink()
+    os.link(outside, linked / "MEMORY.md")
+    with Vault(linked) as vault:
+        assert "OUTSIDE-CANARY" not in read_resource_text(vault, "vault://context")
+        assert "OUTSIDE-CANARY" not in vault.context(agent=True)
+        assert "SECRET" not in vault.context(query="SECRET from outside", agent=True)
+        assert "OUTSIDE-CANARY" in vault.context()  # the person at the CLI sees it (warned)

@@ -724,19 +724,34 @@ class Vault:
 
         return Manager(self.layout, MAX_ENTRY_BYTES).run(content, action, id, force)
 
-    def context(self, max_tokens: int = 2000, query: str | None = None) -> str:
+    def context(self, max_tokens: int = 2000, query: str | None = None, *,
+                agent: bool = False) -> str:
         """A block for a system prompt: MEMORY.md, today's and yesterday's logs and, with a
         query, the most relevant hits not already shown, within `max_tokens` (counted offline
-        by the bundled tokenizer). A cut MEMORY.md is announced in the block."""
-        return self.context_block(max_tokens, query).text
+        by the bundled tokenizer). A cut MEMORY.md is announced in the block. `agent`: read
+        as the agent tools read (a file with several hard links is left out, unless
+        `[security] allow_hardlinks`)."""
+        return self.context_block(max_tokens, query, agent=agent).text
 
     def context_block(
-        self, max_tokens: int = 2000, query: str | None = None, today: dt.date | None = None
+        self, max_tokens: int = 2000, query: str | None = None, today: dt.date | None = None,
+        *, agent: bool = False,
     ) -> ContextBlock:
         """`context` with what went in: parts, notices, token count (for `--json`)."""
         from .search import build_context
 
-        return build_context(self.layout, self.search, max_tokens, query, today)
+        refuse = None
+        if agent and not self.config.security.allow_hardlinks:
+            from .files import fsutil
+
+            def refuse(real: Path, relpath: str) -> str | None:
+                links = fsutil.hard_links(real)
+                if links <= 1:
+                    return None
+                return (f"it has {links} hard links, so it may be a file outside the vault "
+                        "(set [security] allow_hardlinks = true to allow it)")
+
+        return build_context(self.layout, self.search, max_tokens, query, today, refuse=refuse)
 
     # -- dreaming ---------------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ def read_resource_text(vault: Vault, uri: str) -> str:
         real, relpath = vault.daily_path(today)
         return _agent_read(vault, relpath) if real.is_file() else ""
     if uri == "vault://context":
-        return vault.context(DEFAULT_BUDGET)
+        return vault.context(DEFAULT_BUDGET, agent=True)
     raise VaultError(f"unknown resource {uri!r}; this server has: {', '.join(RESOURCES)}.")
 
 

@@ -35,11 +35,13 @@ from .tokens import TokenCounter, token_counter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from ..files import Layout
     from .searcher import Hit
 
     Search = Callable[..., list[Hit]]  # (query, limit=, today=) -> hits, best first
+    Refuse = Callable[[Path, str], str | None]  # (real path, relpath) -> why not, or None
 
 log = logging.getLogger("vault_memory")
 
@@ -130,10 +132,24 @@ class ContextBlock:
 # -- loading ------------------------------------------------------------------------------------
 
 
-def _load(layout: Layout, relpath: str, kind: str, day: dt.date | None = None) -> Source | None:
+def _allowed(layout: Layout, relpath: str, refuse: Refuse) -> bool:
+    try:
+        real, rel = layout.resolve(relpath)
+    except VaultError:
+        return False
+    reason = refuse(real, rel)
+    if reason is not None:
+        log.warning("%s is left out of the context: %s", rel, reason)
+    return reason is None
+
+
+def _load(layout: Layout, relpath: str, kind: str, day: dt.date | None = None,
+          refuse: Refuse | None = None) -> Source | None:
     try:
         real, rel = layout.resolve(relpath)
         if not real.is_file():
+            return None
+        if refuse is not None and not _allowed(layout, rel, refuse):
             return None
         file = fsutil.read_text(real, rel, layout.config.index.max_file_bytes)
     except VaultError as exc:
@@ -441,9 +457,12 @@ def build_context(
     query: str | None = None,
     today: dt.date | None = None,
     counter: TokenCounter | None = None,
+    refuse: Refuse | None = None,
 ) -> ContextBlock:
     """The context block of the vault at `layout` (see the module docstring); `search` finds
-    the hits for `query` (the facade's search, with its filters and freshness)."""
+    the hits for `query` (the facade's search, with its filters and freshness). `refuse(real
+    path, relpath)`, when given, names why a file may not go into the block (an agent's block
+    leaves out hard-linked files), or None."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise VaultError(f"the token budget must be a whole number, not {max_tokens!r}.")
     if not 1 <= max_tokens <= MAX_BUDGET:
@@ -459,14 +478,16 @@ def build_context(
     sources = [
         s
         for s in (
-            _load(layout, layout.memory_relpath, "memory"),
-            *(_load(layout, shared, "memory") for shared in layout.shared_memory()),
-            _load(layout, layout.daily_relpath(today), "today", today),
-            _load(layout, layout.daily_relpath(yesterday), "yesterday", yesterday),
+            _load(layout, layout.memory_relpath, "memory", refuse=refuse),
+            *(_load(layout, shared, "memory", refuse=refuse) for shared in layout.shared_memory()),
+            _load(layout, layout.daily_relpath(today), "today", today, refuse),
+            _load(layout, layout.daily_relpath(yesterday), "yesterday", yesterday, refuse),
         )
         if s is not None
     ]
     hits = search(query, limit=SEARCH_LIMIT, today=today) if query else []
+    if hits and refuse is not None:
+        hits = [h for h in hits if _allowed(layout, h.path, refuse)]
     if hits:  # weak hits would pad every prompt with noise
         best = hits[0].score
         hits = [h for h in hits
