@@ -99,6 +99,27 @@ def test_an_append_killed_at_any_step_is_completed_once(tmp_path: Path, step: st
     assert log.read_text() == ORIGINAL + ENTRY + "- next\n"
 
 
+@pytest.mark.parametrize("step", ["append.after-journal", "append.mid-write"])
+def test_a_flush_killed_mid_append_then_run_again_writes_each_entry_once(
+        tmp_path: Path, step: str) -> None:
+    """The killed flush journaled its block; the flush run again must see it completed before
+    it decides what is new (found by the random kills of four concurrent flushes)."""
+    root = Vault.init(tmp_path / "vault").root
+    first = _vault(root, "flush", "--session", "s6", "--date", "2026-11-22", "-",
+                   stdin=FLUSH_CHAT.format(n=6, k=0))  # the day's log exists: an append
+    assert first.returncode == 0, first.stderr
+    chat = FLUSH_CHAT.format(n=7, k=1)
+    killed = _vault(root, "flush", "--session", "s7", "--date", "2026-11-22", "-",
+                    kill=step, stdin=chat)
+    assert killed.returncode == KILLED
+    again = _vault(root, "flush", "--session", "s7", "--date", "2026-11-22", "-", stdin=chat)
+    assert again.returncode == 0, again.stderr
+    log = (root / "memory/2026-11-22.md").read_text()
+    assert log.count("Decision 7: billing batch 7 ") == 1, log
+    assert log.count("batch 7 runs at 01:00") == 1, log
+    assert _leftovers(root) == []
+
+
 def test_a_cut_append_is_completed_by_the_next_append(tmp_path: Path) -> None:
     log = tmp_path / "memory.md"
     log.write_text(ORIGINAL)

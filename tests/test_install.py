@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -44,6 +45,13 @@ def venv(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
     run(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", env_dir,
         cwd=home)
     python = env_dir / "bin" / "python"
+    # The dependencies as this test's environment has them (a venv's "system" packages are
+    # its base interpreter's, which need not hold them): its site-packages, after the new
+    # venv's own, as plain paths (their .pth files, an editable install's among them, unread).
+    own = run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+              cwd=home).stdout.strip()
+    outer = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    (Path(own) / "_test_environment.pth").write_text("\n".join(outer) + "\n")
     run(python, "-m", "pip", "install", "--quiet", "--no-deps", "--ignore-installed",
         "--no-compile", wheel, cwd=home, env=clean_env())
     return env_dir
@@ -65,6 +73,7 @@ def test_the_wheel_ships_templates_and_model_files(wheel: Path) -> None:
                  "special_tokens_map.json", "LICENSE", "NOTICE"):
         assert f"vault_memory/model/{name}" in names
     assert "vault_memory/py.typed" in names
+    assert "vault_memory/files/__init__.pyi" in names  # what lazy_loader reads at import
     assert not any(name.startswith(("tests/", "sample_vault/", "bench/")) for name in names)
 
 

@@ -384,6 +384,7 @@ def flush_conversation(
         if dry_run or not block:
             return report
         with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
+            fsutil.settle(path)  # a killed flush's journaled block is in the log before we look
             block = _select_new(
                 layout.root, max_bytes, session_id, candidates, report, when, near, folder, title,
                 logs,

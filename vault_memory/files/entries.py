@@ -705,6 +705,7 @@ class Manager:
     def _create_daily(self, real: Path, relpath: str, text: str) -> ManageReport:
         lines = bullet_lines(text)
         if real.is_file():
+            fsutil.settle(real)  # an append a killed writer left is in the log before we look
             _, note = self._read(real, relpath)
             same = self._already(note, lines)
             if same is not None:

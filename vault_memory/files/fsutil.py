@@ -440,6 +440,23 @@ def recover_file(path: Path) -> list[str]:
     return done
 
 
+def settle(path: Path) -> None:
+    """Complete what a killed writer of `path` left (an append cut off half-way) before a
+    caller reads the file to decide what to append: the next `append_entry` would complete it
+    only after that decision, and an entry the killed writer had journaled would be written
+    twice. Nothing to do (one stat) when no journal waits."""
+    path = Path(os.path.realpath(path))
+    if not (path.parent / APPEND_JOURNAL.format(name=path.name)).exists():
+        return
+    try:
+        with locked(path):
+            recover_file(path)
+    except OSError as exc:
+        if exc.errno in _WRITE_ERRNOS:
+            raise cannot_write(path, exc) from None
+        raise
+
+
 def _finish_append(path: Path, journal: Path) -> str:
     try:
         record = json.loads(journal.read_bytes())
