@@ -44,6 +44,22 @@ class RankSettings:
     # question at 0.26-0.6 ("which database did we pick" / "Chose PostgreSQL for billing":
     # 0.26). No threshold separates them all; other models differ.
     weak_cosine: float = 0.25
+    # Diversity across sections (a session of a chat, a day's heading): the k-th unit of one
+    # section in the ranking keeps `section_decay ** k` of its score, so one long section
+    # that matches well cannot fill the first places (answers spread over several sessions).
+    section_decay: float = 1.0
+    # A second, query-dependent hop (pseudo-relevance feedback): the vector query moves
+    # towards the centroid of the first pass's best `feedback_units` units by this weight.
+    feedback_weight: float = 0.0
+    feedback_units: int = 5
+    # A name the query asks about (a capitalised word that is some line's lead-in label, a
+    # speaker) counts as a keyword only in lines without a label or with that label: in a
+    # line another person says, the name is most often whom they address ("Thanks, Mel!").
+    addressed_names: bool = False
+    # A query word that is not a label but names one in short or misspelt (`Mel` for the
+    # speaker Melanie, `Carolyne` for Caroline: a prefix of 3+ letters, or one edit away)
+    # counts as that label: as a subject and as a keyword (`resolve_names`).
+    name_aliases: bool = True
 
 
 
@@ -309,6 +325,46 @@ def is_question(text: str) -> bool:
     return bool(end)
 
 
+def within_one_edit(a: str, b: str) -> bool:
+    """Whether `b` is `a` with at most one letter inserted, deleted, changed, or two
+    neighbours swapped."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (
+            i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:])
+    return a[i:] == b[i + 1:]
+
+
+def resolve_names(
+    words: Sequence[tuple[str, bool]], labels: Sequence[str], known: Callable[[str], bool]
+) -> dict[str, list[str]]:
+    """The labels (speakers, people: analyzed terms of the vault's lead-in labels) that query
+    words name without spelling them: a nickname that begins the label (`mel` -> `melani`,
+    3 letters at least) or a misspelling one edit away (`carolyn` -> `carolin`, 5 letters
+    at least). `words` are the query's analyzed terms, each with whether it was written
+    capitalised; a word the vault's text never uses, or a capitalised one, may be a name,
+    a lower-case common word (`art`, not `arthur`) is not. Words that are labels themselves
+    stay as they are."""
+    label_set = set(labels)
+    found: dict[str, list[str]] = {}
+    for term, capitalised in words:
+        if term in label_set or len(term) < 3 or not (capitalised or not known(term)):
+            continue
+        named = [label for label in labels if label.startswith(term)
+                 or (len(term) >= 5 and within_one_edit(term, label))]
+        if named:
+            found[term] = named
+    return found
+
+
 def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
     """The query to embed when the ranking already favours the units whose label a query
     word names: without those names (capitalised words all of whose terms are labels). A
@@ -325,6 +381,24 @@ def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
         kept.append(word)
     rest = " ".join(kept)
     return rest if dropped and terms_of(rest) else query
+
+
+def diversify(score: np.ndarray, ranked: Sequence[int], section: np.ndarray,
+               decay: float) -> tuple[list[int], dict[int, float]]:
+    """Ranked rows re-ordered so that the k-th row of one section keeps `decay ** k` of its
+    score (greedy maximal-marginal-relevance with "same section" as the redundancy: within a
+    section the order is kept, so sorting by the discounted score is the greedy choice).
+    Returns the new order and each row's factor."""
+    if decay >= 1.0:
+        return list(ranked), {}
+    seen: dict[int, int] = {}
+    factors: dict[int, float] = {}
+    for row in ranked:
+        key = int(section[row])
+        factors[row] = decay ** seen.get(key, 0)
+        seen[key] = seen.get(key, 0) + 1
+    order = sorted(ranked, key=lambda r: -float(score[r]) * factors[r])
+    return order, factors
 
 
 def coalesce(

@@ -22,6 +22,7 @@ from .ranking import (
     coalesce,
     contains_token,
     dense_query,
+    diversify,
     exact_tokens,
     fuse,
     guard_exact,
@@ -29,6 +30,7 @@ from .ranking import (
     lift_named,
     max_norm,
     minmax_norm,
+    resolve_names,
     window_bm25,
     window_sums,
 )
@@ -162,6 +164,7 @@ class Searcher:
         self._table_version: tuple[Any, ...] | None = None
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
+        self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -318,6 +321,14 @@ class Searcher:
                 return []
 
         terms = list(dict.fromkeys(terms_of(query)))  # analyzed once: keywords and subjects
+        aliases: dict[str, list[str]] = {}
+        if s.name_aliases and mode in ("hybrid", "keyword") and not listing:
+            # A nickname or a misspelling of a speaker's name names that speaker.
+            capitalised = {t for token in exact_tokens(query) for t in terms_of(token)}
+            aliases = resolve_names([(t, t in capitalised) for t in terms],
+                                    self.label_terms(table), table.vocab.__contains__)
+            terms = list(dict.fromkeys(
+                [t for term in terms for t in [term, *aliases.get(term, ())]]))
         keyword: np.ndarray | None = None
         has_term: np.ndarray | None = None  # units holding a query word
         guard: list[str] = []
@@ -328,9 +339,16 @@ class Searcher:
             keyword = np.zeros(n, dtype=np.float64)
             matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
             idf = {}
+            names = ({t for token in exact_tokens(query) for t in terms_of(token)}
+                     if s.addressed_names else set())
             for term in terms:
                 number = table.vocab.get(term)
                 units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
+                if term in names:
+                    own, _ = table.label.postings(number, within)
+                    if len(own):  # a speaker's name: not where someone else addresses them
+                        keep = (table.label.lengths[units] == 0) | np.isin(units, own)
+                        units, scores = units[keep], scores[keep]
                 keyword[units] += scores
                 matched[term][units] = 1.0
                 idf[term] = table.text.idf(number, within)
@@ -352,6 +370,7 @@ class Searcher:
             guard = self._rare(table, exact_tokens(query), within)
         # Units whose lead-in label (their speaker, person or field) a query word names.
         subject = np.zeros(n, dtype=bool)
+        alias_subject = np.zeros(n, dtype=bool)  # ...named through a nickname or misspelling
         labels: set[str] = set()
         if mode in ("hybrid", "keyword") and s.subject_boost and not listing:
             for term in terms:
@@ -359,6 +378,12 @@ class Searcher:
                 if len(units):
                     subject[units] = True
                     labels.add(term)
+            for alias, named_labels in aliases.items():
+                if any(label in labels for label in named_labels):
+                    labels.add(alias)  # left out of the embedded query with the names
+                    for label in named_labels:
+                        units, _ = table.label.postings(table.vocab.get(label), within)
+                        alias_subject[units] = True
         vector: np.ndarray | None = None
         if use_vectors and table.has_vectors and not listing:
             encoder = self.index.query_embedder()
@@ -387,6 +412,22 @@ class Searcher:
             return []
 
         weight = s.vector_weight
+        hop = np.zeros(n)
+        if vector is not None and s.feedback_weight > 0 and not listing:
+            # Second hop: the units most like the first pass's best ones (their centroid).
+            pass_one = fuse(keyword, vector, s.fusion, weight, s.rrf_k)
+            if allowed is not None:
+                pass_one = np.where(allowed, pass_one, -np.inf)
+            m = min(s.feedback_units, n)
+            top = np.argpartition(-pass_one, m - 1)[:m]
+            top = top[np.isfinite(pass_one[top])]
+            if len(top):
+                centroid = table.matrix[top].astype(np.float64).mean(axis=0)
+                norm = float(np.linalg.norm(centroid))
+                if norm > 0:
+                    hop = s.feedback_weight * _cosines(
+                        table.matrix, (centroid / norm).astype(np.float32), within)
+                    vector = vector + hop
         fused = np.ones(n) if listing else fuse(keyword, vector, s.fusion, weight, s.rrf_k)
         components = {"keyword": fused * 0, "vector": fused * 0}
         if keyword is not None:
@@ -443,6 +484,7 @@ class Searcher:
         best_rows = np.argpartition(-score, pool_size - 1)[:pool_size]
         best_rows = best_rows[np.argsort(-score[best_rows], kind="stable")]
         ranked = [int(r) for r in best_rows if np.isfinite(score[r])]
+        ranked, diversity = diversify(score, ranked, table.section, s.section_decay)
         spans = coalesce(
             ranked,
             table.section,
@@ -488,6 +530,9 @@ class Searcher:
                 "subject": float(subject_factor[best]),
                 "question": float(question_factor[best]),
                 "exact": float(exact[best]),
+                "diversity": diversity.get(best, 1.0),
+                "feedback": float(hop[best]),
+                "alias": float(alias_subject[best]),
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
@@ -500,7 +545,7 @@ class Searcher:
                     parts[-1].end_line,
                     first.heading,
                     text,
-                    float(score[best]),
+                    float(score[best]) * diversity.get(best, 1.0),
                     details,
                     first.date,
                     first.kind,
@@ -510,6 +555,17 @@ class Searcher:
             if len(hits) >= limit:
                 break
         return hits
+
+    def label_terms(self, table: UnitTable) -> list[str]:
+        """The analyzed terms of the vault's lead-in labels (speakers, people, field names),
+        read from the table's label postings once per table."""
+        import numpy as np
+
+        if self._label_terms is None or self._label_terms[0] is not table:
+            held = np.flatnonzero(np.diff(table.label.offsets) > 0)
+            words = {number: word for word, number in table.vocab.items()}
+            self._label_terms = (table, [words[int(t)] for t in held if int(t) in words])
+        return self._label_terms[1]
 
     def _select(self, tree: Any, table: UnitTable) -> np.ndarray | None:
         """The rows a query's operators select (search/select.py); a keyword index that cannot
