@@ -82,3 +82,4 @@ def test_resolve_names() -> None:
     # `carolyn` one edit from a label; `melani` is a label already; too short for `zz`.
     assert found == {"mel": ["melani"], "carolyn": ["carolin"]}
     assert resolve_names([("arth", False)], labels, common) == {"arth": ["arthur"]}  # unknown
+    assert resolve_names([("mel", True)], [*labels, "melissa"], common) == {}  # which one?

@@ -44,18 +44,6 @@ class RankSettings:
     # question at 0.26-0.6 ("which database did we pick" / "Chose PostgreSQL for billing":
     # 0.26). No threshold separates them all; other models differ.
     weak_cosine: float = 0.25
-    # Diversity across sections (a session of a chat, a day's heading): the k-th unit of one
-    # section in the ranking keeps `section_decay ** k` of its score, so one long section
-    # that matches well cannot fill the first places (answers spread over several sessions).
-    section_decay: float = 1.0
-    # A second, query-dependent hop (pseudo-relevance feedback): the vector query moves
-    # towards the centroid of the first pass's best `feedback_units` units by this weight.
-    feedback_weight: float = 0.0
-    feedback_units: int = 5
-    # A name the query asks about (a capitalised word that is some line's lead-in label, a
-    # speaker) counts as a keyword only in lines without a label or with that label: in a
-    # line another person says, the name is most often whom they address ("Thanks, Mel!").
-    addressed_names: bool = False
     # A query word that is not a label but names one in short or misspelt (`Mel` for the
     # speaker Melanie, `Carolyne` for Caroline: a prefix of 3+ letters, or one edit away)
     # counts as that label: as a subject and as a keyword (`resolve_names`).
@@ -351,8 +339,8 @@ def resolve_names(
     3 letters at least) or a misspelling one edit away (`carolyn` -> `carolin`, 5 letters
     at least). `words` are the query's analyzed terms, each with whether it was written
     capitalised; a word the vault's text never uses, or a capitalised one, may be a name,
-    a lower-case common word (`art`, not `arthur`) is not. Words that are labels themselves
-    stay as they are."""
+    a lower-case common word (`art`, not `arthur`) is not. A word that could name two labels
+    names neither; words that are labels themselves stay as they are."""
     label_set = set(labels)
     found: dict[str, list[str]] = {}
     for term, capitalised in words:
@@ -360,7 +348,7 @@ def resolve_names(
             continue
         named = [label for label in labels if label.startswith(term)
                  or (len(term) >= 5 and within_one_edit(term, label))]
-        if named:
+        if len(named) == 1:  # two labels it could name: it names neither
             found[term] = named
     return found
 
@@ -381,24 +369,6 @@ def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
         kept.append(word)
     rest = " ".join(kept)
     return rest if dropped and terms_of(rest) else query
-
-
-def diversify(score: np.ndarray, ranked: Sequence[int], section: np.ndarray,
-               decay: float) -> tuple[list[int], dict[int, float]]:
-    """Ranked rows re-ordered so that the k-th row of one section keeps `decay ** k` of its
-    score (greedy maximal-marginal-relevance with "same section" as the redundancy: within a
-    section the order is kept, so sorting by the discounted score is the greedy choice).
-    Returns the new order and each row's factor."""
-    if decay >= 1.0:
-        return list(ranked), {}
-    seen: dict[int, int] = {}
-    factors: dict[int, float] = {}
-    for row in ranked:
-        key = int(section[row])
-        factors[row] = decay ** seen.get(key, 0)
-        seen[key] = seen.get(key, 0) + 1
-    order = sorted(ranked, key=lambda r: -float(score[r]) * factors[r])
-    return order, factors
 
 
 def coalesce(

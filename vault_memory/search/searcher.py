@@ -22,7 +22,6 @@ from .ranking import (
     coalesce,
     contains_token,
     dense_query,
-    diversify,
     exact_tokens,
     fuse,
     guard_exact,
@@ -339,16 +338,9 @@ class Searcher:
             keyword = np.zeros(n, dtype=np.float64)
             matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
             idf = {}
-            names = ({t for token in exact_tokens(query) for t in terms_of(token)}
-                     if s.addressed_names else set())
             for term in terms:
                 number = table.vocab.get(term)
                 units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
-                if term in names:
-                    own, _ = table.label.postings(number, within)
-                    if len(own):  # a speaker's name: not where someone else addresses them
-                        keep = (table.label.lengths[units] == 0) | np.isin(units, own)
-                        units, scores = units[keep], scores[keep]
                 keyword[units] += scores
                 matched[term][units] = 1.0
                 idf[term] = table.text.idf(number, within)
@@ -412,22 +404,6 @@ class Searcher:
             return []
 
         weight = s.vector_weight
-        hop = np.zeros(n)
-        if vector is not None and s.feedback_weight > 0 and not listing:
-            # Second hop: the units most like the first pass's best ones (their centroid).
-            pass_one = fuse(keyword, vector, s.fusion, weight, s.rrf_k)
-            if allowed is not None:
-                pass_one = np.where(allowed, pass_one, -np.inf)
-            m = min(s.feedback_units, n)
-            top = np.argpartition(-pass_one, m - 1)[:m]
-            top = top[np.isfinite(pass_one[top])]
-            if len(top):
-                centroid = table.matrix[top].astype(np.float64).mean(axis=0)
-                norm = float(np.linalg.norm(centroid))
-                if norm > 0:
-                    hop = s.feedback_weight * _cosines(
-                        table.matrix, (centroid / norm).astype(np.float32), within)
-                    vector = vector + hop
         fused = np.ones(n) if listing else fuse(keyword, vector, s.fusion, weight, s.rrf_k)
         components = {"keyword": fused * 0, "vector": fused * 0}
         if keyword is not None:
@@ -484,7 +460,6 @@ class Searcher:
         best_rows = np.argpartition(-score, pool_size - 1)[:pool_size]
         best_rows = best_rows[np.argsort(-score[best_rows], kind="stable")]
         ranked = [int(r) for r in best_rows if np.isfinite(score[r])]
-        ranked, diversity = diversify(score, ranked, table.section, s.section_decay)
         spans = coalesce(
             ranked,
             table.section,
@@ -530,8 +505,6 @@ class Searcher:
                 "subject": float(subject_factor[best]),
                 "question": float(question_factor[best]),
                 "exact": float(exact[best]),
-                "diversity": diversity.get(best, 1.0),
-                "feedback": float(hop[best]),
                 "alias": float(alias_subject[best]),
             }
             first = parts[0]
@@ -545,7 +518,7 @@ class Searcher:
                     parts[-1].end_line,
                     first.heading,
                     text,
-                    float(score[best]) * diversity.get(best, 1.0),
+                    float(score[best]),
                     details,
                     first.date,
                     first.kind,
