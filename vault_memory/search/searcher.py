@@ -300,6 +300,7 @@ class Searcher:
         # salient and recent first (then in file order), nothing to rank them by.
         listing = filters.select is not None and not query.strip()
         allowed: np.ndarray | None = None
+        told: np.ndarray | None = None  # units let in by the days their text names
         if filters.active:
             where, params = filters.sql()
             allowed = np.isin(table.ids, np.fromiter(
@@ -308,6 +309,10 @@ class Searcher:
                     params)),
                 dtype=np.int64,
             ))
+            told = self._told(table, filters)
+            if told is not None:
+                told &= ~allowed  # only those the file's date left out
+                allowed |= told
         elif filters.hidden_kinds:
             allowed = self._visible(table, filters.hidden_kinds)
         if within is not None:
@@ -506,6 +511,7 @@ class Searcher:
                 "question": float(question_factor[best]),
                 "exact": float(exact[best]),
                 "alias": float(alias_subject[best]),
+                "told_date": float(told is not None and bool(told[best])),
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
@@ -528,6 +534,33 @@ class Searcher:
             if len(hits) >= limit:
                 break
         return hits
+
+    def _told(self, table: UnitTable, filters: Filters) -> np.ndarray | None:
+        """The units outside `--since/--until` by their file's date whose relative dates
+        ("yesterday" in the next day's log) name days wholly inside (a line's "next week" is
+        not in a range of one day), and that the other filters keep; None when there are
+        none."""
+        import dataclasses
+
+        import numpy as np
+
+        if not (filters.since or filters.until) or not table.told.any():
+            return None
+        first = filters.since.toordinal() if filters.since else 1
+        last = filters.until.toordinal() if filters.until else dt.date.max.toordinal()
+        told = (table.told[:, 0] >= first) & (table.told[:, 1] <= last)  # wholly inside
+        if not told.any():
+            return None
+        rest = dataclasses.replace(filters, since=None, until=None)
+        if rest.active or rest.hidden_kinds:
+            where, params = rest.sql()
+            told &= np.isin(table.ids, np.fromiter(
+                (r[0] for r in self.index.store.conn.execute(
+                    f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}",
+                    params)),
+                dtype=np.int64,
+            ))
+        return told if told.any() else None
 
     def label_terms(self, table: UnitTable) -> list[str]:
         """The analyzed terms of the vault's lead-in labels (speakers, people, field names),
