@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault
-from vault_memory.search.ranking import resolve_names, within_one_edit
+from vault_memory.search.ranking import resolve_names, take_turns, within_one_edit
 
 CHAT = """\
 # 2026-03-14
@@ -83,3 +83,40 @@ def test_resolve_names() -> None:
     assert found == {"mel": ["melani"], "carolyn": ["carolin"]}
     assert resolve_names([("arth", False)], labels, common) == {"arth": ["arthur"]}  # unknown
     assert resolve_names([("mel", True)], [*labels, "melissa"], common) == {}  # which one?
+
+
+TWO = """\
+# 2026-03-15
+
+## 21:05 — chat
+
+- **Joanna**: what animal do I like? turtles! my favourite animal, I like turtles so much
+- **Joanna**: the animal I like at the zoo: turtles, such calm animals, I like them
+- **Joanna**: got a turtle plush today, I like turtle animals a lot, animal lover
+- **Nate**: honestly dogs r the best, had one since i was a kid
+"""
+
+
+def test_a_question_about_two_people_asks_it_of_each(vault_dir: Path) -> None:
+    (vault_dir / "memory" / "2026-03-15.md").write_text(TWO, encoding="utf-8")
+    opened = Vault(vault_dir)
+    opened.index()
+    opened = configure(opened, coalesce_depth=0)
+    query = "What animal do Joanna and Nate like?"
+    hits = opened.search(query, limit=4, fresh=False)
+    assert [(h.start_line, h.scores["turn"]) for h in hits] == [
+        (5, 0.0), (8, 1.0), (6, 0.0), (7, 0.0)]
+    # Without turns, Joanna's three lines come first.
+    plain = configure(opened, subject_turns=False).search(query, limit=4, fresh=False)
+    assert [h.start_line for h in plain] == [5, 6, 7, 8]
+    # One name: no turns.
+    one = configure(opened, subject_turns=True).search("What animal does Joanna like?",
+                                                       fresh=False)
+    assert all(h.scores["turn"] == 0.0 for h in one)
+
+
+def test_take_turns() -> None:
+    ranked = [1, 2, 3, 4, 5, 6]
+    assert take_turns(ranked, [{1, 2, 3}, {5, 6}]) == [1, 5, 2, 4, 6, 3]  # 4 keeps its place
+    assert take_turns(ranked, [{6}, {1, 2, 3}]) == [1, 6, 2, 4, 5, 3]
+    assert take_turns(ranked, [{1, 2}]) == ranked

@@ -48,6 +48,10 @@ class RankSettings:
     # speaker Melanie, `Carolyne` for Caroline: a prefix of 3+ letters, or one edit away)
     # counts as that label: as a subject and as a keyword (`resolve_names`).
     name_aliases: bool = True
+    # A query that names two or more subjects ("What do Joanna and Nate both like?") is asked
+    # of each: their lines take turns in the ranking (`take_turns`), so one person's lines
+    # cannot fill the budget.
+    subject_turns: bool = True
 
 
 
@@ -369,6 +373,30 @@ def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
         kept.append(word)
     rest = " ".join(kept)
     return rest if dropped and terms_of(rest) else query
+
+
+def take_turns(ranked: Sequence[int], groups: Sequence[set[int]]) -> list[int]:
+    """`ranked` re-ordered so that the rows of the groups (the lines of each subject the query
+    names) take turns in the places they held, each group keeping its own order and the
+    group whose best row ranks first starting; the other rows keep their places."""
+    queues: list[list[int]] = [[] for _ in groups]
+    slots: list[int] = []
+    for at, row in enumerate(ranked):
+        home = next((k for k, group in enumerate(groups) if row in group), None)
+        if home is not None:
+            queues[home].append(row)
+            slots.append(at)
+    first = {row: at for at, row in enumerate(ranked)}
+    queues = sorted((q for q in queues if q), key=lambda q: first[q[0]])
+    turns: list[int] = []
+    while queues:
+        for queue in queues:
+            turns.append(queue.pop(0))
+        queues = [q for q in queues if q]
+    out = list(ranked)
+    for at, row in zip(slots, turns, strict=True):
+        out[at] = row
+    return out
 
 
 def coalesce(

@@ -30,6 +30,7 @@ from .ranking import (
     max_norm,
     minmax_norm,
     resolve_names,
+    take_turns,
     window_bm25,
     window_sums,
 )
@@ -465,6 +466,20 @@ class Searcher:
         best_rows = np.argpartition(-score, pool_size - 1)[:pool_size]
         best_rows = best_rows[np.argsort(-score[best_rows], kind="stable")]
         ranked = [int(r) for r in best_rows if np.isfinite(score[r])]
+        raised: set[int] = set()  # rows the subjects' turns moved up
+        if s.subject_turns and len(labels) >= 2 and not listing:
+            # Names only (capitalised words, nicknames): not a field label such as "decision".
+            capitalised = {t for token in exact_tokens(query) for t in terms_of(token)}
+            nicknamed = {t for named in aliases.values() for t in named}
+            named_subjects = sorted(t for t in labels if t in terms
+                                    and (t in capitalised or t in nicknamed))
+            if len(named_subjects) >= 2:
+                groups = [set(table.label.postings(table.vocab.get(t), within)[0].tolist())
+                          for t in named_subjects]
+                turned = take_turns(ranked, groups)
+                before = {row: at for at, row in enumerate(ranked)}
+                raised = {row for at, row in enumerate(turned) if at < before[row]}
+                ranked = turned
         spans = coalesce(
             ranked,
             table.section,
@@ -512,6 +527,7 @@ class Searcher:
                 "exact": float(exact[best]),
                 "alias": float(alias_subject[best]),
                 "told_date": float(told is not None and bool(told[best])),
+                "turn": float(best in raised),
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
