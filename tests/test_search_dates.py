@@ -5,6 +5,7 @@ model, and the JSON `scores` say which hits came in that way (`told_date`). The 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from vault_memory import Vault
 from vault_memory.search.dates import mentioned_days
+from vault_memory.search.ranking import asks_when
 
 LOG = """\
 # 2023-05-08
@@ -110,3 +112,45 @@ def test_across_a_month_and_a_year() -> None:
         dt.date(2023, 12, 1), dt.date(2023, 12, 31))
     assert mentioned_days("yesterday", dt.date(2024, 3, 1)) == (
         dt.date(2024, 2, 29), dt.date(2024, 2, 29))
+
+
+WHEN = """\
+# 2023-05-08
+
+## 00:20 — chat
+
+- **Caroline**: the support group meets at the community centre, I love that group
+- **Melanie**: how was it?
+- **Caroline**: went to the lgbtq support group yesterday, so powerful
+"""
+
+
+def test_a_when_question_prefers_the_line_that_tells_a_day(vault_dir: Path) -> None:
+    (vault_dir / "memory" / "2023-05-08.md").write_text(WHEN, encoding="utf-8")
+    opened = Vault(vault_dir)
+    opened.index()
+    searcher = opened._searcher
+    searcher.settings = dataclasses.replace(searcher.settings, coalesce_depth=0)
+    query = "When did Caroline go to the support group?"
+    hits = opened.search(query, limit=3, fresh=False)
+    assert (hits[0].start_line, hits[0].scores["when"]) == (7, 1.1)
+    searcher.settings = dataclasses.replace(searcher.settings, when_boost=0.0)
+    assert opened.search(query, limit=3, fresh=False)[0].start_line == 5  # without it
+    searcher.settings = dataclasses.replace(searcher.settings, when_boost=0.1)
+    assert opened.search("What did Caroline say about the support group?", limit=3,
+                         fresh=False)[0].scores["when"] == 1.0  # not asking when
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("When did Mel paint a sunrise?", True),
+        ("when was the gig", True),
+        ("what day did we ship the fix", True),
+        ("How long ago did Jon move?", True),
+        ("What did Mel paint?", False),
+        ("Where is the whenua trust?", False),
+    ],
+)
+def test_asks_when(query: str, asks: bool) -> None:
+    assert asks_when(query) is asks

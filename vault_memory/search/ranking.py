@@ -52,6 +52,9 @@ class RankSettings:
     # of each: their lines take turns in the ranking (`take_turns`), so one person's lines
     # cannot fill the budget.
     subject_turns: bool = True
+    # A question asking when ("When did…", "what day…") raises by this share the lines that
+    # tell a day relative to their own ("yesterday", "last Fri"): they carry the answer.
+    when_boost: float = 0.1
 
 
 
@@ -373,6 +376,16 @@ def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
         kept.append(word)
     rest = " ".join(kept)
     return rest if dropped and terms_of(rest) else query
+
+
+_ASKS_WHEN = re.compile(r"^\s*when\b|\bwhen (?:did|do|does|was|were|is|will|are|has|have)\b|"
+                        r"\bwhat (?:day|date|time|year|month|week)\b|\bhow long ago\b",
+                        re.IGNORECASE)
+
+
+def asks_when(query: str) -> bool:
+    """Whether a question asks for a time ("When did Mel paint?", "what day was the gig?")."""
+    return _ASKS_WHEN.search(query) is not None
 
 
 def take_turns(ranked: Sequence[int], groups: Sequence[set[int]]) -> list[int]:

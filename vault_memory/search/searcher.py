@@ -18,6 +18,7 @@ from .. import clock
 from ..index import BM25_B, BM25_K1, terms_of
 from .ranking import (
     RankSettings,
+    asks_when,
     cited_lines,
     coalesce,
     contains_token,
@@ -433,6 +434,10 @@ class Searcher:
         subject_factor = np.where(subject, 1.0 + s.subject_boost, 1.0)
         question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
         relevance = relevance * subject_factor * question_factor
+        when_factor: Any = 1.0
+        if s.when_boost and not listing and asks_when(query):
+            when_factor = np.where(table.told[:, 0] > 0, 1.0 + s.when_boost, 1.0)
+            relevance = relevance * when_factor
 
         recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
         score = relevance * recency * table.salience
@@ -528,6 +533,7 @@ class Searcher:
                 "alias": float(alias_subject[best]),
                 "told_date": float(told is not None and bool(told[best])),
                 "turn": float(best in raised),
+                "when": float(np.broadcast_to(when_factor, (n,))[best]),
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
