@@ -303,7 +303,8 @@ class Vault:
         select the units the free text is ranked among. `QuerySyntaxError` for a query with
         operators that cannot be read; a plain question is searched as it is.
         mode: "hybrid" (default), "keyword" (no model needed) or "semantic".
-        since/until: ISO dates bounding dated files (undated files are then left out).
+        since/until: ISO dates bounding dated files (undated files are then left out); a
+        dated line whose relative dates ("yesterday") name days inside is kept too.
         within: a vault-relative file or folder. kinds: memory, daily, note, diary (the dream
         diary is left out unless named here or by `within`).
         fresh: first index the few files changed since the last index (bounded).

@@ -18,6 +18,7 @@ from .. import clock
 from ..index import BM25_B, BM25_K1, terms_of
 from .ranking import (
     RankSettings,
+    asks_when,
     cited_lines,
     coalesce,
     contains_token,
@@ -29,6 +30,8 @@ from .ranking import (
     lift_named,
     max_norm,
     minmax_norm,
+    resolve_names,
+    take_turns,
     window_bm25,
     window_sums,
 )
@@ -162,6 +165,7 @@ class Searcher:
         self._table_version: tuple[Any, ...] | None = None
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
+        self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -298,6 +302,7 @@ class Searcher:
         # salient and recent first (then in file order), nothing to rank them by.
         listing = filters.select is not None and not query.strip()
         allowed: np.ndarray | None = None
+        told: np.ndarray | None = None  # units let in by the days their text names
         if filters.active:
             where, params = filters.sql()
             allowed = np.isin(table.ids, np.fromiter(
@@ -306,6 +311,10 @@ class Searcher:
                     params)),
                 dtype=np.int64,
             ))
+            told = self._told(table, filters)
+            if told is not None:
+                told &= ~allowed  # only those the file's date left out
+                allowed |= told
         elif filters.hidden_kinds:
             allowed = self._visible(table, filters.hidden_kinds)
         if within is not None:
@@ -318,6 +327,14 @@ class Searcher:
                 return []
 
         terms = list(dict.fromkeys(terms_of(query, query=True)))  # keywords and subjects
+        aliases: dict[str, list[str]] = {}
+        if s.name_aliases and mode in ("hybrid", "keyword") and not listing:
+            # A nickname or a misspelling of a speaker's name names that speaker.
+            capitalised = {t for token in exact_tokens(query) for t in terms_of(token, query=True)}
+            aliases = resolve_names([(t, t in capitalised) for t in terms],
+                                    self.label_terms(table), table.vocab.__contains__)
+            terms = list(dict.fromkeys(
+                [t for term in terms for t in [term, *aliases.get(term, ())]]))
         keyword: np.ndarray | None = None
         has_term: np.ndarray | None = None  # units holding a query word
         guard: list[str] = []
@@ -352,6 +369,7 @@ class Searcher:
             guard = self._rare(table, exact_tokens(query), within)
         # Units whose lead-in label (their speaker, person or field) a query word names.
         subject = np.zeros(n, dtype=bool)
+        alias_subject = np.zeros(n, dtype=bool)  # ...named through a nickname or misspelling
         labels: set[str] = set()
         if mode in ("hybrid", "keyword") and s.subject_boost and not listing:
             for term in terms:
@@ -359,6 +377,12 @@ class Searcher:
                 if len(units):
                     subject[units] = True
                     labels.add(term)
+            for alias, named_labels in aliases.items():
+                if any(label in labels for label in named_labels):
+                    labels.add(alias)  # left out of the embedded query with the names
+                    for label in named_labels:
+                        units, _ = table.label.postings(table.vocab.get(label), within)
+                        alias_subject[units] = True
         vector: np.ndarray | None = None
         if use_vectors and table.has_vectors and not listing:
             encoder = self.index.query_embedder()
@@ -410,6 +434,10 @@ class Searcher:
         subject_factor = np.where(subject, 1.0 + s.subject_boost, 1.0)
         question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
         relevance = relevance * subject_factor * question_factor
+        when_factor: Any = 1.0
+        if s.when_boost and not listing and asks_when(query):
+            when_factor = np.where(table.told[:, 0] > 0, 1.0 + s.when_boost, 1.0)
+            relevance = relevance * when_factor
 
         recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
         score = relevance * recency * table.salience
@@ -443,6 +471,20 @@ class Searcher:
         best_rows = np.argpartition(-score, pool_size - 1)[:pool_size]
         best_rows = best_rows[np.argsort(-score[best_rows], kind="stable")]
         ranked = [int(r) for r in best_rows if np.isfinite(score[r])]
+        raised: set[int] = set()  # rows the subjects' turns moved up
+        if s.subject_turns and len(labels) >= 2 and not listing:
+            # Names only (capitalised words, nicknames): not a field label such as "decision".
+            capitalised = {t for token in exact_tokens(query) for t in terms_of(token)}
+            nicknamed = {t for named in aliases.values() for t in named}
+            named_subjects = sorted(t for t in labels if t in terms
+                                    and (t in capitalised or t in nicknamed))
+            if len(named_subjects) >= 2:
+                groups = [set(table.label.postings(table.vocab.get(t), within)[0].tolist())
+                          for t in named_subjects]
+                turned = take_turns(ranked, groups)
+                before = {row: at for at, row in enumerate(ranked)}
+                raised = {row for at, row in enumerate(turned) if at < before[row]}
+                ranked = turned
         spans = coalesce(
             ranked,
             table.section,
@@ -488,6 +530,10 @@ class Searcher:
                 "subject": float(subject_factor[best]),
                 "question": float(question_factor[best]),
                 "exact": float(exact[best]),
+                "alias": float(alias_subject[best]),
+                "told_date": float(told is not None and bool(told[best])),
+                "turn": float(best in raised),
+                "when": float(np.broadcast_to(when_factor, (n,))[best]),
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
@@ -510,6 +556,44 @@ class Searcher:
             if len(hits) >= limit:
                 break
         return hits
+
+    def _told(self, table: UnitTable, filters: Filters) -> np.ndarray | None:
+        """The units outside `--since/--until` by their file's date whose relative dates
+        ("yesterday" in the next day's log) name days wholly inside (a line's "next week" is
+        not in a range of one day), and that the other filters keep; None when there are
+        none."""
+        import dataclasses
+
+        import numpy as np
+
+        if not (filters.since or filters.until) or not table.told.any():
+            return None
+        first = filters.since.toordinal() if filters.since else 1
+        last = filters.until.toordinal() if filters.until else dt.date.max.toordinal()
+        told = (table.told[:, 0] >= first) & (table.told[:, 1] <= last)  # wholly inside
+        if not told.any():
+            return None
+        rest = dataclasses.replace(filters, since=None, until=None)
+        if rest.active or rest.hidden_kinds:
+            where, params = rest.sql()
+            told &= np.isin(table.ids, np.fromiter(
+                (r[0] for r in self.index.store.conn.execute(
+                    f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}",
+                    params)),
+                dtype=np.int64,
+            ))
+        return told if told.any() else None
+
+    def label_terms(self, table: UnitTable) -> list[str]:
+        """The analyzed terms of the vault's lead-in labels (speakers, people, field names),
+        read from the table's label postings once per table."""
+        import numpy as np
+
+        if self._label_terms is None or self._label_terms[0] is not table:
+            held = np.flatnonzero(np.diff(table.label.offsets) > 0)
+            words = {number: word for word, number in table.vocab.items()}
+            self._label_terms = (table, [words[int(t)] for t in held if int(t) in words])
+        return self._label_terms[1]
 
     def _select(self, tree: Any, table: UnitTable) -> np.ndarray | None:
         """The rows a query's operators select (search/select.py); a keyword index that cannot

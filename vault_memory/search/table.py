@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index import terms_of
+from .dates import mentioned_days
 from .ranking import is_question, lead_label, recency_factors
 
 if TYPE_CHECKING:
     import numpy as np
 
-TABLE_FORMAT = 6  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids)
+TABLE_FORMAT = 7  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+# 7: the days a unit's relative dates name)
 
 # (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text,
 # scope); the scope ("org/acme", "" for the root) may be left out: the root's.
@@ -69,6 +71,7 @@ class UnitTable:
         self.heading = FieldPostings(arrays, "hd")
         self.label = FieldPostings(arrays, "lb")  # lead-in labels (`lead_label`)
         self.question = arrays["question"]  # 1 where the unit ends by asking
+        self.told = arrays["told"]  # first and last day its relative dates name (0: none)
         self._vocab: dict[str, int] | None = None
         self._recency_key: tuple[int, float, float] | None = None
         self._recency: np.ndarray | None = None
@@ -148,6 +151,15 @@ class UnitTable:
         a["day_numbers"] = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
         a["line_counts"] = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
         a["question"] = np.fromiter((is_question(r[8]) for r in rows), dtype=np.uint8, count=n)
+        # The days a dated unit's relative dates name ("yesterday", "last Fri"), from its own
+        # text and date (so derivable file by file): first and last day ordinal, 0 for none.
+        told = np.zeros((n, 2), dtype=np.int64)
+        for i, r in enumerate(rows):
+            if r[3] is not None:
+                days = mentioned_days(r[8], dt.date.fromordinal(ordinals[r[3]]))
+                if days is not None:
+                    told[i] = days[0].toordinal(), days[1].toordinal()
+        a["told"] = told
         matrix = np.zeros((n, dims), dtype=np.float32)
         # A vector of the wrong length (damage: `vault status` and `vault index` find it) is
         # left out: its unit goes by keywords, never shifts the other rows.
