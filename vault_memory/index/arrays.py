@@ -51,7 +51,7 @@ def write_arrays(path: Path, stamp: dict[str, Any], arrays: dict[str, np.ndarray
             out.write(MAGIC + struct.pack("<Q", len(header)) + header)
             out.write(b"\0" * (start - out.tell()))
             for name, array in arrays.items():
-                out.write(array.tobytes())
+                out.write(array.data.cast("B") if array.nbytes else b"")  # no copy
                 out.write(b"\0" * (start + layout[name][2] + _padded(array.nbytes)
                                    - out.tell()))
         os.replace(tmp, path)

@@ -462,6 +462,18 @@ class Store:
             )
         )
 
+    def missing_embeddings_of(self, model: str, paths: Sequence[str]) -> list[tuple[str, str]]:
+        """`missing_embeddings` of the units of `paths` only (a few files just indexed)."""
+        found: dict[str, str] = {}
+        for first in range(0, len(paths), 500):
+            part = list(paths[first : first + 500])
+            found.update(self.conn.execute(
+                "SELECT c.sha256, MIN(c.text) FROM chunks c JOIN files f ON f.id = c.file_id"
+                " LEFT JOIN embeddings e ON e.sha256 = c.sha256 AND e.model = ?"
+                f" WHERE e.sha256 IS NULL AND f.path IN ({','.join('?' * len(part))})"
+                " GROUP BY c.sha256", (model, *part)))
+        return sorted(found.items(), key=lambda item: (len(item[1]), item[0]))
+
     def add_embeddings(
         self, conn: sqlite3.Connection, model: str, rows: Iterable[tuple[str, bytes]]
     ) -> None:
