@@ -162,3 +162,24 @@ def test_units_that_get_their_vectors_later_are_patched_in(
         same_arrays(second, rebuilt(vault, model))
     assert patches and patches[-1] == 1
 
+
+
+def test_a_search_after_an_edit_embeds_with_the_query_encoder(indexed_small: Path,
+                                                               loaded_embedder: Any) -> None:
+    """The few units of a search's index run are embedded by the light query encoder (no
+    fastembed import, no second session of the model), to fastembed's vectors."""
+    line = "The renderer also needs fonts-dejavu-core for Cyrillic invoices."
+    with (indexed_small / "notes" / "renderer.md").open("a", encoding="utf-8") as out:
+        out.write(f"\n{line}\n")
+    with Vault(indexed_small) as vault:
+        hits = vault.search("Cyrillic invoices")
+        assert "Cyrillic" in hits[0].text
+        assert vault._index._embedder is None  # the full embedder was never loaded
+        store = vault._index.store
+        sha, text = store.conn.execute(
+            "SELECT sha256, text FROM chunks WHERE text LIKE '%Cyrillic%'").fetchone()
+        stored = store.conn.execute("SELECT vector FROM embeddings WHERE sha256 = ? AND model = ?",
+                                    (sha, store.get_meta("model_id"))).fetchone()[0]
+    got = np.frombuffer(stored, dtype=np.float32)
+    want = loaded_embedder.embed([text])[0]
+    assert float(got @ want) > 0.9999
