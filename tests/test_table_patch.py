@@ -91,6 +91,24 @@ def patches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
+def builds() -> int:
+    return BUILDS[0]
+
+
+BUILDS = [0]
+
+
+@pytest.fixture(autouse=True)
+def _count_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    build = UnitTable.build.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[UnitTable], *args: Any, **kwargs: Any) -> UnitTable:
+        BUILDS[0] += 1
+        return build(cls, *args, **kwargs)
+
+    monkeypatch.setattr(UnitTable, "build", classmethod(counted))
+
+
 def rebuilt(vault: Vault, model: str | None) -> UnitTable:
     store = vault._index.store
     rows, marks = store.unit_rows_and_marks(model)
@@ -114,9 +132,9 @@ def test_a_patched_table_equals_a_rebuilt_one(indexed_small: Path, seed: int,
             vault.index()
             for mode in ("hybrid", "keyword"):
                 model = vault._searcher._model_for(mode)
-                before = len(patches)
+                built = builds()
                 table = vault._searcher.table(model)
-                assert len(patches) == before + 1, (step, done)
+                assert builds() == built, (step, done)  # patched (or unchanged), not built
                 same_arrays(table, rebuilt(vault, model))
     assert any(patches)
 
@@ -183,3 +201,20 @@ def test_a_search_after_an_edit_embeds_with_the_query_encoder(indexed_small: Pat
     got = np.frombuffer(stored, dtype=np.float32)
     want = loaded_embedder.embed([text])[0]
     assert float(got @ want) > 0.9999
+
+
+def test_other_windows_make_a_new_table(indexed_small: Path) -> None:
+    """A table in memory is patched only for the window sizes it was made with."""
+    import dataclasses
+
+    with Vault(indexed_small) as vault:
+        searcher = vault._searcher
+        model = searcher._model_for("hybrid")
+        searcher.table(model)
+        (indexed_small / "notes" / "renderer.md").write_text("# Renderer\n\n- Fonts.\n",
+                                                             encoding="utf-8")
+        vault.index()
+        searcher.settings = dataclasses.replace(searcher.settings, windows=(2,))
+        table = searcher.table(model)
+        assert list(table.windows) == [2]
+        same_arrays(table, rebuilt(vault, model))

@@ -211,7 +211,7 @@ class Searcher:
     def _patched(self, base: UnitTable, model_id: str | None, dims: int) -> UnitTable | None:
         """`base` brought up to the index as it is now by the files that changed since it was
         made; None when its vectors have another length or too much changed to patch."""
-        if base.matrix.shape[1] != dims:
+        if base.matrix.shape[1] != dims or list(base.windows) != list(self.settings.windows):
             return None
         marks, unvectored = base.file_marks()
         got = self.index.store.changed_unit_rows(
@@ -219,7 +219,7 @@ class Searcher:
         if got is None:
             return None
         now, changed, rows = got
-        return base.patch(changed, rows, dims, now)
+        return base.patch(changed, rows, dims, now) if changed else base
 
     def _visible(self, table: UnitTable, kinds: tuple[str, ...]) -> np.ndarray | None:
         """The mask of units not of `kinds`, or None when the vault has none of them (the
