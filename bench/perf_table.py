@@ -58,12 +58,14 @@ def child(cmd: list[str]) -> tuple[float, float, float, str]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, message
 
 
-def vaults(quick: bool) -> dict[str, Path]:
+def vaults(quick: bool, sizes: tuple[str, ...] = ("10k", "100k")) -> dict[str, Path]:
     import scopes
     import search
 
-    found = {"10k": search.prepare(BASE, 10_000)[0]}
-    if not quick:
+    found = {}
+    if "10k" in sizes:
+        found["10k"] = search.prepare(BASE, 10_000)[0]
+    if "100k" in sizes and not quick:
         found["100k"] = scopes.prepare(BASE, 100_000)[0]
     return found
 
@@ -159,11 +161,11 @@ def copied_open(root: Path, into: Path) -> dict[str, Any]:
     return {"warm": warm, "copy": cold, "rebuilt": "rebuild" in cold[3].lower()}
 
 
-def run(quick: bool) -> list[dict[str, Any]]:
+def run(quick: bool, sizes: tuple[str, ...] = ("10k", "100k")) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     runs = 3 if quick else 5
     with tempfile.TemporaryDirectory(prefix="perf-table-") as tmp:
-        for label, source in vaults(quick).items():
+        for label, source in vaults(quick, sizes).items():
             root = private_copy(source, Path(tmp))
             files, wall_ms, cpu_ms = freshness(root)
             rows.append({
@@ -211,11 +213,12 @@ def run(quick: bool) -> list[dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="10k units only")
+    parser.add_argument("--sizes", default="10k,100k", help="10k, 100k or both (10k,100k)")
     args = parser.parse_args()
     load = os.getloadavg()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} CPUs")
-    for row in run(args.quick):
+    for row in run(args.quick, tuple(args.sizes.split(","))):
         ok = {True: "ok", False: "MISSED", None: ""}[row["ok"]]
         ratio = "" if row["ratio"] is None else f"{row['ratio']:.2f}"
         print(f"  {row['name']:<52} {row['figure']:<70} {ratio:>6} {row['target']:<22} {ok}")

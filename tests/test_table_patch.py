@@ -14,9 +14,10 @@ import pytest
 from vault_memory import Vault
 from vault_memory.search.table import UnitTable
 
-WORDS = ("billing ledger refund cutover Jonas Priya PostgreSQL Kafka invoice renderer fonts "
-         "retry budget standup deploy staging rollback Zoë Jürgen naïve café ERR_LEDGER_409 "
-         "why what decided moved approved owns").split()
+WORDS = ("billing", "ledger", "refund", "cutover", "Jonas", "Priya", "PostgreSQL", "Kafka",
+         "invoice", "renderer", "fonts", "retry", "budget", "standup", "deploy", "staging",
+         "rollback", "Zoë", "Jürgen", "naïve", "café", "ERR_LEDGER_409", "why", "what",
+         "decided", "moved", "approved", "owns")
 FOLDERS = ("notes", "memory", "scopes/alpha/notes", "scopes/alpha/memory", "scopes/beta/notes",
            "scopes/alpha/gamma/notes")
 
@@ -187,8 +188,9 @@ def test_a_search_after_an_edit_embeds_with_the_query_encoder(indexed_small: Pat
     """The few units of a search's index run are embedded by the light query encoder (no
     fastembed import, no second session of the model), to fastembed's vectors."""
     line = "The renderer also needs fonts-dejavu-core for Cyrillic invoices."
-    with (indexed_small / "notes" / "renderer.md").open("a", encoding="utf-8") as out:
-        out.write(f"\n{line}\n")
+    path = indexed_small / "notes" / "renderer.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("WeasyPrint 63.1", "WeasyPrint 64")
+                    + f"\n{line}\n", encoding="utf-8")
     with Vault(indexed_small) as vault:
         hits = vault.search("Cyrillic invoices")
         assert "Cyrillic" in hits[0].text
@@ -198,6 +200,9 @@ def test_a_search_after_an_edit_embeds_with_the_query_encoder(indexed_small: Pat
             "SELECT sha256, text FROM chunks WHERE text LIKE '%Cyrillic%'").fetchone()
         stored = store.conn.execute("SELECT vector FROM embeddings WHERE sha256 = ? AND model = ?",
                                     (sha, store.get_meta("model_id"))).fetchone()[0]
+        orphans = store.conn.execute("SELECT count(*) FROM embeddings e WHERE NOT EXISTS"
+                                     " (SELECT 1 FROM chunks c WHERE c.sha256 = e.sha256)")
+        assert orphans.fetchone()[0] == 0  # the old line's vector went with it
     got = np.frombuffer(stored, dtype=np.float32)
     want = loaded_embedder.embed([text])[0]
     assert float(got @ want) > 0.9999

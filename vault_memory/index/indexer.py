@@ -610,6 +610,8 @@ class Index:
         if (paths is not None and stored_model == self.model_id
                 and store.get_meta("embeddings_complete") == "1"):
             self._embed_only = [*plan.new, *plan.modified, *(new for _, new in plan.moved)]
+            self._embed_gone = store.shas_of(
+                [*plan.deleted, *plan.modified, *(old for old, _ in plan.moved)])
         if not plan.is_noop:
             self._apply(plan, texts, progress)
         if self._store_rebuilt and not self._embed_repairs:
@@ -965,7 +967,10 @@ class Index:
             store.set_meta(conn, "last_index_at", time.time())
             # The previous model's vectors stay: switching back re-embeds only new texts.
             keep = [stored_model] if stored_model and stored_model != self.model_id else []
-            store.prune_embeddings(conn, self.model_id, keep)
+            if only is None:
+                store.prune_embeddings(conn, self.model_id, keep)
+            else:  # a run over a few files: the vectors only their old units had
+                store.prune_embeddings_of(conn, getattr(self, "_embed_gone", ()))
         return stored
 
     def link_targets(self, viewer: scopes.Scope | None) -> LinkTargets:

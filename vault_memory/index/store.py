@@ -474,6 +474,29 @@ class Store:
                 " GROUP BY c.sha256", (model, *part)))
         return sorted(found.items(), key=lambda item: (len(item[1]), item[0]))
 
+    def shas_of(self, paths: Sequence[str]) -> set[str]:
+        """The text hashes of the units of `paths` (before a run replaces or deletes them)."""
+        found: set[str] = set()
+        for first in range(0, len(paths), 500):
+            part = list(paths[first : first + 500])
+            found.update(r[0] for r in self.conn.execute(
+                "SELECT c.sha256 FROM chunks c JOIN files f ON f.id = c.file_id"
+                f" WHERE f.path IN ({','.join('?' * len(part))})", part))
+        return found
+
+    def prune_embeddings_of(self, conn: sqlite3.Connection, shas: Iterable[str]) -> int:
+        """`prune_embeddings` of the texts `shas` only: their vectors (of any model) when no
+        unit has that text any more."""
+        wanted = list(shas)
+        removed = 0
+        for first in range(0, len(wanted), 500):
+            part = wanted[first : first + 500]
+            removed += conn.execute(
+                f"DELETE FROM embeddings WHERE sha256 IN ({','.join('?' * len(part))})"
+                " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.sha256 = embeddings.sha256)",
+                part).rowcount
+        return removed
+
     def add_embeddings(
         self, conn: sqlite3.Connection, model: str, rows: Iterable[tuple[str, bytes]]
     ) -> None:
