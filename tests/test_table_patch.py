@@ -223,3 +223,14 @@ def test_other_windows_make_a_new_table(indexed_small: Path) -> None:
         table = searcher.table(model)
         assert list(table.windows) == [2]
         same_arrays(table, rebuilt(vault, model))
+
+
+def test_a_few_files_run_reports_the_index_counts(indexed_small: Path) -> None:
+    """A run over a few files takes its totals from the counts its transactions recorded."""
+    (indexed_small / "notes" / "more.md").write_text("# More\n\n- one\n- two\n", encoding="utf-8")
+    with Vault(indexed_small) as vault:
+        report = vault._index.run(paths=["notes/more.md"])
+        totals = vault._index.store.counts(vault._index.model_id)
+    assert report.new == 1 and report.units_embedded == 2
+    assert (report.files, report.units, report.embedded_units) == (
+        totals["files"], totals["units"], totals["embedded_units"])

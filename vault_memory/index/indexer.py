@@ -607,6 +607,7 @@ class Index:
         # When every unit had its vector before this run, the units that may lack one are
         # those of the files it stores: looked up alone, not by a pass over every unit.
         self._embed_only: list[str] | None = None
+        self._few = paths is not None
         if (paths is not None and stored_model == self.model_id
                 and store.get_meta("embeddings_complete") == "1"):
             self._embed_only = [*plan.new, *plan.modified, *(new for _, new in plan.moved)]
@@ -640,7 +641,19 @@ class Index:
 
     def _totals(self, report: IndexReport) -> IndexReport:
         store = self.store
-        totals = store.counts(self.model_id)
+        recorded = dict(store.conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('files_count', 'units_count',"
+            " 'embeddings_complete', 'model_id')"))
+        if (getattr(self, "_few", False) and self.model_id
+                and recorded.get("embeddings_complete") == "1"
+                and recorded.get("model_id") == self.model_id and "units_count" in recorded):
+            # A run over a few files that left every unit with its vector: the counts its
+            # transactions recorded, not a join over every unit (0.3 s at 100,000 units).
+            units = int(recorded["units_count"])
+            totals = {"files": int(recorded["files_count"]), "units": units,
+                      "embedded_units": units}
+        else:
+            totals = store.counts(self.model_id)
         report.files, report.units = totals["files"], totals["units"]
         report.embedded_units = totals["embedded_units"]
         if self._embedder_failed:
