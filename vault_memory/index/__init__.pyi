@@ -1,7 +1,11 @@
 """What `index` offers, read by lazy_loader (its `__init__.py`) and by type checkers."""
 
 from . import indexer as indexer, links as links, settings as settings
-from .arrays import read_arrays as read_arrays, write_arrays as write_arrays
+from .arrays import (
+    read_arrays as read_arrays,
+    read_stamped as read_stamped,
+    write_arrays as write_arrays,
+)
 from .census import ScopeInfo as ScopeInfo, list_scopes as list_scopes
 from .embedder import (
     DISABLE_ENV as DISABLE_ENV,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -47,6 +48,10 @@ log = logging.getLogger("vault_memory")
 MODES = ("hybrid", "keyword", "semantic")
 RARE_MIN_UNITS = 5
 RARE_SHARE = 0.01
+#: The unit table is patched by the files that changed while they are at most this many or a
+#: quarter of the vault's; built whole beyond (about as fast then, and simpler).
+PATCH_MOST_FILES = 200
+PATCHABLE = ("format", "model", "windows")  # a saved table of another state can be patched
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
@@ -170,23 +175,34 @@ class Searcher:
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
         unchanged, mapped from `.vault/` when a previous process saved it for this state,
-        otherwise built from the store and saved."""
+        patched by the files that changed when one was made for an earlier state (in memory
+        or saved: `UnitTable.patch`), otherwise built from the store; saved when made."""
         store = self.index.store
         version = (model_id, store.conn.execute("PRAGMA data_version").fetchone()[0],
                    store.get_meta("last_index_at"))
         if self._table is not None and version == self._table_version:
             return self._table
-        from ..index import read_arrays, write_arrays
+        from ..index import read_stamped, write_arrays
 
         stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
                  **store.state_stamp()}
         path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
-        arrays = read_arrays(path, stamp)
-        if arrays is not None:
-            table = UnitTable(arrays, self.settings.windows)
+        dims = int(store.get_meta("dims", "384") or 384)
+        base = self._table if self._table_version and self._table_version[0] == model_id else None
+        # A table in memory is patched; otherwise the saved one is mapped, or patched when
+        # it was saved for an earlier state.
+        found = read_stamped(path) if base is None else None
+        if found is not None and found[0] == json.loads(json.dumps(stamp)):
+            table = UnitTable(found[1], self.settings.windows)
         else:
-            dims = int(store.get_meta("dims", "384") or 384)
-            table = UnitTable.build(store.unit_rows(model_id), dims, self.settings.windows)
+            if found is not None and {k: found[0].get(k) for k in PATCHABLE} == {
+                    k: stamp[k] for k in PATCHABLE}:
+                base = UnitTable(found[1], self.settings.windows)
+            made = self._patched(base, model_id, dims) if base is not None else None
+            if made is None:
+                rows, marks = store.unit_rows_and_marks(model_id)
+                made = UnitTable.build(rows, dims, self.settings.windows, marks)
+            table = made
             if store.state_stamp() == {k: stamp[k] for k in store.state_stamp()}:
                 try:
                     write_arrays(path, stamp, dict(table.arrays))
@@ -195,6 +211,19 @@ class Searcher:
         self._table, self._table_version = table, version
         self._hidden = {}
         return table
+
+    def _patched(self, base: UnitTable, model_id: str | None, dims: int) -> UnitTable | None:
+        """`base` brought up to the index as it is now by the files that changed since it was
+        made; None when its vectors have another length or too much changed to patch."""
+        if base.matrix.shape[1] != dims or list(base.windows) != list(self.settings.windows):
+            return None
+        marks, unvectored = base.file_marks()
+        got = self.index.store.changed_unit_rows(
+            model_id, dims, marks, unvectored, most=max(PATCH_MOST_FILES, len(marks) // 4))
+        if got is None:
+            return None
+        now, changed, rows = got
+        return base.patch(changed, rows, dims, now) if changed else base
 
     def _visible(self, table: UnitTable, kinds: tuple[str, ...]) -> np.ndarray | None:
         """The mask of units not of `kinds`, or None when the vault has none of them (the
