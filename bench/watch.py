@@ -292,12 +292,23 @@ def bench_checkout(work: Path, files: int) -> tuple[float, float, float]:
     return checkout_done, converged, back
 
 
+def report_checkout(work: Path, files: int) -> None:
+    checkout, converged, back = bench_checkout(work, files)
+    print(
+        f"git checkout of {files:,} files: git took {checkout:.1f} s; index equal "
+        f"to disk {converged:.1f} s after the checkout started (keyword-only); "
+        f"checkout back (all deleted) converged in {back:.1f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--edits", type=int, default=30)
     parser.add_argument("--searches", type=int, default=30)
     parser.add_argument("--files", type=int, default=15_000)
     parser.add_argument("--skip-checkout", action="store_true")
+    parser.add_argument("--only-checkout", action="store_true",
+                        help="the 15,000-file checkout alone")
     parser.add_argument("--large-units", type=int, default=10_000,
                         help="vault size for the query after an edit (0: skip)")
     args = parser.parse_args()
@@ -305,6 +316,9 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="vault-watch-bench-") as tmp:
         work = Path(tmp)
+        if args.only_checkout:
+            report_checkout(work, args.files)
+            return
         edits = bench_edits(work, args.edits)
         print(
             f"edit -> searchable (model, quiet 300 ms): {summary(edits)}; target p95 <= "
@@ -319,12 +333,7 @@ def main() -> None:
             print(f"query through the watcher 2 s after an edit, {args.large_units:,} units "
                   f"(socket round trip, no process start): {summary(after_edit)}")
         if not args.skip_checkout:
-            checkout, converged, back = bench_checkout(work, args.files)
-            print(
-                f"git checkout of {args.files:,} files: git took {checkout:.1f} s; index equal "
-                f"to disk {converged:.1f} s after the checkout started (keyword-only); "
-                f"checkout back (all deleted) converged in {back:.1f} s"
-            )
+            report_checkout(work, args.files)
         print(f"load at the end {os.getloadavg()[0]:.2f}")
 
 
