@@ -338,6 +338,84 @@ def _lengths_known_missing(writer: Any) -> None:
     writer.per_document_reader = per_document_reader
 
 
+#: Fields whose values repeat from document to document: a unit's heading (every unit of a
+#: section), path, kind, date and tags; a file's scope. Their postings are computed once a
+#: value per writer (`_repeated_values_indexed_once`). Not the text: nearly every one differs.
+REPEATED_FIELDS = ("heading", "path", "kind", "date", "tag", "scope")
+
+
+def _repeated_values_indexed_once(writer: Any) -> None:
+    """Let each of the writer's REPEATED_FIELDS turn a value into postings (analysis included)
+    once and give the same postings again for the same value: about a sixth of a keyword-only
+    full index went into analysing the same headings, paths, kinds and dates again
+    (bench/perf_bulk.py). The writer's schema is its own (unpickled from the index's table of
+    contents), so nothing outside this writer sees the change; `_indexed_as_before` takes it
+    back before the commit pickles that schema into the new table of contents."""
+    for name in REPEATED_FIELDS:
+        if name not in writer.schema.names():
+            continue
+        field = writer.schema[name]
+        index = field.index
+
+        @functools.lru_cache(maxsize=8192)
+        def postings(value: str, index: Callable[..., Any] = index) -> tuple[Any, ...]:
+            return tuple(index(value))
+
+        def cached(value: Any, _postings: Any = postings, _index: Any = index,
+                   **kwargs: Any) -> Any:
+            if kwargs or not isinstance(value, str):
+                return _index(value, **kwargs)
+            return _postings(value)
+
+        field.index = cached
+
+
+def _indexed_as_before(writer: Any) -> None:
+    for name in REPEATED_FIELDS:
+        if name in writer.schema.names():
+            vars(writer.schema[name]).pop("index", None)
+
+
+def _lengths_kept_in_memory(writer: Any) -> None:
+    """While it writes a segment's postings, Whoosh reads each one's field length back from the
+    length column it wrote to disk moments before (a seek and a read a posting: about a tenth
+    of a keyword-only full index). This keeps the same length bytes in memory as the writer
+    records them and answers from there; what is written is unchanged. A Whoosh without these
+    internals is left as it is."""
+    from whoosh.codec import whoosh3
+
+    perdoc = getattr(writer, "perdocwriter", None)
+    make = getattr(writer, "per_document_reader", None)
+    to_byte = getattr(whoosh3, "length_to_byte", None)
+    to_length = getattr(whoosh3, "byte_to_length", None)
+    if perdoc is None or make is None or to_byte is None or to_length is None \
+            or not hasattr(perdoc, "_docnum"):
+        return
+    recorded: dict[str, dict[int, int]] = {}
+    add_field = perdoc.add_field
+
+    def add_field_recording(fieldname: str, fieldobj: Any, value: Any, length: Any) -> None:
+        add_field(fieldname, fieldobj, value, length)
+        if length:  # as W3PerDocWriter.add_field: a length byte in the column
+            recorded.setdefault(fieldname, {})[perdoc._docnum] = to_byte(length)
+
+    def per_document_reader() -> Any:
+        reader = make()
+
+        def doc_field_length(docnum: int, fieldname: str, default: int = 0) -> Any:
+            column = recorded.get(fieldname)
+            if column is None:  # no length column for the field: Whoosh gives the default
+                return default
+            lbyte = column.get(docnum)
+            return to_length(lbyte) if lbyte else None  # as W3PerDocReader does
+
+        reader.doc_field_length = doc_field_length
+        return reader
+
+    perdoc.add_field = add_field_recording
+    writer.per_document_reader = per_document_reader
+
+
 class FullTextWriter:
     """The changes of a whole index run, written with one Whoosh writer on each index and
     committed once (Whoosh merges its small segments then; it never optimises here). A commit
@@ -360,6 +438,8 @@ class FullTextWriter:
                 raise
             for writer in (files, units):
                 _lengths_known_missing(writer)
+                _repeated_values_indexed_once(writer)
+                _lengths_kept_in_memory(writer)
             self._files, self._units = files, units
         return self._files, self._units
 
@@ -380,21 +460,19 @@ class FullTextWriter:
 
     def add(self, docs: Iterable[dict[str, Any]]) -> None:
         """Add documents as `documents` gives them (a file's own, with a "fid", and units)."""
-        files = units = None
+        writers: tuple[Any, Any] | None = None
         for doc in docs:
-            if files is None:
-                files, units = self._writers()
-            (files if "fid" in doc else units).add_document(**doc)
-
-    @property
-    def pending(self) -> bool:
-        return self._files is not None
+            if writers is None:
+                writers = self._writers()
+            writers[0 if "fid" in doc else 1].add_document(**doc)
 
     def commit(self) -> None:
         if self._files is None:
             return
         files, units = self._files, self._units
         self._files = self._units = None
+        for writer in (files, units):
+            _indexed_as_before(writer)
         try:
             files.commit(merge=True)
         except BaseException:
