@@ -340,38 +340,66 @@ def _lengths_known_missing(writer: Any) -> None:
 
 #: Fields whose values repeat from document to document: a unit's heading (every unit of a
 #: section), path, kind, date and tags; a file's scope. Their postings are computed once a
-#: value per writer (`_repeated_values_indexed_once`). Not the text: nearly every one differs.
+#: value per writer (`_postings_made_quickly`). Not the text: nearly every one differs.
 REPEATED_FIELDS = ("heading", "path", "kind", "date", "tag", "scope")
+#: The analysed fields (`analyzer()`): their terms come from `terms_of`.
+ANALYSED_FIELDS = ("text", "heading")
 
 
-def _repeated_values_indexed_once(writer: Any) -> None:
-    """Let each of the writer's REPEATED_FIELDS turn a value into postings (analysis included)
-    once and give the same postings again for the same value: about a sixth of a keyword-only
-    full index went into analysing the same headings, paths, kinds and dates again
-    (bench/perf_bulk.py). The writer's schema is its own (unpickled from the index's table of
-    contents), so nothing outside this writer sees the change; `_indexed_as_before` takes it
-    back before the commit pickles that schema into the new table of contents."""
-    for name in REPEATED_FIELDS:
-        if name not in writer.schema.names():
+def _postings_made_quickly(writer: Any) -> None:
+    """Make the writer's fields turn values into postings faster, the postings unchanged:
+    - the analysed fields take their terms from `terms_of`, which gives exactly the terms
+      `analyzer()` gives (tests/test_fulltext_terms.py compares them; the unit table's BM25
+      already scores with them), 5x faster than Whoosh's token objects; the postings are
+      those of Whoosh's Frequency format (term, frequency, weight = frequency x field boost);
+    - REPEATED_FIELDS turn a value into postings once and give the same postings again.
+    Together about a third of a keyword-only full index (bench/perf_bulk.py). The writer's
+    schema is its own (unpickled from the index's table of contents), so nothing outside
+    this writer sees the change; `_indexed_as_before` takes it back before the commit pickles
+    that schema into the new table of contents. A field of another kind is left as it is."""
+    from whoosh import formats
+    from whoosh.system import pack_uint
+
+    names = writer.schema.names()
+    for name in dict.fromkeys((*ANALYSED_FIELDS, *REPEATED_FIELDS)):
+        if name not in names:
             continue
         field = writer.schema[name]
         index = field.index
+        if name in ANALYSED_FIELDS:
+            fmt = field.format
+            if type(fmt) is not formats.Frequency or fmt.options or field.vector:
+                continue
+            boost = fmt.field_boost
 
-        @functools.lru_cache(maxsize=8192)
-        def postings(value: str, index: Callable[..., Any] = index) -> tuple[Any, ...]:
-            return tuple(index(value))
+            def index(value: Any, boost: float = boost, original: Any = index,
+                      **kwargs: Any) -> Any:
+                if kwargs or not isinstance(value, str):
+                    return original(value, **kwargs)
+                counts: dict[str, int] = {}
+                for term in terms_of(value):
+                    counts[term] = counts.get(term, 0) + 1
+                return [(term.encode("utf-8"), n, n * boost, pack_uint(n))
+                        for term, n in counts.items()]
 
-        def cached(value: Any, _postings: Any = postings, _index: Any = index,
-                   **kwargs: Any) -> Any:
-            if kwargs or not isinstance(value, str):
-                return _index(value, **kwargs)
-            return _postings(value)
+        if name in REPEATED_FIELDS:
+            plain = index
 
-        field.index = cached
+            @functools.lru_cache(maxsize=8192)
+            def postings(value: str, plain: Any = plain) -> tuple[Any, ...]:
+                return tuple(plain(value))
+
+            def index(value: Any, postings: Any = postings, plain: Any = plain,
+                      **kwargs: Any) -> Any:
+                if kwargs or not isinstance(value, str):
+                    return plain(value, **kwargs)
+                return postings(value)
+
+        field.index = index
 
 
 def _indexed_as_before(writer: Any) -> None:
-    for name in REPEATED_FIELDS:
+    for name in (*ANALYSED_FIELDS, *REPEATED_FIELDS):
         if name in writer.schema.names():
             vars(writer.schema[name]).pop("index", None)
 
@@ -438,7 +466,7 @@ class FullTextWriter:
                 raise
             for writer in (files, units):
                 _lengths_known_missing(writer)
-                _repeated_values_indexed_once(writer)
+                _postings_made_quickly(writer)
                 _lengths_kept_in_memory(writer)
             self._files, self._units = files, units
         return self._files, self._units
