@@ -494,7 +494,13 @@ class FullTextWriter:
                 writers = self._writers()
             writers[0 if "fid" in doc else 1].add_document(**doc)
 
-    def commit(self) -> None:
+    def open(self) -> None:
+        """Open the writers now (they open on first use otherwise)."""
+        self._writers()
+
+    def commit(self, optimize: bool = False) -> None:
+        """Commit both indexes (Whoosh merges small segments; `optimize`, for a rebuild only,
+        merges all into one)."""
         if self._files is None:
             return
         files, units = self._files, self._units
@@ -502,11 +508,11 @@ class FullTextWriter:
         for writer in (files, units):
             _indexed_as_before(writer)
         try:
-            files.commit(merge=True)
+            files.commit(merge=True, optimize=optimize)
         except BaseException:
             units.cancel()
             raise
-        units.commit(merge=True)
+        units.commit(merge=True, optimize=optimize)
 
     def cancel(self) -> None:
         if self._files is None:
@@ -624,12 +630,14 @@ class FullText:
 
     def rebuild(self, docs: Iterable[dict[str, Any]]) -> None:
         self.reset()
-        files = self.open_files().writer()
-        with _committing(files, optimize=True):
-            writer = self.open().writer(limitmb=128)
-            with _committing(writer, optimize=True):
-                for doc in docs:
-                    (files if "fid" in doc else writer).add_document(**doc)
+        writer = self.writer()
+        writer.open()  # both indexes exist, even empty
+        try:
+            writer.add(docs)
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit(optimize=True)
 
     def searcher(self) -> Any:
         """A searcher kept open between queries, refreshed when the index has changed."""
