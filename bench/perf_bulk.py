@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -270,7 +271,9 @@ ROWS = {"checkout": checkout_row, "keyword": keyword_row, "throughput": throughp
         "rss": rss_row, "threads": threads_row}
 
 
-def run(quick: bool, only: list[str] | None = None) -> list[dict[str, Any]]:
+def run(quick: bool, only: list[str] | None = None,
+        each: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """The rows (bench/perf.py's contract); `each` is called with every row as it is made."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="vault-perf-bulk-") as tmp:
         for name, make in ROWS.items():
@@ -280,7 +283,16 @@ def run(quick: bool, only: list[str] | None = None) -> list[dict[str, Any]]:
             work.mkdir()
             rows.append(make(work, quick))
             shutil.rmtree(work, ignore_errors=True)
+            if each is not None:
+                each(rows[-1])
     return rows
+
+
+def show(found: dict[str, Any]) -> None:
+    verdict = {True: "ok", False: "MISSED", None: ""}[found["ok"]]
+    ratio = "" if found["ratio"] is None else f"{found['ratio']:.2f}"
+    print(f"{found['name']:<58} {found['figure']:<60} {ratio:>6} {found['target']:<18} "
+          f"{verdict}  (load {os.getloadavg()[0]:.2f})", flush=True)
 
 
 def main() -> None:
@@ -290,11 +302,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
           f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    for found in run(args.quick, args.only):
-        verdict = {True: "ok", False: "MISSED", None: ""}[found["ok"]]
-        ratio = "" if found["ratio"] is None else f"{found['ratio']:.2f}"
-        print(f"{found['name']:<58} {found['figure']:<60} {ratio:>6} {found['target']:<18} "
-              f"{verdict}  (load {os.getloadavg()[0]:.2f})", flush=True)
+    run(args.quick, args.only, show)
 
 
 if __name__ == "__main__":
