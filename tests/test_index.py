@@ -717,3 +717,64 @@ def test_a_run_stopped_between_batches_leaves_the_keyword_index_equal(
         report = vault.index()
         assert (report.new, report.rebuilt) == (50, None)
         assert vault._index.verify().equal
+
+
+def _whoosh_contents(folder: Path) -> list[Any]:
+    """Every term's postings (unit or file id, weight), every unit's field lengths and stored
+    fields of both Whoosh indexes in `folder`: what a search can read of them."""
+    from vault_memory.index.fulltext import FullText
+
+    fulltext = FullText(folder)
+    out: list[Any] = []
+    try:
+        for ix, key in ((fulltext.open(), "uid"), (fulltext.open_files(), "fid")):
+            with ix.searcher() as searcher:
+                reader = searcher.reader()
+                ids = list(reader.column_reader(key))
+                live = [d for d in range(reader.doc_count_all()) if not reader.is_deleted(d)]
+                for fieldname, text in reader.all_terms():
+                    matcher = reader.postings(fieldname, text)
+                    if fieldname in ("text", "heading"):  # the block's length statistics
+                        out.append((key, fieldname, text, matcher.block_min_length(),
+                                    matcher.block_max_length()))
+                    found = []
+                    while matcher.is_active():
+                        if not reader.is_deleted(matcher.id()):
+                            found.append((ids[matcher.id()], matcher.weight()))
+                        matcher.next()
+                    if found:
+                        out.append((key, fieldname, text, sorted(found)))
+                out += sorted((ids[d], f, reader.doc_field_length(d, f))
+                              for d in live for f in ("text", "heading") if key == "uid")
+                out += sorted((ids[d], sorted(reader.stored_fields(d).items())) for d in live)
+    finally:
+        fulltext.close()
+    return out
+
+
+def test_the_run_writer_makes_the_index_whoosh_itself_makes(
+        indexed_sample: Path, tmp_path: Path) -> None:
+    """The keyword index written by a run (terms from `terms_of`, repeated values turned into
+    postings once, lengths kept in memory) holds exactly what Whoosh's own writer and
+    analyzer make of the same documents."""
+    from vault_memory.index.fulltext import FullText, documents
+    from vault_memory.index.store import Store
+
+    store = Store(indexed_sample / ".vault" / "index.sqlite")
+    try:
+        docs = list(documents(store.fulltext_rows(), store.properties_of))
+    finally:
+        store.close()
+    assert len(docs) > 50
+    plain = FullText(tmp_path / "plain")
+    plain.update([], docs)  # Whoosh's writer, Whoosh's analysis
+    plain.close()
+    quick = FullText(tmp_path / "quick")
+    writer = quick.writer()
+    writer.add(docs[:20])
+    writer.add(docs[20:])
+    writer.commit()
+    quick.close()
+    made = _whoosh_contents(tmp_path / "quick")
+    assert made == _whoosh_contents(tmp_path / "plain")
+    assert any(row[1] == "text" for row in made) and any(row[1] == "heading" for row in made)
