@@ -41,6 +41,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+# Run as a script, bench/ is sys.path[0]: its secrets.py would shadow the standard library's.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
 from vault_memory import Vault  # noqa: E402

@@ -255,7 +255,16 @@ def index_state(vault: Path) -> dict[str, str] | None:
         return None
 
 
-def bench_checkout(work: Path, files: int) -> tuple[float, float, float]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_checkout(work: Path, files: int, cpu: list[float] | None = None
+                   ) -> tuple[float, float, float]:
+    """Seconds: git's checkout, until the index equals the files, and back. `cpu`, when
+    given, gets the watcher's CPU seconds for the convergence (from the checkout's start)."""
     vault = work / "checkout"
     subprocess.run(vault_cmd(vault, "init"), env=env(), check=True, capture_output=True)
     git(vault, "init", "-q", "-b", "small")
@@ -271,6 +280,7 @@ def bench_checkout(work: Path, files: int) -> tuple[float, float, float]:
     git(vault, "checkout", "-q", "small")
     watcher = WatcherProcess(vault, VAULT_INDEX_MODEL="none")
     watcher.wait_ready()
+    cpu_before = cpu_seconds(watcher.proc.pid)
     started = time.monotonic()
     git(vault, "checkout", "-q", "big")
     checkout_done = time.monotonic() - started
@@ -281,6 +291,8 @@ def bench_checkout(work: Path, files: int) -> tuple[float, float, float]:
             raise SystemExit("the index did not converge within 30 minutes")
         time.sleep(0.1)
     converged = time.monotonic() - started
+    if cpu is not None:
+        cpu.append(cpu_seconds(watcher.proc.pid) - cpu_before)
     # back to the small branch: 15,000 deletions
     started = time.monotonic()
     git(vault, "checkout", "-q", "small")
@@ -292,12 +304,25 @@ def bench_checkout(work: Path, files: int) -> tuple[float, float, float]:
     return checkout_done, converged, back
 
 
+def report_checkout(work: Path, files: int) -> None:
+    cpu: list[float] = []
+    checkout, converged, back = bench_checkout(work, files, cpu)
+    print(
+        f"git checkout of {files:,} files: git took {checkout:.1f} s; index equal "
+        f"to disk {converged:.1f} s after the checkout started (keyword-only; the "
+        f"watcher spent {cpu[0]:.1f} CPU-s); "
+        f"checkout back (all deleted) converged in {back:.1f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--edits", type=int, default=30)
     parser.add_argument("--searches", type=int, default=30)
     parser.add_argument("--files", type=int, default=15_000)
     parser.add_argument("--skip-checkout", action="store_true")
+    parser.add_argument("--only-checkout", action="store_true",
+                        help="the 15,000-file checkout alone")
     parser.add_argument("--large-units", type=int, default=10_000,
                         help="vault size for the query after an edit (0: skip)")
     args = parser.parse_args()
@@ -305,6 +330,9 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="vault-watch-bench-") as tmp:
         work = Path(tmp)
+        if args.only_checkout:
+            report_checkout(work, args.files)
+            return
         edits = bench_edits(work, args.edits)
         print(
             f"edit -> searchable (model, quiet 300 ms): {summary(edits)}; target p95 <= "
@@ -319,12 +347,7 @@ def main() -> None:
             print(f"query through the watcher 2 s after an edit, {args.large_units:,} units "
                   f"(socket round trip, no process start): {summary(after_edit)}")
         if not args.skip_checkout:
-            checkout, converged, back = bench_checkout(work, args.files)
-            print(
-                f"git checkout of {args.files:,} files: git took {checkout:.1f} s; index equal "
-                f"to disk {converged:.1f} s after the checkout started (keyword-only); "
-                f"checkout back (all deleted) converged in {back:.1f} s"
-            )
+            report_checkout(work, args.files)
         print(f"load at the end {os.getloadavg()[0]:.2f}")
 
 

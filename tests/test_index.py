@@ -639,3 +639,142 @@ def test_symlink_loops_dangling_and_outside_links_are_skipped_with_one_warning_e
             call_tool(make_tools(vault), "get_memory", {"path": "notes/self.md"}))
     shown = run_cli("--vault", str(vault_dir), "get", "notes/self.md")
     assert shown.exit_code == 1 and "symlink loop" in shown.stderr
+
+
+# -- the keyword index written in large batches (issue 23) -------------------------------------
+
+
+def _whoosh_generations(root: Path) -> tuple[int, int]:
+    from whoosh import index as whoosh_index
+
+    folder = str(root / ".vault" / "whoosh")
+    return (whoosh_index.open_dir(folder, indexname="units").latest_generation(),
+            whoosh_index.open_dir(folder, indexname="files").latest_generation())
+
+
+def _many_notes(root: Path, count: int, start: int = 0) -> None:
+    folder = root / "kb"
+    folder.mkdir(exist_ok=True)
+    for i in range(start, start + count):
+        (folder / f"page-{i:04d}.md").write_text(f"# Page {i}\n\n- point {i} about topic "
+                                                  f"{i % 13}\n- another {i}\n")
+
+
+def test_one_run_commits_the_keyword_index_once(vault_dir: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many batches of files (SQLite commits every FILE_BATCH files) are one Whoosh commit on
+    each index: a large change is not written and merged segment by segment."""
+    from vault_memory.index import indexer
+
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
+    monkeypatch.setattr(indexer, "FILE_BATCH", 20)
+    index(vault_dir)
+    before = _whoosh_generations(vault_dir)
+    _many_notes(vault_dir, 90)  # five batches
+    report = index(vault_dir)
+    assert report.new == 90
+    assert _whoosh_generations(vault_dir) == (before[0] + 1, before[1] + 1)
+    for i in range(0, 90, 7):  # and some modified: their old documents are removed
+        (vault_dir / "kb" / f"page-{i:04d}.md").write_text(f"# Page {i}\n\n- rewritten {i}\n")
+    (vault_dir / "kb" / "page-0001.md").unlink()
+    report = index(vault_dir)
+    assert (report.modified, report.deleted) == (13, 1)
+    assert _whoosh_generations(vault_dir) == (before[0] + 2, before[1] + 2)
+    with Vault(vault_dir) as vault:
+        check = vault._index.verify()
+        assert check.equal, check.differences
+        assert [h.path for h in vault.search("rewritten", mode="keyword", limit=50)].count(
+            "kb/page-0007.md") == 1
+
+
+def test_a_run_stopped_between_batches_leaves_the_keyword_index_equal(
+        vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run stopped after some batches (the watcher stopping) commits to Whoosh what it
+    committed to SQLite: the keyword index is not marked interrupted, the next run goes on."""
+    from vault_memory.index import indexer
+
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
+    monkeypatch.setattr(indexer, "FILE_BATCH", 20)
+    index(vault_dir)
+    _many_notes(vault_dir, 90)
+
+    class Stop(Exception):
+        pass
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase == "files" and done >= 40:
+            raise Stop
+
+    with Vault(vault_dir) as vault, pytest.raises(Stop):
+        vault.index(progress=progress)
+    with db(vault_dir) as conn:
+        dirty = conn.execute("SELECT value FROM meta WHERE key='fulltext_dirty'").fetchone()
+        files = conn.execute("SELECT count(*) FROM files WHERE path LIKE 'kb/%'").fetchone()
+    assert dirty == ("0",) and files == (40,)
+    with Vault(vault_dir) as vault:
+        check = vault._index.verify()
+        assert not check.equal and not any("keyword" in d for d in check.differences)
+        report = vault.index()
+        assert (report.new, report.rebuilt) == (50, None)
+        assert vault._index.verify().equal
+
+
+def _whoosh_contents(folder: Path) -> list[Any]:
+    """Every term's postings (unit or file id, weight), every unit's field lengths and stored
+    fields of both Whoosh indexes in `folder`: what a search can read of them."""
+    from vault_memory.index.fulltext import FullText
+
+    fulltext = FullText(folder)
+    out: list[Any] = []
+    try:
+        for ix, key in ((fulltext.open(), "uid"), (fulltext.open_files(), "fid")):
+            with ix.searcher() as searcher:
+                reader = searcher.reader()
+                ids = list(reader.column_reader(key))
+                live = [d for d in range(reader.doc_count_all()) if not reader.is_deleted(d)]
+                for fieldname, text in reader.all_terms():
+                    matcher = reader.postings(fieldname, text)
+                    if fieldname in ("text", "heading"):  # the block's length statistics
+                        out.append((key, fieldname, text, matcher.block_min_length(),
+                                    matcher.block_max_length()))
+                    found = []
+                    while matcher.is_active():
+                        if not reader.is_deleted(matcher.id()):
+                            found.append((ids[matcher.id()], matcher.weight()))
+                        matcher.next()
+                    if found:
+                        out.append((key, fieldname, text, sorted(found)))
+                out += sorted((ids[d], f, reader.doc_field_length(d, f))
+                              for d in live for f in ("text", "heading") if key == "uid")
+                out += sorted((ids[d], sorted(reader.stored_fields(d).items())) for d in live)
+    finally:
+        fulltext.close()
+    return out
+
+
+def test_the_run_writer_makes_the_index_whoosh_itself_makes(
+        indexed_sample: Path, tmp_path: Path) -> None:
+    """The keyword index written by a run (terms from `terms_of`, repeated values turned into
+    postings once, lengths kept in memory) holds exactly what Whoosh's own writer and
+    analyzer make of the same documents."""
+    from vault_memory.index.fulltext import FullText, documents
+    from vault_memory.index.store import Store
+
+    store = Store(indexed_sample / ".vault" / "index.sqlite")
+    try:
+        docs = list(documents(store.fulltext_rows(), store.properties_of))
+    finally:
+        store.close()
+    assert len(docs) > 50
+    plain = FullText(tmp_path / "plain")
+    plain.update([], docs)  # Whoosh's writer, Whoosh's analysis
+    plain.close()
+    quick = FullText(tmp_path / "quick")
+    writer = quick.writer()
+    writer.add(docs[:20])
+    writer.add(docs[20:])
+    writer.commit()
+    quick.close()
+    made = _whoosh_contents(tmp_path / "quick")
+    assert made == _whoosh_contents(tmp_path / "plain")
+    assert any(row[1] == "text" for row in made) and any(row[1] == "heading" for row in made)

@@ -298,6 +298,26 @@ def test_burst_of_files(watched: tuple[Path, Watcher], tmp_path: Path, count: in
     print(f"{count} files written and indexed in {elapsed:.1f} s")
 
 
+@pytest.mark.slow
+def test_a_burst_is_written_to_the_keyword_index_in_few_commits(
+        watched: tuple[Path, Watcher], tmp_path: Path) -> None:
+    """3,000 files at once (issue 23): the index equals a rebuild, and Whoosh was committed
+    once per index run the watcher made, not once per 200 files (bench/watch.py: a
+    15,000-file checkout)."""
+    from whoosh import index as whoosh_index
+
+    root, _ = watched
+    folder = str(root / ".vault" / "whoosh")
+    before = whoosh_index.open_dir(folder, indexname="units").latest_generation()
+    for i in range(3000):
+        write(root / "burst" / f"d{i % 30:02d}" / f"note-{i:04d}.md",
+              f"# Note {i}\n\n- item {i} about topic {i % 37}\n- and {i % 11}\n")
+    units = assert_converges(root, tmp_path, timeout=300)
+    assert sum(p.startswith("burst/") for p in units) == 3000
+    commits = whoosh_index.open_dir(folder, indexname="units").latest_generation() - before
+    assert 0 < commits < 15  # one a run (a few runs: the burst outlasts the quiet period)
+
+
 def test_git_checkout_between_branches(vault_dir: Path, keyword_only: None, tmp_path: Path,
                                        start_watcher: Callable[..., Watcher]) -> None:
     """A real `git checkout`: a hundred files each deleted, created and rewritten at once

@@ -33,10 +33,15 @@ BUNDLED_DIMS = 384
 BUNDLED_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 BUNDLED_MODEL_ID = f"all-MiniLM-L6-v2@int8:{BUNDLED_ONNX_SHA256[:12]}"
 
-#: One onnxruntime thread. bench/embed_threads.py on a busy 2-core machine: 1 thread gave the
-#: most chunks/s and the fastest queries, 2 threads (= onnxruntime's default there) spent about
-#: 30% more CPU per chunk. A vault tool shares the machine with its user's work, so the
-#: efficient setting wins; `index.threads` raises it for a bulk index on an idle machine.
+#: One onnxruntime thread, for both phases, chosen by measurement phase by phase
+#: (bench/perf_bulk.py's threads row: fresh processes, 1 and 2 threads interleaved). A full
+#: index: 21 chunks/s on one thread against 15 on two, 17.6 against 26.6 CPU-ms a chunk; a
+#: query: 18.2 ms against 35.1 ms (2026-11-24, 2 cores, load 7-14). Earlier runs at load 1
+#: (bench/embed_threads.py) also gave one thread the most chunks/s and the fastest queries,
+#: two spending about 30% more CPU a chunk: on two cores the second thread only waits for a
+#: core the process's other work (tokenizing, SQLite, Whoosh) or the user's needs. A vault
+#: tool shares the machine with its user's work, so the efficient setting wins in both
+#: phases; `index.threads` raises it for a bulk index on an idle machine with more cores.
 DEFAULT_THREADS: int | None = 1
 
 

@@ -308,6 +308,192 @@ def _lengths_known_missing(writer: Any) -> None:
     writer.per_document_reader = per_document_reader
 
 
+#: Fields whose values repeat from document to document: a unit's heading (every unit of a
+#: section), path, kind, date and tags; a file's scope. Their postings are computed once a
+#: value per writer (`_postings_made_quickly`). Not the text: nearly every one differs.
+REPEATED_FIELDS = ("heading", "path", "kind", "date", "tag", "scope")
+#: The analysed fields (`analyzer()`): their terms come from `terms_of`.
+ANALYSED_FIELDS = ("text", "heading")
+
+
+def _postings_made_quickly(writer: Any) -> None:
+    """Make the writer's fields turn values into postings faster, the postings unchanged:
+    - the analysed fields take their terms from `terms_of`, which gives exactly the terms
+      `analyzer()` gives (tests/test_fulltext_terms.py compares them; the unit table's BM25
+      already scores with them), 5x faster than Whoosh's token objects; the postings are
+      those of Whoosh's Frequency format (term, frequency, weight = frequency x field boost);
+    - REPEATED_FIELDS turn a value into postings once and give the same postings again.
+    Together about a third of a keyword-only full index (bench/perf_bulk.py). The writer's
+    schema is its own (unpickled from the index's table of contents), so nothing outside
+    this writer sees the change; `_indexed_as_before` takes it back before the commit pickles
+    that schema into the new table of contents. A field of another kind is left as it is."""
+    from whoosh import formats
+    from whoosh.system import pack_uint
+
+    names = writer.schema.names()
+    for name in dict.fromkeys((*ANALYSED_FIELDS, *REPEATED_FIELDS)):
+        if name not in names:
+            continue
+        field = writer.schema[name]
+        index = field.index
+        if name in ANALYSED_FIELDS:
+            fmt = field.format
+            if type(fmt) is not formats.Frequency or fmt.options or field.vector:
+                continue
+            boost = fmt.field_boost
+
+            def index(value: Any, boost: float = boost, original: Any = index,
+                      **kwargs: Any) -> Any:
+                if kwargs or not isinstance(value, str):
+                    return original(value, **kwargs)
+                counts: dict[str, int] = {}
+                for term in terms_of(value):
+                    counts[term] = counts.get(term, 0) + 1
+                return [(term.encode("utf-8"), n, n * boost, pack_uint(n))
+                        for term, n in counts.items()]
+
+        if name in REPEATED_FIELDS:
+            plain = index
+
+            @functools.lru_cache(maxsize=8192)
+            def postings(value: str, plain: Any = plain) -> tuple[Any, ...]:
+                return tuple(plain(value))
+
+            def index(value: Any, postings: Any = postings, plain: Any = plain,
+                      **kwargs: Any) -> Any:
+                if kwargs or not isinstance(value, str):
+                    return plain(value, **kwargs)
+                return postings(value)
+
+        field.index = index
+
+
+def _indexed_as_before(writer: Any) -> None:
+    for name in (*ANALYSED_FIELDS, *REPEATED_FIELDS):
+        if name in writer.schema.names():
+            vars(writer.schema[name]).pop("index", None)
+
+
+def _lengths_kept_in_memory(writer: Any) -> None:
+    """While it writes a segment's postings, Whoosh reads each one's field length back from the
+    length column it wrote to disk moments before (a seek and a read a posting: about a tenth
+    of a keyword-only full index). This keeps the same length bytes in memory as the writer
+    records them and answers from there; what is written is unchanged. A Whoosh without these
+    internals is left as it is."""
+    from whoosh.codec import whoosh3
+
+    perdoc = getattr(writer, "perdocwriter", None)
+    make = getattr(writer, "per_document_reader", None)
+    to_byte = getattr(whoosh3, "length_to_byte", None)
+    to_length = getattr(whoosh3, "byte_to_length", None)
+    if perdoc is None or make is None or to_byte is None or to_length is None \
+            or not hasattr(perdoc, "_docnum"):
+        return
+    recorded: dict[str, dict[int, int]] = {}
+    add_field = perdoc.add_field
+
+    def add_field_recording(fieldname: str, fieldobj: Any, value: Any, length: Any) -> None:
+        add_field(fieldname, fieldobj, value, length)
+        if length:  # as W3PerDocWriter.add_field: a length byte in the column
+            recorded.setdefault(fieldname, {})[perdoc._docnum] = to_byte(length)
+
+    def per_document_reader() -> Any:
+        reader = make()
+
+        def doc_field_length(docnum: int, fieldname: str, default: int = 0) -> Any:
+            column = recorded.get(fieldname)
+            if column is None:  # no length column for the field: Whoosh gives the default
+                return default
+            lbyte = column.get(docnum)
+            return to_length(lbyte) if lbyte else None  # as W3PerDocReader does
+
+        reader.doc_field_length = doc_field_length
+        return reader
+
+    perdoc.add_field = add_field_recording
+    writer.per_document_reader = per_document_reader
+
+
+class FullTextWriter:
+    """The changes of a whole index run, written with one Whoosh writer on each index and
+    committed once (Whoosh merges its small segments then; it never optimises here). A commit
+    a batch of 200 files made a 15,000-file `git checkout` write and merge 75 segments: 90%
+    of the watcher's time (bench/watch.py). Writers open on first use: a run that changes
+    nothing commits nothing."""
+
+    def __init__(self, fulltext: FullText) -> None:
+        self._fulltext = fulltext
+        self._files: Any = None
+        self._units: Any = None
+
+    def _writers(self) -> tuple[Any, Any]:
+        if self._files is None:
+            files = self._fulltext.open_files().writer(timeout=30.0)
+            try:
+                units = self._fulltext.open().writer(timeout=30.0, limitmb=128)
+            except BaseException:
+                files.cancel()
+                raise
+            for writer in (files, units):
+                _lengths_known_missing(writer)
+                _postings_made_quickly(writer)
+                _lengths_kept_in_memory(writer)
+            self._files, self._units = files, units
+        return self._files, self._units
+
+    def remove(self, paths: Iterable[str]) -> None:
+        """Remove every unit and file document of `paths` (as the index held them when the
+        writer opened: documents added by this writer are not looked at)."""
+        from whoosh.query import Term
+
+        paths = list(paths)
+        if not paths:
+            return
+        for writer in self._writers():
+            searcher = writer.searcher()  # the writer's cached one: no reader a path
+            reader = searcher.reader()
+            for path in paths:
+                if ("path", path) in reader:  # a term look-up; most paths of a burst are new
+                    writer.delete_by_query(Term("path", path), searcher=searcher)
+
+    def add(self, docs: Iterable[dict[str, Any]]) -> None:
+        """Add documents as `documents` gives them (a file's own, with a "fid", and units)."""
+        writers: tuple[Any, Any] | None = None
+        for doc in docs:
+            if writers is None:
+                writers = self._writers()
+            writers[0 if "fid" in doc else 1].add_document(**doc)
+
+    def open(self) -> None:
+        """Open the writers now (they open on first use otherwise)."""
+        self._writers()
+
+    def commit(self, optimize: bool = False) -> None:
+        """Commit both indexes (Whoosh merges small segments; `optimize`, for a rebuild only,
+        merges all into one)."""
+        if self._files is None:
+            return
+        files, units = self._files, self._units
+        self._files = self._units = None
+        for writer in (files, units):
+            _indexed_as_before(writer)
+        try:
+            files.commit(merge=True, optimize=optimize)
+        except BaseException:
+            units.cancel()
+            raise
+        units.commit(merge=True, optimize=optimize)
+
+    def cancel(self) -> None:
+        if self._files is None:
+            return
+        files, units = self._files, self._units
+        self._files = self._units = None
+        for writer in (files, units):
+            with contextlib.suppress(Exception):
+                writer.cancel()
+
+
 class FullText:
     """The units' Whoosh index and, beside it in the same folder, the files' (`files_schema`);
     they are written, checked, fingerprinted and rebuilt together."""
@@ -441,14 +627,20 @@ class FullText:
                     if ("fid" in doc) is mine:
                         writer.add_document(**doc)
 
+    def writer(self) -> FullTextWriter:
+        """One writer on each index for a whole run of many batches (`FullTextWriter`)."""
+        return FullTextWriter(self)
+
     def rebuild(self, docs: Iterable[dict[str, Any]]) -> None:
         self.reset()
-        files = self.open_files().writer()
-        with _committing(files, optimize=True):
-            writer = self.open().writer(limitmb=128)
-            with _committing(writer, optimize=True):
-                for doc in docs:
-                    (files if "fid" in doc else writer).add_document(**doc)
+        writer = self.writer()
+        writer.open()  # both indexes exist, even empty
+        try:
+            writer.add(docs)
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit(optimize=True)
 
     def searcher(self) -> Any:
         """A searcher kept open between queries, refreshed when the index has changed."""

@@ -823,33 +823,56 @@ class Index:
         batches = [to_parse[i : i + FILE_BATCH] for i in range(0, len(to_parse), FILE_BATCH)] or [
             []
         ]
-        for number, batch in enumerate(batches):
-            with store.transaction() as conn:
-                store.set_meta(conn, "fulltext_dirty", 1)
-                if number == 0:
-                    for path in removals:
-                        store.delete_file(conn, path)
-                    for path in touched:
-                        st = (self.root / path).stat()
-                        store.touch_file(conn, path, st.st_mtime_ns, st.st_size)
-                for path in batch:
-                    self._store_file(conn, path, texts[path])
-                if batch and self.model_id:
-                    # The intent, committed with the units: they need vectors. Set until the
-                    # last vector is stored, so a run killed before that (while the model
-                    # loads, say) is completed by the next one, never left as it is.
-                    store.set_meta(conn, "embeddings_complete", 0)
-                store.record_counts(conn)
-                store.set_meta(conn, "last_index_at", time.time())
-            fsutil.kill_point("index.after-units")
-            docs = list(documents(store.fulltext_rows(batch), store.properties_of))
-            self.fulltext.update(batch + (removals if number == 0 else []), docs)
-            with store.transaction() as conn:
-                store.set_meta(conn, "fulltext_dirty", 0)
-                self.record_fulltext(conn)
-            done += len(batch) + (len(removals) + len(touched) if number == 0 else 0)
-            if progress:
-                progress("files", done, total)
+        # SQLite commits every FILE_BATCH files; the keyword index gets them all through one
+        # writer and one commit at the end (FullTextWriter). Until then `fulltext_dirty` says
+        # Whoosh lags behind: a run killed meanwhile has it rebuilt from SQLite. A run stopped
+        # between batches (the watcher stopping, an error) commits what Whoosh was given: the
+        # same files as SQLite's committed batches.
+        writer = self.fulltext.writer()
+        whole = True  # Whoosh's writer holds exactly the batches SQLite committed
+        try:
+            for number, batch in enumerate(batches):
+                with store.transaction() as conn:
+                    store.set_meta(conn, "fulltext_dirty", 1)
+                    if number == 0:
+                        for path in removals:
+                            store.delete_file(conn, path)
+                        for path in touched:
+                            st = (self.root / path).stat()
+                            store.touch_file(conn, path, st.st_mtime_ns, st.st_size)
+                    for path in batch:
+                        self._store_file(conn, path, texts[path])
+                    if batch and self.model_id:
+                        # The intent, committed with the units: they need vectors. Set until
+                        # the last vector is stored, so a run killed before that (while the
+                        # model loads, say) is completed by the next one, never left as it is.
+                        store.set_meta(conn, "embeddings_complete", 0)
+                    store.record_counts(conn)
+                    store.set_meta(conn, "last_index_at", time.time())
+                whole = False
+                fsutil.kill_point("index.after-units")
+                writer.remove(batch + (removals if number == 0 else []))
+                writer.add(documents(store.fulltext_rows(batch), store.properties_of))
+                whole = True
+                done += len(batch) + (len(removals) + len(touched) if number == 0 else 0)
+                if progress:
+                    progress("files", done, total)
+        except BaseException:
+            if not whole:
+                writer.cancel()  # Whoosh stays marked dirty: rebuilt from SQLite next time
+                raise
+            with contextlib.suppress(Exception):  # else it stays dirty, as above
+                self._commit_fulltext(writer)
+            raise
+        self._commit_fulltext(writer)
+
+    def _commit_fulltext(self, writer: Any) -> None:
+        """Commit the keyword index's writer and record that Whoosh holds what SQLite does."""
+        writer.commit()
+        fsutil.kill_point("index.after-fulltext")
+        with self.store.transaction() as conn:
+            self.store.set_meta(conn, "fulltext_dirty", 0)
+            self.record_fulltext(conn)
 
     def _store_file(
         self, conn: sqlite3.Connection, relpath: str, note_file: fsutil.TextFile
