@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -199,26 +200,64 @@ def _hidden_prose(text: str) -> bool:
     return False
 
 
-def judge_instruction(text: str) -> Verdict:
-    """The cues of `text` and their total; `.flagged` says whether it reads as an instruction
-    to a model."""
+def _block_cues(block: str) -> dict[str, int]:
     found: dict[str, int] = {}
-    if _hidden_by_invisibles(text):
+    if _hidden_by_invisibles(block):
         found["invisible-unicode"] = STRONG
-    if _hidden_prose(text):
+    if _hidden_prose(block):
         found["hidden-base64"] = STRONG
-    folded = fold(text)
+    folded = fold(block)
     for reason, weight, pattern in _CUES:
         if found.get(reason, 0) < weight and pattern.search(folded):
             found[reason] = weight
-    roles = {m.group(1).lower() for m in _ROLE_TURN.finditer(folded)}
-    if len(roles) >= 2:
-        found["role-prefix"] = STRONG  # a made-up turn of a conversation
+    return found
+
+
+_BLOCK_START = re.compile(r"\s{0,3}(?:[-*+]|\d+[.)])\s|#{1,6}\s")  # a list item or a heading
+
+
+def _blocks(text: str) -> list[str]:
+    """`text` cut into paragraphs, list items and sections: the spans weak cues add up in."""
+    blocks: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if not line.strip() or _BLOCK_START.match(line):
+            blocks.append([])
+        if line.strip():
+            blocks[-1].append(line)
+    return ["\n".join(block) for block in blocks if block]
+_ROLE_TURN = _rx(r"^\W{0,3}(system|assistant|user|human)\s*:")
+TURN_GAP = 3  # two role lines this close (in lines) make a conversation turn
+
+
+def _made_up_turn(text: str) -> bool:
+    """Lines that open with two different chat roles a few lines apart: a conversation
+    written into the note for the model to continue."""
+    roles = [(i, m.group(1).lower()) for i, line in enumerate(fold(text).splitlines())
+             if (m := _ROLE_TURN.match(line))]
+    return any(b[0] - a[0] <= TURN_GAP and a[1] != b[1]
+               for a, b in itertools.pairwise(roles))
+
+
+def judge_instruction(text: str) -> Verdict:
+    """The cues of `text` and their total; `.flagged` says whether it reads as an instruction
+    to a model.
+
+    Weak cues add up within a paragraph, list item or section only: a daily log that says
+    "the user" in one entry and "act as" in another is not one instruction."""
+    flagged: dict[str, int] = {}
+    best: dict[str, int] = {}
+    for block in _blocks(text):
+        found = _block_cues(block)
+        if sum(found.values()) >= THRESHOLD:
+            for reason, weight in found.items():
+                flagged[reason] = max(weight, flagged.get(reason, 0))
+        elif sum(found.values()) > sum(best.values()):
+            best = found
+    if _made_up_turn(text):
+        flagged["role-prefix"] = STRONG
+    found = flagged or best
     reasons = tuple(sorted(found, key=lambda r: (-found[r], r)))
     return Verdict(reasons, sum(found.values()))
-
-
-_ROLE_TURN = _rx(r"^\W{0,3}(system|assistant|user|human)\s*:")
 
 
 def is_instruction(text: str) -> bool:
