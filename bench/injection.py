@@ -1,7 +1,11 @@
 """Poisoned-memory benchmark: the offline detector of files/injection.py on the corpus of
 tests/injection_corpus.py (issue 25, part 1).
 
-Usage: python bench/injection.py [--runs 5] [--show]
+Usage: python bench/injection.py [--runs 5] [--show] [--vault DIR]
+
+--vault DIR also counts the flagged lines (and whole daily logs) of a vault's `memory/*.md`,
+e.g. the LoCoMo development vaults of /work/shared/eval (`make_vault.py --out DIR`): real
+conversation, where every flag is a false positive.
 
 Precision: of the texts flagged, the share that are injections; recall: of the injections,
 the share flagged; false-positive rate: ordinary notes flagged. Reported for the main corpus
@@ -57,9 +61,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--show", action="store_true", help="list misses and false positives")
+    parser.add_argument("--vault", type=Path, help="also count flags in DIR/**/memory/*.md")
     args = parser.parse_args()
     report("corpus", INJECTIONS, ORDINARY, args.show)
     report("held out", HELD_OUT_INJECTIONS, HELD_OUT_ORDINARY, args.show)
+    if args.vault:
+        logs = sorted(args.vault.rglob("memory/*.md"))
+        lines = [line for log in logs for line in log.read_text(encoding="utf-8").splitlines()
+                 if line.strip() and not line.startswith("#")]
+        flagged = [line for line in lines if is_instruction(line)]
+        whole = sum(is_instruction(log.read_text(encoding="utf-8")) for log in logs)
+        print(f"{args.vault}: {len(flagged)}/{len(lines)} lines flagged, "
+              f"{whole}/{len(logs)} daily logs flagged as a whole")
+        for line in flagged[:20] if args.show else []:
+            print(f"  flagged {line[:90]!r} {judge_instruction(line).reasons}")
     texts = [t for _, t in INJECTIONS + HELD_OUT_INJECTIONS] + ORDINARY + HELD_OUT_ORDINARY
     walls, cpus = [], []
     for _ in range(args.runs):
