@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
+from ..files import is_instruction
 from ..index import BM25_B, BM25_K1, terms_of
 from .ranking import (
     RankSettings,
@@ -59,7 +60,8 @@ class Hit:
     scores: dict[str, float] = field(default_factory=dict)
     date: str | None = None
     kind: str = "note"
-    flags: list[str] = field(default_factory=list)  # "weak": no query word, low similarity
+    # "weak": no query word, low similarity; "instruction": reads as an instruction to a model
+    flags: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +76,13 @@ class Hit:
             "kind": self.kind,
             "flags": list(self.flags),
         }
+
+
+def hit_flags(text: str, weak: bool) -> list[str]:
+    """A hit's flags: "weak" (found by neither a query word nor a close meaning) and
+    "instruction" (its text would steer the agent it is read back to: files/injection.py).
+    The text is judged as returned (a few lines): exact for what the agent is shown."""
+    return (["weak"] if weak else []) + (["instruction"] if is_instruction(text) else [])
 
 
 class SearchResults(list[Hit]):
@@ -504,7 +513,7 @@ class Searcher:
                     details,
                     first.date,
                     first.kind,
-                    [] if worded or similar else ["weak"],
+                    hit_flags(text, weak=not (worded or similar)),
                 )
             )
             if len(hits) >= limit:
