@@ -104,8 +104,10 @@ _CUES: list[tuple[str, int, re.Pattern[str]]] = [
                               r"(?: message| prompt)?\s*:")),
     ("chat-template", STRONG, _rx(
         r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|"
-        r"\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user|instructions?)>|"
-        r"^#{2,}\s*(?:instruction|system|response)s?\s*:?\s*$|\[system\]\(#")),
+        r"\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user|instructions?)>|\[system\]\(#")),
+    # an instruction-tuning heading ("### Instruction:"); "## Instructions" over a recipe and
+    # "### system" over a session transcript's turn are headings people write too
+    ("template-heading", WEAK, _rx(r"^#{2,}\s*(?:instruction|system|response)s?\s*:?\s*$")),
     ("new-instructions", WEAK, _rx(r"\bnew (?:system )?instructions\s*:")),
     ("delimiter", WEAK, _rx(r"\bend of (?:the )?(?:user )?(?:data|input|context|document)\b")),
     # tool calls
