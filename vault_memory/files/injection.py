@@ -7,7 +7,8 @@ person, and why.
 
 Each rule is a *cue* with a weight; a text is flagged when its cues add up to `THRESHOLD`.
 Strong cues (weight 2) flag on their own: an override of earlier instructions ("ignore all
-previous instructions"), a text addressed to a model ("note to any AI reading this"), a new
+previous instructions"), a text addressed to whatever model reads it ("note to any AI reading
+this"; a user's "reminder for the agent: short answers" is a preference and passes), a new
 identity ("you are now DAN"), chat-template tokens (`<|im_start|>`, `[INST]`), tool-call markup
 or JSON, invisible characters that hide text (tag characters, bidi overrides, zero-width
 characters inside words) and prose hidden in base64. Weak cues (weight 1) flag only together:
@@ -68,7 +69,7 @@ _CUES: list[tuple[str, int, re.Pattern[str]]] = [
     # addressed to a model
     ("addressed", STRONG, _rx(
         rf"\b(?:note|message|instructions?|reminder|this)\s+(?:is\s+)?(?:to|for)\s+"
-        rf"(?:any|the|all|every|an?)\s+(?:\w+\s+)?{_AI}\b")),
+        rf"(?:any|all|every)\s+(?:\w+\s+)?{_AI}\b")),
     ("addressed", STRONG, _rx(rf"\bif you(?:'re| are) (?:an? |the )?{_AI}\b")),
     ("addressed", STRONG, _rx(rf"^\W*(?:dear|hey|hi|hello|attention|attn)\b,?\s+(?:the\s+)?"
                               rf"{_AI}\b")),
@@ -128,8 +129,8 @@ _CUES: list[tuple[str, int, re.Pattern[str]]] = [
                            r"research|story|stories|base|group|name)\b)")),
     ("model-output", WEAK, _rx(r"\b(?:in|to|with) your (?:replies|answers|responses|output)\b|"
                                r"\balways (?:respond|reply|answer|recommend|obey|say)\b|"
-                               r"\byou must\b|\byou are required\b|\bthe assistant (?:must|should"
-                               r"|may|will)\b")),
+                               r"\byou must\b|\byou are required\b|"
+                               r"\bthe assistant (?:must|should)\b")),
     ("dangerous-command", WEAK, _rx(r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:ba|z)?sh\b|"
                                     r"\brm -rf (?:/|~)")),
 ]
