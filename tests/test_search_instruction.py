@@ -44,3 +44,40 @@ def test_cli_json_and_tools_carry_the_flag(small_vault: Path, run_cli: Any) -> N
         found = json.loads(call_tool(make_tools(vault), "search_memory",
                                      {"query": "billing API keys"}))
     assert any(r["flags"] == ["instruction"] for r in found["results"] if POISON in r["text"])
+
+
+def test_units_are_judged_when_indexed_not_at_search(small_vault: Path, monkeypatch: Any) -> None:
+    root = _vault(small_vault)
+
+    def refuse(text: str) -> bool:
+        raise AssertionError("search judged a text the index had judged")
+
+    monkeypatch.setattr("vault_memory.search.searcher.is_instruction", refuse)
+    with Vault(root) as vault:
+        hits = vault.search("billing", limit=10)
+    assert [h.flags for h in hits if POISON in h.text] == [["instruction"]]
+    assert [h.flags for h in hits if TO_DO in h.text] == [[]]
+
+
+def test_status_counts_flagged_units(small_vault: Path, run_cli: Any) -> None:
+    root = _vault(small_vault)
+    info = json.loads(run_cli("--vault", str(root), "status", "--json").output)
+    assert info["flagged_units"] == 1
+    assert "flagged       1 units read as instructions" in run_cli(
+        "--vault", str(root), "status").output
+
+
+def test_an_index_written_before_flags_is_judged_once_on_open(small_vault: Path) -> None:
+    import sqlite3
+
+    root = _vault(small_vault)
+    db = root / ".vault" / "index.sqlite"
+    with sqlite3.connect(db) as conn:  # as an index written before the flags table
+        conn.execute("DROP TABLE flags")
+        conn.execute("DELETE FROM meta WHERE key='flags_judged'")
+    conn.close()
+    with Vault(root) as vault:
+        assert vault.status()["flagged_units"] == 0  # read-only: not judged yet, nor claimed
+        hits = vault.search("billing", limit=10)  # opens the index for writing: judged
+        assert vault.status()["flagged_units"] == 1
+    assert [h.flags for h in hits if POISON in h.text] == [["instruction"]]

@@ -118,6 +118,9 @@ def status(vault: Vault, as_json: bool) -> None:
         f"last index    {when}",
         "drift         " + (", ".join(f"{v} {k}" for k, v in drift.items()) or "none"),
     ]
+    if info.get("flagged_units"):
+        lines.append(f"flagged       {info['flagged_units']} units read as instructions to a model"
+                     " (search and context mark them; nothing is deleted)")
     if info.get("pending_embeddings"):
         lines.append(f"pending       {info['pending_embeddings']} units wait for their vectors "
                      f"({info['embedding_error']}); `vault index` adds them")

@@ -78,11 +78,13 @@ class Hit:
         }
 
 
-def hit_flags(text: str, weak: bool) -> list[str]:
+def hit_flags(text: str, weak: bool, flagged: bool | None = None) -> list[str]:
     """A hit's flags: "weak" (found by neither a query word nor a close meaning) and
     "instruction" (its text would steer the agent it is read back to: files/injection.py).
-    The text is judged as returned (a few lines): exact for what the agent is shown."""
-    return (["weak"] if weak else []) + (["instruction"] if is_instruction(text) else [])
+    `flagged` is the judgement the index made of its units (any of them); None (an index
+    that predates it, read-only) judges the text as returned."""
+    instruction = is_instruction(text) if flagged is None else flagged
+    return (["weak"] if weak else []) + (["instruction"] if instruction else [])
 
 
 class SearchResults(list[Hit]):
@@ -461,6 +463,7 @@ class Searcher:
             s.coalesce_max_lines,
         )
         rows = store.chunks_by_id(int(table.ids[r]) for span in spans for r in span)
+        judged = store.flagged_ids(rows)  # units flagged as instructions when indexed
         hits: list[Hit] = []
         seen_text: set[str] = set()
         cited: set[tuple[str, int]] = set()  # lines the returned entries were promoted from
@@ -513,7 +516,8 @@ class Searcher:
                     details,
                     first.date,
                     first.kind,
-                    hit_flags(text, weak=not (worded or similar)),
+                    hit_flags(text, not (worded or similar),
+                              None if judged is None else any(p.id in judged for p in parts)),
                 )
             )
             if len(hits) >= limit:
