@@ -35,8 +35,10 @@ from ..files import (
     Layout,
     MemoryDoc,
     date_from_name,
+    defang,
     fsutil,
     gitops,
+    is_instruction,
     parse_memory,
     parse_note,
     plain_text,
@@ -827,11 +829,19 @@ def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.d
               for m in plan.merged]
     archived = [f"from **{a.entry.section}**: {one_line(a.entry.text)} → `{archive_file}` — "
                 f"{a.reason}" for a in plan.archived]
-    skipped = [f"`{s.source}` {one_line(s.text, 80)} — {s.reason}" for s in plan.skipped]
+    skipped = [f"`{s.source}` {_quoted(s.text)} — {s.reason}" for s in plan.skipped]
     sections = [("Inputs", inputs), ("Added", added), ("Reworded", edited),
                 ("Merged", merged), ("Archived", archived), ("Not promoted", skipped)]
     return render_entry(f"{now:%H:%M} · dream · {report.mode}", facts, sections, report.diff,
                         record)
+
+
+def _quoted(text: str) -> str:
+    """A refused line as the diary quotes it: one that reads as an instruction to a model is
+    defanged (files/injection.py), so the diary read back to an agent does not pass it on."""
+    if is_instruction(text):
+        return f"(defanged) {defang(text)}"
+    return one_line(text, 80)
 
 
 def _commit_message(report: DreamReport, diary: str | None = None) -> str:

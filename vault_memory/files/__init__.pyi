@@ -18,6 +18,7 @@ from .entries import (
 from .fsutil import sha256_text as sha256_text
 from .injection import (
     Verdict as Verdict,
+    defang as defang,
     flagged_lines as flagged_lines,
     is_instruction as is_instruction,
     judge_instruction as judge_instruction,

@@ -275,3 +275,26 @@ def flagged_lines(text: str) -> list[int]:
     if own or not judge_instruction(text).flagged:
         return own
     return [i for i, line in enumerate(lines) if line.strip()]
+
+
+_DEFANG = str.maketrans({" ": "\u2423", "<": "\u2039", ">": "\u203a", "[": "\u27e6",
+                         "]": "\u27e7", "`": "'", "{": "(", "}": ")", "|": "\u00a6",
+                         '"': "\u201d"})
+DEFANG_WIDTH = 80
+
+
+def defang(text: str, width: int = DEFANG_WIDTH) -> str:
+    """`text` on one line as a record may quote it without passing its instruction on: its
+    invisible characters gone, base64 runs named not shown, spaces shown as `␣`, brackets,
+    quotes and tag marks replaced by look-alikes (no chat template, tag or tool call
+    survives), cut to `width` characters. A person reads it; the rules (and a model skimming
+    a diary) do not see a sentence in it. Whatever still reads as an instruction is cut to
+    its first three words."""
+    flat = " ".join(fold(text).split())
+    flat = _BASE64_RUN.sub(lambda m: f"[base64, {len(m.group())} characters]", flat)
+    if len(flat) > width:
+        flat = flat[: width - 1] + "…"
+    quoted = flat.translate(_DEFANG)
+    if is_instruction(quoted):
+        quoted = "\u2423".join(flat.split()[:3]).translate(_DEFANG) + "…"
+    return quoted
