@@ -27,6 +27,8 @@ sys.path.insert(0, str(ROOT))  # run from a checkout
 
 from tests.injection_corpus import (  # noqa: E402
     HELD_OUT_INJECTIONS,
+    FRESH_INJECTIONS,
+    FRESH_ORDINARY,
     HELD_OUT_ORDINARY,
     INJECTIONS,
     ORDINARY,
@@ -65,6 +67,7 @@ def main() -> None:
     args = parser.parse_args()
     report("corpus", INJECTIONS, ORDINARY, args.show)
     report("held out", HELD_OUT_INJECTIONS, HELD_OUT_ORDINARY, args.show)
+    report("fresh held out", FRESH_INJECTIONS, FRESH_ORDINARY, args.show)
     if args.vault:
         logs = sorted(args.vault.rglob("memory/*.md"))
         lines = [line for log in logs for line in log.read_text(encoding="utf-8").splitlines()

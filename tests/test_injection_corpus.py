@@ -11,6 +11,8 @@ import pytest
 from vault_memory.files import defang, flagged_lines, is_instruction, judge_instruction
 
 from .injection_corpus import (
+    FRESH_INJECTIONS,
+    FRESH_ORDINARY,
     HELD_OUT_INJECTIONS,
     HELD_OUT_ORDINARY,
     INJECTIONS,
@@ -40,9 +42,15 @@ def test_precision_and_recall_on_the_corpus() -> None:
 
 
 def test_precision_and_recall_on_the_held_out_lists() -> None:
-    # written after the rules and never used to change them: the estimate for new text
+    # the first held-out lists were written after the rules; their misses then led to four
+    # rules (overrides by "set aside"/"ignore everything above", a named new identity, more
+    # verbs after a model's name): the fresh lists, never used to change a rule, are the
+    # estimate for new text (recall 0.58: see README)
     precision, recall = _scores(HELD_OUT_INJECTIONS, HELD_OUT_ORDINARY)
-    assert recall >= 0.75
+    assert recall >= 0.9
+    assert precision >= 0.95
+    precision, recall = _scores(FRESH_INJECTIONS, FRESH_ORDINARY)
+    assert recall >= 0.5
     assert precision >= 0.95
 
 

@@ -53,9 +53,11 @@ _CUES: list[tuple[str, int, re.Pattern[str]]] = [
     # overriding what the model was told before
     ("override", STRONG, _rx(
         rf"\b(?:ignore|disregard|forget|override|bypass|do not follow|don'?t follow|"
-        rf"stop following)\s+{_W}{{0,4}}?(?:all\s+|any\s+|your\s+|the\s+)?{_EARLIER}?\s*"
+        rf"stop following|set aside|put aside|discard|abandon)\s+{_W}{{0,4}}?(?:all\s+|any\s+|your\s+|the\s+)?{_EARLIER}?\s*"
         rf"{_W}{{0,2}}?{_RULES}\b")),
     ("override", STRONG, _rx(r"\bforget (?:everything|all)\b.{0,40}\b(?:told|said|above|before)")),
+    ("override", STRONG, _rx(r"\b(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+"
+                             r"(?:(?:of\s+)?the\s+)?(?:above|before|prior|earlier|said|written)")),
     ("override", STRONG, _rx(
         rf"\b(?:your|the|these|{_EARLIER})\s+(?:\w+\s+)?{_RULES}\s+(?:have|has|are|were)?\s*"
         r"(?:changed|been (?:updated|changed|replaced|revoked)|outdated|obsolete|void|"
@@ -81,12 +83,14 @@ _CUES: list[tuple[str, int, re.Pattern[str]]] = [
     ("addressed", STRONG, _rx(rf"\byou,?\s+(?:the|an?)\s+{_AI}\b")),
     ("addressed", STRONG, _rx(
         r"^\W*(?:claude|chatgpt|gpt(?:-?\w+)?|gemini|copilot|assistant|ai)\s*[,:]\s*"
-        r"(?:you\b|respond|answer|ignore|do\b|tell|print|reveal|say|always|never|from now)")),
+        r"(?:you\b|respond|answer|reply|write|send|confirm|state|claim|output|delete|approve|"
+        r"ignore|do\b|tell|print|reveal|say|always|never|from now)")),
     # a new identity for the model
     ("role-play", STRONG, _rx(
         r"\byou(?:'re| are) now\s+(?:an?\s+|the\s+|called\s+|named\s+|in\s+\w+\s+mode|my\s+|"
         r"no longer|free\b|unrestricted|unfiltered|jailbroken|dan\b)")),
     ("role-play", STRONG, _rx(r"\bfrom now on,?\s+you\b")),
+    ("role-play", STRONG, _rx(rf"\byou(?:'re| are) now\s+\w+,\s+an?\s+(?:[\w-]+\s+){{0,2}}{_AI}\b")),
     ("role-play", STRONG, _rx(r"\byou(?:'re| are) no longer (?:an?|the|bound)\b")),
     ("role-play", STRONG, _rx(rf"\byou are an? (?:\w+\s+){{0,2}}?{_AI}\b.{{0,60}}\b(?:always|"
                               r"never|obeys?|ignores?|without|no)\b")),
