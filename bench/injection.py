@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout
 
 from tests.injection_corpus import (  # noqa: E402
-    HELD_OUT_INJECTIONS,
     FRESH_INJECTIONS,
     FRESH_ORDINARY,
+    HELD_OUT_INJECTIONS,
     HELD_OUT_ORDINARY,
     INJECTIONS,
     ORDINARY,
