@@ -53,7 +53,8 @@ _CUES: list[tuple[str, int, re.Pattern[str]]] = [
     # overriding what the model was told before
     ("override", STRONG, _rx(
         rf"\b(?:ignore|disregard|forget|override|bypass|do not follow|don'?t follow|"
-        rf"stop following|set aside|put aside|discard|abandon)\s+{_W}{{0,4}}?(?:all\s+|any\s+|your\s+|the\s+)?{_EARLIER}?\s*"
+        rf"stop following|set aside|put aside|discard|abandon)\s+"
+        rf"{_W}{{0,4}}?(?:all\s+|any\s+|your\s+|the\s+)?{_EARLIER}?\s*"
         rf"{_W}{{0,2}}?{_RULES}\b")),
     ("override", STRONG, _rx(r"\bforget (?:everything|all)\b.{0,40}\b(?:told|said|above|before)")),
     ("override", STRONG, _rx(r"\b(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+"
@@ -90,7 +91,8 @@ _CUES: list[tuple[str, int, re.Pattern[str]]] = [
         r"\byou(?:'re| are) now\s+(?:an?\s+|the\s+|called\s+|named\s+|in\s+\w+\s+mode|my\s+|"
         r"no longer|free\b|unrestricted|unfiltered|jailbroken|dan\b)")),
     ("role-play", STRONG, _rx(r"\bfrom now on,?\s+you\b")),
-    ("role-play", STRONG, _rx(rf"\byou(?:'re| are) now\s+\w+,\s+an?\s+(?:[\w-]+\s+){{0,2}}{_AI}\b")),
+    ("role-play", STRONG, _rx(rf"\byou(?:'re| are) now\s+\w+,\s+an?\s+(?:[\w-]+\s+){{0,2}}"
+                              rf"{_AI}\b")),
     ("role-play", STRONG, _rx(r"\byou(?:'re| are) no longer (?:an?|the|bound)\b")),
     ("role-play", STRONG, _rx(rf"\byou are an? (?:\w+\s+){{0,2}}?{_AI}\b.{{0,60}}\b(?:always|"
                               r"never|obeys?|ignores?|without|no)\b")),
