@@ -554,6 +554,9 @@ def build_context(
         best = hits[0].score
         hits = [h for h in hits
                 if h.score > 0 and h.score >= MIN_RELATIVE_SCORE * best and "weak" not in h.flags]
+    if hits:  # the current statement of a fact is shown, not the one it superseded
+        shown = {f"{h.path}#L{h.start_line}" for h in hits}
+        hits = [h for h in hits if h.superseded_by not in shown]
     builder = _Builder(counter, max_tokens, sources, query, hits)
     text = builder.build() if sources or hits else ""
     if text or not sources:

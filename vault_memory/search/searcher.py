@@ -33,6 +33,7 @@ from .ranking import (
     window_bm25,
     window_sums,
 )
+from .supersede import order_superseded
 from .table import TABLE_FORMAT, Restriction, UnitTable
 
 if TYPE_CHECKING:
@@ -62,8 +63,12 @@ class Hit:
     kind: str = "note"
     # "weak": no query word, low similarity; "instruction": reads as an instruction to a model
     flags: list[str] = field(default_factory=list)
+    # "path#Lline" of a newer hit stating a different value for the same subject and
+    # attribute, or of the entry a dream marked this one superseded by (search/supersede.py)
+    superseded_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        found = {"superseded_by": self.superseded_by} if self.superseded_by else {}
         return {
             "path": self.path,
             "start_line": self.start_line,
@@ -75,7 +80,7 @@ class Hit:
             "date": self.date,
             "kind": self.kind,
             "flags": list(self.flags),
-        }
+        } | found
 
 
 def hit_flags(text: str, weak: bool, flagged: bool | None = None) -> list[str]:
@@ -269,6 +274,7 @@ class Searcher:
                 mode = "keyword" if mode == "hybrid" else mode
         with one_blas_thread():
             hits = self._search(query, limit, mode, filters, today, warnings, settings)
+        hits = order_superseded(hits)  # what is true now first (issue 25)
         for message in warnings:
             log.warning("%s", message)
         return SearchResults(hits, warnings)
