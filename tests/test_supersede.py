@@ -196,3 +196,15 @@ def test_search_ranks_the_newer_first_and_context_shows_it(billing: Path, run_cl
                                     today=dt.date(2026, 11, 22))
     assert "billing moved to PostgreSQL 16" in block.text
     assert "- Billing runs on MySQL." not in block.text
+
+
+def test_a_models_plan_gets_the_supersessions_it_missed() -> None:
+    from vault_memory.dream.llm_plan import plan_from_reply
+
+    memory = parse_memory(MEMORY)
+    items = daily("2026-11-01", "- billing moved to PostgreSQL 16. #decision\n")
+    reply = {"sections": [{"heading": "Inbox",
+                           "entries": [{"id": e.key} for e in memory.entries]}]}
+    plan = plan_from_reply(reply, memory, items)
+    assert [(s.entry.text.split(" <!--")[0], s.by) for s in plan.superseded] == [
+        ("- Billing runs on MySQL.", "memory/2026-11-01.md#L3")]

@@ -428,6 +428,20 @@ def superseded_entries(item: Item, entries: Sequence[MemoryEntry]
     return found
 
 
+def add_offline_supersessions(memory: MemoryDoc, items: Sequence[Item], plan: DreamPlan) -> None:
+    """To a plan a model made: the supersessions the offline rule finds among the entries the
+    plan keeps as they are (a model's own proposals come first)."""
+    touched = ({a.entry.key for a in plan.archived} | {e.entry.key for e in plan.edited}
+               | {s.entry.key for s in plan.superseded})
+    kept = [e for e in memory.entries if e.key not in touched and not e.pinned]
+    for item in sorted(items, key=lambda i: (i.date, i.start_line), reverse=True):
+        if junk_reason(item.text):
+            continue
+        for entry, why in superseded_entries(item, [e for e in kept if e.key not in touched]):
+            touched.add(entry.key)
+            plan.superseded.append(Superseded(entry, item.source, item.text, why))
+
+
 def corrected_text(item: Item) -> str:
     """The item as MEMORY.md states it, without a leading "Correction:" label."""
     text = _CORRECTION_LABEL.sub("", item.said, count=1).strip()
