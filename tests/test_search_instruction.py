@@ -63,7 +63,7 @@ def test_status_counts_flagged_units(small_vault: Path, run_cli: Any) -> None:
     root = _vault(small_vault)
     info = json.loads(run_cli("--vault", str(root), "status", "--json").output)
     assert info["flagged_units"] == 1
-    assert "flagged       1 units read as instructions" in run_cli(
+    assert "flagged       1 unit reads as an instruction to a model" in run_cli(
         "--vault", str(root), "status").output
 
 

@@ -119,8 +119,11 @@ def status(vault: Vault, as_json: bool) -> None:
         "drift         " + (", ".join(f"{v} {k}" for k, v in drift.items()) or "none"),
     ]
     if info.get("flagged_units"):
-        lines.append(f"flagged       {info['flagged_units']} units read as instructions to a model"
-                     " (search and context mark them; nothing is deleted)")
+        from ..text import plural
+
+        n = info["flagged_units"]
+        lines.append(f"flagged       {plural(n, 'unit')} {'reads' if n == 1 else 'read'} as "
+                     "an instruction to a model (search and context mark it; nothing is deleted)")
     if info.get("pending_embeddings"):
         lines.append(f"pending       {info['pending_embeddings']} units wait for their vectors "
                      f"({info['embedding_error']}); `vault index` adds them")

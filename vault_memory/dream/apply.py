@@ -835,7 +835,7 @@ def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.d
                 f"{a.reason}" for a in plan.archived]
     skipped = [f"`{s.source}` {_quoted(s.text)} — {s.reason}" for s in plan.skipped]
     superseded = [f"in **{s.entry.section}**: {one_line(s.entry.text)} → superseded by "
-                  f"`{s.by}` \"{one_line(s.by_text, 80)}\" — {s.reason}"
+                  f"`{s.by}` \"{_quoted(s.by_text)}\" — {s.reason}"
                   for s in plan.superseded]
     sections = [("Inputs", inputs), ("Added", added), ("Reworded", edited),
                 ("Superseded", superseded), ("Merged", merged), ("Archived", archived),

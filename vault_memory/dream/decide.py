@@ -513,7 +513,8 @@ def consolidate(
                     edited.add(entry.key)
                     plan.superseded.append(Superseded(entry, item.source, item.text, why))
                     notes.append(f"supersedes {_quote(entry.text)} ({why})")
-            corrections[i] = "; ".join(notes)
+            if notes:
+                corrections[i] = "; ".join(notes)
             fresh.append(i)
             continue
         best = _best(to_memory[i] if entries else [])
