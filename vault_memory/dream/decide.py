@@ -34,8 +34,7 @@ from ..files import (
     plain_text,
     render_memory,
 )
-from ..search import line_hash
-from ..search.supersede import SUPERSEDED_BY, supersedes
+from ..search import SUPERSEDED_BY, line_hash, supersedes
 from .junk import junk_reason
 from .similarity import Similarity, tokens
 from .wording import as_memory, speaker_label
