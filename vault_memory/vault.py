@@ -303,7 +303,8 @@ class Vault:
         select the units the free text is ranked among. `QuerySyntaxError` for a query with
         operators that cannot be read; a plain question is searched as it is.
         mode: "hybrid" (default), "keyword" (no model needed) or "semantic".
-        since/until: ISO dates bounding dated files (undated files are then left out).
+        since/until: ISO dates bounding dated files (undated files are then left out); a
+        dated line whose relative dates ("yesterday") name days inside is kept too.
         within: a vault-relative file or folder. kinds: memory, daily, note, diary (the dream
         diary is left out unless named here or by `within`).
         fresh: first index the few files changed since the last index (bounded).
@@ -446,6 +447,8 @@ class Vault:
                 lost = index.store.count_problem()
                 if lost:
                     raise CorruptIndexError(lost)
+            if self._watcher_settled():
+                return  # a running watcher keeps the index exact: no file to stat here
             stale = index.stale_paths(self.scope_path)  # a scope: only what it may see
         except (CorruptIndexError, sqlite3.DatabaseError) as exc:
             self._heal(exc)  # of another schema, or damaged: rebuilt with one warning
@@ -467,6 +470,13 @@ class Vault:
             log.info("another process is indexing; searching the index as it is.")
         except CannotWriteError as exc:
             self._read_only(exc)
+
+    def _watcher_settled(self) -> bool:
+        """Whether `vault watch` runs for this vault (in another process) and says the index
+        holds every change it has seen (live/watch_client.py `settled`)."""
+        from .live import watch_client
+
+        return watch_client.settled(self.cache_dir)
 
     def _read_only(self, exc: CannotWriteError) -> None:
         if not self._warned_read_only:

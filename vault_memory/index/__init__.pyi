@@ -1,14 +1,18 @@
 """What `index` offers, read by lazy_loader (its `__init__.py`) and by type checkers."""
 
 from . import indexer as indexer, links as links, settings as settings
-from .arrays import read_arrays as read_arrays, write_arrays as write_arrays
+from .arrays import (
+    read_arrays as read_arrays,
+    read_stamped as read_stamped,
+    write_arrays as write_arrays,
+)
 from .census import ScopeInfo as ScopeInfo, list_scopes as list_scopes
 from .embedder import (
     DISABLE_ENV as DISABLE_ENV,
     ModelUnavailable as ModelUnavailable,
     model_disabled as model_disabled,
 )
-from .fulltext import BM25_B as BM25_B, BM25_K1 as BM25_K1, terms_of as terms_of
+from .fulltext import BM25_B as BM25_B, BM25_K1 as BM25_K1
 from .indexer import (
     IGNORED_DIRS as IGNORED_DIRS,
     WRITE_LOCK as WRITE_LOCK,
@@ -29,3 +33,4 @@ from .remote import (
     RemoteEmbedder as RemoteEmbedder,
 )
 from .store import CorruptIndexError as CorruptIndexError, SchemaVersionError as SchemaVersionError
+from .words import ANALYZER as ANALYZER, fold as fold, terms_of as terms_of, whole as whole

@@ -51,7 +51,7 @@ def write_arrays(path: Path, stamp: dict[str, Any], arrays: dict[str, np.ndarray
             out.write(MAGIC + struct.pack("<Q", len(header)) + header)
             out.write(b"\0" * (start - out.tell()))
             for name, array in arrays.items():
-                out.write(array.tobytes())
+                out.write(array.data.cast("B") if array.nbytes else b"")  # no copy
                 out.write(b"\0" * (start + layout[name][2] + _padded(array.nbytes)
                                    - out.tell()))
         os.replace(tmp, path)
@@ -72,6 +72,21 @@ def read_arrays(path: Path, stamp: dict[str, Any]) -> dict[str, np.ndarray] | No
         return None
 
 
+def read_stamped(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+    """The stamp and the arrays in `path` whatever the stamp (a caller that can bring arrays
+    of an older state up to date: the unit table, patched by the files that changed), or None
+    when there is no whole file (damage is logged as by `read_arrays`)."""
+    try:
+        header: dict[str, Any] = {}
+        arrays = _read_arrays(path, None, header)
+    except ArraysDamaged as exc:
+        log.warning("%s is damaged (%s): rebuilding it from the index.", path.name, exc)
+        return None
+    if arrays is None or not isinstance(header.get("stamp"), dict):
+        return None
+    return header["stamp"], arrays
+
+
 def check_arrays(path: Path) -> str | None:
     """Why the arrays file at `path` is damaged, or None when it is whole (every checksum)."""
     try:
@@ -81,7 +96,9 @@ def check_arrays(path: Path) -> str | None:
     return None
 
 
-def _read_arrays(path: Path, stamp: dict[str, Any] | None) -> dict[str, np.ndarray] | None:
+def _read_arrays(
+    path: Path, stamp: dict[str, Any] | None, seen: dict[str, Any] | None = None
+) -> dict[str, np.ndarray] | None:
     import numpy as np
 
     try:
@@ -106,6 +123,8 @@ def _read_arrays(path: Path, stamp: dict[str, Any] | None) -> dict[str, np.ndarr
         raise ArraysDamaged("its header does not parse")
     if stamp is not None and header.get("stamp") != json.loads(json.dumps(stamp)):
         return None
+    if seen is not None:
+        seen.update(header)
     start = -(-(len(MAGIC) + 8 + length) // _ALIGN) * _ALIGN
     result: dict[str, np.ndarray] = {}
     try:

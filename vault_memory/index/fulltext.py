@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .words import terms_of
+
 T = TypeVar("T")
 
 INDEX_NAME = "units"
@@ -51,44 +53,12 @@ def _guarded(read: Callable[[], T]) -> T:
 
 
 @functools.cache
-def stop_words() -> frozenset[str]:
-    from whoosh.lang.stopwords import stoplists
-
-    extra = {"would", "could", "should", "might", "must", "shall", "also", "ever", "yet", "us"}
-    return frozenset(stoplists["en"]) | extra
-
-
-#: Whoosh's RegexTokenizer default: runs of word characters, dots inside (v2.1, e.g).
-_TOKEN = re.compile(r"[\w\*]+(\.?[\w\*]+)*", re.UNICODE)
-
-
-@functools.cache
-def _stem() -> Any:
-    from whoosh.lang.porter import stem  # the porter module alone: 4 ms to import
-
-    return functools.lru_cache(maxsize=100_000)(stem)
-
-
-def terms_of(text: str) -> list[str]:
-    """The analyzed terms of `text`, exactly as `analyzer()` gives them (tokenize, lower-case,
-    drop stop words, Porter-stem; tests/test_fulltext_terms.py compares the two), without
-    Whoosh's token objects: 5x faster, and a cold query does not import whoosh.analysis."""
-    stops = stop_words()
-    stem = _stem()
-    return [
-        stem(word)
-        for match in _TOKEN.finditer(text)
-        if (word := match.group().lower()) not in stops
-    ]
-
-
-@functools.cache
 def analyzer() -> Any:
-    from whoosh.analysis import StemmingAnalyzer
+    """The keyword index's analyzer: exactly `terms_of` (a Whoosh tokenizer, index/analysis.py,
+    imported only where an index is written or opened)."""
+    from .analysis import Terms
 
-    # minsize=1 keeps one-letter tokens such as the parts of "v2" or "C"; ids stay whole
-    # because the tokenizer keeps runs of word characters (ERR_LEDGER_409).
-    return StemmingAnalyzer(stoplist=stop_words(), minsize=1)
+    return Terms()
 
 
 #: The terms of the list fields (tags, properties, path and name parts) are given one per line.
@@ -406,6 +376,39 @@ class FullText:
             return ""
         return ";".join(f"{name}:{size}:{mtime}" for name, size, mtime in entries)
 
+    def digests(self, known: dict[str, Any] | None = None) -> dict[str, list[Any]]:
+        """name -> [size, mtime_ns, sha256] of the index files, recorded after each write next
+        to `fingerprint`: Whoosh never rewrites a segment, so only the files a write added are
+        read (a file whose size and mtime `known` holds keeps its digest there). A copy of the
+        cache (`cp -r`, `rsync`, a git checkout: new mtimes) is then checked by content
+        (`same_content`), not rebuilt."""
+        out: dict[str, list[Any]] = {}
+        known = known or {}
+        try:
+            for entry in os.scandir(self.folder):
+                if not entry.is_file() or entry.name.endswith("_WRITELOCK"):
+                    continue
+                st = entry.stat()
+                was = known.get(entry.name)
+                if isinstance(was, list) and len(was) == 3 and was[:2] == [
+                        st.st_size, st.st_mtime_ns]:
+                    out[entry.name] = was
+                else:
+                    out[entry.name] = [st.st_size, st.st_mtime_ns, _sha256_of(entry.path)]
+        except OSError:
+            return {}
+        return out
+
+    def same_content(self, recorded: dict[str, Any]) -> bool:
+        """Whether the index files are, by content, those `recorded` by `digests`: the same
+        names and sizes, and the same sha256 for each file whose mtime differs."""
+        try:
+            now = self.digests(recorded)
+        except OSError:
+            return False
+        return bool(now) and {k: (v[0], v[2]) for k, v in now.items()} == {
+            k: (v[0], v[2]) for k, v in recorded.items() if isinstance(v, list) and len(v) == 3}
+
     def check(self) -> None:
         """Read every segment's term and doc tables a little: raises if a segment is damaged."""
         for ix in (self.open(), self.open_files()):
@@ -535,3 +538,13 @@ class FullText:
         self._searcher = self._files_searcher = None
         self._uids = self._fids = None
         self._ix = self._files_ix = None
+
+
+def _sha256_of(path: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

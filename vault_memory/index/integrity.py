@@ -201,9 +201,21 @@ def _fulltext_changed(store: Store, folder: Path) -> str | None:
         return None
     if not folder.is_dir():
         return "it is missing"
-    if recorded != FullText(folder).fingerprint():
+    if recorded != FullText(folder).fingerprint() and not _copied(store, FullText(folder)):
         return "its files changed since vault-memory wrote them"
     return None
+
+
+def _copied(store: Store, fulltext: Any) -> bool:
+    """Whether the Whoosh files hold, by content, what the last write recorded (a copied
+    vault: new mtimes, same bytes; the next index run records them again)."""
+    import json
+
+    try:
+        digests = json.loads(store.get_meta("fulltext_digests") or "{}")
+    except (ValueError, CorruptIndexError, sqlite3.DatabaseError):
+        return False
+    return isinstance(digests, dict) and bool(digests) and fulltext.same_content(digests)
 
 
 def unit_tables(cache: Path) -> list[Path]:

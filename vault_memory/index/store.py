@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,6 +313,30 @@ class Store:
     def delete_file(self, conn: sqlite3.Connection, path: str) -> None:
         conn.execute("DELETE FROM files WHERE path=?", (path,))
 
+    def analyzed_otherwise(self, analyze: Callable[[str], str]) -> list[str]:
+        """The files whose stored words `analyze` (text -> its terms joined by spaces) would
+        give otherwise: a unit's terms, or a name's key (kept analyzed, so a key that is not
+        plain ASCII is analyzed again as it stands). Only text that is not plain ASCII is
+        looked at: the analyzer's changes so far leave ASCII as it was (index/words.py)."""
+        found: set[str] = set()
+        for path, text, terms in self.conn.execute(
+            "SELECT f.path, c.text, c.terms FROM chunks c JOIN files f ON f.id = c.file_id"
+        ):
+            if path not in found and not text.isascii() and analyze(text) != terms:
+                found.add(path)
+        for path, key in self.conn.execute(
+            "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
+        ):
+            if path not in found and not key.isascii() and analyze(key) != key:
+                found.add(path)
+        return sorted(found)
+
+    def forget_content(self, conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+        """Make the next index run read `paths` again and store them anew (their stat and
+        digest no longer match any file; their units' vectors are kept, by digest)."""
+        conn.executemany("UPDATE files SET mtime_ns=-1, sha256='' WHERE path=?",
+                         [(p,) for p in paths])
+
     def touch_file(self, conn: sqlite3.Connection, path: str, mtime_ns: int, size: int) -> None:
         conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (mtime_ns, size, path))
 
@@ -525,6 +549,41 @@ class Store:
             )
         )
 
+    def missing_embeddings_of(self, model: str, paths: Sequence[str]) -> list[tuple[str, str]]:
+        """`missing_embeddings` of the units of `paths` only (a few files just indexed)."""
+        found: dict[str, str] = {}
+        for first in range(0, len(paths), 500):
+            part = list(paths[first : first + 500])
+            found.update(self.conn.execute(
+                "SELECT c.sha256, MIN(c.text) FROM chunks c JOIN files f ON f.id = c.file_id"
+                " LEFT JOIN embeddings e ON e.sha256 = c.sha256 AND e.model = ?"
+                f" WHERE e.sha256 IS NULL AND f.path IN ({','.join('?' * len(part))})"
+                " GROUP BY c.sha256", (model, *part)))
+        return sorted(found.items(), key=lambda item: (len(item[1]), item[0]))
+
+    def shas_of(self, paths: Sequence[str]) -> set[str]:
+        """The text hashes of the units of `paths` (before a run replaces or deletes them)."""
+        found: set[str] = set()
+        for first in range(0, len(paths), 500):
+            part = list(paths[first : first + 500])
+            found.update(r[0] for r in self.conn.execute(
+                "SELECT c.sha256 FROM chunks c JOIN files f ON f.id = c.file_id"
+                f" WHERE f.path IN ({','.join('?' * len(part))})", part))
+        return found
+
+    def prune_embeddings_of(self, conn: sqlite3.Connection, shas: Iterable[str]) -> int:
+        """`prune_embeddings` of the texts `shas` only: their vectors (of any model) when no
+        unit has that text any more."""
+        wanted = list(shas)
+        removed = 0
+        for first in range(0, len(wanted), 500):
+            part = wanted[first : first + 500]
+            removed += conn.execute(
+                f"DELETE FROM embeddings WHERE sha256 IN ({','.join('?' * len(part))})"
+                " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.sha256 = embeddings.sha256)",
+                part).rowcount
+        return removed
+
     def add_embeddings(
         self, conn: sqlite3.Connection, model: str, rows: Iterable[tuple[str, bytes]]
     ) -> None:
@@ -591,6 +650,77 @@ class Store:
                     " JOIN files f ON f.id = c.file_id ORDER BY f.scope, c.file_id, c.ord"
                 )
             ]
+
+    def file_marks(self) -> dict[int, int]:
+        """file id -> a mark of the file as indexed, which changes whenever the file is indexed
+        again: its content hash and the microsecond it was indexed (the unit table keeps them
+        so that it can patch itself by the files that changed since: search/table.py)."""
+        with self._read_snapshot() as conn:
+            return self._file_marks(conn)
+
+    @staticmethod
+    def _file_marks(conn: sqlite3.Connection) -> dict[int, int]:
+        return {
+            file_id: (int(sha, 16) << 1) ^ micros
+            for file_id, micros, sha in conn.execute(
+                "SELECT id, CAST(indexed_at * 1000000 AS INTEGER), substr(sha256, 1, 15)"
+                " FROM files")
+        }
+
+    def changed_unit_rows(
+        self,
+        model: str | None,
+        dims: int,
+        marks: dict[int, int],
+        unvectored: dict[int, int],
+        most: int,
+    ) -> tuple[dict[int, int], list[int], list[Any]] | None:
+        """What changed since a unit table made when the files had `marks`, in one snapshot:
+        (the marks now, the ids of the files whose units changed: edited, added, gone, or
+        with units that got their vector since (of `unvectored`: file id -> units without
+        a valid vector then), and the units of those files now as `unit_rows` gives them).
+        None when more than `most` files changed (building the table whole is cheaper)."""
+        with self._read_snapshot() as conn:
+            now = self._file_marks(conn)
+            changed = {i for i, mark in marks.items() if now.get(i) != mark}
+            changed.update(i for i in now if i not in marks)
+            if len(changed) > most:
+                return None
+            waiting = [i for i in unvectored if i not in changed] if model else []
+            for first in range(0, len(waiting), 500):
+                part = waiting[first : first + 500]
+                for file_id, missing in conn.execute(
+                    "SELECT c.file_id, count(e.vector IS NULL OR length(e.vector) != ?"
+                    " OR NULL) FROM chunks c LEFT JOIN embeddings e ON e.sha256 = c.sha256"
+                    f" AND e.model = ? WHERE c.file_id IN ({','.join('?' * len(part))})"
+                    " GROUP BY c.file_id", (dims * 4, model, *part),
+                ):
+                    if missing != unvectored[file_id]:
+                        changed.add(file_id)
+            if len(changed) > most:
+                return None
+            present = sorted(i for i in changed if i in now)
+            rows: list[Any] = []
+            for first in range(0, len(present), 500):
+                part = present[first : first + 500]
+                rows += conn.execute(
+                    "SELECT c.id, c.file_id, c.heading, c.date, c.salience, e.vector,"
+                    " c.end_line - c.start_line + 1, c.terms, c.text, f.scope FROM chunks c"
+                    " JOIN files f ON f.id = c.file_id LEFT JOIN embeddings e"
+                    " ON e.sha256 = c.sha256 AND e.model = ?"
+                    f" WHERE c.file_id IN ({','.join('?' * len(part))})"
+                    " ORDER BY c.file_id, c.ord", (model or "", *part),
+                ).fetchall()
+            rows.sort(key=lambda r: (r[9], r[1]))  # stable: by scope, file, then unit
+            return now, sorted(changed), rows
+
+    def unit_rows_and_marks(
+        self, model: str | None
+    ) -> tuple[list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]],
+               dict[int, int]]:
+        """`unit_rows` and `file_marks` of one state of the index."""
+        with self._read_snapshot():
+            return self.unit_rows(model), self.file_marks()
 
     @contextmanager
     def _read_snapshot(self) -> Iterator[sqlite3.Connection]:

@@ -160,6 +160,19 @@ def search(
     return hits if isinstance(hits, list) else None
 
 
+def settled(cache_dir: Path) -> bool:
+    """Whether a watcher running in another process says the index holds every change it has
+    seen, once it has applied what was pending (it waits at most its settle time; False while
+    a large change is under way). A search may then skip its own freshness check, which stats
+    every file: the watcher's state answers in a round trip whatever the vault's size."""
+    if not lock_held(cache_dir / LOCK_FILE):
+        return False
+    if (read_state(cache_dir) or {}).get("pid") == os.getpid():
+        return False  # the watcher itself: its searches settle on their own
+    reply = request(cache_dir, {"op": "settle", "protocol": PROTOCOL})
+    return isinstance(reply, dict) and reply.get("ok") is True and reply.get("settled") is True
+
+
 def ping(cache_dir: Path, timeout: float = 2.0) -> dict[str, Any] | None:
     reply = request(cache_dir, {"op": "ping", "protocol": PROTOCOL}, timeout)
     return reply if isinstance(reply, dict) and reply.get("ok") else None

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..index import terms_of
+from ..index import fold, terms_of, whole
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,6 +44,17 @@ class RankSettings:
     # question at 0.26-0.6 ("which database did we pick" / "Chose PostgreSQL for billing":
     # 0.26). No threshold separates them all; other models differ.
     weak_cosine: float = 0.25
+    # A query word that is not a label but names one in short or misspelt (`Mel` for the
+    # speaker Melanie, `Carolyne` for Caroline: a prefix of 3+ letters, or one edit away)
+    # counts as that label: as a subject and as a keyword (`resolve_names`).
+    name_aliases: bool = True
+    # A query that names two or more subjects ("What do Joanna and Nate both like?") is asked
+    # of each: their lines take turns in the ranking (`take_turns`), so one person's lines
+    # cannot fill the budget.
+    subject_turns: bool = True
+    # A question asking when ("When did…", "what day…") raises by this share the lines that
+    # tell a day relative to their own ("yesterday", "last Fri"): they carry the answer.
+    when_boost: float = 0.1
 
 
 
@@ -256,10 +267,15 @@ def lift_named(
 
 
 def contains_token(text: str, token: str) -> bool:
-    """Whole-token, case-insensitive containment: `BIL-142` is not in `BIL-1423`, nor `v2.3`
-    in `v2.3.1` (a joined part such as `.1` or `-b` continues the token)."""
-    pattern = r"(?<!\w)(?<!\w[.\-/:])" + re.escape(token) + r"(?!\w)(?![.\-/:]\w)"
-    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+    """Whole-token containment, as matching folds text (case, accents, width: index/words.py):
+    `BIL-142` is not in `BIL-1423`, nor `v2.3` in `v2.3.1` (a joined part such as `.1` or `-b`
+    continues the token); a CJK token may sit anywhere in a run of CJK characters."""
+    token = fold(token)
+    if not token:
+        return False
+    pattern = whole(re.escape(token), token[0], token[-1], r"(?<!\w)(?<!\w[.\-/:])",
+                    r"(?!\w)(?![.\-/:]\w)")
+    return re.search(pattern, fold(text), flags=re.IGNORECASE) is not None
 
 
 # A unit's lead-in label: what a Markdown line is about, written before a colon at its start
@@ -309,6 +325,46 @@ def is_question(text: str) -> bool:
     return bool(end)
 
 
+def within_one_edit(a: str, b: str) -> bool:
+    """Whether `b` is `a` with at most one letter inserted, deleted, changed, or two
+    neighbours swapped."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (
+            i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:])
+    return a[i:] == b[i + 1:]
+
+
+def resolve_names(
+    words: Sequence[tuple[str, bool]], labels: Sequence[str], known: Callable[[str], bool]
+) -> dict[str, list[str]]:
+    """The labels (speakers, people: analyzed terms of the vault's lead-in labels) that query
+    words name without spelling them: a nickname that begins the label (`mel` -> `melani`,
+    3 letters at least) or a misspelling one edit away (`carolyn` -> `carolin`, 5 letters
+    at least). `words` are the query's analyzed terms, each with whether it was written
+    capitalised; a word the vault's text never uses, or a capitalised one, may be a name,
+    a lower-case common word (`art`, not `arthur`) is not. A word that could name two labels
+    names neither; words that are labels themselves stay as they are."""
+    label_set = set(labels)
+    found: dict[str, list[str]] = {}
+    for term, capitalised in words:
+        if term in label_set or len(term) < 3 or not (capitalised or not known(term)):
+            continue
+        named = [label for label in labels if label.startswith(term)
+                 or (len(term) >= 5 and within_one_edit(term, label))]
+        if len(named) == 1:  # two labels it could name: it names neither
+            found[term] = named
+    return found
+
+
 def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
     """The query to embed when the ranking already favours the units whose label a query
     word names: without those names (capitalised words all of whose terms are labels). A
@@ -325,6 +381,40 @@ def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
         kept.append(word)
     rest = " ".join(kept)
     return rest if dropped and terms_of(rest) else query
+
+
+_ASKS_WHEN = re.compile(r"^\s*when\b|\bwhen (?:did|do|does|was|were|is|will|are|has|have)\b|"
+                        r"\bwhat (?:day|date|time|year|month|week)\b|\bhow long ago\b",
+                        re.IGNORECASE)
+
+
+def asks_when(query: str) -> bool:
+    """Whether a question asks for a time ("When did Mel paint?", "what day was the gig?")."""
+    return _ASKS_WHEN.search(query) is not None
+
+
+def take_turns(ranked: Sequence[int], groups: Sequence[set[int]]) -> list[int]:
+    """`ranked` re-ordered so that the rows of the groups (the lines of each subject the query
+    names) take turns in the places they held, each group keeping its own order and the
+    group whose best row ranks first starting; the other rows keep their places."""
+    queues: list[list[int]] = [[] for _ in groups]
+    slots: list[int] = []
+    for at, row in enumerate(ranked):
+        home = next((k for k, group in enumerate(groups) if row in group), None)
+        if home is not None:
+            queues[home].append(row)
+            slots.append(at)
+    first = {row: at for at, row in enumerate(ranked)}
+    queues = sorted((q for q in queues if q), key=lambda q: first[q[0]])
+    turns: list[int] = []
+    while queues:
+        for queue in queues:
+            turns.append(queue.pop(0))
+        queues = [q for q in queues if q]
+    out = list(ranked)
+    for at, row in zip(slots, turns, strict=True):
+        out[at] = row
+    return out
 
 
 def coalesce(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from ..files import is_instruction
 from ..index import BM25_B, BM25_K1, terms_of
 from .ranking import (
     RankSettings,
+    asks_when,
     cited_lines,
     coalesce,
     contains_token,
@@ -30,6 +32,8 @@ from .ranking import (
     lift_named,
     max_norm,
     minmax_norm,
+    resolve_names,
+    take_turns,
     window_bm25,
     window_sums,
 )
@@ -46,6 +50,10 @@ log = logging.getLogger("vault_memory")
 MODES = ("hybrid", "keyword", "semantic")
 RARE_MIN_UNITS = 5
 RARE_SHARE = 0.01
+#: The unit table is patched by the files that changed while they are at most this many or a
+#: quarter of the vault's; built whole beyond (about as fast then, and simpler).
+PATCH_MOST_FILES = 200
+PATCHABLE = ("format", "model", "windows")  # a saved table of another state can be patched
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
@@ -178,27 +186,39 @@ class Searcher:
         self._table_version: tuple[Any, ...] | None = None
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
+        self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
         unchanged, mapped from `.vault/` when a previous process saved it for this state,
-        otherwise built from the store and saved."""
+        patched by the files that changed when one was made for an earlier state (in memory
+        or saved: `UnitTable.patch`), otherwise built from the store; saved when made."""
         store = self.index.store
         version = (model_id, store.conn.execute("PRAGMA data_version").fetchone()[0],
                    store.get_meta("last_index_at"))
         if self._table is not None and version == self._table_version:
             return self._table
-        from ..index import read_arrays, write_arrays
+        from ..index import read_stamped, write_arrays
 
         stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
                  **store.state_stamp()}
         path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
-        arrays = read_arrays(path, stamp)
-        if arrays is not None:
-            table = UnitTable(arrays, self.settings.windows)
+        dims = int(store.get_meta("dims", "384") or 384)
+        base = self._table if self._table_version and self._table_version[0] == model_id else None
+        # A table in memory is patched; otherwise the saved one is mapped, or patched when
+        # it was saved for an earlier state.
+        found = read_stamped(path) if base is None else None
+        if found is not None and found[0] == json.loads(json.dumps(stamp)):
+            table = UnitTable(found[1], self.settings.windows)
         else:
-            dims = int(store.get_meta("dims", "384") or 384)
-            table = UnitTable.build(store.unit_rows(model_id), dims, self.settings.windows)
+            if found is not None and {k: found[0].get(k) for k in PATCHABLE} == {
+                    k: stamp[k] for k in PATCHABLE}:
+                base = UnitTable(found[1], self.settings.windows)
+            made = self._patched(base, model_id, dims) if base is not None else None
+            if made is None:
+                rows, marks = store.unit_rows_and_marks(model_id)
+                made = UnitTable.build(rows, dims, self.settings.windows, marks)
+            table = made
             if store.state_stamp() == {k: stamp[k] for k in store.state_stamp()}:
                 try:
                     write_arrays(path, stamp, dict(table.arrays))
@@ -207,6 +227,19 @@ class Searcher:
         self._table, self._table_version = table, version
         self._hidden = {}
         return table
+
+    def _patched(self, base: UnitTable, model_id: str | None, dims: int) -> UnitTable | None:
+        """`base` brought up to the index as it is now by the files that changed since it was
+        made; None when its vectors have another length or too much changed to patch."""
+        if base.matrix.shape[1] != dims or list(base.windows) != list(self.settings.windows):
+            return None
+        marks, unvectored = base.file_marks()
+        got = self.index.store.changed_unit_rows(
+            model_id, dims, marks, unvectored, most=max(PATCH_MOST_FILES, len(marks) // 4))
+        if got is None:
+            return None
+        now, changed, rows = got
+        return base.patch(changed, rows, dims, now) if changed else base
 
     def _visible(self, table: UnitTable, kinds: tuple[str, ...]) -> np.ndarray | None:
         """The mask of units not of `kinds`, or None when the vault has none of them (the
@@ -233,7 +266,7 @@ class Searcher:
         kept = []
         total = len(table.ids) if within is None else within.units
         for token in tokens:
-            terms = terms_of(token)
+            terms = terms_of(token, query=True)
             if not terms:
                 continue
             frequency = min(len(table.text.postings(table.vocab.get(t), within)[0])
@@ -315,6 +348,7 @@ class Searcher:
         # salient and recent first (then in file order), nothing to rank them by.
         listing = filters.select is not None and not query.strip()
         allowed: np.ndarray | None = None
+        told: np.ndarray | None = None  # units let in by the days their text names
         if filters.active:
             where, params = filters.sql()
             allowed = np.isin(table.ids, np.fromiter(
@@ -323,6 +357,10 @@ class Searcher:
                     params)),
                 dtype=np.int64,
             ))
+            told = self._told(table, filters)
+            if told is not None:
+                told &= ~allowed  # only those the file's date left out
+                allowed |= told
         elif filters.hidden_kinds:
             allowed = self._visible(table, filters.hidden_kinds)
         if within is not None:
@@ -334,7 +372,15 @@ class Searcher:
             if allowed is not None and not allowed.any():
                 return []
 
-        terms = list(dict.fromkeys(terms_of(query)))  # analyzed once: keywords and subjects
+        terms = list(dict.fromkeys(terms_of(query, query=True)))  # keywords and subjects
+        aliases: dict[str, list[str]] = {}
+        if s.name_aliases and mode in ("hybrid", "keyword") and not listing:
+            # A nickname or a misspelling of a speaker's name names that speaker.
+            capitalised = {t for token in exact_tokens(query) for t in terms_of(token, query=True)}
+            aliases = resolve_names([(t, t in capitalised) for t in terms],
+                                    self.label_terms(table), table.vocab.__contains__)
+            terms = list(dict.fromkeys(
+                [t for term in terms for t in [term, *aliases.get(term, ())]]))
         keyword: np.ndarray | None = None
         has_term: np.ndarray | None = None  # units holding a query word
         guard: list[str] = []
@@ -369,6 +415,7 @@ class Searcher:
             guard = self._rare(table, exact_tokens(query), within)
         # Units whose lead-in label (their speaker, person or field) a query word names.
         subject = np.zeros(n, dtype=bool)
+        alias_subject = np.zeros(n, dtype=bool)  # ...named through a nickname or misspelling
         labels: set[str] = set()
         if mode in ("hybrid", "keyword") and s.subject_boost and not listing:
             for term in terms:
@@ -376,6 +423,12 @@ class Searcher:
                 if len(units):
                     subject[units] = True
                     labels.add(term)
+            for alias, named_labels in aliases.items():
+                if any(label in labels for label in named_labels):
+                    labels.add(alias)  # left out of the embedded query with the names
+                    for label in named_labels:
+                        units, _ = table.label.postings(table.vocab.get(label), within)
+                        alias_subject[units] = True
         vector: np.ndarray | None = None
         if use_vectors and table.has_vectors and not listing:
             encoder = self.index.query_embedder()
@@ -427,12 +480,16 @@ class Searcher:
         subject_factor = np.where(subject, 1.0 + s.subject_boost, 1.0)
         question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
         relevance = relevance * subject_factor * question_factor
+        when_factor: Any = 1.0
+        if s.when_boost and not listing and asks_when(query):
+            when_factor = np.where(table.told[:, 0] > 0, 1.0 + s.when_boost, 1.0)
+            relevance = relevance * when_factor
 
         recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
         score = relevance * recency * table.salience
         exact = np.zeros(n)
         if guard:
-            guard_terms = list(dict.fromkeys(t for tok in guard for t in terms_of(tok)))
+            guard_terms = list(dict.fromkeys(t for tok in guard for t in terms_of(tok, query=True)))
             holders = np.unique(np.concatenate(
                 [table.text.postings(table.vocab.get(t), within)[0] for t in guard_terms]))
             if allowed is not None:
@@ -460,6 +517,20 @@ class Searcher:
         best_rows = np.argpartition(-score, pool_size - 1)[:pool_size]
         best_rows = best_rows[np.argsort(-score[best_rows], kind="stable")]
         ranked = [int(r) for r in best_rows if np.isfinite(score[r])]
+        raised: set[int] = set()  # rows the subjects' turns moved up
+        if s.subject_turns and len(labels) >= 2 and not listing:
+            # Names only (capitalised words, nicknames): not a field label such as "decision".
+            capitalised = {t for token in exact_tokens(query) for t in terms_of(token)}
+            nicknamed = {t for named in aliases.values() for t in named}
+            named_subjects = sorted(t for t in labels if t in terms
+                                    and (t in capitalised or t in nicknamed))
+            if len(named_subjects) >= 2:
+                groups = [set(table.label.postings(table.vocab.get(t), within)[0].tolist())
+                          for t in named_subjects]
+                turned = take_turns(ranked, groups)
+                before = {row: at for at, row in enumerate(ranked)}
+                raised = {row for at, row in enumerate(turned) if at < before[row]}
+                ranked = turned
         spans = coalesce(
             ranked,
             table.section,
@@ -506,6 +577,10 @@ class Searcher:
                 "subject": float(subject_factor[best]),
                 "question": float(question_factor[best]),
                 "exact": float(exact[best]),
+                "alias": float(alias_subject[best]),
+                "told_date": float(told is not None and bool(told[best])),
+                "turn": float(best in raised),
+                "when": float(np.broadcast_to(when_factor, (n,))[best]),
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
@@ -529,6 +604,44 @@ class Searcher:
             if len(hits) >= limit:
                 break
         return hits
+
+    def _told(self, table: UnitTable, filters: Filters) -> np.ndarray | None:
+        """The units outside `--since/--until` by their file's date whose relative dates
+        ("yesterday" in the next day's log) name days wholly inside (a line's "next week" is
+        not in a range of one day), and that the other filters keep; None when there are
+        none."""
+        import dataclasses
+
+        import numpy as np
+
+        if not (filters.since or filters.until) or not table.told.any():
+            return None
+        first = filters.since.toordinal() if filters.since else 1
+        last = filters.until.toordinal() if filters.until else dt.date.max.toordinal()
+        told = (table.told[:, 0] >= first) & (table.told[:, 1] <= last)  # wholly inside
+        if not told.any():
+            return None
+        rest = dataclasses.replace(filters, since=None, until=None)
+        if rest.active or rest.hidden_kinds:
+            where, params = rest.sql()
+            told &= np.isin(table.ids, np.fromiter(
+                (r[0] for r in self.index.store.conn.execute(
+                    f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}",
+                    params)),
+                dtype=np.int64,
+            ))
+        return told if told.any() else None
+
+    def label_terms(self, table: UnitTable) -> list[str]:
+        """The analyzed terms of the vault's lead-in labels (speakers, people, field names),
+        read from the table's label postings once per table."""
+        import numpy as np
+
+        if self._label_terms is None or self._label_terms[0] is not table:
+            held = np.flatnonzero(np.diff(table.label.offsets) > 0)
+            words = {number: word for word, number in table.vocab.items()}
+            self._label_terms = (table, [words[int(t)] for t in held if int(t) in words])
+        return self._label_terms[1]
 
     def _select(self, tree: Any, table: UnitTable) -> np.ndarray | None:
         """The rows a query's operators select (search/select.py); a keyword index that cannot

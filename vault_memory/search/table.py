@@ -10,6 +10,7 @@ held only what it sees).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime as dt
 import math
@@ -18,12 +19,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index import terms_of
+from .dates import mentioned_days
 from .ranking import is_question, lead_label, recency_factors
 
 if TYPE_CHECKING:
     import numpy as np
 
-TABLE_FORMAT = 6  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids)
+TABLE_FORMAT = 8  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+# 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
+# 8: the days a unit's relative dates name)
 
 # (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text,
 # scope); the scope ("org/acme", "" for the root) may be left out: the root's.
@@ -69,6 +73,7 @@ class UnitTable:
         self.heading = FieldPostings(arrays, "hd")
         self.label = FieldPostings(arrays, "lb")  # lead-in labels (`lead_label`)
         self.question = arrays["question"]  # 1 where the unit ends by asking
+        self.told = arrays["told"]  # first and last day its relative dates name (0: none)
         self._vocab: dict[str, int] | None = None
         self._recency_key: tuple[int, float, float] | None = None
         self._recency: np.ndarray | None = None
@@ -117,63 +122,151 @@ class UnitTable:
         rows: Sequence[UnitRow],
         dims: int,
         windows: Sequence[int],
+        files: FileMarks | None = None,
     ) -> UnitTable:
         """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count,
-        analyzed terms, text[, scope]) in file order (grouped by scope here if they are not)."""
+        analyzed terms, text[, scope]) in file order (grouped by scope here if they are not).
+        files: what the store says of each file the rows come from (`Store.file_marks`), kept
+        so that `patch` knows later which files changed."""
         import numpy as np
 
-        scope_of_row = [r[9] if len(r) > 9 else "" for r in rows]
+        scope_of_row = [_scope(r) for r in rows]
         if any(x > y for x, y in zip(scope_of_row, scope_of_row[1:], strict=False)):
             order = sorted(range(len(rows)), key=scope_of_row.__getitem__)  # stable
             rows = [rows[i] for i in order]
-            scope_of_row = [scope_of_row[i] for i in order]
-        n = len(rows)
-        a: dict[str, np.ndarray] = {}
-        names = list(dict.fromkeys(scope_of_row))
-        code_of = {name: code for code, name in enumerate(names)}
-        a["scope_codes"] = np.fromiter(map(code_of.__getitem__, scope_of_row), dtype=np.int32,
-                                       count=n)
-        a["scope_bounds"] = np.searchsorted(a["scope_codes"], np.arange(len(names) + 1)).astype(
-            np.int64)
-        a["scope_names"] = np.frombuffer("\n".join(names).encode("utf-8"), dtype=np.uint8).copy()
-        a["ids"] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-        a["order"] = np.argsort(a["ids"], kind="stable")
-        a["sorted_ids"] = a["ids"][a["order"]]
-        a["salience"] = np.fromiter((r[4] for r in rows), dtype=np.float64, count=n)
-        a["file_ids"] = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
-        ordinals: dict[str | None, int] = {None: 0}  # date ordinals, 0 for undated units
-        for r in rows:
-            if r[3] is not None and r[3] not in ordinals:
-                ordinals[r[3]] = dt.date.fromisoformat(r[3]).toordinal()
-        a["day_numbers"] = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
-        a["line_counts"] = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
-        a["question"] = np.fromiter((is_question(r[8]) for r in rows), dtype=np.uint8, count=n)
-        matrix = np.zeros((n, dims), dtype=np.float32)
-        # A vector of the wrong length (damage: `vault status` and `vault index` find it) is
-        # left out: its unit goes by keywords, never shifts the other rows.
-        with_vector = [i for i, r in enumerate(rows) if r[5] is not None
-                       and len(r[5]) == dims * 4]
-        if with_vector:
-            blob = b"".join(rows[i][5] for i in with_vector)  # type: ignore[misc]
-            matrix[with_vector] = np.frombuffer(blob, dtype=np.float32).reshape(-1, dims)
-        a["matrix"] = matrix
-        a["has_vectors"] = np.array([bool(with_vector)])
-        # Sections: runs of units of one file under one heading path.
-        starts = np.zeros(n, dtype=np.int64)
-        if n:
-            starts[1:] = [
-                x[1] != y[1] or x[2] != y[2] for x, y in zip(rows, rows[1:], strict=False)
-            ]
-        a["section"] = np.cumsum(starts)
-        for w in windows:
-            lengths, members = _windows(a["section"], w)
-            a[f"w{w}_len"] = lengths
-            for k, (unit_rows, window_rows) in enumerate(members):
-                a[f"w{w}_rows{k}"] = unit_rows
-                a[f"w{w}_wins{k}"] = window_rows
-            a[f"w{w}_norm"] = _window_norms(matrix, bool(with_vector), lengths, members)
-        a.update(_postings(rows, a["scope_codes"], len(names)))
+        names = sorted(set(scope_of_row))
+        terms = _field_terms(rows)
+        a = _row_arrays(rows, dims, names, terms)
+        vocab = sorted({t for flat, _ in terms.values() for t in flat})
+        number = {t: i for i, t in enumerate(vocab)}
+        for field, (flat, _) in terms.items():
+            term_at = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
+            row_at = np.repeat(np.arange(len(rows), dtype=np.int64), a[f"{field}_count"])
+            term, row, tf = _pairs(term_at, row_at, len(rows))
+            a[f"{field}_rows"], a[f"{field}_tf"] = row, tf
+            a[f"{field}_offsets"] = _offsets(term, len(vocab))
+        a["vocab"] = _joined(vocab)
+        a.update(_file_arrays(files, a))
+        _derive(a, names, windows, None)
         return cls(a, windows)
+
+    def patch(
+        self,
+        changed: Sequence[int],
+        rows: Sequence[UnitRow],
+        dims: int,
+        files: FileMarks | None = None,
+    ) -> UnitTable:
+        """This table with the units of the files `changed` (file ids: edited, added, gone)
+        replaced by `rows` (those files' units now, in the order `build` takes), equal array
+        for array to the table `build` makes of the whole index. Costs the changed rows plus
+        copies of the unchanged ones (runs of rows, not one by one), not a pass of Python
+        over every unit: no terms are analyzed again, no window norm of an unchanged section
+        is summed again."""
+        import numpy as np
+
+        old = self.arrays
+        windows = list(self.windows)
+        n = len(self.ids)
+        drop = np.isin(self.file_ids, np.asarray(sorted(set(changed)), dtype=np.int64))
+        keep = np.flatnonzero(~drop)
+        scope_of_row = [_scope(r) for r in rows]
+        if any(x > y for x, y in zip(scope_of_row, scope_of_row[1:], strict=False)):
+            order = sorted(range(len(rows)), key=scope_of_row.__getitem__)
+            rows = [rows[i] for i in order]
+            scope_of_row = [scope_of_row[i] for i in order]
+        old_names = self.scope_names
+        kept_codes = np.unique(self.scope_codes[keep])
+        names = sorted({old_names[c] for c in kept_codes.tolist()} | set(scope_of_row))
+        code_of = {name: code for code, name in enumerate(names)}
+        recode = np.asarray([code_of.get(name, -1) for name in old_names], dtype=np.int64)
+        terms = _field_terms(rows)
+        added = _row_arrays(rows, dims, names, terms)
+        # Where each new row goes among the kept ones: by (scope, file id), as `build` orders.
+        kept_key = (recode[self.scope_codes[keep]] << 40) | self.file_ids[keep]
+        new_key = (added["scope_codes"].astype(np.int64) << 40) | added["file_ids"]
+        new_slots = np.searchsorted(kept_key, new_key, side="right") + np.arange(len(rows))
+        m = len(keep) + len(rows)
+        is_new = np.zeros(m, dtype=bool)
+        is_new[new_slots] = True
+        kept_slots = np.flatnonzero(~is_new)
+        runs = _runs(keep, kept_slots)
+        a: dict[str, np.ndarray] = {}
+        for name in (*_ROW_ARRAYS, *(f"{f}_{k}" for f in FIELDS for k in ("len", "count"))):
+            source = recode[old[name]].astype(np.int32) if name == "scope_codes" else old[name]
+            a[name] = _splice(source, added[name], runs, new_slots, m)
+        local = _splice(old["section"], added["section"] + (int(old["section"][-1]) + 1 if n
+                                                            else 0), runs, new_slots, m)
+        a["section"] = local
+        # Postings: the kept ones renumbered (rows and terms, both in order: still sorted),
+        # the new rows' merged in.
+        old_vocab = bytes(old["vocab"]).decode("utf-8").split("\n") if len(old["vocab"]) else []
+        new_row_of = np.full(n, -1, dtype=np.int64)
+        new_row_of[keep] = kept_slots
+        kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        alive = np.zeros(len(old_vocab), dtype=bool)
+        for field in FIELDS:
+            offsets = old[f"{field}_offsets"]
+            term = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+            row = old[f"{field}_rows"]
+            stays = ~drop[row]
+            kept[field] = (term[stays], new_row_of[row[stays]], old[f"{field}_tf"][stays])
+            alive[kept[field][0]] = True
+        inserted: dict[str, int] = {}  # a term the old vocabulary lacks -> where it goes in it
+        for flat, _ in terms.values():
+            for t in dict.fromkeys(flat):
+                at = bisect.bisect_left(old_vocab, t)
+                if at < len(old_vocab) and old_vocab[at] == t:
+                    alive[at] = True
+                else:
+                    inserted[t] = at
+        new_terms = sorted(inserted, key=lambda t: (inserted[t], t))
+        places = np.asarray([inserted[t] for t in new_terms], dtype=np.int64)
+        before = np.concatenate(([0], np.cumsum(alive)))  # alive old terms before each
+        renumber = before[:-1] + np.searchsorted(places, np.arange(len(old_vocab)), side="right")
+        new_numbers = before[places] + np.arange(len(new_terms))
+        vocab_size = int(before[-1]) + len(new_terms)
+        vocab: list[str] = [""] * vocab_size
+        for i in np.flatnonzero(alive).tolist():
+            vocab[int(renumber[i])] = old_vocab[i]
+        number: dict[str, int] = {}
+        for t, at in zip(new_terms, new_numbers.tolist(), strict=True):
+            vocab[at] = t
+            number[t] = at
+        for t in {t for flat, _ in terms.values() for t in flat} - set(number):
+            number[t] = int(renumber[bisect.bisect_left(old_vocab, t)])
+        for field, (flat, _) in terms.items():
+            term_at = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
+            row_at = np.repeat(new_slots, added[f"{field}_count"])
+            add_term, add_row, add_tf = _pairs(term_at, row_at, m)
+            k_term, k_row, k_tf = kept[field]
+            k_term = renumber[k_term]
+            at = np.searchsorted(k_term * m + k_row, add_term * m + add_row)
+            at += np.arange(len(at))
+            fresh = np.zeros(len(k_term) + len(add_term), dtype=bool)
+            fresh[at] = True
+            term = np.empty(len(fresh), dtype=np.int64)
+            term[fresh], term[~fresh] = add_term, k_term
+            out_rows = np.empty(len(fresh), dtype=np.int32)
+            out_rows[fresh], out_rows[~fresh] = add_row, k_row
+            tf = np.empty(len(fresh), dtype=np.float32)
+            tf[fresh], tf[~fresh] = add_tf, k_tf
+            a[f"{field}_rows"], a[f"{field}_tf"] = out_rows, tf
+            a[f"{field}_offsets"] = _offsets(term, vocab_size)
+        a["vocab"] = _joined(vocab)
+        a.update(_file_arrays(files, a))
+        _derive(a, names, windows, (self, is_new, new_row_of))
+        return UnitTable(a, windows)
+
+    def file_marks(self) -> tuple[dict[int, int], dict[int, int]]:
+        """What the store said of each file when this table was made (`Store.file_marks`),
+        and the files with units that had no vector: how many."""
+        import numpy as np
+
+        keys = self.arrays["file_keys"].tolist()
+        missing = self.arrays["file_unvectored"]
+        return (dict(zip(keys, self.arrays["file_marks"].tolist(), strict=True)),
+                {keys[i]: int(missing[i]) for i in np.flatnonzero(missing).tolist()})
 
     def recency(self, today: int, half_life_days: float, weight: float) -> np.ndarray:
         """`recency_factors` of every unit, computed once a day."""
@@ -246,17 +339,17 @@ class FieldPostings:
         return rows, self._idf(len(rows), within) * (tf * (k1 + 1.0)) / (tf + norm)
 
 
-def _postings(
-    rows: Sequence[UnitRow], scope_codes: np.ndarray, scopes: int
-) -> dict[str, np.ndarray]:
-    """The text, heading and label fields' inverted index as arrays (see FieldPostings), built
-    from the analyzed terms the indexer stored with each unit (headings and lead-in labels are
-    analyzed here, once per distinct string); and each field's total length per scope."""
-    import numpy as np
-    from whoosh.util.numeric import byte_to_length, length_to_byte
+_ROW_ARRAYS = ("scope_codes", "ids", "salience", "file_ids", "day_numbers", "line_counts",
+               "question", "told", "matrix", "vectored")
 
-    vocab: dict[str, int] = {}
-    out: dict[str, np.ndarray] = {}
+
+def _scope(row: UnitRow) -> str:
+    return row[9] if len(row) > 9 else ""
+
+
+def _field_terms(rows: Sequence[UnitRow]) -> dict[str, tuple[list[str], list[int]]]:
+    """Each field's analyzed terms of every row, flat, and how many each row has: the text's
+    as the indexer stored them, headings and lead-in labels analyzed here (once a string)."""
     by_string: dict[str | None, list[str]] = {None: []}
 
     def analyzed(text: str | None) -> list[str]:
@@ -270,6 +363,7 @@ def _postings(
         ("hd", lambda r: analyzed(r[2])),
         ("lb", lambda r: analyzed(lead_label(r[8]))),
     )
+    out = {}
     for name, terms_of_row in fields:
         flat: list[str] = []
         sizes: list[int] = []
@@ -277,30 +371,215 @@ def _postings(
             terms = terms_of_row(row)
             sizes.append(len(terms))
             flat.extend(terms)
-        for term in dict.fromkeys(flat):  # term numbers in order of first appearance
-            vocab.setdefault(term, len(vocab))
-        lengths = np.asarray(sizes, dtype=np.int64)
-        terms_at = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-        rows_at = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
-        # One posting per (unit, term) with its count, then grouped by term, units ascending.
-        pairs, counts = np.unique(rows_at * len(vocab) + terms_at, return_counts=True)
-        ids = pairs % len(vocab)
-        order = np.argsort(ids, kind="stable")
-        out[f"{name}_rows"] = (pairs // len(vocab)).astype(np.int32)[order]
-        out[f"{name}_tf"] = counts.astype(np.float32)[order]
-        # The average is exact, each unit's length rounded to what Whoosh's one byte holds:
-        # the scores are then exactly the Whoosh index's.
-        out[f"{name}_avg"] = np.array([lengths.mean() if len(lengths) else 0.0])
-        out[f"{name}_scope_len"] = np.bincount(scope_codes, weights=lengths, minlength=scopes)
-        longest = int(lengths.max(initial=0))
+        out[name] = (flat, sizes)
+    return out
+
+
+def _row_arrays(
+    rows: Sequence[UnitRow],
+    dims: int,
+    names: Sequence[str],
+    terms: Mapping[str, tuple[list[str], list[int]]],
+) -> dict[str, np.ndarray]:
+    """The arrays of one value per row, for rows grouped by scope (`names` in order) and in
+    file order; "section" numbers the rows' runs of one file under one heading from 0."""
+    import numpy as np
+    from whoosh.util.numeric import byte_to_length, length_to_byte
+
+    n = len(rows)
+    a: dict[str, np.ndarray] = {}
+    code_of = {name: code for code, name in enumerate(names)}
+    a["scope_codes"] = np.fromiter((code_of[_scope(r)] for r in rows), dtype=np.int32, count=n)
+    a["ids"] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    a["salience"] = np.fromiter((r[4] for r in rows), dtype=np.float64, count=n)
+    a["file_ids"] = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+    ordinals: dict[str | None, int] = {None: 0}  # date ordinals, 0 for undated units
+    for r in rows:
+        if r[3] is not None and r[3] not in ordinals:
+            ordinals[r[3]] = dt.date.fromisoformat(r[3]).toordinal()
+    a["day_numbers"] = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
+    a["line_counts"] = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
+    a["question"] = np.fromiter((is_question(r[8]) for r in rows), dtype=np.uint8, count=n)
+    # The days a dated unit's relative dates name ("yesterday", "last Fri"), from its own
+    # text and date (so derivable file by file): first and last day ordinal, 0 for none.
+    told = np.zeros((n, 2), dtype=np.int64)
+    for i, r in enumerate(rows):
+        if r[3] is not None:
+            days = mentioned_days(r[8], dt.date.fromordinal(ordinals[r[3]]))
+            if days is not None:
+                told[i] = days[0].toordinal(), days[1].toordinal()
+    a["told"] = told
+    matrix = np.zeros((n, dims), dtype=np.float32)
+    # A vector of the wrong length (damage: `vault status` and `vault index` find it) is
+    # left out: its unit goes by keywords, never shifts the other rows.
+    with_vector = [i for i, r in enumerate(rows) if r[5] is not None and len(r[5]) == dims * 4]
+    if with_vector:
+        blob = b"".join(rows[i][5] for i in with_vector)  # type: ignore[misc]
+        matrix[with_vector] = np.frombuffer(blob, dtype=np.float32).reshape(-1, dims)
+    a["matrix"] = matrix
+    vectored = np.zeros(n, dtype=np.uint8)
+    vectored[with_vector] = 1
+    a["vectored"] = vectored
+    # Sections: runs of units of one file under one heading path.
+    starts = np.zeros(n, dtype=np.int64)
+    if n:
+        starts[1:] = [
+            x[1] != y[1] or x[2] != y[2] for x, y in zip(rows, rows[1:], strict=False)
+        ]
+    a["section"] = np.cumsum(starts)
+    for field, (_, sizes) in terms.items():
+        # Each unit's length rounded to what Whoosh's one byte holds (the scores are then
+        # exactly the Whoosh index's); the exact count for the averages.
+        counts = np.asarray(sizes, dtype=np.int32)
+        longest = int(counts.max(initial=0))
         rounded = [byte_to_length(length_to_byte(x)) for x in range(longest + 1)]
-        out[f"{name}_len"] = np.asarray(rounded, dtype=np.float32)[lengths]
-        out[f"{name}_ids"] = ids  # replaced below, once the vocabulary is complete
-    size = len(vocab)
-    for name, _ in fields:
-        counts = np.bincount(out.pop(f"{name}_ids"), minlength=size)
-        out[f"{name}_offsets"] = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    out["vocab"] = np.frombuffer("\n".join(vocab).encode("utf-8"), dtype=np.uint8).copy()
+        a[f"{field}_len"] = np.asarray(rounded, dtype=np.float32)[counts]
+        a[f"{field}_count"] = counts
+    return a
+
+
+def _pairs(
+    term_at: np.ndarray, row_at: np.ndarray, rows: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One posting per (term, row) with its count, by term and then row: (terms, rows, tf)."""
+    import numpy as np
+
+    pairs, counts = np.unique(term_at * max(rows, 1) + row_at, return_counts=True)
+    return (pairs // max(rows, 1), (pairs % max(rows, 1)).astype(np.int32),
+            counts.astype(np.float32))
+
+
+def _offsets(term: np.ndarray, size: int) -> np.ndarray:
+    import numpy as np
+
+    counts = np.bincount(term, minlength=size)
+    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+def _joined(words: Sequence[str]) -> np.ndarray:
+    import numpy as np
+
+    return np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8).copy()
+
+
+#: file id -> a mark of what the store holds of it (`Store.file_marks`: changes whenever the
+#: file is indexed again).
+FileMarks = Mapping[int, int]
+
+
+def _file_arrays(files: FileMarks | None, a: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The files the table was made from, their marks and how many of their units had no
+    vector (the vectors a unit may get later, without its file changing)."""
+    import numpy as np
+
+    keys = np.asarray(sorted(files or ()), dtype=np.int64)
+    marks = np.asarray([files[k] for k in keys.tolist()] if files else [], dtype=np.int64)
+    file_ids = a["file_ids"]
+    missing = file_ids[a["vectored"] == 0]
+    at = np.searchsorted(keys, missing)
+    known = at < len(keys)
+    known[known] = keys[at[known]] == missing[known]
+    unvectored = np.bincount(at[known], minlength=len(keys)).astype(np.int32)
+    return {"file_keys": keys, "file_marks": marks, "file_unvectored": unvectored}
+
+
+def _derive(
+    a: dict[str, np.ndarray],
+    names: Sequence[str],
+    windows: Sequence[int],
+    reuse: tuple[UnitTable, np.ndarray, np.ndarray] | None,
+) -> None:
+    """The arrays that follow from the per-row ones, the same way for a table built whole and
+    a patched one: row order by id, scope bounds, sections numbered from 0, windows and their
+    norms (with `reuse`, (old table, which rows are new, old row -> new row): the norms of the
+    windows of unchanged sections are taken from the old table), field averages."""
+    import numpy as np
+
+    n = len(a["ids"])
+    a["scope_bounds"] = np.searchsorted(a["scope_codes"], np.arange(len(names) + 1)).astype(
+        np.int64)
+    a["scope_names"] = _joined(names)
+    a["order"] = np.argsort(a["ids"], kind="stable")
+    a["sorted_ids"] = a["ids"][a["order"]]
+    has_vectors = bool(a["vectored"].any())
+    a["has_vectors"] = np.array([has_vectors])
+    local = a["section"]
+    starts = np.zeros(n, dtype=np.int64)
+    starts[1:] = local[1:] != local[:-1]
+    a["section"] = np.cumsum(starts)
+    for w in windows:
+        lengths, members = _windows(a["section"], w)
+        a[f"w{w}_len"] = lengths
+        for k, (unit_rows, window_rows) in enumerate(members):
+            a[f"w{w}_rows{k}"] = unit_rows
+            a[f"w{w}_wins{k}"] = window_rows
+        if reuse is None or not has_vectors or not reuse[0].has_vectors:
+            a[f"w{w}_norm"] = _window_norms(a["matrix"], has_vectors, lengths, members)
+        else:
+            a[f"w{w}_norm"] = _reused_norms(w, a["matrix"], lengths, members, *reuse)
+    for field in FIELDS:
+        counts = a[f"{field}_count"].astype(np.int64)
+        a[f"{field}_avg"] = np.array([counts.mean() if n else 0.0])
+        a[f"{field}_scope_len"] = np.bincount(a["scope_codes"], weights=counts,
+                                              minlength=len(names))
+
+
+def _reused_norms(
+    size: int,
+    matrix: np.ndarray,
+    lengths: np.ndarray,
+    members: list[tuple[np.ndarray, np.ndarray]],
+    old: UnitTable,
+    is_new: np.ndarray,
+    new_row_of: np.ndarray,
+) -> np.ndarray:
+    """The window norms of a patched table: a window starting on a kept row lies in a kept
+    section (sections never span files), so its norm is the old table's; the others are
+    summed as `_window_norms` does."""
+    import numpy as np
+
+    starts = members[0][0]  # every window has a first unit, in window order
+    old_row = np.full(len(is_new), -1, dtype=np.int64)
+    kept = np.flatnonzero(new_row_of >= 0)
+    old_row[new_row_of[kept]] = kept
+    reused = ~is_new[starts]
+    norms = np.empty(len(lengths), dtype=np.float64)
+    old_starts = old.arrays[f"w{size}_rows0"]
+    norms[reused] = old.window_norms[size][np.searchsorted(old_starts, old_row[starts[reused]])]
+    fresh = np.flatnonzero(~reused)
+    if len(fresh):
+        local = np.full(len(lengths), -1, dtype=np.int64)
+        local[fresh] = np.arange(len(fresh))
+        acc = np.zeros((len(fresh), matrix.shape[1]), dtype=np.float32)
+        for rows, wins in members:
+            take = local[wins] >= 0
+            acc[local[wins[take]]] += matrix[rows[take]]
+        norms[fresh] = np.maximum(np.linalg.norm(acc, axis=1), 1e-6)
+    return norms
+
+
+def _runs(keep: np.ndarray, slots: np.ndarray) -> list[tuple[int, int, int]]:
+    """(old row, new row, length) of the runs of kept rows that stay together."""
+    import numpy as np
+
+    if len(keep) == 0:
+        return []
+    breaks = np.flatnonzero((np.diff(keep) != 1) | (np.diff(slots) != 1)) + 1
+    first = np.concatenate(([0], breaks))
+    end = np.concatenate((breaks, [len(keep)]))
+    return [(int(keep[s]), int(slots[s]), int(e - s)) for s, e in zip(first, end, strict=True)]
+
+
+def _splice(
+    old: np.ndarray, new: np.ndarray, runs: list[tuple[int, int, int]], slots: np.ndarray,
+    size: int,
+) -> np.ndarray:
+    import numpy as np
+
+    out = np.empty((size, *old.shape[1:]), dtype=old.dtype)
+    for source, target, length in runs:
+        out[target : target + length] = old[source : source + length]
+    out[slots] = new
     return out
 
 

@@ -1,0 +1,82 @@
+"""The freshness check of a search (vault.py `_freshen`): with a watcher running in another
+process, its state answers (it applies what is pending, then says so) and no file is stat'ed;
+without one, every file is stat'ed, so an in-place edit is seen whatever the directories'
+mtimes say."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vault_memory import Vault
+from vault_memory.index.indexer import Index
+from vault_memory.live import Watcher, watch_client
+
+
+@pytest.fixture
+def stats(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times a search stat'ed the vault's files."""
+    calls: list[int] = []
+    stale_paths = Index.stale_paths
+
+    def counted(self: Index, *args: Any, **kwargs: Any) -> list[str]:
+        calls.append(1)
+        return stale_paths(self, *args, **kwargs)
+
+    monkeypatch.setattr(Index, "stale_paths", counted)
+    return calls
+
+
+@pytest.fixture
+def watcher(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Watcher]:
+    """A keyword-only watcher, seen by the searches of this test as another process's."""
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
+    (vault_dir / "notes").mkdir(exist_ok=True)
+    (vault_dir / "notes" / "renderer.md").write_text("# Renderer\n\nUses WeasyPrint 63.1.\n",
+                                                     encoding="utf-8")
+    running = Watcher(Vault(vault_dir), dream=False, quiet_ms=100)
+    running.start()
+    assert running.ready.wait(60) and running.warm.wait(60)
+    real_pid = os.getpid()
+    monkeypatch.setattr(watch_client.os, "getpid", lambda: real_pid + 1)
+    yield running
+    running.stop()
+    running.vault.close()
+
+
+def test_a_running_watcher_answers_the_freshness_check(watcher: Watcher, vault_dir: Path,
+                                                       stats: list[int]) -> None:
+    watcher.quiet = 30.0  # only the search's settle request can apply the edit in time
+    watcher.max_delay = 60.0
+    with (vault_dir / "notes" / "renderer.md").open("r+", encoding="utf-8") as fh:
+        fh.seek(0, os.SEEK_END)  # in place: the folder's mtime does not change
+        fh.write("- QUOKKA_77 needs fonts-noto-core.\n")
+    deadline = time.monotonic() + 10
+    while not watcher._pending and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with Vault(vault_dir) as here:
+        hits = here.search("QUOKKA_77", mode="keyword")
+    assert hits and "QUOKKA_77" in hits[0].text
+    assert stats == []  # the watcher's state, not a stat of every file
+
+
+def test_without_a_watcher_an_in_place_edit_is_seen(indexed_small: Path,
+                                                     stats: list[int]) -> None:
+    folder = indexed_small / "notes"
+    before = folder.stat().st_mtime_ns
+    with Vault(indexed_small) as vault:
+        vault.search("renderer", mode="keyword")
+        path = folder / "renderer.md"
+        with path.open("r+", encoding="utf-8") as fh:  # same size, same second: only the
+            text = fh.read()                           # file's own mtime_ns tells
+            fh.seek(0)
+            fh.write(text.replace("WeasyPrint 63.1", "WeasyPrint 99.9"))
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))
+        hits = vault.search("WeasyPrint 99.9", mode="keyword")
+    assert folder.stat().st_mtime_ns == before
+    assert "99.9" in hits[0].text and len(stats) == 2

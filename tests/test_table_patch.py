@@ -1,0 +1,236 @@
+"""The unit table patched by the files that changed (search/table.py `UnitTable.patch`) equals
+the table built whole, array for array, after random edits, additions, deletions, renames and
+moves between scopes, on a real index; in memory and from the table a process saved."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from vault_memory import Vault
+from vault_memory.search.table import UnitTable
+
+WORDS = ("billing", "ledger", "refund", "cutover", "Jonas", "Priya", "PostgreSQL", "Kafka",
+         "invoice", "renderer", "fonts", "retry", "budget", "standup", "deploy", "staging",
+         "rollback", "Zoë", "Jürgen", "naïve", "café", "ERR_LEDGER_409", "why", "what",
+         "decided", "moved", "approved", "owns")
+FOLDERS = ("notes", "memory", "scopes/alpha/notes", "scopes/alpha/memory", "scopes/beta/notes",
+           "scopes/alpha/gamma/notes")
+
+
+def same_arrays(got: UnitTable, want: UnitTable) -> None:
+    assert sorted(got.arrays) == sorted(want.arrays)
+    for name, array in want.arrays.items():
+        other = got.arrays[name]
+        assert other.dtype == array.dtype, name
+        assert other.shape == array.shape, name
+        assert np.array_equal(other, array), name
+
+
+def note_text(rnd: random.Random) -> str:
+    lines = [f"# {rnd.choice(WORDS).title()} notes", ""]
+    for _ in range(rnd.randint(0, 3)):
+        lines.append(f"## {' '.join(rnd.sample(WORDS, rnd.randint(1, 3)))}")
+        for _ in range(rnd.randint(0, 4)):
+            words = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(2, 9)))
+            lines.append(f"- {rnd.choice(['Maya', 'Jonas', 'Ops'])}: {words}"
+                         f"{rnd.choice(['.', '?', ' #decision', ''])}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def random_step(root: Path, rnd: random.Random, made: list[int]) -> str:
+    """One random change to the vault's files; returns what it did."""
+    files = sorted(p for p in root.rglob("*.md") if ".vault" not in p.parts
+                   and p.name != "MEMORY.md" and "dreams" not in p.parts)
+    kind = rnd.choice(["edit", "edit", "append", "add", "add", "delete", "rename", "move",
+                       "empty", "same"])
+    if kind in ("add",) or not files:
+        made[0] += 1
+        path = root / rnd.choice(FOLDERS) / f"n{made[0]}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(note_text(rnd), encoding="utf-8")
+        return f"add {path.relative_to(root)}"
+    path = rnd.choice(files)
+    if kind == "edit":
+        path.write_text(note_text(rnd), encoding="utf-8")
+    elif kind == "append":
+        with path.open("a", encoding="utf-8") as out:
+            out.write(f"\n- {' '.join(rnd.sample(WORDS, 4))}\n")
+    elif kind == "delete":
+        path.unlink()
+    elif kind == "rename":
+        made[0] += 1
+        path.rename(path.with_name(f"r{made[0]}.md"))
+    elif kind == "move":  # into another folder, often another scope
+        made[0] += 1
+        target = root / rnd.choice(FOLDERS) / f"m{made[0]}.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        path.rename(target)
+    elif kind == "empty":
+        path.write_text("", encoding="utf-8")
+    else:  # the same bytes again: a new mtime, no new units
+        path.write_bytes(path.read_bytes())
+    return f"{kind} {path.relative_to(root)}"
+
+
+@pytest.fixture
+def patches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many rows each patch of a table replaced (so a test knows the patch ran)."""
+    calls: list[int] = []
+    patch = UnitTable.patch
+
+    def counted(self: UnitTable, changed: Any, rows: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(len(rows))
+        return patch(self, changed, rows, *args, **kwargs)
+
+    monkeypatch.setattr(UnitTable, "patch", counted)
+    return calls
+
+
+def builds() -> int:
+    return BUILDS[0]
+
+
+BUILDS = [0]
+
+
+@pytest.fixture(autouse=True)
+def _count_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    build = UnitTable.build.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[UnitTable], *args: Any, **kwargs: Any) -> UnitTable:
+        BUILDS[0] += 1
+        return build(cls, *args, **kwargs)
+
+    monkeypatch.setattr(UnitTable, "build", classmethod(counted))
+
+
+def rebuilt(vault: Vault, model: str | None) -> UnitTable:
+    store = vault._index.store
+    rows, marks = store.unit_rows_and_marks(model)
+    dims = int(store.get_meta("dims", "384") or 384)
+    return UnitTable.build(rows, dims, vault._searcher.settings.windows, marks)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_patched_table_equals_a_rebuilt_one(indexed_small: Path, seed: int,
+                                               patches: list[int]) -> None:
+    rnd = random.Random(seed)
+    made = [0]
+    for _ in range(3):  # scopes and more files to start from
+        random_step(indexed_small, random.Random(rnd.random()), made)
+    with Vault(indexed_small) as vault:
+        vault.index()
+        for mode in ("hybrid", "keyword"):
+            vault._searcher.table(vault._searcher._model_for(mode))
+        for step in range(8):
+            done = [random_step(indexed_small, rnd, made) for _ in range(rnd.randint(1, 3))]
+            vault.index()
+            for mode in ("hybrid", "keyword"):
+                model = vault._searcher._model_for(mode)
+                built = builds()
+                table = vault._searcher.table(model)
+                assert builds() == built, (step, done)  # patched (or unchanged), not built
+                same_arrays(table, rebuilt(vault, model))
+    assert any(patches)
+
+
+def test_a_new_process_patches_the_saved_table(indexed_small: Path,
+                                               patches: list[int]) -> None:
+    with Vault(indexed_small) as vault:
+        vault.search("renderer fonts")  # saves the table
+    (indexed_small / "notes" / "renderer.md").write_text(
+        "# Renderer\n\nThe renderer needs fonts-dejavu now.\n", encoding="utf-8")
+    (indexed_small / "memory" / "2026-11-20.md").unlink()
+    with Vault(indexed_small) as vault:
+        hits = vault.search("which fonts does the renderer need")
+        assert patches == [1]  # the renderer's one unit; the deleted log's went out
+        assert "dejavu" in hits[0].text
+        model = vault._searcher._model_for("hybrid")
+        same_arrays(vault._searcher.table(model), rebuilt(vault, model))
+    with Vault(indexed_small) as vault:  # the patched table was saved: mapped as it is
+        vault.search("which fonts does the renderer need")
+        assert patches == [1]
+
+
+def test_units_that_get_their_vectors_later_are_patched_in(
+    indexed_small: Path, patches: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file indexed without its vectors (the model busy or failing) is searched by keywords;
+    when its vectors arrive, its rows are patched though the file did not change."""
+    path = indexed_small / "notes" / "late.md"
+    path.write_text("# Late\n\n- The late note about the cutover.\n", encoding="utf-8")
+    with Vault(indexed_small) as vault:
+        vault._index.run(paths=["notes/late.md"], embed_repairs=False)
+        store = vault._index.store
+        model = store.get_meta("model_id")
+        with store.transaction() as conn:  # as if the embedding had failed
+            conn.execute("DELETE FROM embeddings WHERE sha256 IN (SELECT c.sha256 FROM chunks c"
+                         " JOIN files f ON f.id = c.file_id WHERE f.path = 'notes/late.md')")
+        first = vault._searcher.table(model)
+        row = int(first.positions(first.ids[first.arrays["vectored"] == 0][:1])[0])
+        assert not first.matrix[row].any()
+        vault.index()  # embeds the missing vectors
+        second = vault._searcher.table(model)
+        assert second.matrix[int(second.positions([int(first.ids[row])])[0])].any()
+        same_arrays(second, rebuilt(vault, model))
+    assert patches and patches[-1] == 1
+
+
+
+def test_a_search_after_an_edit_embeds_with_the_query_encoder(indexed_small: Path,
+                                                               loaded_embedder: Any) -> None:
+    """The few units of a search's index run are embedded by the light query encoder (no
+    fastembed import, no second session of the model), to fastembed's vectors."""
+    line = "The renderer also needs fonts-dejavu-core for Cyrillic invoices."
+    path = indexed_small / "notes" / "renderer.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("WeasyPrint 63.1", "WeasyPrint 64")
+                    + f"\n{line}\n", encoding="utf-8")
+    with Vault(indexed_small) as vault:
+        hits = vault.search("Cyrillic invoices")
+        assert "Cyrillic" in hits[0].text
+        assert vault._index._embedder is None  # the full embedder was never loaded
+        store = vault._index.store
+        sha, text = store.conn.execute(
+            "SELECT sha256, text FROM chunks WHERE text LIKE '%Cyrillic%'").fetchone()
+        stored = store.conn.execute("SELECT vector FROM embeddings WHERE sha256 = ? AND model = ?",
+                                    (sha, store.get_meta("model_id"))).fetchone()[0]
+        orphans = store.conn.execute("SELECT count(*) FROM embeddings e WHERE NOT EXISTS"
+                                     " (SELECT 1 FROM chunks c WHERE c.sha256 = e.sha256)")
+        assert orphans.fetchone()[0] == 0  # the old line's vector went with it
+    got = np.frombuffer(stored, dtype=np.float32)
+    want = loaded_embedder.embed([text])[0]
+    assert float(got @ want) > 0.9999
+
+
+def test_other_windows_make_a_new_table(indexed_small: Path) -> None:
+    """A table in memory is patched only for the window sizes it was made with."""
+    import dataclasses
+
+    with Vault(indexed_small) as vault:
+        searcher = vault._searcher
+        model = searcher._model_for("hybrid")
+        searcher.table(model)
+        (indexed_small / "notes" / "renderer.md").write_text("# Renderer\n\n- Fonts.\n",
+                                                             encoding="utf-8")
+        vault.index()
+        searcher.settings = dataclasses.replace(searcher.settings, windows=(2,))
+        table = searcher.table(model)
+        assert list(table.windows) == [2]
+        same_arrays(table, rebuilt(vault, model))
+
+
+def test_a_few_files_run_reports_the_index_counts(indexed_small: Path) -> None:
+    """A run over a few files takes its totals from the counts its transactions recorded."""
+    (indexed_small / "notes" / "more.md").write_text("# More\n\n- one\n- two\n", encoding="utf-8")
+    with Vault(indexed_small) as vault:
+        report = vault._index.run(paths=["notes/more.md"])
+        totals = vault._index.store.counts(vault._index.model_id)
+    assert report.new == 1 and report.units_embedded == 2
+    assert (report.files, report.units, report.embedded_units) == (
+        totals["files"], totals["units"], totals["embedded_units"])
