@@ -2,7 +2,11 @@
 labelled pairs of tests/supersede_corpus.py (the rules were written against PAIRS; HELD_OUT was
 written after them and never used to change one), and the cost of the search post-step.
 
-Usage: python bench/supersede.py [--runs 5] [--show]
+Usage: python bench/supersede.py [--runs 5] [--show] [--vault DIR]
+
+--vault DIR also reads every line of DIR/**/memory/*.md as a dated text and counts the lines
+that supersede another (e.g. the LoCoMo development vaults of /work/shared/eval, made with
+`make_vault.py --out DIR`: dialogue, where a false supersession is easy to see).
 """
 
 from __future__ import annotations
@@ -44,9 +48,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--show", action="store_true", help="list misses and false positives")
+    parser.add_argument("--vault", type=Path, help="also count supersessions in DIR's logs")
     args = parser.parse_args()
     report("pairs", PAIRS, args.show)
     report("held out", HELD_OUT, args.show)
+    if args.vault:
+        lines = superseded = stated = 0
+        for memory in sorted(args.vault.rglob("memory")):
+            texts = [Dated(f"{log.name}#L{n}", dt.date.fromisoformat(log.stem), line)
+                     for log in sorted(memory.glob("*.md"))
+                     for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1)
+                     if line.strip() and not line.startswith("#")]
+            lines += len(texts)
+            stated += sum(bool(statements(t.text)) for t in texts)
+            found = current_of(texts)
+            superseded += len(found)
+            by_id = {t.id: t.text for t in texts}
+            for old, (new, why) in list(found.items())[:5] if args.show else []:
+                print(f"  {why.reason}: {by_id[old][:60]!r} -> {by_id[new][:60]!r}")
+        print(f"{args.vault}: {superseded} of {lines} lines superseded "
+              f"({stated} state something the rules read)")
     texts = [t for older, newer, _ in PAIRS + HELD_OUT for t in (older, newer)][:20]
     walls, cpus = [], []
     for _ in range(args.runs):
