@@ -14,7 +14,7 @@ import pytest
 from vault_memory import Vault
 from vault_memory.errors import VaultError
 from vault_memory.files import fsutil
-from vault_memory.search.context import build_context
+from vault_memory.search.context import OPEN_TAG, build_context
 from vault_memory.search.tokens import (
     HEURISTIC_CHARS_PER_TOKEN,
     TOKENIZER_FILE,
@@ -197,7 +197,7 @@ def test_a_large_budget_holds_memory_and_both_logs_exactly(sample_vault: Path) -
     assert yesterday.removeprefix("# 2026-11-20\n\n") in block.text
     assert "2026-11-19" not in block.text  # the day before yesterday is not included
     assert [p.kind for p in block.parts] == ["memory", "today", "yesterday"]
-    assert block.text.startswith("<vault_memory>\n") and block.text.endswith("</vault_memory>")
+    assert block.text.startswith(OPEN_TAG + "\n") and block.text.endswith("</vault_memory>")
 
 
 def notice_range(text: str) -> tuple[int, int]:
@@ -228,13 +228,14 @@ def test_a_cut_memory_file_is_announced_at_the_top(tmp_path: Path, budget: int) 
 
 def test_a_memory_file_that_does_not_fit_at_all_still_says_so(tmp_path: Path) -> None:
     root = make_vault(tmp_path / "v", {"MEMORY.md": big_memory()})
-    block = Vault(root).context_block(80, today=DAY)
+    fence = count_tokens(OPEN_TAG) - count_tokens("<vault_memory>")  # what the fence's note costs
+    block = Vault(root).context_block(80 + fence, today=DAY)
     assert "[MEMORY.md does not fit this block's budget: lines 1-" in block.text
-    assert block.tokens <= 80
+    assert block.tokens <= 80 + fence
     n = len(fsutil.split_lines(big_memory()))
-    tiny = Vault(root).context_block(45, today=DAY)
+    tiny = Vault(root).context_block(45 + fence, today=DAY)
     assert tiny.text == (
-        f"<vault_memory>\n[MEMORY.md cut to fit: lines 1-{n} not shown; "
+        f"{OPEN_TAG}\n[MEMORY.md cut to fit: lines 1-{n} not shown; "
         f"vault get MEMORY.md:1-{n}]\n</vault_memory>"
     )
 
@@ -310,7 +311,7 @@ def test_bad_budgets_and_queries(vault_dir: Path, budget, query, message: str) -
 def test_vault_context_prints_the_block(sample_vault: Path, run_cli) -> None:
     result = run_cli("--vault", str(sample_vault), "context", "--budget", "400")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.startswith("<vault_memory>\n[MEMORY.md is longer than")
+    assert result.stdout.startswith(OPEN_TAG + "\n[MEMORY.md is longer than")
     assert count_tokens(result.stdout.rstrip("\n")) <= 400
 
 

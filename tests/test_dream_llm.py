@@ -226,6 +226,38 @@ ADVERSARIAL = {
 }
 
 
+ADVERSARIAL |= {  # issue 25: what a model may mark superseded
+    "supersedes a pinned entry": (
+        proposal(superseded=[{"id": "m1", "by": DECISION, "reason": "r"}]),
+        "it marks the pinned entry m1 superseded"),
+    "supersedes by an invented source": (
+        proposal(superseded=[{"id": "m2", "by": "memory/2026-01-01.md#L1", "reason": "r"}]),
+        "which is not one of this dream's inputs"),
+    "supersedes an archived entry": (
+        proposal(superseded=[{"id": "m9", "by": DECISION, "reason": "r"}],
+                 archived=[{"id": "m9", "reason": "old"}],
+                 sections=[{"heading": "Inbox", "entries": keep(*PINNED, "m2", "m3", "m4",
+                                                                "m5", "m6", "m8", "m10")}]),
+        "superseded entry m9 must be kept as it is"),
+}
+
+
+def test_a_model_may_mark_an_entry_superseded(vault: Path, llm_server) -> None:
+    reply = proposal(superseded=[{"id": "m2", "by": JONAS,
+                                  "reason": "Jonas: on leave, no longer the manager to ask"}])
+    reply["sections"][1]["entries"].append(
+        {"text": "Jonas is on parental leave from 1 January.", "sources": [JONAS],
+         "reason": "lasting fact"})
+    llm_server.reply_json(reply)
+    with Vault(vault) as v:
+        report = v.dream(now=NOW)
+    text = (vault / "MEMORY.md").read_text()
+    assert (f"- Jonas Berg: Head of Engineering, Maya's manager. <!-- superseded-by: {JONAS} -->"
+            in text)
+    assert [(s["by"], s["reason"]) for s in report.superseded] == [
+        (JONAS, "the model: Jonas: on leave, no longer the manager to ask")]
+
+
 @pytest.mark.parametrize("case", ADVERSARIAL)
 def test_adversarial_replies_are_refused(case: str, vault: Path, llm_server, tree_state) -> None:
     reply, message = ADVERSARIAL[case]

@@ -22,7 +22,7 @@ STATUS_KEYS = {
     "vault", "cache", "cache_bytes", "indexed", "files", "units", "embedded_units", "model",
     "configured_model", "last_index_at", "drift", "problem", "settings", "settings_sources",
     "watcher", "skipped", "provider", "pending_embeddings", "embedding_error", "queue", "damaged",
-    "unresolved_links", "unresolved",
+    "unresolved_links", "unresolved", "flagged_units",
 }
 
 

@@ -118,6 +118,12 @@ def status(vault: Vault, as_json: bool) -> None:
         f"last index    {when}",
         "drift         " + (", ".join(f"{v} {k}" for k, v in drift.items()) or "none"),
     ]
+    if info.get("flagged_units"):
+        from ..text import plural
+
+        n = info["flagged_units"]
+        lines.append(f"flagged       {plural(n, 'unit')} {'reads' if n == 1 else 'read'} as "
+                     "an instruction to a model (search and context mark it; nothing is deleted)")
     if info.get("pending_embeddings"):
         lines.append(f"pending       {info['pending_embeddings']} units wait for their vectors "
                      f"({info['embedding_error']}); `vault index` adds them")

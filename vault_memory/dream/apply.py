@@ -35,8 +35,10 @@ from ..files import (
     Layout,
     MemoryDoc,
     date_from_name,
+    defang,
     fsutil,
     gitops,
+    is_instruction,
     parse_memory,
     parse_note,
     plain_text,
@@ -118,6 +120,7 @@ class DreamReport:
     archived: list[dict[str, Any]] = field(default_factory=list)
     edited: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    superseded: list[dict[str, Any]] = field(default_factory=list)  # entries marked superseded
     refused: list[str] = field(default_factory=list)  # dry run: what would be refused
     diff: str = ""
     memory_chars: tuple[int, int] = (0, 0)
@@ -786,6 +789,7 @@ def _describe(report: DreamReport, plan: DreamPlan, before: str, after: str,
     report.archived = [a.to_dict() for a in plan.archived]
     report.edited = [e.to_dict() for e in plan.edited]
     report.skipped = [s.to_dict() for s in plan.skipped]
+    report.superseded = [s.to_dict() for s in plan.superseded]
     report.diff = unified_diff(before, after, memory_file)
     report.memory_chars = (len(before), len(after))
 
@@ -795,6 +799,8 @@ def _summary(report: DreamReport, plan: DreamPlan) -> str:
              f"{len(plan.archived)} archived"]
     if plan.edited:
         parts.append(f"{len(plan.edited)} reworded")
+    if plan.superseded:
+        parts.append(f"{len(plan.superseded)} superseded")
     parts.append(f"{len(plan.skipped)} not promoted")
     head = (f"{report.new_entries} new entries from the daily logs "
             f"{report.window[0]} to {report.window[1]}" if report.window else "")
@@ -827,11 +833,23 @@ def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.d
               for m in plan.merged]
     archived = [f"from **{a.entry.section}**: {one_line(a.entry.text)} → `{archive_file}` — "
                 f"{a.reason}" for a in plan.archived]
-    skipped = [f"`{s.source}` {one_line(s.text, 80)} — {s.reason}" for s in plan.skipped]
+    skipped = [f"`{s.source}` {_quoted(s.text)} — {s.reason}" for s in plan.skipped]
+    superseded = [f"in **{s.entry.section}**: {one_line(s.entry.text)} → superseded by "
+                  f"`{s.by}` \"{_quoted(s.by_text)}\" — {s.reason}"
+                  for s in plan.superseded]
     sections = [("Inputs", inputs), ("Added", added), ("Reworded", edited),
-                ("Merged", merged), ("Archived", archived), ("Not promoted", skipped)]
+                ("Superseded", superseded), ("Merged", merged), ("Archived", archived),
+                ("Not promoted", skipped)]
     return render_entry(f"{now:%H:%M} · dream · {report.mode}", facts, sections, report.diff,
                         record)
+
+
+def _quoted(text: str) -> str:
+    """A refused line as the diary quotes it: one that reads as an instruction to a model is
+    defanged (files/injection.py), so the diary read back to an agent does not pass it on."""
+    if is_instruction(text):
+        return f"(defanged) {defang(text)}"
+    return one_line(text, 80)
 
 
 def _commit_message(report: DreamReport, diary: str | None = None) -> str:

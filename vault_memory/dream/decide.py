@@ -34,7 +34,7 @@ from ..files import (
     plain_text,
     render_memory,
 )
-from ..search import line_hash
+from ..search import SUPERSEDED_BY, line_hash, supersedes
 from .junk import junk_reason
 from .similarity import Similarity, tokens
 from .wording import as_memory, speaker_label
@@ -231,6 +231,25 @@ class Edited:
 
 
 @dataclass
+class Superseded:
+    """An entry a newer item states another value for: annotated in place, its text kept."""
+
+    entry: MemoryEntry
+    by: str  # the newer item's source, "memory/2026-11-01.md#L4"
+    by_text: str
+    reason: str  # the subject, attribute and both values
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"section": self.entry.section, "text": self.entry.text, "by": self.by,
+                "by_text": self.by_text, "reason": self.reason}
+
+    def lines(self) -> list[str]:
+        lines = self.entry.text.split("\n")
+        lines[-1] += f" <!-- superseded-by: {self.by} -->"
+        return lines
+
+
+@dataclass
 class Skipped:
     source: str
     text: str
@@ -248,10 +267,11 @@ class DreamPlan:
     edited: list[Edited] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     consumed: list[Item] = field(default_factory=list)  # every candidate this dream settles
+    superseded: list[Superseded] = field(default_factory=list)
 
     @property
     def changes_memory(self) -> bool:
-        return bool(self.added or self.archived or self.edited)
+        return bool(self.added or self.archived or self.edited or self.superseded)
 
 
 @dataclass(frozen=True)
@@ -389,6 +409,38 @@ def correction_target(
     return None
 
 
+def superseded_entries(item: Item, entries: Sequence[MemoryEntry]
+                       ) -> list[tuple[MemoryEntry, str]]:
+    """The MEMORY.md entries `item` states a different value for (same subject and attribute:
+    search/supersede.py), with why; pinned ones too (the caller leaves them as they are).
+    An entry already marked superseded, or sourced from a later day than the item, is not."""
+    found = []
+    for entry in entries:
+        if SUPERSEDED_BY.search(entry.text):
+            continue
+        days = [d for d in map(_source_date, entry.sources) if d is not None]
+        if days and max(days) > item.date:
+            continue
+        why = supersedes(plain_text(item.said), entry.body)
+        if why is not None:
+            found.append((entry, why.reason))
+    return found
+
+
+def add_offline_supersessions(memory: MemoryDoc, items: Sequence[Item], plan: DreamPlan) -> None:
+    """To a plan a model made: the supersessions the offline rule finds among the entries the
+    plan keeps as they are (a model's own proposals come first)."""
+    touched = ({a.entry.key for a in plan.archived} | {e.entry.key for e in plan.edited}
+               | {s.entry.key for s in plan.superseded})
+    kept = [e for e in memory.entries if e.key not in touched and not e.pinned]
+    for item in sorted(items, key=lambda i: (i.date, i.start_line), reverse=True):
+        if junk_reason(item.text):
+            continue
+        for entry, why in superseded_entries(item, [e for e in kept if e.key not in touched]):
+            touched.add(entry.key)
+            plan.superseded.append(Superseded(entry, item.source, item.text, why))
+
+
 def corrected_text(item: Item) -> str:
     """The item as MEMORY.md states it, without a leading "Correction:" label."""
     text = _CORRECTION_LABEL.sub("", item.said, count=1).strip()
@@ -448,6 +500,21 @@ def consolidate(
                 corrections[i] = ("corrects the pinned entry " if entry.pinned else
                                   "corrects the entry ") + _quote(entry.text)
                 fresh.append(i)
+            continue
+        stale = superseded_entries(item, entries) if entries else []
+        if stale:  # a newer value: the old entry is marked, the item added as what holds now
+            notes = []
+            for entry, why in stale:
+                if entry.pinned:
+                    notes.append(f"states another value than the pinned entry "
+                                 f"{_quote(entry.text)} ({why}; pinned: left as it is)")
+                elif entry.key not in edited:
+                    edited.add(entry.key)
+                    plan.superseded.append(Superseded(entry, item.source, item.text, why))
+                    notes.append(f"supersedes {_quote(entry.text)} ({why})")
+            if notes:
+                corrections[i] = "; ".join(notes)
+            fresh.append(i)
             continue
         best = _best(to_memory[i] if entries else [])
         if best is not None and best[1] >= similarity.duplicate:
@@ -646,6 +713,7 @@ def render(memory: MemoryDoc, plan: DreamPlan) -> str:
         title = section.title if section else added.section
         insert.setdefault(title, []).append(entry_lines(added.text, added.sources))
     replace = {e.entry.key: _edited_lines(e) for e in plan.edited}
+    replace |= {s.entry.key: s.lines() for s in plan.superseded}
     return render_memory(memory, remove=[a.entry.key for a in plan.archived], replace=replace,
                          insert=insert)
 
@@ -685,6 +753,16 @@ def validate(
     for entry in after.entries:
         after_texts[entry.text] = after_texts.get(entry.text, 0) + 1
     touched = {a.entry.key for a in plan.archived} | {e.entry.key for e in plan.edited}
+    for marked in plan.superseded:  # kept word for word, its mark added: checked as such
+        if marked.by not in known:
+            problems.append(Problem(f"it marks {_quote(marked.entry.text)} superseded by "
+                                    f"{marked.by!r}, which is not one of this dream's inputs"))
+        if marked.entry.pinned:
+            problems.append(Problem(f"it would mark the pinned entry "
+                                    f"{_quote(marked.entry.text)} superseded"))
+        elif after_texts.get("\n".join(marked.lines()), 0) <= 0:
+            problems.append(Problem(f"it would lose the entry {_quote(marked.entry.text)}"))
+        touched.add(marked.entry.key)
     for entry in memory.entries:
         if entry.pinned and entry.key in touched:
             problems.append(Problem(f"it would change or remove the pinned entry "

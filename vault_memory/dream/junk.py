@@ -1,5 +1,6 @@
-"""What must never be promoted into MEMORY.md: shell commands, code, metadata lines, bare URLs,
-fragments and half-sentences, very short lines.
+"""What must never be promoted into MEMORY.md: text that reads as an instruction to a model
+(files/injection.py), shell commands, code, metadata lines, bare URLs, fragments and
+half-sentences, very short lines.
 
 Similar tools promoted exactly these (a `git push` line, `and then the`, a token-count log
 line), so a dream rejects them before any scoring, and an LLM's proposed entries go through the
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..files import TAG_NAME
+from ..files import TAG_NAME, judge_instruction
 
 MIN_WORDS = 4
 MIN_LETTERS = 15
@@ -69,6 +70,9 @@ def clean(text: str) -> str:
 def junk_reason(text: str) -> str | None:
     """Why `text` (one entry, possibly several lines) must not go into MEMORY.md, or None."""
     raw = text.strip()
+    verdict = judge_instruction(raw)
+    if verdict.flagged:  # a stored instruction must not become a standing one
+        return "reads as an instruction to a model (" + ", ".join(verdict.reasons) + ")"
     if "```" in raw or "~~~" in raw:
         return "code block"
     plain = clean(raw)

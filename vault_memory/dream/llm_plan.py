@@ -3,7 +3,9 @@ trusted until checked.
 
 The model sees MEMORY.md as sections of entries with ids, and the new daily-log items with
 their sources. It answers with the full list of sections; each existing entry is kept (by id),
-reworded or archived with a reason, and each new entry cites its sources. `plan_from_reply`
+reworded or archived with a reason, and each new entry cites its sources; an entry a newer item
+states another value for is kept and listed as superseded by that item (the offline rule adds
+what the model missed). `plan_from_reply`
 turns that into the same `DreamPlan` the offline dream makes, refusing (with every reason) a
 reply that is not that structure, loses an entry without archiving it, touches a pinned entry
 or section, or cites a source that was not given. `dream.validate` then applies the guardrails
@@ -27,6 +29,8 @@ from .decide import (
     Merged,
     Policy,
     Skipped,
+    Superseded,
+    add_offline_supersessions,
     drop_duplicates,
 )
 
@@ -45,7 +49,9 @@ Answer with one JSON object and nothing else:
     {"id": "m4", "text": "reworded entry", "reason": "why"},
     {"text": "a new fact", "sources": ["memory/2026-11-20.md#L4"], "reason": "why"}]}],
  "archived": [{"id": "m7", "reason": "why it no longer belongs in memory"}],
- "merged": [{"source": "memory/2026-11-21.md#L9", "into": "m2", "reason": "says the same"}]}
+ "merged": [{"source": "memory/2026-11-21.md#L9", "into": "m2", "reason": "says the same"}],
+ "superseded": [{"id": "m5", "by": "memory/2026-11-22.md#L3",
+                 "reason": "billing: database MySQL -> PostgreSQL"}]}
 
 Rules:
 - Every existing entry appears exactly once: kept ({"id"}), reworded ({"id", "text",
@@ -56,6 +62,11 @@ Rules:
   per entry, in one sentence, citing the exact source strings you were given.
 - Never add shell commands, code, metadata, URLs on their own, to-dos or fragments.
 - Use an existing heading where one fits; otherwise "Inbox".
+- When a new item states a different value for the same subject and attribute as an existing
+  entry ("billing moved to PostgreSQL" after "Billing runs on MySQL"), keep the old entry
+  ({"id"}), list it in "superseded" with the item's source as "by", and add the new fact.
+  Two people, two services or a fact that adds to another are no contradiction. Never for
+  pinned entries.
 - The whole file must stay under {budget} characters.
 """
 
@@ -223,8 +234,33 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
         plan.merged.append(Merged(str(source), by_source[str(source)].text,
                                   f"MEMORY.md {into.key}" if into else "",
                                   into.text if into else "", str(entry.get("reason") or "")))
+    superseded = reply.get("superseded", [])
+    if not isinstance(superseded, list):
+        problems.append('"superseded" is not a list')
+        superseded = []
+    for entry in superseded:
+        key = str(entry.get("id")) if isinstance(entry, dict) else ""
+        old = by_key.get(key)
+        if old is None or not isinstance(entry, dict):
+            problems.append(f"superseded entry {key!r} does not exist in MEMORY.md")
+            continue
+        by, why = entry.get("by"), entry.get("reason")
+        if seen.get(key) != "kept" or any(e.entry.key == key for e in plan.edited) or any(
+                m.entry.key == key for m in plan.superseded):
+            problems.append(f"superseded entry {key} must be kept as it is ({{\"id\"}}), once")
+        elif old.pinned:
+            problems.append(f"it marks the pinned entry {key} superseded ({_short(old.text)})")
+        elif not isinstance(by, str) or by not in by_source:
+            problems.append(f"entry {key} is superseded by {by!r}, which is not one of this "
+                            "dream's inputs")
+        elif not _has_reason(why):
+            problems.append(f"marking {key} superseded gives no reason")
+        else:
+            plan.superseded.append(Superseded(old, by, by_source[by].text,
+                                              f"the model: {why}"))
     if problems:
         raise ReplyError(problems)
+    add_offline_supersessions(memory, items, plan)
     drop_duplicates(memory, plan)
     used = {s for a in plan.added for s in a.sources} | {m.source for m in plan.merged}
     used |= {s for e in plan.edited for s in e.sources}

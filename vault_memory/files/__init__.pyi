@@ -16,6 +16,13 @@ from .entries import (
     append_note as append_note,
 )
 from .fsutil import sha256_text as sha256_text
+from .injection import (
+    Verdict as Verdict,
+    defang as defang,
+    flagged_lines as flagged_lines,
+    is_instruction as is_instruction,
+    judge_instruction as judge_instruction,
+)
 from .layout import Layout as Layout, template_dir as template_dir
 from .memoryfile import (
     INBOX as INBOX,

@@ -1117,6 +1117,7 @@ def status(config: Config) -> dict[str, Any]:
         "files": 0,
         "units": 0,
         "embedded_units": 0,
+        "flagged_units": 0,  # units that read as an instruction to a model (files/injection)
         "model": None,
         "configured_model": config.index.model,
         "provider": config.index.provider,
@@ -1150,6 +1151,7 @@ def status(config: Config) -> dict[str, Any]:
     try:
         model = store.get_meta("model_id") or None
         info.update(store.counts(model, shown))
+        info["flagged_units"] = store.flagged_count(shown)
         info["indexed"] = True
         info["model"] = model
         last = store.get_meta("last_index_at")

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..files import is_instruction
+
 # 2: chunks.terms (the analyzed text, for query-time BM25); 3: files.scope; 4: Obsidian's fields
 # (files.note_tags, properties, names, links) and the files skipped until they change (skipped)
 SCHEMA_VERSION = 4
@@ -90,7 +92,38 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL,
     PRIMARY KEY (sha256, model)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS flags (
+    chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    flags TEXT NOT NULL
+);
 """
+# `flags` (issue 25) holds a row for each unit judged at index time to read as an instruction
+# to a model (files/injection.py). It was added without a version bump: an index written
+# before it gets the table on open and its units judged once (`FLAGS_META` then says so).
+FLAGS_META = "flags_judged"
+
+
+def _flag_units(conn: sqlite3.Connection, where: str, args: list[Any]) -> None:
+    """Judge the units matching `where` (over `chunks c`) and record those that read as an
+    instruction to a model."""
+    rows = conn.execute(f"SELECT c.id, c.text FROM chunks c WHERE {where}", args).fetchall()
+    conn.executemany("INSERT OR REPLACE INTO flags (chunk_id, flags) VALUES (?, 'instruction')",
+                     [(cid,) for cid, text in rows if is_instruction(text)])
+
+
+def _judge_old_units(conn: sqlite3.Connection) -> None:
+    """Once per index: judge the units an index written before `flags` holds."""
+    if conn.execute("SELECT 1 FROM meta WHERE key=?", (FLAGS_META,)).fetchone():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not conn.execute("SELECT 1 FROM meta WHERE key=?", (FLAGS_META,)).fetchone():
+            _flag_units(conn, "1", [])
+            conn.execute("INSERT INTO meta VALUES (?, '1')", (FLAGS_META,))
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
 
 
 class CorruptIndexError(Exception):
@@ -203,6 +236,8 @@ class Store:
         if version is None and not self.readonly:
             conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.commit()
+        if not self.readonly:
+            _judge_old_units(conn)
         return conn
 
     def close(self) -> None:
@@ -354,6 +389,7 @@ class Store:
                 for i, (start, end, heading, text, sha, salience, utags, terms) in enumerate(units)
             ],
         )
+        _flag_units(conn, "c.file_id = ?", [file_id])
 
     # -- files skipped until they change --------------------------------------------------
 
@@ -470,6 +506,33 @@ class Store:
             ):
                 found[r[0]] = ChunkRow(*r)
         return found
+
+    def flagged_ids(self, ids: Iterable[int]) -> set[int] | None:
+        """Which of the units `ids` read as an instruction to a model, as judged when they
+        were indexed; None for an index opened read-only that predates the judgement."""
+        wanted = list(ids)
+        if self.get_meta(FLAGS_META) is None:
+            return None
+        found: set[int] = set()
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            found.update(r[0] for r in self.conn.execute(
+                f"SELECT chunk_id FROM flags WHERE chunk_id IN ({marks})", batch))
+        return found
+
+    def flagged_count(self, scopes: Sequence[str] | None = None) -> int:
+        """Units flagged as instructions (of those `scopes` only, when given); 0 for an index
+        that predates the judgement."""
+        if self.get_meta(FLAGS_META) is None:
+            return 0
+        sql = "SELECT COUNT(*) FROM flags g"
+        args: list[Any] = []
+        if scopes is not None:
+            sql += (" JOIN chunks c ON c.id = g.chunk_id JOIN files f ON f.id = c.file_id"
+                    f" WHERE f.scope IN ({','.join('?' * len(scopes))})")
+            args = list(scopes)
+        return int(self.conn.execute(sql, args).fetchone()[0])
 
     # -- embeddings -------------------------------------------------------------------------
 

@@ -21,4 +21,12 @@ from .searcher import (
     Searcher as Searcher,
     SearchResults as SearchResults,
 )
+from .supersede import (
+    SUPERSEDED_BY as SUPERSEDED_BY,
+    Dated as Dated,
+    Supersession as Supersession,
+    current_of as current_of,
+    order_superseded as order_superseded,
+    supersedes as supersedes,
+)
 from .tokens import TokenCounter as TokenCounter, load_counter as load_counter

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
+from ..files import is_instruction
 from ..index import BM25_B, BM25_K1, terms_of
 from .ranking import (
     RankSettings,
@@ -36,6 +37,7 @@ from .ranking import (
     window_bm25,
     window_sums,
 )
+from .supersede import order_superseded
 from .table import TABLE_FORMAT, Restriction, UnitTable
 
 if TYPE_CHECKING:
@@ -67,9 +69,14 @@ class Hit:
     scores: dict[str, float] = field(default_factory=dict)
     date: str | None = None
     kind: str = "note"
-    flags: list[str] = field(default_factory=list)  # "weak": no query word, low similarity
+    # "weak": no query word, low similarity; "instruction": reads as an instruction to a model
+    flags: list[str] = field(default_factory=list)
+    # "path#Lline" of a newer hit stating a different value for the same subject and
+    # attribute, or of the entry a dream marked this one superseded by (search/supersede.py)
+    superseded_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        found = {"superseded_by": self.superseded_by} if self.superseded_by else {}
         return {
             "path": self.path,
             "start_line": self.start_line,
@@ -81,7 +88,16 @@ class Hit:
             "date": self.date,
             "kind": self.kind,
             "flags": list(self.flags),
-        }
+        } | found
+
+
+def hit_flags(text: str, weak: bool, flagged: bool | None = None) -> list[str]:
+    """A hit's flags: "weak" (found by neither a query word nor a close meaning) and
+    "instruction" (its text would steer the agent it is read back to: files/injection.py).
+    `flagged` is the judgement the index made of its units (any of them); None (an index
+    that predates it, read-only) judges the text as returned."""
+    instruction = is_instruction(text) if flagged is None else flagged
+    return (["weak"] if weak else []) + (["instruction"] if instruction else [])
 
 
 class SearchResults(list[Hit]):
@@ -291,6 +307,7 @@ class Searcher:
                 mode = "keyword" if mode == "hybrid" else mode
         with one_blas_thread():
             hits = self._search(query, limit, mode, filters, today, warnings, settings)
+        hits = order_superseded(hits)  # what is true now first (issue 25)
         for message in warnings:
             log.warning("%s", message)
         return SearchResults(hits, warnings)
@@ -523,6 +540,7 @@ class Searcher:
             s.coalesce_max_lines,
         )
         rows = store.chunks_by_id(int(table.ids[r]) for span in spans for r in span)
+        judged = store.flagged_ids(rows)  # units flagged as instructions when indexed
         hits: list[Hit] = []
         seen_text: set[str] = set()
         cited: set[tuple[str, int]] = set()  # lines the returned entries were promoted from
@@ -579,7 +597,8 @@ class Searcher:
                     details,
                     first.date,
                     first.kind,
-                    [] if worded or similar else ["weak"],
+                    hit_flags(text, not (worded or similar),
+                              None if judged is None else any(p.id in judged for p in parts)),
                 )
             )
             if len(hits) >= limit:
