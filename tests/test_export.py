@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from vault_memory import Vault
 from vault_memory.transfer import ImportFormatError, split_sections
@@ -125,6 +125,7 @@ def test_a_dry_run_and_a_scope_that_may_not_write_it(sample: Path, tmp_path: Pat
 
 @settings(max_examples=10, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(position=0.0078125, byte=b"x", cut=False)  # the header damaged: not an export
 @given(position=st.floats(0, 1), byte=st.sampled_from([b"x", b"}", b'"', b"\n", b"1"]),
        cut=st.booleans())
 def test_fuzzed_exports_write_the_same_files_or_nothing(
@@ -147,7 +148,9 @@ def test_fuzzed_exports_write_the_same_files_or_nothing(
         assert "Nothing was written" in str(exc)
         assert markdown(target.root) == before
         return
-    assert markdown(target.root) == markdown(source.root)  # whole, or not at all
+    # Whole, or not at all: a first line damaged so that the file is no longer an export is
+    # read as a chat history instead, found to hold none, and skipped with a warning.
+    assert markdown(target.root) in (markdown(source.root), before)
 
 
 def test_a_newer_export_extends_and_merges_daily_logs(sample: Path, tmp_path: Path) -> None:
