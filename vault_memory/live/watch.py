@@ -783,6 +783,10 @@ class Watcher:
             log.info("asked to stop over the socket: stopping.")
             self.request_stop()
             return {"ok": True, "pid": os.getpid(), "stopping": True}
+        if request.get("op") == "thin":  # cli/thin.py: what `vault search|context|get` prints
+            from .thin_ops import answer_thin
+
+            return answer_thin(self, request)
         if request.get("op") != "search":
             return {"ok": False, "error": f"unknown request {request.get('op')!r}"}
         if not self.ready.is_set():
