@@ -12,15 +12,15 @@ is not UTF-8 — returns from `answer()` without printing, and the full CLI runs
 (which prints errors as it always does). Byte-identical output is tested in
 tests/test_thin_client.py.
 
-Only the standard library modules a bare interpreter has loaded already, plus json and socket:
+Only the standard library modules a bare interpreter has loaded already, plus json and _socket:
 no typing, dataclasses, click or package modules (`python -X importtime` shows it).
 """
 
 from __future__ import annotations
 
+import _socket
 import json
 import os
-import socket
 import sys
 
 SOCKET_FILE = "watch.sock"  # = live.watch_client.SOCKET_FILE (tests check the copies agree)
@@ -250,7 +250,9 @@ def socket_of(root: str) -> str:
 def ask(path: str, payload: dict[str, Any]) -> dict[str, Any]:
     line = (json.dumps(payload, ensure_ascii=False) + "\n").encode("utf-8")
     chunks: list[bytes] = []
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+    # _socket, not socket: socket.py's start-up is a tenth of a bare interpreter's
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
         sock.settimeout(CONNECT_TIMEOUT)
         sock.connect(os.fsencode(path))
         sock.settimeout(REPLY_TIMEOUT)
@@ -262,6 +264,8 @@ def ask(path: str, payload: dict[str, Any]) -> dict[str, Any]:
             chunks.append(chunk)
             if chunk.endswith(b"\n"):
                 break
+    finally:
+        sock.close()
     reply = json.loads(b"".join(chunks))
     if not isinstance(reply, dict) or not reply.get("ok"):
         raise Doubt
