@@ -12,6 +12,8 @@ answered by a running watcher import neither click nor the library; click and th
 load on first use of `cli` or when the full CLI runs.
 """
 
+import sys
+
 from .thin import main
 
 TYPE_CHECKING = False  # not typing's: a thin client's start-up does not import typing
@@ -19,6 +21,19 @@ if TYPE_CHECKING:
     from .app import cli as cli
 
 __all__ = ["cli", "full_main", "main"]
+
+
+def _command_name(argv: list[str]) -> str | None:
+    """The command of `vault ARGV` when the group options before it are plain ones."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        if argv[i] == "--vault":
+            i += 1
+        elif not (argv[i].startswith("--vault=") or argv[i] in ("-q", "--quiet", "--verbose")
+                  or argv[i].lstrip("-v") == "" and argv[i] != "-"):
+            return None
+        i += 1
+    return argv[i] if i < len(argv) else None
 
 
 def _commands() -> None:
@@ -38,8 +53,13 @@ def _commands() -> None:
 
 
 def full_main() -> None:
-    """The whole `vault` command (click), as `main` runs it when no watcher answers."""
-    _commands()
+    """The whole `vault` command (click), as `main` runs it when no watcher answers. For
+    `vault search` and `vault context` only their module is loaded (a cold search pays for
+    every import); any other command line loads them all."""
+    if _command_name(sys.argv[1:]) in ("search", "context"):
+        from . import search  # noqa: F401
+    else:
+        _commands()
     from .app import main as app_main
 
     app_main()
