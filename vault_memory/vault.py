@@ -421,6 +421,8 @@ class Vault:
         self._searcher.prepare(mode)
         if mode != "keyword":
             encoder = self._index.query_embedder()
+            if hasattr(encoder, "optimize"):
+                encoder.optimize()
             if getattr(encoder, "optimizing", False):  # the fast session, not the first one
                 encoder.optimized.wait(OPTIMIZED_WAIT)
 

@@ -395,11 +395,19 @@ class QueryEncoder:
         self._lock = threading.Lock()
         self.optimized = threading.Event()  # set once the optimised session answers
         self.optimizing = False  # whether one is being built
+        self._queries = 0
+
+    def optimize(self) -> None:
+        """Start building the optimised session in the background, once (unless
+        `settings.optimize_query_session` is off). It is started by the second query, or by
+        `Vault.prepare_search`: a process that asks one query (a script calling the library,
+        like a one-shot `vault search`) never pays its 0.3 s of CPU."""
         from . import settings
 
-        if not settings.optimize_query_session:
-            return
-        self.optimizing = True
+        with self._lock:
+            if self.optimizing or not settings.optimize_query_session:
+                return
+            self.optimizing = True
         # Not a daemon: onnxruntime aborts the process if the interpreter finalises while it
         # builds a session, so exiting waits for it (at most the 0.3 s it takes).
         threading.Thread(target=self._optimize, name="vault-query-encoder-opt").start()
@@ -429,6 +437,10 @@ class QueryEncoder:
 
     def embed_query(self, text: str) -> np.ndarray:
         import numpy as np
+
+        self._queries += 1
+        if self._queries == 2:
+            self.optimize()
 
         encoding = self._tokenizer.encode(text)
         ids = np.asarray([encoding.ids], dtype=np.int64)
