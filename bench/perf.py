@@ -114,7 +114,7 @@ def load() -> str:
 
 
 def header() -> str:
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"{now}, {os.cpu_count()} CPUs, {load()}, Python {sys.version.split()[0]}"
 
 

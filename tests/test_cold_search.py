@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vault_memory.index import arrays
-from vault_memory.index import embedder as emb
+from vault_memory.index import arrays, embedder as emb
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import mmap
 import os
 import struct
 import tempfile
@@ -134,6 +135,8 @@ def _read_arrays(path: Path, stamp: dict[str, Any] | None,
             header = json.loads(f.read(length))
             st = os.fstat(f.fileno())
             size = st.st_size
+            # one map of the whole file for every array (np.memmap per array: 0.5 ms each)
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -156,8 +159,8 @@ def _read_arrays(path: Path, stamp: dict[str, Any] | None,
             if count == 0:
                 result[name] = np.zeros(shape, dtype=dtype_)
                 continue
-            array = np.memmap(path, dtype=dtype_, mode="r", offset=start + offset,
-                              shape=tuple(shape))
+            array = np.frombuffer(mapped, dtype=dtype_, count=count,
+                                  offset=start + offset).reshape(shape)
             if not checked and zlib.crc32(array.data) != crc:
                 raise ArraysDamaged(f"array {name} fails its checksum")
             result[name] = array
