@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -186,6 +187,46 @@ def thin_rows(root: Path, runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a running process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_rows(root: Path, searches: int, rounds: int) -> list[dict[str, Any]]:
+    """`searches` searches from a script, the first starting the server: their CPU plus the
+    server's own (start, first reconcile, warm-up, answers), against the same searches each
+    run cold."""
+    from vault_memory.live import watch_client
+
+    env_on = child_env(VAULT_SEARCH_SERVER="auto", VAULT_SEARCH_SERVER_IDLE_MINUTES="1")
+    env_off = child_env()
+    cmd = vault_cmd("--vault", str(root), "search", QUERY, "-n", "3")
+    with_server, without, server_cpu = [], [], []
+    for _ in range(rounds):
+        total = 0.0
+        for i in range(searches):
+            total += perf.timed(cmd, env_on).cpu
+            if i == 0:  # the next search finds it ready, as a script's next call would
+                deadline = time.monotonic() + 300
+                while not (watch_client.ping(root / ".vault") or {}).get("warm"):
+                    if time.monotonic() > deadline:
+                        raise SystemExit("the search server did not get ready")
+                    time.sleep(0.1)
+        pid = (watch_client.read_state(root / ".vault") or {}).get("pid")
+        own = _proc_cpu(int(pid)) if pid else 0.0
+        subprocess.run(vault_cmd("--vault", str(root), "watch", "--stop"), env=env_off,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        with_server.append(total + own)
+        server_cpu.append(own)
+        without.append(sum(perf.timed(cmd, env_off).cpu for _ in range(searches)))
+    med = statistics.median
+    a, b = med(with_server), med(without)
+    return [perf.row(f"{searches} scripted searches, server auto / none (server CPU "
+                     f"{med(server_cpu):.2f} s incl.)", f"{a:.2f} / {b:.2f} CPU-s", a / b,
+                     "< 1 (ship if)", 1.0)]
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     compile_package()
     runs = 5 if quick else 11
@@ -193,6 +234,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     vaults = {units: prepared(units) for units in sizes}
     rows += thin_rows(vaults[10_000], runs * 2)
+    rows += server_rows(vaults[10_000], 10, 1 if quick else 3)
     for units, root in vaults.items():
         rows += cold_rows(root, units, runs)
     return rows
