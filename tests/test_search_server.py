@@ -6,6 +6,7 @@ vault; off by default."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -24,6 +25,8 @@ def _configure(root: Path, **search: object) -> None:
     toml = root / "vault.toml"
     lines = [f"{key} = {value!r}".replace("'", '"') for key, value in search.items()]
     text = toml.read_text(encoding="utf-8")
+    for key in search:  # the template's own `server = "off"`
+        text = re.sub(rf"(?m)^{key} = .*\n", "", text)
     if "[search]" in text:
         text = text.replace("[search]", "[search]\n" + "\n".join(lines), 1)
     else:
