@@ -83,6 +83,7 @@ def test_a_bad_setting_is_said_before_searching(indexed_small: Path) -> None:
     assert "search.server is 'always'; use \"off\"" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
 def test_a_search_starts_a_server_that_answers_and_stops_when_idle(
         indexed_small: Path, cleanup: list[Path]) -> None:
