@@ -97,7 +97,15 @@ def test_a_search_starts_a_server_that_answers_and_stops_when_idle(
     state = client.read_state(indexed_small / ".vault") or {}
     assert state.get("next_dream_at") is None  # it never dreams
     second = _vault(indexed_small, "search", "invoice renderer fonts", "--json")
-    assert second.stdout == first.stdout  # the same hits, answered by the server
+    assert second.stdout == first.stdout  # the same hits, answered by the server...
+    thin = subprocess.run(  # ...to the thin client: no click, no numpy in the new process
+        [sys.executable, "-X", "importtime", "-m", "vault_memory", "--vault", str(indexed_small),
+         "search", "invoice renderer fonts", "--json"],
+        env={**os.environ, "PYTHONPATH": str(WORKTREE), "VAULT_INDEX_MODEL": "none"},
+        capture_output=True, text=True, timeout=120)
+    assert thin.stdout == first.stdout
+    imported = {line.split("|")[-1].strip() for line in thin.stderr.splitlines()}
+    assert "vault_memory.cli.thin" in imported and not imported & {"click", "numpy"}
     assert len(_servers(indexed_small)) == 1  # that search started no other
     # about six seconds without a request: it stops by itself, and leaves nothing behind
     wait_until(lambda: not _running(indexed_small), 60, "the idle server to stop")
