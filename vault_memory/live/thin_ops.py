@@ -18,13 +18,10 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..config import load_config
 from ..errors import VaultError
-
-if TYPE_CHECKING:
-    from .watch import Watcher
 
 log = logging.getLogger("vault_memory")
 
@@ -76,8 +73,9 @@ def _nothing_logged() -> Iterator[None]:
         raise Refused("the command logged a warning")
 
 
-def answer_thin(watcher: Watcher, request: dict[str, Any]) -> dict[str, Any]:
-    """The reply to a thin client's request: `ok` with what to print, or a refusal."""
+def answer_thin(watcher: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """The reply to a thin client's request: `ok` with what to print, or a refusal.
+    `watcher`: the `Watcher` answering (its reader vault, locks and readiness)."""
     try:
         return {"ok": True, **_answer(watcher, request)}
     except (Refused, VaultError) as exc:
@@ -88,7 +86,7 @@ def answer_thin(watcher: Watcher, request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": str(exc)}
 
 
-def _answer(watcher: Watcher, request: dict[str, Any]) -> dict[str, Any]:
+def _answer(watcher: Any, request: dict[str, Any]) -> dict[str, Any]:
     from ..files import parse_scope
 
     command, fields = request.get("command"), request.get("request")
