@@ -80,6 +80,18 @@ def thin_run(argv: list[str], environ: dict[str, str] | None = None) -> tuple[st
     return printed(out), printed(err)
 
 
+def full_cli(run_cli: Callable[..., Any], *argv: str) -> Any:
+    """`vault ARGV` by the full CLI, in this process; its logging setup (a stderr handler,
+    -q) undone after it, as the end of its process would."""
+    logger = logging.getLogger("vault_memory")
+    handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
+    try:
+        return run_cli(*argv)
+    finally:
+        logger.handlers[:], logger.propagate = handlers, propagate
+        logger.setLevel(level)
+
+
 def printed(stream: io.TextIOWrapper) -> str:
     stream.flush()
     buffer = stream.buffer
@@ -101,14 +113,44 @@ def test_same_bytes_as_the_full_cli(watched_sample: tuple[Path, Watcher],
     for argv in ANSWERED:
         thin_said = thin_run(argv)
         assert thin_said is not None, argv
-        logger = logging.getLogger("vault_memory")
-        handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
-        full = run_cli(*argv)  # in this process: its logging setup (-q) is undone after it
-        logger.handlers[:], logger.propagate = handlers, propagate
-        logger.setLevel(level)
+        full = full_cli(run_cli, *argv)
         assert full.exit_code == 0, (argv, full.output)
         assert thin_said == (full.stdout, full.stderr), argv
     assert watcher.report.searches >= 8
+
+
+def test_without_a_watcher_a_search_prints_what_the_full_cli_prints(
+        indexed_sample: Path, run_cli: Callable[..., Any],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No watcher: `vault search` runs the library here without click (stderr not a terminal,
+    an index there), with the full CLI's bytes; anything else goes to the full CLI."""
+    from vault_memory.index import settings
+
+    monkeypatch.chdir(indexed_sample)
+    monkeypatch.setenv("VAULT_NOW", os.environ.get("VAULT_NOW", "2026-11-20T10:00"))
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # what it sets, undone after the test
+    monkeypatch.setattr(settings, "optimize_query_session", settings.optimize_query_session)
+    for argv in [a for a in ANSWERED if a[0] == "search" or a[:2] == ["-q", "search"]]:
+        thin_said = thin_run(argv)
+        assert thin_said is not None, argv
+        full = full_cli(run_cli, *argv)
+        assert full.exit_code == 0, (argv, full.output)
+        assert thin_said == (full.stdout, full.stderr), argv
+    # a warning of the library reaches stderr as the CLI prints it
+    (indexed_sample / "vault.toml").write_text(
+        (indexed_sample / "vault.toml").read_text(encoding="utf-8") + "\n[odd]\nx = 1\n",
+        encoding="utf-8")
+    said = thin_run(["search", "billing", "-n", "1"])
+    full = full_cli(run_cli, "search", "billing", "-n", "1")
+    assert said == (full.stdout, full.stderr) and "Warning: " in said[1]
+    for argv in (["search", "billing", "--scope", "org/acme"],):  # its warnings twice
+        full = full_cli(run_cli, *argv)
+        assert thin_run(argv) == (full.stdout, full.stderr) and full.exit_code == 0
+    for argv in REFUSED[:3] + [["search", "billing", "--scope", "../up"]]:
+        assert thin_run(argv) is None, argv
+    assert thin_run(["context"]) is None and thin_run(["get", "MEMORY.md"]) is None
+    shutil.rmtree(indexed_sample / ".vault")  # no index yet: the full CLI indexes, with bars
+    assert thin_run(["search", "billing"]) is None
 
 
 def test_errors_and_help_are_left_to_the_full_cli(watched_sample: tuple[Path, Watcher]) -> None:
@@ -119,7 +161,7 @@ def test_errors_and_help_are_left_to_the_full_cli(watched_sample: tuple[Path, Wa
 def test_refuses_what_the_full_cli_would_do_otherwise(
         watched_sample: tuple[Path, Watcher], tmp_path: Path) -> None:
     root, watcher = watched_sample
-    argv = ["search", "billing", "-n", "2"]
+    argv = ["context", "--query", "billing", "--budget", "500"]  # (a search would run here)
     assert thin_run(argv) is not None
     # a setting or the clock of the client's environment that the watcher does not share
     assert thin_run(argv, {**os.environ, "VAULT_SEARCH_LIMIT": "3"}) is None
@@ -152,7 +194,7 @@ def test_refuses_what_the_full_cli_would_do_otherwise(
 def test_no_watcher_or_a_stale_socket(indexed_sample: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(indexed_sample)
-    argv = ["search", "billing"]
+    argv = ["get", "MEMORY.md"]  # (a search would run here, without a watcher)
     assert thin_run(argv) is None  # never ran: no lock file
     cache = indexed_sample / ".vault"
     (cache / watch_client.LOCK_FILE).touch()
