@@ -9,8 +9,9 @@ settings, its environment (VAULT_*, TZ) and the vault's vault.toml agree with wh
 process would use, and when nothing would have been logged. Anything else — help, a usage
 error, an option it does not know, no watcher, a refusal, an error, a timeout, a stream that
 is not UTF-8 — returns from `answer()` without printing, and the full CLI runs the command
-(which prints errors as it always does). Byte-identical output is tested in
-tests/test_thin_client.py.
+(which prints errors as it always does). With no watcher to answer, `vault search` runs the
+library here (`search_here`), still without click, where the full CLI would print nothing
+else. Byte-identical output is tested in tests/test_thin_client.py.
 
 Only the standard library modules a bare interpreter has loaded already, plus json and _socket:
 no typing, dataclasses, click or package modules (`python -X importtime` shows it).

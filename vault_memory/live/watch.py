@@ -433,7 +433,8 @@ class Watcher:
             self._server = None
         if self.socket is not None:
             remove_socket(self.socket)
-        self._reader.close()
+        with self._search_lock:  # not under the warm-up's feet: SQLite closed in use crashes
+            self._reader.close()
         if self._lock_fd is not None:
             with contextlib.suppress(FileNotFoundError):
                 (self.cache / STATE_FILE).unlink()
