@@ -28,10 +28,16 @@ KEPT_ENV = {"VAULT_NOW"}
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No VAULT_* setting from the outer shell leaks in (but the clock), and the CLI's logging
-    setup (a stderr handler, propagate off) does not outlive the test that ran it."""
+    setup (a stderr handler, propagate off) and process-wide switches do not outlive the test
+    that ran them."""
     for name in list(os.environ):
         if name.startswith("VAULT_") and name not in KEPT_ENV:
             monkeypatch.delenv(name)
+    # A process-wide switch the CLI sets (a one-shot search turns it off): each test starts
+    # from the library's default, whatever an in-process CLI run before it set.
+    from vault_memory.index import settings as index_settings
+
+    monkeypatch.setattr(index_settings, "optimize_query_session", True)
     logger = logging.getLogger("vault_memory")
     handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
     yield

@@ -7,8 +7,7 @@ for hit in vault.search("which database for billing?"):
     print(hit.path, hit.start_line, hit.text)
 """
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not typing's: `vault search` through a watcher never imports typing
 __all__ = ["ConversationWindow", "Hit", "NoteChangedError", "Vault", "VaultError"]
 __version__ = "0.1.0"
 
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
     from .vault import Vault
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # Imported on first use so that `vault --help` does not pay for the library.
     if name == "Vault":
         from .vault import Vault

@@ -51,6 +51,8 @@ class SearchSettings:
     limit: int = 10
     half_life_days: float = 90.0
     freshness_max_files: int = 20  # files re-indexed inside a query when no watcher runs
+    server: str = "off"  # "auto": a search starts a search server (live/watch_client.py)
+    server_idle_minutes: float = 10.0  # the search server stops after this long unused
 
 
 @dataclass(frozen=True)

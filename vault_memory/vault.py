@@ -422,6 +422,8 @@ class Vault:
         self._searcher.prepare(mode)
         if mode != "keyword":
             encoder = self._index.query_embedder()
+            if hasattr(encoder, "optimize"):
+                encoder.optimize()
             if getattr(encoder, "optimizing", False):  # the fast session, not the first one
                 encoder.optimized.wait(OPTIMIZED_WAIT)
 
@@ -610,14 +612,18 @@ class Vault:
         dream: bool = True,
         quiet_ms: int | None = None,
         on_ready: Callable[[Watcher], None] | None = None,
+        idle_minutes: float | None = None,
     ) -> WatchReport:
         """Keep `.vault/` in line with the files until SIGINT/SIGTERM, answer searches over a
-        socket and run the dream schedule (unless `dream` is False). Blocks; see `watch.py`."""
+        socket and run the dream schedule (unless `dream` is False). Blocks; see `watch.py`.
+        `idle_minutes`: run as a search server (`[search] server = "auto"`): no dream, stop
+        after that many minutes without a request or when `.vault/` is deleted."""
         from .live import Watcher
 
         # One watcher serves every scope of the vault: a view watches the whole vault.
         whole = self if self.scope_path is None else type(self)(self.root, self._overrides)
-        return Watcher(whole, dream=dream, quiet_ms=quiet_ms).run(on_ready)
+        return Watcher(whole, dream=dream and idle_minutes is None, quiet_ms=quiet_ms,
+                       idle_minutes=idle_minutes).run(on_ready)
 
     def stop_watcher(self, timeout: float | None = None) -> StopReport:
         """Ask the running `vault watch` of this vault to stop and wait (at most `timeout`

@@ -1,5 +1,5 @@
 """`python -m vault_memory.cli`."""
 
-from .app import main
+from . import main
 
 main()

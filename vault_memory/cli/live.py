@@ -29,9 +29,14 @@ from .app import _print_json, cli, pass_vault
     help="Stop the watcher that runs for this vault and wait (up to 30 s) until it has stopped.",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --stop: print what happened as JSON.")
+@click.option(
+    "--server-idle", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
+    hidden=True, help="Run as the search server [search] server = \"auto\" starts.",
+)
 @pass_vault
 def watch(
-    vault: Vault, no_dream: bool, quiet_ms: int | None, verbose: int, stop: bool, as_json: bool
+    vault: Vault, no_dream: bool, quiet_ms: int | None, verbose: int, stop: bool, as_json: bool,
+    server_idle: float | None,
 ) -> None:
     """Keep the search cache in line with the files until stopped (Ctrl-C, SIGTERM, or
     `vault watch --stop` from another terminal).
@@ -82,7 +87,8 @@ def watch(
     def ready(watcher: Any) -> None:
         click.echo(f"watching {vault.root} (pid {os.getpid()}); Ctrl-C to stop", err=True)
 
-    report = vault.watch(dream=not no_dream, quiet_ms=quiet_ms, on_ready=ready)
+    report = vault.watch(dream=not no_dream, quiet_ms=quiet_ms, on_ready=ready,
+                         idle_minutes=server_idle)
     click.echo(
         f"stopped: {plural(report.batches, 'batch')} ({plural(report.paths, 'path')}), "
         f"{plural(report.reconciles, 'reconcile')}, "

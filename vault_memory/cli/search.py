@@ -89,6 +89,11 @@ def search(
       vault search 'tag:#decision [status:active] billing -draft'
     """
     text = query_text(query)
+    serve = vault.config.search.server.strip().lower() != "off"
+    if serve:
+        from ..live import watch_client
+
+        watch_client.server_mode(vault.config)  # a bad value is said before searching
     hits = vault.search(
         text,
         limit=limit,
@@ -105,10 +110,15 @@ def search(
         if getattr(hits, "warnings", None):  # e.g. keywords only: the embedding provider failed
             found["warning"] = " ".join(hits.warnings)
         _print_json(found)
-        return
-    if not hits:
+    elif not hits:
         click.echo("no results", err=True)
-        return
+    else:
+        _print_hits(hits, explain)
+    if serve:  # [search] server = "auto": the next searches are answered by it
+        watch_client.start_server(vault.config)
+
+
+def _print_hits(hits: Any, explain: bool) -> None:
     for hit in hits:
         span = (
             f"{hit.start_line}"

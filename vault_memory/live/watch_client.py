@@ -173,6 +173,44 @@ def settled(cache_dir: Path) -> bool:
     return isinstance(reply, dict) and reply.get("ok") is True and reply.get("settled") is True
 
 
+SERVER_MODES = ("off", "auto")
+
+
+def server_mode(config: Config) -> str:
+    """`[search] server`: "off" (the default) or "auto"."""
+    from ..errors import ConfigError
+
+    mode = config.search.server.strip().lower()
+    if mode not in SERVER_MODES:
+        raise ConfigError(f"search.server is {config.search.server!r}; use \"off\" (the "
+                          "default) or \"auto\" (a search starts a search server).")
+    if config.search.server_idle_minutes <= 0:
+        raise ConfigError("search.server_idle_minutes must be more than 0, got "
+                          f"{config.search.server_idle_minutes:g}.")
+    return mode
+
+
+def start_server(config: Config) -> int | None:
+    """`[search] server = "auto"`: start the vault's search server in the background (a
+    `vault watch` without dreams that stops after `server_idle_minutes` without a request, or
+    when `.vault/` is deleted), unless a watcher or a server already runs. Its pid, or None.
+    Two searches starting one at once leave one running: the second cannot take the lock
+    and exits."""
+    if server_mode(config) != "auto" or lock_held(config.cache_dir / LOCK_FILE):
+        return None
+    import sys
+
+    argv = [sys.executable, "-m", "vault_memory", "--vault", str(config.root), "-q", "watch",
+            "--server-idle", f"{config.search.server_idle_minutes:g}"]
+    null = os.open(os.devnull, os.O_RDWR)
+    try:  # its own session: the terminal's Ctrl-C and hang-up are not for it
+        return os.posix_spawn(sys.executable, argv, os.environ, setsid=True, file_actions=[
+            (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1),
+            (os.POSIX_SPAWN_DUP2, null, 2)])
+    finally:
+        os.close(null)
+
+
 def ping(cache_dir: Path, timeout: float = 2.0) -> dict[str, Any] | None:
     reply = request(cache_dir, {"op": "ping", "protocol": PROTOCOL}, timeout)
     return reply if isinstance(reply, dict) and reply.get("ok") else None

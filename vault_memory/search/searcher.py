@@ -176,6 +176,14 @@ def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     return _BLAS.limit(limits=1, user_api="blas")
 
 
+def _provider_error() -> type[Exception]:
+    """index.EmbeddingProviderError, imported when one is raised: its module (HTTP, TLS) is
+    not needed by a search with the bundled model (a cold search pays for every import)."""
+    from ..index import EmbeddingProviderError
+
+    return EmbeddingProviderError
+
+
 class Searcher:
     """Answers queries over one vault's cache; keeps the unit table in memory between queries."""
 
@@ -329,8 +337,6 @@ class Searcher:
         searcher's own for this query (a scope's [search] settings)."""
         import numpy as np
 
-        from ..index import EmbeddingProviderError
-
         s = settings or self.settings
         filters = filters or Filters()
         today = today or clock.today()
@@ -439,11 +445,13 @@ class Searcher:
                 try:
                     embedded = encoder.embed_query(text)
                     if embedded.shape != (table.matrix.shape[1],):
+                        from ..index import EmbeddingProviderError
+
                         raise EmbeddingProviderError(
                             f"the query's vector has {embedded.shape[-1]} dimensions, the "
                             f"index's {table.matrix.shape[1]}"
                         )
-                except EmbeddingProviderError as exc:
+                except _provider_error() as exc:  # (evaluated only when one is raised)
                     warnings.append(f"searched by keywords only: {exc}")
                     if mode == "semantic":
                         return []
