@@ -12,7 +12,7 @@ In process, wall and CPU seconds (median of --runs, each on a fresh copy of the 
 4. continue: `Vault.continue_session("last", 8000)` on the 50,000-message transcript.
 5. the same through a `vault flush` (daily log + transcript) of a longer version, for scale
    (the flush's own extraction reads every message).
-The CLI (`vault sessions continue last`) is timed as a whole process with farm-bench: see the
+The CLI (`vault sessions continue last`) is timed as a whole process (`/usr/bin/time -v`): see the
 README's "Sessions" section for the command and its figures.
 """
 
