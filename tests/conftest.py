@@ -233,3 +233,19 @@ def vault_warnings(caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
                 if r.name.startswith("vault_memory") and r.levelno >= logging.WARNING]
 
     return collect
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A real PostgreSQL with pgvector (tests/pg_server.py), started once per test run on the
+    first test that asks for it (slow tests only); skipped where `pgserver` is not installed."""
+    from .pg_server import binaries, start_server
+
+    folder = binaries()
+    if folder is None:
+        pytest.skip("the pgserver wheel (PostgreSQL + pgvector binaries) is not installed")
+    server = start_server(folder)
+    try:
+        yield server
+    finally:
+        server.stop()
