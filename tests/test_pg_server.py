@@ -38,3 +38,33 @@ def test_server_answers_on_its_socket_too(pg_server: Any) -> None:
         assert row == ("127.0.0.1",)
         encoding = conn.execute("SHOW server_encoding").fetchone()
         assert encoding == ("UTF8",)
+
+
+def test_literals_keep_the_analyzers_terms_and_weights(pg_server: Any) -> None:
+    """PostgreSQL reads our tsvector literal back as exactly `terms_of`'s lexemes (where its own
+    `to_tsvector('simple', …)` splits them), and `ts_rank_cd` weighs a heading term above a
+    text term."""
+    from vault_memory.index import terms_of
+    from vault_memory.index.pgtext import tsquery_literal, tsvector_literal
+
+    from .conftest import SAMPLE_VAULT
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(SAMPLE_VAULT.rglob("*.md"))]
+    texts.append("ERR-4021 foo_bar O'Brien back\\slash **bold** 41.2m " + "ledger " * 300)
+    with psycopg.connect(pg_server.dsn) as conn:
+        split = 0
+        for text in texts:
+            terms = terms_of(text)
+            row = conn.execute("SELECT tsvector_to_array(%s::tsvector),"
+                               " tsvector_to_array(to_tsvector('simple', %s))",
+                               (tsvector_literal([(terms, "D")]), " ".join(terms))).fetchone()
+            assert row is not None
+            assert sorted(row[0]) == sorted(set(terms))
+            split += sorted(row[1]) != sorted(set(terms))
+        assert split > 0  # why the literal: the parser would change the vocabulary
+        literal = tsvector_literal([(["payment"], "A"), (["err_ledger_409", "payment"], "D")])
+        heading, text = conn.execute(
+            "SELECT ts_rank_cd(%s::tsvector, %s::tsquery), ts_rank_cd(%s::tsvector, %s::tsquery)",
+            (literal, tsquery_literal(["payment"]), literal, tsquery_literal(["err_ledger_409"])),
+        ).fetchone() or (0.0, 0.0)
+        assert heading > text > 0
