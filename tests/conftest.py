@@ -249,3 +249,21 @@ def pg_server() -> Iterator[Any]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def pg_database(pg_server: Any, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh, empty database on the session's PostgreSQL (its DSN), dropped afterwards."""
+    import re
+
+    import psycopg
+
+    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
+    with psycopg.connect(pg_server.dsn, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield pg_server.dsn.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(pg_server.dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
