@@ -20,6 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import clock
 from .config import CACHE_DIR, CONFIG_FILE, Config, find_vault_root, load_config
 from .errors import (
     CannotWriteError,
@@ -330,7 +331,7 @@ class Vault:
                     "path (relative to the vault root), e.g. --in memory or --in notes/a.md."
                 )
             within_rel = None if within_rel == "." else within_rel
-        first, last = _as_date(since, "since"), _as_date(until, "until")
+        first, last = clock.as_day(since, "since"), clock.as_day(until, "until")
         if first and last and first > last:
             raise VaultError(
                 f"--since {first} is after --until {last}: no date can match. Swap them."
@@ -985,7 +986,7 @@ class Vault:
         a cut graph says so."""
         from .sessions import DEFAULT_LIMIT, FlushedEntry, notes_in, session_graph, vault_graph
 
-        day = _as_date(since, "since")
+        day = clock.as_day(since, "since")
         limit = DEFAULT_LIMIT if limit is None else limit
         if limit < 1:
             raise VaultError(f"--limit {limit}: give 1 node or more.")
@@ -1018,7 +1019,6 @@ class Vault:
     def prune_sessions_if_due(self) -> PruneReport | None:
         """`prune_sessions([sessions] keep_days)` once a day, when keep_days is set (what
         `vault watch` runs)."""
-        from . import clock
         from .sessions import prune_if_due
 
         keep = self.config.sessions.keep_days
@@ -1090,14 +1090,6 @@ class Vault:
 
         return list_scopes(self.config)
 
-
-def _as_date(value: dt.date | str | None, name: str) -> dt.date | None:
-    if value is None or isinstance(value, dt.date):
-        return value
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise VaultError(f"--{name} {value!r} is not a date; use YYYY-MM-DD.") from None
 
 
 def _git_init(root: Path) -> bool:

@@ -300,14 +300,6 @@ def _input_size(raw: Any) -> int:
         raise MalformedConversationError("the messages are not JSON-like data") from None
 
 
-def _as_day(value: dt.date | str | None) -> dt.date | None:
-    if value is None or isinstance(value, dt.date):
-        return value
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise VaultError(f"--date {value!r} is not a date; use YYYY-MM-DD.") from None
-
 
 def flush_conversation(
     layout: Layout,
@@ -341,7 +333,7 @@ def flush_conversation(
         session_id, derived = check_session_id(session), False
     else:
         session_id, derived = derive_session_id(parsed), True
-    day = _as_day(date)
+    day = clock.as_day(date)
     now = now or clock.now()
     when = dt.datetime.combine(day, now.time()) if day else now
     path, relpath = layout.daily_path(when.date())

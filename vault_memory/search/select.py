@@ -87,14 +87,7 @@ class _Selection:
         if isinstance(node, NotOf):
             return ~self.match(node.part)
         if isinstance(node, All | AnyOf):
-            masks = [self.match(p) for p in node.parts]
-            out = masks[0].copy()
-            for mask in masks[1:]:
-                if isinstance(node, All):
-                    out &= mask
-                else:
-                    out |= mask
-            return out
+            return _combine(node, [self.match(p) for p in node.parts])
         raise TypeError(f"not a filter: {node!r}")
 
     def _rows(self, uids: np.ndarray) -> np.ndarray:
@@ -185,14 +178,7 @@ class _Selection:
         if isinstance(node, NotOf):
             return ~self._section_mask(node.part, count)
         if isinstance(node, All | AnyOf):
-            masks = [self._section_mask(p, count) for p in node.parts]
-            out = masks[0].copy()
-            for mask in masks[1:]:
-                if isinstance(node, All):
-                    out &= mask
-                else:
-                    out |= mask
-            return out
+            return _combine(node, [self._section_mask(p, count) for p in node.parts])
         raise TypeError(f"not a filter of words: {node!r}")
 
 
@@ -228,3 +214,14 @@ def _holds(node: Any, line: str) -> bool:
     if isinstance(node, AnyOf):
         return any(_holds(p, line) for p in node.parts)
     raise TypeError(f"not a filter of words: {node!r}")
+
+
+def _combine(node: All | AnyOf, masks: list[np.ndarray]) -> np.ndarray:
+    """The masks of a node's parts joined: all of them (`All`) or any (`AnyOf`)."""
+    out = masks[0].copy()
+    for mask in masks[1:]:
+        if isinstance(node, All):
+            out &= mask
+        else:
+            out |= mask
+    return out

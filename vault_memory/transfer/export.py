@@ -198,14 +198,6 @@ class ExportReport:
         }
 
 
-def _as_day(value: dt.date | str | None, name: str) -> dt.date | None:
-    if value is None or isinstance(value, dt.date):
-        return value
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise VaultError(f"--{name} {value!r} is not a date; use YYYY-MM-DD.") from None
-
 
 def chosen_files(
     layout: Layout,
@@ -282,7 +274,7 @@ def export_vault(
     `Vault.export`."""
     if format not in FORMATS:
         raise VaultError(f"unknown export format {format!r}; use jsonl or json.")
-    first, last = _as_day(since, "since"), _as_day(until, "until")
+    first, last = clock.as_day(since, "since"), clock.as_day(until, "until")
     if first and last and first > last:
         raise VaultError(f"--since {first} is after --until {last}: no date can match. Swap them.")
     report = ExportReport(format)
