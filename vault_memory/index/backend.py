@@ -5,10 +5,10 @@ search, the watcher and `vault status` ask of the derived index's database.
 conforms (`_conforms` below). The PostgreSQL backend is the second. `Tx` is the backend's
 open write transaction (a `sqlite3.Connection` for SQLite), handed back to the write methods.
 
-Not in the interface yet — callers still run SQL on `Store.conn`, to be turned into methods
-first: `PRAGMA data_version` (Searcher.table), the ids `Filters.sql()` selects and the hidden
-kinds' ids (Searcher), `PRAGMA quick_check`, the unit digests and vector hashes of `verify`
-(integrity.py), and `has_vectors`' "any unit" probe (indexer).
+Nothing above `index/` runs SQL of its own: what used to be raw SQL on `Store.conn`
+(`PRAGMA data_version`, the ids `Filters` select, the hidden kinds' ids, `PRAGMA quick_check`,
+the unit digests and vector hashes of `verify`, the "any unit" probe) are the methods under
+"asked besides" below.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class IndexBackend(Protocol):
     readonly: bool
     fell_back: bool
 
+    def open(self) -> None: ...
     def close(self) -> None: ...
     def transaction(self) -> AbstractContextManager[Tx]: ...
 
@@ -84,6 +85,22 @@ class IndexBackend(Protocol):
         self, paths: Iterable[str] | None = None
     ) -> Iterator[tuple[int, int, str, str, str, str | None, str, str, str, str]]: ...
     def properties_of(self, file_ids: Iterable[int]) -> dict[int, list[tuple[str, str]]]: ...
+
+    # asked besides (search filters, cache freshness, integrity)
+    def data_version(self) -> int: ...
+    def has_units(self) -> bool: ...
+    def unit_ids_where(
+        self,
+        since: str | None = None,
+        until: str | None = None,
+        kinds: Sequence[str] = (),
+        hidden_kinds: Sequence[str] = (),
+        within: str | None = None,
+    ) -> list[int]: ...
+    def unit_ids_of_kinds(self, kinds: Sequence[str]) -> list[int]: ...
+    def quick_check(self, most: int = 1) -> list[str]: ...
+    def unit_digests(self) -> Iterator[tuple[int, int, int, str]]: ...
+    def vector_shas(self, model: str) -> set[str]: ...
 
     # embeddings, keyed by (unit text sha256, model)
     def missing_embeddings(self, model: str) -> list[tuple[str, str]]: ...

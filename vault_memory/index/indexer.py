@@ -358,7 +358,7 @@ class Index:
             return False
         if store.get_meta("model_id") == self.model_id:
             return True
-        return store.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
+        return not store.has_units()
 
     def pending_vectors(self) -> tuple[int, str]:
         """Units a provider's failure left without their vector in the last run, and why
@@ -420,7 +420,7 @@ class Index:
         else:
             reason = None
             try:
-                ok = self.store.conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+                ok = self.store.quick_check()[0]
                 if ok != "ok":
                     raise CorruptIndexError(f"integrity check: {ok}")
                 lost = self.store.count_problem()
@@ -432,7 +432,7 @@ class Index:
                     reason = str(exc)
                 log.warning("%s: rebuilding it from the files.", reason)
                 self._reset()
-        self.store.conn  # noqa: B018 - creates the schema
+        self.store.open()  # creates the schema
         return reason
 
     def _check_writable(self) -> None:

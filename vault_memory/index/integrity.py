@@ -132,9 +132,9 @@ def check_store(store: Store, full: bool = False) -> str | None:
     """Why the SQLite index is damaged, or None. Cheap: it opens with its schema and every
     table, and its rows agree with the recorded counts; `full` adds `PRAGMA quick_check`."""
     try:
-        conn = store.conn
+        store.open()  # schema and tables checked
         if full:
-            rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+            rows = store.quick_check(5)
             if rows != ["ok"]:
                 return "integrity check: " + "; ".join(rows)
         return store.count_problem()
@@ -283,9 +283,7 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
         for path, row in store.files().items():
             held[path] = (row.sha256, [])
         by_id = {row.id: path for path, row in store.files().items()}
-        for file_id, start, end, sha in store.conn.execute(
-            "SELECT file_id, start_line, end_line, sha256 FROM chunks ORDER BY file_id, ord"
-        ):
+        for file_id, start, end, sha in store.unit_digests():
             owner = by_id.get(file_id)
             if owner is None:
                 result.differences.append(f"unit of no file (file id {file_id})")
@@ -294,8 +292,7 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
         model: str | None = index.model_id
         vectors: set[str] = set()
         if model:
-            vectors = {r[0] for r in store.conn.execute(
-                "SELECT sha256 FROM embeddings WHERE model=?", (model,))}
+            vectors = store.vector_shas(model)
     except (CorruptIndexError, sqlite3.DatabaseError) as exc:
         result.differences.append(f"the index cannot be read ({exc})")
         return result
