@@ -6,6 +6,7 @@ model id): a moved file or shifted lines re-embed nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -208,6 +209,17 @@ class Store:
     def open(self) -> None:
         """Open the database now, creating its schema: damage shows here rather than later."""
         self.conn  # noqa: B018
+
+    def exists(self) -> bool:
+        """Whether the index was written here (the file is there)."""
+        return self.path.exists()
+
+    def reset(self) -> None:
+        """Throw the index away (a rebuild): the file and its WAL."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
 
     def close(self) -> None:
         if self._conn is not None:
