@@ -79,6 +79,15 @@ class PostgresServer:
             detail = log.read_text(errors="replace")[-2000:] if log.exists() else exc.stderr
             raise RuntimeError(f"PostgreSQL did not start: {detail}") from exc
 
+    def pause(self) -> None:
+        """Shut the server down, keeping its data (`resume` starts it again)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        options = f"-h 127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off"
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", str(START_TIMEOUT),
+                  "-l", str(self.folder / "server.log"), "-o", options, "start")
+
     def stop(self) -> None:
         try:
             if (self.data / "postmaster.pid").exists():
