@@ -432,6 +432,8 @@ class Searcher:
         cited: set[tuple[str, int]] = set()  # lines the returned entries were promoted from
         returned: set[tuple[str, int]] = set()
         for span in spans:
+            if any(int(table.ids[r]) not in rows for r in span):
+                continue  # rewritten by a writer after the table was read: the next query has it
             parts = [rows[int(table.ids[r])] for r in span]
             best_at = max(range(len(span)), key=lambda i: score[span[i]])
             lo, hi = best_at, best_at  # only line-contiguous units merge, and (with search
