@@ -88,6 +88,37 @@ def test_the_server_holds_what_the_sqlite_index_holds(pg_database: str, tmp_path
         assert [r[2:] for r in rows_a] == [r[2:] for r in rows_b]
         assert sqlite_store.links() == pg_store.links()
         assert sqlite_store.counts(model) == pg_store.counts(model)
+        # phase 2's building blocks: nearest by the model's HNSW index, keyword by
+        # ts_rank_cd over the GIN index, both filtered by scope inside the SQL
+        import numpy as np
+        from psycopg.sql import SQL as psycopg_sql  # noqa: N811
+
+        query = np.asarray(b._index.query_embedder().embed_query("ledger conflict error"),
+                           dtype=np.float32)
+        ids = np.array([r[0] for r in rows_b])
+        matrix = np.stack([np.frombuffer(r[5], dtype=np.float32) for r in rows_b])
+        brute = [int(i) for i in ids[np.argsort(-(matrix @ query), kind="stable")[:5]]]
+        nearest = pg_store.nearest(model, query.tobytes(), [""], 5)
+        assert [i for i, _ in nearest] == brute
+        assert pg_store.nearest(model, query.tobytes(), ["org/nobody"], 5) == []
+        from vault_memory.index import terms_of
+        from vault_memory.index.pgtext import tsquery_literal
+
+        found = pg_store.keyword(tsquery_literal(terms_of("ERR_LEDGER_409")), None, 5)
+        texts = pg_store.chunks_by_id(i for i, _ in found)
+        assert found and all("ERR_LEDGER_409" in texts[i].text for i, _ in found)
+        assert pg_store.keyword(tsquery_literal(terms_of("ERR_LEDGER_409")), ["x"], 5) == []
+        assert pg_store.conn.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'embeddings_hnsw_%'"
+        ).fetchone()[0] == 1  # made when the model's dimensions were recorded
+        pg_store.conn.execute("ANALYZE embeddings")  # as autovacuum would, on a real server
+        pg_store.conn.execute("SET enable_seqscan = off")  # 192 rows: a scan is cheaper
+        vec = "[" + ",".join(["0.05"] * 384) + "]"
+        plan = pg_store.conn.execute(
+            psycopg_sql("EXPLAIN ") + pg_store.nearest_query(model, 384, [""]),
+            [vec, "served", vec, 20, "served", [""], 5]).fetchall()
+        assert any("embeddings_hnsw_" in line[0] for line in plan), "\n".join(l[0][:100] for l in plan)
+        pg_store.conn.execute("RESET enable_seqscan")
         # a second run finds nothing to do
         again = b.index()
         assert again.new + again.modified + again.deleted == 0

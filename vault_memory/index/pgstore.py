@@ -200,6 +200,10 @@ class PgStore:
         self._wrote = True
         self._execute("INSERT INTO meta VALUES (%s, %s, %s) ON CONFLICT (vault, key)"
                       " DO UPDATE SET value = excluded.value", (self.vault, key, str(value)))
+        if key == "dims":  # the model's vectors are all in: build its HNSW index once, in bulk
+            model = self.get_meta("model_id")
+            if model and str(value).isdigit():
+                self._hnsw(model, int(value))
 
     def data_version(self) -> int:
         return int(self._generation())
@@ -519,25 +523,40 @@ class PgStore:
 
     # -- server-side candidates (docs/postgres-design.md §4, phase 2) ------------------------
 
+    OVERFETCH = 4  # HNSW candidates per wanted unit (pgvector 0.6 filters after the scan)
+
+    def nearest_query(self, model: str, dims: int, scopes: Sequence[str] | None) -> Any:
+        """The SQL of `nearest` (parameters: vector, vault, over-fetch, vault[, scopes],
+        limit). The model is a literal, so that the planner can use its partial HNSW index."""
+        from psycopg import sql
+
+        vec = sql.SQL(f"%s::vector({int(dims)})")
+        return sql.SQL(
+            "SELECT u.id, 1 - c.d FROM (SELECT sha256, embedding::vector({dims}) <=> {vec} AS d"
+            " FROM embeddings WHERE model = {model} AND vault = %s"
+            " ORDER BY embedding::vector({dims}) <=> {vec2} LIMIT %s) c"
+            " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault = %s{scoped} ORDER BY c.d, u.id LIMIT %s").format(
+                dims=sql.SQL(str(int(dims))), vec=vec, vec2=vec, model=sql.Literal(model),
+                scoped=sql.SQL(" AND f.scope = ANY(%s)" if scopes is not None else ""))
+
     def nearest(self, model: str, query: bytes, scopes: Sequence[str] | None,
                 limit: int) -> list[tuple[int, float]]:
         """(unit id, cosine) of the `limit` units nearest `query` among the visible `scopes`
-        (all when None), by the model's HNSW index; the scope filter is in the SQL."""
+        (all when None), by the model's HNSW index; the scope filter is in the SQL (HNSW
+        candidates are over-fetched, as pgvector 0.6 filters after its scan: a scope that
+        holds few of the nearest texts may get fewer than `limit`)."""
         dims = len(query) // 4
-        where, params = "f.vault = %s", list[Any]([self.vault])
-        if scopes is not None:
-            where += " AND f.scope = ANY(%s)"
-            params.append(list(scopes))
         vec = vector_text(query)
+        over = int(limit) * self.OVERFETCH
+        params: list[Any] = [vec, self.vault, vec, over, self.vault]
+        if scopes is not None:
+            params.append(list(scopes))
+        params.append(limit)
         with self._read_snapshot():
-            self._execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, int(limit)))}")
-            return [(int(i), float(s)) for i, s in self._execute(
-                f"SELECT u.id, 1 - (e.embedding::vector({dims}) <=> %s::vector({dims}))"
-                " FROM embeddings e JOIN units u ON u.sha256 = e.sha256"
-                f" JOIN files f ON f.id = u.file_id AND f.vault = e.vault"
-                f" WHERE e.vault = %s AND e.model = %s AND {where}"
-                f" ORDER BY e.embedding::vector({dims}) <=> %s::vector({dims}) LIMIT %s",
-                [vec, self.vault, model, *params, vec, limit])]
+            self._execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, over))}")
+            return [(int(i), float(d)) for i, d in self._execute(
+                self.nearest_query(model, dims, scopes), params)]
 
     def keyword(self, tsquery: str, scopes: Sequence[str] | None,
                 limit: int) -> list[tuple[int, float]]:
@@ -567,7 +586,9 @@ class PgStore:
             (self.vault, model))]
 
     def _hnsw(self, model: str, dims: int) -> None:
-        """The model's HNSW cosine index (pgvector needs a fixed dimension: one per model)."""
+        """The model's HNSW cosine index (pgvector needs a fixed dimension: one per model),
+        made when the indexer records the model's dimensions, after its vectors are in: one
+        bulk build rather than an insert into the graph per vector (later vectors are)."""
         from psycopg import sql
 
         name = f"embeddings_hnsw_{zlib.crc32(f'{model}:{dims}'.encode()):08x}"
@@ -583,7 +604,6 @@ class PgStore:
         if not batch:
             return
         self._wrote = True
-        self._hnsw(model, len(batch[0][3].split(",")))
         with self.conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO embeddings VALUES (%s, %s, %s, %s::vector) ON CONFLICT"
