@@ -345,3 +345,38 @@ def test_readers_never_see_half_a_batch(pg_database: str, tmp_path: Path,
         thread.join(30)
         reader.close()
     assert seen == [] and reads[0] > 5
+
+
+def test_a_read_only_replica_answers_searches_and_refuses_writes_in_one_line(
+        pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Readers may point at a replica: opening an up-to-date database writes nothing (no
+    migration step), searches work, and indexing says where to go instead."""
+    import psycopg
+
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
+    root = use_server(checkout(tmp_path, "v"), pg_database)
+    with Vault(root) as vault:
+        vault.index()
+    name = pg_database.rsplit("/", 1)[1]
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+    (root / "notes" / "later.md").write_text("# Later\n\nbilling\n", encoding="utf-8")
+    with Vault(root) as vault:
+        assert vault.search("billing migration", fresh=False)
+        with pytest.raises(IndexServerError, match="is read-only .a replica.+primary"):
+            vault.index()
+
+
+def test_a_database_migrated_by_a_newer_version_is_refused(pg_database: str,
+                                                           tmp_path: Path) -> None:
+    import psycopg
+
+    from vault_memory.index.pgschema import LATEST, ServerSchemaError, migrate
+
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        migrate(conn)
+        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, 'future')",
+                     (LATEST + 1,))
+    root = use_server(checkout(tmp_path, "v"), pg_database)
+    with Vault(root) as vault, pytest.raises(ServerSchemaError, match="upgrade vault-memory"):
+        vault.index()

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .pgconnect import IndexServerError, connect, describe
-from .pgschema import MIGRATION_LOCK, migrate
+from .pgschema import LATEST, MIGRATION_LOCK, applied, migrate
 from .pgtext import tsvector_literal
 from .store import CHUNK_COLUMNS, ChunkRow, FileRow
 
@@ -78,7 +78,9 @@ class PgStore:
         if self._conn is None:
             conn = connect(self.dsn, autocommit=True)
             try:
-                migrate(conn)
+                done = applied(conn)  # up to date: nothing written (a read-only replica)
+                if LATEST not in done or max(done) > LATEST:
+                    migrate(conn)  # which refuses a database newer than this code
             except Exception:
                 conn.close()
                 raise
@@ -99,6 +101,10 @@ class PgStore:
 
         try:
             return self.conn.execute(sql, params)
+        except psycopg.errors.ReadOnlySqlTransaction as exc:
+            raise IndexServerError(
+                f"the index server at {self.server} is read-only (a replica?): search it, "
+                "but index against the primary server.") from exc
         except psycopg.OperationalError as exc:
             self.close()
             raise IndexServerError(
