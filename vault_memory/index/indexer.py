@@ -1138,9 +1138,10 @@ def scope_counts(config: Config) -> dict[str, tuple[int, int]]:
     """scope ("org/acme", "" for the root) -> (files, units) in the index; empty when there
     is no usable index. Writes nothing."""
     db = config.cache_dir / "index.sqlite"
-    if not db.exists():
+    server = config.index.backend.strip().lower() == "postgres"
+    if not server and not db.exists():
         return {}
-    store = Store(db, readonly=True)
+    store = open_store(config, readonly=True)
     try:
         return store.scope_counts()
     except (CorruptIndexError, sqlite3.DatabaseError):

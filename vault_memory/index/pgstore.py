@@ -39,6 +39,7 @@ from .store import CHUNK_COLUMNS, ChunkRow, FileRow
 
 LOCAL_KEYS = ("fulltext_dirty", "fulltext_files")  # this machine's, not the server's
 LOCAL_FILE = "server-local.json"
+HNSW_BUILD_MEMORY = "512MB"  # for the one bulk build of a model's HNSW index
 CHUNK_COLUMNS_PG = CHUNK_COLUMNS.replace("c.", "u.").replace("f.path", "f.path")
 
 
@@ -599,6 +600,12 @@ class PgStore:
 
         name = f"embeddings_hnsw_{zlib.crc32(f'{model}:{dims}'.encode()):08x}"
         self._execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        if self._execute("SELECT 1 FROM pg_class WHERE relname = %s",
+                         (name,)).fetchone() is not None:
+            return
+        # pgvector builds far faster while the graph fits in memory (64 MB by default holds
+        # about 40k vectors of 384 dimensions)
+        self._execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
         self._execute(sql.SQL(
             "CREATE INDEX IF NOT EXISTS {} ON embeddings USING hnsw"
             " ((embedding::vector({})) vector_cosine_ops) WHERE model = {}").format(
