@@ -3,7 +3,7 @@ detector, detect-secrets (Yelp; every plugin of its default settings), on the sa
 (tests/secrets_corpus.py: one credential of each of 97 formats in the sentence it would arrive
 in, 301 look-alikes that must pass).
 
-Usage: python bench/secrets.py [--runs 5]   (detect-secrets: `pip install detect-secrets`)
+Usage: python bench/redaction.py [--runs 5]   (detect-secrets: `pip install detect-secrets`)
 
 Recall: a case counts as caught when detect-secrets reports a finding on a line holding the
 secret (generous: it flags lines), for redact when the secret is gone from the redacted text.

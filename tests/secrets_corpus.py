@@ -2,7 +2,7 @@
 sentence it would arrive in, and look-alikes that must pass untouched (hashes, UUIDs, SHAs,
 base64 images, env dumps without secrets, numbers that fail a card's Luhn check or an IBAN's
 checksum). Shared by tests/test_redact_corpus.py (the hand-written patterns) and
-bench/secrets.py (which measures detect-secrets on the same corpus).
+bench/redaction.py (which measures detect-secrets on the same corpus).
 
 Deterministic: the random parts come from a seeded generator.
 """

@@ -1,4 +1,6 @@
-"""`terms_of` must analyze text exactly as the Whoosh analyzer of the keyword index does."""
+"""`terms_of` must analyze text exactly as the Whoosh analyzer of the keyword index does, and,
+for text without CJK, as Whoosh's own StemmingAnalyzer does once the text is folded (the
+reference: the stop list, the stemmer and the split into runs of word characters are its)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vault_memory.index.fulltext import analyzer, terms_of
+from vault_memory.index.fulltext import analyzer
+from vault_memory.index.words import fold, has_cjk, stop_words, terms_of
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 
@@ -25,9 +28,33 @@ def whoosh_terms(text: str) -> list[str]:
     return [t.text for t in analyzer()(text)]
 
 
+def reference_terms(text: str) -> list[str]:
+    """Whoosh's StemmingAnalyzer on the folded text."""
+    from whoosh.analysis import StemmingAnalyzer
+
+    return [t.text for t in StemmingAnalyzer(stoplist=stop_words(), minsize=1)(fold(text))]
+
+
 @pytest.mark.parametrize("text", TRICKY)
 def test_tricky_strings(text: str) -> None:
     assert terms_of(text) == whoosh_terms(text)
+    if not has_cjk(text):
+        assert terms_of(text) == reference_terms(text)
+
+
+def test_ascii_text_is_analyzed_as_whoosh_does_without_folding() -> None:
+    """An English vault's keyword index is what it was before folding existed."""
+    from whoosh.analysis import StemmingAnalyzer
+
+    plain = StemmingAnalyzer(stoplist=stop_words(), minsize=1)
+    for text in TRICKY:
+        if text.isascii():
+            assert terms_of(text) == [t.text for t in plain(text)]
+
+
+def test_the_index_analyzer_keeps_positions_in_order() -> None:
+    tokens = [(t.text, t.pos) for t in analyzer()("東京 Café", positions=True)]
+    assert tokens == [("東", 0), ("東京", 1), ("京", 2), ("cafe", 3)]
 
 
 def test_every_line_of_the_sample_vault() -> None:
@@ -36,3 +63,4 @@ def test_every_line_of_the_sample_vault() -> None:
     assert len(lines) > 200
     for line in lines:
         assert terms_of(line) == whoosh_terms(line), line
+        assert terms_of(line) == reference_terms(line), line

@@ -134,7 +134,8 @@ def test_the_postings_give_the_whoosh_indexs_bm25f_scores(indexed_sample: Path,
                                                           query: str) -> None:
     """Queries are scored from the table's postings arrays; they must agree with the Whoosh
     index's own BM25F: the same units with the same scores."""
-    from vault_memory.index.fulltext import BM25_B, BM25_K1, terms_of
+    from vault_memory.index.fulltext import BM25_B, BM25_K1
+    from vault_memory.index.words import terms_of
 
     with Vault(indexed_sample) as vault:
         index = vault._index

@@ -8,7 +8,7 @@ from .embedder import (
     ModelUnavailable as ModelUnavailable,
     model_disabled as model_disabled,
 )
-from .fulltext import BM25_B as BM25_B, BM25_K1 as BM25_K1, terms_of as terms_of
+from .fulltext import BM25_B as BM25_B, BM25_K1 as BM25_K1
 from .indexer import (
     IGNORED_DIRS as IGNORED_DIRS,
     WRITE_LOCK as WRITE_LOCK,
@@ -30,3 +30,4 @@ from .remote import (
     RemoteEmbedder as RemoteEmbedder,
 )
 from .store import CorruptIndexError as CorruptIndexError, SchemaVersionError as SchemaVersionError
+from .words import ANALYZER as ANALYZER, fold as fold, terms_of as terms_of, whole as whole

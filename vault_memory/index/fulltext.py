@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .words import terms_of
+
 T = TypeVar("T")
 
 INDEX_NAME = "units"
@@ -51,44 +53,12 @@ def _guarded(read: Callable[[], T]) -> T:
 
 
 @functools.cache
-def stop_words() -> frozenset[str]:
-    from whoosh.lang.stopwords import stoplists
-
-    extra = {"would", "could", "should", "might", "must", "shall", "also", "ever", "yet", "us"}
-    return frozenset(stoplists["en"]) | extra
-
-
-#: Whoosh's RegexTokenizer default: runs of word characters, dots inside (v2.1, e.g).
-_TOKEN = re.compile(r"[\w\*]+(\.?[\w\*]+)*", re.UNICODE)
-
-
-@functools.cache
-def _stem() -> Any:
-    from whoosh.lang.porter import stem  # the porter module alone: 4 ms to import
-
-    return functools.lru_cache(maxsize=100_000)(stem)
-
-
-def terms_of(text: str) -> list[str]:
-    """The analyzed terms of `text`, exactly as `analyzer()` gives them (tokenize, lower-case,
-    drop stop words, Porter-stem; tests/test_fulltext_terms.py compares the two), without
-    Whoosh's token objects: 5x faster, and a cold query does not import whoosh.analysis."""
-    stops = stop_words()
-    stem = _stem()
-    return [
-        stem(word)
-        for match in _TOKEN.finditer(text)
-        if (word := match.group().lower()) not in stops
-    ]
-
-
-@functools.cache
 def analyzer() -> Any:
-    from whoosh.analysis import StemmingAnalyzer
+    """The keyword index's analyzer: exactly `terms_of` (a Whoosh tokenizer, index/analysis.py,
+    imported only where an index is written or opened)."""
+    from .analysis import Terms
 
-    # minsize=1 keeps one-letter tokens such as the parts of "v2" or "C"; ids stay whole
-    # because the tokenizer keeps runs of word characters (ERR_LEDGER_409).
-    return StemmingAnalyzer(stoplist=stop_words(), minsize=1)
+    return Terms()
 
 
 #: The terms of the list fields (tags, properties, path and name parts) are given one per line.

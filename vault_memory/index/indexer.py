@@ -540,6 +540,7 @@ class Index:
     ) -> IndexReport:
         report = IndexReport(model=self.model_id)
         report.rebuilt = self._open_for_writing(rebuild)
+        self._words_anew()
         store = self.store
         stored_model = store.get_meta("model_id")
         if stored_model and self.model_id and stored_model != self.model_id:
@@ -709,9 +710,35 @@ class Index:
                 found.add(path)
         return found
 
+    def _analyzed_otherwise(self) -> list[str]:
+        """The files whose words the keyword analyzer of this version gives otherwise than
+        the one that indexed them (none once the index records this version)."""
+        from .words import ANALYZER, terms_of
+
+        if self.store.get_meta("analyzer") == str(ANALYZER):
+            return []
+        return self.store.analyzed_otherwise(lambda text: " ".join(terms_of(text)))
+
+    def _words_anew(self) -> None:
+        """After an upgrade that changed how text becomes words (index/words.py), the files
+        whose words differ are indexed again in this run (vectors kept); recorded once."""
+        from .words import ANALYZER
+
+        paths = self._analyzed_otherwise()
+        if self.store.get_meta("analyzer") == str(ANALYZER):
+            return
+        if paths:
+            log.warning("keyword search now folds accents and splits Chinese, Japanese and "
+                        "Korean into character pairs: indexing the words of %d files again.",
+                        len(paths))
+        with self.store.transaction() as conn:
+            self.store.forget_content(conn, paths)
+            self.store.set_meta(conn, "analyzer", ANALYZER)
+
     def stale_paths(self, scope: scopes.Scope | None = None) -> list[str]:
         """Paths whose stat differs from the index, plus indexed paths gone from disk (of
-        the files `scope` may see, when given). Stats only; reads no file and writes nothing."""
+        the files `scope` may see, when given), plus the files whose words an upgrade's
+        analyzer gives otherwise. Stats only; reads no file and writes nothing."""
         known = self.store.file_stats()
         held = self.store.skipped()
         disk = scan(self.root, scope=scope)
@@ -724,7 +751,8 @@ class Index:
             and (p not in held or (st.st_mtime_ns, st.st_size) != held[p][:2])
         ]
         stale += [p for p in known if p not in disk]
-        return stale
+        again = set(self._analyzed_otherwise()) - set(stale)
+        return stale + [p for p in known if p in again]
 
     def _apply(self, plan: ChangePlan, texts: dict[str, Any], progress: Progress | None) -> None:
         from .fulltext import documents
@@ -771,7 +799,7 @@ class Index:
     def _store_file(
         self, conn: sqlite3.Connection, relpath: str, note_file: fsutil.TextFile
     ) -> None:
-        from .fulltext import terms_of
+        from .words import terms_of
 
         note = parse_note(relpath, "" if _is_canvas(relpath) else note_file.text)
         if note.frontmatter_error:

@@ -10,7 +10,7 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -293,6 +293,30 @@ class Store:
 
     def delete_file(self, conn: sqlite3.Connection, path: str) -> None:
         conn.execute("DELETE FROM files WHERE path=?", (path,))
+
+    def analyzed_otherwise(self, analyze: Callable[[str], str]) -> list[str]:
+        """The files whose stored words `analyze` (text -> its terms joined by spaces) would
+        give otherwise: a unit's terms, or a name's key (kept analyzed, so a key that is not
+        plain ASCII is analyzed again as it stands). Only text that is not plain ASCII is
+        looked at: the analyzer's changes so far leave ASCII as it was (index/words.py)."""
+        found: set[str] = set()
+        for path, text, terms in self.conn.execute(
+            "SELECT f.path, c.text, c.terms FROM chunks c JOIN files f ON f.id = c.file_id"
+        ):
+            if path not in found and not text.isascii() and analyze(text) != terms:
+                found.add(path)
+        for path, key in self.conn.execute(
+            "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
+        ):
+            if path not in found and not key.isascii() and analyze(key) != key:
+                found.add(path)
+        return sorted(found)
+
+    def forget_content(self, conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+        """Make the next index run read `paths` again and store them anew (their stat and
+        digest no longer match any file; their units' vectors are kept, by digest)."""
+        conn.executemany("UPDATE files SET mtime_ns=-1, sha256='' WHERE path=?",
+                         [(p,) for p in paths])
 
     def touch_file(self, conn: sqlite3.Connection, path: str, mtime_ns: int, size: int) -> None:
         conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (mtime_ns, size, path))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..index import terms_of
+from ..index import fold, terms_of, whole
 
 if TYPE_CHECKING:
     import numpy as np
@@ -256,10 +256,15 @@ def lift_named(
 
 
 def contains_token(text: str, token: str) -> bool:
-    """Whole-token, case-insensitive containment: `BIL-142` is not in `BIL-1423`, nor `v2.3`
-    in `v2.3.1` (a joined part such as `.1` or `-b` continues the token)."""
-    pattern = r"(?<!\w)(?<!\w[.\-/:])" + re.escape(token) + r"(?!\w)(?![.\-/:]\w)"
-    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+    """Whole-token containment, as matching folds text (case, accents, width: index/words.py):
+    `BIL-142` is not in `BIL-1423`, nor `v2.3` in `v2.3.1` (a joined part such as `.1` or `-b`
+    continues the token); a CJK token may sit anywhere in a run of CJK characters."""
+    token = fold(token)
+    if not token:
+        return False
+    pattern = whole(re.escape(token), token[0], token[-1], r"(?<!\w)(?<!\w[.\-/:])",
+                    r"(?!\w)(?![.\-/:]\w)")
+    return re.search(pattern, fold(text), flags=re.IGNORECASE) is not None
 
 
 # A unit's lead-in label: what a Markdown line is about, written before a colon at its start

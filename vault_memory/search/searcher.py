@@ -197,7 +197,7 @@ class Searcher:
         kept = []
         total = len(table.ids) if within is None else within.units
         for token in tokens:
-            terms = terms_of(token)
+            terms = terms_of(token, query=True)
             if not terms:
                 continue
             frequency = min(len(table.text.postings(table.vocab.get(t), within)[0])
@@ -292,7 +292,7 @@ class Searcher:
             if allowed is not None and not allowed.any():
                 return []
 
-        terms = list(dict.fromkeys(terms_of(query)))  # analyzed once: keywords and subjects
+        terms = list(dict.fromkeys(terms_of(query, query=True)))  # keywords and subjects
         keyword: np.ndarray | None = None
         has_term: np.ndarray | None = None  # units holding a query word
         guard: list[str] = []
@@ -390,7 +390,7 @@ class Searcher:
         score = relevance * recency * table.salience
         exact = np.zeros(n)
         if guard:
-            guard_terms = list(dict.fromkeys(t for tok in guard for t in terms_of(tok)))
+            guard_terms = list(dict.fromkeys(t for tok in guard for t in terms_of(tok, query=True)))
             holders = np.unique(np.concatenate(
                 [table.text.postings(table.vocab.get(t), within)[0] for t in guard_terms]))
             if allowed is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..index import terms_of
+from ..index import fold, terms_of, whole
 from .query import All, AnyOf, Exact, Field, Free, NotOf, Within
 
 if TYPE_CHECKING:
@@ -32,9 +32,12 @@ def select(tree: Any, table: UnitTable, index: Index) -> np.ndarray | None:
 
 
 def phrase_pattern(phrase: str) -> re.Pattern[str]:
-    """The phrase's words in order, whole, with any spacing between them, case aside."""
-    words = phrase.split()
-    return re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)",
+    """The phrase's words in order, whole, with any spacing between them, in text folded as
+    matching folds it (case, accents, width: index/words.py; search `fold(text)` with it)."""
+    words = fold(phrase).split()
+    if not words:
+        return re.compile(r"(?!)")
+    return re.compile(whole(r"\s+".join(map(re.escape, words)), words[0][0], words[-1][-1]),
                       re.IGNORECASE)
 
 
@@ -126,7 +129,7 @@ class _Selection:
         pattern = phrase_pattern(node.phrase)
         mask = np.zeros(self.n, dtype=bool)
         for row, text in self._texts(np.flatnonzero(candidates)).items():
-            if pattern.search(text):
+            if pattern.search(fold(text)):
                 mask[row] = True
         return mask
 
@@ -206,7 +209,7 @@ def _holds(node: Any, line: str) -> bool:
     if isinstance(node, Free):
         return set(node.terms) <= set(terms_of(line)) if node.terms else True
     if isinstance(node, Exact):
-        return bool(phrase_pattern(node.phrase).search(line))
+        return bool(phrase_pattern(node.phrase).search(fold(line)))
     if isinstance(node, NotOf):
         return not _holds(node.part, line)
     if isinstance(node, All):

@@ -1,0 +1,169 @@
+"""The words of a text for keyword search, in every script.
+
+Latin, Cyrillic, Greek and other scripts written with spaces are split into runs of word
+characters, as Whoosh's RegexTokenizer does (dots inside kept: v2.1, e.g.). Chinese, Japanese
+and Korean are not written with spaces between words: a run of their characters would be
+one "word" a sentence long that no query matches, so each such run gives its overlapping
+character pairs (東京タワー -> 東京 京タ タワ ワー), the standard answer of search engines for
+these scripts (Lucene's CJKBigramFilter) and one that needs no dictionary. A text is indexed
+with the single characters as well, so that a one-character query word (猫) still matches;
+a query of two or more characters asks for the pairs only, which are what carry meaning.
+
+Matching folds what a reader would not tell apart: compatibility and width variants (ＡＢＣ,
+ｶﾀｶﾅ, ﬁ, ①), case (Straße = strasse), and the accents of Latin, Greek and Cyrillic letters
+(café = cafe, Ёлка = елка); the marks of other scripts (Japanese voicing: が is not か,
+Devanagari vowel signs) are kept, and stay inside their word.
+
+Text that is all ASCII takes the same path as before this module (nothing to fold): the
+keyword index of an English vault is unchanged by it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import Any
+
+#: Recorded in the index (meta `analyzer`): bump when `words` changes what a text gives, and
+#: the files whose words differ are indexed again (their vectors are kept).
+ANALYZER = 2  # 1: Whoosh's RegexTokenizer and lower-case; 2: folding and CJK pairs
+
+#: Whoosh's RegexTokenizer default: runs of word characters, dots inside (v2.1, e.g).
+ASCII_TOKEN = re.compile(r"[\w\*]+(\.?[\w\*]+)*")
+
+#: Han (with extensions and compatibility ideographs), kana (with the half-width forms),
+#: Hangul syllables and jamo: the scripts written without spaces between words.
+_CJK = (
+    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0002fa1f\U00030000-\U0003134f"
+)
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+
+#: Letters that carry no combining accent but are the same letter to a reader of a query.
+_LETTERS = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ħ": "h", "ı": "i",
+                          "æ": "ae", "œ": "oe", "þ": "th"})
+
+
+#: Variation selectors (text or emoji presentation of the same character): not part of a word.
+_INVISIBLE = dict.fromkeys(range(0xFE00, 0xFE10))
+
+
+def _is_accent(ch: str) -> bool:
+    """A combining accent of Latin, Greek or Cyrillic (the block they decompose into)."""
+    return "\u0300" <= ch <= "\u036f"
+
+
+#: Where the combining marks of the world's scripts are (from the combining diacritics to
+#: the Indic, Southeast Asian and other scripts' blocks; kana voicing; variation selectors).
+_MARK_BLOCKS = ((0x0300, 0x1DFF), (0x20D0, 0x20FF), (0x302A, 0x302F), (0x3099, 0x309A),
+                (0xA66F, 0xABFF), (0xFE20, 0xFE2F))
+
+
+@functools.cache
+def _token() -> re.Pattern[str]:
+    """Runs of word characters and the combining marks inside words (vowel signs and
+    viramas of Indic scripts, Hebrew points, Japanese voicing marks: Python's `\\w` leaves
+    them out, which would cut नमस्ते in three). Built once, on the first non-ASCII text."""
+    marks: list[str] = []
+    for low, high in _MARK_BLOCKS:
+        start = None
+        for code in range(low, high + 2):
+            is_mark = code <= high and unicodedata.category(chr(code))[0] == "M"
+            if is_mark and start is None:
+                start = code
+            elif not is_mark and start is not None:
+                marks.append(f"\\u{start:04x}-\\u{code - 1:04x}")
+                start = None
+    inside = f"[\\w\\*{''.join(marks)}]"  # a word starts with a word character
+    return re.compile(f"[\\w\\*]{inside}*(?:\\.[\\w\\*]{inside}*)*")
+
+
+def fold(text: str) -> str:
+    """`text` as matching sees it: compatibility forms unified (NFKC), case folded, Latin,
+    Greek and Cyrillic accents dropped. ASCII text is only lower-cased."""
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_INVISIBLE)
+    if not text.isascii():
+        decomposed = unicodedata.normalize("NFD", text)
+        text = unicodedata.normalize(
+            "NFC", "".join(ch for ch in decomposed if not _is_accent(ch))
+        ).translate(_LETTERS)
+    return text
+
+
+def has_cjk(text: str) -> bool:
+    return _HAS_CJK.search(text) is not None
+
+
+def words(text: str, query: bool = False) -> Iterator[str]:
+    """The folded words of `text`, in order. A run of CJK characters gives each character
+    followed by the pair it starts (東, 東京, 京: any part of a run gives a contiguous part of
+    the run's words); with `query`, the pairs only (a single character alone)."""
+    if text.isascii():
+        for match in ASCII_TOKEN.finditer(text):
+            yield match.group().lower()
+        return
+    for match in _token().finditer(fold(text)):
+        word = match.group()
+        if not _HAS_CJK.search(word):
+            yield word
+            continue
+        at = 0
+        for run in _CJK_RUN.finditer(word):
+            if piece := word[at : run.start()].strip("."):
+                yield piece
+            yield from _cjk(run.group(), query)
+            at = run.end()
+        if piece := word[at:].strip("."):
+            yield piece
+
+
+def _cjk(run: str, query: bool) -> Iterator[str]:
+    if len(run) == 1:
+        yield run
+        return
+    for i in range(len(run)):
+        if not query:
+            yield run[i]
+        if i + 1 < len(run):
+            yield run[i : i + 2]
+
+
+def whole(body: str, first: str, last: str, before: str = r"(?<!\w)",
+          after: str = r"(?!\w)") -> str:
+    """The regular expression `body` (a token or phrase whose first and last characters are
+    `first` and `last`) as a whole word: `before` and `after` it, except at an edge that is a
+    CJK character (a word of those scripts may start or end anywhere in a run of them)."""
+    return (("" if has_cjk(first) else before) + body + ("" if has_cjk(last) else after))
+
+
+@functools.cache
+def stop_words() -> frozenset[str]:
+    from whoosh.lang.stopwords import stoplists
+
+    extra = {"would", "could", "should", "might", "must", "shall", "also", "ever", "yet", "us"}
+    return frozenset(stoplists["en"]) | extra
+
+
+@functools.cache
+def _stem() -> Any:
+    from whoosh.lang.porter import stem  # the porter module alone: 4 ms to import
+
+    return functools.lru_cache(maxsize=100_000)(stem)
+
+
+def terms_of(text: str, query: bool = False) -> list[str]:
+    """The analyzed terms of `text`: its words (index/words.py: folded, CJK as character
+    pairs), stop words dropped, Porter-stemmed. For text without CJK this is what Whoosh's
+    StemmingAnalyzer gives for the folded text (tests/test_fulltext_terms.py compares the
+    two), without Whoosh's token objects: 5x faster, and a cold query does not import
+    whoosh.analysis. `query`: the terms a query ranks by (CJK pairs without their single
+    characters, see `words`)."""
+    stops = stop_words()
+    stem = _stem()
+    return [stem(word) for word in words(text, query) if word not in stops]
