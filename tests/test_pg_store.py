@@ -104,10 +104,11 @@ def test_the_server_holds_what_the_sqlite_index_holds(pg_database: str, tmp_path
         from vault_memory.index import terms_of
         from vault_memory.index.pgtext import tsquery_literal
 
-        found = pg_store.keyword(tsquery_literal(terms_of("ERR_LEDGER_409")), None, 5)
+        code = tsquery_literal(terms_of("ERR_LEDGER_409", query=True))
+        found = pg_store.keyword(code, None, 5)
         texts = pg_store.chunks_by_id(i for i, _ in found)
         assert found and all("ERR_LEDGER_409" in texts[i].text for i, _ in found)
-        assert pg_store.keyword(tsquery_literal(terms_of("ERR_LEDGER_409")), ["x"], 5) == []
+        assert pg_store.keyword(code, ["x"], 5) == []
         assert pg_store.conn.execute(
             "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'embeddings_hnsw_%'"
         ).fetchone()[0] == 1  # made when the model's dimensions were recorded

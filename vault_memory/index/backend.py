@@ -13,11 +13,12 @@ the unit digests and vector hashes of `verify`, the "any unit" probe) are the me
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from .pgstore import PgStore
     from .store import ChunkRow, FileRow, Store
 
 Tx = Any
@@ -44,6 +45,8 @@ class IndexBackend(Protocol):
     def files(self) -> dict[str, FileRow]: ...
     def file_stats(self) -> dict[str, tuple[int, int, str]]: ...
     def delete_file(self, conn: Tx, path: str) -> None: ...
+    def analyzed_otherwise(self, analyze: Callable[[str], str]) -> list[str]: ...
+    def forget_content(self, conn: Tx, paths: Iterable[str]) -> None: ...
     def touch_file(self, conn: Tx, path: str, mtime_ns: int, size: int) -> None: ...
     def replace_file(
         self,
@@ -116,3 +119,6 @@ if TYPE_CHECKING:
 
     def _conforms(store: Store) -> IndexBackend:
         return store  # mypy: the SQLite store is an IndexBackend
+
+    def _pg_conforms(store: PgStore) -> IndexBackend:
+        return store  # mypy: and so is the PostgreSQL one

@@ -27,7 +27,7 @@ import json
 import os
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -270,6 +270,30 @@ class PgStore:
         self._wrote = self._wrote_units = True
         self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (self.vault, path))
 
+    def analyzed_otherwise(self, analyze: Callable[[str], str]) -> list[str]:
+        """As `Store.analyzed_otherwise`: the files whose stored words `analyze` gives
+        otherwise (only text that is not plain ASCII is looked at)."""
+        found: set[str] = set()
+        for path, text, terms in self._execute(
+            "SELECT f.path, u.text, u.terms FROM units u JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault=%s", (self.vault,)).fetchall():
+            if path not in found and not text.isascii() and analyze(text) != terms:
+                found.add(path)
+        for path, key in self._execute(
+            "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
+            " WHERE f.vault=%s", (self.vault,)).fetchall():
+            if path not in found and not key.isascii() and analyze(key) != key:
+                found.add(path)
+        return sorted(found)
+
+    def forget_content(self, conn: Any, paths: Iterable[str]) -> None:
+        """Make the next index run read `paths` again and store them anew."""
+        wanted = list(paths)
+        if wanted:
+            self._wrote = True
+            self._execute("UPDATE files SET mtime_ns=-1, sha256='' WHERE vault=%s"
+                          " AND path = ANY(%s)", (self.vault, wanted))
+
     def touch_file(self, conn: Any, path: str, mtime_ns: int, size: int) -> None:
         # a stat is this machine's: another machine's checkout has other mtimes; no bump
         self._execute("UPDATE files SET mtime_ns=%s, size=%s WHERE vault=%s AND path=%s",
@@ -295,7 +319,7 @@ class PgStore:
     ) -> None:
         """As `Store.replace_file`; a file the server holds with this content is kept (its
         stat updated): the upsert is keyed by (vault, path, sha256)."""
-        from .fulltext import terms_of
+        from .words import terms_of
 
         v = self.vault
         self._execute("DELETE FROM skipped WHERE vault=%s AND path=%s", (v, path))
