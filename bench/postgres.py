@@ -178,6 +178,7 @@ def main() -> None:
     parser.add_argument("--dsn", default="", help="a PostgreSQL server with pgvector")
     parser.add_argument("--root", type=Path, default=Path("/tmp/vault-pg-bench"))
     parser.add_argument("--runs", type=int, default=60, help="timed queries per mode")
+    parser.add_argument("--backends", default="sqlite,postgres", help="which to measure")
     args = parser.parse_args()
     units = 1_000_000 if args.million else args.units
     search_bench = _load("bench_search", HERE / "search.py")
@@ -205,10 +206,12 @@ def main() -> None:
         dsn = server.dsn
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
     try:
-        measure("SQLite", copies["sqlite"], {}, args.runs)
-        measure("PostgreSQL + pgvector", copies["postgres"],
-                {"index.backend": "postgres", "index.dsn": dsn,
-                 "index.vault_id": f"bench-{units}"}, args.runs)
+        if "sqlite" in args.backends:
+            measure("SQLite", copies["sqlite"], {}, args.runs)
+        if "postgres" in args.backends:
+            measure("PostgreSQL + pgvector", copies["postgres"],
+                    {"index.backend": "postgres", "index.dsn": dsn,
+                     "index.vault_id": f"bench-{units}"}, args.runs)
     finally:
         if server is not None:
             server.stop()
