@@ -381,3 +381,21 @@ def test_a_database_migrated_by_a_newer_version_is_refused(pg_database: str,
     root = use_server(checkout(tmp_path, "v"), pg_database)
     with Vault(root) as vault, pytest.raises(ServerSchemaError, match="upgrade vault-memory"):
         vault.index()
+
+
+def test_doctor_and_verify_check_the_server(pg_database: str, tmp_path: Path, run_cli: Any,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
+    root = use_server(checkout(tmp_path, "v"), pg_database)
+    first = run_cli("--vault", str(root), "doctor")
+    assert first.exit_code == 0, first.output
+    assert "the index server: holds nothing of this vault\n  repair  built it" in first.output
+    again = run_cli("--vault", str(root), "doctor", "--verify")
+    assert again.exit_code == 0, again.output
+    assert "nothing damaged" in again.output and "index equals the files (25 files" in again.output
+    # a second machine (no keyword index here yet) builds its own from the server's units
+    other = tmp_path / "machine-2" / "v"  # the same folder name: the same vault id
+    shutil.copytree(root, other, ignore=shutil.ignore_patterns(".vault"))
+    with Vault(other) as vault:
+        assert vault.index().rebuilt
+        assert [h.path for h in vault.search("tag:#decision")]

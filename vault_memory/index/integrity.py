@@ -359,8 +359,10 @@ def diagnose_and_repair(index: Index) -> list[Finding]:
         index.store.close()
         index.fulltext.close()
     store = index.store
-    if not store.path.exists():
-        found.append(Finding(".vault/index.sqlite", "is missing", "built it from the files"))
+    if not store.exists():
+        found.append(Finding(".vault/index.sqlite" if index.backend == "sqlite" else
+                             "the index server", "is missing" if index.backend == "sqlite"
+                             else "holds nothing of this vault", "built it from the files"))
         index.run()
         return found
     problem = check_store(store, full=True)

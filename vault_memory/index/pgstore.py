@@ -186,6 +186,8 @@ class PgStore:
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         if key in LOCAL_KEYS:
             local = self._local()
+            if not local and not self.has_units():  # nothing to keep a keyword index of yet
+                return default
             if local.get("units_generation") != self._generation("units_generation"):
                 # the server changed since this machine's keyword index was written
                 return {"fulltext_dirty": "behind", "fulltext_files": None}[key] or default
