@@ -52,6 +52,7 @@ class Index(Protocol):
 
     config: Config
     cache: Path
+    backend: str  # "sqlite" or "postgres"
     store: Store
     fulltext: FullText
     model_id: str | None
