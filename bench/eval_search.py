@@ -21,9 +21,11 @@ EVAL = HERE.parent.parent / "shared" / "eval" / "locomo"
 class InProcess:
     """score.run() searcher: our library, one Vault per conversation."""
 
-    def __init__(self, limit: int, overrides: dict | None = None) -> None:
+    def __init__(self, limit: int, overrides: dict | None = None,
+                 settings: dict | None = None) -> None:
         self.limit = limit
         self.overrides = overrides or {}
+        self.settings = settings or {}  # vault settings, e.g. the index backend
         self.vaults: dict[Path, object] = {}
 
     def prepare(self, vault: Path) -> None:
@@ -31,7 +33,10 @@ class InProcess:
 
         from vault_memory import Vault
 
-        v = Vault(vault)
+        settings = dict(self.settings)
+        if settings.get("index.backend") == "postgres":  # one vault id per conversation
+            settings["index.vault_id"] = vault.parent.name
+        v = Vault(vault, settings)
         v.index()
         if self.overrides:
             v._searcher.settings = dataclasses.replace(v._searcher.settings, **self.overrides)
@@ -49,6 +54,9 @@ def main() -> None:
     parser.add_argument("--conversations", default="0-4")
     parser.add_argument("--fetch-k", type=int, default=50)
     parser.add_argument("--budgets", default="1000,2000,4000")
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
+                        help="the index backend (in-process only; postgres needs --dsn)")
+    parser.add_argument("--dsn", default="", help="the PostgreSQL index server's DSN")
     parser.add_argument("--cli", action="store_true", help="score `vault search --json` processes")
     parser.add_argument(
         "--set",
@@ -106,11 +114,14 @@ def main() -> None:
         key, _, value = item.partition("=")
         overrides[key] = ast.literal_eval(value)
     result = score.run(
-        InProcess(args.fetch_k, overrides), convs, ks, budgets, args.fetch_k, quiet=True
+        InProcess(args.fetch_k, overrides,
+                  {"index.backend": args.backend, "index.dsn": args.dsn} if args.dsn else {}),
+        convs, ks, budgets, args.fetch_k, quiet=True
     )
     summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
     score.report(
-        f"vault_memory in-process {overrides or ''}", summary, result["failures"], ks, budgets
+        f"vault_memory in-process {args.backend} {overrides or ''}", summary,
+        result["failures"], ks, budgets
     )
 
 

@@ -239,3 +239,37 @@ def vault_warnings(caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
                 if r.name.startswith("vault_memory") and r.levelno >= logging.WARNING]
 
     return collect
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A real PostgreSQL with pgvector (tests/pg_server.py), started once per test run on the
+    first test that asks for it (slow tests only); skipped where `pgserver` is not installed."""
+    from .pg_server import binaries, start_server
+
+    folder = binaries()
+    if folder is None:
+        pytest.skip("the pgserver wheel (PostgreSQL + pgvector binaries) is not installed")
+    server = start_server(folder)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_database(pg_server: Any, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh, empty database on the session's PostgreSQL (its DSN), dropped afterwards."""
+    import re
+
+    import psycopg
+
+    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
+    with psycopg.connect(pg_server.dsn, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield pg_server.dsn.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(pg_server.dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

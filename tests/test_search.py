@@ -27,13 +27,44 @@ RESULT_KEYS = {"path", "start_line", "end_line", "heading", "text", "score", "sc
                "kind", "flags"}
 
 
+# The index backends these tests run against (issue 21): SQLite, and in the slow suite a
+# real PostgreSQL + pgvector server (tests/pg_server.py), with the same expectations.
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def on_server(root: Path, dsn: str) -> None:
+    """Point the vault at the index server `dsn` and index it there."""
+    with (root / "vault.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f'\n[index]\nbackend = "postgres"\ndsn = "{dsn}"\n')
+    with Vault(root) as opened:
+        opened.index()
+
+
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory, _sample_template: Path) -> Path:
+def indexed(tmp_path_factory: pytest.TempPathFactory, _sample_template: Path, backend: str,
+            request: pytest.FixtureRequest) -> Iterator[Path]:
     """The run's indexed sample vault (conftest), copied once for this module, which only
     reads it: tests that edit files use `indexed_sample`, a copy of their own."""
     root = tmp_path_factory.mktemp("search") / "vault"
     shutil.copytree(_sample_template, root, symlinks=True)  # keeps mtimes: still up to date
-    return root
+    if backend == "sqlite":
+        yield root
+        return
+    import psycopg
+
+    admin = request.getfixturevalue("pg_server").dsn
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS t_search_module")
+        conn.execute("CREATE DATABASE t_search_module")
+    on_server(root, admin.rsplit("/", 1)[0] + "/t_search_module")
+    yield root
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("DROP DATABASE t_search_module WITH (FORCE)")
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +74,10 @@ def vault(indexed: Path) -> Iterator[Vault]:
 
 
 @pytest.fixture
-def fresh_copy(indexed_sample: Path) -> Path:
+def fresh_copy(indexed_sample: Path, backend: str, request: pytest.FixtureRequest) -> Path:
     """An indexed copy for a test that edits files; it starts up to date."""
+    if backend == "postgres":
+        on_server(indexed_sample, request.getfixturevalue("pg_database"))
     with Vault(indexed_sample) as copy:
         assert copy.status()["drift"] == {"new": 0, "changed": 0, "deleted": 0}
     return indexed_sample

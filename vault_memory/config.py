@@ -44,6 +44,12 @@ class IndexSettings:
     api_key_env: str = ""  # the environment variable holding its API key, if it needs one
     dimensions: int = 0  # vector length to ask for and expect; 0 = the model's own
     timeout_seconds: float = 30.0  # per request (a query waits at most 5 s)
+    # Where the index lives: "sqlite" (.vault/, the default) or "postgres" (a shared
+    # PostgreSQL + pgvector server: dsn, or the environment variable dsn_env names; issue 21)
+    backend: str = "sqlite"
+    dsn: str = ""
+    dsn_env: str = ""
+    vault_id: str = ""  # this vault's name on a shared server; "" = the vault folder's name
 
 
 @dataclass(frozen=True)
@@ -153,7 +159,18 @@ class Config:
         return self.root / CACHE_DIR
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
-        return {name: dataclasses.asdict(getattr(self, name)) for name in SECTIONS}
+        """The settings, to show: a password in `[index] dsn` is shown as ***."""
+        shown = {name: dataclasses.asdict(getattr(self, name)) for name in SECTIONS}
+        shown["index"]["dsn"] = hide_password(shown["index"]["dsn"])
+        return shown
+
+
+def hide_password(dsn: str) -> str:
+    """A PostgreSQL DSN (URL or key=value) with its password replaced by ***."""
+    import re
+
+    dsn = re.sub(r"(://[^:/@?]*:)[^@/?]*@", r"\1***@", dsn)
+    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", r"\1***", dsn)
 
 
 def _coerce(value: Any, target: type, key: str, origin: str) -> Any:

@@ -435,7 +435,12 @@ class Vault:
 
         index = self._index
         db = self.cache_dir / "index.sqlite"
-        if not db.is_file() or not self.cache_dir.is_dir():
+        if index.backend != "sqlite":  # an index server (issue 21): nothing of it in .vault/
+            if not index.store.exists():
+                log.warning("no index yet: indexing the vault first (later searches are fast).")
+                index.run(progress=self.progress)
+                return
+        elif not db.is_file() or not self.cache_dir.is_dir():
             if db.exists() or self.cache_dir.exists() and not self.cache_dir.is_dir():
                 self._heal(None)  # .vault/ is out of shape (index/integrity.py)
                 return

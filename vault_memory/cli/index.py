@@ -18,8 +18,14 @@ UNRESOLVED_SHOWN = 20  # unresolved links listed by `vault status` (all with --j
 @cli.command()
 @click.option("--rebuild", is_flag=True, help="Throw the cache away and rebuild it from the files.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default=None,
+              help="Where the index lives (default: [index] backend, else sqlite).")
+@click.option("--dsn", default=None, metavar="DSN",
+              help="The PostgreSQL server's DSN, for --backend postgres (prefer [index] dsn_env: "
+                   "a password on a command line is seen by other users).")
 @pass_vault
-def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
+def index(vault: Vault, rebuild: bool, as_json: bool, backend: str | None = None,
+          dsn: str | None = None) -> None:
     """Bring the search cache (.vault/) in line with the files.
 
     Only changed files are read; moved files and unchanged text are never re-embedded.
@@ -28,7 +34,14 @@ def index(vault: Vault, rebuild: bool, as_json: bool) -> None:
     Example:
       vault index
       vault index --rebuild --json
+      vault index --backend postgres --dsn postgresql://vault@db.example/vault
     """
+    if backend is not None or dsn is not None:
+        from ..vault import Vault as VaultClass
+
+        settings = {"index.backend": backend or "postgres"} | ({"index.dsn": dsn} if dsn else {})
+        vault = VaultClass(vault.root, settings, scope=vault.scope_path)
+        click.get_current_context().call_on_close(vault.close)
     report = vault.index(rebuild=rebuild)
     if as_json:
         _print_json(report.to_dict())

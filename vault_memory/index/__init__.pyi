@@ -28,6 +28,7 @@ from .indexer import (
 )
 from .integrity import Finding as Finding, Verification as Verification
 from .links import LinkInfo as LinkInfo
+from .pgconnect import IndexServerError as IndexServerError
 from .remote import (
     EmbeddingProviderError as EmbeddingProviderError,
     RemoteEmbedder as RemoteEmbedder,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, IndexSettings
-from ..errors import CannotWriteError, UnreadableNoteError, VaultError
+from ..errors import CannotWriteError, ConfigError, UnreadableNoteError, VaultError
 from ..files import LinkTargets, fsutil, parse_note, scopes
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
 from .store import CorruptIndexError, SchemaVersionError, Store
@@ -325,6 +325,22 @@ class IndexReport:
         return asdict(self)
 
 
+def open_store(config: Config, readonly: bool = False) -> Any:
+    """The index backend `[index] backend` names: the SQLite `Store` in `.vault/` (default)
+    or the PostgreSQL server's `PgStore` (issue 21); both are `backend.IndexBackend`s."""
+    settings = config.index
+    backend = settings.backend.strip().lower() or "sqlite"
+    if backend == "sqlite":
+        return Store(config.cache_dir / "index.sqlite", readonly=readonly)
+    if backend == "postgres":
+        from .pgstore import PgStore, dsn_of
+
+        return PgStore(dsn_of(settings.dsn, settings.dsn_env),
+                       settings.vault_id or config.root.name, config.cache_dir,
+                       readonly=readonly)
+    raise ConfigError(f'[index] backend is "sqlite" or "postgres", not {settings.backend!r}.')
+
+
 class Index:
     """The derived cache of one vault."""
 
@@ -332,7 +348,8 @@ class Index:
         self.config = config
         self.root = config.root
         self.cache = config.cache_dir
-        self.store = Store(self.cache / "index.sqlite")
+        self.backend = config.index.backend.strip().lower() or "sqlite"
+        self.store: Any = open_store(config)
         from .fulltext import FullText
 
         self.fulltext = FullText(self.cache / "whoosh")
@@ -375,17 +392,17 @@ class Index:
     def has_vectors(self) -> bool:
         """Whether the index holds this model's vectors (or is empty: nothing to embed)."""
         store = self.store
-        if not store.path.exists():
+        if not store.exists():
             return False
         if store.get_meta("model_id") == self.model_id:
             return True
-        return store.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
+        return not store.has_units()
 
     def pending_vectors(self) -> tuple[int, str]:
         """Units a provider's failure left without their vector in the last run, and why
         (0 and "" when none: searches may use the vectors)."""
         store = self.store
-        if not store.path.exists():
+        if not store.exists():
             return 0, ""
         pending = int(store.get_meta("embeddings_pending", "0") or 0)
         if pending and store.get_meta("embeddings_pending_model") != self.model_id:
@@ -423,10 +440,7 @@ class Index:
 
     def _reset(self) -> None:
         self._store_rebuilt = True
-        self.store.close()
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.store.path}{suffix}")
+        self.store.reset()
         self.fulltext.reset()
 
     def _open_for_writing(self, rebuild: bool, whole: bool = True) -> str | None:
@@ -438,14 +452,13 @@ class Index:
         if rebuild:
             self._reset()
             reason: str | None = "requested with --rebuild"
-        elif not self.store.path.exists():
+        elif not self.store.exists():
             reason = None
             self.fulltext.reset()  # a Whoosh index without its SQLite twin cannot be trusted
         else:
             reason = None
             try:
-                ok = self.store.conn.execute("PRAGMA quick_check(1)").fetchone()[0] if whole \
-                    else "ok"
+                ok = self.store.quick_check()[0] if whole else "ok"
                 if ok != "ok":
                     raise CorruptIndexError(f"integrity check: {ok}")
                 lost = self.store.count_problem()
@@ -457,7 +470,7 @@ class Index:
                     reason = str(exc)
                 log.warning("%s: rebuilding it from the files.", reason)
                 self._reset()
-        self.store.conn  # noqa: B018 - creates the schema
+        self.store.open()  # creates the schema
         return reason
 
     def _check_writable(self) -> None:
@@ -466,6 +479,10 @@ class Index:
         from .store import writable
 
         cache = self.cache
+        if self.backend != "sqlite":
+            if cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK):
+                raise CannotWriteError(CACHE_NAME, f"the cache folder {cache} is read-only")
+            return
         db = self.store.path
         if self.store.fell_back or (cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK)) \
                 or (db.is_file() and not writable(db)):
@@ -475,7 +492,10 @@ class Index:
                 "updated)")
 
     def _fulltext_needs_rebuild(self) -> str | None:
-        if self.store.get_meta("fulltext_dirty", "0") != "0":
+        dirty = self.store.get_meta("fulltext_dirty", "0")
+        if dirty == "behind":  # PgStore: another machine changed the server since
+            return "the index server changed since this machine's keyword index was written"
+        if dirty != "0":
             return "the keyword index was interrupted mid-update"
         recorded = self.store.get_meta("fulltext_files")
         if recorded and recorded == self.fulltext.fingerprint():
@@ -645,9 +665,9 @@ class Index:
 
     def _totals(self, report: IndexReport) -> IndexReport:
         store = self.store
-        recorded = dict(store.conn.execute(
-            "SELECT key, value FROM meta WHERE key IN ('files_count', 'units_count',"
-            " 'embeddings_complete', 'model_id')"))
+        recorded = {key: value for key in ("files_count", "units_count", "embeddings_complete",
+                                           "model_id")
+                    if (value := store.get_meta(key)) is not None}
         if (getattr(self, "_few", False) and self.model_id
                 and recorded.get("embeddings_complete") == "1"
                 and recorded.get("model_id") == self.model_id and "units_count" in recorded):
@@ -1141,6 +1161,9 @@ def status(config: Config) -> dict[str, Any]:
     if viewer is not None:
         shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]
         info["scope"] = {"name": shown[-1], "sees": shown, "files": 0, "units": 0}
+    server = config.index.backend.strip().lower() == "postgres"
+    if server:
+        return _server_status(config, info, disk, shown, viewer, others)
     if cache.exists() and not cache.is_dir() or db.exists() and not db.is_file():
         what = ".vault is a file" if not cache.is_dir() else ".vault/index.sqlite is not a file"
         info["problem"] = f"damaged: {what}. `vault doctor` (or `vault index`) repairs it"
@@ -1213,13 +1236,67 @@ def status(config: Config) -> dict[str, Any]:
     return info
 
 
+def _server_status(config: Config, info: dict[str, Any], disk: dict[str, os.stat_result],
+                   shown: list[str] | None, viewer: scopes.Scope | None,
+                   others: set[str]) -> dict[str, Any]:
+    """`status` of an index on a PostgreSQL server: what it holds against the files here
+    (drift as for SQLite); a server that cannot be reached is the problem shown."""
+    store = open_store(config, readonly=True)
+    info["backend"] = "postgres"
+    info["server"] = store.server
+    try:
+        if not store.exists():
+            info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
+            info["problem"] = "not indexed yet on the server: run `vault index`"
+            return info
+        model = store.get_meta("model_id") or None
+        info.update(store.counts(model, shown))
+        info["indexed"] = True
+        info["model"] = model
+        last = store.get_meta("last_index_at")
+        info["last_index_at"] = float(last) if last else None
+        info["pending_embeddings"] = int(store.get_meta("embeddings_pending", "0") or 0)
+        info["embedding_error"] = store.get_meta("embeddings_error") or None
+        indexed = store.file_stats()
+        held = store.skipped()
+        if viewer is not None:
+            indexed = {p: row for p, row in indexed.items()
+                       if scopes.sees(viewer, scopes.scope_of(p))}
+            own = store.scope_counts().get(scopes.scope_text(viewer), (0, 0))
+            info["scope"].update(files=own[0], units=own[1])
+    except VaultError as exc:  # the server cannot be reached: say so, change nothing
+        info["problem"] = str(exc)
+        return info
+    finally:
+        store.close()
+    for path, st in list(disk.items()):
+        if path in held and held[path][:2] == (st.st_mtime_ns, st.st_size):
+            info["skipped"][path] = held[path][2]
+            del disk[path]
+    # Another machine's checkout has other mtimes: a file whose stat differs is changed only
+    # when its content differs from what the server holds.
+    changed = 0
+    for path, st in disk.items():
+        if path in indexed and (st.st_mtime_ns, st.st_size) != indexed[path][:2]:
+            try:
+                text = (config.root / path).read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                changed += 1
+                continue
+            changed += fsutil.sha256_text(text) != indexed[path][2]
+    info["drift"] = {"new": sum(1 for p in disk if p not in indexed), "changed": changed,
+                     "deleted": sum(1 for p in indexed if p not in disk)}
+    return info
+
+
 def scope_counts(config: Config) -> dict[str, tuple[int, int]]:
     """scope ("org/acme", "" for the root) -> (files, units) in the index; empty when there
     is no usable index. Writes nothing."""
     db = config.cache_dir / "index.sqlite"
-    if not db.exists():
+    server = config.index.backend.strip().lower() == "postgres"
+    if not server and not db.exists():
         return {}
-    store = Store(db, readonly=True)
+    store = open_store(config, readonly=True)
     try:
         return store.scope_counts()
     except (CorruptIndexError, sqlite3.DatabaseError):

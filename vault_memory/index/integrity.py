@@ -52,6 +52,7 @@ class Index(Protocol):
 
     config: Config
     cache: Path
+    backend: str  # "sqlite" or "postgres"
     store: Store
     fulltext: FullText
     model_id: str | None
@@ -132,9 +133,9 @@ def check_store(store: Store, full: bool = False) -> str | None:
     """Why the SQLite index is damaged, or None. Cheap: it opens with its schema and every
     table, and its rows agree with the recorded counts; `full` adds `PRAGMA quick_check`."""
     try:
-        conn = store.conn
+        store.open()  # schema and tables checked
         if full:
-            rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+            rows = store.quick_check(5)
             if rows != ["ok"]:
                 return "integrity check: " + "; ".join(rows)
         return store.count_problem()
@@ -295,9 +296,7 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
         for path, row in store.files().items():
             held[path] = (row.sha256, [])
         by_id = {row.id: path for path, row in store.files().items()}
-        for file_id, start, end, sha in store.conn.execute(
-            "SELECT file_id, start_line, end_line, sha256 FROM chunks ORDER BY file_id, ord"
-        ):
+        for file_id, start, end, sha in store.unit_digests():
             owner = by_id.get(file_id)
             if owner is None:
                 result.differences.append(f"unit of no file (file id {file_id})")
@@ -306,8 +305,7 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
         model: str | None = index.model_id
         vectors: set[str] = set()
         if model:
-            vectors = {r[0] for r in store.conn.execute(
-                "SELECT sha256 FROM embeddings WHERE model=?", (model,))}
+            vectors = store.vector_shas(model)
     except (CorruptIndexError, sqlite3.DatabaseError) as exc:
         result.differences.append(f"the index cannot be read ({exc})")
         return result
@@ -374,8 +372,10 @@ def diagnose_and_repair(index: Index) -> list[Finding]:
         index.store.close()
         index.fulltext.close()
     store = index.store
-    if not store.path.exists():
-        found.append(Finding(".vault/index.sqlite", "is missing", "built it from the files"))
+    if not store.exists():
+        found.append(Finding(".vault/index.sqlite" if index.backend == "sqlite" else
+                             "the index server", "is missing" if index.backend == "sqlite"
+                             else "holds nothing of this vault", "built it from the files"))
         index.run()
         return found
     problem = check_store(store, full=True)

@@ -6,6 +6,7 @@ model id): a moved file or shifted lines re-embed nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -239,6 +240,21 @@ class Store:
         if not self.readonly:
             _judge_old_units(conn)
         return conn
+
+    def open(self) -> None:
+        """Open the database now, creating its schema: damage shows here rather than later."""
+        self.conn  # noqa: B018
+
+    def exists(self) -> bool:
+        """Whether the index was written here (the file is there)."""
+        return self.path.exists()
+
+    def reset(self) -> None:
+        """Throw the index away (a rebuild): the file and its WAL."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
 
     def close(self) -> None:
         if self._conn is not None:
@@ -734,6 +750,68 @@ class Store:
             yield conn
         finally:
             conn.rollback()
+
+    # -- what search, the indexer and the integrity checks ask besides (issue 21) ---------
+
+    def data_version(self) -> int:
+        """A number that changes when another connection commits (cheap: no table read)."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def has_units(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+
+    def unit_ids_where(
+        self,
+        since: str | None = None,
+        until: str | None = None,
+        kinds: Sequence[str] = (),
+        hidden_kinds: Sequence[str] = (),
+        within: str | None = None,
+    ) -> list[int]:
+        """Ids of the units dated in [since, until] (ISO days), of `kinds`, not of
+        `hidden_kinds`, in the file or folder `within` (conditions left out when empty)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if since:
+            clauses.append("c.date >= ?")
+            params.append(since)
+        if until:
+            clauses.append("c.date <= ?")
+            params.append(until)
+        if kinds:
+            clauses.append(f"c.kind IN ({','.join('?' * len(kinds))})")
+            params.extend(kinds)
+        if hidden_kinds:
+            clauses.append(f"c.kind NOT IN ({','.join('?' * len(hidden_kinds))})")
+            params.extend(hidden_kinds)
+        if within:
+            clauses.append("(f.path = ? OR substr(f.path, 1, ?) = ?)")
+            prefix = within.rstrip("/") + "/"
+            params.extend([within.rstrip("/"), len(prefix), prefix])
+        where = " AND ".join(clauses) or "1"
+        return [r[0] for r in self.conn.execute(
+            f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}", params)]
+
+    def unit_ids_of_kinds(self, kinds: Sequence[str]) -> list[int]:
+        """Ids of the units of files of `kinds` (the file's kind, indexed)."""
+        marks = ",".join("?" * len(kinds))
+        return [r[0] for r in self.conn.execute(
+            f"SELECT c.id FROM files f JOIN chunks c ON c.file_id = f.id "
+            f"WHERE f.kind IN ({marks})", list(kinds))]
+
+    def quick_check(self, most: int = 1) -> list[str]:
+        """The database's own integrity check: ["ok"] or up to `most` problems."""
+        return [str(r[0]) for r in self.conn.execute(f"PRAGMA quick_check({int(most)})")]
+
+    def unit_digests(self) -> Iterator[tuple[int, int, int, str]]:
+        """(file id, start line, end line, text sha256) of every unit, by file and order."""
+        yield from self.conn.execute(
+            "SELECT file_id, start_line, end_line, sha256 FROM chunks ORDER BY file_id, ord")
+
+    def vector_shas(self, model: str) -> set[str]:
+        """The text hashes that have a vector of `model`."""
+        return {r[0] for r in self.conn.execute(
+            "SELECT sha256 FROM embeddings WHERE model=?", (model,))}
 
     def scope_counts(self) -> dict[str, tuple[int, int]]:
         """scope ("" for the root) -> (files, units) of the index."""

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..config import CACHE_DIR
 from ..dream import DreamScheduler, write_json
 from ..errors import ConfigError, LockTimeoutError, VaultError
-from ..index import IGNORED_DIRS, is_indexable
+from ..index import IGNORED_DIRS, IndexServerError, is_indexable
 from ..text import plural
 from .watch_client import LOCK_FILE, PROTOCOL, STATE_FILE, remove_socket, settings_key, socket_path
 
@@ -107,6 +107,10 @@ LOG_FILE = "logs/watch.log"
 LOCK_WAIT = 1.0  # seconds per attempt at the writer lock, so a stop request is seen quickly
 SETTLE_TIMEOUT = 2.0  # a query waits at most this long for pending changes to be applied
 ERROR_BACKOFF = 30.0
+# An index server that cannot be reached (issue 21): the whole vault is compared again after
+# 1, 2, 4 ... 60 seconds; nothing is lost meanwhile (the files stay the truth).
+SERVER_RETRY_FIRST = 1.0
+SERVER_RETRY_MAX = 60.0
 
 
 class WatcherRunningError(VaultError):
@@ -303,6 +307,7 @@ class Watcher:
         self._flush = False
         self._stopping = False
         self._next_reconcile: float | None = None
+        self._server_retry = 0.0  # the last wait after an index server failure (0: none)
         self._index_inode: int | None = None  # index.sqlite as our last run left it
         self._stop_requested = threading.Event()
         self._failed = False
@@ -703,6 +708,14 @@ class Watcher:
             self.report.abandoned += 1
             log.info("stopping: left the rest of the batch for the next start.")
             return False
+        except IndexServerError as exc:
+            self.report.errors += 1
+            self._server_retry = min(SERVER_RETRY_MAX,
+                                     max(SERVER_RETRY_FIRST, 2 * self._server_retry))
+            log.warning("%s Trying again in %.0f s.", exc, self._server_retry)
+            with self._cond:  # the reconcile then catches up with everything changed meanwhile
+                self._next_reconcile = time.monotonic() + self._server_retry
+            return True
         except Exception as exc:
             self.report.errors += 1
             where = "the whole vault" if full else ", ".join(
@@ -715,6 +728,9 @@ class Watcher:
             with self._cond:  # compare everything later rather than spin on the same error
                 self._next_reconcile = time.monotonic() + ERROR_BACKOFF
             return True
+        if self._server_retry:
+            log.info("the index server answers again.")
+            self._server_retry = 0.0
         if full:
             self.report.reconciles += 1
             if self._updates is not None:

@@ -132,26 +132,12 @@ class Filters:
         """Whether a filter selects units (hiding kinds alone is cheaper: see `Searcher`)."""
         return bool(self.since or self.until or self.within or self.kinds)
 
-    def sql(self) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
-        params: list[Any] = []
-        if self.since:
-            clauses.append("c.date >= ?")
-            params.append(self.since.isoformat())
-        if self.until:
-            clauses.append("c.date <= ?")
-            params.append(self.until.isoformat())
-        if self.kinds:
-            clauses.append(f"c.kind IN ({','.join('?' * len(self.kinds))})")
-            params.extend(self.kinds)
-        if self.hidden_kinds:
-            clauses.append(f"c.kind NOT IN ({','.join('?' * len(self.hidden_kinds))})")
-            params.extend(self.hidden_kinds)
-        if self.within:
-            clauses.append("(f.path = ? OR substr(f.path, 1, ?) = ?)")
-            prefix = self.within.rstrip("/") + "/"
-            params.extend([self.within.rstrip("/"), len(prefix), prefix])
-        return " AND ".join(clauses) or "1", params
+    def conditions(self) -> dict[str, Any]:
+        """The filters as the index backend's `unit_ids_where` takes them."""
+        return {"since": self.since.isoformat() if self.since else None,
+                "until": self.until.isoformat() if self.until else None,
+                "kinds": tuple(self.kinds or ()), "hidden_kinds": tuple(self.hidden_kinds or ()),
+                "within": self.within or None}
 
 
 _BLAS: Any = None  # threadpoolctl's controller of the BLAS numpy loaded, made on first use
@@ -202,8 +188,7 @@ class Searcher:
         patched by the files that changed when one was made for an earlier state (in memory
         or saved: `UnitTable.patch`), otherwise built from the store; saved when made."""
         store = self.index.store
-        version = (model_id, store.conn.execute("PRAGMA data_version").fetchone()[0],
-                   store.get_meta("last_index_at"))
+        version = (model_id, store.data_version(), store.get_meta("last_index_at"))
         if self._table is not None and version == self._table_version:
             return self._table
         from ..index import read_stamped, write_arrays
@@ -255,13 +240,8 @@ class Searcher:
         import numpy as np
 
         if kinds not in self._hidden:
-            marks = ",".join("?" * len(kinds))
-            self._hidden[kinds] = np.fromiter(
-                (r[0] for r in self.index.store.conn.execute(
-                    f"SELECT c.id FROM files f JOIN chunks c ON c.file_id = f.id "
-                    f"WHERE f.kind IN ({marks})", kinds)),
-                dtype=np.int64,
-            )
+            self._hidden[kinds] = np.array(
+                self.index.store.unit_ids_of_kinds(kinds), dtype=np.int64)
         hidden = self._hidden[kinds]
         return ~np.isin(table.ids, hidden) if len(hidden) else None
 
@@ -356,13 +336,8 @@ class Searcher:
         allowed: np.ndarray | None = None
         told: np.ndarray | None = None  # units let in by the days their text names
         if filters.active:
-            where, params = filters.sql()
-            allowed = np.isin(table.ids, np.fromiter(
-                (r[0] for r in store.conn.execute(
-                    f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}",
-                    params)),
-                dtype=np.int64,
-            ))
+            allowed = np.isin(table.ids, np.array(store.unit_ids_where(**filters.conditions()),
+                                                  dtype=np.int64))
             told = self._told(table, filters)
             if told is not None:
                 told &= ~allowed  # only those the file's date left out
@@ -554,6 +529,8 @@ class Searcher:
         cited: set[tuple[str, int]] = set()  # lines the returned entries were promoted from
         returned: set[tuple[str, int]] = set()
         for span in spans:
+            if any(int(table.ids[r]) not in rows for r in span):
+                continue  # rewritten by a writer after the table was read: the next query has it
             parts = [rows[int(table.ids[r])] for r in span]
             best_at = max(range(len(span)), key=lambda i: score[span[i]])
             lo, hi = best_at, best_at  # only line-contiguous units merge, and (with search
@@ -631,13 +608,8 @@ class Searcher:
             return None
         rest = dataclasses.replace(filters, since=None, until=None)
         if rest.active or rest.hidden_kinds:
-            where, params = rest.sql()
-            told &= np.isin(table.ids, np.fromiter(
-                (r[0] for r in self.index.store.conn.execute(
-                    f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}",
-                    params)),
-                dtype=np.int64,
-            ))
+            told &= np.isin(table.ids, np.array(
+                self.index.store.unit_ids_where(**rest.conditions()), dtype=np.int64))
         return told if told.any() else None
 
     def label_terms(self, table: UnitTable) -> list[str]:

@@ -1,0 +1,222 @@
+"""The index on PostgreSQL + pgvector against SQLite, in one run (issue 21): index throughput
+and query latency at 100,000 synthetic units (1,000,000 with --million). A benchmark, not a
+test.
+
+    python bench/postgres.py                   # 100k units; starts its own server (pgserver)
+    python bench/postgres.py --units 20000     # a quicker look
+    python bench/postgres.py --million         # 1M units: long (hours of CPU on 2 cores)
+    python bench/postgres.py --dsn postgresql://user@host/db   # a server of your own
+
+The vault is bench/search.py's synthetic daily logs, indexed keyword-only by the real indexer
+(VAULT_MODEL_DISABLED=1), then given one random normalised 384-d vector per distinct unit text
+under the bundled model's id, written through each backend's own `add_embeddings` (on the
+server: into the pgvector column and its HNSW index). Queries are embedded by the real model.
+
+Measured, per backend: indexing (files -> units, wall and CPU seconds of this process; on the
+server also the CPU of the PostgreSQL processes), vectors written, the first query (the unit
+table read from the backend), then warm hybrid and keyword queries (p50/p95). On the server
+also the phase-2 building blocks (docs/postgres-design.md §4): top-50 by HNSW and top-50 by
+`ts_rank_cd` over the GIN index, filtered by scope in SQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+QUERIES = [
+    "which database did we pick for billing?", "what does Zoë prefer when someone explains",
+    "when is Priya's birthday", "why did the invoice renderer fail on fonts",
+    "who owns the cutover runbook", "ERR_LEDGER_409 root cause", "VAT rounding escalation",
+    "rollback plan for the schema change", "Kafka benchmark rows per second",
+    "incident payments gateway failover", "pgbouncer connection pool", "Lumo Energy invoices",
+    "feature flag for the refund handler", "postmortem shared with the customer",
+    "retry budget in ledger-api", "who pairs on the export worker", "Grafana dashboard SLA",
+    "tax-engine timeout under load", "Alembic migration script", "Terraform staging data",
+]
+
+
+def _load(name: str, path: Path) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def server_cpu() -> float:
+    """CPU seconds used so far by the PostgreSQL processes of this machine (/proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)
+            if not fields[0].endswith("(postgres"):
+                continue
+            parts = fields[1].split()
+            total += (int(parts[11]) + int(parts[12]) + int(parts[13]) + int(parts[14])) / ticks
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+class Timer:
+    def __enter__(self) -> Timer:
+        self.wall, self.cpu, self.server = time.perf_counter(), time.process_time(), server_cpu()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall
+        self.cpu = time.process_time() - self.cpu
+        self.server = server_cpu() - self.server
+
+
+def add_vectors(store: Any, seed: int = 2) -> int:
+    """One random normalised vector per distinct unit text, through the backend's interface."""
+    import numpy as np
+
+    from vault_memory.index.embedder import BUNDLED_DIMS, BUNDLED_MODEL_ID
+
+    shas = sorted({sha for _, _, _, sha in store.unit_digests()})
+    rng = np.random.default_rng(seed)
+    for start in range(0, len(shas), 5000):
+        batch = shas[start : start + 5000]
+        vectors = rng.standard_normal((len(batch), BUNDLED_DIMS)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        with store.transaction() as conn:
+            store.add_embeddings(conn, BUNDLED_MODEL_ID,
+                                 [(sha, v.tobytes()) for sha, v in zip(batch, vectors,
+                                                                       strict=True)])
+    with store.transaction() as conn:
+        store.set_meta(conn, "model_id", BUNDLED_MODEL_ID)
+        store.set_meta(conn, "dims", BUNDLED_DIMS)
+        store.set_meta(conn, "embeddings_complete", 1)
+    return len(shas)
+
+
+def percentiles(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return f"p50 {statistics.median(ordered) * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms"
+
+
+def measure(name: str, root: Path, settings: dict[str, str], runs: int) -> dict[str, Any]:
+    from vault_memory import Vault
+
+    os.environ["VAULT_MODEL_DISABLED"] = "1"
+    try:
+        with Vault(root, settings) as vault, Timer() as indexing:
+            report = vault.index(rebuild=True)
+    finally:
+        del os.environ["VAULT_MODEL_DISABLED"]
+    with Vault(root, settings) as vault:
+        store = vault._index.store
+        with Timer() as vectoring:
+            distinct = add_vectors(store)
+        vault._index.query_embedder().embed_query("warm the model up")  # not timed
+        with Timer() as first:
+            vault.search(QUERIES[0], fresh=False)
+        times: dict[str, list[float]] = {"hybrid": [], "keyword": []}
+        for mode in times:
+            for i in range(runs):
+                started = time.perf_counter()
+                vault.search(QUERIES[i % len(QUERIES)], mode=mode, fresh=False)
+                times[mode].append(time.perf_counter() - started)
+        extra: dict[str, list[float]] = {}
+        if settings:  # the server's own candidates (phase 2 building blocks)
+            import numpy as np
+
+            from vault_memory.index import terms_of
+            from vault_memory.index.pgtext import tsquery_literal
+
+            encoder = vault._index.query_embedder()
+            model = vault._index.model_id
+            extra = {"HNSW top-50": [], "ts_rank_cd top-50": []}
+            for i in range(runs):
+                query = QUERIES[i % len(QUERIES)]
+                vector = np.asarray(encoder.embed_query(query), dtype=np.float32).tobytes() \
+                    if hasattr(encoder, "embed_query") else None
+                if vector is not None:
+                    started = time.perf_counter()
+                    store.nearest(model, vector, [""], 50)
+                    extra["HNSW top-50"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                store.keyword(tsquery_literal(terms_of(query, query=True)), [""], 50)
+                extra["ts_rank_cd top-50"].append(time.perf_counter() - started)
+    print(f"\n{name}: {report.files:,} files, {report.units:,} units, {distinct:,} distinct texts")
+    print(f"  index (keyword-only)  {indexing.wall:8.1f} s wall  {indexing.cpu:7.1f} s CPU here"
+          f"  {indexing.server:7.1f} s CPU server  {report.units / indexing.wall:8.0f} units/s")
+    print(f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s CPU here"
+          f"  {vectoring.server:7.1f} s CPU server  {distinct / vectoring.wall:8.0f} vectors/s")
+    print(f"  first query (reads the unit table)  {first.wall * 1000:8.0f} ms wall"
+          f"  {first.cpu * 1000:6.0f} ms CPU")
+    for mode, samples in times.items():
+        print(f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries)")
+    for what, samples in extra.items():
+        if samples:
+            print(f"  server {what:<15} {percentiles(samples)}")
+    return {"units": report.units}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--units", type=int, default=100_000)
+    parser.add_argument("--million", action="store_true", help="1,000,000 units (long)")
+    parser.add_argument("--dsn", default="", help="a PostgreSQL server with pgvector")
+    parser.add_argument("--root", type=Path, default=Path("/tmp/vault-pg-bench"))
+    parser.add_argument("--runs", type=int, default=60, help="timed queries per mode")
+    parser.add_argument("--backends", default="sqlite,postgres", help="which to measure")
+    args = parser.parse_args()
+    units = 1_000_000 if args.million else args.units
+    search_bench = _load("bench_search", HERE / "search.py")
+    base = args.root / f"vault-{units}"
+    if not (base / "MEMORY.md").exists():
+        shutil.rmtree(base, ignore_errors=True)
+        print(f"generating {base} (about {units:,} units) ...", flush=True)
+        search_bench.generate_vault(base, units)
+    copies = {}
+    for name in ("sqlite", "postgres"):
+        copies[name] = args.root / f"{name}-{units}"
+        shutil.rmtree(copies[name], ignore_errors=True)
+        shutil.copytree(base, copies[name], ignore=shutil.ignore_patterns(".vault"))
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on the way out
+    server = None
+    dsn = args.dsn
+    if not dsn:
+        pg = _load("pg_server", HERE.parent / "tests" / "pg_server.py")
+        folder = pg.binaries()
+        if folder is None:
+            raise SystemExit("no --dsn and no pgserver wheel: pip install pgserver")
+        server = pg.start_server(folder)
+        dsn = server.dsn
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
+    try:
+        if "sqlite" in args.backends:
+            measure("SQLite", copies["sqlite"], {}, args.runs)
+        if "postgres" in args.backends:
+            measure("PostgreSQL + pgvector", copies["postgres"],
+                    {"index.backend": "postgres", "index.dsn": dsn,
+                     "index.vault_id": f"bench-{units}"}, args.runs)
+    finally:
+        if server is not None:
+            server.stop()
+    print(f"load after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The PostgreSQL index's schema as numbered migrations, recorded in the database (issue 21;
+docs/postgres-design.md §3 and §6).
+
+`migrate(conn)` brings a database up to `LATEST` in one transaction, under an advisory lock:
+processes that start together apply each step once, and a step that fails leaves the database
+as it was (PostgreSQL's DDL is transactional). A database migrated by a newer vault-memory is
+refused, never changed. `conn` is a psycopg 3 connection; this module does not import psycopg.
+
+Every table is keyed by `vault` first: one server may hold the indexes of several vaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import VaultError
+
+# pg_advisory_xact_lock key of schema changes (any constant: "vm-schema" as ASCII)
+MIGRATION_LOCK = 0x766D2D736368656D
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (1, "units, files, hashes, vectors", """
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE meta (
+    vault text NOT NULL, key text NOT NULL, value text NOT NULL,
+    PRIMARY KEY (vault, key));
+CREATE TABLE files (
+    id bigserial PRIMARY KEY, vault text NOT NULL, path text NOT NULL, kind text NOT NULL,
+    mtime_ns bigint NOT NULL, size bigint NOT NULL, sha256 text NOT NULL, date text,
+    title text, tags text NOT NULL DEFAULT '', indexed_at double precision NOT NULL,
+    scope text NOT NULL DEFAULT '', note_tags text NOT NULL DEFAULT '',
+    UNIQUE (vault, path));
+CREATE INDEX files_scope ON files (vault, scope);
+CREATE TABLE units (
+    id bigserial PRIMARY KEY,
+    file_id bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+    ord integer NOT NULL, start_line integer NOT NULL, end_line integer NOT NULL,
+    heading text NOT NULL, text text NOT NULL, sha256 text NOT NULL, date text,
+    kind text NOT NULL, salience real NOT NULL DEFAULT 1.0, tags text NOT NULL DEFAULT '',
+    terms text NOT NULL DEFAULT '', tsv tsvector NOT NULL);
+CREATE INDEX units_file ON units (file_id, ord);
+CREATE INDEX units_sha ON units (sha256);
+CREATE INDEX units_tsv ON units USING gin (tsv);
+CREATE TABLE embeddings (
+    vault text NOT NULL, sha256 text NOT NULL, model text NOT NULL,
+    embedding vector NOT NULL,
+    PRIMARY KEY (vault, sha256, model));
+CREATE TABLE properties (
+    file_id bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+    ord integer NOT NULL, name text NOT NULL, value text NOT NULL);
+CREATE INDEX properties_file ON properties (file_id, ord);
+CREATE TABLE names (
+    key text NOT NULL, file_id bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE);
+CREATE INDEX names_key ON names (key);
+CREATE INDEX names_file ON names (file_id);
+CREATE TABLE links (
+    file_id bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+    ord integer NOT NULL, line integer NOT NULL, kind text NOT NULL, target text NOT NULL,
+    subpath text NOT NULL DEFAULT '', display text NOT NULL DEFAULT '',
+    embed boolean NOT NULL DEFAULT false, key text NOT NULL, text text NOT NULL DEFAULT '');
+CREATE INDEX links_file ON links (file_id, ord);
+CREATE INDEX links_key ON links (key);
+CREATE TABLE skipped (
+    vault text NOT NULL, path text NOT NULL, mtime_ns bigint NOT NULL, size bigint NOT NULL,
+    reason text NOT NULL,
+    PRIMARY KEY (vault, path));
+"""),
+)
+LATEST = MIGRATIONS[-1][0]
+
+
+class ServerSchemaError(VaultError):
+    """The index server's database was migrated by a newer vault-memory."""
+
+
+def applied(conn: Any) -> list[int]:
+    """The migration versions the database records (none before the first `migrate`)."""
+    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+    if not exists:
+        return []
+    return [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+
+
+def migrate(conn: Any) -> list[int]:
+    """Apply the migrations the database lacks, in order, in one transaction; returns the
+    versions applied now (empty when it was up to date)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
+            " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        done = set(applied(conn))
+        newer = [v for v in done if v > LATEST]
+        if newer:
+            raise ServerSchemaError(
+                f"the index server's database has schema version {max(newer)}, this "
+                f"vault-memory knows up to {LATEST}; upgrade vault-memory on this machine.")
+        now = []
+        for version, name, sql in MIGRATIONS:
+            if version in done:
+                continue
+            conn.execute(sql)
+            conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                         (version, name))
+            now.append(version)
+    return now

@@ -1,0 +1,744 @@
+"""The derived index on a PostgreSQL server with pgvector (issue 21; docs/postgres-design.md):
+the second `IndexBackend`, chosen by `[index] backend = "postgres"`.
+
+Files, units, names, links and skipped files are rows keyed by the vault's id (one server may
+hold several vaults); vectors are a pgvector column keyed by (vault, text sha256, model), with
+an HNSW cosine index per model; every unit carries a weighted `tsvector` written from our own
+analyzed terms (index/pgtext.py) under a GIN index.
+
+Writers: one transaction per batch (`transaction`), serialised per vault by
+`pg_advisory_xact_lock`, and every committed write bumps `meta.generation` (the
+`data_version` readers compare). Readers run their multi-statement reads in one
+`REPEATABLE READ` snapshot: no reader sees half a batch. Upserts are keyed by content: a file
+whose sha256 the server already holds at that path keeps its units (only its stat is
+updated), so two machines indexing the same commit converge to one state.
+
+What belongs to this machine rather than the server (the local Whoosh index's fingerprint) is
+kept in `.vault/server-local.json`, with the server generation it was written at: when another
+machine changed the server since, this machine's keyword index is out of date.
+
+Nothing here touches a vault file: a server that fails raises `IndexServerError` (one line,
+host:port/db, never the password), and the caller's local files stay as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .pgconnect import IndexServerError, connect, describe
+from .pgschema import LATEST, MIGRATION_LOCK, applied, migrate
+from .pgtext import tsvector_literal
+from .store import CHUNK_COLUMNS, ChunkRow, FileRow
+
+LOCAL_KEYS = ("fulltext_dirty", "fulltext_files")  # this machine's, not the server's
+LOCAL_FILE = "server-local.json"
+HNSW_BUILD_MEMORY = "512MB"  # for the one bulk build of a model's HNSW index
+CHUNK_COLUMNS_PG = CHUNK_COLUMNS.replace("c.", "u.").replace("f.path", "f.path")
+
+
+def vector_text(blob: bytes) -> str:
+    """A float32 vector (our blobs) as pgvector's text input; repr round-trips float32."""
+    import numpy as np
+
+    return "[" + ",".join(map(repr, np.frombuffer(blob, dtype=np.float32).tolist())) + "]"
+
+
+def vector_blob(binary: bytes) -> bytes:
+    """pgvector's binary output (int16 dims, int16 unused, big-endian float4s) as our blob."""
+    import numpy as np
+
+    return np.frombuffer(binary, dtype=">f4", offset=4).astype("<f4").tobytes()
+
+
+class PgStore:
+    """The index of vault `vault` on the server at `dsn` (see the module docstring)."""
+
+    def __init__(self, dsn: str, vault: str, cache: Path, readonly: bool = False) -> None:
+        self.dsn = dsn
+        self.vault = vault
+        self.cache = cache
+        self.readonly = readonly
+        self.fell_back = False
+        self.server = describe(dsn)
+        self._conn: Any = None
+        self._wrote = False
+        self._wrote_units = False  # files or units changed in this transaction
+        self._lock = zlib.crc32(f"vault-memory:{vault}".encode())
+
+    # -- connection ---------------------------------------------------------------------
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None:
+            conn = connect(self.dsn, autocommit=True)
+            try:
+                done = applied(conn)  # up to date: nothing written (a read-only replica)
+                if LATEST not in done or max(done) > LATEST:
+                    migrate(conn)  # which refuses a database newer than this code
+            except Exception:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def open(self) -> None:
+        self.conn  # noqa: B018
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """Run one statement; a connection lost on the way is an `IndexServerError`."""
+        import psycopg
+
+        try:
+            return self.conn.execute(sql, params)
+        except psycopg.errors.ReadOnlySqlTransaction as exc:
+            raise IndexServerError(
+                f"the index server at {self.server} is read-only (a replica?): search it, "
+                "but index against the primary server.") from exc
+        except psycopg.OperationalError as exc:
+            self.close()
+            raise IndexServerError(
+                f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
+                "nothing was changed here, run the command again when it is back.") from exc
+
+    def exists(self) -> bool:
+        """Whether the server holds anything of this vault yet."""
+        return self._execute("SELECT 1 FROM meta WHERE vault=%s LIMIT 1",
+                             (self.vault,)).fetchone() is not None
+
+    def reset(self) -> None:
+        """Forget everything the server holds of this vault (a rebuild)."""
+        with self.transaction():
+            for table in ("files", "embeddings", "skipped", "meta"):
+                self._execute(f"DELETE FROM {table} WHERE vault=%s", (self.vault,))
+        self._local_write({})
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """One write transaction (a batch): the vault's writers take turns; the generation
+        is bumped when anything but this machine's own keys changed."""
+        import psycopg
+
+        conn = self.conn
+        try:
+            with conn.transaction():
+                self._execute("SELECT pg_advisory_xact_lock(%s)", (self._lock,))
+                self._wrote = self._wrote_units = False
+                yield conn
+                for key, bump in (("generation", self._wrote),
+                                  ("units_generation", self._wrote_units)):
+                    if bump:
+                        self._execute(
+                            "INSERT INTO meta VALUES (%s, %s, '1') ON CONFLICT (vault, key) DO"
+                            " UPDATE SET value = (meta.value::bigint + 1)::text",
+                            (self.vault, key))
+        except psycopg.OperationalError as exc:
+            self.close()
+            raise IndexServerError(
+                f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
+                "nothing was changed here, run the command again when it is back.") from exc
+
+    @contextmanager
+    def _read_snapshot(self) -> Iterator[Any]:
+        import psycopg
+
+        conn = self.conn
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            yield conn
+            return
+        with conn.transaction():
+            self._execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
+
+    # -- meta -----------------------------------------------------------------------------
+
+    def _local(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads((self.cache / LOCAL_FILE).read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return {}
+
+    def _local_write(self, data: dict[str, Any]) -> None:
+        if self.readonly:
+            return
+        self.cache.mkdir(parents=True, exist_ok=True)
+        target = self.cache / LOCAL_FILE
+        temporary = target.with_name(f".{LOCAL_FILE}.{os.getpid()}")
+        temporary.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+        os.replace(temporary, target)
+
+    def _generation(self, key: str = "generation") -> str:
+        row = self._execute("SELECT value FROM meta WHERE vault=%s AND key=%s",
+                            (self.vault, key)).fetchone()
+        return row[0] if row else "0"
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        if key in LOCAL_KEYS:
+            local = self._local()
+            if not local and not self.has_units():  # nothing to keep a keyword index of yet
+                return default
+            if local.get("units_generation") != self._generation("units_generation"):
+                # the server changed since this machine's keyword index was written
+                return {"fulltext_dirty": "behind", "fulltext_files": None}[key] or default
+            value = local.get(key)
+            return str(value) if value is not None else default
+        row = self._execute("SELECT value FROM meta WHERE vault=%s AND key=%s",
+                            (self.vault, key)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, conn: Any, key: str, value: Any) -> None:
+        if key in LOCAL_KEYS:
+            local = self._local()
+            local[key] = str(value)
+            # the generation this transaction commits: the current one, bumped if it wrote
+            local["units_generation"] = str(
+                int(self._generation("units_generation")) + (1 if self._wrote_units else 0))
+            self._local_write(local)
+            return
+        self._wrote = True
+        self._execute("INSERT INTO meta VALUES (%s, %s, %s) ON CONFLICT (vault, key)"
+                      " DO UPDATE SET value = excluded.value", (self.vault, key, str(value)))
+        if key == "dims":  # the model's vectors are all in: build its HNSW index once, in bulk
+            model = self.get_meta("model_id")
+            if model and str(value).isdigit():
+                self._hnsw(model, int(value))
+
+    def data_version(self) -> int:
+        return int(self._generation())
+
+    def state_stamp(self) -> dict[str, Any]:
+        with self._read_snapshot():
+            meta = dict(self._execute(
+                "SELECT key, value FROM meta WHERE vault=%s AND key IN"
+                " ('last_index_at', 'vectors_added', 'generation')", (self.vault,)).fetchall())
+            chunk = self._execute(
+                "SELECT max(u.id), count(*) FROM units u JOIN files f ON f.id = u.file_id"
+                " WHERE f.vault=%s", (self.vault,)).fetchone()
+        return {"last_index_at": meta.get("last_index_at"), "chunks": list(chunk),
+                "vectors": meta.get("vectors_added"), "generation": meta.get("generation")}
+
+    def _count(self, table: str) -> int:
+        if table == "units":
+            sql = "SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id WHERE f.vault=%s"
+        else:
+            sql = f"SELECT count(*) FROM {table} WHERE vault=%s"
+        return int(self._execute(sql, (self.vault,)).fetchone()[0])
+
+    def record_counts(self, conn: Any) -> None:
+        self.set_meta(conn, "files_count", self._count("files"))
+        self.set_meta(conn, "units_count", self._count("units"))
+
+    def count_problem(self) -> str | None:
+        with self._read_snapshot():
+            rows = dict(self._execute(
+                "SELECT key, value FROM meta WHERE vault=%s AND key IN"
+                " ('files_count', 'units_count')", (self.vault,)).fetchall())
+            if not rows:
+                return None
+            have = {"files": self._count("files"), "units": self._count("units")}
+        for what in ("files", "units"):
+            want = rows.get(f"{what}_count")
+            if want is not None and str(have[what]) != want:
+                return f"it holds {have[what]} {what} where the last index recorded {want}"
+        return None
+
+    def quick_check(self, most: int = 1) -> list[str]:
+        return ["ok"]  # the server checks its own pages; rows are checked by count_problem
+
+    # -- files and units ------------------------------------------------------------------
+
+    def files(self) -> dict[str, FileRow]:
+        rows = self._execute("SELECT id, path, kind, mtime_ns, size, sha256 FROM files"
+                             " WHERE vault=%s", (self.vault,))
+        return {r[1]: FileRow(*r) for r in rows}
+
+    def file_stats(self) -> dict[str, tuple[int, int, str]]:
+        rows = self._execute("SELECT path, mtime_ns, size, sha256 FROM files WHERE vault=%s",
+                             (self.vault,))
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def delete_file(self, conn: Any, path: str) -> None:
+        self._wrote = self._wrote_units = True
+        self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (self.vault, path))
+
+    def analyzed_otherwise(self, analyze: Callable[[str], str]) -> list[str]:
+        """As `Store.analyzed_otherwise`: the files whose stored words `analyze` gives
+        otherwise (only text that is not plain ASCII is looked at)."""
+        found: set[str] = set()
+        for path, text, terms in self._execute(
+            "SELECT f.path, u.text, u.terms FROM units u JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault=%s", (self.vault,)).fetchall():
+            if path not in found and not text.isascii() and analyze(text) != terms:
+                found.add(path)
+        for path, key in self._execute(
+            "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
+            " WHERE f.vault=%s", (self.vault,)).fetchall():
+            if path not in found and not key.isascii() and analyze(key) != key:
+                found.add(path)
+        return sorted(found)
+
+    def forget_content(self, conn: Any, paths: Iterable[str]) -> None:
+        """Make the next index run read `paths` again and store them anew."""
+        wanted = list(paths)
+        if wanted:
+            self._wrote = True
+            self._execute("UPDATE files SET mtime_ns=-1, sha256='' WHERE vault=%s"
+                          " AND path = ANY(%s)", (self.vault, wanted))
+
+    def touch_file(self, conn: Any, path: str, mtime_ns: int, size: int) -> None:
+        # a stat is this machine's: another machine's checkout has other mtimes; no bump
+        self._execute("UPDATE files SET mtime_ns=%s, size=%s WHERE vault=%s AND path=%s",
+                      (mtime_ns, size, self.vault, path))
+
+    def replace_file(
+        self,
+        conn: Any,
+        path: str,
+        kind: str,
+        mtime_ns: int,
+        size: int,
+        sha256: str,
+        date: str | None,
+        title: str,
+        tags: Iterable[str],
+        units: Iterable[tuple[int, int, str, str, str, float, str, str]],
+        scope: str = "",
+        note_tags: Iterable[str] = (),
+        properties: Iterable[tuple[str, str]] = (),
+        names: Iterable[str] = (),
+        links: Iterable[tuple[int, str, str, str, str, bool, str, str]] = (),
+    ) -> None:
+        """As `Store.replace_file`; a file the server holds with this content is kept (its
+        stat updated): the upsert is keyed by (vault, path, sha256)."""
+        from .words import terms_of
+
+        v = self.vault
+        self._execute("DELETE FROM skipped WHERE vault=%s AND path=%s", (v, path))
+        held = self._execute("SELECT sha256 FROM files WHERE vault=%s AND path=%s",
+                             (v, path)).fetchone()
+        if held is not None and held[0] == sha256:
+            self.touch_file(conn, path, mtime_ns, size)
+            return
+        self._wrote = self._wrote_units = True
+        self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (v, path))
+        file_id = self._execute(
+            "INSERT INTO files (vault, path, kind, mtime_ns, size, sha256, date, title, tags,"
+            " indexed_at, scope, note_tags) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+            " %s) RETURNING id",
+            (v, path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time(),
+             scope, " ".join(note_tags))).fetchone()[0]
+        with self.conn.cursor() as cur:
+            cur.executemany("INSERT INTO properties (file_id, ord, name, value)"
+                            " VALUES (%s, %s, %s, %s)",
+                            [(file_id, i, n, val) for i, (n, val) in enumerate(properties)])
+            cur.executemany("INSERT INTO names (key, file_id) VALUES (%s, %s)",
+                            [(key, file_id) for key in dict.fromkeys(names) if key])
+            cur.executemany(
+                "INSERT INTO links (file_id, ord, line, kind, target, subpath, display, embed,"
+                " key, text) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [(file_id, i, *link) for i, link in enumerate(links)])
+            cur.executemany(
+                "INSERT INTO units (file_id, ord, start_line, end_line, heading, text, sha256,"
+                " date, kind, salience, tags, terms, tsv) VALUES (%s, %s, %s, %s, %s, %s, %s,"
+                " %s, %s, %s, %s, %s, %s::tsvector)",
+                [(file_id, i, start, end, heading, text, sha, date, kind, salience, utags,
+                  terms, tsvector_literal([(terms_of(heading), "A"), (terms.split(), "D")]))
+                 for i, (start, end, heading, text, sha, salience, utags, terms)
+                 in enumerate(units)])
+
+    def skipped(self) -> dict[str, tuple[int, int, str]]:
+        rows = self._execute("SELECT path, mtime_ns, size, reason FROM skipped WHERE vault=%s",
+                             (self.vault,))
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def set_skipped(self, conn: Any, path: str, mtime_ns: int, size: int, reason: str) -> None:
+        self._wrote = True
+        self._execute(
+            "INSERT INTO skipped VALUES (%s, %s, %s, %s, %s) ON CONFLICT (vault, path)"
+            " DO UPDATE SET mtime_ns=excluded.mtime_ns, size=excluded.size,"
+            " reason=excluded.reason", (self.vault, path, mtime_ns, size, reason))
+
+    def forget_skipped(self, conn: Any, paths: Iterable[str]) -> None:
+        wanted = list(paths)
+        if wanted:
+            self._wrote = True
+            self._execute("DELETE FROM skipped WHERE vault=%s AND path = ANY(%s)",
+                          (self.vault, wanted))
+
+    def scope_counts(self) -> dict[str, tuple[int, int]]:
+        with self._read_snapshot():
+            files = dict(self._execute(
+                "SELECT scope, count(*) FROM files WHERE vault=%s GROUP BY scope",
+                (self.vault,)).fetchall())
+            units = dict(self._execute(
+                "SELECT f.scope, count(*) FROM units u JOIN files f ON f.id = u.file_id"
+                " WHERE f.vault=%s GROUP BY f.scope", (self.vault,)).fetchall())
+        return {scope: (count, units.get(scope, 0)) for scope, count in files.items()}
+
+    def counts(self, model: str | None, scopes: Sequence[str] | None = None) -> dict[str, int]:
+        where, params = "f.vault=%s", list[Any]([self.vault])
+        if scopes is not None:
+            where += " AND f.scope = ANY(%s)"
+            params.append(list(scopes))
+        with self._read_snapshot():
+            files = self._execute(f"SELECT count(*) FROM files f WHERE {where}",
+                                  params).fetchone()[0]
+            units = self._execute(
+                f"SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id WHERE {where}",
+                params).fetchone()[0]
+            embedded = 0
+            if model:
+                embedded = self._execute(
+                    "SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id JOIN"
+                    " embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256 AND e.model=%s"
+                    f" WHERE {where}", [model, *params]).fetchone()[0]
+        return {"files": files, "units": units, "embedded_units": embedded}
+
+    # -- what search reads ----------------------------------------------------------------
+
+    def unit_rows(
+        self, model: str | None
+    ) -> list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]]:
+        """As `Store.unit_rows`: by scope, then file id, then order (the C collation sorts
+        scopes as SQLite's binary one does)."""
+        with self._read_snapshot() as conn:
+            by_sha: dict[str, bytes] = {}
+            if model:
+                with conn.cursor(binary=True) as cur:
+                    cur.execute("SELECT sha256, embedding FROM embeddings"
+                                " WHERE vault=%s AND model=%s", (self.vault, model))
+                    by_sha = {sha: vector_blob(vec) for sha, vec in cur}
+            rows = self._execute(
+                "SELECT u.id, u.file_id, u.heading, u.date, u.salience, u.sha256,"
+                " u.end_line - u.start_line + 1, u.terms, u.text, f.scope FROM units u"
+                " JOIN files f ON f.id = u.file_id WHERE f.vault=%s"
+                " ORDER BY f.scope COLLATE \"C\", u.file_id, u.ord", (self.vault,)).fetchall()
+        return [(uid, file_id, heading, date, float(salience), by_sha.get(sha), lines, terms,
+                 text, scope)
+                for uid, file_id, heading, date, salience, sha, lines, terms, text, scope in rows]
+
+    def file_marks(self) -> dict[int, int]:
+        """None kept here: a unit table read from the server is built whole, never patched by
+        the files that changed (search/table.py patches tables of the embedded index)."""
+        return {}
+
+    def unit_rows_and_marks(
+        self, model: str | None
+    ) -> tuple[list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]],
+               dict[int, int]]:
+        return self.unit_rows(model), {}
+
+    def changed_unit_rows(self, model: str | None, dims: int, marks: dict[int, int],
+                          unvectored: dict[int, int], most: int) -> None:
+        """Always None: the table is built whole (see `file_marks`)."""
+        return None
+
+    def flagged_ids(self, ids: Iterable[int]) -> set[int] | None:
+        """None: the server keeps no judgement of instruction-like text, so search judges the
+        returned text itself (as for an embedded index that predates the judgement)."""
+        return None
+
+    def flagged_count(self, scopes: Sequence[str] | None = None) -> int | None:
+        """Not counted on the server (see `flagged_ids`)."""
+        return None
+
+    def shas_of(self, paths: Sequence[str]) -> set[str]:
+        return {r[0] for r in self._execute(
+            "SELECT u.sha256 FROM units u JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault=%s AND f.path = ANY(%s)", (self.vault, list(paths)))}
+
+    def missing_embeddings_of(self, model: str, paths: Sequence[str]) -> list[tuple[str, str]]:
+        found = [(r[0], r[1]) for r in self._execute(
+            "SELECT u.sha256, min(u.text COLLATE \"C\") FROM units u"
+            " JOIN files f ON f.id = u.file_id AND f.vault = %s"
+            " LEFT JOIN embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256"
+            " AND e.model = %s WHERE e.sha256 IS NULL AND f.path = ANY(%s)"
+            " GROUP BY u.sha256", (self.vault, model, list(paths)))]
+        return sorted(found, key=lambda item: (len(item[1]), item[0]))
+
+    def prune_embeddings_of(self, conn: Any, shas: Iterable[str]) -> int:
+        cur = self._execute(
+            "DELETE FROM embeddings e WHERE e.vault=%s AND e.sha256 = ANY(%s)"
+            " AND NOT EXISTS (SELECT 1 FROM units u JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault = e.vault AND u.sha256 = e.sha256)", (self.vault, list(shas)))
+        if cur.rowcount:
+            self._wrote = True
+        return int(cur.rowcount)
+
+    def _chunks(self, where: str, params: Sequence[Any], order: str) -> list[ChunkRow]:
+        rows = self._execute(
+            f"SELECT {CHUNK_COLUMNS_PG} FROM units u JOIN files f ON f.id = u.file_id"
+            f" WHERE f.vault=%s AND {where} ORDER BY {order}", [self.vault, *params])
+        return [ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], float(r[9]), r[10])
+                for r in rows]
+
+    def chunks_of(self, paths: Iterable[str]) -> list[ChunkRow]:
+        rows: list[ChunkRow] = []
+        for path in paths:
+            rows += self._chunks("f.path = %s", [path], "u.ord")
+        return rows
+
+    def all_chunks(self) -> Iterator[ChunkRow]:
+        yield from self._chunks("true", [], "u.id")
+
+    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+        wanted = [int(i) for i in ids]
+        return {r.id: r for r in self._chunks("u.id = ANY(%s)", [wanted], "u.id")} \
+            if wanted else {}
+
+    def named_files(self, keys: Iterable[str]) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        wanted = list(dict.fromkeys(keys))
+        if wanted:
+            for key, file_id in self._execute(
+                "SELECT n.key, n.file_id FROM names n JOIN files f ON f.id = n.file_id"
+                " WHERE f.vault=%s AND n.key = ANY(%s)", (self.vault, wanted)):
+                found.setdefault(key, []).append(file_id)
+        return found
+
+    def has_names(self) -> bool:
+        return self._execute(
+            "SELECT 1 FROM names n JOIN files f ON f.id = n.file_id WHERE f.vault=%s LIMIT 1",
+            (self.vault,)).fetchone() is not None
+
+    def links(
+        self, paths: Iterable[str] | None = None, keys: Iterable[str] | None = None
+    ) -> list[tuple[str, int, str, str, str, str, bool, str]]:
+        base = ("SELECT f.path, l.line, l.kind, l.target, l.subpath, l.display, l.embed, l.text"
+                " FROM links l JOIN files f ON f.id = l.file_id WHERE f.vault=%s")
+        order = " ORDER BY f.path COLLATE \"C\", l.line, l.ord"
+        if paths is None and keys is None:
+            rows = self._execute(base + order, (self.vault,)).fetchall()
+        else:
+            column, values = ("f.path", list(paths)) if paths is not None else (
+                "l.key", list(keys or ()))
+            rows = self._execute(f"{base} AND {column} = ANY(%s)" + order,
+                                 (self.vault, values)).fetchall()
+        return [(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
+
+    def fulltext_rows(
+        self, paths: Iterable[str] | None = None
+    ) -> Iterator[tuple[int, int, str, str, str, str | None, str, str, str, str]]:
+        query = ("SELECT u.id, f.id, f.path, u.text, u.heading, u.date, u.kind, u.tags,"
+                 " f.note_tags, f.scope FROM units u JOIN files f ON f.id = u.file_id"
+                 " WHERE f.vault=%s")
+        if paths is None:
+            yield from self._execute(query + " ORDER BY u.id", (self.vault,)).fetchall()
+            return
+        for path in paths:
+            yield from self._execute(query + " AND f.path = %s ORDER BY u.ord",
+                                     (self.vault, path)).fetchall()
+
+    def properties_of(self, file_ids: Iterable[int]) -> dict[int, list[tuple[str, str]]]:
+        found: dict[int, list[tuple[str, str]]] = {}
+        wanted = sorted(set(file_ids))
+        if wanted:
+            for file_id, name, value in self._execute(
+                "SELECT file_id, name, value FROM properties WHERE file_id = ANY(%s)"
+                " ORDER BY file_id, ord", (wanted,)):
+                found.setdefault(file_id, []).append((name, value))
+        return found
+
+    # -- asked besides --------------------------------------------------------------------
+
+    def has_units(self) -> bool:
+        return self._execute(
+            "SELECT 1 FROM units u JOIN files f ON f.id = u.file_id WHERE f.vault=%s LIMIT 1",
+            (self.vault,)).fetchone() is not None
+
+    def unit_ids_where(
+        self,
+        since: str | None = None,
+        until: str | None = None,
+        kinds: Sequence[str] = (),
+        hidden_kinds: Sequence[str] = (),
+        within: str | None = None,
+    ) -> list[int]:
+        clauses: list[str] = ["f.vault = %s"]
+        params: list[Any] = [self.vault]
+        if since:
+            clauses.append("u.date >= %s")
+            params.append(since)
+        if until:
+            clauses.append("u.date <= %s")
+            params.append(until)
+        if kinds:
+            clauses.append("u.kind = ANY(%s)")
+            params.append(list(kinds))
+        if hidden_kinds:
+            clauses.append("NOT (u.kind = ANY(%s))")
+            params.append(list(hidden_kinds))
+        if within:
+            clauses.append("(f.path = %s OR left(f.path, %s) = %s)")
+            prefix = within.rstrip("/") + "/"
+            params.extend([within.rstrip("/"), len(prefix), prefix])
+        return [r[0] for r in self._execute(
+            "SELECT u.id FROM units u JOIN files f ON f.id = u.file_id WHERE "
+            + " AND ".join(clauses), params)]
+
+    def unit_ids_of_kinds(self, kinds: Sequence[str]) -> list[int]:
+        return [r[0] for r in self._execute(
+            "SELECT u.id FROM files f JOIN units u ON u.file_id = f.id"
+            " WHERE f.vault=%s AND f.kind = ANY(%s)", (self.vault, list(kinds)))]
+
+    def unit_digests(self) -> Iterator[tuple[int, int, int, str]]:
+        yield from self._execute(
+            "SELECT u.file_id, u.start_line, u.end_line, u.sha256 FROM units u"
+            " JOIN files f ON f.id = u.file_id WHERE f.vault=%s ORDER BY u.file_id, u.ord",
+            (self.vault,)).fetchall()
+
+    def vector_shas(self, model: str) -> set[str]:
+        return {r[0] for r in self._execute(
+            "SELECT sha256 FROM embeddings WHERE vault=%s AND model=%s", (self.vault, model))}
+
+    # -- server-side candidates (docs/postgres-design.md §4, phase 2) ------------------------
+
+    OVERFETCH = 4  # HNSW candidates per wanted unit (pgvector 0.6 filters after the scan)
+
+    def nearest_query(self, model: str, dims: int, scopes: Sequence[str] | None) -> Any:
+        """The SQL of `nearest` (parameters: vector, vault, over-fetch, vault[, scopes],
+        limit). The model is a literal, so that the planner can use its partial HNSW index."""
+        from psycopg import sql
+
+        vec = sql.SQL(f"%s::vector({int(dims)})")
+        return sql.SQL(
+            "SELECT u.id, 1 - c.d FROM (SELECT sha256, embedding::vector({dims}) <=> {vec} AS d"
+            " FROM embeddings WHERE model = {model} AND vault = %s"
+            " ORDER BY embedding::vector({dims}) <=> {vec2} LIMIT %s) c"
+            " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault = %s{scoped} ORDER BY c.d, u.id LIMIT %s").format(
+                dims=sql.SQL(str(int(dims))), vec=vec, vec2=vec, model=sql.Literal(model),
+                scoped=sql.SQL(" AND f.scope = ANY(%s)" if scopes is not None else ""))
+
+    def nearest(self, model: str, query: bytes, scopes: Sequence[str] | None,
+                limit: int) -> list[tuple[int, float]]:
+        """(unit id, cosine) of the `limit` units nearest `query` among the visible `scopes`
+        (all when None), by the model's HNSW index; the scope filter is in the SQL (HNSW
+        candidates are over-fetched, as pgvector 0.6 filters after its scan: a scope that
+        holds few of the nearest texts may get fewer than `limit`)."""
+        dims = len(query) // 4
+        vec = vector_text(query)
+        over = int(limit) * self.OVERFETCH
+        params: list[Any] = [vec, self.vault, vec, over, self.vault]
+        if scopes is not None:
+            params.append(list(scopes))
+        params.append(limit)
+        with self._read_snapshot():
+            self._execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, over))}")
+            return [(int(i), float(d)) for i, d in self._execute(
+                self.nearest_query(model, dims, scopes), params)]
+
+    def keyword(self, tsquery: str, scopes: Sequence[str] | None,
+                limit: int) -> list[tuple[int, float]]:
+        """(unit id, ts_rank_cd) of the best `limit` units matching `tsquery` (a literal from
+        pgtext.tsquery_literal) among the visible `scopes`, by the GIN index."""
+        if not tsquery:
+            return []
+        where, params = "f.vault = %s", list[Any]([self.vault])
+        if scopes is not None:
+            where += " AND f.scope = ANY(%s)"
+            params.append(list(scopes))
+        return [(int(i), float(s)) for i, s in self._execute(
+            "SELECT u.id, ts_rank_cd(u.tsv, q, 32) AS r FROM units u"
+            " JOIN files f ON f.id = u.file_id, CAST(%s AS tsquery) q"
+            f" WHERE u.tsv @@ q AND {where} ORDER BY r DESC, u.id LIMIT %s",
+            [tsquery, *params, limit])]
+
+    # -- embeddings -------------------------------------------------------------------------
+
+    def missing_embeddings(self, model: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._execute(
+            "SELECT u.sha256, min(u.text COLLATE \"C\") AS text FROM units u"
+            " JOIN files f ON f.id = u.file_id AND f.vault = %s"
+            " LEFT JOIN embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256"
+            " AND e.model = %s WHERE e.sha256 IS NULL GROUP BY u.sha256"
+            " ORDER BY char_length(min(u.text COLLATE \"C\")), u.sha256 COLLATE \"C\"",
+            (self.vault, model))]
+
+    def _hnsw(self, model: str, dims: int) -> None:
+        """The model's HNSW cosine index (pgvector needs a fixed dimension: one per model),
+        made when the indexer records the model's dimensions, after its vectors are in: one
+        bulk build rather than an insert into the graph per vector (later vectors are)."""
+        from psycopg import sql
+
+        name = f"embeddings_hnsw_{zlib.crc32(f'{model}:{dims}'.encode()):08x}"
+        self._execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        if self._execute("SELECT 1 FROM pg_class WHERE relname = %s",
+                         (name,)).fetchone() is not None:
+            return
+        # pgvector builds far faster while the graph fits in memory (64 MB by default holds
+        # about 40k vectors of 384 dimensions)
+        self._execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+        self._execute(sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {} ON embeddings USING hnsw"
+            " ((embedding::vector({})) vector_cosine_ops) WHERE model = {}").format(
+                sql.Identifier(name), sql.SQL(str(int(dims))), sql.Literal(model)).as_string(
+                    self.conn))
+
+    def add_embeddings(self, conn: Any, model: str, rows: Iterable[tuple[str, bytes]]) -> None:
+        batch = [(self.vault, sha, model, vector_text(blob)) for sha, blob in rows]
+        if not batch:
+            return
+        self._wrote = True
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO embeddings VALUES (%s, %s, %s, %s::vector) ON CONFLICT"
+                " (vault, sha256, model) DO UPDATE SET embedding = excluded.embedding", batch)
+        self._execute(
+            "INSERT INTO meta VALUES (%s, 'vectors_added', '1') ON CONFLICT (vault, key)"
+            " DO UPDATE SET value = (meta.value::bigint + 1)::text", (self.vault,))
+
+    def bad_vectors(self, model: str) -> int:
+        dims = self.get_meta("dims")
+        if not dims or not dims.isdigit():
+            return 0
+        return int(self._execute(
+            "SELECT count(*) FROM embeddings WHERE vault=%s AND model=%s"
+            " AND vector_dims(embedding) != %s", (self.vault, model, int(dims))).fetchone()[0])
+
+    def drop_bad_vectors(self, model: str) -> int:
+        bad = self.bad_vectors(model)
+        if bad:
+            dims = int(self.get_meta("dims") or 0)
+            with self.transaction() as conn:
+                self._wrote = True
+                self._execute("DELETE FROM embeddings WHERE vault=%s AND model=%s"
+                              " AND vector_dims(embedding) != %s", (self.vault, model, dims))
+                self.set_meta(conn, "embeddings_complete", 0)
+        return bad
+
+    def prune_embeddings(self, conn: Any, model: str, keep: Iterable[str] = ()) -> int:
+        cur = self._execute(
+            "DELETE FROM embeddings e WHERE e.vault=%s AND (NOT (e.model = ANY(%s))"
+            " OR NOT EXISTS (SELECT 1 FROM units u JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault = e.vault AND u.sha256 = e.sha256))", (self.vault, [model, *keep]))
+        if cur.rowcount:
+            self._wrote = True
+        return int(cur.rowcount)
+
+
+def dsn_of(dsn: str, dsn_env: str) -> str:
+    """The DSN `[index] dsn` gives, or the one in the variable `dsn_env` names."""
+    from ..errors import ConfigError
+
+    if dsn_env:
+        value = os.environ.get(dsn_env, "")
+        if not value:
+            raise ConfigError(f"[index] dsn_env names {dsn_env}, which is not set; set it to "
+                              "the index server's DSN (postgresql://user@host/db).")
+        return value
+    if not dsn:
+        raise ConfigError('[index] backend = "postgres" needs dsn or dsn_env (the index '
+                          "server's DSN, postgresql://user@host/db).")
+    return dsn
