@@ -1125,6 +1125,19 @@ def _check_canvas(relpath: str, text: str) -> None:
         raise UnreadableNoteError(relpath, f"not a JSON Canvas file ({exc})") from None
 
 
+
+def _index_totals(info: dict[str, Any], store: Any, shown: Sequence[str] | None) -> None:
+    """What `status` says of any index backend: its counts, model and last run."""
+    model = store.get_meta("model_id") or None
+    info.update(store.counts(model, shown))
+    info["flagged_units"] = store.flagged_count(shown)
+    info["indexed"] = True
+    info["model"] = model
+    last = store.get_meta("last_index_at")
+    info["last_index_at"] = float(last) if last else None
+    info["pending_embeddings"] = int(store.get_meta("embeddings_pending", "0") or 0)
+    info["embedding_error"] = store.get_meta("embeddings_error") or None
+
 def status(config: Config) -> dict[str, Any]:
     """What the cache holds and how far the files have drifted from it. Writes nothing.
 
@@ -1175,15 +1188,7 @@ def status(config: Config) -> dict[str, Any]:
         return info
     store = Store(db, readonly=True)
     try:
-        model = store.get_meta("model_id") or None
-        info.update(store.counts(model, shown))
-        info["flagged_units"] = store.flagged_count(shown)
-        info["indexed"] = True
-        info["model"] = model
-        last = store.get_meta("last_index_at")
-        info["last_index_at"] = float(last) if last else None
-        info["pending_embeddings"] = int(store.get_meta("embeddings_pending", "0") or 0)
-        info["embedding_error"] = store.get_meta("embeddings_error") or None
+        _index_totals(info, store, shown)
         indexed = store.file_stats()
         held = store.skipped()
         from . import links
@@ -1249,14 +1254,7 @@ def _server_status(config: Config, info: dict[str, Any], disk: dict[str, os.stat
             info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
             info["problem"] = "not indexed yet on the server: run `vault index`"
             return info
-        model = store.get_meta("model_id") or None
-        info.update(store.counts(model, shown))
-        info["indexed"] = True
-        info["model"] = model
-        last = store.get_meta("last_index_at")
-        info["last_index_at"] = float(last) if last else None
-        info["pending_embeddings"] = int(store.get_meta("embeddings_pending", "0") or 0)
-        info["embedding_error"] = store.get_meta("embeddings_error") or None
+        _index_totals(info, store, shown)
         indexed = store.file_stats()
         held = store.skipped()
         if viewer is not None:
