@@ -84,29 +84,6 @@ class Timer:
         self.server = server_cpu() - self.server
 
 
-def add_vectors(store: Any, seed: int = 2) -> int:
-    """One random normalised vector per distinct unit text, through the backend's interface."""
-    import numpy as np
-
-    from vault_memory.index.embedder import BUNDLED_DIMS, BUNDLED_MODEL_ID
-
-    shas = sorted({sha for _, _, _, sha in store.unit_digests()})
-    rng = np.random.default_rng(seed)
-    for start in range(0, len(shas), 5000):
-        batch = shas[start : start + 5000]
-        vectors = rng.standard_normal((len(batch), BUNDLED_DIMS)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        with store.transaction() as conn:
-            store.add_embeddings(conn, BUNDLED_MODEL_ID,
-                                 [(sha, v.tobytes()) for sha, v in zip(batch, vectors,
-                                                                       strict=True)])
-    with store.transaction() as conn:
-        store.set_meta(conn, "model_id", BUNDLED_MODEL_ID)
-        store.set_meta(conn, "dims", BUNDLED_DIMS)
-        store.set_meta(conn, "embeddings_complete", 1)
-    return len(shas)
-
-
 def percentiles(samples: list[float]) -> str:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
@@ -125,7 +102,8 @@ def measure(name: str, root: Path, settings: dict[str, str], runs: int) -> dict[
     with Vault(root, settings) as vault:
         store = vault._index.store
         with Timer() as vectoring:
-            distinct = add_vectors(store)
+            distinct = (sys.modules.get("bench_search")
+                        or _load("bench_search", HERE / "search.py")).add_vectors(store)
         vault._index.query_embedder().embed_query("warm the model up")  # not timed
         with Timer() as first:
             vault.search(QUERIES[0], fresh=False)

@@ -162,33 +162,40 @@ def generate_vault(root: Path, units: int, seed: int = 1) -> dict[str, int]:
     return {"daily_files": files, "list_items": written}
 
 
-def add_synthetic_vectors(root: Path, seed: int = 2) -> int:
+def add_vectors(store: Any, seed: int = 2) -> int:
     """A random normalised 384-d vector per distinct unit text under the bundled model id, and
-    the meta rows that make the index count as fully embedded."""
+    the meta rows that make the index count as fully embedded, through any index backend's
+    interface (bench/postgres.py gives it the server's store)."""
     import numpy as np
 
     from vault_memory.index.embedder import BUNDLED_DIMS, BUNDLED_MODEL_ID
+
+    shas = sorted({sha for _, _, _, sha in store.unit_digests()})
+    rng = np.random.default_rng(seed)
+    for start in range(0, len(shas), 5000):
+        batch = shas[start : start + 5000]
+        vectors = rng.standard_normal((len(batch), BUNDLED_DIMS)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        with store.transaction() as conn:
+            store.add_embeddings(conn, BUNDLED_MODEL_ID,
+                                 [(sha, vec.tobytes()) for sha, vec in zip(batch, vectors,
+                                                                           strict=True)])
+    with store.transaction() as conn:
+        store.set_meta(conn, "model_id", BUNDLED_MODEL_ID)
+        store.set_meta(conn, "dims", BUNDLED_DIMS)
+        store.set_meta(conn, "embeddings_complete", 1)
+    return len(shas)
+
+
+def add_synthetic_vectors(root: Path, seed: int = 2) -> int:
+    """`add_vectors` for the SQLite index of the vault at `root`."""
     from vault_memory.index.store import Store
 
     store = Store(root / ".vault" / "index.sqlite")
     try:
-        shas = [r[0] for r in store.conn.execute("SELECT DISTINCT sha256 FROM chunks")]
-        rng = np.random.default_rng(seed)
-        for start in range(0, len(shas), 5000):
-            batch = shas[start : start + 5000]
-            vectors = rng.standard_normal((len(batch), BUNDLED_DIMS)).astype(np.float32)
-            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            with store.transaction() as conn:
-                store.add_embeddings(conn, BUNDLED_MODEL_ID,
-                                     [(sha, vec.tobytes()) for sha, vec in zip(batch, vectors,
-                                                                               strict=True)])
-        with store.transaction() as conn:
-            store.set_meta(conn, "model_id", BUNDLED_MODEL_ID)
-            store.set_meta(conn, "dims", BUNDLED_DIMS)
-            store.set_meta(conn, "embeddings_complete", 1)
+        return add_vectors(store, seed)
     finally:
         store.close()
-    return len(shas)
 
 
 def prepare(base: Path, units: int) -> tuple[Path, dict[str, Any]]:

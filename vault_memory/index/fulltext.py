@@ -612,7 +612,8 @@ class FullText:
 
     def update(self, remove_paths: Iterable[str], docs: Sequence[dict[str, Any]]) -> None:
         """Remove every unit (and file document) of `remove_paths`, then add `docs` (as
-        `documents` gives them), one commit for each index."""
+        `documents` gives them), one commit for each index, through Whoosh's own writer and
+        analysis: the reference tests compare the indexer's `writer()` with."""
         from whoosh.query import Term
 
         remove = list(remove_paths)
@@ -719,9 +720,6 @@ class FullText:
         units = self.unit_ids(query) if fields <= _UNIT_FIELDS else none
         files = self.file_ids(query) if fields <= _FILE_FIELDS else none
         return units, files
-
-    def analyze(self, text: str) -> list[str]:
-        return terms_of(text)
 
     def close(self) -> None:
         for searcher in (self._searcher, self._files_searcher):

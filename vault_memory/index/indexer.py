@@ -788,13 +788,13 @@ class Index:
                 found.add(path)
         return found
 
-    def _analyzed_otherwise(self) -> list[str]:
+    def _analyzed_otherwise(self) -> list[str] | None:
         """The files whose words the keyword analyzer of this version gives otherwise than
-        the one that indexed them (none once the index records this version)."""
+        the one that indexed them; None once the index records this version."""
         from .words import ANALYZER, terms_of
 
         if self.store.get_meta("analyzer") == str(ANALYZER):
-            return []
+            return None
         return self.store.analyzed_otherwise(lambda text: " ".join(terms_of(text)))
 
     def _words_anew(self) -> None:
@@ -803,7 +803,7 @@ class Index:
         from .words import ANALYZER
 
         paths = self._analyzed_otherwise()
-        if self.store.get_meta("analyzer") == str(ANALYZER):
+        if paths is None:
             return
         if paths:
             log.warning("keyword search now folds accents and splits Chinese, Japanese and "
@@ -829,7 +829,7 @@ class Index:
             and (p not in held or (st.st_mtime_ns, st.st_size) != held[p][:2])
         ]
         stale += [p for p in known if p not in disk]
-        again = set(self._analyzed_otherwise()) - set(stale)
+        again = set(self._analyzed_otherwise() or ()) - set(stale)
         return stale + [p for p in known if p in again]
 
     def _apply(self, plan: ChangePlan, texts: dict[str, Any], progress: Progress | None) -> None:
@@ -1138,6 +1138,18 @@ def _index_totals(info: dict[str, Any], store: Any, shown: Sequence[str] | None)
     info["pending_embeddings"] = int(store.get_meta("embeddings_pending", "0") or 0)
     info["embedding_error"] = store.get_meta("embeddings_error") or None
 
+
+def _set_aside_skipped(info: dict[str, Any], disk: dict[str, os.stat_result],
+                       held: dict[str, tuple[int, int, str]]) -> list[str]:
+    """A file that could not be read, unchanged since, is skipped (with the reason), not
+    drift: moved from `disk` to `info["skipped"]`; returns those paths."""
+    moved = [path for path, st in disk.items()
+             if path in held and held[path][:2] == (st.st_mtime_ns, st.st_size)]
+    for path in moved:
+        info["skipped"][path] = held[path][2]
+        del disk[path]
+    return moved
+
 def status(config: Config) -> dict[str, Any]:
     """What the cache holds and how far the files have drifted from it. Writes nothing.
 
@@ -1210,12 +1222,8 @@ def status(config: Config) -> dict[str, Any]:
         return info
     finally:
         store.close()
-    # A file that could not be read, unchanged since, is skipped (with the reason), not drift.
-    for path, st in list(disk.items()):
-        if path in held and held[path][:2] == (st.st_mtime_ns, st.st_size):
-            info["skipped"][path] = held[path][2]
-            del disk[path]
-            indexed.pop(path, None)
+    for path in _set_aside_skipped(info, disk, held):
+        indexed.pop(path, None)
 
     from .integrity import damage as find_damage
 
@@ -1267,10 +1275,7 @@ def _server_status(config: Config, info: dict[str, Any], disk: dict[str, os.stat
         return info
     finally:
         store.close()
-    for path, st in list(disk.items()):
-        if path in held and held[path][:2] == (st.st_mtime_ns, st.st_size):
-            info["skipped"][path] = held[path][2]
-            del disk[path]
+    _set_aside_skipped(info, disk, held)
     # Another machine's checkout has other mtimes: a file whose stat differs is changed only
     # when its content differs from what the server holds.
     changed = 0

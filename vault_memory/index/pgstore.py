@@ -273,20 +273,15 @@ class PgStore:
         self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (self.vault, path))
 
     def analyzed_otherwise(self, analyze: Callable[[str], str]) -> list[str]:
-        """As `Store.analyzed_otherwise`: the files whose stored words `analyze` gives
-        otherwise (only text that is not plain ASCII is looked at)."""
-        found: set[str] = set()
-        for path, text, terms in self._execute(
-            "SELECT f.path, u.text, u.terms FROM units u JOIN files f ON f.id = u.file_id"
-            " WHERE f.vault=%s", (self.vault,)).fetchall():
-            if path not in found and not text.isascii() and analyze(text) != terms:
-                found.add(path)
-        for path, key in self._execute(
-            "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
-            " WHERE f.vault=%s", (self.vault,)).fetchall():
-            if path not in found and not key.isascii() and analyze(key) != key:
-                found.add(path)
-        return sorted(found)
+        """As `Store.analyzed_otherwise` (`words.analyzed_otherwise` over this vault's rows)."""
+        from .words import analyzed_otherwise
+
+        return analyzed_otherwise(
+            self._execute("SELECT f.path, u.text, u.terms FROM units u JOIN files f"
+                          " ON f.id = u.file_id WHERE f.vault=%s", (self.vault,)).fetchall(),
+            self._execute("SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
+                          " WHERE f.vault=%s", (self.vault,)).fetchall(),
+            analyze)
 
     def forget_content(self, conn: Any, paths: Iterable[str]) -> None:
         """Make the next index run read `paths` again and store them anew."""

@@ -330,22 +330,15 @@ class Store:
         conn.execute("DELETE FROM files WHERE path=?", (path,))
 
     def analyzed_otherwise(self, analyze: Callable[[str], str]) -> list[str]:
-        """The files whose stored words `analyze` (text -> its terms joined by spaces) would
-        give otherwise: a unit's terms, or a name's key (kept analyzed, so a key that is not
-        plain ASCII is analyzed again as it stands). Only text that is not plain ASCII is
-        looked at: the analyzer's changes so far leave ASCII as it was (index/words.py)."""
-        found: set[str] = set()
-        for path, text, terms in self.conn.execute(
-            "SELECT f.path, c.text, c.terms FROM chunks c JOIN files f ON f.id = c.file_id"
-        ):
-            if path not in found and not text.isascii() and analyze(text) != terms:
-                found.add(path)
-        for path, key in self.conn.execute(
-            "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
-        ):
-            if path not in found and not key.isascii() and analyze(key) != key:
-                found.add(path)
-        return sorted(found)
+        """The files whose stored words `analyze` would give otherwise (`words.analyzed_otherwise`
+        over every unit and name key)."""
+        from .words import analyzed_otherwise
+
+        return analyzed_otherwise(
+            self.conn.execute("SELECT f.path, c.text, c.terms FROM chunks c"
+                              " JOIN files f ON f.id = c.file_id"),
+            self.conn.execute("SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"),
+            analyze)
 
     def forget_content(self, conn: sqlite3.Connection, paths: Iterable[str]) -> None:
         """Make the next index run read `paths` again and store them anew (their stat and

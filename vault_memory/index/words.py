@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 #: Recorded in the index (meta `analyzer`): bump when `words` changes what a text gives, and
@@ -167,3 +167,19 @@ def terms_of(text: str, query: bool = False) -> list[str]:
     stops = stop_words()
     stem = _stem()
     return [stem(word) for word in words(text, query) if word not in stops]
+
+
+def analyzed_otherwise(units: Iterable[tuple[str, str, str]], names: Iterable[tuple[str, str]],
+                       analyze: Callable[[str], str]) -> list[str]:
+    """The paths whose stored words `analyze` (text -> its terms joined by spaces) would give
+    otherwise: of `units` (path, text, stored terms) and `names` (path, stored key: kept
+    analyzed, so a key that is not plain ASCII is analyzed again as it stands). Only text that
+    is not plain ASCII is looked at: the analyzer's changes so far leave ASCII as it was."""
+    found: set[str] = set()
+    for path, text, terms in units:
+        if path not in found and not text.isascii() and analyze(text) != terms:
+            found.add(path)
+    for path, key in names:
+        if path not in found and not key.isascii() and analyze(key) != key:
+            found.add(path)
+    return sorted(found)
