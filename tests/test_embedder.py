@@ -11,6 +11,7 @@ import sys
 import time
 import types
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -388,3 +389,24 @@ def test_without_a_writable_cache_the_int8_model_answers(
     assert encoder.folded is None
     text = "which database did we pick for billing?"
     assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999
+
+
+def test_two_installations_used_in_turn_are_hashed_once_each(
+    own_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each virtual environment has its own copy of the ONNX file: both stay remembered."""
+    copies = [tmp_path / "a.onnx", tmp_path / "b.onnx"]
+    for copy in copies:
+        shutil.copyfile(emb._bundled_onnx_path(), copy)
+    hashed: list[str] = []
+    real = emb.hashlib.file_digest
+
+    def counting(fh: Any, name: str) -> Any:
+        hashed.append(fh.name)
+        return real(fh, name)
+
+    monkeypatch.setattr(emb.hashlib, "file_digest", counting)
+    for _ in range(3):
+        for copy in copies:
+            emb._verify_sha256(copy)
+    assert sorted(hashed) == sorted(str(c) for c in copies)

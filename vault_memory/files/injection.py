@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import itertools
 import re
 import unicodedata
@@ -44,12 +45,12 @@ _SECRET = (r"(?:api[ _-]?keys?|credentials?|passwords?|passphrases?|secrets?|tok
 _W = r"(?:[\w'’,-]+\s+)"  # one word and its space
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.I | re.M)
+def _rx(pattern: str) -> str:
+    return pattern  # compiled by _cues() on first use (re.I | re.M)
 
 
 # (reason, weight, pattern) over the folded text (NFKC, invisible characters removed)
-_CUES: list[tuple[str, int, re.Pattern[str]]] = [
+_CUES: list[tuple[str, int, str]] = [
     # overriding what the model was told before
     ("override", STRONG, _rx(
         rf"\b(?:ignore|disregard|forget|override|bypass|do not follow|don'?t follow|"
@@ -141,6 +142,16 @@ _CUES: list[tuple[str, int, re.Pattern[str]]] = [
                                     r"\brm -rf (?:/|~)")),
 ]
 
+
+
+@functools.cache
+def _cues() -> list[tuple[str, int, re.Pattern[str]]]:
+    """The cues compiled, once, when a text is first judged: a search that reads the index's
+    judgements never compiles them (9 CPU-ms, a cold search's import)."""
+    return [(reason, weight, re.compile(pattern, re.I | re.M))
+            for reason, weight, pattern in _CUES]
+
+
 # Characters that render as nothing. Zero-width joiners and non-joiners are letters' business
 # in emoji sequences and in Persian, Indic and other scripts: they count only between two
 # ASCII letters or spaces (where they split a word to hide it) or in a run.
@@ -216,7 +227,7 @@ def _block_cues(block: str) -> dict[str, int]:
     if _hidden_prose(block):
         found["hidden-base64"] = STRONG
     folded = fold(block)
-    for reason, weight, pattern in _CUES:
+    for reason, weight, pattern in _cues():
         if found.get(reason, 0) < weight and pattern.search(folded):
             found[reason] = weight
     return found
@@ -234,7 +245,7 @@ def _blocks(text: str) -> list[str]:
         if line.strip():
             blocks[-1].append(line)
     return ["\n".join(block) for block in blocks if block]
-_ROLE_TURN = _rx(r"^\W{0,3}(system|assistant|user|human)\s*:")
+_ROLE_TURN = r"^\W{0,3}(system|assistant|user|human)\s*:"
 TURN_GAP = 3  # two role lines this close (in lines) make a conversation turn
 
 
@@ -242,7 +253,7 @@ def _made_up_turn(text: str) -> bool:
     """Lines that open with two different chat roles a few lines apart: a conversation
     written into the note for the model to continue."""
     roles = [(i, m.group(1).lower()) for i, line in enumerate(fold(text).splitlines())
-             if (m := _ROLE_TURN.match(line))]
+             if (m := re.match(_ROLE_TURN, line, re.I | re.M))]
     return any(b[0] - a[0] <= TURN_GAP and a[1] != b[1]
                for a, b in itertools.pairwise(roles))
 

@@ -314,7 +314,7 @@ def _verify_sha256(path: Path) -> None:
     try:
         with open(path, "rb") as fh:
             stamp = _stamp(real, os.fstat(fh.fileno()))
-            if stamp == _verified():
+            if stamp in _verified():
                 return
             digest = hashlib.file_digest(fh, "sha256").hexdigest()
     except OSError as exc:
@@ -338,23 +338,31 @@ def _stamp(real: str, st: os.stat_result) -> dict[str, Any]:
             "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns}
 
 
-def _verified() -> Any:
+#: Files remembered as verified: one per installation (each virtual environment has its own
+#: copy of the package), so two environments used in turn do not hash it again each time.
+VERIFIED_KEPT = 8
+
+
+def _verified() -> list[Any]:
     try:
-        return json.loads((default_cache_dir() / VERIFIED_FILE).read_bytes())
+        found = json.loads((default_cache_dir() / VERIFIED_FILE).read_bytes())
     except (OSError, ValueError):
-        return None
+        return []
+    return found if isinstance(found, list) else [found]  # one stamp: an older release's
 
 
 def _remember(stamp: dict[str, Any]) -> None:
     import tempfile
 
     folder = default_cache_dir()
+    kept = [old for old in _verified()
+            if isinstance(old, dict) and old.get("path") != stamp["path"]]
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=VERIFIED_FILE, dir=folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(stamp, out)
+                json.dump([stamp, *kept][:VERIFIED_KEPT], out)
             os.replace(tmp, folder / VERIFIED_FILE)
         except OSError:
             os.unlink(tmp)
