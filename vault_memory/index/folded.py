@@ -26,8 +26,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +89,9 @@ def valid(folder: Path, source_sha256: str) -> bool:
 def build(source: Path, source_sha256: str, folder: Path) -> None:
     """Fold `source` into `folder` (which must not exist); a concurrent builder that finishes
     first wins, and this one's work is dropped."""
+    import shutil
+    import tempfile
+
     import onnxruntime as ort
 
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -125,6 +126,9 @@ def build(source: Path, source_sha256: str, folder: Path) -> None:
 
 
 def _discard(folder: Path) -> None:
+    import shutil
+    import tempfile
+
     aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old.", dir=folder.parent))
     try:
         os.rename(folder, aside / "x")
@@ -142,6 +146,8 @@ def _sha256(path: Path) -> str:
 
 
 def _write_json(path: Path, value: Any) -> None:
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
