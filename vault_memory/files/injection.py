@@ -248,6 +248,8 @@ def fold(text: str) -> str:
 
 
 def _hidden_by_invisibles(text: str) -> bool:
+    if text.isascii():  # tag characters, bidi controls and zero-width ones are not
+        return False
     if _TAG_CHARS.search(text) or _BIDI.search(text):
         return True
     suspicious = 0
