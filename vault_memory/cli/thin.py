@@ -339,12 +339,7 @@ def search_here(root: str, quiet: bool, request: dict[str, Any]) -> dict[str, An
     printed nothing (the full CLI runs the search again and prints the error)."""
     if sys.stderr.isatty() or not os.path.isfile(os.path.join(root, CACHE_DIR, "index.sqlite")):
         raise Doubt
-    import gc
     import logging
-
-    # One search, then os._exit: no cycle of it needs collecting, and the collector's passes
-    # over what the imports allocate cost about 3% of the process.
-    gc.disable()
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as app.main
     from ..index import settings
@@ -433,6 +428,11 @@ def main() -> None:
     if argv and argv[0] in ("search", "context", "get", "--vault", "-q", "--quiet") or any(
         a.startswith("--vault=") for a in argv[:1]
     ):
+        import gc
+
+        # Answered here, the process ends in os._exit: no cycle of it needs collecting, and
+        # the collector's passes over what a cold search imports cost 4% of its CPU.
+        gc.disable()
         try:
             code = answer(argv, os.environ)
         except KeyboardInterrupt:
@@ -448,6 +448,7 @@ def main() -> None:
                 sys.stderr.flush()
             finally:
                 os._exit(code)
+        gc.enable()  # the full CLI runs commands of any length
     from . import full_main
 
     full_main()
