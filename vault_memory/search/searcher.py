@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..files import is_instruction
 from ..index import BM25_B, BM25_K1, terms_of
 from .ranking import (
     RankSettings,
@@ -96,7 +95,11 @@ def hit_flags(text: str, weak: bool, flagged: bool | None = None) -> list[str]:
     "instruction" (its text would steer the agent it is read back to: files/injection.py).
     `flagged` is the judgement the index made of its units (any of them); None (an index
     that predates it, read-only) judges the text as returned."""
-    instruction = is_instruction(text) if flagged is None else flagged
+    if flagged is None:  # imported here: an index that judged its units needs none of it
+        from ..files import is_instruction
+
+        flagged = is_instruction(text)
+    instruction = flagged
     return (["weak"] if weak else []) + (["instruction"] if instruction else [])
 
 
