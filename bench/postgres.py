@@ -90,20 +90,23 @@ def percentiles(samples: list[float]) -> str:
     return f"p50 {statistics.median(ordered) * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms"
 
 
-def measure(name: str, root: Path, settings: dict[str, str], runs: int) -> dict[str, Any]:
+def measure(name: str, root: Path, settings: dict[str, str], runs: int,
+            reuse: bool = False) -> dict[str, Any]:
+    """Index `root` (unless `reuse`: it and the server hold an index of it already), add the
+    vectors, then time queries."""
     from vault_memory import Vault
 
     os.environ["VAULT_MODEL_DISABLED"] = "1"
     try:
         with Vault(root, settings) as vault, Timer() as indexing:
-            report = vault.index(rebuild=True)
+            report = vault.index(rebuild=not reuse)
     finally:
         del os.environ["VAULT_MODEL_DISABLED"]
     with Vault(root, settings) as vault:
         store = vault._index.store
         with Timer() as vectoring:
-            distinct = (sys.modules.get("bench_search")
-                        or _load("bench_search", HERE / "search.py")).add_vectors(store)
+            distinct = 0 if reuse else (sys.modules.get("bench_search") or _load(
+                "bench_search", HERE / "search.py")).add_vectors(store)
         vault._index.query_embedder().embed_query("warm the model up")  # not timed
         with Timer() as first:
             vault.search(QUERIES[0], fresh=False)
@@ -156,8 +159,20 @@ def main() -> None:
     parser.add_argument("--dsn", default="", help="a PostgreSQL server with pgvector")
     parser.add_argument("--root", type=Path, default=Path("/tmp/vault-pg-bench"))
     parser.add_argument("--runs", type=int, default=60, help="timed queries per mode")
-    parser.add_argument("--backends", default="sqlite,postgres", help="which to measure")
+    parser.add_argument("--backends", default="sqlite,postgres",
+                        help="which to measure, in this order")
+    parser.add_argument("--hnsw-memory", default="",
+                        help="the server's build memory for the HNSW index (e.g. 3GB at 1M)")
+    parser.add_argument("--keep", action="store_true",
+                        help="leave the server and the indexed copies (then time queries "
+                             "again with --reuse --dsn)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="time the queries of the copies indexed by a --keep run")
     args = parser.parse_args()
+    if args.hnsw_memory:
+        from vault_memory.index import pgstore
+
+        pgstore.HNSW_BUILD_MEMORY = args.hnsw_memory
     units = 1_000_000 if args.million else args.units
     search_bench = _load("bench_search", HERE / "search.py")
     base = args.root / f"vault-{units}"
@@ -168,8 +183,9 @@ def main() -> None:
     copies = {}
     for name in ("sqlite", "postgres"):
         copies[name] = args.root / f"{name}-{units}"
-        shutil.rmtree(copies[name], ignore_errors=True)
-        shutil.copytree(base, copies[name], ignore=shutil.ignore_patterns(".vault"))
+        if not args.reuse:
+            shutil.rmtree(copies[name], ignore_errors=True)
+            shutil.copytree(base, copies[name], ignore=shutil.ignore_patterns(".vault"))
     import signal
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on the way out
@@ -182,16 +198,19 @@ def main() -> None:
             raise SystemExit("no --dsn and no pgserver wheel: pip install pgserver")
         server = pg.start_server(folder)
         dsn = server.dsn
+        if args.keep:
+            print(f"server: {dsn} (data in {server.folder}; kept)")
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
     try:
-        if "sqlite" in args.backends:
-            measure("SQLite", copies["sqlite"], {}, args.runs)
-        if "postgres" in args.backends:
-            measure("PostgreSQL + pgvector", copies["postgres"],
-                    {"index.backend": "postgres", "index.dsn": dsn,
-                     "index.vault_id": f"bench-{units}"}, args.runs)
+        for backend in args.backends.split(","):
+            if backend == "sqlite":
+                measure("SQLite", copies["sqlite"], {}, args.runs, args.reuse)
+            elif backend == "postgres":
+                measure("PostgreSQL + pgvector", copies["postgres"],
+                        {"index.backend": "postgres", "index.dsn": dsn,
+                         "index.vault_id": f"bench-{units}"}, args.runs, args.reuse)
     finally:
-        if server is not None:
+        if server is not None and not args.keep:
             server.stop()
     print(f"load after: {os.getloadavg()}")
 

@@ -40,6 +40,7 @@ from .store import CHUNK_COLUMNS, ChunkRow, FileRow
 LOCAL_KEYS = ("fulltext_dirty", "fulltext_files")  # this machine's, not the server's
 LOCAL_FILE = "server-local.json"
 HNSW_BUILD_MEMORY = "512MB"  # for the one bulk build of a model's HNSW index
+NAMED_MOST = 500  # units of the notes a query names, read for a search on the server
 CHUNK_COLUMNS_PG = CHUNK_COLUMNS.replace("c.", "u.").replace("f.path", "f.path")
 
 
@@ -71,6 +72,12 @@ class PgStore:
         self._wrote = False
         self._wrote_units = False  # files or units changed in this transaction
         self._lock = zlib.crc32(f"vault-memory:{vault}".encode())
+        #: The meta rows the last `served` statement read, what `get_meta` answers inside
+        #: `search_reads` (a warm search: one statement); `stale` when that statement found
+        #: another generation than the rows answered before it (the caller searches again).
+        self._meta: dict[str, str] | None = None
+        self._search_reads = False
+        self.stale = False
 
     # -- connection ---------------------------------------------------------------------
 
@@ -112,8 +119,20 @@ class PgStore:
                 f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
                 "nothing was changed here, run the command again when it is back.") from exc
 
+    @contextmanager
+    def search_reads(self) -> Iterator[None]:
+        """Meta reads answered from the rows the previous search's statement read, checked
+        by this search's statement (`stale` when another generation came since)."""
+        self._search_reads, self.stale = True, False
+        try:
+            yield
+        finally:
+            self._search_reads = False
+
     def exists(self) -> bool:
         """Whether the server holds anything of this vault yet."""
+        if self._search_reads and self._meta is not None:
+            return bool(self._meta)
         return self._execute("SELECT 1 FROM meta WHERE vault=%s LIMIT 1",
                              (self.vault,)).fetchone() is not None
 
@@ -131,6 +150,7 @@ class PgStore:
         import psycopg
 
         conn = self.conn
+        self._meta = None  # written here: read again
         try:
             with conn.transaction():
                 self._execute("SELECT pg_advisory_xact_lock(%s)", (self._lock,))
@@ -193,6 +213,8 @@ class PgStore:
                 return {"fulltext_dirty": "behind", "fulltext_files": None}[key] or default
             value = local.get(key)
             return str(value) if value is not None else default
+        if self._search_reads and self._meta is not None:
+            return self._meta.get(key, default)
         row = self._execute("SELECT value FROM meta WHERE vault=%s AND key=%s",
                             (self.vault, key)).fetchone()
         return row[0] if row else default
@@ -327,12 +349,16 @@ class PgStore:
             return
         self._wrote = self._wrote_units = True
         self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (v, path))
+        units = list(units)
+        headings = {heading: terms_of(heading) for _, _, heading, *_ in units}
         file_id = self._execute(
             "INSERT INTO files (vault, path, kind, mtime_ns, size, sha256, date, title, tags,"
-            " indexed_at, scope, note_tags) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-            " %s) RETURNING id",
+            " indexed_at, scope, note_tags, units, tx_terms, hd_terms) VALUES (%s, %s, %s, %s,"
+            " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
             (v, path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time(),
-             scope, " ".join(note_tags))).fetchone()[0]
+             scope, " ".join(note_tags), len(units),
+             sum(len(unit[7].split()) for unit in units),
+             sum(len(headings[unit[2]]) for unit in units))).fetchone()[0]
         with self.conn.cursor() as cur:
             cur.executemany("INSERT INTO properties (file_id, ord, name, value)"
                             " VALUES (%s, %s, %s, %s)",
@@ -348,7 +374,7 @@ class PgStore:
                 " date, kind, salience, tags, terms, tsv) VALUES (%s, %s, %s, %s, %s, %s, %s,"
                 " %s, %s, %s, %s, %s, %s::tsvector)",
                 [(file_id, i, start, end, heading, text, sha, date, kind, salience, utags,
-                  terms, tsvector_literal([(terms_of(heading), "A"), (terms.split(), "D")]))
+                  terms, tsvector_literal([(headings[heading], "A"), (terms.split(), "D")]))
                  for i, (start, end, heading, text, sha, salience, utags, terms)
                  in enumerate(units)])
 
@@ -649,6 +675,189 @@ class PgStore:
             " JOIN files f ON f.id = u.file_id, CAST(%s AS tsquery) q"
             f" WHERE u.tsv @@ q AND {where} ORDER BY r DESC, u.id LIMIT %s",
             [tsquery, *params, limit])]
+
+    # -- search on the server (docs/postgres-design.md §4, phase 2) ---------------------------
+
+    def _ef_search(self, value: int) -> None:
+        """HNSW's candidate list for this connection's scans (a session setting, set again
+        only when it changes: no statement of its own per query)."""
+        if getattr(self, "_ef", None) != value:
+            self._execute(f"SET hnsw.ef_search = {int(value)}")
+            self._ef = value
+
+    def served(
+        self,
+        model: str | None,
+        vector: bytes | None,
+        tsquery: str,
+        terms: Sequence[str],
+        names: Sequence[str],
+        scopes: Sequence[str] | None,
+        conditions: dict[str, Any],
+        near: int,
+        words: int,
+        pad: int,
+        known: str | None,
+    ) -> dict[str, Any]:
+        """What a search needs of the server, in one statement (one round trip, one
+        snapshot): the `near` units nearest `vector` (HNSW) and the `words` best matches of
+        `tsquery` (`ts_rank_cd` over the GIN index), both among the visible `scopes` and the
+        units `conditions` allow (`unit_ids_where`'s, and `hidden_files`: file kinds left
+        out); the units of the notes whose name keys are in `names`; every unit within `pad`
+        of those in their file (context windows); the number of visible units holding each
+        of `terms` in the text and in the heading (BM25's document frequencies); and, when the
+        server's generation is not `known`, the visible units' count and field lengths.
+
+        Returns {"generation", "stats": (units, text terms, heading terms) or None,
+        "df": {term: (text, heading)}, "named": [file ids], "rows": [(UnitRow, ChunkRow,
+        allowed)]} with the rows in scope, file and order, as `unit_rows`."""
+        from psycopg import sql
+
+        from .pgtext import quote
+
+        scoped = " AND f.scope = ANY(%(scopes)s)" if scopes is not None else ""
+        allowed, params = self._allowed(conditions)
+        params |= {"vault": self.vault, "scopes": list(scopes) if scopes is not None else None,
+                   "known": known, "model": model, "pad": int(pad)}
+        parts = ["info AS (SELECT (SELECT value FROM meta WHERE vault = %(vault)s"
+                 " AND key = 'generation') AS generation, (SELECT json_object_agg(key, value)"
+                 " FROM meta WHERE vault = %(vault)s) AS meta)",
+                 "stats AS (SELECT count(*) AS files, sum(f.units) AS units,"
+                 " sum(f.tx_terms) AS tx, sum(f.hd_terms) AS hd FROM files f"
+                 f" WHERE f.vault = %(vault)s{scoped}"
+                 " AND (SELECT generation FROM info) IS DISTINCT FROM %(known)s)"]
+        hits = ["SELECT 0::bigint AS id WHERE false"]
+        if vector is not None and model:
+            dims = len(vector) // 4
+            over = int(near) * self.OVERFETCH
+            self._ef_search(max(40, min(1000, over)))
+            params |= {"vec": vector_text(vector), "over": over, "near": int(near)}
+            parts.append(sql.SQL(
+                "vec AS (SELECT u.id FROM (SELECT sha256, embedding::vector({dims})"
+                " <=> %(vec)s::vector({dims}) AS d FROM embeddings WHERE model = {model}"
+                " AND vault = %(vault)s ORDER BY embedding::vector({dims})"
+                " <=> %(vec)s::vector({dims}) LIMIT %(over)s) c"
+                " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
+                " WHERE f.vault = %(vault)s{scoped} AND {allowed} ORDER BY c.d, u.id"
+                " LIMIT %(near)s)").format(
+                    dims=sql.SQL(str(int(dims))), model=sql.Literal(model),
+                    scoped=sql.SQL(scoped), allowed=sql.SQL(allowed)).as_string(self.conn))
+            hits.append("SELECT id FROM vec")
+        if tsquery:
+            params |= {"q": tsquery, "words": int(words)}
+            parts.append(
+                "kw AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id"
+                f" WHERE u.tsv @@ %(q)s::tsquery AND f.vault = %(vault)s{scoped} AND {allowed}"
+                " ORDER BY ts_rank_cd(u.tsv, %(q)s::tsquery, 32) DESC, u.id LIMIT %(words)s)")
+            hits.append("SELECT id FROM kw")
+        if names:
+            params |= {"names": list(names), "named_most": NAMED_MOST}
+            parts.append(
+                "named AS (SELECT DISTINCT n.file_id FROM names n JOIN files f"
+                f" ON f.id = n.file_id WHERE f.vault = %(vault)s{scoped}"
+                " AND n.key = ANY(%(names)s))")
+            parts.append(
+                "named_units AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id"
+                f" WHERE u.file_id IN (SELECT file_id FROM named) AND {allowed}"
+                " ORDER BY u.file_id, u.ord LIMIT %(named_most)s)")
+            hits.append("SELECT id FROM named_units")
+        kept = [t for t in dict.fromkeys(terms) if t]
+        params |= {"terms": kept, "tx_q": [quote(t) + ":D" for t in kept],
+                   "hd_q": [quote(t) + ":A" for t in kept]}
+        count = ("(SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id"
+                 f" WHERE u.tsv @@ {{}} AND f.vault = %(vault)s{scoped})")
+        parts += [
+            "hits AS (" + " UNION ".join(hits) + ")",
+            "spans AS (SELECT u.file_id, min(u.ord) - %(pad)s AS lo, max(u.ord) + %(pad)s"
+            " AS hi FROM hits JOIN units u ON u.id = hits.id GROUP BY u.file_id, u.heading)",
+            "near AS (SELECT DISTINCT n.id FROM spans s JOIN units n ON n.file_id = s.file_id"
+            " AND n.ord BETWEEN s.lo AND s.hi)",
+            "df AS (SELECT coalesce(json_object_agg(t.term, json_build_array("
+            + count.format("t.tx") + ", " + count.format("t.hd") + ")), '{}') AS df"
+            " FROM unnest(%(terms)s::text[], %(tx_q)s::tsquery[], %(hd_q)s::tsquery[])"
+            " AS t(term, tx, hd))",
+        ]
+        named_ids = "(SELECT array_agg(file_id) FROM named)" if names else "NULL::bigint[]"
+        statement = (
+            "WITH " + ", ".join(str(p) for p in parts) +
+            " SELECT i.generation, s.units, s.tx, s.hd, d.df, " + named_ids + ", i.meta, r.*"
+            " FROM info i CROSS JOIN df d LEFT JOIN stats s ON true LEFT JOIN ("
+            " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.embedding,"
+            " u.end_line - u.start_line + 1 AS lines, u.terms, u.text, f.scope, f.path,"
+            " u.start_line, u.end_line, u.sha256, u.kind, u.tags,"
+            f" ({allowed}) AS allowed, u.ord FROM near JOIN units u ON u.id = near.id"
+            " JOIN files f ON f.id = u.file_id LEFT JOIN embeddings e ON e.vault = f.vault"
+            " AND e.sha256 = u.sha256 AND e.model = %(model)s) r ON true"
+            " ORDER BY r.scope COLLATE \"C\", r.file_id, r.ord")
+        with self.conn.cursor(binary=True) as cur:
+            try:
+                cur.execute(statement, params)
+                found = cur.fetchall()
+            except Exception as exc:
+                self._failed(exc)
+                raise
+        first = found[0]
+        stats = None
+        if first[1] is not None:
+            stats = (int(first[1]), int(first[2] or 0), int(first[3] or 0))
+        elif known is None or first[0] != known:
+            stats = (0, 0, 0)  # no file visible
+        rows = []
+        meta = first[6] if isinstance(first[6], dict) else json.loads(first[6] or "{}")
+        if self._meta is not None and self._meta.get("generation") != meta.get("generation"):
+            self.stale = True  # what this search read of meta before may be out of date
+        self._meta = {str(k): str(v) for k, v in meta.items()}
+        for r in found:
+            if r[7] is None:
+                continue
+            (uid, file_id, heading, date, salience, vec, lines, uterms, text, scope, path,
+             start, end, sha, kind, tags, ok, _) = r[7:]
+            rows.append(((uid, file_id, heading, date, float(salience),
+                          vector_blob(vec) if vec is not None else None, lines, uterms, text,
+                          scope),
+                         ChunkRow(uid, path, start, end, heading, text, sha, date, kind,
+                                  float(salience), tags), bool(ok)))
+        df = first[4] if isinstance(first[4], dict) else json.loads(first[4] or "{}")
+        return {"generation": first[0], "stats": stats,
+                "df": {t: (int(a), int(b)) for t, (a, b) in df.items()},
+                "named": [int(f) for f in first[5] or ()], "rows": rows}
+
+    def _allowed(self, conditions: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """`unit_ids_where`'s conditions (and `hidden_files`: file kinds left out, as
+        `unit_ids_of_kinds` reads them) as one SQL predicate over `u` and `f`."""
+        clauses, params = ["true"], dict[str, Any]()
+        if conditions.get("since"):
+            clauses.append("u.date >= %(since)s")
+            params["since"] = conditions["since"]
+        if conditions.get("until"):
+            clauses.append("u.date <= %(until)s")
+            params["until"] = conditions["until"]
+        if conditions.get("kinds"):
+            clauses.append("u.kind = ANY(%(kinds)s)")
+            params["kinds"] = list(conditions["kinds"])
+        if conditions.get("hidden_kinds"):
+            clauses.append("NOT (u.kind = ANY(%(hidden)s))")
+            params["hidden"] = list(conditions["hidden_kinds"])
+        if conditions.get("hidden_files"):
+            clauses.append("NOT (f.kind = ANY(%(hidden_files)s))")
+            params["hidden_files"] = list(conditions["hidden_files"])
+        if conditions.get("within"):
+            within = str(conditions["within"]).rstrip("/")
+            clauses.append("(f.path = %(within)s OR left(f.path, %(within_len)s)"
+                           " = %(within_prefix)s)")
+            params |= {"within": within, "within_len": len(within) + 1,
+                       "within_prefix": within + "/"}
+        return " AND ".join(clauses), params
+
+    def _failed(self, exc: Exception) -> None:
+        """A failed statement as `_execute` reports it (a lost server: `IndexServerError`)."""
+        import psycopg
+
+        if isinstance(exc, psycopg.OperationalError):
+            self.close()
+            raise IndexServerError(
+                f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
+                "nothing was changed here, run the command again when it is back.") from exc
 
     # -- embeddings -------------------------------------------------------------------------
 

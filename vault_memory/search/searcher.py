@@ -55,6 +55,12 @@ RARE_SHARE = 0.01
 PATCH_MOST_FILES = 200
 PATCHABLE = ("format", "model", "windows")  # a saved table of another state can be patched
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
+#: A search on an index server (docs/postgres-design.md §4): the units nearest the query by
+#: the server's HNSW index, and its best keyword matches by `ts_rank_cd`, read as candidates
+#: (the keyword ones re-scored by BM25 here, the `candidates` best of them kept, as over the
+#: whole table); their neighbours within the widest context window come along.
+SERVED_NEAR = 300
+SERVED_WORDS_SHARE = 2  # keyword matches read: this many times `RankSettings.candidates`
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
 
@@ -181,6 +187,10 @@ class Searcher:
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
+        #: With an index server: rank candidates the server picks (phase 2), not a unit table
+        #: of the whole index read into this process (phase 1; `[search] on_server = false`).
+        self.on_server = True
+        self._served_stats: dict[tuple[str, ...] | None, tuple[str | None, tuple[int, ...]]] = {}
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -257,8 +267,7 @@ class Searcher:
             terms = terms_of(token, query=True)
             if not terms:
                 continue
-            frequency = min(len(table.text.postings(table.vocab.get(t), within)[0])
-                            for t in terms)
+            frequency = min(table.text.frequency(table.vocab.get(t), within) for t in terms)
             if 0 < frequency <= max(RARE_MIN_UNITS, RARE_SHARE * total):
                 kept.append(token)
         return kept
@@ -283,6 +292,33 @@ class Searcher:
         filters: Filters | None = None,
         today: dt.date | None = None,
         settings: RankSettings | None = None,
+    ) -> SearchResults:
+        with self.reads() if self._serves(filters or Filters()) else contextlib.nullcontext():
+            found = self._search_once(query, limit, mode, filters, today, settings)
+            if getattr(self.index.store, "stale", False):  # the server changed meanwhile
+                found = self._search_once(query, limit, mode, filters, today, settings)
+        return found
+
+    def reads(self) -> contextlib.AbstractContextManager[Any]:
+        """Where a search's reads of the index go: with an index server that serves
+        candidates, the meta rows come with the previous search's one statement (checked by
+        this one's), so a warm search is one round trip (`PgStore.search_reads`)."""
+        reads = getattr(self.index.store, "search_reads", None)
+        return reads() if reads is not None and self.on_server else contextlib.nullcontext()
+
+    def has_vectors(self) -> bool:
+        """`Index.has_vectors`, read as a search reads (`reads`)."""
+        with self.reads():
+            return self.index.has_vectors()
+
+    def _search_once(
+        self,
+        query: str,
+        limit: int,
+        mode: str,
+        filters: Filters | None,
+        today: dt.date | None,
+        settings: RankSettings | None,
     ) -> SearchResults:
         warnings: list[str] = []
         if mode != "keyword" and self.index.model_id:
@@ -323,11 +359,17 @@ class Searcher:
         store = self.index.store
         model_id = self._model_for(mode)
         use_vectors = model_id is not None
-        table = self.table(model_id)
+        served = self._serve(query, model_id, mode, filters) if self._serves(filters) else None
+        within: Restriction | None = None
+        if served is not None:  # candidates from the index server, ranked the same way
+            table, within, store = served.table, served.within, served
+        else:
+            table = self.table(model_id)
         n = len(table.ids)
         if n == 0:
             return []
-        within = table.restrict(filters.scopes) if filters.scopes is not None else None
+        if served is None:
+            within = table.restrict(filters.scopes) if filters.scopes is not None else None
         if within is not None and within.units == 0:
             return []
         # Operators without free text (`tag:#decision`): every unit they select, the most
@@ -335,7 +377,9 @@ class Searcher:
         listing = filters.select is not None and not query.strip()
         allowed: np.ndarray | None = None
         told: np.ndarray | None = None  # units let in by the days their text names
-        if filters.active:
+        if served is not None:
+            allowed = served.allowed
+        elif filters.active:
             allowed = np.isin(table.ids, np.array(store.unit_ids_where(**filters.conditions()),
                                                   dtype=np.int64))
             told = self._told(table, filters)
@@ -359,7 +403,8 @@ class Searcher:
             # A nickname or a misspelling of a speaker's name names that speaker.
             capitalised = {t for token in exact_tokens(query) for t in terms_of(token, query=True)}
             aliases = resolve_names([(t, t in capitalised) for t in terms],
-                                    self.label_terms(table), table.vocab.__contains__)
+                                    self.label_terms(table),
+                                    served.knows if served else table.vocab.__contains__)
             terms = list(dict.fromkeys(
                 [t for term in terms for t in [term, *aliases.get(term, ())]]))
         keyword: np.ndarray | None = None
@@ -418,7 +463,9 @@ class Searcher:
                 if labels and mode == "hybrid" and s.subject_free_vector:
                     text = dense_query(query, labels.__contains__)
                 try:
-                    embedded = encoder.embed_query(text)
+                    embedded = served.vectors.get(text) if served else None
+                    if embedded is None:
+                        embedded = encoder.embed_query(text)
                     if embedded.shape != (table.matrix.shape[1],):
                         from ..index import EmbeddingProviderError
 
@@ -434,7 +481,10 @@ class Searcher:
                     vector = _cosines(table.matrix, embedded, within)
         if keyword is None and vector is None and not listing:
             return []
-        named = self._named(table, query) if not listing else None
+        if served is not None:
+            named = served.named(table)
+        else:
+            named = self._named(table, query) if not listing else None
         if (vector is None and keyword is not None and not keyword.any() and not guard
                 and (named is None or not named.any())):
             return []
@@ -590,6 +640,70 @@ class Searcher:
                 break
         return hits
 
+    def _serves(self, filters: Filters) -> bool:
+        """Whether this search asks the index server for candidates (phase 2): with a backend
+        that serves them, unless `on_server` is off, and for what phase 2 covers (search
+        operators and `--since/--until` read the whole table: `_told` and `select` need it)."""
+        return (self.on_server and hasattr(self.index.store, "served")
+                and filters.select is None and not (filters.since or filters.until))
+
+    def _serve(self, query: str, model_id: str | None, mode: str, filters: Filters) -> Served:
+        """The candidates of `query` from the index server, as a small unit table with the
+        BM25 statistics of everything the search sees (docs/postgres-design.md §4)."""
+        import numpy as np
+
+        store: Any = self.index.store
+        s = self.settings
+        terms = list(dict.fromkeys(terms_of(query, query=True)))
+        vectors: dict[str, np.ndarray] = {}
+        if model_id is not None and mode != "keyword":
+            encoder = self.index.query_embedder()
+            if encoder is not None:
+                try:
+                    vectors[query] = encoder.embed_query(query)
+                except _provider_error():  # said when the search embeds it again
+                    pass
+        from ..index.pgtext import tsquery_literal
+
+        words = terms_of(query)
+        shortest = 1 if len(set(words)) == 1 else 2
+        keys = sorted({" ".join(words[i:j]) for i in range(len(words))
+                       for j in range(i + shortest, min(len(words), i + MAX_NAME_WORDS) + 1)})
+        conditions = (filters.conditions() if filters.active
+                      else {"hidden_files": tuple(filters.hidden_kinds)})
+        scopes = tuple(sorted(set(filters.scopes))) if filters.scopes is not None else None
+        known = self._served_stats.get(scopes, (None, ()))
+        vector = vectors.get(query)
+        got = store.served(
+            model_id, np.asarray(vector, dtype=np.float32).tobytes() if vector is not None
+            else None,
+            tsquery_literal(terms) if mode in ("hybrid", "keyword") else "", terms, keys,
+            scopes, conditions, SERVED_NEAR, SERVED_WORDS_SHARE * max(s.candidates, 100),
+            max(self.settings.windows, default=1) - 1, known[0])
+        if got["stats"] is not None:
+            self._served_stats[scopes] = (got["generation"], got["stats"])
+            known = self._served_stats[scopes]
+        rows = [row for row, _, _ in got["rows"]]
+        dims = len(vector) if vector is not None else next(
+            (len(r[5]) // 4 for r in rows if r[5] is not None), 1)
+        table = UnitTable.build(rows, dims, self.settings.windows)
+        units, text_terms, heading_terms = known[1]
+        vocab = table.vocab
+        frequencies = {
+            field: {vocab[t]: counts[k] for t, counts in got["df"].items() if t in vocab}
+            for k, field in enumerate(("tx", "hd"))}
+        n = len(rows)
+        within = Restriction(
+            np.ones(n, dtype=bool), ((0, n),), units,
+            {"tx": text_terms / units if units else 0.0,
+             "hd": heading_terms / units if units else 0.0,
+             "lb": table.label.average}, frequencies)
+        allowed = np.fromiter((ok for _, _, ok in got["rows"]), dtype=bool, count=n)
+        known_terms = {t for t, (a, b) in got["df"].items() if a or b}
+        return Served(table, within, None if allowed.all() else allowed,
+                      {chunk.id: chunk for _, chunk, _ in got["rows"]}, vectors,
+                      known_terms, got["named"])
+
     def _told(self, table: UnitTable, filters: Filters) -> np.ndarray | None:
         """The units outside `--since/--until` by their file's date whose relative dates
         ("yesterday" in the next day's log) name days wholly inside (a line's "next week" is
@@ -663,6 +777,39 @@ class Searcher:
         files = np.fromiter({f for ids in found.values() for f in ids}, dtype=np.int64)
         named = np.isin(table.file_ids, files)
         return named if named.any() else None
+
+
+@dataclass
+class Served:
+    """A search's candidates from an index server (`Searcher._serve`): their unit table, the
+    statistics of all the search sees, which rows the filters allow, the rows' texts (it
+    answers `chunks_by_id` for them, as the store would), the query vectors embedded."""
+
+    table: UnitTable
+    within: Restriction
+    allowed: np.ndarray | None
+    chunks: dict[int, Any]
+    vectors: dict[str, np.ndarray]
+    known_terms: set[str]
+    named_files: list[int]
+
+    def knows(self, term: str) -> bool:
+        """Whether any unit the search sees holds `term` (not only the candidates)."""
+        return term in self.known_terms or term in self.table.vocab
+
+    def named(self, table: UnitTable) -> np.ndarray | None:
+        import numpy as np
+
+        if not self.named_files:
+            return None
+        named = np.isin(table.file_ids, np.asarray(self.named_files, dtype=np.int64))
+        return named if named.any() else None
+
+    def chunks_by_id(self, ids: Any) -> dict[int, Any]:
+        return {int(i): self.chunks[int(i)] for i in ids if int(i) in self.chunks}
+
+    def flagged_ids(self, ids: Any) -> None:
+        return None  # the server keeps no judgement: the returned text is judged
 
 
 def _cosines(matrix: np.ndarray, query: np.ndarray, within: Restriction | None) -> np.ndarray:

@@ -44,6 +44,9 @@ class Restriction:
     ranges: tuple[tuple[int, int], ...]
     units: int
     averages: Mapping[str, float]
+    #: Per field, term number -> units holding it, when the rows are a sample of what the
+    #: search sees (candidates read from an index server): BM25's idf counts these.
+    frequencies: Mapping[str, Mapping[int, int]] | None = None
 
 
 class UnitTable:
@@ -319,7 +322,17 @@ class FieldPostings:
 
     def idf(self, term: int | None, within: Restriction | None = None) -> float:
         """Robertson idf, log(1 + (N - n + 0.5) / (n + 0.5)), as the Whoosh weighting."""
-        return self._idf(len(self.postings(term, within)[0]), within)
+        return self._idf(self.frequency(term, within), within)
+
+    def frequency(self, term: int | None, within: Restriction | None = None) -> int:
+        """How many units (of `within`) hold the term: its postings, or the count
+        `within.frequencies` gives when the rows are candidates."""
+        return self._count(term, len(self.postings(term, within)[0]), within)
+
+    def _count(self, term: int | None, held: int, within: Restriction | None) -> int:
+        if within is None or within.frequencies is None or not held:
+            return held
+        return max(held, within.frequencies.get(self.field, {}).get(term or 0, 0))
 
     def _idf(self, n: int, within: Restriction | None) -> float:
         if n == 0:
@@ -336,7 +349,8 @@ class FieldPostings:
             return rows, tf.astype("float64")
         average = (self.average if within is None else within.averages[self.field]) or 1.0
         norm = k1 * ((1.0 - b) + b * self.lengths[rows] / average)
-        return rows, self._idf(len(rows), within) * (tf * (k1 + 1.0)) / (tf + norm)
+        return rows, self._idf(self._count(term, len(rows), within), within) * (
+            tf * (k1 + 1.0)) / (tf + norm)
 
 
 _ROW_ARRAYS = ("scope_codes", "ids", "salience", "file_ids", "day_numbers", "line_counts",

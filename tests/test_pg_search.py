@@ -1,0 +1,135 @@
+"""Search on the index server (issue 21, phase 2; docs/postgres-design.md §4): candidates from
+the server's HNSW and full-text indexes, filtered by scope and kind in SQL, ranked here by the
+same code as the unit table of the whole index; a warm search is one statement. Real server
+(tests/pg_server.py): slow suite."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vault_memory import Vault
+from vault_memory.index.pgstore import PgStore
+
+pytestmark = pytest.mark.slow
+
+QUERIES = [
+    "ERR_LEDGER_409", "which database did we pick for billing", "invoice renderer fonts",
+    "who is Jonas", "what does Priya prefer", "VAT rounding", "cutover runbook owner",
+    "retry budget ledger-api",
+]
+
+
+def on_server(root: Path, dsn: str, vault_id: str = "") -> None:
+    with (root / "vault.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f'\n[index]\nbackend = "postgres"\ndsn = "{dsn}"\n')
+        if vault_id:
+            fh.write(f'vault_id = "{vault_id}"\n')
+    with Vault(root) as opened:
+        opened.index()
+
+
+def where(hits: list[Any]) -> list[tuple[str, int, int]]:
+    return [(h.path, h.start_line, h.end_line) for h in hits]
+
+
+def test_a_search_ranks_the_servers_candidates_without_the_unit_table(
+    indexed_sample: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on_server(indexed_sample, pg_database)
+    with Vault(indexed_sample, {"search.on_server": False}) as whole:
+        expected = {q: where(whole.search(q, fresh=False)) for q in QUERIES}
+        kinds = where(whole.search("decision", fresh=False, kinds=["memory"]))
+
+    def no_table(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a search on the server read the whole unit table")
+
+    monkeypatch.setattr(PgStore, "unit_rows", no_table)
+    monkeypatch.setattr(PgStore, "unit_rows_and_marks", no_table)
+    with Vault(indexed_sample) as served:
+        found = {q: where(served.search(q, fresh=False)) for q in QUERIES}
+        # the sample vault's hits are the whole table's (the keyword candidates are
+        # re-scored by BM25 with the server's document frequencies)
+        assert found == expected
+        assert all(found.values())
+        memory = served.search("decision", fresh=False, kinds=["memory"])
+        assert {h.kind for h in memory} == {"memory"}
+        # the same units first; a span may coalesce otherwise: the cosines are min-max
+        # scaled over the candidates, not over every unit (docs/postgres-design.md §4)
+        assert [(p, s) for p, s, _ in where(memory)][:3] == [(p, s) for p, s, _ in kinds][:3]
+
+
+def test_candidates_are_filtered_by_scope_and_kind_inside_sql(
+    indexed_sample: Path, pg_database: str
+) -> None:
+    on_server(indexed_sample, pg_database)
+    with Vault(indexed_sample) as vault:
+        store = vault._index.store
+        model = vault._index.model_id
+        import numpy as np
+
+        from vault_memory.index import terms_of
+        from vault_memory.index.pgtext import tsquery_literal
+
+        vector = np.asarray(vault._index.query_embedder().embed_query("ledger conflict"),
+                            dtype=np.float32).tobytes()
+        terms = terms_of("ledger conflict", query=True)
+
+        def served(scopes: Any, conditions: dict[str, Any]) -> dict[str, Any]:
+            return store.served(model, vector, tsquery_literal(terms), terms, [], scopes,
+                                conditions, 20, 20, 2, None)
+
+        everything = served(None, {})
+        assert everything["rows"] and everything["stats"][0] == store.counts(model)["units"]
+        assert all(everything["df"][t][0] > 0 for t in terms)
+        assert served(["org/nobody"], {})["rows"] == []
+        assert served(["org/nobody"], {})["stats"] == (0, 0, 0)
+        assert served([""], {})["rows"]
+        memory = served(None, {"kinds": ("memory",)})
+        allowed = [chunk.kind for _, chunk, ok in memory["rows"] if ok]
+        assert allowed and set(allowed) == {"memory"}
+        hidden = served(None, {"hidden_files": ("memory",)})
+        assert "memory" not in {chunk.kind for _, chunk, ok in hidden["rows"] if ok}
+
+
+def test_a_warm_search_is_one_statement_and_sees_another_machines_write(
+    indexed_sample: Path, pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(indexed_sample, other, symlinks=True)
+    on_server(indexed_sample, pg_database, "team")
+    statements: list[str] = []
+    execute, served = PgStore._execute, PgStore.served
+
+    def counted_execute(self: PgStore, sql: Any, params: Any = ()) -> Any:
+        statements.append(str(sql))
+        return execute(self, sql, params)
+
+    def counted_served(self: PgStore, *args: Any, **kwargs: Any) -> Any:
+        statements.append("served")
+        return served(self, *args, **kwargs)
+
+    monkeypatch.setattr(PgStore, "_execute", counted_execute)
+    monkeypatch.setattr(PgStore, "served", counted_served)
+    with Vault(indexed_sample) as vault:
+        vault.search("warm up", fresh=False)
+        statements.clear()
+        assert vault.search("ERR_LEDGER_409 ledger", fresh=False)
+        assert statements == ["served"]
+        # another machine indexes a new note into the same vault on the server
+        (other / "notes").mkdir(exist_ok=True)
+        (other / "notes" / "zanzibar.md").write_text(
+            "# Zanzibar\n\n- The quokka migration runs on Zanzibar hosts.\n", encoding="utf-8")
+        on_server(other, pg_database, "team")
+        statements.clear()
+        hits = vault.search("quokka migration", fresh=False)
+        assert hits and hits[0].path == "notes/zanzibar.md"
+        # the meta read with the previous statement was of another generation: searched
+        # again with this one's, so two statements, and the next warm search is one again
+        assert statements == ["served", "served"]
+        statements.clear()
+        vault.search("quokka migration", fresh=False)
+        assert statements == ["served"]
