@@ -4,7 +4,9 @@ test.
 
     python bench/postgres.py                   # 100k units; starts its own server (pgserver)
     python bench/postgres.py --units 20000     # a quicker look
-    python bench/postgres.py --million         # 1M units: long (hours of CPU on 2 cores)
+    python bench/postgres.py --backends sqlite,postgres,postgres-phase1   # both searches
+    python bench/postgres.py --million --hnsw-memory 3GB --keep   # 1M units: long
+    python bench/postgres.py --million --reuse --dsn URL --backends postgres  # queries again
     python bench/postgres.py --dsn postgresql://user@host/db   # a server of your own
 
 The vault is bench/search.py's synthetic daily logs, indexed keyword-only by the real indexer
@@ -13,10 +15,11 @@ under the bundled model's id, written through each backend's own `add_embeddings
 server: into the pgvector column and its HNSW index). Queries are embedded by the real model.
 
 Measured, per backend: indexing (files -> units, wall and CPU seconds of this process; on the
-server also the CPU of the PostgreSQL processes), vectors written, the first query (the unit
-table read from the backend), then warm hybrid and keyword queries (p50/p95). On the server
-also the phase-2 building blocks (docs/postgres-design.md §4): top-50 by HNSW and top-50 by
-`ts_rank_cd` over the GIN index, filtered by scope in SQL.
+server also the CPU of the PostgreSQL processes), vectors written, the first query, then warm
+hybrid and keyword queries (p50/p95). "postgres" searches on the server (phase 2: candidates
+from its HNSW and full-text indexes, one statement a query); "postgres-phase1" reads the whole
+unit table into this process (`[search] on_server = false`). On the server also the bare
+top-50 by HNSW and by `ts_rank_cd` over the GIN index, filtered by scope in SQL.
 """
 
 from __future__ import annotations
@@ -96,12 +99,14 @@ def measure(name: str, root: Path, settings: dict[str, str], runs: int,
     vectors, then time queries."""
     from vault_memory import Vault
 
-    os.environ["VAULT_MODEL_DISABLED"] = "1"
-    try:
-        with Vault(root, settings) as vault, Timer() as indexing:
-            report = vault.index(rebuild=not reuse)
-    finally:
-        del os.environ["VAULT_MODEL_DISABLED"]
+    report: Any = None
+    if not reuse:
+        os.environ["VAULT_MODEL_DISABLED"] = "1"
+        try:
+            with Vault(root, settings) as vault, Timer() as indexing:
+                report = vault.index(rebuild=True)
+        finally:
+            del os.environ["VAULT_MODEL_DISABLED"]
     with Vault(root, settings) as vault:
         store = vault._index.store
         with Timer() as vectoring:
@@ -137,19 +142,25 @@ def measure(name: str, root: Path, settings: dict[str, str], runs: int,
                 started = time.perf_counter()
                 store.keyword(tsquery_literal(terms_of(query, query=True)), [""], 50)
                 extra["ts_rank_cd top-50"].append(time.perf_counter() - started)
-    print(f"\n{name}: {report.files:,} files, {report.units:,} units, {distinct:,} distinct texts")
-    print(f"  index (keyword-only)  {indexing.wall:8.1f} s wall  {indexing.cpu:7.1f} s CPU here"
-          f"  {indexing.server:7.1f} s CPU server  {report.units / indexing.wall:8.0f} units/s")
-    print(f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s CPU here"
-          f"  {vectoring.server:7.1f} s CPU server  {distinct / vectoring.wall:8.0f} vectors/s")
-    print(f"  first query (reads the unit table)  {first.wall * 1000:8.0f} ms wall"
+    if report is not None:
+        print(f"\n{name}: {report.files:,} files, {report.units:,} units, {distinct:,} distinct"
+              " texts")
+        print(f"  index (keyword-only)  {indexing.wall:8.1f} s wall  {indexing.cpu:7.1f} s CPU"
+              f" here  {indexing.server:7.1f} s CPU server  {report.units / indexing.wall:8.0f}"
+              " units/s")
+        print(f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s CPU"
+              f" here  {vectoring.server:7.1f} s CPU server  {distinct / vectoring.wall:8.0f}"
+              " vectors/s")
+    else:
+        print(f"\n{name} (indexed before)")
+    print(f"  first query                         {first.wall * 1000:8.0f} ms wall"
           f"  {first.cpu * 1000:6.0f} ms CPU")
     for mode, samples in times.items():
         print(f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries)")
     for what, samples in extra.items():
         if samples:
             print(f"  server {what:<15} {percentiles(samples)}")
-    return {"units": report.units}
+    return {"units": report.units if report is not None else None}
 
 
 def main() -> None:
@@ -205,10 +216,15 @@ def main() -> None:
         for backend in args.backends.split(","):
             if backend == "sqlite":
                 measure("SQLite", copies["sqlite"], {}, args.runs, args.reuse)
-            elif backend == "postgres":
-                measure("PostgreSQL + pgvector", copies["postgres"],
+            elif backend in ("postgres", "postgres-phase1"):
+                # phase 1 reads the unit table into this process; it reuses what the
+                # server holds (give it after "postgres", or with --reuse)
+                phase1 = backend == "postgres-phase1"
+                measure("PostgreSQL + pgvector" + (", phase 1 (the whole table here)"
+                                                   if phase1 else ""), copies["postgres"],
                         {"index.backend": "postgres", "index.dsn": dsn,
-                         "index.vault_id": f"bench-{units}"}, args.runs, args.reuse)
+                         "index.vault_id": f"bench-{units}", "search.on_server": not phase1},
+                        args.runs, args.reuse or phase1)
     finally:
         if server is not None and not args.keep:
             server.stop()

@@ -72,14 +72,13 @@ def test_candidates_are_filtered_by_scope_and_kind_inside_sql(
         import numpy as np
 
         from vault_memory.index import terms_of
-        from vault_memory.index.pgtext import tsquery_literal
 
         vector = np.asarray(vault._index.query_embedder().embed_query("ledger conflict"),
                             dtype=np.float32).tobytes()
         terms = terms_of("ledger conflict", query=True)
 
         def served(scopes: Any, conditions: dict[str, Any]) -> dict[str, Any]:
-            return store.served(model, vector, tsquery_literal(terms), terms, [], scopes,
+            return store.served(model, vector, terms, terms, [], scopes,
                                 conditions, 20, 20, 2, None)
 
         everything = served(None, {})

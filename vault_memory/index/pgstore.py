@@ -689,7 +689,7 @@ class PgStore:
         self,
         model: str | None,
         vector: bytes | None,
-        tsquery: str,
+        keywords: Sequence[str],
         terms: Sequence[str],
         names: Sequence[str],
         scopes: Sequence[str] | None,
@@ -701,20 +701,22 @@ class PgStore:
     ) -> dict[str, Any]:
         """What a search needs of the server, in one statement (one round trip, one
         snapshot): the `near` units nearest `vector` (HNSW) and the `words` best matches of
-        `tsquery` (`ts_rank_cd` over the GIN index), both among the visible `scopes` and the
-        units `conditions` allow (`unit_ids_where`'s, and `hidden_files`: file kinds left
-        out); the units of the notes whose name keys are in `names`; every unit within `pad`
-        of those in their file (context windows); the number of visible units holding each
-        of `terms` in the text and in the heading (BM25's document frequencies); and, when the
-        server's generation is not `known`, the visible units' count and field lengths.
+        any of the analyzed `keywords` (`ts_rank_cd` over the GIN index), both among the
+        visible `scopes` and the units `conditions` allow (`unit_ids_where`'s, and
+        `hidden_files`: file kinds left out); the units of the notes whose name keys are in
+        `names`; every unit within `pad` of those in their file (context windows); how many
+        visible units hold each of `terms` in the text and in the heading (BM25's document
+        frequencies); the vault's meta rows; and, when the server's generation is not
+        `known`, the visible units' count and field lengths.
 
         Returns {"generation", "stats": (units, text terms, heading terms) or None,
         "df": {term: (text, heading)}, "named": [file ids], "rows": [(UnitRow, ChunkRow,
         allowed)]} with the rows in scope, file and order, as `unit_rows`."""
         from psycopg import sql
 
-        from .pgtext import quote
+        from .pgtext import quote, tsquery_literal
 
+        tsquery = tsquery_literal(keywords)
         scoped = " AND f.scope = ANY(%(scopes)s)" if scopes is not None else ""
         allowed, params = self._allowed(conditions)
         params |= {"vault": self.vault, "scopes": list(scopes) if scopes is not None else None,
@@ -768,10 +770,11 @@ class PgStore:
                  f" WHERE u.tsv @@ {{}} AND f.vault = %(vault)s{scoped})")
         parts += [
             "hits AS (" + " UNION ".join(hits) + ")",
-            "spans AS (SELECT u.file_id, min(u.ord) - %(pad)s AS lo, max(u.ord) + %(pad)s"
-            " AS hi FROM hits JOIN units u ON u.id = hits.id GROUP BY u.file_id, u.heading)",
+            "spans AS (SELECT u.file_id, u.heading, min(u.ord) - %(pad)s AS lo,"
+            " max(u.ord) + %(pad)s AS hi FROM hits JOIN units u ON u.id = hits.id"
+            " GROUP BY u.file_id, u.heading)",
             "near AS (SELECT DISTINCT n.id FROM spans s JOIN units n ON n.file_id = s.file_id"
-            " AND n.ord BETWEEN s.lo AND s.hi)",
+            " AND n.ord BETWEEN s.lo AND s.hi AND n.heading = s.heading)",
             "df AS (SELECT coalesce(json_object_agg(t.term, json_build_array("
             + count.format("t.tx") + ", " + count.format("t.hd") + ")), '{}') AS df"
             " FROM unnest(%(terms)s::text[], %(tx_q)s::tsquery[], %(hd_q)s::tsquery[])"
@@ -780,7 +783,8 @@ class PgStore:
         named_ids = "(SELECT array_agg(file_id) FROM named)" if names else "NULL::bigint[]"
         statement = (
             "WITH " + ", ".join(str(p) for p in parts) +
-            " SELECT i.generation, s.units, s.tx, s.hd, d.df, " + named_ids + ", i.meta, r.*"
+            " SELECT i.generation, s.units, s.tx, s.hd, d.df::text, " + named_ids
+            + ", i.meta::text, r.*"
             " FROM info i CROSS JOIN df d LEFT JOIN stats s ON true LEFT JOIN ("
             " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.embedding,"
             " u.end_line - u.start_line + 1 AS lines, u.terms, u.text, f.scope, f.path,"
@@ -803,7 +807,7 @@ class PgStore:
         elif known is None or first[0] != known:
             stats = (0, 0, 0)  # no file visible
         rows = []
-        meta = first[6] if isinstance(first[6], dict) else json.loads(first[6] or "{}")
+        meta = json.loads(first[6] or "{}")
         if self._meta is not None and self._meta.get("generation") != meta.get("generation"):
             self.stale = True  # what this search read of meta before may be out of date
         self._meta = {str(k): str(v) for k, v in meta.items()}
@@ -817,7 +821,7 @@ class PgStore:
                           scope),
                          ChunkRow(uid, path, start, end, heading, text, sha, date, kind,
                                   float(salience), tags), bool(ok)))
-        df = first[4] if isinstance(first[4], dict) else json.loads(first[4] or "{}")
+        df = json.loads(first[4] or "{}")
         return {"generation": first[0], "stats": stats,
                 "df": {t: (int(a), int(b)) for t, (a, b) in df.items()},
                 "named": [int(f) for f in first[5] or ()], "rows": rows}

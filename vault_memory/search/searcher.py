@@ -191,6 +191,7 @@ class Searcher:
         #: of the whole index read into this process (phase 1; `[search] on_server = false`).
         self.on_server = True
         self._served_stats: dict[tuple[str, ...] | None, tuple[str | None, tuple[int, ...]]] = {}
+        self._served_labels: set[str] = set()  # lead-in labels seen among candidates
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -359,7 +360,8 @@ class Searcher:
         store = self.index.store
         model_id = self._model_for(mode)
         use_vectors = model_id is not None
-        served = self._serve(query, model_id, mode, filters) if self._serves(filters) else None
+        served = self._serve(query, model_id, mode, filters, s) if self._serves(filters) \
+            else None
         within: Restriction | None = None
         if served is not None:  # candidates from the index server, ranked the same way
             table, within, store = served.table, served.within, served
@@ -647,24 +649,29 @@ class Searcher:
         return (self.on_server and hasattr(self.index.store, "served")
                 and filters.select is None and not (filters.since or filters.until))
 
-    def _serve(self, query: str, model_id: str | None, mode: str, filters: Filters) -> Served:
+    def _serve(self, query: str, model_id: str | None, mode: str, filters: Filters,
+               s: RankSettings) -> Served:
         """The candidates of `query` from the index server, as a small unit table with the
         BM25 statistics of everything the search sees (docs/postgres-design.md §4)."""
         import numpy as np
 
         store: Any = self.index.store
-        s = self.settings
         terms = list(dict.fromkeys(terms_of(query, query=True)))
         vectors: dict[str, np.ndarray] = {}
+        vector = None
         if model_id is not None and mode != "keyword":
             encoder = self.index.query_embedder()
+            # The text `_search` will embed: without the lead-in labels it names (guessed
+            # from the labels of earlier candidates; a wrong guess costs a second embedding)
+            labels = {t for t in terms if t in self._served_labels}
+            text = query
+            if labels and mode == "hybrid" and s.subject_boost and s.subject_free_vector:
+                text = dense_query(query, labels.__contains__)
             if encoder is not None:
                 try:
-                    vectors[query] = encoder.embed_query(query)
+                    vector = vectors[text] = encoder.embed_query(text)
                 except _provider_error():  # said when the search embeds it again
                     pass
-        from ..index.pgtext import tsquery_literal
-
         words = terms_of(query)
         shortest = 1 if len(set(words)) == 1 else 2
         keys = sorted({" ".join(words[i:j]) for i in range(len(words))
@@ -673,11 +680,10 @@ class Searcher:
                       else {"hidden_files": tuple(filters.hidden_kinds)})
         scopes = tuple(sorted(set(filters.scopes))) if filters.scopes is not None else None
         known = self._served_stats.get(scopes, (None, ()))
-        vector = vectors.get(query)
         got = store.served(
             model_id, np.asarray(vector, dtype=np.float32).tobytes() if vector is not None
             else None,
-            tsquery_literal(terms) if mode in ("hybrid", "keyword") else "", terms, keys,
+            terms if mode in ("hybrid", "keyword") else [], terms, keys,
             scopes, conditions, SERVED_NEAR, SERVED_WORDS_SHARE * max(s.candidates, 100),
             max(self.settings.windows, default=1) - 1, known[0])
         if got["stats"] is not None:
@@ -687,6 +693,7 @@ class Searcher:
         dims = len(vector) if vector is not None else next(
             (len(r[5]) // 4 for r in rows if r[5] is not None), 1)
         table = UnitTable.build(rows, dims, self.settings.windows)
+        self._served_labels.update(self.label_terms(table))
         units, text_terms, heading_terms = known[1]
         vocab = table.vocab
         frequencies = {
