@@ -93,13 +93,25 @@ def percentiles(samples: list[float]) -> str:
     return f"p50 {statistics.median(ordered) * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms"
 
 
-def measure(name: str, root: Path, settings: dict[str, str], runs: int,
-            reuse: bool = False) -> dict[str, Any]:
+def rss_mb() -> float:
+    """This process's resident memory now, in MB (/proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def say(text: str) -> None:
+    print(text, flush=True)  # as it is measured: a long run shows how far it got
+
+
+def measure(name: str, root: Path, settings: dict[str, Any], runs: int,
+            reuse: bool = False) -> None:
     """Index `root` (unless `reuse`: it and the server hold an index of it already), add the
-    vectors, then time queries."""
+    vectors, then time queries; each figure printed when it is measured."""
     from vault_memory import Vault
 
-    report: Any = None
+    say(f"\n{name}{' (indexed before)' if reuse else ''}: load {os.getloadavg()[0]:.1f}")
     if not reuse:
         os.environ["VAULT_MODEL_DISABLED"] = "1"
         try:
@@ -107,22 +119,33 @@ def measure(name: str, root: Path, settings: dict[str, str], runs: int,
                 report = vault.index(rebuild=True)
         finally:
             del os.environ["VAULT_MODEL_DISABLED"]
+        say(f"  {report.files:,} files, {report.units:,} units")
+        say(f"  index (keyword-only)  {indexing.wall:8.1f} s wall  {indexing.cpu:7.1f} s CPU"
+            f" here  {indexing.server:7.1f} s CPU server  {report.units / indexing.wall:8.0f}"
+            " units/s")
     with Vault(root, settings) as vault:
         store = vault._index.store
-        with Timer() as vectoring:
-            distinct = 0 if reuse else (sys.modules.get("bench_search") or _load(
-                "bench_search", HERE / "search.py")).add_vectors(store)
+        if not reuse:
+            with Timer() as vectoring:
+                distinct = (sys.modules.get("bench_search") or _load(
+                    "bench_search", HERE / "search.py")).add_vectors(store)
+            say(f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s"
+                f" CPU here  {vectoring.server:7.1f} s CPU server"
+                f"  {distinct / vectoring.wall:8.0f} vectors/s ({distinct:,} distinct texts)")
         vault._index.query_embedder().embed_query("warm the model up")  # not timed
         with Timer() as first:
             vault.search(QUERIES[0], fresh=False)
-        times: dict[str, list[float]] = {"hybrid": [], "keyword": []}
-        for mode in times:
+        say(f"  first query                 {first.wall * 1000:8.0f} ms wall"
+            f"  {first.cpu * 1000:6.0f} ms CPU  (process RSS {rss_mb():,.0f} MB)")
+        for mode in ("hybrid", "keyword"):
+            samples = []
             for i in range(runs):
                 started = time.perf_counter()
                 vault.search(QUERIES[i % len(QUERIES)], mode=mode, fresh=False)
-                times[mode].append(time.perf_counter() - started)
-        extra: dict[str, list[float]] = {}
-        if settings:  # the server's own candidates (phase 2 building blocks)
+                samples.append(time.perf_counter() - started)
+            say(f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries, load"
+                f" {os.getloadavg()[0]:.1f}, RSS {rss_mb():,.0f} MB)")
+        if settings:  # the server's bare top-k lists, without ranking
             import numpy as np
 
             from vault_memory.index import terms_of
@@ -130,37 +153,18 @@ def measure(name: str, root: Path, settings: dict[str, str], runs: int,
 
             encoder = vault._index.query_embedder()
             model = vault._index.model_id
-            extra = {"HNSW top-50": [], "ts_rank_cd top-50": []}
+            extra: dict[str, list[float]] = {"HNSW top-50": [], "ts_rank_cd top-50": []}
             for i in range(runs):
                 query = QUERIES[i % len(QUERIES)]
-                vector = np.asarray(encoder.embed_query(query), dtype=np.float32).tobytes() \
-                    if hasattr(encoder, "embed_query") else None
-                if vector is not None:
-                    started = time.perf_counter()
-                    store.nearest(model, vector, [""], 50)
-                    extra["HNSW top-50"].append(time.perf_counter() - started)
+                vector = np.asarray(encoder.embed_query(query), dtype=np.float32).tobytes()
+                started = time.perf_counter()
+                store.nearest(model, vector, [""], 50)
+                extra["HNSW top-50"].append(time.perf_counter() - started)
                 started = time.perf_counter()
                 store.keyword(tsquery_literal(terms_of(query, query=True)), [""], 50)
                 extra["ts_rank_cd top-50"].append(time.perf_counter() - started)
-    if report is not None:
-        print(f"\n{name}: {report.files:,} files, {report.units:,} units, {distinct:,} distinct"
-              " texts")
-        print(f"  index (keyword-only)  {indexing.wall:8.1f} s wall  {indexing.cpu:7.1f} s CPU"
-              f" here  {indexing.server:7.1f} s CPU server  {report.units / indexing.wall:8.0f}"
-              " units/s")
-        print(f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s CPU"
-              f" here  {vectoring.server:7.1f} s CPU server  {distinct / vectoring.wall:8.0f}"
-              " vectors/s")
-    else:
-        print(f"\n{name} (indexed before)")
-    print(f"  first query                         {first.wall * 1000:8.0f} ms wall"
-          f"  {first.cpu * 1000:6.0f} ms CPU")
-    for mode, samples in times.items():
-        print(f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries)")
-    for what, samples in extra.items():
-        if samples:
-            print(f"  server {what:<15} {percentiles(samples)}")
-    return {"units": report.units if report is not None else None}
+            for what, samples in extra.items():
+                say(f"  server {what:<15} {percentiles(samples)}")
 
 
 def main() -> None:
@@ -210,8 +214,8 @@ def main() -> None:
         server = pg.start_server(folder)
         dsn = server.dsn
         if args.keep:
-            print(f"server: {dsn} (data in {server.folder}; kept)")
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
+            print(f"server: {dsn} (data in {server.folder}; kept)", flush=True)
+    say(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
     try:
         for backend in args.backends.split(","):
             if backend == "sqlite":

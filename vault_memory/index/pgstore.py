@@ -40,6 +40,10 @@ from .store import CHUNK_COLUMNS, ChunkRow, FileRow
 LOCAL_KEYS = ("fulltext_dirty", "fulltext_files")  # this machine's, not the server's
 LOCAL_FILE = "server-local.json"
 HNSW_BUILD_MEMORY = "512MB"  # for the one bulk build of a model's HNSW index
+#: Rows written since the planner's statistics were last taken: past this many, the write
+#: transaction ends with ANALYZE (autovacuum takes up to a minute; a search right after a
+#: first index would be planned as if the tables were empty: nested loops over every vector)
+ANALYZE_AFTER_ROWS = 5000
 NAMED_MOST = 500  # units of the notes a query names, read for a search on the server
 CHUNK_COLUMNS_PG = CHUNK_COLUMNS.replace("c.", "u.").replace("f.path", "f.path")
 
@@ -78,6 +82,7 @@ class PgStore:
         self._meta: dict[str, str] | None = None
         self._search_reads = False
         self.stale = False
+        self._unanalyzed = 0  # rows written since the last ANALYZE (ANALYZE_AFTER_ROWS)
 
     # -- connection ---------------------------------------------------------------------
 
@@ -156,6 +161,9 @@ class PgStore:
                 self._execute("SELECT pg_advisory_xact_lock(%s)", (self._lock,))
                 self._wrote = self._wrote_units = False
                 yield conn
+                if self._unanalyzed >= ANALYZE_AFTER_ROWS:
+                    self._execute("ANALYZE files, units, embeddings")
+                    self._unanalyzed = 0
                 for key, bump in (("generation", self._wrote),
                                   ("units_generation", self._wrote_units)):
                     if bump:
@@ -350,6 +358,7 @@ class PgStore:
         self._wrote = self._wrote_units = True
         self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (v, path))
         units = list(units)
+        self._unanalyzed += len(units) + 1
         headings = {heading: terms_of(heading) for _, _, heading, *_ in units}
         file_id = self._execute(
             "INSERT INTO files (vault, path, kind, mtime_ns, size, sha256, date, title, tags,"
@@ -790,8 +799,9 @@ class PgStore:
             " u.end_line - u.start_line + 1 AS lines, u.terms, u.text, f.scope, f.path,"
             " u.start_line, u.end_line, u.sha256, u.kind, u.tags,"
             f" ({allowed}) AS allowed, u.ord FROM near JOIN units u ON u.id = near.id"
-            " JOIN files f ON f.id = u.file_id LEFT JOIN embeddings e ON e.vault = f.vault"
-            " AND e.sha256 = u.sha256 AND e.model = %(model)s) r ON true"
+            " JOIN files f ON f.id = u.file_id LEFT JOIN LATERAL (SELECT embedding FROM"
+            " embeddings WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
+            " ON true) r ON true"
             " ORDER BY r.scope COLLATE \"C\", r.file_id, r.ord")
         with self.conn.cursor(binary=True) as cur:
             try:
@@ -898,6 +908,7 @@ class PgStore:
         batch = [(self.vault, sha, model, vector_text(blob)) for sha, blob in rows]
         if not batch:
             return
+        self._unanalyzed += len(batch)
         self._wrote = True
         with self.conn.cursor() as cur:
             cur.executemany(

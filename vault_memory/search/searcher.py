@@ -61,6 +61,7 @@ GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
 #: whole table); their neighbours within the widest context window come along.
 SERVED_NEAR = 300
 SERVED_WORDS_SHARE = 2  # keyword matches read: this many times `RankSettings.candidates`
+SERVED_MEMO_MOST = 200_000  # texts whose derived values a searcher keeps between queries
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
 
@@ -192,6 +193,7 @@ class Searcher:
         self.on_server = True
         self._served_stats: dict[tuple[str, ...] | None, tuple[str | None, tuple[int, ...]]] = {}
         self._served_labels: set[str] = set()  # lead-in labels seen among candidates
+        self._served_memo: dict[str, dict] = {}  # what candidates' texts gave (UnitTable.build)
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -692,7 +694,9 @@ class Searcher:
         rows = [row for row, _, _ in got["rows"]]
         dims = len(vector) if vector is not None else next(
             (len(r[5]) // 4 for r in rows if r[5] is not None), 1)
-        table = UnitTable.build(rows, dims, self.settings.windows)
+        if sum(len(kept) for kept in self._served_memo.values()) > SERVED_MEMO_MOST:
+            self._served_memo = {}
+        table = UnitTable.build(rows, dims, self.settings.windows, memo=self._served_memo)
         self._served_labels.update(self.label_terms(table))
         units, text_terms, heading_terms = known[1]
         vocab = table.vocab
