@@ -86,6 +86,23 @@ def test_candidates_score_bm25_with_the_whole_indexs_statistics() -> None:
     assert part.text.idf(part.vocab[term], alone) != whole.text.idf(whole.vocab[term])
 
 
+def test_a_memo_of_earlier_builds_gives_the_same_table() -> None:
+    """Tables of overlapping candidates built with a memo (what earlier builds derived from
+    the texts) are array for array the tables built without one."""
+    texts = ["- Priya: the cutover is tomorrow?", "- Jonas: yesterday we shipped it",
+             "- decision: Postgres 16", "plain words here"]
+    rows = [(uid, uid // 3, f"## {uid // 3}", "2026-11-1" + str(uid % 9), 1.0, None, 1,
+             "cutov tomorrow", texts[uid % 4], "") for uid in range(1, 13)]
+    memo: dict[str, dict] = {}
+    for chosen in (rows[:8], rows[4:], rows[2:10]):
+        plain = UnitTable.build(chosen, 4, (3,))
+        kept = UnitTable.build(chosen, 4, (3,), memo=memo)
+        assert plain.arrays.keys() == kept.arrays.keys()
+        for name, array in plain.arrays.items():
+            assert np.array_equal(array, kept.arrays[name]), name
+    assert memo["told"] and memo["question"] and memo["analyzed"]
+
+
 def test_arrays_file_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "t.arrays"
     arrays = {"a": np.arange(10, dtype=np.int64), "m": np.ones((3, 5), dtype=np.float32),
