@@ -14,6 +14,8 @@ import pytest
 from vault_memory import Vault
 from vault_memory.index.pgstore import PgStore
 
+from .test_obsidian_vault import _obsidian_template, obsidian_vault  # noqa: F401 - fixtures
+
 pytestmark = pytest.mark.slow
 
 QUERIES = [
@@ -132,3 +134,16 @@ def test_a_warm_search_is_one_statement_and_sees_another_machines_write(
         statements.clear()
         vault.search("quokka migration", fresh=False)
         assert statements == ["served"]
+
+
+def test_status_lists_the_unresolved_links_the_server_holds(
+    obsidian_vault: Path, pg_database: str  # noqa: F811 - the fixture
+) -> None:
+    settings = {"index.backend": "postgres", "index.dsn": pg_database}
+    with Vault(obsidian_vault, settings) as vault:
+        vault.index()
+        info = vault.status()
+    assert info["backend"] == "postgres"
+    assert info["unresolved_links"] == 1
+    assert [(u["source"], u["line"], u["target"]) for u in info["unresolved"]] == [
+        ("projects/Rocket.md", 21, "Nowhere")]
