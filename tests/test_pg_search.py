@@ -52,6 +52,7 @@ def test_a_search_ranks_the_servers_candidates_without_the_unit_table(
     monkeypatch.setattr(PgStore, "unit_rows", no_table)
     monkeypatch.setattr(PgStore, "unit_rows_and_marks", no_table)
     with Vault(indexed_sample) as served:
+        served.prepare_search()  # the query encoder only: no table to read
         found = {q: where(served.search(q, fresh=False)) for q in QUERIES}
         # the sample vault's hits are the whole table's (the keyword candidates are
         # re-scored by BM25 with the server's document frequencies)
@@ -90,10 +91,19 @@ def test_candidates_are_filtered_by_scope_and_kind_inside_sql(
         assert served(["org/nobody"], {})["stats"] == (0, 0, 0)
         assert served([""], {})["rows"]
         memory = served(None, {"kinds": ("memory",)})
-        allowed = [chunk.kind for _, chunk, ok in memory["rows"] if ok]
+        allowed = [chunk.kind for _, chunk, ok, _ in memory["rows"] if ok]
         assert allowed and set(allowed) == {"memory"}
         hidden = served(None, {"hidden_files": ("memory",)})
-        assert "memory" not in {chunk.kind for _, chunk, ok in hidden["rows"] if ok}
+        assert "memory" not in {chunk.kind for _, chunk, ok, _ in hidden["rows"] if ok}
+        # instruction-like units are judged when indexed, as the embedded index does
+        from vault_memory.index.store import Store
+
+        embedded = Store(indexed_sample / ".vault" / "index.sqlite", readonly=True)
+        try:
+            assert store.flagged_count() == embedded.flagged_count() is not None
+        finally:
+            embedded.close()
+        assert all(flagged is not None for *_, flagged in everything["rows"])
 
 
 def test_a_warm_search_is_one_statement_and_sees_another_machines_write(

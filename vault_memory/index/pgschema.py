@@ -68,7 +68,10 @@ CREATE TABLE skipped (
     # Search on the server (docs/postgres-design.md §4) computes BM25 as the unit table does:
     # it needs the visible units' number and their fields' total lengths, summed per file
     # here (a search sums the files of its scopes, not every unit).
-    (2, "per-file unit counts and field lengths", """
+    # ...and whether a unit reads as an instruction to a model, judged when indexed as the
+    # embedded index does (NULL: written before this step; search judges the text then).
+    (2, "per-file unit counts and field lengths, instruction flags", """
+ALTER TABLE units ADD COLUMN flagged boolean;
 ALTER TABLE files ADD COLUMN units integer NOT NULL DEFAULT 0,
     ADD COLUMN tx_terms bigint NOT NULL DEFAULT 0,
     ADD COLUMN hd_terms bigint NOT NULL DEFAULT 0;

@@ -346,6 +346,7 @@ class PgStore:
     ) -> None:
         """As `Store.replace_file`; a file the server holds with this content is kept (its
         stat updated): the upsert is keyed by (vault, path, sha256)."""
+        from ..files import is_instruction
         from .words import terms_of
 
         v = self.vault
@@ -380,10 +381,11 @@ class PgStore:
                 [(file_id, i, *link) for i, link in enumerate(links)])
             cur.executemany(
                 "INSERT INTO units (file_id, ord, start_line, end_line, heading, text, sha256,"
-                " date, kind, salience, tags, terms, tsv) VALUES (%s, %s, %s, %s, %s, %s, %s,"
-                " %s, %s, %s, %s, %s, %s::tsvector)",
+                " date, kind, salience, tags, terms, tsv, flagged) VALUES (%s, %s, %s, %s, %s,"
+                " %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s)",
                 [(file_id, i, start, end, heading, text, sha, date, kind, salience, utags,
-                  terms, tsvector_literal([(headings[heading], "A"), (terms.split(), "D")]))
+                  terms, tsvector_literal([(headings[heading], "A"), (terms.split(), "D")]),
+                  is_instruction(text))
                  for i, (start, end, heading, text, sha, salience, utags, terms)
                  in enumerate(units)])
 
@@ -475,13 +477,29 @@ class PgStore:
         return None
 
     def flagged_ids(self, ids: Iterable[int]) -> set[int] | None:
-        """None: the server keeps no judgement of instruction-like text, so search judges the
-        returned text itself (as for an embedded index that predates the judgement)."""
-        return None
+        """Which of the units `ids` read as an instruction to a model, as judged when they
+        were indexed; None when one of them was written before the server kept judgements
+        (search judges the returned text itself then)."""
+        wanted = [int(i) for i in ids]
+        if not wanted:
+            return set()
+        rows = self._execute("SELECT id, flagged FROM units WHERE id = ANY(%s)",
+                             (wanted,)).fetchall()
+        if any(flagged is None for _, flagged in rows):
+            return None
+        return {uid for uid, flagged in rows if flagged}
 
     def flagged_count(self, scopes: Sequence[str] | None = None) -> int | None:
-        """Not counted on the server (see `flagged_ids`)."""
-        return None
+        """Units flagged as instructions (of those `scopes` only, when given); None when some
+        were written before the server kept judgements."""
+        where, params = "f.vault = %s", list[Any]([self.vault])
+        if scopes is not None:
+            where += " AND f.scope = ANY(%s)"
+            params.append(list(scopes))
+        flagged, unknown = self._execute(
+            "SELECT count(*) FILTER (WHERE u.flagged), count(*) FILTER (WHERE u.flagged IS NULL)"
+            f" FROM units u JOIN files f ON f.id = u.file_id WHERE {where}", params).fetchone()
+        return None if unknown else int(flagged)
 
     def shas_of(self, paths: Sequence[str]) -> set[str]:
         return {r[0] for r in self._execute(
@@ -720,7 +738,8 @@ class PgStore:
 
         Returns {"generation", "stats": (units, text terms, heading terms) or None,
         "df": {term: (text, heading)}, "named": [file ids], "rows": [(UnitRow, ChunkRow,
-        allowed)]} with the rows in scope, file and order, as `unit_rows`."""
+        allowed, flagged or None)]} with the rows in scope, file and order, as
+        `unit_rows`."""
         from psycopg import sql
 
         from .pgtext import quote, tsquery_literal
@@ -798,7 +817,8 @@ class PgStore:
             " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.embedding,"
             " u.end_line - u.start_line + 1 AS lines, u.terms, u.text, f.scope, f.path,"
             " u.start_line, u.end_line, u.sha256, u.kind, u.tags,"
-            f" ({allowed}) AS allowed, u.ord FROM near JOIN units u ON u.id = near.id"
+            f" ({allowed}) AS allowed, u.ord, u.flagged FROM near JOIN units u"
+            " ON u.id = near.id"
             " JOIN files f ON f.id = u.file_id LEFT JOIN LATERAL (SELECT embedding FROM"
             " embeddings WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
             " ON true) r ON true"
@@ -825,12 +845,12 @@ class PgStore:
             if r[7] is None:
                 continue
             (uid, file_id, heading, date, salience, vec, lines, uterms, text, scope, path,
-             start, end, sha, kind, tags, ok, _) = r[7:]
+             start, end, sha, kind, tags, ok, _, flagged) = r[7:]
             rows.append(((uid, file_id, heading, date, float(salience),
                           vector_blob(vec) if vec is not None else None, lines, uterms, text,
                           scope),
                          ChunkRow(uid, path, start, end, heading, text, sha, date, kind,
-                                  float(salience), tags), bool(ok)))
+                                  float(salience), tags), bool(ok), flagged))
         df = json.loads(first[4] or "{}")
         return {"generation": first[0], "stats": stats,
                 "df": {t: (int(a), int(b)) for t, (a, b) in df.items()},

@@ -286,7 +286,10 @@ class Searcher:
 
     def prepare(self, mode: str = "hybrid") -> None:
         """Load (or build and save) the unit table a search in `mode` needs now, so that the
-        next query does not pay for it."""
+        next query does not pay for it. A search on an index server holds no table: nothing
+        to load but the query encoder (the caller's)."""
+        if self._serves(Filters()):
+            return
         self.table(self._model_for(mode))
 
     def search(
@@ -694,7 +697,7 @@ class Searcher:
         if got["stats"] is not None:
             self._served_stats[scopes] = (got["generation"], got["stats"])
             known = self._served_stats[scopes]
-        rows = [row for row, _, _ in got["rows"]]
+        rows = [row for row, _, _, _ in got["rows"]]
         dims = len(vector) if vector is not None else next(
             (len(r[5]) // 4 for r in rows if r[5] is not None), 1)
         if sum(len(kept) for kept in self._served_memo.values()) > SERVED_MEMO_MOST:
@@ -712,11 +715,12 @@ class Searcher:
             {"tx": text_terms / units if units else 0.0,
              "hd": heading_terms / units if units else 0.0,
              "lb": table.label.average}, frequencies)
-        allowed = np.fromiter((ok for _, _, ok in got["rows"]), dtype=bool, count=n)
+        allowed = np.fromiter((ok for _, _, ok, _ in got["rows"]), dtype=bool, count=n)
         known_terms = {t for t, (a, b) in got["df"].items() if a or b}
         return Served(table, within, None if allowed.all() else allowed,
-                      {chunk.id: chunk for _, chunk, _ in got["rows"]}, vectors,
-                      known_terms, got["named"])
+                      {chunk.id: chunk for _, chunk, _, _ in got["rows"]}, vectors,
+                      known_terms, got["named"],
+                      {chunk.id: flagged for _, chunk, _, flagged in got["rows"]})
 
     def _told(self, table: UnitTable, filters: Filters) -> np.ndarray | None:
         """The units outside `--since/--until` by their file's date whose relative dates
@@ -806,6 +810,7 @@ class Served:
     vectors: dict[str, np.ndarray]
     known_terms: set[str]
     named_files: list[int]
+    flags: dict[int, bool | None]  # judged when indexed; None: written before judgements
 
     def knows(self, term: str) -> bool:
         """Whether any unit the search sees holds `term` (not only the candidates)."""
@@ -822,8 +827,12 @@ class Served:
     def chunks_by_id(self, ids: Any) -> dict[int, Any]:
         return {int(i): self.chunks[int(i)] for i in ids if int(i) in self.chunks}
 
-    def flagged_ids(self, ids: Any) -> None:
-        return None  # the server keeps no judgement: the returned text is judged
+    def flagged_ids(self, ids: Any) -> set[int] | None:
+        """As the store's: None when one of them was written before judgements were kept."""
+        flags = [(int(i), self.flags.get(int(i))) for i in ids]
+        if any(flagged is None for _, flagged in flags):
+            return None
+        return {i for i, flagged in flags if flagged}
 
 
 def _cosines(matrix: np.ndarray, query: np.ndarray, within: Restriction | None) -> np.ndarray:
