@@ -168,3 +168,23 @@ def test_status_lists_the_unresolved_links_the_server_holds(
     assert info["unresolved_links"] == 1
     assert [(u["source"], u["line"], u["target"]) for u in info["unresolved"]] == [
         ("projects/Rocket.md", 21, "Nowhere")]
+
+
+def test_a_table_of_the_servers_rows_is_never_taken_for_the_embedded_indexs(
+    indexed_sample: Path, pg_database: str, tmp_path: Path
+) -> None:
+    """One folder searched through both backends (a move to the server, a benchmark): the
+    unit table saved from the server's rows (other unit and file ids) must not be patched
+    into, or read as, the embedded index's."""
+    with Vault(indexed_sample) as embedded:
+        before = {q: where(embedded.search(q, fresh=False)) for q in QUERIES}
+    server = {"index.backend": "postgres", "index.dsn": pg_database, "search.on_server": False}
+    other = tmp_path / "other"  # another vault first: this one's ids on the server differ
+    shutil.copytree(indexed_sample, other, symlinks=True)
+    with Vault(other, server | {"index.vault_id": "other"}) as first:
+        first.index()
+    with Vault(indexed_sample, server) as on_server_:
+        on_server_.index()
+        assert on_server_.search("ERR_LEDGER_409", fresh=False)  # saves its table
+    with Vault(indexed_sample) as embedded:
+        assert {q: where(embedded.search(q, fresh=False)) for q in QUERIES} == before

@@ -53,7 +53,8 @@ RARE_SHARE = 0.01
 #: The unit table is patched by the files that changed while they are at most this many or a
 #: quarter of the vault's; built whole beyond (about as fast then, and simpler).
 PATCH_MOST_FILES = 200
-PATCHABLE = ("format", "model", "windows")  # a saved table of another state can be patched
+PATCHABLE = ("format", "model", "windows", "backend")  # a saved table of another state
+# can be patched
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
 #: A search on an index server (docs/postgres-design.md §4): the units nearest the query by
 #: the server's HNSW index (at least 3 × the hits asked for: the pool ranked here), and its
@@ -210,6 +211,8 @@ class Searcher:
 
         stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
                  **store.state_stamp()}
+        if hasattr(store, "served"):  # a table of the server's rows (other ids): never
+            stamp["backend"] = "server"  # patched by, nor taken for, the embedded index's
         path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
         dims = int(store.get_meta("dims", "384") or 384)
         base = self._table if self._table_version and self._table_version[0] == model_id else None
@@ -220,7 +223,7 @@ class Searcher:
             table = UnitTable(found[1], self.settings.windows)
         else:
             if found is not None and {k: found[0].get(k) for k in PATCHABLE} == {
-                    k: stamp[k] for k in PATCHABLE}:
+                    k: stamp.get(k) for k in PATCHABLE}:
                 base = UnitTable(found[1], self.settings.windows)
             made = self._patched(base, model_id, dims) if base is not None else None
             if made is None:
