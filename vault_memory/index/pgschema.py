@@ -68,10 +68,7 @@ CREATE TABLE skipped (
     # Search on the server (docs/postgres-design.md §4) computes BM25 as the unit table does:
     # it needs the visible units' number and their fields' total lengths, summed per file
     # here (a search sums the files of its scopes, not every unit).
-    # ...and whether a unit reads as an instruction to a model, judged when indexed as the
-    # embedded index does (NULL: written before this step; search judges the text then).
-    (2, "per-file unit counts and field lengths, instruction flags", """
-ALTER TABLE units ADD COLUMN flagged boolean;
+    (2, "per-file unit counts and field lengths", """
 ALTER TABLE files ADD COLUMN units integer NOT NULL DEFAULT 0,
     ADD COLUMN tx_terms bigint NOT NULL DEFAULT 0,
     ADD COLUMN hd_terms bigint NOT NULL DEFAULT 0;
@@ -82,6 +79,11 @@ UPDATE files f SET units = s.units, tx_terms = s.tx, hd_terms = s.hd FROM (
         sum((SELECT count(*) FROM unnest(u.tsv) x, unnest(x.weights) w WHERE w = 'A')) AS hd
     FROM units u GROUP BY u.file_id) s
 WHERE s.file_id = f.id;
+"""),
+    # Whether a unit reads as an instruction to a model, judged when indexed as the embedded
+    # index does (NULL: written before this step; search judges the returned text then).
+    (3, "instruction flags", """
+ALTER TABLE units ADD COLUMN flagged boolean;
 """),
 )
 LATEST = MIGRATIONS[-1][0]

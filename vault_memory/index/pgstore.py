@@ -759,7 +759,9 @@ class PgStore:
         hits = ["SELECT 0::bigint AS id WHERE false"]
         if vector is not None and model:
             dims = len(vector) // 4
-            over = int(near) * self.OVERFETCH
+            narrow = scopes is not None or any(conditions.get(k) for k in (
+                "kinds", "within", "since", "until"))
+            over = int(int(near) * (self.OVERFETCH if narrow else 1.5))
             self._ef_search(max(40, min(1000, over)))
             params |= {"vec": vector_text(vector), "over": over, "near": int(near)}
             parts.append(sql.SQL(
@@ -773,12 +775,19 @@ class PgStore:
                     dims=sql.SQL(str(int(dims))), model=sql.Literal(model),
                     scoped=sql.SQL(scoped), allowed=sql.SQL(allowed)).as_string(self.conn))
             hits.append("SELECT id FROM vec")
+        kept = [t for t in dict.fromkeys(terms) if t]
+        # The visible units holding any query term, read once over the GIN index: the
+        # keyword candidates are the best of them, the document frequencies count them.
+        params |= {"mq": tsquery_literal([*kept, *keywords])}
+        parts.append(
+            "m AS MATERIALIZED (SELECT u.id, u.tsv, " + allowed + " AS ok FROM units u"
+            " JOIN files f ON f.id = u.file_id WHERE u.tsv @@ %(mq)s::tsquery"
+            f" AND f.vault = %(vault)s{scoped})")
         if tsquery:
             params |= {"q": tsquery, "words": int(words)}
             parts.append(
-                "kw AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id"
-                f" WHERE u.tsv @@ %(q)s::tsquery AND f.vault = %(vault)s{scoped} AND {allowed}"
-                " ORDER BY ts_rank_cd(u.tsv, %(q)s::tsquery, 32) DESC, u.id LIMIT %(words)s)")
+                "kw AS (SELECT id FROM m WHERE ok AND tsv @@ %(q)s::tsquery"
+                " ORDER BY ts_rank_cd(tsv, %(q)s::tsquery, 32) DESC, id LIMIT %(words)s)")
             hits.append("SELECT id FROM kw")
         if names:
             params |= {"names": list(names), "named_most": NAMED_MOST}
@@ -791,11 +800,13 @@ class PgStore:
                 f" WHERE u.file_id IN (SELECT file_id FROM named) AND {allowed}"
                 " ORDER BY u.file_id, u.ord LIMIT %(named_most)s)")
             hits.append("SELECT id FROM named_units")
-        kept = [t for t in dict.fromkeys(terms) if t]
-        params |= {"terms": kept, "tx_q": [quote(t) + ":D" for t in kept],
-                   "hd_q": [quote(t) + ":A" for t in kept]}
-        count = ("(SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id"
-                 f" WHERE u.tsv @@ {{}} AND f.vault = %(vault)s{scoped})")
+        counts = []  # one pass over the matches: each term's text and heading counts
+        for i, term in enumerate(kept):
+            params |= {f"t{i}": term, f"tx{i}": quote(term) + ":D",
+                       f"hd{i}": quote(term) + ":A"}
+            counts.append(f"%(t{i})s::text, json_build_array("
+                          f"count(*) FILTER (WHERE tsv @@ %(tx{i})s::tsquery),"
+                          f" count(*) FILTER (WHERE tsv @@ %(hd{i})s::tsquery))")
         parts += [
             "hits AS (" + " UNION ".join(hits) + ")",
             "spans AS (SELECT u.file_id, u.heading, min(u.ord) - %(pad)s AS lo,"
@@ -803,10 +814,8 @@ class PgStore:
             " GROUP BY u.file_id, u.heading)",
             "near AS (SELECT DISTINCT n.id FROM spans s JOIN units n ON n.file_id = s.file_id"
             " AND n.ord BETWEEN s.lo AND s.hi AND n.heading = s.heading)",
-            "df AS (SELECT coalesce(json_object_agg(t.term, json_build_array("
-            + count.format("t.tx") + ", " + count.format("t.hd") + ")), '{}') AS df"
-            " FROM unnest(%(terms)s::text[], %(tx_q)s::tsquery[], %(hd_q)s::tsquery[])"
-            " AS t(term, tx, hd))",
+            ("df AS (SELECT json_build_object(" + ", ".join(counts) + ") AS df FROM m)")
+            if counts else "df AS (SELECT '{}'::json AS df)",
         ]
         named_ids = "(SELECT array_agg(file_id) FROM named)" if names else "NULL::bigint[]"
         statement = (
