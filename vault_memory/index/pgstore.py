@@ -782,7 +782,8 @@ class PgStore:
         parts.append(
             "m AS MATERIALIZED (SELECT u.id, u.tsv, " + allowed + " AS ok FROM units u"
             " JOIN files f ON f.id = u.file_id WHERE u.tsv @@ %(mq)s::tsquery"
-            f" AND f.vault = %(vault)s{scoped})")
+            f" AND f.vault = %(vault)s{scoped})" if params["mq"] else
+            "m AS (SELECT 0::bigint AS id, NULL::tsvector AS tsv, false AS ok WHERE false)")
         if tsquery:
             params |= {"q": tsquery, "words": int(words)}
             parts.append(

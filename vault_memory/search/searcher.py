@@ -693,7 +693,7 @@ class Searcher:
         got = store.served(
             model_id, np.asarray(vector, dtype=np.float32).tobytes() if vector is not None
             else None,
-            terms if mode in ("hybrid", "keyword") else [], terms, keys,
+            *((terms, terms) if mode in ("hybrid", "keyword") else ([], [])), keys,
             scopes, conditions, max(SERVED_NEAR, 3 * limit),
             SERVED_WORDS_SHARE * max(s.candidates, 100),
             max(self.settings.windows, default=1) - 1, known[0])
