@@ -51,19 +51,19 @@ def test_a_search_ranks_the_servers_candidates_without_the_unit_table(
 
     monkeypatch.setattr(PgStore, "unit_rows", no_table)
     monkeypatch.setattr(PgStore, "unit_rows_and_marks", no_table)
-    from vault_memory.search import searcher
+    from vault_memory.search import served as server_search
 
     with Vault(indexed_sample) as served:
         served.prepare_search()  # the query encoder only: no table to read
         # every unit a candidate (192 in the sample vault): the whole table's hits and
         # scores, so the same ranking code ran (BM25 with the server's frequencies)
-        monkeypatch.setattr(searcher, "SERVED_NEAR", 1000)
+        monkeypatch.setattr(server_search, "SERVED_NEAR", 1000)
         exact = {q: where(served.search(q, fresh=False)) for q in QUERIES}
         assert exact == expected
         # the default candidates (150 nearest, 200 keyword matches): cosines are min-max
         # scaled over the candidates only, so scores shift a little and close neighbours
         # may trade places; the best hit stays, and most of the first five
-        monkeypatch.setattr(searcher, "SERVED_NEAR", 150)
+        monkeypatch.setattr(server_search, "SERVED_NEAR", 150)
         found = {q: where(served.search(q, fresh=False)) for q in QUERIES}
         for query, hits in found.items():
             assert hits[0] == expected[query][0], query

@@ -37,6 +37,7 @@ from .ranking import (
     window_bm25,
     window_sums,
 )
+from .served import ServerCandidates
 from .supersede import order_superseded
 from .table import TABLE_FORMAT, Restriction, UnitTable
 
@@ -56,15 +57,6 @@ PATCH_MOST_FILES = 200
 PATCHABLE = ("format", "model", "windows", "backend")  # a saved table of another state
 # can be patched
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
-#: A search on an index server (docs/postgres-design.md §4): the units nearest the query by
-#: the server's HNSW index (at least 3 × the hits asked for: the pool ranked here), and its
-#: best keyword matches by `ts_rank_cd` (as many as `RankSettings.candidates`, the keyword
-#: evidence the whole table keeps), read as candidates and re-scored by BM25 here; their
-#: neighbours within the widest context window come along. Measured on the dev split:
-#: 300 nearest and 400 words score as 150 and 200 (r@2000ch 0.808 both), at twice the time.
-SERVED_NEAR = 150
-SERVED_WORDS_SHARE = 1  # keyword matches read: this many times `RankSettings.candidates`
-SERVED_MEMO_MOST = 200_000  # texts whose derived values a searcher keeps between queries
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
 
@@ -194,9 +186,7 @@ class Searcher:
         #: With an index server: rank candidates the server picks (phase 2), not a unit table
         #: of the whole index read into this process (phase 1; `[search] on_server = false`).
         self.on_server = True
-        self._served_stats: dict[tuple[str, ...] | None, tuple[str | None, tuple[int, ...]]] = {}
-        self._served_labels: set[str] = set()  # lead-in labels seen among candidates
-        self._served_memo: dict[str, dict] = {}  # what candidates' texts gave (UnitTable.build)
+        self._server = ServerCandidates()  # what queries to an index server keep (served.py)
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -370,8 +360,9 @@ class Searcher:
         store = self.index.store
         model_id = self._model_for(mode)
         use_vectors = model_id is not None
-        served = self._serve(query, model_id, mode, filters, s, limit) \
-            if self._serves(filters) else None
+        served = self._server.fetch(
+            self.index, query, model_id, mode, filters, s, limit, tuple(self.settings.windows),
+            self._name_keys(query), self.label_terms) if self._serves(filters) else None
         within: Restriction | None = None
         if served is not None:  # candidates from the index server, ranked the same way
             table, within, store = served.table, served.within, served
@@ -659,72 +650,6 @@ class Searcher:
         return (self.on_server and hasattr(self.index.store, "served")
                 and filters.select is None and not (filters.since or filters.until))
 
-    def _serve(self, query: str, model_id: str | None, mode: str, filters: Filters,
-               s: RankSettings, limit: int) -> Served:
-        """The candidates of `query` from the index server, as a small unit table with the
-        BM25 statistics of everything the search sees (docs/postgres-design.md §4)."""
-        import numpy as np
-
-        store: Any = self.index.store
-        terms = list(dict.fromkeys(terms_of(query, query=True)))
-        vectors: dict[str, np.ndarray] = {}
-        vector = None
-        if model_id is not None and mode != "keyword":
-            encoder = self.index.query_embedder()
-            # The text `_search` will embed: without the lead-in labels it names (guessed
-            # from the labels of earlier candidates; a wrong guess costs a second embedding)
-            labels = {t for t in terms if t in self._served_labels}
-            text = query
-            if labels and mode == "hybrid" and s.subject_boost and s.subject_free_vector:
-                text = dense_query(query, labels.__contains__)
-            if encoder is not None:
-                try:
-                    vector = vectors[text] = encoder.embed_query(text)
-                except _provider_error():  # said when the search embeds it again
-                    pass
-        words = terms_of(query)
-        shortest = 1 if len(set(words)) == 1 else 2
-        keys = sorted({" ".join(words[i:j]) for i in range(len(words))
-                       for j in range(i + shortest, min(len(words), i + MAX_NAME_WORDS) + 1)})
-        conditions = (filters.conditions() if filters.active
-                      else {"hidden_files": tuple(filters.hidden_kinds)})
-        scopes = tuple(sorted(set(filters.scopes))) if filters.scopes is not None else None
-        known = self._served_stats.get(scopes, (None, ()))
-        got = store.served(
-            model_id, np.asarray(vector, dtype=np.float32).tobytes() if vector is not None
-            else None,
-            *((terms, terms) if mode in ("hybrid", "keyword") else ([], [])), keys,
-            scopes, conditions, max(SERVED_NEAR, 3 * limit),
-            SERVED_WORDS_SHARE * max(s.candidates, 100),
-            max(self.settings.windows, default=1) - 1, known[0])
-        if got["stats"] is not None:
-            self._served_stats[scopes] = (got["generation"], got["stats"])
-            known = self._served_stats[scopes]
-        rows = [row for row, _, _, _ in got["rows"]]
-        dims = len(vector) if vector is not None else next(
-            (len(r[5]) // 4 for r in rows if r[5] is not None), 1)
-        if sum(len(kept) for kept in self._served_memo.values()) > SERVED_MEMO_MOST:
-            self._served_memo = {}
-        table = UnitTable.build(rows, dims, self.settings.windows, memo=self._served_memo)
-        self._served_labels.update(self.label_terms(table))
-        units, text_terms, heading_terms = known[1]
-        vocab = table.vocab
-        frequencies = {
-            field: {vocab[t]: counts[k] for t, counts in got["df"].items() if t in vocab}
-            for k, field in enumerate(("tx", "hd"))}
-        n = len(rows)
-        within = Restriction(
-            np.ones(n, dtype=bool), ((0, n),), units,
-            {"tx": text_terms / units if units else 0.0,
-             "hd": heading_terms / units if units else 0.0,
-             "lb": table.label.average}, frequencies)
-        allowed = np.fromiter((ok for _, _, ok, _ in got["rows"]), dtype=bool, count=n)
-        known_terms = {t for t, (a, b) in got["df"].items() if a or b}
-        return Served(table, within, None if allowed.all() else allowed,
-                      {chunk.id: chunk for _, chunk, _, _ in got["rows"]}, vectors,
-                      known_terms, got["named"],
-                      {chunk.id: flagged for _, chunk, _, flagged in got["rows"]})
-
     def _told(self, table: UnitTable, filters: Filters) -> np.ndarray | None:
         """The units outside `--since/--until` by their file's date whose relative dates
         ("yesterday" in the next day's log) name days wholly inside (a line's "next week" is
@@ -775,6 +700,14 @@ class Searcher:
                 f"{exc}); run `vault index` to rebuild it."
             ) from exc
 
+    @staticmethod
+    def _name_keys(query: str) -> set[str]:
+        """The runs of the query's analyzed words that may name a note (see `_named`)."""
+        words = terms_of(query)
+        shortest = 1 if len(set(words)) == 1 else 2
+        return {" ".join(words[i:j]) for i in range(len(words))
+                for j in range(i + shortest, min(len(words), i + MAX_NAME_WORDS) + 1)}
+
     def _named(self, table: UnitTable, query: str) -> np.ndarray | None:
         """The units of the notes the query names by their file name or an alias (each name
         as its analyzed words, found in a row in the query's), or None when it names none.
@@ -788,54 +721,12 @@ class Searcher:
             self._has_names = (table, store.has_names())
         if not self._has_names[1]:
             return None
-        words = terms_of(query)
-        shortest = 1 if len(set(words)) == 1 else 2
-        keys = {" ".join(words[i:j]) for i in range(len(words))
-                for j in range(i + shortest, min(len(words), i + MAX_NAME_WORDS) + 1)}
-        found = store.named_files(keys)
+        found = store.named_files(self._name_keys(query))
         if not found:
             return None
         files = np.fromiter({f for ids in found.values() for f in ids}, dtype=np.int64)
         named = np.isin(table.file_ids, files)
         return named if named.any() else None
-
-
-@dataclass
-class Served:
-    """A search's candidates from an index server (`Searcher._serve`): their unit table, the
-    statistics of all the search sees, which rows the filters allow, the rows' texts (it
-    answers `chunks_by_id` for them, as the store would), the query vectors embedded."""
-
-    table: UnitTable
-    within: Restriction
-    allowed: np.ndarray | None
-    chunks: dict[int, Any]
-    vectors: dict[str, np.ndarray]
-    known_terms: set[str]
-    named_files: list[int]
-    flags: dict[int, bool | None]  # judged when indexed; None: written before judgements
-
-    def knows(self, term: str) -> bool:
-        """Whether any unit the search sees holds `term` (not only the candidates)."""
-        return term in self.known_terms or term in self.table.vocab
-
-    def named(self, table: UnitTable) -> np.ndarray | None:
-        import numpy as np
-
-        if not self.named_files:
-            return None
-        named = np.isin(table.file_ids, np.asarray(self.named_files, dtype=np.int64))
-        return named if named.any() else None
-
-    def chunks_by_id(self, ids: Any) -> dict[int, Any]:
-        return {int(i): self.chunks[int(i)] for i in ids if int(i) in self.chunks}
-
-    def flagged_ids(self, ids: Any) -> set[int] | None:
-        """As the store's: None when one of them was written before judgements were kept."""
-        flags = [(int(i), self.flags.get(int(i))) for i in ids]
-        if any(flagged is None for _, flagged in flags):
-            return None
-        return {i for i, flagged in flags if flagged}
 
 
 def _cosines(matrix: np.ndarray, query: np.ndarray, within: Restriction | None) -> np.ndarray:
