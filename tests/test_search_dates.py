@@ -207,6 +207,8 @@ def test_a_relative_day_in_the_question_is_seen_from_today(
         ("what did they give him on Aug 15th?", [(None, 8, 15)]),
         ("What deal did John get in December?", [(None, 12, None)]),
         ("I may go in May", []),
+        ("version 2 may break on May 3", []),
+        ("on 3 May 2023", [(2023, 5, 3)]),
         ("a 2023 budget and 12 items", []),
     ],
 )

@@ -116,8 +116,8 @@ _NAMED = re.compile(
 def named_days(text: str) -> list[Day]:
     """The days a question names outright: "on 25 May, 2022" (2022, 5, 25), "October 13,
     2023", "8th December, 2023", "in June 2022" (2022, 6, None), "in 2023" (2023, 0, None),
-    "on Aug 15th" (None, 8, 15), "in December" (None, 12, None). "in may" alone is left
-    out: as often the verb. English month names only."""
+    "on Aug 15th" (None, 8, 15), "in December" (None, 12, None). May counts only with its
+    year ("2 may break", "in May" are as often the verb). English month names only."""
     found: list[Day] = []
     for match in _NAMED.finditer(text):
         given = {key[0]: value for key, value in match.groupdict().items() if value}
@@ -125,7 +125,7 @@ def named_days(text: str) -> list[Day]:
         day = int(given["d"]) if "d" in given else None
         if "m" not in given:
             found.append((year, 0, None))
-        elif not (day is None and year is None and given["m"].lower() == "may") and (
+        elif (year is not None or given["m"].lower() != "may") and (
                 day is None or 1 <= day <= 31):
             found.append((year, _MONTHS[given["m"].lower()], day))
     return found
