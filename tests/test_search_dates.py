@@ -228,3 +228,10 @@ def test_asked_days_and_on_days() -> None:
     assert on_days(days, [(None, 10, 13)]).tolist() == [False, True, True, False]
     assert on_days(days, [(2024, 2, None), (2022, 0, None)]).tolist() == [
         False, False, True, True]
+
+
+def test_explain_names_the_date(run_cli, painted: Vault) -> None:
+    result = run_cli("--vault", str(painted.root), "search", "What did Melanie paint in October?",
+                     "--explain", "--limit", "1")
+    assert result.exit_code == 0, result.stderr
+    assert "2023-10-13.md" in result.stdout and "date=1.500" in result.stdout
