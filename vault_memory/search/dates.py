@@ -3,6 +3,10 @@
 fourteen days before. Pure: a text and a day in, a range of days out. The unit table keeps
 the range of each unit (`UnitTable.mentioned`), so `--since/--until` find the line written
 the day after what it tells ("went to the support group yesterday").
+
+The other way round, the days a question asks about ("on 25 May, 2022", "in June 2022", or
+"last week" seen from today: `asked_days`) raise the lines of those days (`on_days`, the
+searcher's `date_boost`).
 """
 
 from __future__ import annotations
@@ -85,7 +89,6 @@ def mentioned_days(text: str, day: dt.date) -> tuple[dt.date, dt.date] | None:
     else:
         one = day - dt.timedelta(days=(day.weekday() - weekday - 1) % 7 + 1)
     return one, one
-
 
 
 #: A day a question asks about: (year, month, day); year None is any year, month 0 the whole
