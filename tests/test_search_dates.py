@@ -1,7 +1,8 @@
 """Relative dates resolved against the line's own date: `--since/--until` find the line written
 the day after what it tells ("went to the support group yesterday"), with the real index and
 model, and the JSON `scores` say which hits came in that way (`told_date`). The pure rule
-(`mentioned_days`) is tested without files."""
+(`mentioned_days`) is tested without files. A question naming a day ("on 13 October, 2023",
+"yesterday") prefers that day's lines (`date` in the scores)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from vault_memory import Vault
-from vault_memory.search.dates import mentioned_days
+from vault_memory.search.dates import asked_days, mentioned_days, named_days, on_days
 from vault_memory.search.ranking import asks_when
 
 LOG = """\
@@ -154,3 +156,82 @@ def test_a_when_question_prefers_the_line_that_tells_a_day(vault_dir: Path) -> N
 )
 def test_asks_when(query: str, asks: bool) -> None:
     assert asks_when(query) is asks
+
+
+PAINTED = {
+    "2023-09-01": "- **Caroline**: the bus was late again\n- **Caroline**: fixed the bike chain\n"
+                  "- **Melanie**: baked bread with the kids",
+    "2023-10-13": "- **Melanie**: painted a lake picture at dawn for the kids",
+    "2023-11-02": "- **Melanie**: painted the lake at dusk, I love to paint a lake",
+}
+
+
+@pytest.fixture
+def painted(vault_dir: Path) -> Vault:
+    for day, line in PAINTED.items():
+        (vault_dir / "memory" / f"{day}.md").write_text(
+            f"# {day}\n\n## 18:00 — chat\n\n{line}\n", encoding="utf-8")
+    opened = Vault(vault_dir)
+    opened.index()
+    return opened
+
+
+def test_a_question_naming_a_day_prefers_that_days_lines(painted: Vault) -> None:
+    searcher = painted._searcher
+    query = "What did Melanie paint in October?"
+    hits = painted.search(query, limit=2, fresh=False)
+    assert (hits[0].path, hits[0].scores["date"]) == ("memory/2023-10-13.md", 1.5)
+    assert hits[1].scores["date"] == 1.0
+    searcher.settings = dataclasses.replace(searcher.settings, date_boost=0.0)
+    assert painted.search(query, limit=2, fresh=False)[0].path == "memory/2023-11-02.md"
+
+
+def test_a_relative_day_in_the_question_is_seen_from_today(
+        painted: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2023-10-14T09:30")
+    hits = painted.search("what did Melanie paint yesterday?", limit=2, fresh=False)
+    assert (hits[0].path, hits[0].scores["date"]) == ("memory/2023-10-13.md", 1.5)
+    monkeypatch.setenv("VAULT_NOW", "2023-11-03T09:30")
+    hits = painted.search("what did Melanie paint yesterday?", limit=2, fresh=False)
+    assert hits[0].path == "memory/2023-11-02.md"
+
+
+@pytest.mark.parametrize(
+    ("query", "days"),
+    [
+        ("What did Nate do for Joanna on 25 May, 2022?", [(2022, 5, 25)]),
+        ("the painting she showed on October 13, 2023", [(2023, 10, 13)]),
+        ("What book did Tim finish on 8th December, 2023?", [(2023, 12, 8)]),
+        ("What is Nate organizing in June 2022?", [(2022, 6, None)]),
+        ("When did John hurt his ankle in 2023?", [(2023, 0, None)]),
+        ("what did they give him on Aug 15th?", [(None, 8, 15)]),
+        ("What deal did John get in December?", [(None, 12, None)]),
+        ("I may go in May", []),
+        ("version 2 may break on May 3", []),
+        ("on 3 May 2023", [(2023, 5, 3)]),
+        ("a 2023 budget and 12 items", []),
+    ],
+)
+def test_named_days(query: str, days: list) -> None:
+    assert named_days(query) == days
+
+
+def test_asked_days_and_on_days() -> None:
+    assert asked_days("what did we do last week?", MONDAY) == [
+        (2023, 5, n) for n in range(1, 8)]
+    assert asked_days("and last month", MONDAY) == [(2023, 4, None)]
+    assert asked_days("and last year", MONDAY) == [(2022, 0, None)]
+    assert asked_days("on 1 May 2023, not yesterday", MONDAY) == [(2023, 5, 1)]  # named first
+    days = np.array([0, dt.date(2023, 10, 13).toordinal(), dt.date(2022, 10, 13).toordinal(),
+                     dt.date(2024, 2, 29).toordinal()])
+    assert on_days(days, [(2023, 10, 13)]).tolist() == [False, True, False, False]
+    assert on_days(days, [(None, 10, 13)]).tolist() == [False, True, True, False]
+    assert on_days(days, [(2024, 2, None), (2022, 0, None)]).tolist() == [
+        False, False, True, True]
+
+
+def test_explain_names_the_date(run_cli, painted: Vault) -> None:
+    result = run_cli("--vault", str(painted.root), "search", "What did Melanie paint in October?",
+                     "--explain", "--limit", "1")
+    assert result.exit_code == 0, result.stderr
+    assert "2023-10-13.md" in result.stdout and "date=1.500" in result.stdout

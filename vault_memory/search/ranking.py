@@ -55,6 +55,10 @@ class RankSettings:
     # A question asking when ("When did…", "what day…") raises by this share the lines that
     # tell a day relative to their own ("yesterday", "last Fri"): they carry the answer.
     when_boost: float = 0.1
+    # A question that names a day ("on 25 May, 2022", "in June 2022", "last week": seen from
+    # today) raises by this share the lines of that day's logs, and those that tell of that
+    # one day ("yesterday" in the next day's log): `dates.asked_days`.
+    date_boost: float = 0.5
 
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..index import BM25_B, BM25_K1, terms_of
+from .dates import asked_days, on_days
 from .ranking import (
     RankSettings,
     asks_when,
@@ -523,6 +524,14 @@ class Searcher:
         if s.when_boost and not listing and asks_when(query):
             when_factor = np.where(table.told[:, 0] > 0, 1.0 + s.when_boost, 1.0)
             relevance = relevance * when_factor
+        date_factor: Any = 1.0
+        if s.date_boost and not listing:
+            days = asked_days(query, today)
+            if days:  # lines of a day the question names, or telling of that one day
+                told_day = (table.told[:, 0] == table.told[:, 1]) & on_days(table.told[:, 0], days)
+                date_factor = np.where(on_days(table.day_numbers, days) | told_day,
+                                       1.0 + s.date_boost, 1.0)
+                relevance = relevance * date_factor
 
         recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
         score = relevance * recency * table.salience
@@ -622,6 +631,7 @@ class Searcher:
                 "told_date": float(told is not None and bool(told[best])),
                 "turn": float(best in raised),
                 "when": float(np.broadcast_to(when_factor, (n,))[best]),
+                "date": float(np.broadcast_to(date_factor, (n,))[best]),
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
