@@ -205,6 +205,24 @@ def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result 
     return st if stat.S_ISREG(st.st_mode) else None
 
 
+def fs_clock_ns(folder: Path) -> int | None:
+    """The file system's clock now (the mtime a file written now gets, in ns), or None when
+    `folder` cannot be written: a file made and removed in it."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".clock.", dir=folder)
+    except OSError:
+        return None
+    try:
+        os.write(fd, b"\0")
+        return os.fstat(fd).st_mtime_ns
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
 def model_id_for(name: str) -> str | None:
     from .embedder import BUNDLED_MODEL, BUNDLED_MODEL_ID
 
@@ -360,6 +378,7 @@ class Index:
         self._embed_problem: str | None = None  # why the last run left units without vectors
         self._embed_repairs = True
         self._store_rebuilt = False
+        self._began_ns: int | None = None  # the file system's clock as the last plan began
 
     # -- model ------------------------------------------------------------------------------
 
@@ -637,8 +656,10 @@ class Index:
             self._embed_only = [*plan.new, *plan.modified, *(new for _, new in plan.moved)]
             self._embed_gone = store.shas_of(
                 [*plan.deleted, *plan.modified, *(old for old, _ in plan.moved)])
+        self._record_racy(texts, plan, applied=False)
         if not plan.is_noop:
             self._apply(plan, texts, progress)
+        self._record_racy(texts, plan, applied=True)
         if self._store_rebuilt and not self._embed_repairs:
             return self._totals(report)
         fsutil.kill_point("index.before-embed")
@@ -697,6 +718,8 @@ class Index:
         files, the warning to show). Symlinks a full scan skips are put in `skipped`."""
         known = self.store.file_stats()
         held = self.store.skipped()
+        racy = self.racy_paths()
+        self._began_ns = fs_clock_ns(self.cache)  # before any stat: see `racy_paths`
         scope: set[str] | None = None
         if paths is None:
             stats = scan(self.root, skipped=skipped)
@@ -723,7 +746,8 @@ class Index:
         limit = self.config.index.max_file_bytes
         for relpath, st in stats.items():
             row = known.get(relpath)
-            if row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size:
+            if (row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size
+                    and relpath not in racy):
                 unchanged.append(relpath)
                 continue
             was = held.get(relpath)
@@ -748,7 +772,7 @@ class Index:
             disk[relpath] = entry
         settled = set(unchanged) | set(still_held)
         indexed = {p: IndexedFile(*row) for p, row in known.items() if p not in settled}
-        plan = plan_changes(disk, indexed, scope)
+        plan = plan_changes(disk, indexed, scope, racy)
         plan.unchanged = sorted(plan.unchanged + [p for p in unchanged + still_held if p in known])
         plan.held = sorted(still_held)
         # Skipped files that are gone (or readable now, below) are forgotten.
@@ -813,6 +837,40 @@ class Index:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "analyzer", ANALYZER)
 
+    def racy_paths(self) -> set[str]:
+        """The files whose recorded mtime was not older than the index run that read them
+        (git's "racy" rule): a same-size rewrite within that file-time tick leaves the stat
+        as recorded, so they are compared by content until a run reads them again after
+        their mtime (`_record_racy`)."""
+        import json
+
+        try:
+            found = json.loads(self.store.get_meta("racy_files") or "[]")
+        except ValueError:
+            return set()
+        return set(found) if isinstance(found, list) else set()
+
+    def _record_racy(self, texts: dict[str, Any], plan: ChangePlan, applied: bool) -> None:
+        """The racy files: those a run read whose mtime is not older than the moment it
+        began (on the file system's clock, taken before any stat), and those of earlier runs
+        it did not read again. Added before the run stores what it read, removed after (a
+        run killed in between leaves them racy: compared by content once more)."""
+        import json
+
+        began = self._began_ns
+        if began is None:
+            return
+        before = self.racy_paths()
+        read = {p: f for p, f in texts.items() if isinstance(f, fsutil.TextFile)}
+        now = before | {p for p, f in read.items() if f.mtime_ns >= began}
+        if applied:
+            gone = {*plan.deleted, *(old for old, _ in plan.moved)}
+            now = {p for p in before if p not in read and p not in gone} | {
+                p for p, f in read.items() if f.mtime_ns >= began}
+        if now != before:
+            with self.store.transaction() as conn:
+                self.store.set_meta(conn, "racy_files", json.dumps(sorted(now)))
+
     def stale_paths(self, scope: scopes.Scope | None = None) -> list[str]:
         """Paths whose stat differs from the index, plus indexed paths gone from disk (of
         the files `scope` may see, when given), plus the files whose words an upgrade's
@@ -822,10 +880,11 @@ class Index:
         disk = scan(self.root, scope=scope)
         if scope is not None:
             known = {p: row for p, row in known.items() if scopes.sees(scope, scopes.scope_of(p))}
+        racy = self.racy_paths()
         stale = [
             p
             for p, st in disk.items()
-            if (p not in known or (st.st_mtime_ns, st.st_size) != known[p][:2])
+            if (p not in known or (st.st_mtime_ns, st.st_size) != known[p][:2] or p in racy)
             and (p not in held or (st.st_mtime_ns, st.st_size) != held[p][:2])
         ]
         stale += [p for p in known if p not in disk]
