@@ -343,13 +343,13 @@ class IndexReport:
         return asdict(self)
 
 
-def open_store(config: Config, readonly: bool = False) -> Any:
+def open_store(config: Config, readonly: bool = False, create: bool = True) -> Any:
     """The index backend `[index] backend` names: the SQLite `Store` in `.vault/` (default)
     or the PostgreSQL server's `PgStore` (issue 21); both are `backend.IndexBackend`s."""
     settings = config.index
     backend = settings.backend.strip().lower() or "sqlite"
     if backend == "sqlite":
-        return Store(config.cache_dir / "index.sqlite", readonly=readonly)
+        return Store(config.cache_dir / "index.sqlite", readonly=readonly, create=create)
     if backend == "postgres":
         from .pgstore import PgStore, dsn_of
 
@@ -362,12 +362,14 @@ def open_store(config: Config, readonly: bool = False) -> Any:
 class Index:
     """The derived cache of one vault."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, creates_cache: bool = True) -> None:
+        """creates_cache=False: the SQLite index is opened, never created (see
+        `Vault.cache_writes`)."""
         self.config = config
         self.root = config.root
         self.cache = config.cache_dir
         self.backend = config.index.backend.strip().lower() or "sqlite"
-        self.store: Any = open_store(config)
+        self.store: Any = open_store(config, create=creates_cache)
         from .fulltext import FullText
 
         self.fulltext = FullText(self.cache / "whoosh")

@@ -181,6 +181,7 @@ class Searcher:
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
+        self.saves = True  # False: the unit table is never written to `.vault/` from here
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -212,7 +213,7 @@ class Searcher:
                 rows, marks = store.unit_rows_and_marks(model_id)
                 made = UnitTable.build(rows, dims, self.settings.windows, marks)
             table = made
-            if store.state_stamp() == {k: stamp[k] for k in store.state_stamp()}:
+            if self.saves and store.state_stamp() == {k: stamp[k] for k in store.state_stamp()}:
                 try:
                     write_arrays(path, stamp, dict(table.arrays))
                 except OSError as exc:  # a read-only cache still answers queries
