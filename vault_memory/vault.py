@@ -479,7 +479,7 @@ class Vault:
             return
         try:
             index.run(paths=stale, lock_timeout=0.2, progress=self.progress,
-                      embed_repairs=False)
+                      embed_repairs=False, defer_fulltext=True)
         except LockTimeoutError:
             log.info("another process is indexing; searching the index as it is.")
         except CannotWriteError as exc:

@@ -572,6 +572,51 @@ class Index:
         self.fulltext.rebuild(documents(self.store.fulltext_rows(), self.store.properties_of))
         with self.store.transaction() as conn:
             self.store.set_meta(conn, "fulltext_dirty", 0)
+            self.store.set_meta(conn, "fulltext_pending", "[]")
+            self.record_fulltext(conn)
+
+    def fulltext_pending(self) -> list[str]:
+        """The files whose units the keyword index does not hold as SQLite does yet: written
+        by runs that deferred it (`run(defer_fulltext=True)`)."""
+        import json
+
+        if self.backend != "sqlite" or not self.store.exists():
+            return []
+        try:
+            found = json.loads(self.store.get_meta("fulltext_pending") or "[]")
+        except ValueError:
+            return []
+        return found if isinstance(found, list) else []
+
+    def catch_up_fulltext(self, lock_timeout: float = 10.0) -> None:
+        """Bring the keyword index up to SQLite for the files runs deferred (one writer, one
+        commit), before something reads it: a search with operators, the doctor."""
+        if not self.fulltext_pending():
+            return
+        with self.writer_lock(lock_timeout):
+            self._catch_up_fulltext()
+
+    def _catch_up_fulltext(self) -> None:
+        """`catch_up_fulltext` under the writer lock. Killed midway, the pending files stay
+        recorded (done again: removing and adding a file's documents is idempotent)."""
+        from .fulltext import documents
+
+        pending = self.fulltext_pending()
+        if not pending:
+            return
+        writer = self.fulltext.writer()
+        try:
+            writer.remove(pending)
+            writer.add(documents(self.store.fulltext_rows(pending), self.store.properties_of))
+            writer.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                writer.cancel()
+            raise
+        fsutil.kill_point("index.after-fulltext-catch-up")
+        with self.store.transaction() as conn:
+            self.store.set_meta(conn, "fulltext_dirty", 0)
+            self.store.set_meta(conn, "fulltext_pending", "[]")
             self.record_fulltext(conn)
 
     # -- the run ----------------------------------------------------------------------------
@@ -586,12 +631,17 @@ class Index:
         progress: Progress | None = None,
         lock_timeout: float = 60.0,
         embed_repairs: bool = True,
+        defer_fulltext: bool = False,
     ) -> IndexReport:
         """Bring the cache in line with the files (all of them, or only `paths`).
 
         `embed_repairs=False` (a search healing the cache): when the index had to be rebuilt
         from the files, its vectors are left for the next `vault index`, and searches go by
-        keywords meanwhile."""
+        keywords meanwhile. `defer_fulltext=True` (a search's run over a few files): the
+        keyword index (Whoosh, which only search operators read) is not written; the files
+        it lags behind by are recorded with their units, and brought in by the next run
+        that does not defer, by a search with operators, or by the doctor
+        (`catch_up_fulltext`)."""
         from .integrity import heal_cache_shape
 
         started = time.perf_counter()
@@ -599,6 +649,7 @@ class Index:
             log.warning("%s", finding)
             self.store.close()
         self._embed_repairs = embed_repairs
+        self._defer_fulltext = defer_fulltext and paths is not None and self.backend == "sqlite"
         self._store_rebuilt = False
         with self.writer_lock(lock_timeout):
             try:
@@ -634,6 +685,8 @@ class Index:
             log.warning("%s: rebuilding it from the index.", ft_reason)
             self.rebuild_fulltext()
             report.rebuilt = report.rebuilt or ft_reason
+        elif not self._defer_fulltext:
+            self._catch_up_fulltext()
 
         skipped: dict[str, str] = {}
         plan, texts = self.plan(paths, skipped)
@@ -912,6 +965,9 @@ class Index:
         # Whoosh lags behind: a run killed meanwhile has it rebuilt from SQLite. A run stopped
         # between batches (the watcher stopping, an error) commits what Whoosh was given: the
         # same files as SQLite's committed batches.
+        if self._defer_fulltext:
+            self._apply_deferred(plan, to_parse, removals, texts)
+            return
         writer = self.fulltext.writer()
         whole = True  # Whoosh's writer holds exactly the batches SQLite committed
         try:
@@ -949,6 +1005,29 @@ class Index:
                 self._commit_fulltext(writer)
             raise
         self._commit_fulltext(writer)
+
+    def _apply_deferred(self, plan: ChangePlan, to_parse: list[str], removals: list[str],
+                        texts: dict[str, Any]) -> None:
+        """`_apply` for a search's run over a few files: SQLite in one transaction, with the
+        files the keyword index now lags behind by (`fulltext_pending`); Whoosh untouched."""
+        import json
+
+        store = self.store
+        pending = sorted({*self.fulltext_pending(), *to_parse, *removals})
+        with store.transaction() as conn:
+            for path in removals:
+                store.delete_file(conn, path)
+            for path in plan.touched:
+                st = (self.root / path).stat()
+                store.touch_file(conn, path, st.st_mtime_ns, st.st_size)
+            for path in to_parse:
+                self._store_file(conn, path, texts[path])
+            if to_parse and self.model_id:
+                store.set_meta(conn, "embeddings_complete", 0)
+            store.set_meta(conn, "fulltext_pending", json.dumps(pending))
+            store.record_counts(conn)
+            store.set_meta(conn, "last_index_at", time.time())
+        fsutil.kill_point("index.after-units")
 
     def _commit_fulltext(self, writer: Any) -> None:
         """Commit the keyword index's writer and record that Whoosh holds what SQLite does."""
@@ -1134,12 +1213,17 @@ class Index:
         """Every check of the cache, and the repair of what fails (index/integrity.py)."""
         from .integrity import diagnose_and_repair
 
+        if self.store.exists():
+            with contextlib.suppress(VaultError, sqlite3.DatabaseError):
+                self.catch_up_fulltext()  # what runs deferred is not damage
         return diagnose_and_repair(self)
 
     def verify(self) -> Any:
         """Whether the index equals the files (index/integrity.py `verify`). Reads only."""
         from .integrity import verify
 
+        with contextlib.suppress(VaultError, sqlite3.DatabaseError):
+            self.catch_up_fulltext()  # what runs deferred is not a difference
         return verify(self, scan(self.root))
 
     def repair_differences(self, check: Any) -> list[Any]:

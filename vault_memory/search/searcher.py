@@ -633,6 +633,10 @@ class Searcher:
         from .select import select
 
         try:
+            self.index.catch_up_fulltext()  # what searches' runs left for the keyword index
+        except VaultError as exc:  # another writer holds the lock long, a read-only cache
+            log.warning("the search operators read the keyword index as it is: %s", exc)
+        try:
             return select(tree, table, self.index)
         except VaultError:
             raise
