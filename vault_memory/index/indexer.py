@@ -381,6 +381,7 @@ class Index:
         self._embed_repairs = True
         self._store_rebuilt = False
         self._began_ns: int | None = None  # the file system's clock as the last plan began
+        self._stats_memo: tuple[Any, dict[str, tuple[int, int, str]]] | None = None
 
     # -- model ------------------------------------------------------------------------------
 
@@ -771,7 +772,7 @@ class Index:
 
         Returns the plan and, for files that were read, their text (or, for unreadable
         files, the warning to show). Symlinks a full scan skips are put in `skipped`."""
-        known = self.store.file_stats()
+        known = self._file_stats()
         held = self.store.skipped()
         racy = self.racy_paths()
         self._began_ns = fs_clock_ns(self.cache)  # before any stat: see `racy_paths`
@@ -826,7 +827,9 @@ class Index:
                                             lasting=not isinstance(exc.__cause__, OSError))
             disk[relpath] = entry
         settled = set(unchanged) | set(still_held)
-        indexed = {p: IndexedFile(*row) for p, row in known.items() if p not in settled}
+        # A run over a few paths plans only those (`plan_changes` keeps the scope's paths).
+        candidates = known if scope is None else {p: known[p] for p in scope if p in known}
+        indexed = {p: IndexedFile(*row) for p, row in candidates.items() if p not in settled}
         plan = plan_changes(disk, indexed, scope, racy)
         plan.unchanged = sorted(plan.unchanged + [p for p in unchanged + still_held if p in known])
         plan.held = sorted(still_held)
@@ -892,6 +895,22 @@ class Index:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "analyzer", ANALYZER)
 
+    def _file_stats(self) -> dict[str, tuple[int, int, str]]:
+        """`store.file_stats()`, read once for a search's freshness check and its run while
+        nothing changed the SQLite index between (no commit by another connection: its
+        `data_version`; none by ours: `total_changes`). Callers do not change it."""
+        store = self.store
+        if self.backend != "sqlite":
+            return dict(store.file_stats())
+        conn = store.conn
+        key = (conn, store.data_version(), conn.total_changes)
+        memo = self._stats_memo
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        stats: dict[str, tuple[int, int, str]] = store.file_stats()
+        self._stats_memo = (key, stats)
+        return stats
+
     def racy_paths(self) -> set[str]:
         """The files whose recorded mtime was not older than the index run that read them
         (git's "racy" rule): a same-size rewrite within that file-time tick leaves the stat
@@ -930,7 +949,7 @@ class Index:
         """Paths whose stat differs from the index, plus indexed paths gone from disk (of
         the files `scope` may see, when given), plus the files whose words an upgrade's
         analyzer gives otherwise. Stats only; reads no file and writes nothing."""
-        known = self.store.file_stats()
+        known = self._file_stats()
         held = self.store.skipped()
         disk = scan(self.root, scope=scope)
         if scope is not None:
@@ -1109,8 +1128,6 @@ class Index:
         indexed, searches go by keywords only, and the next run tries again."""
         import numpy as np
 
-        from .remote import EmbeddingProviderError
-
         store = self.store
         self._embed_problem = None
         only, self._embed_only = getattr(self, "_embed_only", None), None
@@ -1143,7 +1160,11 @@ class Index:
                 vectors = embedder.embed(
                     [text for _, text in chunk], batch_size=self.config.index.batch_size
                 )
-            except EmbeddingProviderError as exc:
+            except Exception as exc:
+                from .remote import EmbeddingProviderError  # (HTTP, TLS: not for a search)
+
+                if not isinstance(exc, EmbeddingProviderError):
+                    raise
                 failure = str(exc)
                 break
             if expected and vectors.shape[1] != int(expected):

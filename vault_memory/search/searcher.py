@@ -194,8 +194,9 @@ class Searcher:
         version = (model_id, store.data_version(), store.get_meta("last_index_at"))
         if self._table is not None and version == self._table_version:
             return self._table
+        state = store.state_stamp()
         stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
-                 **store.state_stamp()}
+                 **state}
         path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
         dims = int(store.get_meta("dims", "384") or 384)
         base = self._table if self._table_version and self._table_version[0] == model_id else None
@@ -215,7 +216,7 @@ class Searcher:
             if made.appended_too_many():
                 made = made.compacted()
             table = made
-            if self.saves and store.state_stamp() == {k: stamp[k] for k in store.state_stamp()}:
+            if self.saves and store.state_stamp() == state:  # no writer committed meanwhile
                 try:
                     _save_table(path, stamp, table)
                 except OSError as exc:  # a read-only cache still answers queries

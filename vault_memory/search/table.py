@@ -200,7 +200,7 @@ class UnitTable:
             rows = [rows[i] for i in order]
         names = sorted(set(scope_of_row))
         terms = _field_terms(rows)
-        a = _row_arrays(rows, dims, names, terms)
+        a = _row_arrays(rows, dims, names, terms, _length_bytes())
         vocab = sorted({t for flat, _ in terms.values() for t in flat})
         number = {t: i for i, t in enumerate(vocab)}
         for field, (flat, _) in terms.items():
@@ -242,12 +242,14 @@ class UnitTable:
             rows = [rows[i] for i in order]
             scope_of_row = [scope_of_row[i] for i in order]
         old_names = self.scope_names
-        kept_codes = np.unique(self.scope_codes[keep])
+        # (np.unique would import numpy.ma: 30 ms of a search after an edit)
+        kept_codes = np.flatnonzero(np.bincount(self.scope_codes[keep],
+                                                minlength=len(old_names)))
         names = sorted({old_names[c] for c in kept_codes.tolist()} | set(scope_of_row))
         code_of = {name: code for code, name in enumerate(names)}
         recode = np.asarray([code_of.get(name, -1) for name in old_names], dtype=np.int64)
         terms = _field_terms(rows)
-        added = _row_arrays(rows, dims, names, terms)
+        added = _row_arrays(rows, dims, names, terms, old["length_bytes"])
         # Where each new row goes among the kept ones: by (scope, file id), as `build` orders.
         kept_key = (recode[self.scope_codes[keep]] << 40) | self.file_ids[keep]
         new_key = (added["scope_codes"].astype(np.int64) << 40) | added["file_ids"]
@@ -268,6 +270,7 @@ class UnitTable:
                                 stored + np.arange(len(rows), dtype=np.int64), runs, new_slots, m)
         a["base"] = self.base
         a["vec_extra"] = np.concatenate((self.extra, added["matrix"]))
+        a["length_bytes"] = old["length_bytes"]
         local = _splice(old["section"], added["section"] + (int(old["section"][-1]) + 1 if n
                                                             else 0), runs, new_slots, m)
         a["section"] = local
@@ -455,11 +458,12 @@ def _row_arrays(
     dims: int,
     names: Sequence[str],
     terms: Mapping[str, tuple[list[str], list[int]]],
+    length_bytes: np.ndarray,
 ) -> dict[str, np.ndarray]:
     """The arrays of one value per row, for rows grouped by scope (`names` in order) and in
-    file order; "section" numbers the rows' runs of one file under one heading from 0."""
+    file order; "section" numbers the rows' runs of one file under one heading from 0.
+    `length_bytes`: the lengths Whoosh's one length byte stands for (`_length_bytes`)."""
     import numpy as np
-    from whoosh.util.numeric import byte_to_length, length_to_byte
 
     n = len(rows)
     a: dict[str, np.ndarray] = {}
@@ -506,11 +510,21 @@ def _row_arrays(
         # Each unit's length rounded to what Whoosh's one byte holds (the scores are then
         # exactly the Whoosh index's); the exact count for the averages.
         counts = np.asarray(sizes, dtype=np.int32)
-        longest = int(counts.max(initial=0))
-        rounded = [byte_to_length(length_to_byte(x)) for x in range(longest + 1)]
-        a[f"{field}_len"] = np.asarray(rounded, dtype=np.float32)[counts]
+        at = np.minimum(np.searchsorted(length_bytes, counts, side="left"), 255)
+        a[f"{field}_len"] = length_bytes[at].astype(np.float32)
         a[f"{field}_count"] = counts
+    a["length_bytes"] = np.asarray(length_bytes, dtype=np.int64)
     return a
+
+
+def _length_bytes() -> np.ndarray:
+    """The 256 lengths Whoosh's one length byte stands for, ascending: a length is stored as
+    the first of them not below it (`length_to_byte`), the last for any longer. Kept in the
+    table, so that a patch does not import Whoosh (50 ms with what it imports)."""
+    import numpy as np
+    from whoosh.util.numeric import byte_to_length
+
+    return np.asarray([byte_to_length(i) for i in range(256)], dtype=np.int64)
 
 
 def _pairs(
