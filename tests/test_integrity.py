@@ -45,9 +45,9 @@ def _overwrite(path: Path, data: bytes, at: int = 0) -> None:
 
 
 def _arrays(root: Path) -> Path:
-    tables = sorted((root / ".vault").glob("units-*.arrays"), key=lambda p: -p.stat().st_size)
+    tables = sorted((root / ".vault").glob("units-*.arrays"), key=lambda p: ".base-" not in p.name)
     assert tables, "a search writes the unit table"
-    return tables[0]  # the largest: its vectors' base (search/searcher.py `_save_table`)
+    return tables[0]  # its vectors' base, the bulk of it (search/searcher.py `_save_table`)
 
 
 def _toc(root: Path) -> Path:

@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import logging
 import os
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,6 +185,7 @@ class Searcher:
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
         self.saves = True  # False: the unit table is never written to `.vault/` from here
+        self._changes: tuple[Any, int] | None = None  # our SQLite connection's changes, then
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -195,6 +197,8 @@ class Searcher:
         if self._table is not None and version == self._table_version:
             return self._table
         state = store.state_stamp()
+        conn = getattr(store, "_conn", None)
+        self._changes = (conn, conn.total_changes) if isinstance(conn, sqlite3.Connection) else None
         stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
                  **state}
         path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
@@ -216,7 +220,7 @@ class Searcher:
             if made.appended_too_many():
                 made = made.compacted()
             table = made
-            if self.saves and store.state_stamp() == state:  # no writer committed meanwhile
+            if self.saves and self._unchanged_since(version, state):
                 try:
                     _save_table(path, stamp, table)
                 except OSError as exc:  # a read-only cache still answers queries
@@ -224,6 +228,19 @@ class Searcher:
         self._table, self._table_version = table, version
         self._hidden = {}
         return table
+
+    def _unchanged_since(self, version: tuple[Any, ...], state: dict[str, Any]) -> bool:
+        """Whether the index is still in `state` (no writer committed while the table was
+        made): SQLite says so by its `data_version` (commits of other connections) and our
+        connection's `total_changes`, without the count `state_stamp` makes."""
+        store = self.index.store
+        conn = getattr(store, "_conn", None)
+        if self.index.backend == "sqlite" and conn is not None and version[1:] == (
+                store.data_version(), store.get_meta("last_index_at")) and (
+                self._changes is not None and self._changes[0] is conn
+                and self._changes[1] == conn.total_changes):
+            return True
+        return bool(store.state_stamp() == state)
 
     def _patched(self, base: UnitTable, model_id: str | None, dims: int) -> UnitTable | None:
         """`base` brought up to the index as it is now by the files that changed since it was
