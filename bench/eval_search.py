@@ -57,6 +57,8 @@ def main() -> None:
     parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
                         help="the index backend (in-process only; postgres needs --dsn)")
     parser.add_argument("--dsn", default="", help="the PostgreSQL index server's DSN")
+    parser.add_argument("--phase1", action="store_true",
+                        help="postgres: read the whole unit table ([search] on_server = false)")
     parser.add_argument("--cli", action="store_true", help="score `vault search --json` processes")
     parser.add_argument(
         "--set",
@@ -113,14 +115,17 @@ def main() -> None:
     for item in args.set:
         key, _, value = item.partition("=")
         overrides[key] = ast.literal_eval(value)
+    settings: dict = {"index.backend": args.backend, "index.dsn": args.dsn} if args.dsn else {}
+    if args.phase1:
+        settings["search.on_server"] = False
     result = score.run(
-        InProcess(args.fetch_k, overrides,
-                  {"index.backend": args.backend, "index.dsn": args.dsn} if args.dsn else {}),
+        InProcess(args.fetch_k, overrides, settings),
         convs, ks, budgets, args.fetch_k, quiet=True
     )
     summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
     score.report(
-        f"vault_memory in-process {args.backend} {overrides or ''}", summary,
+        f"vault_memory in-process {args.backend}{' phase 1' if args.phase1 else ''}"
+        f" {overrides or ''}", summary,
         result["failures"], ks, budgets
     )
 

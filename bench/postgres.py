@@ -4,7 +4,9 @@ test.
 
     python bench/postgres.py                   # 100k units; starts its own server (pgserver)
     python bench/postgres.py --units 20000     # a quicker look
-    python bench/postgres.py --million         # 1M units: long (hours of CPU on 2 cores)
+    python bench/postgres.py --backends sqlite,postgres,postgres-phase1   # both searches
+    python bench/postgres.py --million --hnsw-memory 3GB --keep   # 1M units: long
+    python bench/postgres.py --million --reuse --dsn URL --backends postgres  # queries again
     python bench/postgres.py --dsn postgresql://user@host/db   # a server of your own
 
 The vault is bench/search.py's synthetic daily logs, indexed keyword-only by the real indexer
@@ -13,10 +15,11 @@ under the bundled model's id, written through each backend's own `add_embeddings
 server: into the pgvector column and its HNSW index). Queries are embedded by the real model.
 
 Measured, per backend: indexing (files -> units, wall and CPU seconds of this process; on the
-server also the CPU of the PostgreSQL processes), vectors written, the first query (the unit
-table read from the backend), then warm hybrid and keyword queries (p50/p95). On the server
-also the phase-2 building blocks (docs/postgres-design.md §4): top-50 by HNSW and top-50 by
-`ts_rank_cd` over the GIN index, filtered by scope in SQL.
+server also the CPU of the PostgreSQL processes), vectors written, the first query, then warm
+hybrid and keyword queries (p50/p95). "postgres" searches on the server (phase 2: candidates
+from its HNSW and full-text indexes, one statement a query); "postgres-phase1" reads the whole
+unit table into this process (`[search] on_server = false`). On the server also the bare
+top-50 by HNSW and by `ts_rank_cd` over the GIN index, filtered by scope in SQL.
 """
 
 from __future__ import annotations
@@ -90,31 +93,59 @@ def percentiles(samples: list[float]) -> str:
     return f"p50 {statistics.median(ordered) * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms"
 
 
-def measure(name: str, root: Path, settings: dict[str, str], runs: int) -> dict[str, Any]:
+def rss_mb() -> float:
+    """This process's resident memory now, in MB (/proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def say(text: str) -> None:
+    print(text, flush=True)  # as it is measured: a long run shows how far it got
+
+
+def measure(name: str, root: Path, settings: dict[str, Any], runs: int,
+            reuse: bool = False) -> None:
+    """Index `root` (unless `reuse`: it and the server hold an index of it already), add the
+    vectors, then time queries; each figure printed when it is measured."""
     from vault_memory import Vault
 
-    os.environ["VAULT_MODEL_DISABLED"] = "1"
-    try:
-        with Vault(root, settings) as vault, Timer() as indexing:
-            report = vault.index(rebuild=True)
-    finally:
-        del os.environ["VAULT_MODEL_DISABLED"]
+    say(f"\n{name}{' (indexed before)' if reuse else ''}: load {os.getloadavg()[0]:.1f}")
+    if not reuse:
+        os.environ["VAULT_MODEL_DISABLED"] = "1"
+        try:
+            with Vault(root, settings) as vault, Timer() as indexing:
+                report = vault.index(rebuild=True)
+        finally:
+            del os.environ["VAULT_MODEL_DISABLED"]
+        say(f"  {report.files:,} files, {report.units:,} units")
+        say(f"  index (keyword-only)  {indexing.wall:8.1f} s wall  {indexing.cpu:7.1f} s CPU"
+            f" here  {indexing.server:7.1f} s CPU server  {report.units / indexing.wall:8.0f}"
+            " units/s")
     with Vault(root, settings) as vault:
         store = vault._index.store
-        with Timer() as vectoring:
-            distinct = (sys.modules.get("bench_search")
-                        or _load("bench_search", HERE / "search.py")).add_vectors(store)
+        if not reuse:
+            with Timer() as vectoring:
+                distinct = (sys.modules.get("bench_search") or _load(
+                    "bench_search", HERE / "search.py")).add_vectors(store)
+            say(f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s"
+                f" CPU here  {vectoring.server:7.1f} s CPU server"
+                f"  {distinct / vectoring.wall:8.0f} vectors/s ({distinct:,} distinct texts)")
         vault._index.query_embedder().embed_query("warm the model up")  # not timed
         with Timer() as first:
             vault.search(QUERIES[0], fresh=False)
-        times: dict[str, list[float]] = {"hybrid": [], "keyword": []}
-        for mode in times:
+        say(f"  first query                 {first.wall * 1000:8.0f} ms wall"
+            f"  {first.cpu * 1000:6.0f} ms CPU  (process RSS {rss_mb():,.0f} MB)")
+        for mode in ("hybrid", "keyword"):
+            samples = []
             for i in range(runs):
                 started = time.perf_counter()
                 vault.search(QUERIES[i % len(QUERIES)], mode=mode, fresh=False)
-                times[mode].append(time.perf_counter() - started)
-        extra: dict[str, list[float]] = {}
-        if settings:  # the server's own candidates (phase 2 building blocks)
+                samples.append(time.perf_counter() - started)
+            say(f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries, load"
+                f" {os.getloadavg()[0]:.1f}, RSS {rss_mb():,.0f} MB)")
+        if settings:  # the server's bare top-k lists, without ranking
             import numpy as np
 
             from vault_memory.index import terms_of
@@ -122,31 +153,18 @@ def measure(name: str, root: Path, settings: dict[str, str], runs: int) -> dict[
 
             encoder = vault._index.query_embedder()
             model = vault._index.model_id
-            extra = {"HNSW top-50": [], "ts_rank_cd top-50": []}
+            extra: dict[str, list[float]] = {"HNSW top-50": [], "ts_rank_cd top-50": []}
             for i in range(runs):
                 query = QUERIES[i % len(QUERIES)]
-                vector = np.asarray(encoder.embed_query(query), dtype=np.float32).tobytes() \
-                    if hasattr(encoder, "embed_query") else None
-                if vector is not None:
-                    started = time.perf_counter()
-                    store.nearest(model, vector, [""], 50)
-                    extra["HNSW top-50"].append(time.perf_counter() - started)
+                vector = np.asarray(encoder.embed_query(query), dtype=np.float32).tobytes()
+                started = time.perf_counter()
+                store.nearest(model, vector, [""], 50)
+                extra["HNSW top-50"].append(time.perf_counter() - started)
                 started = time.perf_counter()
                 store.keyword(tsquery_literal(terms_of(query, query=True)), [""], 50)
                 extra["ts_rank_cd top-50"].append(time.perf_counter() - started)
-    print(f"\n{name}: {report.files:,} files, {report.units:,} units, {distinct:,} distinct texts")
-    print(f"  index (keyword-only)  {indexing.wall:8.1f} s wall  {indexing.cpu:7.1f} s CPU here"
-          f"  {indexing.server:7.1f} s CPU server  {report.units / indexing.wall:8.0f} units/s")
-    print(f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s CPU here"
-          f"  {vectoring.server:7.1f} s CPU server  {distinct / vectoring.wall:8.0f} vectors/s")
-    print(f"  first query (reads the unit table)  {first.wall * 1000:8.0f} ms wall"
-          f"  {first.cpu * 1000:6.0f} ms CPU")
-    for mode, samples in times.items():
-        print(f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries)")
-    for what, samples in extra.items():
-        if samples:
-            print(f"  server {what:<15} {percentiles(samples)}")
-    return {"units": report.units}
+            for what, samples in extra.items():
+                say(f"  server {what:<15} {percentiles(samples)}")
 
 
 def main() -> None:
@@ -156,8 +174,20 @@ def main() -> None:
     parser.add_argument("--dsn", default="", help="a PostgreSQL server with pgvector")
     parser.add_argument("--root", type=Path, default=Path("/tmp/vault-pg-bench"))
     parser.add_argument("--runs", type=int, default=60, help="timed queries per mode")
-    parser.add_argument("--backends", default="sqlite,postgres", help="which to measure")
+    parser.add_argument("--backends", default="sqlite,postgres",
+                        help="which to measure, in this order")
+    parser.add_argument("--hnsw-memory", default="",
+                        help="the server's build memory for the HNSW index (e.g. 3GB at 1M)")
+    parser.add_argument("--keep", action="store_true",
+                        help="leave the server and the indexed copies (then time queries "
+                             "again with --reuse --dsn)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="time the queries of the copies indexed by a --keep run")
     args = parser.parse_args()
+    if args.hnsw_memory:
+        from vault_memory.index import pgstore
+
+        pgstore.HNSW_BUILD_MEMORY = args.hnsw_memory
     units = 1_000_000 if args.million else args.units
     search_bench = _load("bench_search", HERE / "search.py")
     base = args.root / f"vault-{units}"
@@ -168,8 +198,9 @@ def main() -> None:
     copies = {}
     for name in ("sqlite", "postgres"):
         copies[name] = args.root / f"{name}-{units}"
-        shutil.rmtree(copies[name], ignore_errors=True)
-        shutil.copytree(base, copies[name], ignore=shutil.ignore_patterns(".vault"))
+        if not args.reuse:
+            shutil.rmtree(copies[name], ignore_errors=True)
+            shutil.copytree(base, copies[name], ignore=shutil.ignore_patterns(".vault"))
     import signal
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on the way out
@@ -182,16 +213,24 @@ def main() -> None:
             raise SystemExit("no --dsn and no pgserver wheel: pip install pgserver")
         server = pg.start_server(folder)
         dsn = server.dsn
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
+        if args.keep:
+            print(f"server: {dsn} (data in {server.folder}; kept)", flush=True)
+    say(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
     try:
-        if "sqlite" in args.backends:
-            measure("SQLite", copies["sqlite"], {}, args.runs)
-        if "postgres" in args.backends:
-            measure("PostgreSQL + pgvector", copies["postgres"],
-                    {"index.backend": "postgres", "index.dsn": dsn,
-                     "index.vault_id": f"bench-{units}"}, args.runs)
+        for backend in args.backends.split(","):
+            if backend == "sqlite":
+                measure("SQLite", copies["sqlite"], {}, args.runs, args.reuse)
+            elif backend in ("postgres", "postgres-phase1"):
+                # phase 1 reads the unit table into this process; it reuses what the
+                # server holds (give it after "postgres", or with --reuse)
+                phase1 = backend == "postgres-phase1"
+                measure("PostgreSQL + pgvector" + (", phase 1 (the whole table here)"
+                                                   if phase1 else ""), copies["postgres"],
+                        {"index.backend": "postgres", "index.dsn": dsn,
+                         "index.vault_id": f"bench-{units}", "search.on_server": not phase1},
+                        args.runs, args.reuse or phase1)
     finally:
-        if server is not None:
+        if server is not None and not args.keep:
             server.stop()
     print(f"load after: {os.getloadavg()}")
 

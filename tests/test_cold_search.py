@@ -44,6 +44,15 @@ def test_a_cold_search_imports_only_what_it_uses(indexed_small: Path) -> None:
     assert "vault_memory.cli.agents" in imported
 
 
+def test_a_cold_ascii_query_does_without_tokenizers(indexed_small: Path) -> None:
+    """index/wordpiece.py tokenizes ASCII queries; other text goes to tokenizers."""
+    imported = _imported("search", "release checklist", cwd=indexed_small)
+    assert "onnxruntime" in imported and "vault_memory.index.wordpiece" in imported
+    assert "tokenizers" not in imported
+    imported = _imported("search", "Zoë's release checklist", cwd=indexed_small)
+    assert "tokenizers" in imported
+
+
 def test_unit_table_sums_are_checked_once_per_file(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "units-x.arrays"

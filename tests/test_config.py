@@ -39,7 +39,7 @@ def test_defaults_without_vault_toml(tmp_path: Path) -> None:
     assert config.cache_dir == tmp_path / ".vault"
     assert config.as_dict()["search"] == {"limit": 10, "half_life_days": 90.0,
                                           "freshness_max_files": 20, "server": "off",
-                                          "server_idle_minutes": 10.0}
+                                          "server_idle_minutes": 10.0, "on_server": True}
 
 
 def test_the_shipped_vault_toml_is_valid_and_matches_the_defaults(tmp_path: Path) -> None:

@@ -11,11 +11,12 @@ import sys
 import time
 import types
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from vault_memory.index import embedder as emb
+from vault_memory.index import embedder as emb, folded
 from vault_memory.index.embedder import (
     BUNDLED_MODEL,
     DISABLE_ENV,
@@ -303,3 +304,109 @@ def test_a_cold_search_process_never_imports_fastembed(tmp_path: Path) -> None:
     # A process that exits while the optimised session is still being built exits cleanly
     # (onnxruntime aborts the process if the interpreter finalises under it).
     assert "terminate" not in done.stderr and "Abort" not in done.stderr
+
+
+# -- the folded model (index/folded.py): the weights decoded once, validated on every use ------
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A model cache of this test's own (default_cache_dir() follows XDG_CACHE_HOME)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    return emb.default_cache_dir()
+
+
+def _flip(path: Path, offset: int) -> None:
+    with path.open("r+b") as fh:
+        fh.seek(offset)
+        byte = fh.read(1)
+        fh.seek(offset)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+
+
+def test_the_query_encoder_opens_the_folded_model(embedder: Embedder, own_cache: Path) -> None:
+    encoder = emb.QueryEncoder()
+    assert encoder.folded is not None and encoder.folded.is_relative_to(own_cache)
+    manifest = json.loads((encoder.folded.parent / folded.MANIFEST).read_text())
+    assert manifest["source_sha256"] == emb.BUNDLED_ONNX_SHA256
+    assert (encoder.folded.parent / folded.DATA).stat().st_size > 80_000_000  # float32 weights
+    for text in ["how does Zoë like product changes explained?", "ERR_LEDGER_409", "",
+                 "word " * 600]:
+        assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999
+
+
+@pytest.mark.parametrize("damage", ["flip-data", "flip-graph", "truncate", "manifest", "gone"])
+def test_a_damaged_folded_model_is_built_again(
+    embedder: Embedder, own_cache: Path, damage: str
+) -> None:
+    first = emb.QueryEncoder().folded
+    assert first is not None
+    folder = first.parent
+    data = folder / folded.DATA
+    if damage == "flip-data":
+        _flip(data, 50_000_000)
+    elif damage == "flip-graph":
+        _flip(first, 200)
+    elif damage == "truncate":
+        os.truncate(data, 1_000_000)
+    elif damage == "manifest":
+        (folder / folded.MANIFEST).write_text("{")
+    else:
+        data.unlink()
+    assert not folded.valid(folder, emb.BUNDLED_ONNX_SHA256)
+    encoder = emb.QueryEncoder()
+    assert encoder.folded == first
+    assert folded.valid(folder, emb.BUNDLED_ONNX_SHA256)
+    manifest = json.loads((folder / folded.MANIFEST).read_text())
+    assert manifest["files"][folded.DATA]["sha256"] == folded._sha256(data)
+    text = "which database did we pick for billing?"
+    assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999
+
+
+def test_a_copied_folded_model_is_trusted_by_its_content(own_cache: Path, tmp_path: Path) -> None:
+    first = emb.QueryEncoder().folded
+    assert first is not None
+    folder = first.parent
+    aside = tmp_path / "aside"
+    shutil.copytree(folder, aside)  # new inodes and times: the stamps differ, the bytes do not
+    shutil.rmtree(folder)
+    shutil.copytree(aside, folder)
+    data = folder / folded.DATA
+    before = data.stat().st_ino
+    assert folded.valid(folder, emb.BUNDLED_ONNX_SHA256)
+    assert emb.QueryEncoder().folded == first and data.stat().st_ino == before  # not rebuilt
+    stamp = json.loads((folder / folded.MANIFEST).read_text())["files"][folded.DATA]["stamp"]
+    assert stamp[1] == before  # remembered: the next check is a stat
+
+
+def test_without_a_writable_cache_the_int8_model_answers(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # a file: no folder can be made in it
+    encoder = emb.QueryEncoder()
+    assert encoder.folded is None
+    text = "which database did we pick for billing?"
+    assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999
+
+
+def test_two_installations_used_in_turn_are_hashed_once_each(
+    own_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each virtual environment has its own copy of the ONNX file: both stay remembered."""
+    copies = [tmp_path / "a.onnx", tmp_path / "b.onnx"]
+    for copy in copies:
+        shutil.copyfile(emb._bundled_onnx_path(), copy)
+    hashed: list[str] = []
+    real = emb.hashlib.file_digest
+
+    def counting(fh: Any, name: str) -> Any:
+        hashed.append(fh.name)
+        return real(fh, name)
+
+    monkeypatch.setattr(emb.hashlib, "file_digest", counting)
+    for _ in range(3):
+        for copy in copies:
+            emb._verify_sha256(copy)
+    assert sorted(hashed) == sorted(str(c) for c in copies)

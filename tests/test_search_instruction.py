@@ -52,7 +52,7 @@ def test_units_are_judged_when_indexed_not_at_search(small_vault: Path, monkeypa
     def refuse(text: str) -> bool:
         raise AssertionError("search judged a text the index had judged")
 
-    monkeypatch.setattr("vault_memory.search.searcher.is_instruction", refuse)
+    monkeypatch.setattr("vault_memory.files.is_instruction", refuse)  # as the searcher asks
     with Vault(root) as vault:
         hits = vault.search("billing", limit=10)
     assert [h.flags for h in hits if POISON in h.text] == [["instruction"]]

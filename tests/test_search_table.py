@@ -56,6 +56,53 @@ def test_positions_of_unit_ids() -> None:
     assert UnitTable.build([], 4, (3,)).positions([1]).tolist() == [-1]
 
 
+def test_candidates_score_bm25_with_the_whole_indexs_statistics() -> None:
+    """A table of candidates (read from an index server) scores BM25 as the table of the
+    whole index would: its idf and length normalisation come from the `Restriction`'s counts,
+    not from the few rows it holds."""
+    from vault_memory.search.table import Restriction
+
+    whole_rows = [(uid, uid, "h", None, 1.0, None, 1, terms, "")
+                  for uid, terms in enumerate(["ledger conflict", "ledger", "ledger retry",
+                                               "conflict", "lunch plans", "coffee", "tea",
+                                               "lunch", "ledger"], start=1)]
+    whole = UnitTable.build(whole_rows, 4, (3,))
+    picked = [r for r in whole_rows if "conflict" in r[7]]
+    part = UnitTable.build(picked, 4, (3,))
+    term = "ledger"  # 4 units hold it, 1 of the candidates
+    held = len(whole.text.postings(whole.vocab[term])[0])
+    within = Restriction(np.ones(len(picked), dtype=bool), ((0, len(picked)),), len(whole_rows),
+                         {"tx": whole.text.average, "hd": whole.heading.average,
+                          "lb": whole.label.average},
+                         {"tx": {part.vocab[term]: held}})
+    rows_w, scores_w = whole.text.bm25(whole.vocab[term], 1.2, 0.75)
+    rows_p, scores_p = part.text.bm25(part.vocab[term], 1.2, 0.75, within)
+    assert held == 4 and part.ids[rows_p].tolist() == [1]
+    assert np.allclose(scores_p, scores_w[whole.ids[rows_w] == 1])
+    assert part.text.idf(part.vocab[term], within) == whole.text.idf(whole.vocab[term])
+    assert part.text.frequency(part.vocab[term], within) == 4
+    # without the counts, the candidates alone give another idf
+    alone = Restriction(within.mask, within.ranges, within.units, within.averages)
+    assert part.text.idf(part.vocab[term], alone) != whole.text.idf(whole.vocab[term])
+
+
+def test_a_memo_of_earlier_builds_gives_the_same_table() -> None:
+    """Tables of overlapping candidates built with a memo (what earlier builds derived from
+    the texts) are array for array the tables built without one."""
+    texts = ["- Priya: the cutover is tomorrow?", "- Jonas: yesterday we shipped it",
+             "- decision: Postgres 16", "plain words here"]
+    rows = [(uid, uid // 3, f"## {uid // 3}", "2026-11-1" + str(uid % 9), 1.0, None, 1,
+             "cutov tomorrow", texts[uid % 4], "") for uid in range(1, 13)]
+    memo: dict[str, dict] = {}
+    for chosen in (rows[:8], rows[4:], rows[2:10]):
+        plain = UnitTable.build(chosen, 4, (3,))
+        kept = UnitTable.build(chosen, 4, (3,), memo=memo)
+        assert plain.arrays.keys() == kept.arrays.keys()
+        for name, array in plain.arrays.items():
+            assert np.array_equal(array, kept.arrays[name]), name
+    assert memo["told"] and memo["question"] and memo["analyzed"]
+
+
 def test_arrays_file_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "t.arrays"
     arrays = {"a": np.arange(10, dtype=np.int64), "m": np.ones((3, 5), dtype=np.float32),

@@ -271,3 +271,25 @@ def test_the_vault_command_through_a_watcher_imports_no_click(
     done = run("get", "no-such-file.md")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "Error: " in done.stderr and "click" in done.stderr  # the full CLI said it
+
+
+def test_the_entry_point_turns_the_cycle_collector_off_only_for_its_own_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command the thin client answers ends in os._exit, so it runs without the cycle
+    collector; one it leaves to the full CLI (any command, of any length) runs with it."""
+    import gc
+
+    import vault_memory.cli as cli
+
+    seen: list[bool] = []
+
+    def answer(argv: list[str], environ: Any) -> int:
+        seen.append(gc.isenabled())
+        raise thin.Doubt
+
+    monkeypatch.setattr(thin, "answer", answer)
+    monkeypatch.setattr(cli, "full_main", lambda: seen.append(gc.isenabled()))
+    monkeypatch.setattr(sys, "argv", ["vault", "search", "billing"])
+    assert gc.isenabled()
+    thin.main()
+    assert seen == [False, True] and gc.isenabled()

@@ -59,6 +59,9 @@ class SearchSettings:
     freshness_max_files: int = 20  # files re-indexed inside a query when no watcher runs
     server: str = "off"  # "auto": a search starts a search server (live/watch_client.py)
     server_idle_minutes: float = 10.0  # the search server stops after this long unused
+    # With [index] backend = "postgres": rank the candidates the server picks (its HNSW and
+    # full-text indexes), true; or read the whole unit table into this process, false
+    on_server: bool = True
 
 
 @dataclass(frozen=True)

@@ -275,6 +275,7 @@ class Vault:
             settings = RankSettings(half_life_days=owner.config.search.half_life_days)
             owner._searcher_handle = Searcher(owner._index, settings)
             owner._searcher_handle.saves = owner.cache_writes
+            owner._searcher_handle.on_server = owner.config.search.on_server
         return owner._searcher_handle
 
     def _rank_settings(self) -> Any:
@@ -394,7 +395,7 @@ class Vault:
                 f"({self._index._embedder_failed or 'embeddings are turned off'}). "
                 "Use --mode keyword or hybrid."
             )
-        if mode != "keyword" and self._index.model_id and not self._index.has_vectors():
+        if mode != "keyword" and self._index.model_id and not self._searcher.has_vectors():
             if mode == "semantic":
                 raise VaultError(
                     "the index holds no embeddings for the model yet (it was built without "

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 THRESHOLD = 2
 STRONG = 2
@@ -44,12 +46,12 @@ _SECRET = (r"(?:api[ _-]?keys?|credentials?|passwords?|passphrases?|secrets?|tok
 _W = r"(?:[\w'’,-]+\s+)"  # one word and its space
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.I | re.M)
+def _rx(pattern: str) -> str:
+    return pattern  # compiled by _cues() on first use (re.I | re.M)
 
 
 # (reason, weight, pattern) over the folded text (NFKC, invisible characters removed)
-_CUES: list[tuple[str, int, re.Pattern[str]]] = [
+_CUES: list[tuple[str, int, str]] = [
     # overriding what the model was told before
     ("override", STRONG, _rx(
         rf"\b(?:ignore|disregard|forget|override|bypass|do not follow|don'?t follow|"
@@ -141,6 +143,76 @@ _CUES: list[tuple[str, int, re.Pattern[str]]] = [
                                     r"\brm -rf (?:/|~)")),
 ]
 
+
+
+@functools.cache
+def _cues() -> list[tuple[str, int, re.Pattern[str], re.Pattern[str] | None]]:
+    """The cues compiled, once, when a text is first judged: a search that reads the index's
+    judgements never compiles them (9 CPU-ms, a cold search's import). Each comes with its
+    `_needed` pattern (or None)."""
+    found = []
+    for reason, weight, pattern in _CUES:
+        needs = _needed(pattern)
+        found.append((reason, weight, re.compile(pattern, re.I | re.M),
+                      re.compile("|".join(map(re.escape, needs))) if needs else None))
+    return found
+
+
+def _needed(pattern: str) -> tuple[str, ...] | None:
+    """Lower-case strings one of which every match of `pattern` (case-insensitive) in ASCII
+    text contains, lower-cased; None when none are found. Searching a lower-cased ASCII block
+    for them first (without re.I) skips most cue searches: a keyword-only full index spent a
+    fifth of its time judging units (bench/perf_bulk.py), almost all of it on cues that do not
+    match. Read off the pattern's parse tree: a run of ASCII literals is needed as it stands,
+    an alternation needs one of its branches' strings, a group or a repeat of at least once
+    what it holds; of a sequence's needed sets, the one with the longest shortest string.
+    Anything else needs nothing, and non-ASCII literals end a run (under re.I, "ſ" matches
+    "s"). The ASCII-only use keeps this exact: there, re.I is plain ASCII case."""
+    import importlib
+
+    try:
+        sre = importlib.import_module("re._constants")
+        tree = importlib.import_module("re._parser").parse(pattern, re.I | re.M)
+    except (ImportError, AttributeError, re.error):  # another Python's internals
+        return None
+
+    def sequence(items: Any) -> tuple[str, ...] | None:
+        sets: list[tuple[str, ...]] = []
+        run: list[str] = []
+        for op, av in [*items, (None, None)]:
+            if op is sre.LITERAL and chr(av).isascii():
+                run.append(chr(av).lower())
+                continue
+            if run:
+                sets.append(("".join(run),))
+                run = []
+            if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT, None):
+                continue  # zero-width: it consumes nothing
+            found = node(op, av)
+            if found:
+                sets.append(found)
+        return max(sets, key=lambda s: (min(map(len, s)), -len(s)), default=None)
+
+    def node(op: Any, av: Any) -> tuple[str, ...] | None:
+        if op is sre.BRANCH:
+            out: list[str] = []
+            for branch in av[1]:
+                found = sequence(branch)
+                if not found:
+                    return None
+                out += found
+            return tuple(dict.fromkeys(out))
+        if op is sre.SUBPATTERN:
+            _, add, remove, inner = av
+            return None if add or remove else sequence(inner)
+        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT):
+            low, _, inner = av
+            return sequence(inner) if low >= 1 else None
+        return None
+
+    return sequence(tree)
+
+
 # Characters that render as nothing. Zero-width joiners and non-joiners are letters' business
 # in emoji sequences and in Persian, Indic and other scripts: they count only between two
 # ASCII letters or spaces (where they split a word to hide it) or in a run.
@@ -176,6 +248,8 @@ def fold(text: str) -> str:
 
 
 def _hidden_by_invisibles(text: str) -> bool:
+    if text.isascii():  # tag characters, bidi controls and zero-width ones are not
+        return False
     if _TAG_CHARS.search(text) or _BIDI.search(text):
         return True
     suspicious = 0
@@ -216,8 +290,13 @@ def _block_cues(block: str) -> dict[str, int]:
     if _hidden_prose(block):
         found["hidden-base64"] = STRONG
     folded = fold(block)
-    for reason, weight, pattern in _CUES:
-        if found.get(reason, 0) < weight and pattern.search(folded):
+    lowered = folded.lower() if folded.isascii() else None
+    for reason, weight, pattern, needs in _cues():
+        if found.get(reason, 0) >= weight:
+            continue
+        if lowered is not None and needs is not None and needs.search(lowered) is None:
+            continue  # a string every match holds is missing: no match (`_needed`)
+        if pattern.search(folded):
             found[reason] = weight
     return found
 
@@ -234,7 +313,7 @@ def _blocks(text: str) -> list[str]:
         if line.strip():
             blocks[-1].append(line)
     return ["\n".join(block) for block in blocks if block]
-_ROLE_TURN = _rx(r"^\W{0,3}(system|assistant|user|human)\s*:")
+_ROLE_TURN = r"^\W{0,3}(system|assistant|user|human)\s*:"
 TURN_GAP = 3  # two role lines this close (in lines) make a conversation turn
 
 
@@ -242,7 +321,7 @@ def _made_up_turn(text: str) -> bool:
     """Lines that open with two different chat roles a few lines apart: a conversation
     written into the note for the model to continue."""
     roles = [(i, m.group(1).lower()) for i, line in enumerate(fold(text).splitlines())
-             if (m := _ROLE_TURN.match(line))]
+             if (m := re.match(_ROLE_TURN, line, re.I | re.M))]
     return any(b[0] - a[0] <= TURN_GAP and a[1] != b[1]
                for a, b in itertools.pairwise(roles))
 

@@ -1431,6 +1431,11 @@ def _server_status(config: Config, info: dict[str, Any], disk: dict[str, os.stat
         _index_totals(info, store, shown)
         indexed = store.file_stats()
         held = store.skipped()
+        from . import links
+
+        lost = links.unresolved(store, links.targets(store, viewer, others), viewer)
+        info["unresolved_links"] = len(lost)
+        info["unresolved"] = [link.to_dict() for link in lost[: links.MAX_UNRESOLVED]]
         if viewer is not None:
             indexed = {p: row for p, row in indexed.items()
                        if scopes.sees(viewer, scopes.scope_of(p))}

@@ -65,6 +65,26 @@ CREATE TABLE skipped (
     reason text NOT NULL,
     PRIMARY KEY (vault, path));
 """),
+    # Search on the server (docs/postgres-design.md §4) computes BM25 as the unit table does:
+    # it needs the visible units' number and their fields' total lengths, summed per file
+    # here (a search sums the files of its scopes, not every unit).
+    (2, "per-file unit counts and field lengths", """
+ALTER TABLE files ADD COLUMN units integer NOT NULL DEFAULT 0,
+    ADD COLUMN tx_terms bigint NOT NULL DEFAULT 0,
+    ADD COLUMN hd_terms bigint NOT NULL DEFAULT 0;
+UPDATE files f SET units = s.units, tx_terms = s.tx, hd_terms = s.hd FROM (
+    SELECT u.file_id, count(*) AS units,
+        sum(coalesce(array_length(regexp_split_to_array(nullif(btrim(u.terms), ''), '\\s+'), 1),
+                     0)) AS tx,
+        sum((SELECT count(*) FROM unnest(u.tsv) x, unnest(x.weights) w WHERE w = 'A')) AS hd
+    FROM units u GROUP BY u.file_id) s
+WHERE s.file_id = f.id;
+"""),
+    # Whether a unit reads as an instruction to a model, judged when indexed as the embedded
+    # index does (NULL: written before this step; search judges the returned text then).
+    (3, "instruction flags", """
+ALTER TABLE units ADD COLUMN flagged boolean;
+"""),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -40,6 +40,11 @@ from .store import CHUNK_COLUMNS, ChunkRow, FileRow
 LOCAL_KEYS = ("fulltext_dirty", "fulltext_files")  # this machine's, not the server's
 LOCAL_FILE = "server-local.json"
 HNSW_BUILD_MEMORY = "512MB"  # for the one bulk build of a model's HNSW index
+#: Rows written since the planner's statistics were last taken: past this many, the write
+#: transaction ends with ANALYZE (autovacuum takes up to a minute; a search right after a
+#: first index would be planned as if the tables were empty: nested loops over every vector)
+ANALYZE_AFTER_ROWS = 5000
+NAMED_MOST = 500  # units of the notes a query names, read for a search on the server
 CHUNK_COLUMNS_PG = CHUNK_COLUMNS.replace("c.", "u.").replace("f.path", "f.path")
 
 
@@ -71,6 +76,13 @@ class PgStore:
         self._wrote = False
         self._wrote_units = False  # files or units changed in this transaction
         self._lock = zlib.crc32(f"vault-memory:{vault}".encode())
+        #: The meta rows the last `served` statement read, what `get_meta` answers inside
+        #: `search_reads` (a warm search: one statement); `stale` when that statement found
+        #: another generation than the rows answered before it (the caller searches again).
+        self._meta: dict[str, str] | None = None
+        self._search_reads = False
+        self.stale = False
+        self._unanalyzed = 0  # rows written since the last ANALYZE (ANALYZE_AFTER_ROWS)
 
     # -- connection ---------------------------------------------------------------------
 
@@ -112,8 +124,20 @@ class PgStore:
                 f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
                 "nothing was changed here, run the command again when it is back.") from exc
 
+    @contextmanager
+    def search_reads(self) -> Iterator[None]:
+        """Meta reads answered from the rows the previous search's statement read, checked
+        by this search's statement (`stale` when another generation came since)."""
+        self._search_reads, self.stale = True, False
+        try:
+            yield
+        finally:
+            self._search_reads = False
+
     def exists(self) -> bool:
         """Whether the server holds anything of this vault yet."""
+        if self._search_reads and self._meta is not None:
+            return bool(self._meta)
         return self._execute("SELECT 1 FROM meta WHERE vault=%s LIMIT 1",
                              (self.vault,)).fetchone() is not None
 
@@ -131,11 +155,15 @@ class PgStore:
         import psycopg
 
         conn = self.conn
+        self._meta = None  # written here: read again
         try:
             with conn.transaction():
                 self._execute("SELECT pg_advisory_xact_lock(%s)", (self._lock,))
                 self._wrote = self._wrote_units = False
                 yield conn
+                if self._unanalyzed >= ANALYZE_AFTER_ROWS:
+                    self._execute("ANALYZE files, units, embeddings")
+                    self._unanalyzed = 0
                 for key, bump in (("generation", self._wrote),
                                   ("units_generation", self._wrote_units)):
                     if bump:
@@ -193,6 +221,8 @@ class PgStore:
                 return {"fulltext_dirty": "behind", "fulltext_files": None}[key] or default
             value = local.get(key)
             return str(value) if value is not None else default
+        if self._search_reads and self._meta is not None:
+            return self._meta.get(key, default)
         row = self._execute("SELECT value FROM meta WHERE vault=%s AND key=%s",
                             (self.vault, key)).fetchone()
         return row[0] if row else default
@@ -316,6 +346,7 @@ class PgStore:
     ) -> None:
         """As `Store.replace_file`; a file the server holds with this content is kept (its
         stat updated): the upsert is keyed by (vault, path, sha256)."""
+        from ..files import is_instruction
         from .words import terms_of
 
         v = self.vault
@@ -327,12 +358,17 @@ class PgStore:
             return
         self._wrote = self._wrote_units = True
         self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (v, path))
+        units = list(units)
+        self._unanalyzed += len(units) + 1
+        headings = {heading: terms_of(heading) for _, _, heading, *_ in units}
         file_id = self._execute(
             "INSERT INTO files (vault, path, kind, mtime_ns, size, sha256, date, title, tags,"
-            " indexed_at, scope, note_tags) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-            " %s) RETURNING id",
+            " indexed_at, scope, note_tags, units, tx_terms, hd_terms) VALUES (%s, %s, %s, %s,"
+            " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
             (v, path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time(),
-             scope, " ".join(note_tags))).fetchone()[0]
+             scope, " ".join(note_tags), len(units),
+             sum(len(unit[7].split()) for unit in units),
+             sum(len(headings[unit[2]]) for unit in units))).fetchone()[0]
         with self.conn.cursor() as cur:
             cur.executemany("INSERT INTO properties (file_id, ord, name, value)"
                             " VALUES (%s, %s, %s, %s)",
@@ -345,10 +381,11 @@ class PgStore:
                 [(file_id, i, *link) for i, link in enumerate(links)])
             cur.executemany(
                 "INSERT INTO units (file_id, ord, start_line, end_line, heading, text, sha256,"
-                " date, kind, salience, tags, terms, tsv) VALUES (%s, %s, %s, %s, %s, %s, %s,"
-                " %s, %s, %s, %s, %s, %s::tsvector)",
+                " date, kind, salience, tags, terms, tsv, flagged) VALUES (%s, %s, %s, %s, %s,"
+                " %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s)",
                 [(file_id, i, start, end, heading, text, sha, date, kind, salience, utags,
-                  terms, tsvector_literal([(terms_of(heading), "A"), (terms.split(), "D")]))
+                  terms, tsvector_literal([(headings[heading], "A"), (terms.split(), "D")]),
+                  is_instruction(text))
                  for i, (start, end, heading, text, sha, salience, utags, terms)
                  in enumerate(units)])
 
@@ -440,13 +477,29 @@ class PgStore:
         return None
 
     def flagged_ids(self, ids: Iterable[int]) -> set[int] | None:
-        """None: the server keeps no judgement of instruction-like text, so search judges the
-        returned text itself (as for an embedded index that predates the judgement)."""
-        return None
+        """Which of the units `ids` read as an instruction to a model, as judged when they
+        were indexed; None when one of them was written before the server kept judgements
+        (search judges the returned text itself then)."""
+        wanted = [int(i) for i in ids]
+        if not wanted:
+            return set()
+        rows = self._execute("SELECT id, flagged FROM units WHERE id = ANY(%s)",
+                             (wanted,)).fetchall()
+        if any(flagged is None for _, flagged in rows):
+            return None
+        return {uid for uid, flagged in rows if flagged}
 
     def flagged_count(self, scopes: Sequence[str] | None = None) -> int | None:
-        """Not counted on the server (see `flagged_ids`)."""
-        return None
+        """Units flagged as instructions (of those `scopes` only, when given); None when some
+        were written before the server kept judgements."""
+        where, params = "f.vault = %s", list[Any]([self.vault])
+        if scopes is not None:
+            where += " AND f.scope = ANY(%s)"
+            params.append(list(scopes))
+        flagged, unknown = self._execute(
+            "SELECT count(*) FILTER (WHERE u.flagged), count(*) FILTER (WHERE u.flagged IS NULL)"
+            f" FROM units u JOIN files f ON f.id = u.file_id WHERE {where}", params).fetchone()
+        return None if unknown else int(flagged)
 
     def shas_of(self, paths: Sequence[str]) -> set[str]:
         return {r[0] for r in self._execute(
@@ -650,6 +703,206 @@ class PgStore:
             f" WHERE u.tsv @@ q AND {where} ORDER BY r DESC, u.id LIMIT %s",
             [tsquery, *params, limit])]
 
+    # -- search on the server (docs/postgres-design.md §4, phase 2) ---------------------------
+
+    def _ef_search(self, value: int) -> None:
+        """HNSW's candidate list for this connection's scans (a session setting, set again
+        only when it changes: no statement of its own per query)."""
+        if getattr(self, "_ef", None) != value:
+            self._execute(f"SET hnsw.ef_search = {int(value)}")
+            self._ef = value
+
+    def served(
+        self,
+        model: str | None,
+        vector: bytes | None,
+        keywords: Sequence[str],
+        terms: Sequence[str],
+        names: Sequence[str],
+        scopes: Sequence[str] | None,
+        conditions: dict[str, Any],
+        near: int,
+        words: int,
+        pad: int,
+        known: str | None,
+    ) -> dict[str, Any]:
+        """What a search needs of the server, in one statement (one round trip, one
+        snapshot): the `near` units nearest `vector` (HNSW) and the `words` best matches of
+        any of the analyzed `keywords` (`ts_rank_cd` over the GIN index), both among the
+        visible `scopes` and the units `conditions` allow (`unit_ids_where`'s, and
+        `hidden_files`: file kinds left out); the units of the notes whose name keys are in
+        `names`; every unit within `pad` of those in their file (context windows); how many
+        visible units hold each of `terms` in the text and in the heading (BM25's document
+        frequencies); the vault's meta rows; and, when the server's generation is not
+        `known`, the visible units' count and field lengths.
+
+        Returns {"generation", "stats": (units, text terms, heading terms) or None,
+        "df": {term: (text, heading)}, "named": [file ids], "rows": [(UnitRow, ChunkRow,
+        allowed, flagged or None)]} with the rows in scope, file and order, as
+        `unit_rows`."""
+        from psycopg import sql
+
+        from .pgtext import quote, tsquery_literal
+
+        tsquery = tsquery_literal(keywords)
+        scoped = " AND f.scope = ANY(%(scopes)s)" if scopes is not None else ""
+        allowed, params = self._allowed(conditions)
+        params |= {"vault": self.vault, "scopes": list(scopes) if scopes is not None else None,
+                   "known": known, "model": model, "pad": int(pad)}
+        parts = ["info AS (SELECT (SELECT value FROM meta WHERE vault = %(vault)s"
+                 " AND key = 'generation') AS generation, (SELECT json_object_agg(key, value)"
+                 " FROM meta WHERE vault = %(vault)s) AS meta)",
+                 "stats AS (SELECT count(*) AS files, sum(f.units) AS units,"
+                 " sum(f.tx_terms) AS tx, sum(f.hd_terms) AS hd FROM files f"
+                 f" WHERE f.vault = %(vault)s{scoped}"
+                 " AND (SELECT generation FROM info) IS DISTINCT FROM %(known)s)"]
+        hits = ["SELECT 0::bigint AS id WHERE false"]
+        if vector is not None and model:
+            dims = len(vector) // 4
+            narrow = scopes is not None or any(conditions.get(k) for k in (
+                "kinds", "within", "since", "until"))
+            over = int(int(near) * (self.OVERFETCH if narrow else 1.5))
+            self._ef_search(max(40, min(1000, over)))
+            params |= {"vec": vector_text(vector), "over": over, "near": int(near)}
+            parts.append(sql.SQL(
+                "vec AS (SELECT u.id FROM (SELECT sha256, embedding::vector({dims})"
+                " <=> %(vec)s::vector({dims}) AS d FROM embeddings WHERE model = {model}"
+                " AND vault = %(vault)s ORDER BY embedding::vector({dims})"
+                " <=> %(vec)s::vector({dims}) LIMIT %(over)s) c"
+                " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
+                " WHERE f.vault = %(vault)s{scoped} AND {allowed} ORDER BY c.d, u.id"
+                " LIMIT %(near)s)").format(
+                    dims=sql.SQL(str(int(dims))), model=sql.Literal(model),
+                    scoped=sql.SQL(scoped), allowed=sql.SQL(allowed)).as_string(self.conn))
+            hits.append("SELECT id FROM vec")
+        kept = [t for t in dict.fromkeys(terms) if t]
+        # The visible units holding any query term, read once over the GIN index: the
+        # keyword candidates are the best of them, the document frequencies count them.
+        params |= {"mq": tsquery_literal([*kept, *keywords])}
+        parts.append(
+            "m AS MATERIALIZED (SELECT u.id, u.tsv, " + allowed + " AS ok FROM units u"
+            " JOIN files f ON f.id = u.file_id WHERE u.tsv @@ %(mq)s::tsquery"
+            f" AND f.vault = %(vault)s{scoped})" if params["mq"] else
+            "m AS (SELECT 0::bigint AS id, NULL::tsvector AS tsv, false AS ok WHERE false)")
+        if tsquery:
+            params |= {"q": tsquery, "words": int(words)}
+            parts.append(
+                "kw AS (SELECT id FROM m WHERE ok AND tsv @@ %(q)s::tsquery"
+                " ORDER BY ts_rank_cd(tsv, %(q)s::tsquery, 32) DESC, id LIMIT %(words)s)")
+            hits.append("SELECT id FROM kw")
+        if names:
+            params |= {"names": list(names), "named_most": NAMED_MOST}
+            parts.append(
+                "named AS (SELECT DISTINCT n.file_id FROM names n JOIN files f"
+                f" ON f.id = n.file_id WHERE f.vault = %(vault)s{scoped}"
+                " AND n.key = ANY(%(names)s))")
+            parts.append(
+                "named_units AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id"
+                f" WHERE u.file_id IN (SELECT file_id FROM named) AND {allowed}"
+                " ORDER BY u.file_id, u.ord LIMIT %(named_most)s)")
+            hits.append("SELECT id FROM named_units")
+        counts = []  # one pass over the matches: each term's text and heading counts
+        for i, term in enumerate(kept):
+            params |= {f"t{i}": term, f"tx{i}": quote(term) + ":D",
+                       f"hd{i}": quote(term) + ":A"}
+            counts.append(f"%(t{i})s::text, json_build_array("
+                          f"count(*) FILTER (WHERE tsv @@ %(tx{i})s::tsquery),"
+                          f" count(*) FILTER (WHERE tsv @@ %(hd{i})s::tsquery))")
+        parts += [
+            "hits AS (" + " UNION ".join(hits) + ")",
+            "spans AS (SELECT u.file_id, u.heading, min(u.ord) - %(pad)s AS lo,"
+            " max(u.ord) + %(pad)s AS hi FROM hits JOIN units u ON u.id = hits.id"
+            " GROUP BY u.file_id, u.heading)",
+            "near AS (SELECT DISTINCT n.id FROM spans s JOIN units n ON n.file_id = s.file_id"
+            " AND n.ord BETWEEN s.lo AND s.hi AND n.heading = s.heading)",
+            ("df AS (SELECT json_build_object(" + ", ".join(counts) + ") AS df FROM m)")
+            if counts else "df AS (SELECT '{}'::json AS df)",
+        ]
+        named_ids = "(SELECT array_agg(file_id) FROM named)" if names else "NULL::bigint[]"
+        statement = (
+            "WITH " + ", ".join(str(p) for p in parts) +
+            " SELECT i.generation, s.units, s.tx, s.hd, d.df::text, " + named_ids
+            + ", i.meta::text, r.*"
+            " FROM info i CROSS JOIN df d LEFT JOIN stats s ON true LEFT JOIN ("
+            " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.embedding,"
+            " u.end_line - u.start_line + 1 AS lines, u.terms, u.text, f.scope, f.path,"
+            " u.start_line, u.end_line, u.sha256, u.kind, u.tags,"
+            f" ({allowed}) AS allowed, u.ord, u.flagged FROM near JOIN units u"
+            " ON u.id = near.id"
+            " JOIN files f ON f.id = u.file_id LEFT JOIN LATERAL (SELECT embedding FROM"
+            " embeddings WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
+            " ON true) r ON true"
+            " ORDER BY r.scope COLLATE \"C\", r.file_id, r.ord")
+        with self.conn.cursor(binary=True) as cur:
+            try:
+                cur.execute(statement, params)
+                found = cur.fetchall()
+            except Exception as exc:
+                self._failed(exc)
+                raise
+        first = found[0]
+        stats = None
+        if first[1] is not None:
+            stats = (int(first[1]), int(first[2] or 0), int(first[3] or 0))
+        elif known is None or first[0] != known:
+            stats = (0, 0, 0)  # no file visible
+        rows = []
+        meta = json.loads(first[6] or "{}")
+        if self._meta is not None and self._meta.get("generation") != meta.get("generation"):
+            self.stale = True  # what this search read of meta before may be out of date
+        self._meta = {str(k): str(v) for k, v in meta.items()}
+        for r in found:
+            if r[7] is None:
+                continue
+            (uid, file_id, heading, date, salience, vec, lines, uterms, text, scope, path,
+             start, end, sha, kind, tags, ok, _, flagged) = r[7:]
+            rows.append(((uid, file_id, heading, date, float(salience),
+                          vector_blob(vec) if vec is not None else None, lines, uterms, text,
+                          scope),
+                         ChunkRow(uid, path, start, end, heading, text, sha, date, kind,
+                                  float(salience), tags), bool(ok), flagged))
+        df = json.loads(first[4] or "{}")
+        return {"generation": first[0], "stats": stats,
+                "df": {t: (int(a), int(b)) for t, (a, b) in df.items()},
+                "named": [int(f) for f in first[5] or ()], "rows": rows}
+
+    def _allowed(self, conditions: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """`unit_ids_where`'s conditions (and `hidden_files`: file kinds left out, as
+        `unit_ids_of_kinds` reads them) as one SQL predicate over `u` and `f`."""
+        clauses, params = ["true"], dict[str, Any]()
+        if conditions.get("since"):
+            clauses.append("u.date >= %(since)s")
+            params["since"] = conditions["since"]
+        if conditions.get("until"):
+            clauses.append("u.date <= %(until)s")
+            params["until"] = conditions["until"]
+        if conditions.get("kinds"):
+            clauses.append("u.kind = ANY(%(kinds)s)")
+            params["kinds"] = list(conditions["kinds"])
+        if conditions.get("hidden_kinds"):
+            clauses.append("NOT (u.kind = ANY(%(hidden)s))")
+            params["hidden"] = list(conditions["hidden_kinds"])
+        if conditions.get("hidden_files"):
+            clauses.append("NOT (f.kind = ANY(%(hidden_files)s))")
+            params["hidden_files"] = list(conditions["hidden_files"])
+        if conditions.get("within"):
+            within = str(conditions["within"]).rstrip("/")
+            clauses.append("(f.path = %(within)s OR left(f.path, %(within_len)s)"
+                           " = %(within_prefix)s)")
+            params |= {"within": within, "within_len": len(within) + 1,
+                       "within_prefix": within + "/"}
+        return " AND ".join(clauses), params
+
+    def _failed(self, exc: Exception) -> None:
+        """A failed statement as `_execute` reports it (a lost server: `IndexServerError`)."""
+        import psycopg
+
+        if isinstance(exc, psycopg.OperationalError):
+            self.close()
+            raise IndexServerError(
+                f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
+                "nothing was changed here, run the command again when it is back.") from exc
+
     # -- embeddings -------------------------------------------------------------------------
 
     def missing_embeddings(self, model: str) -> list[tuple[str, str]]:
@@ -685,6 +938,7 @@ class PgStore:
         batch = [(self.vault, sha, model, vector_text(blob)) for sha, blob in rows]
         if not batch:
             return
+        self._unanalyzed += len(batch)
         self._wrote = True
         with self.conn.cursor() as cur:
             cur.executemany(

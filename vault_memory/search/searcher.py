@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..files import is_instruction
 from ..index import BM25_B, BM25_K1, terms_of
 from .ranking import (
     RankSettings,
@@ -40,6 +39,7 @@ from .ranking import (
     window_bm25,
     window_sums,
 )
+from .served import ServerCandidates
 from .supersede import order_superseded
 from .table import TABLE_FORMAT, Restriction, UnitTable
 
@@ -56,7 +56,8 @@ RARE_SHARE = 0.01
 #: The unit table is patched by the files that changed while they are at most this many or a
 #: quarter of the vault's; built whole beyond (about as fast then, and simpler).
 PATCH_MOST_FILES = 200
-PATCHABLE = ("format", "model", "windows")  # a saved table of another state can be patched
+PATCHABLE = ("format", "model", "windows", "backend")  # a saved table of another state
+# can be patched
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
@@ -99,7 +100,11 @@ def hit_flags(text: str, weak: bool, flagged: bool | None = None) -> list[str]:
     "instruction" (its text would steer the agent it is read back to: files/injection.py).
     `flagged` is the judgement the index made of its units (any of them); None (an index
     that predates it, read-only) judges the text as returned."""
-    instruction = is_instruction(text) if flagged is None else flagged
+    if flagged is None:  # imported here: an index that judged its units needs none of it
+        from ..files import is_instruction
+
+        flagged = is_instruction(text)
+    instruction = flagged
     return (["weak"] if weak else []) + (["instruction"] if instruction else [])
 
 
@@ -186,6 +191,10 @@ class Searcher:
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
         self.saves = True  # False: the unit table is never written to `.vault/` from here
         self._changes: tuple[Any, int] | None = None  # our SQLite connection's changes, then
+        #: With an index server: rank candidates the server picks (phase 2), not a unit table
+        #: of the whole index read into this process (phase 1; `[search] on_server = false`).
+        self.on_server = True
+        self._server = ServerCandidates()  # what queries to an index server keep (served.py)
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -201,6 +210,8 @@ class Searcher:
         self._changes = (conn, conn.total_changes) if isinstance(conn, sqlite3.Connection) else None
         stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
                  **state}
+        if hasattr(store, "served"):  # a table of the server's rows (other ids): never
+            stamp["backend"] = "server"  # patched by, nor taken for, the embedded index's
         path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
         dims = int(store.get_meta("dims", "384") or 384)
         base = self._table if self._table_version and self._table_version[0] == model_id else None
@@ -211,7 +222,7 @@ class Searcher:
             table = found[1]
         else:
             if found is not None and {k: found[0].get(k) for k in PATCHABLE} == {
-                    k: stamp[k] for k in PATCHABLE}:
+                    k: stamp.get(k) for k in PATCHABLE}:
                 base = found[1]
             made = self._patched(base, model_id, dims) if base is not None else None
             if made is None:
@@ -278,8 +289,7 @@ class Searcher:
             terms = terms_of(token, query=True)
             if not terms:
                 continue
-            frequency = min(len(table.text.postings(table.vocab.get(t), within)[0])
-                            for t in terms)
+            frequency = min(table.text.frequency(table.vocab.get(t), within) for t in terms)
             if 0 < frequency <= max(RARE_MIN_UNITS, RARE_SHARE * total):
                 kept.append(token)
         return kept
@@ -293,7 +303,10 @@ class Searcher:
 
     def prepare(self, mode: str = "hybrid") -> None:
         """Load (or build and save) the unit table a search in `mode` needs now, so that the
-        next query does not pay for it."""
+        next query does not pay for it. A search on an index server holds no table: nothing
+        to load but the query encoder (the caller's)."""
+        if self._serves(Filters()):
+            return
         self.table(self._model_for(mode))
 
     def search(
@@ -304,6 +317,33 @@ class Searcher:
         filters: Filters | None = None,
         today: dt.date | None = None,
         settings: RankSettings | None = None,
+    ) -> SearchResults:
+        with self.reads() if self._serves(filters or Filters()) else contextlib.nullcontext():
+            found = self._search_once(query, limit, mode, filters, today, settings)
+            if getattr(self.index.store, "stale", False):  # the server changed meanwhile
+                found = self._search_once(query, limit, mode, filters, today, settings)
+        return found
+
+    def reads(self) -> contextlib.AbstractContextManager[Any]:
+        """Where a search's reads of the index go: with an index server that serves
+        candidates, the meta rows come with the previous search's one statement (checked by
+        this one's), so a warm search is one round trip (`PgStore.search_reads`)."""
+        reads = getattr(self.index.store, "search_reads", None)
+        return reads() if reads is not None and self.on_server else contextlib.nullcontext()
+
+    def has_vectors(self) -> bool:
+        """`Index.has_vectors`, read as a search reads (`reads`)."""
+        with self.reads():
+            return self.index.has_vectors()
+
+    def _search_once(
+        self,
+        query: str,
+        limit: int,
+        mode: str,
+        filters: Filters | None,
+        today: dt.date | None,
+        settings: RankSettings | None,
     ) -> SearchResults:
         warnings: list[str] = []
         if mode != "keyword" and self.index.model_id:
@@ -344,11 +384,19 @@ class Searcher:
         store = self.index.store
         model_id = self._model_for(mode)
         use_vectors = model_id is not None
-        table = self.table(model_id)
+        served = self._server.fetch(
+            self.index, query, model_id, mode, filters, s, limit, tuple(self.settings.windows),
+            self._name_keys(query), self.label_terms) if self._serves(filters) else None
+        within: Restriction | None = None
+        if served is not None:  # candidates from the index server, ranked the same way
+            table, within, store = served.table, served.within, served
+        else:
+            table = self.table(model_id)
         n = len(table.ids)
         if n == 0:
             return []
-        within = table.restrict(filters.scopes) if filters.scopes is not None else None
+        if served is None:
+            within = table.restrict(filters.scopes) if filters.scopes is not None else None
         if within is not None and within.units == 0:
             return []
         # Operators without free text (`tag:#decision`): every unit they select, the most
@@ -356,7 +404,9 @@ class Searcher:
         listing = filters.select is not None and not query.strip()
         allowed: np.ndarray | None = None
         told: np.ndarray | None = None  # units let in by the days their text names
-        if filters.active:
+        if served is not None:
+            allowed = served.allowed
+        elif filters.active:
             allowed = np.isin(table.ids, np.array(store.unit_ids_where(**filters.conditions()),
                                                   dtype=np.int64))
             told = self._told(table, filters)
@@ -380,7 +430,8 @@ class Searcher:
             # A nickname or a misspelling of a speaker's name names that speaker.
             capitalised = {t for token in exact_tokens(query) for t in terms_of(token, query=True)}
             aliases = resolve_names([(t, t in capitalised) for t in terms],
-                                    self.label_terms(table), table.vocab.__contains__)
+                                    self.label_terms(table),
+                                    served.knows if served else table.vocab.__contains__)
             terms = list(dict.fromkeys(
                 [t for term in terms for t in [term, *aliases.get(term, ())]]))
         keyword: np.ndarray | None = None
@@ -439,7 +490,9 @@ class Searcher:
                 if labels and mode == "hybrid" and s.subject_free_vector:
                     text = dense_query(query, labels.__contains__)
                 try:
-                    embedded = encoder.embed_query(text)
+                    embedded = served.vectors.get(text) if served else None
+                    if embedded is None:
+                        embedded = encoder.embed_query(text)
                     if embedded.shape != (table.dims,):
                         from ..index import EmbeddingProviderError
 
@@ -455,7 +508,10 @@ class Searcher:
                     vector = _cosines(table, embedded, within)
         if keyword is None and vector is None and not listing:
             return []
-        named = self._named(table, query) if not listing else None
+        if served is not None:
+            named = served.named(table)
+        else:
+            named = self._named(table, query) if not listing else None
         if (vector is None and keyword is not None and not keyword.any() and not guard
                 and (named is None or not named.any())):
             return []
@@ -611,6 +667,13 @@ class Searcher:
                 break
         return hits
 
+    def _serves(self, filters: Filters) -> bool:
+        """Whether this search asks the index server for candidates (phase 2): with a backend
+        that serves them, unless `on_server` is off, and for what phase 2 covers (search
+        operators and `--since/--until` read the whole table: `_told` and `select` need it)."""
+        return (self.on_server and hasattr(self.index.store, "served")
+                and filters.select is None and not (filters.since or filters.until))
+
     def _told(self, table: UnitTable, filters: Filters) -> np.ndarray | None:
         """The units outside `--since/--until` by their file's date whose relative dates
         ("yesterday" in the next day's log) name days wholly inside (a line's "next week" is
@@ -665,6 +728,14 @@ class Searcher:
                 f"{exc}); run `vault index` to rebuild it."
             ) from exc
 
+    @staticmethod
+    def _name_keys(query: str) -> set[str]:
+        """The runs of the query's analyzed words that may name a note (see `_named`)."""
+        words = terms_of(query)
+        shortest = 1 if len(set(words)) == 1 else 2
+        return {" ".join(words[i:j]) for i in range(len(words))
+                for j in range(i + shortest, min(len(words), i + MAX_NAME_WORDS) + 1)}
+
     def _named(self, table: UnitTable, query: str) -> np.ndarray | None:
         """The units of the notes the query names by their file name or an alias (each name
         as its analyzed words, found in a row in the query's), or None when it names none.
@@ -678,11 +749,7 @@ class Searcher:
             self._has_names = (table, store.has_names())
         if not self._has_names[1]:
             return None
-        words = terms_of(query)
-        shortest = 1 if len(set(words)) == 1 else 2
-        keys = {" ".join(words[i:j]) for i in range(len(words))
-                for j in range(i + shortest, min(len(words), i + MAX_NAME_WORDS) + 1)}
-        found = store.named_files(keys)
+        found = store.named_files(self._name_keys(query))
         if not found:
             return None
         files = np.fromiter({f for ids in found.values() for f in ids}, dtype=np.int64)

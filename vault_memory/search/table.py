@@ -52,6 +52,9 @@ class Restriction:
     ranges: tuple[tuple[int, int], ...]
     units: int
     averages: Mapping[str, float]
+    #: Per field, term number -> units holding it, when the rows are a sample of what the
+    #: search sees (candidates read from an index server): BM25's idf counts these.
+    frequencies: Mapping[str, Mapping[int, int]] | None = None
 
 
 class UnitTable:
@@ -187,11 +190,15 @@ class UnitTable:
         dims: int,
         windows: Sequence[int],
         files: FileMarks | None = None,
+        memo: dict[str, dict] | None = None,
     ) -> UnitTable:
         """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count,
         analyzed terms, text[, scope]) in file order (grouped by scope here if they are not).
         files: what the store says of each file the rows come from (`Store.file_marks`), kept
-        so that `patch` knows later which files changed."""
+        so that `patch` knows later which files changed. memo: what was derived from texts
+        by earlier builds (their analyzed headings and labels, questions, named days), kept
+        by a caller that builds many small tables of overlapping rows (a search's candidates
+        read from an index server)."""
         import numpy as np
 
         scope_of_row = [_scope(r) for r in rows]
@@ -199,8 +206,8 @@ class UnitTable:
             order = sorted(range(len(rows)), key=scope_of_row.__getitem__)  # stable
             rows = [rows[i] for i in order]
         names = sorted(set(scope_of_row))
-        terms = _field_terms(rows)
-        a = _row_arrays(rows, dims, names, terms, _length_bytes())
+        terms = _field_terms(rows, memo)
+        a = _row_arrays(rows, dims, names, terms, _length_bytes(), memo)
         vocab = sorted({t for flat, _ in terms.values() for t in flat})
         number = {t: i for i, t in enumerate(vocab)}
         for field, (flat, _) in terms.items():
@@ -397,7 +404,17 @@ class FieldPostings:
 
     def idf(self, term: int | None, within: Restriction | None = None) -> float:
         """Robertson idf, log(1 + (N - n + 0.5) / (n + 0.5)), as the Whoosh weighting."""
-        return self._idf(len(self.postings(term, within)[0]), within)
+        return self._idf(self.frequency(term, within), within)
+
+    def frequency(self, term: int | None, within: Restriction | None = None) -> int:
+        """How many units (of `within`) hold the term: its postings, or the count
+        `within.frequencies` gives when the rows are candidates."""
+        return self._count(term, len(self.postings(term, within)[0]), within)
+
+    def _count(self, term: int | None, held: int, within: Restriction | None) -> int:
+        if within is None or within.frequencies is None or not held:
+            return held
+        return max(held, within.frequencies.get(self.field, {}).get(term or 0, 0))
 
     def _idf(self, n: int, within: Restriction | None) -> float:
         if n == 0:
@@ -414,7 +431,8 @@ class FieldPostings:
             return rows, tf.astype("float64")
         average = (self.average if within is None else within.averages[self.field]) or 1.0
         norm = k1 * ((1.0 - b) + b * self.lengths[rows] / average)
-        return rows, self._idf(len(rows), within) * (tf * (k1 + 1.0)) / (tf + norm)
+        return rows, self._idf(self._count(term, len(rows), within), within) * (
+            tf * (k1 + 1.0)) / (tf + norm)
 
 
 _ROW_ARRAYS = ("scope_codes", "ids", "salience", "file_ids", "day_numbers", "line_counts",
@@ -425,10 +443,13 @@ def _scope(row: UnitRow) -> str:
     return row[9] if len(row) > 9 else ""
 
 
-def _field_terms(rows: Sequence[UnitRow]) -> dict[str, tuple[list[str], list[int]]]:
+def _field_terms(
+    rows: Sequence[UnitRow], memo: dict[str, dict] | None = None
+) -> dict[str, tuple[list[str], list[int]]]:
     """Each field's analyzed terms of every row, flat, and how many each row has: the text's
     as the indexer stored them, headings and lead-in labels analyzed here (once a string)."""
-    by_string: dict[str | None, list[str]] = {None: []}
+    by_string: dict[str | None, list[str]] = (
+        {None: []} if memo is None else memo.setdefault("analyzed", {None: []}))
 
     def analyzed(text: str | None) -> list[str]:
         found = by_string.get(text)
@@ -459,6 +480,7 @@ def _row_arrays(
     names: Sequence[str],
     terms: Mapping[str, tuple[list[str], list[int]]],
     length_bytes: np.ndarray,
+    memo: dict[str, dict] | None = None,
 ) -> dict[str, np.ndarray]:
     """The arrays of one value per row, for rows grouped by scope (`names` in order) and in
     file order; "section" numbers the rows' runs of one file under one heading from 0.
@@ -478,15 +500,25 @@ def _row_arrays(
             ordinals[r[3]] = dt.date.fromisoformat(r[3]).toordinal()
     a["day_numbers"] = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
     a["line_counts"] = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
-    a["question"] = np.fromiter((is_question(r[8]) for r in rows), dtype=np.uint8, count=n)
+    asks: dict[str, bool] = {} if memo is None else memo.setdefault("question", {})
+    a["question"] = np.fromiter(
+        (asks[r[8]] if r[8] in asks else asks.setdefault(r[8], is_question(r[8])) for r in rows),
+        dtype=np.uint8, count=n)
     # The days a dated unit's relative dates name ("yesterday", "last Fri"), from its own
     # text and date (so derivable file by file): first and last day ordinal, 0 for none.
     told = np.zeros((n, 2), dtype=np.int64)
+    named: dict[tuple[str, str], tuple[int, int] | None] = (
+        {} if memo is None else memo.setdefault("told", {}))
     for i, r in enumerate(rows):
         if r[3] is not None:
-            days = mentioned_days(r[8], dt.date.fromordinal(ordinals[r[3]]))
-            if days is not None:
-                told[i] = days[0].toordinal(), days[1].toordinal()
+            key = (r[8], r[3])
+            if key not in named:
+                days = mentioned_days(r[8], dt.date.fromordinal(ordinals[r[3]]))
+                named[key] = None if days is None else (days[0].toordinal(),
+                                                        days[1].toordinal())
+            found = named[key]
+            if found is not None:
+                told[i] = found
     a["told"] = told
     matrix = np.zeros((n, dims), dtype=np.float32)
     # A vector of the wrong length (damage: `vault status` and `vault index` find it) is

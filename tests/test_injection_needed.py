@@ -1,0 +1,102 @@
+"""files/injection.py skips a cue's search when a string every match of it holds is missing from
+an ASCII block (`_needed`): the verdicts must be exactly those of searching every cue."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
+
+from vault_memory.files import injection
+
+from .injection_corpus import (
+    FRESH_INJECTIONS,
+    FRESH_ORDINARY,
+    HELD_OUT_INJECTIONS,
+    HELD_OUT_ORDINARY,
+    INJECTIONS,
+    ORDINARY,
+)
+
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "vault-memory-hypothesis")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _every_cue(block: str) -> dict[str, int]:
+    """`_block_cues` as it was: every cue searched."""
+    found: dict[str, int] = {}
+    if injection._hidden_by_invisibles(block):
+        found["invisible-unicode"] = injection.STRONG
+    if injection._hidden_prose(block):
+        found["hidden-base64"] = injection.STRONG
+    folded = injection.fold(block)
+    for reason, weight, pattern, _ in injection._cues():
+        if found.get(reason, 0) < weight and pattern.search(folded):
+            found[reason] = weight
+    return found
+
+
+def _corpus() -> list[str]:
+    texts = [t for _, t in INJECTIONS + FRESH_INJECTIONS + HELD_OUT_INJECTIONS]
+    texts += ORDINARY + FRESH_ORDINARY + HELD_OUT_ORDINARY
+    for path in sorted((REPO / "sample_vault").rglob("*.md")):
+        texts += path.read_text("utf-8").split("\n\n")
+    # the same in other cases: the skip must be case-blind as the cues are
+    return texts + [t.upper() for t in texts] + [t.title() for t in texts]
+
+
+def test_every_cue_needs_what_it_matches() -> None:
+    cues = injection._cues()
+    assert sum(needs is not None for *_, needs in cues) >= len(cues) - 2  # it skips most
+    for text in _corpus():
+        for block in injection._blocks(text):
+            folded = injection.fold(block)
+            if not folded.isascii():
+                continue
+            for reason, _, pattern, needs in cues:
+                if needs is not None and pattern.search(folded):
+                    assert needs.search(folded.lower()), (reason, folded)
+
+
+def test_the_verdicts_are_those_of_every_cue() -> None:
+    texts = _corpus()
+    assert sum(injection.is_instruction(t) for t in texts) > 100  # many flag, many do not
+    for text in texts:
+        for block in injection._blocks(text):
+            assert injection._block_cues(block) == _every_cue(block), block
+
+
+# The words the cues are made of, so generated text often matches them.
+_WORDS = sorted({w for _, _, p in injection._CUES for w in re.findall(r"[A-Za-z_]{2,}", p)})
+_TEXT = st.lists(
+    st.one_of(st.sampled_from(_WORDS), st.sampled_from([" ", "  ", "\n", ", ", ": ", "'", "-",
+                                                         "#", "|", "~/", "<|", "|>", "[", "]"]),
+              st.text(st.characters(max_codepoint=127), max_size=3)),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXT, st.sampled_from([str, str.upper, str.title, str.swapcase]))
+def test_generated_text_gets_the_verdicts_of_every_cue(text: str, case: object) -> None:
+    text = case(text)  # type: ignore[operator]
+    for block in injection._blocks(text):
+        assert injection._block_cues(block) == _every_cue(block)
+
+
+@pytest.mark.parametrize(("pattern", "needs"), [
+    (r"\bfrom now on,?\s+you\b", ("from now on",)),
+    (r"\b(?:act as|pretend to be)\b", ("act as", "pretend to be")),
+    (r"\bdon'?t (?:tell|ask)\b", ("don",)),  # as long as "ask", one string, not two
+    (r"\b(?:ai|bots?)\b", ("ai", "bot")),
+    (r"\bx?\b", None),  # nothing is needed
+    (r"(?:a|)b", ("b",)),  # an empty branch needs nothing: the rest does
+    (r"ſecret", ("ecret",)),  # a non-ASCII literal ends the run (under re.I it matches "s")
+])
+def test_what_a_pattern_needs(pattern: str, needs: tuple[str, ...] | None) -> None:
+    assert injection._needed(pattern) == needs
