@@ -5,6 +5,8 @@ first index run of a vault copied with `cp -r` against a warm one. A benchmark, 
     python bench/perf_table.py              # 10k and 100k units
     python bench/perf_table.py --quick      # 10k units only
     python bench/perf.py --only table       # the same rows in issue 23's table
+    python bench/perf_table.py --against /tmp/old --sizes 100k   # A/B: this checkout and
+        # another (a `git worktree add` of an older commit), runs interleaved, edit rows only
 
 Part module of bench/perf.py: `run(quick) -> list[dict]`, one dict a row (name, figure, ratio,
 target, ok). The vaults are bench/search.py's (10k units, 591 files) and bench/scopes.py's
@@ -31,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 BASE = Path(os.environ.get("VAULT_BENCH_TABLE", "/tmp/vault-bench-table"))
+CHECKOUT = Path(__file__).resolve().parent.parent
 EDIT_TARGET = 1.3
 FRESH_TARGET_MS = 10.0
 
@@ -39,15 +42,21 @@ def vault_cmd(root: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "vault_memory", "--vault", str(root), *args]
 
 
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("VAULT_")}
+def env(code: Path | None = None) -> dict[str, str]:
+    """The environment of a child: no VAULT_ settings; with `code`, that checkout's package."""
+    found = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_")}
+    if code is not None:
+        found["PYTHONPATH"] = str(code)
+    return found
 
 
-def child(cmd: list[str]) -> tuple[float, float, float, str]:
-    """(wall s, CPU s, peak RSS MB, stderr) of one process."""
+def child(cmd: list[str], code: Path | None = None) -> tuple[float, float, float, str]:
+    """(wall s, CPU s, peak RSS MB, stderr) of one process (of the package in `code`)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env())
+        # `python -m` puts the working folder first on the path: the checkout's own
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env(code),
+                                cwd=code or CHECKOUT)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -78,23 +87,64 @@ def private_copy(root: Path, into: Path) -> Path:
 
 def edited_search(root: Path, runs: int) -> dict[str, dict[str, float]]:
     """Medians of cold `vault search` with no edit and right after one in-place edit."""
+    return edited_searches({"this": (root, None)}, runs)["this"]
+
+
+def edited_searches(
+    vaults: dict[str, tuple[Path, Path | None]], runs: int
+) -> dict[str, dict[str, dict[str, float]]]:
+    """For each (vault copy, checkout of the package or None for this one): medians of cold
+    `vault search` with no edit and right after one in-place edit, the checkouts' runs
+    interleaved (their order turned each run) so that all see the same machine load. Each
+    copy is indexed first by its own code (an analyzer upgrade re-indexes a stale copy)."""
     from search import QUERIES
 
-    daily = sorted((root / "memory").glob("*.md"))[-1]
-    child(vault_cmd(root, "search", "warm the caches", "--json"))  # table of this version
-    sides: dict[str, list[tuple[float, float, float]]] = {"none": [], "edit": []}
+    for root, code in vaults.values():
+        child(vault_cmd(root, "index"), code)
+        child(vault_cmd(root, "search", "warm the caches", "--json"), code)  # its table
+    sides: dict[str, dict[str, list[tuple[float, float, float]]]] = {
+        name: {"none": [], "edit": []} for name in vaults}
+    names = list(vaults)
     for number in range(runs):
         query = QUERIES[(number * 7) % len(QUERIES)]
-        wall, cpu, rss, _ = child(vault_cmd(root, "search", query, "--json"))
-        sides["none"].append((wall, cpu, rss))
-        with daily.open("a", encoding="utf-8") as out:
-            out.write(f"- Edited for the benchmark, run {number}: {query}\n")
-        wall, cpu, rss, _ = child(vault_cmd(root, "search", query, "--json"))
-        sides["edit"].append((wall, cpu, rss))
-    return {side: {"wall": statistics.median(v[0] for v in values),
-                   "cpu": statistics.median(v[1] for v in values),
-                   "rss": max(v[2] for v in values)}
-            for side, values in sides.items()}
+        order = names if number % 2 == 0 else names[::-1]
+        for name in order:
+            root, code = vaults[name]
+            wall, cpu, rss, _ = child(vault_cmd(root, "search", query, "--json"), code)
+            sides[name]["none"].append((wall, cpu, rss))
+        for name in order:
+            root, code = vaults[name]
+            daily = sorted((root / "memory").glob("*.md"))[-1]
+            with daily.open("a", encoding="utf-8") as out:
+                out.write(f"- Edited for the benchmark, run {number}: {query}\n")
+            wall, cpu, rss, _ = child(vault_cmd(root, "search", query, "--json"), code)
+            sides[name]["edit"].append((wall, cpu, rss))
+    return {name: {side: {"wall": statistics.median(v[0] for v in values),
+                          "cpu": statistics.median(v[1] for v in values),
+                          "rss": max(v[2] for v in values)}
+                   for side, values in got.items()}
+            for name, got in sides.items()}
+
+
+def against(code: Path, sizes: tuple[str, ...], runs: int) -> None:
+    """Print the edit rows of this checkout and of `code`, measured interleaved."""
+    with tempfile.TemporaryDirectory(prefix="perf-table-ab-") as tmp:
+        for label, source in vaults(False, sizes).items():
+            copies = {}
+            for name, tree in (("before", code), ("after", None)):
+                (Path(tmp) / name).mkdir(exist_ok=True)
+                copies[name] = (private_copy(source, Path(tmp) / name), tree)
+            got = edited_searches(copies, runs)
+            load = os.getloadavg()
+            print(f"  {label} units, {runs} runs each, medians; load {load[0]:.2f} "
+                  f"{load[1]:.2f} {load[2]:.2f}")
+            for name in copies:
+                none, edit = got[name]["none"], got[name]["edit"]
+                print(f"    {name:<7} edit / no edit: {edit['cpu']:.2f} / {none['cpu']:.2f} "
+                      f"CPU-s ({edit['cpu'] / none['cpu']:.2f}x), {edit['wall']:.2f} / "
+                      f"{none['wall']:.2f} s, peak RSS {edit['rss']:.0f} / {none['rss']:.0f} MB")
+            for root, _ in copies.values():
+                shutil.rmtree(root, ignore_errors=True)
 
 
 def freshness(root: Path, runs: int = 21) -> tuple[int, float, float]:
@@ -167,6 +217,7 @@ def run(quick: bool, sizes: tuple[str, ...] = ("10k", "100k")) -> list[dict[str,
     with tempfile.TemporaryDirectory(prefix="perf-table-") as tmp:
         for label, source in vaults(quick, sizes).items():
             root = private_copy(source, Path(tmp))
+            child(vault_cmd(root, "index"))  # a copy generated by older code is brought up
             files, wall_ms, cpu_ms = freshness(root)
             rows.append({
                 "name": f"freshness check, {files:,} files (no change)",
@@ -214,10 +265,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="10k units only")
     parser.add_argument("--sizes", default="10k,100k", help="10k, 100k or both (10k,100k)")
+    parser.add_argument("--against", type=Path, help="a checkout of other code: A/B edit rows")
+    parser.add_argument("--runs", type=int, default=5, help="searches of each kind (A/B)")
     args = parser.parse_args()
     load = os.getloadavg()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} CPUs")
+    if args.against:
+        against(args.against.resolve(), tuple(args.sizes.split(",")), args.runs)
+        return
     for row in run(args.quick, tuple(args.sizes.split(","))):
         ok = {True: "ok", False: "MISSED", None: ""}[row["ok"]]
         ratio = "" if row["ratio"] is None else f"{row['ratio']:.2f}"

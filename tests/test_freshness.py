@@ -80,3 +80,51 @@ def test_without_a_watcher_an_in_place_edit_is_seen(indexed_small: Path,
         hits = vault.search("WeasyPrint 99.9", mode="keyword")
     assert folder.stat().st_mtime_ns == before
     assert "99.9" in hits[0].text and len(stats) == 2
+
+
+def _rewrite_in_the_same_tick(path: Path, old: str, new: str) -> None:
+    """Rewrite `path` in place with the same size and give it back its mtime: what a rewrite
+    within the file system's timestamp tick of the last index leaves (coarse clocks: FAT,
+    HFS+, NFS, kernels that stamp files by the jiffy)."""
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert len(old) == len(new) and old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_mtime_ns, path.stat().st_size) == (st.st_mtime_ns, st.st_size)
+
+
+@pytest.mark.parametrize("by", ["search", "index"])
+def test_a_racy_rewrite_is_compared_by_content(indexed_small: Path, by: str) -> None:
+    """git's racy rule: a file whose mtime is not older than the index run that read it may
+    change again without its stat changing, so it is compared by content until a later run
+    has read it. The file's mtime is put ahead of the clock to stand for "the same tick"."""
+    path = indexed_small / "notes" / "renderer.md"
+    ahead = time.time_ns() + 3600 * 10**9
+    os.utime(path, ns=(ahead, ahead))
+    with Vault(indexed_small) as vault:
+        vault.index()  # read (same bytes, new stat) in a run that began before its mtime
+        assert vault._index.racy_paths() == {"notes/renderer.md"}
+        assert vault._index.stale_paths() == ["notes/renderer.md"]
+        assert vault.index().modified == 0  # the same content: unchanged, still racy
+        _rewrite_in_the_same_tick(path, "WeasyPrint 63.1", "WeasyPrint 99.9")
+        if by == "search":
+            hits = vault.search("WeasyPrint 99.9", mode="keyword")
+            assert hits and "99.9" in hits[0].text
+        else:
+            assert vault.index().modified == 1
+        assert vault.search("63.1", mode="keyword", fresh=False) == []
+
+
+def test_a_file_older_than_the_run_is_not_racy(indexed_small: Path) -> None:
+    path = indexed_small / "notes" / "renderer.md"
+    with Vault(indexed_small) as vault:
+        ahead = time.time_ns() + 3600 * 10**9
+        os.utime(path, ns=(ahead, ahead))
+        vault.index()
+        assert vault._index.racy_paths() == {"notes/renderer.md"}
+        past = time.time_ns() - 3600 * 10**9
+        os.utime(path, ns=(past, past))
+        vault.index()  # read again, now older than the run: no longer racy
+        assert vault._index.racy_paths() == set()
+        assert vault._index.stale_paths() == []

@@ -45,9 +45,9 @@ def _overwrite(path: Path, data: bytes, at: int = 0) -> None:
 
 
 def _arrays(root: Path) -> Path:
-    tables = sorted((root / ".vault").glob("units-*.arrays"))
+    tables = sorted((root / ".vault").glob("units-*.arrays"), key=lambda p: ".base-" not in p.name)
     assert tables, "a search writes the unit table"
-    return tables[0]
+    return tables[0]  # its vectors' base, the bulk of it (search/searcher.py `_save_table`)
 
 
 def _toc(root: Path) -> Path:

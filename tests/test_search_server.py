@@ -60,6 +60,39 @@ def _running(root: Path) -> bool:
     return bool(client.watcher_status(root / ".vault")["running"])
 
 
+def test_a_servers_reader_never_makes_the_cache_again(indexed_small: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interleaving behind a flaky run: `.vault/` is deleted right after the server
+    checked that its cache is there, before its reader prepares (or answers a search). The
+    reader opens what is there and never makes the folder, the index or the unit table again;
+    the server notices by its lock and stops."""
+    import shutil
+
+    from vault_memory import Vault
+    from vault_memory.live import Watcher
+
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
+    server = Watcher(Vault(indexed_small), dream=False, quiet_ms=100, idle_minutes=10)
+    server.start()
+    try:
+        assert server.ready.wait(60) and server.warm.wait(60)
+        with server._search_lock:
+            server._reader.close()  # the next use opens the index anew
+        monkeypatch.setattr(server, "_cache_gone", lambda: False)  # checked just before
+        shutil.rmtree(indexed_small / ".vault")
+        server._table_stale = True
+        server._prepare_reader()
+        with pytest.raises(Exception, match="unable to open"):
+            server._search(server._reader, query="invoice renderer fonts", mode="keyword")
+        assert not (indexed_small / ".vault").exists()
+        monkeypatch.undo()
+        assert server._cache_gone()
+    finally:
+        server.stop()
+        server.vault.close()
+    assert not (indexed_small / ".vault").exists()
+
+
 @pytest.fixture
 def cleanup() -> list[Path]:
     roots: list[Path] = []

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from vault_memory import Vault
-from vault_memory.search.table import UnitTable
+from vault_memory.search.table import VECTOR_ARRAYS, UnitTable
 
 WORDS = ("billing", "ledger", "refund", "cutover", "Jonas", "Priya", "PostgreSQL", "Kafka",
          "invoice", "renderer", "fonts", "retry", "budget", "standup", "deploy", "staging",
@@ -23,9 +23,14 @@ FOLDERS = ("notes", "memory", "scopes/alpha/notes", "scopes/alpha/memory", "scop
 
 
 def same_arrays(got: UnitTable, want: UnitTable) -> None:
-    assert sorted(got.arrays) == sorted(want.arrays)
-    for name, array in want.arrays.items():
-        other = got.arrays[name]
+    """Equal array for array; the vectors row for row, however each table holds them (a
+    patched table appends its new rows' vectors: search/table.py `VECTOR_ARRAYS`)."""
+    kept = {name: array for name, array in got.arrays.items() if name not in VECTOR_ARRAYS}
+    wanted = {name: array for name, array in want.arrays.items() if name not in VECTOR_ARRAYS}
+    assert sorted(kept) == sorted(wanted)
+    wanted["matrix"], kept["matrix"] = want.matrix, got.matrix
+    for name, array in wanted.items():
+        other = kept[name]
         assert other.dtype == array.dtype, name
         assert other.shape == array.shape, name
         assert np.array_equal(other, array), name
@@ -234,3 +239,83 @@ def test_a_few_files_run_reports_the_index_counts(indexed_small: Path) -> None:
     assert report.new == 1 and report.units_embedded == 2
     assert (report.files, report.units, report.embedded_units) == (
         totals["files"], totals["units"], totals["embedded_units"])
+
+
+QUERIES = ("billing ledger refund", "who owns the Kafka cutover?", "Jonas decided to deploy",
+           "ERR_LEDGER_409", "naïve café budget", "what did Priya approve?")
+
+
+def hits_with(vault: Vault, table: UnitTable, mode: str) -> list[dict[str, Any]]:
+    """The hits of every query when the searcher holds `table`."""
+    searcher = vault._searcher
+    searcher.table(searcher._model_for(mode))  # the version it is kept under
+    searcher._table, searcher._hidden = table, {}
+    return [[h.to_dict() for h in vault.search(q, mode=mode, fresh=False, limit=8)]
+            for q in QUERIES]
+
+
+@pytest.mark.parametrize(("seed", "appended_most"), [(4, 4096), (5, 3), (6, 0)])
+def test_saved_patches_give_a_rebuilds_hits(indexed_small: Path, seed: int, appended_most: int,
+                                            patches: list[int],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random edits, each searched by a new process (a Vault of its own): it maps the table
+    the last one saved, patches it (appending the new rows' vectors) and saves it; hits and
+    arrays equal those of a table built whole. A small bound makes it compact on the way."""
+    from vault_memory.search import table as table_module
+
+    monkeypatch.setattr(table_module, "APPENDED_MOST", appended_most)
+    monkeypatch.setattr(table_module, "APPENDED_SHARE", 10**9)
+    rnd = random.Random(seed)
+    made = [0]
+    with Vault(indexed_small) as vault:
+        vault.search("warm", fresh=True)
+    bases = set()
+    for step in range(6):
+        done = [random_step(indexed_small, rnd, made) for _ in range(rnd.randint(1, 2))]
+        with Vault(indexed_small) as vault:
+            vault.search("after the edit")  # the search's own index run, then the table
+            for mode in ("hybrid", "keyword"):
+                model = vault._searcher._model_for(mode)
+                patched = vault._searcher.table(model)
+                if model:
+                    bases.add(patched.base_id)
+                whole = rebuilt(vault, model)
+                same_arrays(patched, whole)
+                assert hits_with(vault, patched, mode) == hits_with(vault, whole, mode), (
+                    step, done)
+    assert patches
+    if appended_most == 4096:
+        assert len(bases) == 1  # patched by appending: the base of the first save throughout
+    else:
+        assert len(bases) > 1  # compacted past the bound: a new base now and then
+    names = sorted(p.name for p in (indexed_small / ".vault").glob("units-vectors.base-*"))
+    assert len([n for n in names if n.endswith(".arrays")]) == 1  # the old bases removed
+
+
+@pytest.mark.parametrize("damage", ["base gone", "base damaged", "table names another base"])
+def test_a_table_whose_vectors_are_lost_is_made_anew(indexed_small: Path, damage: str,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """A crash or a hand between the two files of a saved table (its base missing, damaged,
+    or another than the one it names) is found by the next reader, which builds the table
+    from the index: the same hits as before."""
+    (indexed_small / "notes" / "renderer.md").write_text(
+        "# Renderer\n\n- The renderer needs fonts-dejavu now.\n", encoding="utf-8")
+    with Vault(indexed_small) as vault:
+        before = [h.to_dict() for h in vault.search("which fonts does the renderer need")]
+    cache = indexed_small / ".vault"
+    (base,) = cache.glob("units-vectors.base-*.arrays")
+    if damage == "base gone":
+        base.unlink()
+    elif damage == "base damaged":
+        data = bytearray(base.read_bytes())
+        data[-100] ^= 0xFF
+        base.write_bytes(bytes(data))
+        for ok in cache.glob("*.ok"):
+            ok.unlink()
+    else:
+        base.rename(base.with_name("units-vectors.base-0123456789ab.arrays"))
+    built = builds()
+    with Vault(indexed_small) as vault:
+        again = [h.to_dict() for h in vault.search("which fonts does the renderer need")]
+    assert builds() == built + 1 and again == before
+    assert (damage != "base damaged") or "damaged" in caplog.text

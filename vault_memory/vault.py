@@ -155,6 +155,10 @@ class Vault:
         self._index_handle: Index | None = None
         self._searcher_handle: Searcher | None = None
         self._views: dict[Scope, Vault] = {}
+        #: False: searches never create `.vault/`, write the unit table or repair the index
+        #: (a search server's reader, live/watch.py: its writer keeps the cache, and a cache
+        #: deleted under it must stay deleted).
+        self.cache_writes = True
 
     @classmethod
     def discover(
@@ -217,7 +221,7 @@ class Vault:
         if owner._index_handle is None:
             from .index import Index
 
-            owner._index_handle = Index(owner.config)
+            owner._index_handle = Index(owner.config, creates_cache=owner.cache_writes)
         return owner._index_handle
 
     def close(self) -> None:
@@ -270,6 +274,7 @@ class Vault:
 
             settings = RankSettings(half_life_days=owner.config.search.half_life_days)
             owner._searcher_handle = Searcher(owner._index, settings)
+            owner._searcher_handle.saves = owner.cache_writes
             owner._searcher_handle.on_server = owner.config.search.on_server
         return owner._searcher_handle
 
@@ -405,6 +410,8 @@ class Vault:
             hits = self._searcher.search(parsed.text, limit=limit, mode=mode, filters=filters,
                                          today=today, settings=self._rank_settings())
         except (sqlite3.DatabaseError, CorruptIndexError) as exc:
+            if not (self._owner or self).cache_writes:
+                raise  # a search server's reader: its caller searches in-process
             # Damage found by the query itself: rebuilt from the files, then by keywords.
             self._heal(exc)
             hits = self._searcher.search(parsed.text, limit=limit, mode="keyword",
@@ -473,7 +480,7 @@ class Vault:
             return
         try:
             index.run(paths=stale, lock_timeout=0.2, progress=self.progress,
-                      embed_repairs=False)
+                      embed_repairs=False, defer_fulltext=True)
         except LockTimeoutError:
             log.info("another process is indexing; searching the index as it is.")
         except CannotWriteError as exc:

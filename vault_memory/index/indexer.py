@@ -205,6 +205,24 @@ def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result 
     return st if stat.S_ISREG(st.st_mode) else None
 
 
+def fs_clock_ns(folder: Path) -> int | None:
+    """The file system's clock now (the mtime a file written now gets, in ns), or None when
+    `folder` cannot be written: a file made and removed in it."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".clock.", dir=folder)
+    except OSError:
+        return None
+    try:
+        os.write(fd, b"\0")
+        return os.fstat(fd).st_mtime_ns
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
 def model_id_for(name: str) -> str | None:
     from .embedder import BUNDLED_MODEL, BUNDLED_MODEL_ID
 
@@ -325,13 +343,13 @@ class IndexReport:
         return asdict(self)
 
 
-def open_store(config: Config, readonly: bool = False) -> Any:
+def open_store(config: Config, readonly: bool = False, create: bool = True) -> Any:
     """The index backend `[index] backend` names: the SQLite `Store` in `.vault/` (default)
     or the PostgreSQL server's `PgStore` (issue 21); both are `backend.IndexBackend`s."""
     settings = config.index
     backend = settings.backend.strip().lower() or "sqlite"
     if backend == "sqlite":
-        return Store(config.cache_dir / "index.sqlite", readonly=readonly)
+        return Store(config.cache_dir / "index.sqlite", readonly=readonly, create=create)
     if backend == "postgres":
         from .pgstore import PgStore, dsn_of
 
@@ -344,12 +362,14 @@ def open_store(config: Config, readonly: bool = False) -> Any:
 class Index:
     """The derived cache of one vault."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, creates_cache: bool = True) -> None:
+        """creates_cache=False: the SQLite index is opened, never created (see
+        `Vault.cache_writes`)."""
         self.config = config
         self.root = config.root
         self.cache = config.cache_dir
         self.backend = config.index.backend.strip().lower() or "sqlite"
-        self.store: Any = open_store(config)
+        self.store: Any = open_store(config, create=creates_cache)
         from .fulltext import FullText
 
         self.fulltext = FullText(self.cache / "whoosh")
@@ -360,6 +380,8 @@ class Index:
         self._embed_problem: str | None = None  # why the last run left units without vectors
         self._embed_repairs = True
         self._store_rebuilt = False
+        self._began_ns: int | None = None  # the file system's clock as the last plan began
+        self._stats_memo: tuple[Any, dict[str, tuple[int, int, str]]] | None = None
 
     # -- model ------------------------------------------------------------------------------
 
@@ -551,6 +573,51 @@ class Index:
         self.fulltext.rebuild(documents(self.store.fulltext_rows(), self.store.properties_of))
         with self.store.transaction() as conn:
             self.store.set_meta(conn, "fulltext_dirty", 0)
+            self.store.set_meta(conn, "fulltext_pending", "[]")
+            self.record_fulltext(conn)
+
+    def fulltext_pending(self) -> list[str]:
+        """The files whose units the keyword index does not hold as SQLite does yet: written
+        by runs that deferred it (`run(defer_fulltext=True)`)."""
+        import json
+
+        if self.backend != "sqlite" or not self.store.exists():
+            return []
+        try:
+            found = json.loads(self.store.get_meta("fulltext_pending") or "[]")
+        except ValueError:
+            return []
+        return found if isinstance(found, list) else []
+
+    def catch_up_fulltext(self, lock_timeout: float = 10.0) -> None:
+        """Bring the keyword index up to SQLite for the files runs deferred (one writer, one
+        commit), before something reads it: a search with operators, the doctor."""
+        if not self.fulltext_pending():
+            return
+        with self.writer_lock(lock_timeout):
+            self._catch_up_fulltext()
+
+    def _catch_up_fulltext(self) -> None:
+        """`catch_up_fulltext` under the writer lock. Killed midway, the pending files stay
+        recorded (done again: removing and adding a file's documents is idempotent)."""
+        from .fulltext import documents
+
+        pending = self.fulltext_pending()
+        if not pending:
+            return
+        writer = self.fulltext.writer()
+        try:
+            writer.remove(pending)
+            writer.add(documents(self.store.fulltext_rows(pending), self.store.properties_of))
+            writer.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                writer.cancel()
+            raise
+        fsutil.kill_point("index.after-fulltext-catch-up")
+        with self.store.transaction() as conn:
+            self.store.set_meta(conn, "fulltext_dirty", 0)
+            self.store.set_meta(conn, "fulltext_pending", "[]")
             self.record_fulltext(conn)
 
     # -- the run ----------------------------------------------------------------------------
@@ -565,12 +632,17 @@ class Index:
         progress: Progress | None = None,
         lock_timeout: float = 60.0,
         embed_repairs: bool = True,
+        defer_fulltext: bool = False,
     ) -> IndexReport:
         """Bring the cache in line with the files (all of them, or only `paths`).
 
         `embed_repairs=False` (a search healing the cache): when the index had to be rebuilt
         from the files, its vectors are left for the next `vault index`, and searches go by
-        keywords meanwhile."""
+        keywords meanwhile. `defer_fulltext=True` (a search's run over a few files): the
+        keyword index (Whoosh, which only search operators read) is not written; the files
+        it lags behind by are recorded with their units, and brought in by the next run
+        that does not defer, by a search with operators, or by the doctor
+        (`catch_up_fulltext`)."""
         from .integrity import heal_cache_shape
 
         started = time.perf_counter()
@@ -578,6 +650,7 @@ class Index:
             log.warning("%s", finding)
             self.store.close()
         self._embed_repairs = embed_repairs
+        self._defer_fulltext = defer_fulltext and paths is not None and self.backend == "sqlite"
         self._store_rebuilt = False
         with self.writer_lock(lock_timeout):
             try:
@@ -613,6 +686,8 @@ class Index:
             log.warning("%s: rebuilding it from the index.", ft_reason)
             self.rebuild_fulltext()
             report.rebuilt = report.rebuilt or ft_reason
+        elif not self._defer_fulltext:
+            self._catch_up_fulltext()
 
         skipped: dict[str, str] = {}
         plan, texts = self.plan(paths, skipped)
@@ -637,8 +712,10 @@ class Index:
             self._embed_only = [*plan.new, *plan.modified, *(new for _, new in plan.moved)]
             self._embed_gone = store.shas_of(
                 [*plan.deleted, *plan.modified, *(old for old, _ in plan.moved)])
+        self._record_racy(texts, plan, applied=False)
         if not plan.is_noop:
             self._apply(plan, texts, progress)
+        self._record_racy(texts, plan, applied=True)
         if self._store_rebuilt and not self._embed_repairs:
             return self._totals(report)
         fsutil.kill_point("index.before-embed")
@@ -695,8 +772,10 @@ class Index:
 
         Returns the plan and, for files that were read, their text (or, for unreadable
         files, the warning to show). Symlinks a full scan skips are put in `skipped`."""
-        known = self.store.file_stats()
+        known = self._file_stats()
         held = self.store.skipped()
+        racy = self.racy_paths()
+        self._began_ns = fs_clock_ns(self.cache)  # before any stat: see `racy_paths`
         scope: set[str] | None = None
         if paths is None:
             stats = scan(self.root, skipped=skipped)
@@ -723,7 +802,8 @@ class Index:
         limit = self.config.index.max_file_bytes
         for relpath, st in stats.items():
             row = known.get(relpath)
-            if row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size:
+            if (row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size
+                    and relpath not in racy):
                 unchanged.append(relpath)
                 continue
             was = held.get(relpath)
@@ -747,8 +827,10 @@ class Index:
                                             lasting=not isinstance(exc.__cause__, OSError))
             disk[relpath] = entry
         settled = set(unchanged) | set(still_held)
-        indexed = {p: IndexedFile(*row) for p, row in known.items() if p not in settled}
-        plan = plan_changes(disk, indexed, scope)
+        # A run over a few paths plans only those (`plan_changes` keeps the scope's paths).
+        candidates = known if scope is None else {p: known[p] for p in scope if p in known}
+        indexed = {p: IndexedFile(*row) for p, row in candidates.items() if p not in settled}
+        plan = plan_changes(disk, indexed, scope, racy)
         plan.unchanged = sorted(plan.unchanged + [p for p in unchanged + still_held if p in known])
         plan.held = sorted(still_held)
         # Skipped files that are gone (or readable now, below) are forgotten.
@@ -813,19 +895,70 @@ class Index:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "analyzer", ANALYZER)
 
+    def _file_stats(self) -> dict[str, tuple[int, int, str]]:
+        """`store.file_stats()`, read once for a search's freshness check and its run while
+        nothing changed the SQLite index between (no commit by another connection: its
+        `data_version`; none by ours: `total_changes`). Callers do not change it."""
+        store = self.store
+        if self.backend != "sqlite":
+            return dict(store.file_stats())
+        conn = store.conn
+        key = (conn, store.data_version(), conn.total_changes)
+        memo = self._stats_memo
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        stats: dict[str, tuple[int, int, str]] = store.file_stats()
+        self._stats_memo = (key, stats)
+        return stats
+
+    def racy_paths(self) -> set[str]:
+        """The files whose recorded mtime was not older than the index run that read them
+        (git's "racy" rule): a same-size rewrite within that file-time tick leaves the stat
+        as recorded, so they are compared by content until a run reads them again after
+        their mtime (`_record_racy`)."""
+        import json
+
+        try:
+            found = json.loads(self.store.get_meta("racy_files") or "[]")
+        except ValueError:
+            return set()
+        return set(found) if isinstance(found, list) else set()
+
+    def _record_racy(self, texts: dict[str, Any], plan: ChangePlan, applied: bool) -> None:
+        """The racy files: those a run read whose mtime is not older than the moment it
+        began (on the file system's clock, taken before any stat), and those of earlier runs
+        it did not read again. Added before the run stores what it read, removed after (a
+        run killed in between leaves them racy: compared by content once more)."""
+        import json
+
+        began = self._began_ns
+        if began is None:
+            return
+        before = self.racy_paths()
+        read = {p: f for p, f in texts.items() if isinstance(f, fsutil.TextFile)}
+        now = before | {p for p, f in read.items() if f.mtime_ns >= began}
+        if applied:
+            gone = {*plan.deleted, *(old for old, _ in plan.moved)}
+            now = {p for p in before if p not in read and p not in gone} | {
+                p for p, f in read.items() if f.mtime_ns >= began}
+        if now != before:
+            with self.store.transaction() as conn:
+                self.store.set_meta(conn, "racy_files", json.dumps(sorted(now)))
+
     def stale_paths(self, scope: scopes.Scope | None = None) -> list[str]:
         """Paths whose stat differs from the index, plus indexed paths gone from disk (of
         the files `scope` may see, when given), plus the files whose words an upgrade's
         analyzer gives otherwise. Stats only; reads no file and writes nothing."""
-        known = self.store.file_stats()
+        known = self._file_stats()
         held = self.store.skipped()
         disk = scan(self.root, scope=scope)
         if scope is not None:
             known = {p: row for p, row in known.items() if scopes.sees(scope, scopes.scope_of(p))}
+        racy = self.racy_paths()
         stale = [
             p
             for p, st in disk.items()
-            if (p not in known or (st.st_mtime_ns, st.st_size) != known[p][:2])
+            if (p not in known or (st.st_mtime_ns, st.st_size) != known[p][:2] or p in racy)
             and (p not in held or (st.st_mtime_ns, st.st_size) != held[p][:2])
         ]
         stale += [p for p in known if p not in disk]
@@ -851,6 +984,9 @@ class Index:
         # Whoosh lags behind: a run killed meanwhile has it rebuilt from SQLite. A run stopped
         # between batches (the watcher stopping, an error) commits what Whoosh was given: the
         # same files as SQLite's committed batches.
+        if self._defer_fulltext:
+            self._apply_deferred(plan, to_parse, removals, texts)
+            return
         writer = self.fulltext.writer()
         whole = True  # Whoosh's writer holds exactly the batches SQLite committed
         try:
@@ -888,6 +1024,29 @@ class Index:
                 self._commit_fulltext(writer)
             raise
         self._commit_fulltext(writer)
+
+    def _apply_deferred(self, plan: ChangePlan, to_parse: list[str], removals: list[str],
+                        texts: dict[str, Any]) -> None:
+        """`_apply` for a search's run over a few files: SQLite in one transaction, with the
+        files the keyword index now lags behind by (`fulltext_pending`); Whoosh untouched."""
+        import json
+
+        store = self.store
+        pending = sorted({*self.fulltext_pending(), *to_parse, *removals})
+        with store.transaction() as conn:
+            for path in removals:
+                store.delete_file(conn, path)
+            for path in plan.touched:
+                st = (self.root / path).stat()
+                store.touch_file(conn, path, st.st_mtime_ns, st.st_size)
+            for path in to_parse:
+                self._store_file(conn, path, texts[path])
+            if to_parse and self.model_id:
+                store.set_meta(conn, "embeddings_complete", 0)
+            store.set_meta(conn, "fulltext_pending", json.dumps(pending))
+            store.record_counts(conn)
+            store.set_meta(conn, "last_index_at", time.time())
+        fsutil.kill_point("index.after-units")
 
     def _commit_fulltext(self, writer: Any) -> None:
         """Commit the keyword index's writer and record that Whoosh holds what SQLite does."""
@@ -969,8 +1128,6 @@ class Index:
         indexed, searches go by keywords only, and the next run tries again."""
         import numpy as np
 
-        from .remote import EmbeddingProviderError
-
         store = self.store
         self._embed_problem = None
         only, self._embed_only = getattr(self, "_embed_only", None), None
@@ -1003,7 +1160,11 @@ class Index:
                 vectors = embedder.embed(
                     [text for _, text in chunk], batch_size=self.config.index.batch_size
                 )
-            except EmbeddingProviderError as exc:
+            except Exception as exc:
+                from .remote import EmbeddingProviderError  # (HTTP, TLS: not for a search)
+
+                if not isinstance(exc, EmbeddingProviderError):
+                    raise
                 failure = str(exc)
                 break
             if expected and vectors.shape[1] != int(expected):
@@ -1073,12 +1234,17 @@ class Index:
         """Every check of the cache, and the repair of what fails (index/integrity.py)."""
         from .integrity import diagnose_and_repair
 
+        if self.store.exists():
+            with contextlib.suppress(VaultError, sqlite3.DatabaseError):
+                self.catch_up_fulltext()  # what runs deferred is not damage
         return diagnose_and_repair(self)
 
     def verify(self) -> Any:
         """Whether the index equals the files (index/integrity.py `verify`). Reads only."""
         from .integrity import verify
 
+        with contextlib.suppress(VaultError, sqlite3.DatabaseError):
+            self.catch_up_fulltext()  # what runs deferred is not a difference
         return verify(self, scan(self.root))
 
     def repair_differences(self, check: Any) -> list[Any]:

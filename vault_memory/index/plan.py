@@ -1,13 +1,15 @@
 """Change planning: disk state vs index state -> what to do. Pure, no I/O.
 
 Files are compared by (mtime_ns, size) first; only when those differ does the content hash
-decide. Moves are found by content hash. A file that could not be read is "modified" (its
-old units stay until it can be read again), never "deleted".
+decide, or when the file is "racy" (git's rule: its recorded mtime was not older than the index
+run that read it, so a same-size rewrite in the same file-time tick keeps the stat). Moves are
+found by content hash. A file that could not be read is "modified" (its old units stay until it
+can be read again), never "deleted".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 
@@ -59,13 +61,15 @@ def stat_changed(disk: DiskFile, indexed: IndexedFile | None) -> bool:
 
 
 def plan_changes(
-    disk: Mapping[str, DiskFile], indexed: Mapping[str, IndexedFile], scope: set[str] | None = None
+    disk: Mapping[str, DiskFile], indexed: Mapping[str, IndexedFile], scope: set[str] | None = None,
+    racy: Collection[str] = (),
 ) -> ChangePlan:
     """Classify every path of `disk` and `indexed`.
 
     `disk` must carry `sha256` (or `unreadable`) for each file whose stat differs from the
-    index. With `scope`, only those paths are planned (a partial update for a few files); a
-    move is still recognised when both of its paths are in scope.
+    index and for each `racy` path (compared by content even when its stat is the same).
+    With `scope`, only those paths are planned (a partial update for a few files); a move is
+    still recognised when both of its paths are in scope.
     """
     plan = ChangePlan()
     paths = set(disk) | set(indexed)
@@ -76,7 +80,8 @@ def plan_changes(
         here, known = disk.get(path), indexed.get(path)
         if here is None:
             continue  # only in the index: deleted or the source of a move, decided below
-        if known is not None and not stat_changed(here, known):
+        if known is not None and not stat_changed(here, known) and (
+                path not in racy or here.sha256 == known.sha256):
             plan.unchanged.append(path)
         elif here.unreadable is not None:
             if known is not None:

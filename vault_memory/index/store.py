@@ -185,9 +185,12 @@ def writable(path: Path) -> bool:
 
 
 class Store:
-    def __init__(self, path: Path, readonly: bool = False) -> None:
+    def __init__(self, path: Path, readonly: bool = False, create: bool = True) -> None:
         self.path = path
         self.readonly = readonly
+        #: False: the file (and its folder) is never created here, only opened (a search
+        #: server's reader: `.vault/` deleted under it stays deleted; the writer makes it).
+        self.create = create
         self.fell_back = False  # opened read-only because the cache cannot be written
         self._conn: sqlite3.Connection | None = None
 
@@ -211,6 +214,9 @@ class Store:
                 idle = not os.path.exists(f"{self.path}-wal")
                 uri = self.path.absolute().as_uri() + "?mode=ro" + ("&immutable=1" if idle else "")
                 conn = sqlite3.connect(uri, uri=True, timeout=5, check_same_thread=False)
+            elif not self.create:  # opened read-write, never made: fails when it is gone
+                uri = self.path.absolute().as_uri() + "?mode=rw"
+                conn = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)

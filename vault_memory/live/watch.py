@@ -65,6 +65,7 @@ class WatchedVault(Protocol):
     the facade by its caller and never imports it."""
 
     root: Path
+    cache_writes: bool  # False: its searches never make or write .vault/ (a server's reader)
 
     @property
     def config(self) -> Config: ...
@@ -319,6 +320,9 @@ class Watcher:
         self._server: Any = None
         self._server_thread: threading.Thread | None = None
         self._reader = vault.clone()
+        # A search server's reader never makes or writes .vault/ (only its writer does): a
+        # cache deleted under it must stay deleted while the server notices and stops.
+        self._reader.cache_writes = idle_minutes is None
         self._reader.config  # noqa: B018 - settings are read now, as the writer's are
         self._settings_key = settings_key(self._reader.config)
         self._search_lock = threading.Lock()
@@ -810,6 +814,8 @@ class Watcher:
         """Bring the search side up to date with the index now, rather than in the next query
         (the unit table is patched by the files that changed: search/table.py)."""
         with self._search_lock:
+            if self.idle_minutes is not None and self._cache_gone():
+                return  # a search server whose cache was deleted: it stops (`_idle_loop`)
             try:
                 self._reader.prepare_search()
             except Exception as exc:  # only a head start: the next real query will say more

@@ -12,7 +12,10 @@ import datetime as dt
 import json
 import logging
 import os
+import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
@@ -187,6 +190,8 @@ class Searcher:
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
+        self.saves = True  # False: the unit table is never written to `.vault/` from here
+        self._changes: tuple[Any, int] | None = None  # our SQLite connection's changes, then
         #: With an index server: rank candidates the server picks (phase 2), not a unit table
         #: of the whole index read into this process (phase 1; `[search] on_server = false`).
         self.on_server = True
@@ -201,10 +206,11 @@ class Searcher:
         version = (model_id, store.data_version(), store.get_meta("last_index_at"))
         if self._table is not None and version == self._table_version:
             return self._table
-        from ..index import read_stamped, write_arrays
-
+        state = store.state_stamp()
+        conn = getattr(store, "_conn", None)
+        self._changes = (conn, conn.total_changes) if isinstance(conn, sqlite3.Connection) else None
         stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
-                 **store.state_stamp()}
+                 **state}
         if hasattr(store, "served"):  # a table of the server's rows (other ids): never
             stamp["backend"] = "server"  # patched by, nor taken for, the embedded index's
         path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
@@ -212,31 +218,46 @@ class Searcher:
         base = self._table if self._table_version and self._table_version[0] == model_id else None
         # A table in memory is patched; otherwise the saved one is mapped, or patched when
         # it was saved for an earlier state.
-        found = read_stamped(path) if base is None else None
+        found = _read_table(path, self.settings.windows) if base is None else None
         if found is not None and found[0] == json.loads(json.dumps(stamp)):
-            table = UnitTable(found[1], self.settings.windows)
+            table = found[1]
         else:
             if found is not None and {k: found[0].get(k) for k in PATCHABLE} == {
                     k: stamp.get(k) for k in PATCHABLE}:
-                base = UnitTable(found[1], self.settings.windows)
+                base = found[1]
             made = self._patched(base, model_id, dims) if base is not None else None
             if made is None:
                 rows, marks = store.unit_rows_and_marks(model_id)
                 made = UnitTable.build(rows, dims, self.settings.windows, marks)
+            if made.appended_too_many():
+                made = made.compacted()
             table = made
-            if store.state_stamp() == {k: stamp[k] for k in store.state_stamp()}:
+            if self.saves and self._unchanged_since(version, state):
                 try:
-                    write_arrays(path, stamp, dict(table.arrays))
+                    _save_table(path, stamp, table)
                 except OSError as exc:  # a read-only cache still answers queries
                     log.debug("could not save the unit table: %s", exc)
         self._table, self._table_version = table, version
         self._hidden = {}
         return table
 
+    def _unchanged_since(self, version: tuple[Any, ...], state: dict[str, Any]) -> bool:
+        """Whether the index is still in `state` (no writer committed while the table was
+        made): SQLite says so by its `data_version` (commits of other connections) and our
+        connection's `total_changes`, without the count `state_stamp` makes."""
+        store = self.index.store
+        conn = getattr(store, "_conn", None)
+        if self.index.backend == "sqlite" and conn is not None and version[1:] == (
+                store.data_version(), store.get_meta("last_index_at")) and (
+                self._changes is not None and self._changes[0] is conn
+                and self._changes[1] == conn.total_changes):
+            return True
+        return bool(store.state_stamp() == state)
+
     def _patched(self, base: UnitTable, model_id: str | None, dims: int) -> UnitTable | None:
         """`base` brought up to the index as it is now by the files that changed since it was
         made; None when its vectors have another length or too much changed to patch."""
-        if base.matrix.shape[1] != dims or list(base.windows) != list(self.settings.windows):
+        if base.dims != dims or list(base.windows) != list(self.settings.windows):
             return None
         marks, unvectored = base.file_marks()
         got = self.index.store.changed_unit_rows(
@@ -473,19 +494,19 @@ class Searcher:
                     embedded = served.vectors.get(text) if served else None
                     if embedded is None:
                         embedded = encoder.embed_query(text)
-                    if embedded.shape != (table.matrix.shape[1],):
+                    if embedded.shape != (table.dims,):
                         from ..index import EmbeddingProviderError
 
                         raise EmbeddingProviderError(
                             f"the query's vector has {embedded.shape[-1]} dimensions, the "
-                            f"index's {table.matrix.shape[1]}"
+                            f"index's {table.dims}"
                         )
                 except _provider_error() as exc:  # (evaluated only when one is raised)
                     warnings.append(f"searched by keywords only: {exc}")
                     if mode == "semantic":
                         return []
                 else:
-                    vector = _cosines(table.matrix, embedded, within)
+                    vector = _cosines(table, embedded, within)
         if keyword is None and vector is None and not listing:
             return []
         if served is not None:
@@ -703,6 +724,10 @@ class Searcher:
         from .select import select
 
         try:
+            self.index.catch_up_fulltext()  # what searches' runs left for the keyword index
+        except VaultError as exc:  # another writer holds the lock long, a read-only cache
+            log.warning("the search operators read the keyword index as it is: %s", exc)
+        try:
             return select(tree, table, self.index)
         except VaultError:
             raise
@@ -742,18 +767,63 @@ class Searcher:
         return named if named.any() else None
 
 
-def _cosines(matrix: np.ndarray, query: np.ndarray, within: Restriction | None) -> np.ndarray:
+def _base_path(path: Path, base_id: str) -> Path:
+    return path.with_name(f"{path.stem}.base-{base_id}.arrays")
+
+
+def _read_table(path: Path, windows: Sequence[int]) -> tuple[dict[str, Any], UnitTable] | None:
+    """The saved unit table at `path` and its stamp (without the name of its base), or None
+    when there is none whole: its file, or the file of vectors it names (`base`), missing,
+    of another format or damaged (logged: then made anew from the store)."""
+    from ..index import read_arrays, read_stamped
+
+    found = read_stamped(path)
+    if found is None or not isinstance(found[0].get("base"), str):
+        return None
+    stamp, arrays = found
+    base_id = stamp.pop("base")
+    if not base_id.isalnum():
+        return None
+    vectors = read_arrays(_base_path(path, base_id), {"base": base_id})
+    if vectors is None or "base" not in vectors or "vec_extra" not in arrays:
+        return None
+    table = UnitTable({**arrays, "base": vectors["base"]}, windows)
+    table.base_id = base_id
+    return stamp, table
+
+
+def _save_table(path: Path, stamp: dict[str, Any], table: UnitTable) -> None:
+    """Save `table` at `path`: its vectors' base in a file of its own when it has none yet
+    (a table built or compacted: the whole matrix, written once), then the rest, naming that
+    base (a patched table: its rows, the vectors appended since and where each row's vector
+    is; a small write). Both atomic: a crash between leaves the old table, or a base no table
+    names (removed by the next save of a new base). A base another process removed meanwhile
+    is found missing by the next reader, which makes the table anew."""
+    import secrets
+
+    from ..index import write_arrays
+
+    new_base = table.base_id is None or not _base_path(path, table.base_id).is_file()
+    if new_base:
+        base_id = secrets.token_hex(6)
+        write_arrays(_base_path(path, base_id), {"base": base_id}, {"base": table.base})
+        table.base_id = base_id
+    write_arrays(path, {**stamp, "base": table.base_id},
+                 {k: v for k, v in table.arrays.items() if k != "base"})
+    if new_base:
+        for old in path.parent.glob(f"{path.stem}.base-*.arrays*"):
+            if not old.name.startswith(_base_path(path, table.base_id or "").name):
+                with contextlib.suppress(OSError):
+                    old.unlink()
+
+
+def _cosines(table: UnitTable, query: np.ndarray, within: Restriction | None) -> np.ndarray:
     """Every unit's cosine to the query vector (unit vectors: a dot product). Restricted to a
     scope, only its rows are multiplied (the others' vectors are never read), and the others
     get the lowest of its cosines, so they take no part in min-max scaling."""
-    import numpy as np
-
     if within is None:
-        return (matrix @ query).astype(np.float64)
-    out = np.empty(len(matrix), dtype=np.float64)
-    for first, end in within.ranges:
-        out[first:end] = matrix[first:end] @ query
-    return _floored(out, within.mask)
+        return table.cosines(query)
+    return _floored(table.cosines(query, within.ranges), within.mask)
 
 
 def _floored(values: np.ndarray, keep: np.ndarray) -> np.ndarray:

@@ -25,9 +25,17 @@ from .ranking import is_question, lead_label, recency_factors
 if TYPE_CHECKING:
     import numpy as np
 
-TABLE_FORMAT = 8  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+TABLE_FORMAT = 9  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
-# 8: the days a unit's relative dates name)
+# 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending)
+#: How a table holds its rows' vectors: `base` (saved in a file of its own, which patched
+#: tables share), the vectors of rows patched in since (`vec_extra`), and for a patched table
+#: where each row's vector is in base ++ extra (`vec_rows`; absent: row i's is base[i]).
+VECTOR_ARRAYS = ("base", "vec_extra", "vec_rows")
+#: A patched table is compacted (its vectors written in row order, as `build` does) when the
+#: vectors appended, or left unused in its base, pass this many rows or this share of its rows.
+APPENDED_MOST = 4096
+APPENDED_SHARE = 16
 
 # (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text,
 # scope); the scope ("org/acme", "" for the root) may be left out: the root's.
@@ -60,7 +68,12 @@ class UnitTable:
         self.salience = arrays["salience"]
         self.day_numbers = arrays["day_numbers"]
         self.line_counts = arrays["line_counts"]
-        self.matrix = arrays["matrix"]
+        self.base = arrays["base"]
+        self.extra = arrays["vec_extra"]
+        self.vec_rows: np.ndarray | None = arrays.get("vec_rows")
+        self.dims = int(self.base.shape[1])
+        #: The name of the file `base` was saved in or mapped from (None: not saved yet).
+        self.base_id: str | None = None
         self.section = arrays["section"]
         self.file_ids = arrays["file_ids"]  # each unit's file (the store's files.id)
         self.has_vectors = bool(arrays["has_vectors"][0])
@@ -112,6 +125,57 @@ class UnitTable:
         return dataclasses.replace(found, mask=mask)
 
     @property
+    def matrix(self) -> np.ndarray:
+        """Every row's vector, in row order (a copy for a patched table)."""
+        import numpy as np
+
+        if self.vec_rows is None:
+            return self.base
+        return self.vectors_of(np.arange(len(self.ids)))
+
+    def vectors_of(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors of `rows`."""
+        return _gather(self.base, self.extra, self.vec_rows, rows)
+
+    def cosines(self, query: np.ndarray, ranges: Sequence[tuple[int, int]] | None = None
+                ) -> np.ndarray:
+        """Every row's dot product with `query` (cosines: unit vectors), or only those of the
+        rows in `ranges` (the others left 0, their vectors never multiplied)."""
+        import numpy as np
+
+        if ranges is None:
+            if self.vec_rows is None:
+                return (self.base @ query).astype(np.float64)
+            every = np.concatenate((self.base @ query, self.extra @ query))
+            return every[self.vec_rows].astype(np.float64)
+        out = np.zeros(len(self.ids), dtype=np.float64)
+        for first, end in ranges:
+            if self.vec_rows is None:
+                out[first:end] = self.base[first:end] @ query
+            else:
+                out[first:end] = self.vectors_of(np.arange(first, end)) @ query
+        return out
+
+    def appended_too_many(self) -> bool:
+        """Whether the vectors patched in (or left behind by rows gone) grew past what a
+        search should carry: then the table is `compacted` (and saved whole)."""
+        n = len(self.ids)
+        bound = max(APPENDED_MOST, n // APPENDED_SHARE)
+        return len(self.extra) > bound or len(self.base) + len(self.extra) - n > bound
+
+    def compacted(self) -> UnitTable:
+        """This table with every row's vector in a base of its own, in row order (what
+        `build` makes): a patched table whose appended vectors grew past a bound."""
+        import numpy as np
+
+        if self.vec_rows is None and len(self.extra) == 0:
+            return self
+        a = {k: v for k, v in self.arrays.items() if k not in VECTOR_ARRAYS}
+        a["base"] = self.matrix
+        a["vec_extra"] = np.zeros((0, self.dims), dtype=np.float32)
+        return UnitTable(a, list(self.windows))
+
+    @property
     def vocab(self) -> dict[str, int]:
         """Analyzed term -> term number, for both fields."""
         if self._vocab is None:
@@ -143,7 +207,7 @@ class UnitTable:
             rows = [rows[i] for i in order]
         names = sorted(set(scope_of_row))
         terms = _field_terms(rows, memo)
-        a = _row_arrays(rows, dims, names, terms, memo)
+        a = _row_arrays(rows, dims, names, terms, _length_bytes(), memo)
         vocab = sorted({t for flat, _ in terms.values() for t in flat})
         number = {t: i for i, t in enumerate(vocab)}
         for field, (flat, _) in terms.items():
@@ -154,6 +218,8 @@ class UnitTable:
             a[f"{field}_offsets"] = _offsets(term, len(vocab))
         a["vocab"] = _joined(vocab)
         a.update(_file_arrays(files, a))
+        a["base"] = a.pop("matrix")
+        a["vec_extra"] = np.zeros((0, dims), dtype=np.float32)
         _derive(a, names, windows, None)
         return cls(a, windows)
 
@@ -183,12 +249,14 @@ class UnitTable:
             rows = [rows[i] for i in order]
             scope_of_row = [scope_of_row[i] for i in order]
         old_names = self.scope_names
-        kept_codes = np.unique(self.scope_codes[keep])
+        # (np.unique would import numpy.ma: 30 ms of a search after an edit)
+        kept_codes = np.flatnonzero(np.bincount(self.scope_codes[keep],
+                                                minlength=len(old_names)))
         names = sorted({old_names[c] for c in kept_codes.tolist()} | set(scope_of_row))
         code_of = {name: code for code, name in enumerate(names)}
         recode = np.asarray([code_of.get(name, -1) for name in old_names], dtype=np.int64)
         terms = _field_terms(rows)
-        added = _row_arrays(rows, dims, names, terms)
+        added = _row_arrays(rows, dims, names, terms, old["length_bytes"])
         # Where each new row goes among the kept ones: by (scope, file id), as `build` orders.
         kept_key = (recode[self.scope_codes[keep]] << 40) | self.file_ids[keep]
         new_key = (added["scope_codes"].astype(np.int64) << 40) | added["file_ids"]
@@ -202,6 +270,14 @@ class UnitTable:
         for name in (*_ROW_ARRAYS, *(f"{f}_{k}" for f in FIELDS for k in ("len", "count"))):
             source = recode[old[name]].astype(np.int32) if name == "scope_codes" else old[name]
             a[name] = _splice(source, added[name], runs, new_slots, m)
+        # The vectors: the base is shared, the new rows' appended (no copy of the others).
+        stored = len(self.base) + len(self.extra)
+        old_vec_rows = self.vec_rows if self.vec_rows is not None else np.arange(n)
+        a["vec_rows"] = _splice(old_vec_rows.astype(np.int64),
+                                stored + np.arange(len(rows), dtype=np.int64), runs, new_slots, m)
+        a["base"] = self.base
+        a["vec_extra"] = np.concatenate((self.extra, added["matrix"]))
+        a["length_bytes"] = old["length_bytes"]
         local = _splice(old["section"], added["section"] + (int(old["section"][-1]) + 1 if n
                                                             else 0), runs, new_slots, m)
         a["section"] = local
@@ -263,7 +339,9 @@ class UnitTable:
         a["vocab"] = _joined(vocab)
         a.update(_file_arrays(files, a))
         _derive(a, names, windows, (self, is_new, new_row_of))
-        return UnitTable(a, windows)
+        patched = UnitTable(a, windows)
+        patched.base_id = self.base_id
+        return patched
 
     def file_marks(self) -> tuple[dict[int, int], dict[int, int]]:
         """What the store said of each file when this table was made (`Store.file_marks`),
@@ -358,7 +436,7 @@ class FieldPostings:
 
 
 _ROW_ARRAYS = ("scope_codes", "ids", "salience", "file_ids", "day_numbers", "line_counts",
-               "question", "told", "matrix", "vectored")
+               "question", "told", "vectored")
 
 
 def _scope(row: UnitRow) -> str:
@@ -401,12 +479,13 @@ def _row_arrays(
     dims: int,
     names: Sequence[str],
     terms: Mapping[str, tuple[list[str], list[int]]],
+    length_bytes: np.ndarray,
     memo: dict[str, dict] | None = None,
 ) -> dict[str, np.ndarray]:
     """The arrays of one value per row, for rows grouped by scope (`names` in order) and in
-    file order; "section" numbers the rows' runs of one file under one heading from 0."""
+    file order; "section" numbers the rows' runs of one file under one heading from 0.
+    `length_bytes`: the lengths Whoosh's one length byte stands for (`_length_bytes`)."""
     import numpy as np
-    from whoosh.util.numeric import byte_to_length, length_to_byte
 
     n = len(rows)
     a: dict[str, np.ndarray] = {}
@@ -463,11 +542,21 @@ def _row_arrays(
         # Each unit's length rounded to what Whoosh's one byte holds (the scores are then
         # exactly the Whoosh index's); the exact count for the averages.
         counts = np.asarray(sizes, dtype=np.int32)
-        longest = int(counts.max(initial=0))
-        rounded = [byte_to_length(length_to_byte(x)) for x in range(longest + 1)]
-        a[f"{field}_len"] = np.asarray(rounded, dtype=np.float32)[counts]
+        at = np.minimum(np.searchsorted(length_bytes, counts, side="left"), 255)
+        a[f"{field}_len"] = length_bytes[at].astype(np.float32)
         a[f"{field}_count"] = counts
+    a["length_bytes"] = np.asarray(length_bytes, dtype=np.int64)
     return a
+
+
+def _length_bytes() -> np.ndarray:
+    """The 256 lengths Whoosh's one length byte stands for, ascending: a length is stored as
+    the first of them not below it (`length_to_byte`), the last for any longer. Kept in the
+    table, so that a patch does not import Whoosh (50 ms with what it imports)."""
+    import numpy as np
+    from whoosh.util.numeric import byte_to_length
+
+    return np.asarray([byte_to_length(i) for i in range(256)], dtype=np.int64)
 
 
 def _pairs(
@@ -535,6 +624,9 @@ def _derive(
     a["sorted_ids"] = a["ids"][a["order"]]
     has_vectors = bool(a["vectored"].any())
     a["has_vectors"] = np.array([has_vectors])
+    def vectors_of(rows: np.ndarray) -> np.ndarray:
+        return _gather(a["base"], a["vec_extra"], a.get("vec_rows"), rows)
+
     local = a["section"]
     starts = np.zeros(n, dtype=np.int64)
     starts[1:] = local[1:] != local[:-1]
@@ -546,9 +638,9 @@ def _derive(
             a[f"w{w}_rows{k}"] = unit_rows
             a[f"w{w}_wins{k}"] = window_rows
         if reuse is None or not has_vectors or not reuse[0].has_vectors:
-            a[f"w{w}_norm"] = _window_norms(a["matrix"], has_vectors, lengths, members)
+            a[f"w{w}_norm"] = _window_norms(vectors_of, has_vectors, lengths, members)
         else:
-            a[f"w{w}_norm"] = _reused_norms(w, a["matrix"], lengths, members, *reuse)
+            a[f"w{w}_norm"] = _reused_norms(w, vectors_of, lengths, members, *reuse)
     for field in FIELDS:
         counts = a[f"{field}_count"].astype(np.int64)
         a[f"{field}_avg"] = np.array([counts.mean() if n else 0.0])
@@ -558,7 +650,7 @@ def _derive(
 
 def _reused_norms(
     size: int,
-    matrix: np.ndarray,
+    vectors_of: Callable[[np.ndarray], np.ndarray],
     lengths: np.ndarray,
     members: list[tuple[np.ndarray, np.ndarray]],
     old: UnitTable,
@@ -582,12 +674,31 @@ def _reused_norms(
     if len(fresh):
         local = np.full(len(lengths), -1, dtype=np.int64)
         local[fresh] = np.arange(len(fresh))
-        acc = np.zeros((len(fresh), matrix.shape[1]), dtype=np.float32)
+        acc: np.ndarray | None = None
         for rows, wins in members:
             take = local[wins] >= 0
-            acc[local[wins[take]]] += matrix[rows[take]]
+            got = vectors_of(rows[take])
+            if acc is None:
+                acc = np.zeros((len(fresh), got.shape[1]), dtype=np.float32)
+            acc[local[wins[take]]] += got
+        assert acc is not None
         norms[fresh] = np.maximum(np.linalg.norm(acc, axis=1), 1e-6)
     return norms
+
+
+def _gather(base: np.ndarray, extra: np.ndarray, vec_rows: np.ndarray | None,
+            rows: np.ndarray) -> np.ndarray:
+    """The vectors of table `rows`, held in base ++ extra at `vec_rows` (None: base[rows])."""
+    import numpy as np
+
+    if vec_rows is None:
+        return base[rows]
+    at = vec_rows[rows]
+    out = np.empty((len(at), base.shape[1]), dtype=np.float32)
+    inside = at < len(base)
+    out[inside] = base[at[inside]]
+    out[~inside] = extra[at[~inside] - len(base)]
+    return out
 
 
 def _runs(keep: np.ndarray, slots: np.ndarray) -> list[tuple[int, int, int]]:
@@ -616,7 +727,7 @@ def _splice(
 
 
 def _window_norms(
-    matrix: np.ndarray,
+    vectors_of: Callable[[np.ndarray], np.ndarray],
     has_vectors: bool,
     lengths: np.ndarray,
     membership: list[tuple[np.ndarray, np.ndarray]],
@@ -631,10 +742,14 @@ def _window_norms(
         return norms
     block = 8192
     for first in range(0, count, block):
-        acc = np.zeros((min(block, count - first), matrix.shape[1]), dtype=np.float32)
+        acc: np.ndarray | None = None
         for rows, wins in membership:
             keep = (wins >= first) & (wins < first + block)
-            acc[wins[keep] - first] += matrix[rows[keep]]
+            got = vectors_of(rows[keep])
+            if acc is None:
+                acc = np.zeros((min(block, count - first), got.shape[1]), dtype=np.float32)
+            acc[wins[keep] - first] += got
+        assert acc is not None
         norms[first : first + len(acc)] = np.linalg.norm(acc, axis=1)
     return np.maximum(norms, 1e-6)
 
