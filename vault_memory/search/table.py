@@ -282,19 +282,20 @@ class UnitTable:
                                                             else 0), runs, new_slots, m)
         a["section"] = local
         # Postings: the kept ones renumbered (rows and terms, both in order: still sorted),
-        # the new rows' merged in.
+        # the new rows' merged in, by offsets: no pass expands a term per posting.
         old_vocab = bytes(old["vocab"]).decode("utf-8").split("\n") if len(old["vocab"]) else []
         new_row_of = np.full(n, -1, dtype=np.int64)
         new_row_of[keep] = kept_slots
-        kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        moves = _moves(runs)
+        gone: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # field -> (positions, per term)
         alive = np.zeros(len(old_vocab), dtype=bool)
         for field in FIELDS:
             offsets = old[f"{field}_offsets"]
-            term = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
-            row = old[f"{field}_rows"]
-            stays = ~drop[row]
-            kept[field] = (term[stays], new_row_of[row[stays]], old[f"{field}_tf"][stays])
-            alive[kept[field][0]] = True
+            at = np.flatnonzero(drop[old[f"{field}_rows"]])
+            left = np.diff(offsets) - np.bincount(
+                np.searchsorted(offsets, at, side="right") - 1, minlength=len(offsets) - 1)
+            gone[field] = (at, left)
+            alive |= left > 0
         inserted: dict[str, int] = {}  # a term the old vocabulary lacks -> where it goes in it
         for flat, _ in terms.values():
             for t in dict.fromkeys(flat):
@@ -309,34 +310,45 @@ class UnitTable:
         renumber = before[:-1] + np.searchsorted(places, np.arange(len(old_vocab)), side="right")
         new_numbers = before[places] + np.arange(len(new_terms))
         vocab_size = int(before[-1]) + len(new_terms)
-        vocab: list[str] = [""] * vocab_size
-        for i in np.flatnonzero(alive).tolist():
-            vocab[int(renumber[i])] = old_vocab[i]
-        number: dict[str, int] = {}
-        for t, at in zip(new_terms, new_numbers.tolist(), strict=True):
-            vocab[at] = t
-            number[t] = at
+        if not new_terms and vocab_size == len(old_vocab):  # the same terms, numbered alike
+            a["vocab"] = old["vocab"]
+        else:
+            vocab: list[str] = [""] * vocab_size
+            for i in np.flatnonzero(alive).tolist():
+                vocab[int(renumber[i])] = old_vocab[i]
+            for t, place in zip(new_terms, new_numbers.tolist(), strict=True):
+                vocab[place] = t
+            a["vocab"] = _joined(vocab)
+        number = dict(zip(new_terms, new_numbers.tolist(), strict=True))
         for t in {t for flat, _ in terms.values() for t in flat} - set(number):
             number[t] = int(renumber[bisect.bisect_left(old_vocab, t)])
         for field, (flat, _) in terms.items():
             term_at = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
             row_at = np.repeat(new_slots, added[f"{field}_count"])
             add_term, add_row, add_tf = _pairs(term_at, row_at, m)
-            k_term, k_row, k_tf = kept[field]
-            k_term = renumber[k_term]
-            at = np.searchsorted(k_term * m + k_row, add_term * m + add_row)
-            at += np.arange(len(at))
-            fresh = np.zeros(len(k_term) + len(add_term), dtype=bool)
-            fresh[at] = True
-            term = np.empty(len(fresh), dtype=np.int64)
-            term[fresh], term[~fresh] = add_term, k_term
-            out_rows = np.empty(len(fresh), dtype=np.int32)
-            out_rows[fresh], out_rows[~fresh] = add_row, k_row
-            tf = np.empty(len(fresh), dtype=np.float32)
-            tf[fresh], tf[~fresh] = add_tf, k_tf
-            a[f"{field}_rows"], a[f"{field}_tf"] = out_rows, tf
-            a[f"{field}_offsets"] = _offsets(term, vocab_size)
-        a["vocab"] = _joined(vocab)
+            at, left = gone[field]
+            counts = np.zeros(vocab_size, dtype=np.int64)
+            counts[renumber[alive]] = left[alive]
+            kept_offsets = np.concatenate(([0], np.cumsum(counts)))
+            old_rows = old[f"{field}_rows"]
+            # Each new posting goes into its term's kept run, before the first larger row.
+            gone_before = at - np.arange(len(at))  # where the gone ones were, once deleted
+
+            def kept_row(at_kept: np.ndarray, old_rows: np.ndarray = old_rows,
+                         gone_before: np.ndarray = gone_before) -> np.ndarray:
+                return new_row_of[old_rows[
+                    at_kept + np.searchsorted(gone_before, at_kept, side="right")]]
+
+            into = _insertion_points(kept_row, kept_offsets, add_term, add_row)
+            pieces = _pieces(len(old_rows), at, into)
+            out = _copied(old_rows, pieces, len(at), into)
+            out = _moved(out, moves, new_row_of)
+            out[into + np.arange(len(into))] = add_row
+            a[f"{field}_rows"] = out
+            tf = _copied(old[f"{field}_tf"], pieces, len(at), into)
+            tf[into + np.arange(len(into))] = add_tf
+            a[f"{field}_tf"] = tf
+            a[f"{field}_offsets"] = kept_offsets + _offsets(add_term, vocab_size)
         a.update(_file_arrays(files, a))
         _derive(a, names, windows, (self, is_new, new_row_of))
         patched = UnitTable(a, windows)
@@ -699,6 +711,97 @@ def _gather(base: np.ndarray, extra: np.ndarray, vec_rows: np.ndarray | None,
     out[inside] = base[at[inside]]
     out[~inside] = extra[at[~inside] - len(base)]
     return out
+
+
+def _insertion_points(
+    row_at: Callable[[np.ndarray], np.ndarray], offsets: np.ndarray, terms: np.ndarray,
+    wanted: np.ndarray
+) -> np.ndarray:
+    """For each (term, row) of `terms` and `wanted`, the first posting of the term's run
+    offsets[t]:offsets[t + 1] (rows ascending in each run; `row_at` gives the rows of
+    postings) whose row is not below it: a binary search of all the runs at once."""
+    import numpy as np
+
+    lo = offsets[terms].copy()
+    hi = offsets[terms + 1].copy()
+    while True:
+        open_ = np.flatnonzero(lo < hi)
+        if not len(open_):
+            return lo
+        mid = (lo[open_] + hi[open_]) // 2
+        below = row_at(mid) < wanted[open_]
+        lo[open_[below]] = mid[below] + 1
+        hi[open_[~below]] = mid[~below]
+
+
+def _pieces(
+    size: int, gone: np.ndarray, into: np.ndarray | None
+) -> list[tuple[int, int, int]]:
+    """(from, to, length) of the runs of an array of `size` entries that a copy without the
+    entries at `gone` (ascending) and with new ones inserted before the remaining entries
+    `into` (ascending, as np.insert takes them) keeps: np.insert(np.delete(x, gone), into,
+    values) is `_copied` by them, the values then written at into + arange."""
+    import numpy as np
+
+    starts = np.concatenate(([0], gone + 1)).astype(np.int64)  # kept old runs
+    lengths = np.concatenate((gone, [size])) - starts
+    at = np.concatenate(([0], np.cumsum(lengths)[:-1]))  # where each starts once deleted
+    left = size - len(gone)
+    if into is not None:  # (np.union1d would import numpy.ma: 30 ms)
+        at_or_into = np.sort(np.concatenate((at, into)))
+        cuts = at_or_into[np.concatenate(([True], np.diff(at_or_into) > 0))]
+    else:
+        cuts = at
+    cuts = cuts[cuts < left]
+    run = np.searchsorted(at, cuts, side="right") - 1
+    source = starts[run] + cuts - at[run]
+    ends = np.concatenate((cuts[1:], [left]))
+    target = cuts if into is None else cuts + np.searchsorted(into, cuts, side="right")
+    return [(s, t, n) for s, t, n in zip(source.tolist(), target.tolist(),
+                                         (ends - cuts).tolist(), strict=True) if n]
+
+
+def _copied(old: np.ndarray, pieces: list[tuple[int, int, int]], gone: int,
+            into: np.ndarray | None) -> np.ndarray:
+    """A new array of `old`'s entries by `_pieces`, zeros where the inserted ones go."""
+    import numpy as np
+
+    out = np.empty(len(old) - gone + (0 if into is None else len(into)), dtype=old.dtype)
+    for source, target, length in pieces:
+        out[target : target + length] = old[source : source + length]
+    if into is not None:
+        out[into + np.arange(len(into))] = 0
+    return out
+
+
+#: Kept rows are renumbered by comparisons when their runs shift at most this many times
+#: (a few files changed), else by a lookup per posting.
+MOST_MOVES = 8
+
+
+def _moves(runs: list[tuple[int, int, int]]) -> list[tuple[int, int]] | None:
+    """(first old row, added shift) where the shift of the kept rows' runs changes, or None
+    when it changes more than `MOST_MOVES` times."""
+    moves: list[tuple[int, int]] = []
+    shift = 0
+    for source, target, _ in runs:
+        if target - source != shift:
+            moves.append((source, target - source - shift))
+            shift = target - source
+            if len(moves) > MOST_MOVES:
+                return None
+    return moves
+
+
+def _moved(rows: np.ndarray, moves: list[tuple[int, int]] | None,
+           new_row_of: np.ndarray) -> np.ndarray:
+    """Kept rows (int32, a new array this may change) renumbered: `new_row_of` of each."""
+    if moves is None:
+        return new_row_of[rows].astype(rows.dtype)
+    old = rows if len(moves) < 2 else rows.copy()  # compared as they were
+    for first, step in moves:
+        rows += (old >= first).astype(rows.dtype) * rows.dtype.type(step)
+    return rows
 
 
 def _runs(keep: np.ndarray, slots: np.ndarray) -> list[tuple[int, int, int]]:
