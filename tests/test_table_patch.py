@@ -319,3 +319,65 @@ def test_a_table_whose_vectors_are_lost_is_made_anew(indexed_small: Path, damage
         again = [h.to_dict() for h in vault.search("which fonts does the renderer need")]
     assert builds() == built + 1 and again == before
     assert (damage != "base damaged") or "damaged" in caplog.text
+
+
+def synthetic_rows(rnd: random.Random, files: dict[int, tuple[str, int]], next_id: list[int],
+                   dims: int) -> dict[int, list[Any]]:
+    """Units for each file (file id -> (scope, version)): terms from a small shared pool and
+    some of the file's own version (terms that come and go with it), a few headings."""
+    out: dict[int, list[Any]] = {}
+    for file_id, (scope, version) in files.items():
+        units = []
+        for ordinal in range(rnd.randint(0, 5)):
+            next_id[0] += 1
+            words = rnd.sample(WORDS, rnd.randint(0, 4)) + [
+                f"only{file_id}v{version}" for _ in range(rnd.randint(0, 2))]
+            terms = " ".join(w.lower() for w in words)
+            vector = (np.asarray([rnd.random() for _ in range(dims)], dtype=np.float32).tobytes()
+                      if rnd.random() < 0.9 else None)
+            units.append((next_id[0], file_id, rnd.choice(["", "# A", "# B"]),
+                          "2026-11-0" + str(rnd.randint(1, 9)) if ordinal % 2 else None,
+                          1.0, vector, 1, terms, " ".join(words) or "-", scope))
+        out[file_id] = units
+    return out
+
+
+def ordered(units: dict[int, list[Any]], files: dict[int, tuple[str, int]]) -> list[Any]:
+    """The rows as the store gives them: by scope, then file id, then order in the file."""
+    return [row for file_id in sorted(units, key=lambda f: (files[f][0], f))
+            for row in units[file_id]]
+
+
+@pytest.mark.parametrize("most_moves", [8, 0])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_patch_of_terms_that_come_and_go_equals_a_build(
+        monkeypatch: pytest.MonkeyPatch, seed: int, most_moves: int) -> None:
+    """Straight on `UnitTable`: files edited, added and removed, terms added to and dropped
+    from the vocabulary (or none: the vocabulary kept), many runs of rows shifted (with
+    MOST_MOVES 0 the kept rows are renumbered by lookup)."""
+    from vault_memory.search import table as table_module
+
+    monkeypatch.setattr(table_module, "MOST_MOVES", most_moves)
+    rnd = random.Random(seed)
+    dims, windows, next_id = 4, [2, 3], [0]
+    files = {f: (rnd.choice(["", "org/a", "org/b"]), 0) for f in range(1, 30)}
+    units = synthetic_rows(rnd, files, next_id, dims)
+    marks = {f: version for f, (_, version) in files.items()}
+    table = UnitTable.build(ordered(units, files), dims, windows, marks)
+    for _ in range(6):
+        changed = rnd.sample(sorted(files), rnd.randint(1, 8))
+        for file_id in changed:
+            if rnd.random() < 0.2:
+                del files[file_id], units[file_id]
+            else:
+                files[file_id] = (files[file_id][0], files[file_id][1] + 1)
+        for _ in range(rnd.randint(0, 2)):
+            new_file = max(files, default=0) + 100
+            files[new_file] = (rnd.choice(["", "org/a", "org/c"]), 0)
+            changed.append(new_file)
+        now = {f: files[f] for f in changed if f in files}
+        units.update(synthetic_rows(rnd, now, next_id, dims))
+        marks = {f: version for f, (_, version) in files.items()}
+        rows = ordered({f: units[f] for f in now}, files)
+        table = table.patch(changed, rows, dims, marks)
+        same_arrays(table, UnitTable.build(ordered(units, files), dims, windows, marks))

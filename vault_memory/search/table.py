@@ -644,15 +644,17 @@ def _derive(
     starts[1:] = local[1:] != local[:-1]
     a["section"] = np.cumsum(starts)
     for w in windows:
-        lengths, members = _windows(a["section"], w)
+        if reuse is None or has_vectors != reuse[0].has_vectors:
+            lengths, members = _windows(a["section"], w)
+            norms = _window_norms(vectors_of, has_vectors, lengths, members)
+        else:
+            lengths, members, norms = _spliced_windows(w, a["section"], vectors_of,
+                                                       has_vectors, *reuse)
         a[f"w{w}_len"] = lengths
         for k, (unit_rows, window_rows) in enumerate(members):
             a[f"w{w}_rows{k}"] = unit_rows
             a[f"w{w}_wins{k}"] = window_rows
-        if reuse is None or not has_vectors or not reuse[0].has_vectors:
-            a[f"w{w}_norm"] = _window_norms(vectors_of, has_vectors, lengths, members)
-        else:
-            a[f"w{w}_norm"] = _reused_norms(w, vectors_of, lengths, members, *reuse)
+        a[f"w{w}_norm"] = norms
     for field in FIELDS:
         counts = a[f"{field}_count"].astype(np.int64)
         a[f"{field}_avg"] = np.array([counts.mean() if n else 0.0])
@@ -660,42 +662,48 @@ def _derive(
                                               minlength=len(names))
 
 
-def _reused_norms(
+def _spliced_windows(
     size: int,
+    section: np.ndarray,
     vectors_of: Callable[[np.ndarray], np.ndarray],
-    lengths: np.ndarray,
-    members: list[tuple[np.ndarray, np.ndarray]],
+    has_vectors: bool,
     old: UnitTable,
     is_new: np.ndarray,
     new_row_of: np.ndarray,
-) -> np.ndarray:
-    """The window norms of a patched table: a window starting on a kept row lies in a kept
-    section (sections never span files), so its norm is the old table's; the others are
-    summed as `_window_norms` does."""
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """The windows of a patched table as `_windows` and `_window_norms` make them, from the
+    old table's: a window of a kept row lies in a kept section (sections never span files),
+    so it is the old one renumbered, with its norm; only the new rows' windows are made and
+    summed. Windows are numbered by their first row, as `_windows` numbers them."""
     import numpy as np
 
-    starts = members[0][0]  # every window has a first unit, in window order
-    old_row = np.full(len(is_new), -1, dtype=np.int64)
-    kept = np.flatnonzero(new_row_of >= 0)
-    old_row[new_row_of[kept]] = kept
-    reused = ~is_new[starts]
-    norms = np.empty(len(lengths), dtype=np.float64)
-    old_starts = old.arrays[f"w{size}_rows0"]
-    norms[reused] = old.window_norms[size][np.searchsorted(old_starts, old_row[starts[reused]])]
-    fresh = np.flatnonzero(~reused)
-    if len(fresh):
-        local = np.full(len(lengths), -1, dtype=np.int64)
-        local[fresh] = np.arange(len(fresh))
-        acc: np.ndarray | None = None
-        for rows, wins in members:
-            take = local[wins] >= 0
-            got = vectors_of(rows[take])
-            if acc is None:
-                acc = np.zeros((len(fresh), got.shape[1]), dtype=np.float32)
-            acc[local[wins[take]]] += got
-        assert acc is not None
-        norms[fresh] = np.maximum(np.linalg.norm(acc, axis=1), 1e-6)
-    return norms
+    new_rows = np.flatnonzero(is_new)
+    lengths_n, members_n = _windows(section[new_rows], size)
+    members_n = [(new_rows[rows], wins) for rows, wins in members_n]
+    norms_n = _window_norms(vectors_of, has_vectors, lengths_n, members_n)
+    old_lengths, old_members = old.windows[size]
+    kept = new_row_of[old_members[0][0]] >= 0  # by each old window's first row
+    kept_windows = np.flatnonzero(kept)
+    slot_n = np.searchsorted(new_row_of[old_members[0][0][kept_windows]],
+                             members_n[0][0]) + np.arange(len(lengths_n))
+    total = len(kept_windows) + len(lengths_n)
+    is_fresh = np.zeros(total, dtype=bool)
+    is_fresh[slot_n] = True
+    window_of = np.full(len(old_lengths), -1, dtype=np.int64)
+    window_of[kept_windows] = np.flatnonzero(~is_fresh)
+    lengths = np.empty(total, dtype=np.int64)
+    lengths[~is_fresh], lengths[slot_n] = old_lengths[kept_windows], lengths_n
+    norms = np.empty(total, dtype=np.float64)
+    norms[~is_fresh], norms[slot_n] = old.window_norms[size][kept_windows], norms_n
+    members = []
+    for (rows, wins), (rows_n, wins_n) in zip(old_members, members_n, strict=True):
+        stays = kept[wins]
+        wins_k = window_of[wins[stays]]
+        wins_n = slot_n[wins_n]
+        at = np.searchsorted(wins_k, wins_n)
+        members.append((np.insert(new_row_of[rows[stays]], at, rows_n),
+                        np.insert(wins_k, at, wins_n)))
+    return lengths, members, norms
 
 
 def _gather(base: np.ndarray, extra: np.ndarray, vec_rows: np.ndarray | None,
@@ -798,9 +806,11 @@ def _moved(rows: np.ndarray, moves: list[tuple[int, int]] | None,
     """Kept rows (int32, a new array this may change) renumbered: `new_row_of` of each."""
     if moves is None:
         return new_row_of[rows].astype(rows.dtype)
+    import numpy as np
+
     old = rows if len(moves) < 2 else rows.copy()  # compared as they were
-    for first, step in moves:
-        rows += (old >= first).astype(rows.dtype) * rows.dtype.type(step)
+    for first, step in moves:  # (in place: a fresh array of a million rows costs its pages)
+        np.add(rows, rows.dtype.type(step), out=rows, where=old >= first)
     return rows
 
 
