@@ -291,10 +291,11 @@ class UnitTable:
         alive = np.zeros(len(old_vocab), dtype=bool)
         for field in FIELDS:
             offsets = old[f"{field}_offsets"]
-            at = np.flatnonzero(drop[old[f"{field}_rows"]])
+            gone_at = np.flatnonzero(drop[old[f"{field}_rows"]])
             left = np.diff(offsets) - np.bincount(
-                np.searchsorted(offsets, at, side="right") - 1, minlength=len(offsets) - 1)
-            gone[field] = (at, left)
+                np.searchsorted(offsets, gone_at, side="right") - 1,
+                minlength=len(offsets) - 1)
+            gone[field] = (gone_at, left)
             alive |= left > 0
         inserted: dict[str, int] = {}  # a term the old vocabulary lacks -> where it goes in it
         for flat, _ in terms.values():
