@@ -327,13 +327,13 @@ class UnitTable:
             term_at = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
             row_at = np.repeat(new_slots, added[f"{field}_count"])
             add_term, add_row, add_tf = _pairs(term_at, row_at, m)
-            at, left = gone[field]
+            gone_at, left = gone[field]
             counts = np.zeros(vocab_size, dtype=np.int64)
             counts[renumber[alive]] = left[alive]
             kept_offsets = np.concatenate(([0], np.cumsum(counts)))
             old_rows = old[f"{field}_rows"]
             # Each new posting goes into its term's kept run, before the first larger row.
-            gone_before = at - np.arange(len(at))  # where the gone ones were, once deleted
+            gone_before = gone_at - np.arange(len(gone_at))  # where the gone ones were, once deleted
 
             def kept_row(at_kept: np.ndarray, old_rows: np.ndarray = old_rows,
                          gone_before: np.ndarray = gone_before) -> np.ndarray:
@@ -341,12 +341,12 @@ class UnitTable:
                     at_kept + np.searchsorted(gone_before, at_kept, side="right")]]
 
             into = _insertion_points(kept_row, kept_offsets, add_term, add_row)
-            pieces = _pieces(len(old_rows), at, into)
-            out = _copied(old_rows, pieces, len(at), into)
+            pieces = _pieces(len(old_rows), gone_at, into)
+            out = _copied(old_rows, pieces, len(gone_at), into)
             out = _moved(out, moves, new_row_of)
             out[into + np.arange(len(into))] = add_row
             a[f"{field}_rows"] = out
-            tf = _copied(old[f"{field}_tf"], pieces, len(at), into)
+            tf = _copied(old[f"{field}_tf"], pieces, len(gone_at), into)
             tf[into + np.arange(len(into))] = add_tf
             a[f"{field}_tf"] = tf
             a[f"{field}_offsets"] = kept_offsets + _offsets(add_term, vocab_size)
