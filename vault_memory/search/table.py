@@ -333,7 +333,7 @@ class UnitTable:
             kept_offsets = np.concatenate(([0], np.cumsum(counts)))
             old_rows = old[f"{field}_rows"]
             # Each new posting goes into its term's kept run, before the first larger row.
-            gone_before = gone_at - np.arange(len(gone_at))  # where the gone ones were, once deleted
+            gone_before = gone_at - np.arange(len(gone_at))  # where they were, once deleted
 
             def kept_row(at_kept: np.ndarray, old_rows: np.ndarray = old_rows,
                          gone_before: np.ndarray = gone_before) -> np.ndarray:
