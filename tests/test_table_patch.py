@@ -348,16 +348,17 @@ def ordered(units: dict[int, list[Any]], files: dict[int, tuple[str, int]]) -> l
             for row in units[file_id]]
 
 
-@pytest.mark.parametrize("most_moves", [8, 0])
+@pytest.mark.parametrize("bounds", [(8, 2048), (0, 0)])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_a_patch_of_terms_that_come_and_go_equals_a_build(
-        monkeypatch: pytest.MonkeyPatch, seed: int, most_moves: int) -> None:
+        monkeypatch: pytest.MonkeyPatch, seed: int, bounds: tuple[int, int]) -> None:
     """Straight on `UnitTable`: files edited, added and removed, terms added to and dropped
-    from the vocabulary (or none: the vocabulary kept), many runs of rows shifted (with
-    MOST_MOVES 0 the kept rows are renumbered by lookup)."""
+    from the vocabulary (or none: the vocabulary kept), many runs of rows shifted (with the
+    bounds 0, the kept rows are renumbered by lookup and postings copied through masks)."""
     from vault_memory.search import table as table_module
 
-    monkeypatch.setattr(table_module, "MOST_MOVES", most_moves)
+    monkeypatch.setattr(table_module, "MOST_MOVES", bounds[0])
+    monkeypatch.setattr(table_module, "MOST_PIECES", bounds[1])
     rnd = random.Random(seed)
     dims, windows, next_id = 4, [2, 3], [0]
     files = {f: (rnd.choice(["", "org/a", "org/b"]), 0) for f in range(1, 30)}

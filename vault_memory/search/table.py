@@ -342,11 +342,11 @@ class UnitTable:
 
             into = _insertion_points(kept_row, kept_offsets, add_term, add_row)
             pieces = _pieces(len(old_rows), gone_at, into)
-            out = _copied(old_rows, pieces, len(gone_at), into)
+            out = _copied(old_rows, pieces, gone_at, into)
             out = _moved(out, moves, new_row_of)
             out[into + np.arange(len(into))] = add_row
             a[f"{field}_rows"] = out
-            tf = _copied(old[f"{field}_tf"], pieces, len(gone_at), into)
+            tf = _copied(old[f"{field}_tf"], pieces, gone_at, into)
             tf[into + np.arange(len(into))] = add_tf
             a[f"{field}_tf"] = tf
             a[f"{field}_offsets"] = kept_offsets + _offsets(add_term, vocab_size)
@@ -743,43 +743,47 @@ def _insertion_points(
         hi[open_[~below]] = mid[~below]
 
 
-def _pieces(
-    size: int, gone: np.ndarray, into: np.ndarray | None
-) -> list[tuple[int, int, int]]:
+#: A posting array is copied run by run when a patch deletes and inserts at most this many
+#: places in it (a few files changed), else through masks over the whole array.
+MOST_PIECES = 2048
+
+
+def _pieces(size: int, gone: np.ndarray, into: np.ndarray) -> list[tuple[int, int, int]] | None:
     """(from, to, length) of the runs of an array of `size` entries that a copy without the
     entries at `gone` (ascending) and with new ones inserted before the remaining entries
-    `into` (ascending, as np.insert takes them) keeps: np.insert(np.delete(x, gone), into,
-    values) is `_copied` by them, the values then written at into + arange."""
+    `into` (ascending, as np.insert takes them) keeps; None when there are more than
+    `MOST_PIECES` of them."""
     import numpy as np
 
+    if len(gone) + len(into) >= MOST_PIECES:
+        return None
     starts = np.concatenate(([0], gone + 1)).astype(np.int64)  # kept old runs
     lengths = np.concatenate((gone, [size])) - starts
     at = np.concatenate(([0], np.cumsum(lengths)[:-1]))  # where each starts once deleted
     left = size - len(gone)
-    if into is not None:  # (np.union1d would import numpy.ma: 30 ms)
-        at_or_into = np.sort(np.concatenate((at, into)))
-        cuts = at_or_into[np.concatenate(([True], np.diff(at_or_into) > 0))]
-    else:
-        cuts = at
+    at_or_into = np.sort(np.concatenate((at, into)))  # (np.union1d imports numpy.ma: 30 ms)
+    cuts = at_or_into[np.concatenate(([True], np.diff(at_or_into) > 0))]
     cuts = cuts[cuts < left]
     run = np.searchsorted(at, cuts, side="right") - 1
     source = starts[run] + cuts - at[run]
     ends = np.concatenate((cuts[1:], [left]))
-    target = cuts if into is None else cuts + np.searchsorted(into, cuts, side="right")
+    target = cuts + np.searchsorted(into, cuts, side="right")
     return [(s, t, n) for s, t, n in zip(source.tolist(), target.tolist(),
                                          (ends - cuts).tolist(), strict=True) if n]
 
 
-def _copied(old: np.ndarray, pieces: list[tuple[int, int, int]], gone: int,
-            into: np.ndarray | None) -> np.ndarray:
-    """A new array of `old`'s entries by `_pieces`, zeros where the inserted ones go."""
+def _copied(old: np.ndarray, pieces: list[tuple[int, int, int]] | None, gone: np.ndarray,
+            into: np.ndarray) -> np.ndarray:
+    """np.insert(np.delete(old, gone), into, 0): a new array (by `_pieces` when given), the
+    inserted entries to be written at into + arange."""
     import numpy as np
 
-    out = np.empty(len(old) - gone + (0 if into is None else len(into)), dtype=old.dtype)
+    if pieces is None:
+        return np.insert(np.delete(old, gone), into, old.dtype.type(0))
+    out = np.empty(len(old) - len(gone) + len(into), dtype=old.dtype)
     for source, target, length in pieces:
         out[target : target + length] = old[source : source + length]
-    if into is not None:
-        out[into + np.arange(len(into))] = 0
+    out[into + np.arange(len(into))] = 0
     return out
 
 
