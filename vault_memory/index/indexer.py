@@ -993,21 +993,9 @@ class Index:
             for number, batch in enumerate(batches):
                 with store.transaction() as conn:
                     store.set_meta(conn, "fulltext_dirty", 1)
-                    if number == 0:
-                        for path in removals:
-                            store.delete_file(conn, path)
-                        for path in touched:
-                            st = (self.root / path).stat()
-                            store.touch_file(conn, path, st.st_mtime_ns, st.st_size)
-                    for path in batch:
-                        self._store_file(conn, path, texts[path])
-                    if batch and self.model_id:
-                        # The intent, committed with the units: they need vectors. Set until
-                        # the last vector is stored, so a run killed before that (while the
-                        # model loads, say) is completed by the next one, never left as it is.
-                        store.set_meta(conn, "embeddings_complete", 0)
-                    store.record_counts(conn)
-                    store.set_meta(conn, "last_index_at", time.time())
+                    first = number == 0
+                    self._store_changes(conn, removals if first else [],
+                                        touched if first else [], batch, texts)
                 whole = False
                 fsutil.kill_point("index.after-units")
                 writer.remove(batch + (removals if number == 0 else []))
@@ -1034,19 +1022,29 @@ class Index:
         store = self.store
         pending = sorted({*self.fulltext_pending(), *to_parse, *removals})
         with store.transaction() as conn:
-            for path in removals:
-                store.delete_file(conn, path)
-            for path in plan.touched:
-                st = (self.root / path).stat()
-                store.touch_file(conn, path, st.st_mtime_ns, st.st_size)
-            for path in to_parse:
-                self._store_file(conn, path, texts[path])
-            if to_parse and self.model_id:
-                store.set_meta(conn, "embeddings_complete", 0)
             store.set_meta(conn, "fulltext_pending", json.dumps(pending))
-            store.record_counts(conn)
-            store.set_meta(conn, "last_index_at", time.time())
+            self._store_changes(conn, removals, plan.touched, to_parse, texts)
         fsutil.kill_point("index.after-units")
+
+    def _store_changes(self, conn: Any, removals: list[str], touched: list[str],
+                       parsed: list[str], texts: dict[str, Any]) -> None:
+        """One transaction's share of a run in SQLite: files gone, files whose stamps alone
+        changed, files parsed anew, then the counts and the run's time."""
+        store = self.store
+        for path in removals:
+            store.delete_file(conn, path)
+        for path in touched:
+            st = (self.root / path).stat()
+            store.touch_file(conn, path, st.st_mtime_ns, st.st_size)
+        for path in parsed:
+            self._store_file(conn, path, texts[path])
+        if parsed and self.model_id:
+            # The intent, committed with the units: they need vectors. Set until the last
+            # vector is stored, so a run killed before that (while the model loads, say) is
+            # completed by the next one, never left as it is.
+            store.set_meta(conn, "embeddings_complete", 0)
+        store.record_counts(conn)
+        store.set_meta(conn, "last_index_at", time.time())
 
     def _commit_fulltext(self, writer: Any) -> None:
         """Commit the keyword index's writer and record that Whoosh holds what SQLite does."""
@@ -1305,6 +1303,28 @@ def _index_totals(info: dict[str, Any], store: Any, shown: Sequence[str] | None)
     info["embedding_error"] = store.get_meta("embeddings_error") or None
 
 
+def _index_held(info: dict[str, Any], store: Any, shown: Sequence[str] | None,
+                viewer: scopes.Scope | None, others: set[str]
+                ) -> tuple[dict[str, Any], dict[str, tuple[int, int, str]]]:
+    """What `status` reads of any index backend: its totals, the unresolved links and the
+    viewer's own counts into `info`; returns the files it holds (those the viewer sees) and
+    the files it set aside as unreadable."""
+    from . import links
+
+    _index_totals(info, store, shown)
+    indexed = store.file_stats()
+    held = store.skipped()
+    lost = links.unresolved(store, links.targets(store, viewer, others), viewer)
+    info["unresolved_links"] = len(lost)
+    info["unresolved"] = [link.to_dict() for link in lost[: links.MAX_UNRESOLVED]]
+    if viewer is not None:
+        indexed = {p: row for p, row in indexed.items()
+                   if scopes.sees(viewer, scopes.scope_of(p))}
+        own = store.scope_counts().get(scopes.scope_text(viewer), (0, 0))
+        info["scope"].update(files=own[0], units=own[1])
+    return indexed, held
+
+
 def _set_aside_skipped(info: dict[str, Any], disk: dict[str, os.stat_result],
                        held: dict[str, tuple[int, int, str]]) -> list[str]:
     """A file that could not be read, unchanged since, is skipped (with the reason), not
@@ -1366,19 +1386,7 @@ def status(config: Config) -> dict[str, Any]:
         return info
     store = Store(db, readonly=True)
     try:
-        _index_totals(info, store, shown)
-        indexed = store.file_stats()
-        held = store.skipped()
-        from . import links
-
-        lost = links.unresolved(store, links.targets(store, viewer, others), viewer)
-        info["unresolved_links"] = len(lost)
-        info["unresolved"] = [link.to_dict() for link in lost[: links.MAX_UNRESOLVED]]
-        if viewer is not None:
-            indexed = {p: row for p, row in indexed.items()
-                       if scopes.sees(viewer, scopes.scope_of(p))}
-            own = store.scope_counts().get(scopes.scope_text(viewer), (0, 0))
-            info["scope"].update(files=own[0], units=own[1])
+        indexed, held = _index_held(info, store, shown, viewer, others)
     except (CorruptIndexError, sqlite3.DatabaseError) as exc:
         damage = f"the index is damaged ({exc})"
         if isinstance(exc, SchemaVersionError):
@@ -1428,19 +1436,7 @@ def _server_status(config: Config, info: dict[str, Any], disk: dict[str, os.stat
             info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
             info["problem"] = "not indexed yet on the server: run `vault index`"
             return info
-        _index_totals(info, store, shown)
-        indexed = store.file_stats()
-        held = store.skipped()
-        from . import links
-
-        lost = links.unresolved(store, links.targets(store, viewer, others), viewer)
-        info["unresolved_links"] = len(lost)
-        info["unresolved"] = [link.to_dict() for link in lost[: links.MAX_UNRESOLVED]]
-        if viewer is not None:
-            indexed = {p: row for p, row in indexed.items()
-                       if scopes.sees(viewer, scopes.scope_of(p))}
-            own = store.scope_counts().get(scopes.scope_text(viewer), (0, 0))
-            info["scope"].update(files=own[0], units=own[1])
+        indexed, held = _index_held(info, store, shown, viewer, others)
     except VaultError as exc:  # the server cannot be reached: say so, change nothing
         info["problem"] = str(exc)
         return info
