@@ -4,6 +4,7 @@ an ASCII block (`_needed`): the verdicts must be exactly those of searching ever
 from __future__ import annotations
 
 import re
+import string
 import tempfile
 from pathlib import Path
 
@@ -46,8 +47,11 @@ def _corpus() -> list[str]:
     texts += ORDINARY + FRESH_ORDINARY + HELD_OUT_ORDINARY
     for path in sorted((REPO / "sample_vault").rglob("*.md")):
         texts += path.read_text("utf-8").split("\n\n")
-    # the same in other cases: the skip must be case-blind as the cues are
-    return texts + [t.upper() for t in texts] + [t.title() for t in texts]
+    # the same in other cases: the skip must be case-blind as the cues are; and with the
+    # letters other than ASCII that re.I matches with ASCII ones
+    odd = str.maketrans({"i": "ı", "I": "İ", "s": "ſ", "k": "K"})
+    return texts + [t.upper() for t in texts] + [t.title() for t in texts] + [
+        t.translate(odd) for t in texts]
 
 
 def test_every_cue_needs_what_it_matches() -> None:
@@ -56,11 +60,20 @@ def test_every_cue_needs_what_it_matches() -> None:
     for text in _corpus():
         for block in injection._blocks(text):
             folded = injection.fold(block)
-            if not folded.isascii():
-                continue
             for reason, _, pattern, needs in cues:
                 if needs is not None and pattern.search(folded):
-                    assert needs.search(folded.lower()), (reason, folded)
+                    assert needs.search(injection.lowered_for_needs(folded)), (reason, folded)
+
+
+def test_the_letters_re_i_matches_with_ascii_ones_are_all_known() -> None:
+    """`lowered_for_needs` makes ASCII every character an ASCII letter matches under re.I:
+    every code point is tried."""
+    letter = re.compile("[a-z]", re.I)
+    found = {cp: [a for a in string.ascii_lowercase if re.fullmatch(a, chr(cp), re.I)]
+             for cp in range(0x80, 0x110000) if letter.match(chr(cp))}
+    assert found == {cp: [a] for cp, a in injection._ASCII_CASE.items()}
+    for cp, (ascii_letter,) in found.items():
+        assert injection.lowered_for_needs(chr(cp)) == ascii_letter
 
 
 def test_the_verdicts_are_those_of_every_cue() -> None:
@@ -76,7 +89,9 @@ _WORDS = sorted({w for _, _, p in injection._CUES for w in re.findall(r"[A-Za-z_
 _TEXT = st.lists(
     st.one_of(st.sampled_from(_WORDS), st.sampled_from([" ", "  ", "\n", ", ", ": ", "'", "-",
                                                          "#", "|", "~/", "<|", "|>", "[", "]"]),
-              st.text(st.characters(max_codepoint=127), max_size=3)),
+              st.text(st.characters(max_codepoint=127), max_size=3),
+              st.sampled_from(["İ", "ı", "ſ", "K", "ß", "é", "—", "\u200b", "ｉ"]),
+              st.text(max_size=2)),
     max_size=30,
 ).map("".join)
 

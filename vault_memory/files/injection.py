@@ -162,38 +162,67 @@ class _Cue:
         return self._compiled.search(text)
 
 
+class _Needs:
+    """What every match of a cue holds in a block (`lowered_for_needs`): one string of each of
+    its sets (`_needed_sets`), the set with the longest shortest string tried first; each set
+    cut to its shortest forms (a string that holds another of its set is found only where
+    that one is)."""
+
+    __slots__ = ("sets",)
+
+    def __init__(self, sets: list[tuple[str, ...]]) -> None:
+        shortest = [tuple(s for s in found if not any(o != s and o in s for o in found))
+                    for found in sets]
+        self.sets = sorted(shortest, key=lambda found: (-min(map(len, found)), len(found)))
+
+    def search(self, lowered: str) -> bool:
+        """Whether the block may match: it holds a string of each set."""
+        for found in self.sets:
+            for string in found:
+                if string in lowered:
+                    break
+            else:
+                return False
+        return True
+
+
 @functools.cache
-def _cues() -> list[tuple[str, int, _Cue, re.Pattern[str] | None]]:
+def _cues() -> list[tuple[str, int, _Cue, _Needs | None]]:
     """The cues, once, when a text is first judged: a search that reads the index's
     judgements never parses them (9 CPU-ms, a cold search's import). Each comes with its
-    `_needed` pattern (or None)."""
+    `_Needs` (or None)."""
     found = []
     for reason, weight, pattern in _CUES:
-        needs = _needed(pattern)
-        found.append((reason, weight, _Cue(pattern),
-                      re.compile("|".join(map(re.escape, needs))) if needs else None))
+        sets = _needed_sets(pattern)
+        found.append((reason, weight, _Cue(pattern), _Needs(sets) if sets else None))
     return found
 
 
 def _needed(pattern: str) -> tuple[str, ...] | None:
-    """Lower-case strings one of which every match of `pattern` (case-insensitive) in ASCII
-    text contains, lower-cased; None when none are found. Searching a lower-cased ASCII block
-    for them first (without re.I) skips most cue searches: a keyword-only full index spent a
-    fifth of its time judging units (bench/perf_bulk.py), almost all of it on cues that do not
-    match. Read off the pattern's parse tree: a run of ASCII literals is needed as it stands,
-    an alternation needs one of its branches' strings, a group or a repeat of at least once
-    what it holds; of a sequence's needed sets, the one with the longest shortest string.
-    Anything else needs nothing, and non-ASCII literals end a run (under re.I, "ſ" matches
-    "s"). The ASCII-only use keeps this exact: there, re.I is plain ASCII case."""
+    """The one set of `_needed_sets` with the longest shortest string (None if none)."""
+    return max(_needed_sets(pattern), key=lambda s: (min(map(len, s)), -len(s)), default=None)
+
+
+def _needed_sets(pattern: str) -> list[tuple[str, ...]]:
+    """Sets of lower-case strings such that every match of `pattern` (case-insensitive)
+    holds one string of each in `lowered_for_needs` of the text; none when none are found.
+    Looking for them in a block first (plain substring tests: `_Needs`) skips most cue
+    searches: a keyword-only full index spent a fifth of its time judging units
+    (bench/perf_bulk.py), almost all of it on cues that do not match. Read off the pattern's
+    parse tree: a run of ASCII literals is needed as it stands, an alternation needs one of
+    its branches' strings, a group or a repeat of at least once what it holds; a sequence
+    needs each of its parts' sets (the pattern's own sequence: all of them; one inside an
+    alternation or a group: the one with the longest shortest string). Anything else needs
+    nothing, and non-ASCII literals end a run (under re.I, "ſ" matches "s")."""
     import importlib
 
     try:
         sre = importlib.import_module("re._constants")
         tree = importlib.import_module("re._parser").parse(pattern, re.I | re.M)
     except (ImportError, AttributeError, re.error):  # another Python's internals
-        return None
+        return []
 
-    def sequence(items: Any) -> tuple[str, ...] | None:
+    def every(items: Any) -> list[tuple[str, ...]]:
         sets: list[tuple[str, ...]] = []
         run: list[str] = []
         for op, av in [*items, (None, None)]:
@@ -208,7 +237,10 @@ def _needed(pattern: str) -> tuple[str, ...] | None:
             found = node(op, av)
             if found:
                 sets.append(found)
-        return max(sets, key=lambda s: (min(map(len, s)), -len(s)), default=None)
+        return sets
+
+    def sequence(items: Any) -> tuple[str, ...] | None:
+        return max(every(items), key=lambda s: (min(map(len, s)), -len(s)), default=None)
 
     def node(op: Any, av: Any) -> tuple[str, ...] | None:
         if op is sre.BRANCH:
@@ -227,7 +259,7 @@ def _needed(pattern: str) -> tuple[str, ...] | None:
             return sequence(inner) if low >= 1 else None
         return None
 
-    return sequence(tree)
+    return every(tree)
 
 
 # Characters that render as nothing. Zero-width joiners and non-joiners are letters' business
@@ -300,6 +332,20 @@ def _hidden_prose(text: str) -> bool:
     return False
 
 
+#: The characters other than ASCII letters that an ASCII letter matches under re.I (Python's
+#: case rules: tests/test_injection_needed.py checks every code point).
+_ASCII_CASE = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
+def lowered_for_needs(text: str) -> str:
+    """`text` as `_Needs` looks in it: lower-cased, and each character an ASCII letter
+    matches case-insensitively made that letter (str.lower makes "İ" two characters, and
+    leaves "ı" as it is). A match of a cue in `text` then holds, in this, the strings its
+    `_Needs` asks for; other characters lower-cased only ever add strings (a needless search
+    of the cue, never a missed one)."""
+    return text.lower() if text.isascii() else text.translate(_ASCII_CASE).lower()
+
+
 def _block_cues(block: str) -> dict[str, int]:
     found: dict[str, int] = {}
     if _hidden_by_invisibles(block):
@@ -307,12 +353,12 @@ def _block_cues(block: str) -> dict[str, int]:
     if _hidden_prose(block):
         found["hidden-base64"] = STRONG
     folded = fold(block)
-    lowered = folded.lower() if folded.isascii() else None
+    lowered = lowered_for_needs(folded)
     for reason, weight, pattern, needs in _cues():
         if found.get(reason, 0) >= weight:
             continue
-        if lowered is not None and needs is not None and needs.search(lowered) is None:
-            continue  # a string every match holds is missing: no match (`_needed`)
+        if needs is not None and not needs.search(lowered):
+            continue  # a string every match holds is missing: no match (`_Needs`)
         if pattern.search(folded):
             found[reason] = weight
     return found

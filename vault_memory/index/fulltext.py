@@ -414,6 +414,164 @@ def _lengths_kept_in_memory(writer: Any) -> None:
     writer.per_document_reader = per_document_reader
 
 
+#: Postings a run's writer keeps by term in memory (`_Postings`, about 100 bytes each) before
+#: it hands them to Whoosh's pool, which sorts them in runs on disk: a bound on its memory.
+POSTINGS_IN_MEMORY = 500_000
+
+
+class _Postings:
+    """A run writer's postings, kept by field and term as documents come, in place of Whoosh's
+    posting pool (which makes a tuple of each posting, sorts them all at the commit and hands
+    them to the segment's writer one by one, checking their order): the segment is written
+    term by term from these lists, each sorted as the pool would (by document number, then
+    weight and value), through the same field writer: the same files. Past `limit` postings
+    they all go to Whoosh's pool (`spill`), which then writes the segment as before."""
+
+    def __init__(self, pool: Any, limit: int) -> None:
+        self.pool = pool
+        self.limit = limit
+        self.terms: dict[tuple[str, bytes], list[tuple[int, Any, Any]]] = {}
+        self.count = 0
+        self.spilled = False
+
+    def add(self, item: tuple[str, bytes, int, Any, Any]) -> None:
+        """Whoosh's pool interface (a merge adds an old segment's postings this way)."""
+        fieldname, tbytes, docnum, weight, vbytes = item
+        if docnum < 0:  # Whoosh's marker for a spelling word: the pool's business
+            self.spill()
+        if self.spilled:
+            self.pool.add(item)
+            return
+        found = self.terms.get((fieldname, tbytes))
+        if found is None:
+            self.terms[fieldname, tbytes] = [(docnum, weight, vbytes)]
+        else:
+            found.append((docnum, weight, vbytes))
+        self.count += 1
+        if self.count >= self.limit:
+            self.spill()
+
+    def spill(self) -> None:
+        """Hand every posting to Whoosh's pool, which sorts them, and go on through it."""
+        add, terms = self.pool.add, self.terms
+        while terms:
+            (fieldname, tbytes), postings = terms.popitem()
+            for docnum, weight, vbytes in postings:
+                add((fieldname, tbytes, docnum, weight, vbytes))
+        self.count = 0
+        self.spilled = True
+
+    def iter_postings(self) -> Iterator[tuple[str, bytes, int, Any, Any]]:
+        if self.spilled:
+            return iter(self.pool.iter_postings())
+        return ((fieldname, tbytes, *posting) for fieldname, tbytes in sorted(self.terms)
+                for posting in sorted(self.terms[fieldname, tbytes]))
+
+    def write(self, fieldwriter: Any, schema: Any, lengths: Any) -> None:
+        """What Whoosh's `FieldWriter.add_postings` does with the pool's sorted postings."""
+        if self.spilled:
+            fieldwriter.add_postings(schema, lengths, self.pool.iter_postings())
+            return
+        length_of = lengths.doc_field_length if lengths else (lambda docnum, fieldname: 0)
+        fields: dict[str, list[bytes]] = {}
+        for fieldname, tbytes in self.terms:
+            fields.setdefault(fieldname, []).append(tbytes)
+        start_term, add, finish_term = (fieldwriter.start_term, fieldwriter.add,
+                                        fieldwriter.finish_term)
+        for fieldname in sorted(fields):
+            fieldwriter.start_field(fieldname, schema[fieldname])
+            for tbytes in sorted(fields[fieldname]):
+                postings = self.terms[fieldname, tbytes]
+                postings.sort()
+                start_term(tbytes)
+                for docnum, weight, vbytes in postings:
+                    add(docnum, weight, b"" if vbytes is None else vbytes,
+                        length_of(docnum, fieldname))
+                finish_term()
+            fieldwriter.finish_field()
+
+    def cleanup(self) -> None:
+        self.terms = {}
+        self.pool.cleanup()
+
+
+def _postings_kept(writer: Any, limit: int = POSTINGS_IN_MEMORY) -> _Postings | None:
+    """Give the writer a `_Postings` in place of its pool, and the segment's flush that
+    writes from it; None (the writer left as it is) for a Whoosh without these internals or
+    a schema with spelling or vector fields (which add postings otherwise)."""
+    from whoosh.writing import PostingPool
+
+    pool = getattr(writer, "pool", None)
+    if type(pool) is not PostingPool or not all(
+            hasattr(writer, name) for name in (
+                "_flush_segment", "perdocwriter", "fieldwriter", "codec", "docnum",
+                "per_document_reader", "_check_fields", "_check_state")):
+        return None
+    if any(field.vector or field.separate_spelling() for _, field in writer.schema.items()):
+        return None
+    postings = _Postings(pool, limit)
+
+    def flush_segment() -> None:  # SegmentWriter._flush_segment, writing from `postings`
+        writer.perdocwriter.close()
+        lengths = writer.per_document_reader() if writer.codec.length_stats else None
+        postings.write(writer.fieldwriter, writer.schema, lengths)
+        writer.fieldwriter.close()
+        if lengths:
+            lengths.close()
+
+    writer.pool = postings
+    writer._flush_segment = flush_segment
+    return postings
+
+
+def _add_document(writer: Any, postings: _Postings, fields: dict[str, Any]) -> None:
+    """`writer.add_document(**fields)` for a writer given `_postings_kept` and documents as
+    `documents` makes them (no boosts, no custom stored values: no "_" names), its
+    postings put in `postings` by term instead of a tuple each in the pool."""
+    if postings.spilled or any(name.startswith("_") for name in fields):
+        writer.add_document(**fields)
+        return
+    writer._check_state()
+    perdoc, schema, docnum, terms = writer.perdocwriter, writer.schema, writer.docnum, \
+        postings.terms
+    names = sorted(fields)
+    writer._check_fields(schema, names)
+    perdoc.start_doc(docnum)
+    count = 0
+    try:
+        for name in names:
+            value = fields[name]
+            if value is None:
+                continue
+            field = schema[name]
+            length = 0
+            if field.indexed:
+                scorable = field.scorable
+                for tbytes, freq, weight, vbytes in field.index(value):
+                    weight *= 1.0  # Whoosh's document and field boost
+                    if scorable:
+                        length += freq
+                    found = terms.get((name, tbytes))
+                    if found is None:
+                        terms[name, tbytes] = [(docnum, weight, vbytes)]
+                    else:
+                        found.append((docnum, weight, vbytes))
+                    count += 1
+            perdoc.add_field(name, field, value if field.stored else None, length)
+            column = field.column_type
+            if column:
+                perdoc.add_column_value(name, column, field.to_column_value(value))
+    except Exception:
+        perdoc.cancel_doc()
+        raise
+    perdoc.finish_doc()
+    writer._added = True
+    writer.docnum += 1
+    postings.count += count
+    if postings.count >= postings.limit:
+        postings.spill()
+
+
 class FullTextWriter:
     """The changes of a whole index run, written with one Whoosh writer on each index and
     committed once (Whoosh merges its small segments then; it never optimises here). A commit
@@ -425,6 +583,7 @@ class FullTextWriter:
         self._fulltext = fulltext
         self._files: Any = None
         self._units: Any = None
+        self._postings: list[_Postings | None] = [None, None]
 
     def _writers(self) -> tuple[Any, Any]:
         if self._files is None:
@@ -438,6 +597,7 @@ class FullTextWriter:
                 _lengths_known_missing(writer)
                 _postings_made_quickly(writer)
                 _lengths_kept_in_memory(writer)
+            self._postings = [_postings_kept(files), _postings_kept(units)]
             self._files, self._units = files, units
         return self._files, self._units
 
@@ -462,7 +622,12 @@ class FullTextWriter:
         for doc in docs:
             if writers is None:
                 writers = self._writers()
-            writers[0 if "fid" in doc else 1].add_document(**doc)
+            which = 0 if "fid" in doc else 1
+            postings = self._postings[which]
+            if postings is None:
+                writers[which].add_document(**doc)
+            else:
+                _add_document(writers[which], postings, doc)
 
     def open(self) -> None:
         """Open the writers now (they open on first use otherwise)."""
@@ -475,6 +640,7 @@ class FullTextWriter:
             return
         files, units = self._files, self._units
         self._files = self._units = None
+        self._postings = [None, None]
         for writer in (files, units):
             _indexed_as_before(writer)
         try:
@@ -489,6 +655,7 @@ class FullTextWriter:
             return
         files, units = self._files, self._units
         self._files = self._units = None
+        self._postings = [None, None]
         for writer in (files, units):
             with contextlib.suppress(Exception):
                 writer.cancel()
