@@ -316,14 +316,16 @@ REPEATED_FIELDS = ("heading", "path", "kind", "date", "tag", "scope")
 ANALYSED_FIELDS = ("text", "heading")
 
 
-def _postings_made_quickly(writer: Any) -> None:
+def _postings_made_quickly(writer: Any, known: dict[str, list[str]] | None = None) -> None:
     """Make the writer's fields turn values into postings faster, the postings unchanged:
     - the analysed fields take their terms from `terms_of`, which gives exactly the terms
       `analyzer()` gives (tests/test_fulltext_terms.py compares them; the unit table's BM25
       already scores with them), 5x faster than Whoosh's token objects; the postings are
       those of Whoosh's Frequency format (term, frequency, weight = frequency x field boost);
     - REPEATED_FIELDS turn a value into postings once and give the same postings again.
-    Together about a third of a keyword-only full index (bench/perf_bulk.py). The writer's
+    Together about a third of a keyword-only full index (bench/perf_bulk.py). `known` holds
+    texts whose `terms_of` the caller has already computed (the index run, for SQLite). The
+    writer's
     schema is its own (unpickled from the index's table of contents), so nothing outside
     this writer sees the change; `_indexed_as_before` takes it back before the commit pickles
     that schema into the new table of contents. A field of another kind is left as it is."""
@@ -347,7 +349,8 @@ def _postings_made_quickly(writer: Any) -> None:
                 if kwargs or not isinstance(value, str):
                     return original(value, **kwargs)
                 counts: dict[str, int] = {}
-                for term in terms_of(value):
+                terms = known.get(value) if known else None
+                for term in terms_of(value) if terms is None else terms:
                     counts[term] = counts.get(term, 0) + 1
                 return [(term.encode("utf-8"), n, n * boost, pack_uint(n))
                         for term, n in counts.items()]
@@ -480,19 +483,55 @@ class _Postings:
                                         fieldwriter.finish_term)
         for fieldname in sorted(fields):
             fieldwriter.start_field(fieldname, schema[fieldname])
+            blocks = _block_writer(fieldwriter)
             for tbytes in sorted(fields[fieldname]):
                 postings = self.terms[fieldname, tbytes]
                 postings.sort()
                 start_term(tbytes)
-                for docnum, weight, vbytes in postings:
-                    add(docnum, weight, b"" if vbytes is None else vbytes,
-                        length_of(docnum, fieldname))
+                if blocks is not None:
+                    blocks(postings, [length_of(docnum, fieldname) for docnum, _, _ in postings])
+                else:
+                    for docnum, weight, vbytes in postings:
+                        add(docnum, weight, b"" if vbytes is None else vbytes,
+                            length_of(docnum, fieldname))
                 finish_term()
             fieldwriter.finish_field()
 
     def cleanup(self) -> None:
         self.terms = {}
         self.pool.cleanup()
+
+
+def _block_writer(fieldwriter: Any) -> Callable[[list[Any], list[Any]], None] | None:
+    """For Whoosh's own field writer (format 3) in a field: a function that gives its
+    postings writer a term's postings (sorted, with their field lengths) a block at a time,
+    as `add_posting` one by one would (the same ids, weights, values and statistics in each
+    block, a full block written when the next posting comes); None for another writer."""
+    from whoosh.codec.whoosh3 import W3FieldWriter, W3PostingsWriter
+
+    writer = getattr(fieldwriter, "_postwriter", None)
+    if type(fieldwriter) is not W3FieldWriter or type(writer) is not W3PostingsWriter \
+            or getattr(writer, "_byteids", True) or not hasattr(writer, "_blocklimit"):
+        return None
+
+    def give(postings: list[Any], lengths: list[Any]) -> None:
+        limit = writer._blocklimit
+        for start in range(0, len(postings), limit):
+            if start:
+                writer._write_block()
+            block = postings[start:start + limit]
+            writer._ids.extend([docnum for docnum, _, _ in block])
+            weights = [weight for _, weight, _ in block]
+            writer._weights.extend(weights)
+            writer._values.extend([vbytes for _, _, vbytes in block if vbytes])
+            writer._maxweight = max(writer._maxweight, *weights)
+            known = [length for length in lengths[start:start + limit] if length]
+            if known:
+                writer._minlength = min(known) if writer._minlength is None \
+                    else min(writer._minlength, *known)
+                writer._maxlength = max(writer._maxlength, *known)
+
+    return give
 
 
 def _postings_kept(writer: Any, limit: int = POSTINGS_IN_MEMORY) -> _Postings | None:
@@ -584,6 +623,8 @@ class FullTextWriter:
         self._files: Any = None
         self._units: Any = None
         self._postings: list[_Postings | None] = [None, None]
+        #: text -> its `terms_of`, for texts the caller has analysed already (it clears it)
+        self.known_terms: dict[str, list[str]] = {}
 
     def _writers(self) -> tuple[Any, Any]:
         if self._files is None:
@@ -595,7 +636,7 @@ class FullTextWriter:
                 raise
             for writer in (files, units):
                 _lengths_known_missing(writer)
-                _postings_made_quickly(writer)
+                _postings_made_quickly(writer, self.known_terms)
                 _lengths_kept_in_memory(writer)
             self._postings = [_postings_kept(files), _postings_kept(units)]
             self._files, self._units = files, units

@@ -382,6 +382,8 @@ class Index:
         self._store_rebuilt = False
         self._began_ns: int | None = None  # the file system's clock as the last plan began
         self._stats_memo: tuple[Any, dict[str, tuple[int, int, str]]] | None = None
+        # The keyword index writer's memo of texts analysed for SQLite (`_terms_of`)
+        self._known_terms: dict[str, list[str]] | None = None
 
     # -- model ------------------------------------------------------------------------------
 
@@ -991,6 +993,7 @@ class Index:
         whole = True  # Whoosh's writer holds exactly the batches SQLite committed
         try:
             for number, batch in enumerate(batches):
+                self._known_terms = writer.known_terms  # each unit's text analysed once
                 with store.transaction() as conn:
                     store.set_meta(conn, "fulltext_dirty", 1)
                     first = number == 0
@@ -1000,11 +1003,14 @@ class Index:
                 fsutil.kill_point("index.after-units")
                 writer.remove(batch + (removals if number == 0 else []))
                 writer.add(documents(store.fulltext_rows(batch), store.properties_of))
+                writer.known_terms.clear()
+                self._known_terms = None
                 whole = True
                 done += len(batch) + (len(removals) + len(touched) if number == 0 else 0)
                 if progress:
                     progress("files", done, total)
         except BaseException:
+            self._known_terms = None
             if not whole:
                 writer.cancel()  # Whoosh stays marked dirty: rebuilt from SQLite next time
                 raise
@@ -1054,6 +1060,16 @@ class Index:
             self.store.set_meta(conn, "fulltext_dirty", 0)
             self.record_fulltext(conn)
 
+    def _terms_of(self, text: str) -> list[str]:
+        """`terms_of(text)`, kept for the keyword index writer of this batch if there is one
+        (it would analyse the same text again)."""
+        from .words import terms_of
+
+        terms = terms_of(text)
+        if self._known_terms is not None:
+            self._known_terms[text] = terms
+        return terms
+
     def _store_file(
         self, conn: sqlite3.Connection, relpath: str, note_file: fsutil.TextFile
     ) -> None:
@@ -1092,7 +1108,7 @@ class Index:
                     u.sha256,
                     u.salience,
                     " ".join(u.tags),
-                    " ".join(terms_of(u.text)),
+                    " ".join(self._terms_of(u.text)),
                 )
                 for u in units
             ],
