@@ -752,6 +752,112 @@ def _whoosh_contents(folder: Path) -> list[Any]:
     return out
 
 
+def _segment_files(folder: Path) -> dict[tuple[str, int, str], bytes]:
+    """The bytes of every file of every segment of both Whoosh indexes in `folder` (inside
+    the compound segment file), named by index, segment and extension (segment names are
+    random)."""
+    from whoosh import index
+    from whoosh.filedb.filestore import FileStorage
+
+    storage = FileStorage(str(folder))
+    out: dict[tuple[str, int, str], bytes] = {}
+    for name in ("units", "files"):
+        segments = index.open_dir(str(folder), indexname=name)._read_toc().segments
+        for number, segment in enumerate(segments):
+            assert segment.is_compound()
+            compound = segment.open_compound_file(storage)
+            try:
+                for sub in compound.list():
+                    with contextlib.closing(compound.open_file(sub)) as f:
+                        out[name, number, sub.replace(segment.segment_id(), "")] = f.read()
+            finally:
+                compound.close()
+    return out
+
+
+def _run_written(folder: Path, docs: list[dict[str, Any]], cut: int = 20) -> None:
+    from vault_memory.index.fulltext import FullText
+
+    quick = FullText(folder)
+    writer = quick.writer()
+    writer.add(docs[:cut])
+    writer.add(docs[cut:])
+    writer.commit()
+    quick.close()
+
+
+def _sample_documents(indexed: Path) -> list[dict[str, Any]]:
+    from vault_memory.index.fulltext import documents
+    from vault_memory.index.store import Store
+
+    store = Store(indexed / ".vault" / "index.sqlite")
+    try:
+        return list(documents(store.fulltext_rows(), store.properties_of))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("in_memory", [None, 50])
+def test_the_run_writer_writes_the_segment_whoosh_writes_byte_for_byte(
+        indexed_sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        in_memory: int | None) -> None:
+    """The run writer keeps postings by term and writes each term's blocks itself
+    (fulltext._Postings, _term_writer); past POSTINGS_IN_MEMORY it hands them to Whoosh's
+    pool. Either way every file of the segment is the one Whoosh's own writer makes."""
+    from vault_memory.index import fulltext
+
+    docs = _sample_documents(indexed_sample)
+    plain = fulltext.FullText(tmp_path / "plain")
+    plain.update([], docs)  # Whoosh's writer, Whoosh's analysis
+    plain.close()
+    if in_memory is not None:
+        monkeypatch.setattr(fulltext, "POSTINGS_IN_MEMORY", in_memory)
+    spilled: list[bool] = []
+    spill = fulltext._Postings.spill
+
+    def spill_seen(self: Any) -> None:
+        spilled.append(True)
+        spill(self)
+
+    monkeypatch.setattr(fulltext._Postings, "spill", spill_seen)
+    _run_written(tmp_path / "quick", docs)
+    made = _segment_files(tmp_path / "quick")
+    assert made == _segment_files(tmp_path / "plain")
+    assert {ext for *_, ext in made} >= {".pst", ".trm"}
+    assert bool(spilled) is (in_memory is not None)
+
+
+def test_the_run_writer_merges_segments_as_whoosh_does(
+        indexed_sample: Path, tmp_path: Path) -> None:
+    """A run's commit that merges the index's segments into its own (a rebuild optimises;
+    Whoosh's merge policy adds their postings to the writer's pool: here, `_Postings.add`)
+    writes the segment Whoosh's own writer writes."""
+    from vault_memory.index import fulltext
+
+    docs = _sample_documents(indexed_sample)
+    plain = fulltext.FullText(tmp_path / "plain")
+    quick = fulltext.FullText(tmp_path / "quick")
+    for part in (docs[:30], docs[30:60]):  # two segments each
+        plain.update([], part)
+        writer = quick.writer()
+        writer.add(part)
+        writer.commit()
+    for ix, mine in ((plain.open_files(), True), (plain.open(), False)):
+        with ix.writer() as raw:
+            raw.optimize = True
+            for doc in docs[60:]:
+                if ("fid" in doc) is mine:
+                    raw.add_document(**doc)
+    plain.close()
+    writer = quick.writer()
+    writer.add(docs[60:])
+    writer.commit(optimize=True)
+    quick.close()
+    made = _segment_files(tmp_path / "quick")
+    assert {(name, number) for name, number, _ in made} == {("units", 0), ("files", 0)}
+    assert made == _segment_files(tmp_path / "plain")
+
+
 def test_the_run_writer_makes_the_index_whoosh_itself_makes(
         indexed_sample: Path, tmp_path: Path) -> None:
     """The keyword index written by a run (terms from `terms_of`, repeated values turned into

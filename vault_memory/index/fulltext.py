@@ -483,17 +483,18 @@ class _Postings:
                                         fieldwriter.finish_term)
         for fieldname in sorted(fields):
             fieldwriter.start_field(fieldname, schema[fieldname])
-            blocks = _block_writer(fieldwriter)
+            write_term = _term_writer(fieldwriter)
             for tbytes in sorted(fields[fieldname]):
                 postings = self.terms[fieldname, tbytes]
                 postings.sort()
+                if write_term is not None:
+                    write_term(tbytes, postings,
+                               [length_of(docnum, fieldname) for docnum, _, _ in postings])
+                    continue
                 start_term(tbytes)
-                if blocks is not None:
-                    blocks(postings, [length_of(docnum, fieldname) for docnum, _, _ in postings])
-                else:
-                    for docnum, weight, vbytes in postings:
-                        add(docnum, weight, b"" if vbytes is None else vbytes,
-                            length_of(docnum, fieldname))
+                for docnum, weight, vbytes in postings:
+                    add(docnum, weight, b"" if vbytes is None else vbytes,
+                        length_of(docnum, fieldname))
                 finish_term()
             fieldwriter.finish_field()
 
@@ -502,39 +503,93 @@ class _Postings:
         self.pool.cleanup()
 
 
-def _block_writer(fieldwriter: Any) -> Callable[[list[Any], list[Any]], None] | None:
-    """For Whoosh's own field writer (format 3) in a field: a function that gives its
-    postings writer a term's postings (sorted, with their field lengths) a block at a time,
-    as `add_posting` one by one would (the same ids, weights, values and statistics in each
-    block, a full block written when the next posting comes); None for another writer."""
-    from whoosh.codec.whoosh3 import W3FieldWriter, W3PostingsWriter
+def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], None] | None:
+    """For Whoosh's own field writer (format 3) in a field: a function that writes a term's
+    postings (sorted, with their field lengths) to the segment's postings and terms files
+    as `start_term`, `add` for each posting and `finish_term` would: the same blocks of
+    ids, weights and values (pickled, compressed), the same block and term statistics, the
+    same term table row, byte for byte (tests/test_index.py compares the files), without a
+    call a posting and a dozen a block. None for another writer (or a Whoosh without these
+    internals): the caller then goes posting by posting."""
+    from whoosh.codec import whoosh3
 
     writer = getattr(fieldwriter, "_postwriter", None)
-    if type(fieldwriter) is not W3FieldWriter or type(writer) is not W3PostingsWriter \
-            or getattr(writer, "_byteids", True) or not hasattr(writer, "_blocklimit"):
+    needed = ("W3TermInfo", "WHOOSH3_HEADER_MAGIC", "dumps", "length_to_byte", "delta_encode",
+              "pack_ushort")
+    if type(fieldwriter) is not getattr(whoosh3, "W3FieldWriter", None) \
+            or type(writer) is not getattr(whoosh3, "W3PostingsWriter", None) \
+            or not all(hasattr(whoosh3, name) for name in needed) \
+            or not all(hasattr(writer, name) for name in (
+                "_byteids", "_blocklimit", "_compression", "_inlinelimit", "_postfile")) \
+            or not all(hasattr(fieldwriter, name) for name in (
+                "_format", "_fieldid", "_tindex")) \
+            or writer._byteids or writer._inlinelimit > 1:
         return None
+    import zlib
+    from array import array
 
-    def give(postings: list[Any], lengths: list[Any]) -> None:
-        limit = writer._blocklimit
-        for start in range(0, len(postings), limit):
-            if start:
-                writer._write_block()
-            block = postings[start:start + limit]
-            writer._ids.extend([docnum for docnum, _, _ in block])
-            weights = [weight for _, weight, _ in block]
-            writer._weights.extend(weights)
-            writer._values.extend([vbytes for _, _, vbytes in block if vbytes])
-            writer._maxweight = max(writer._maxweight, *weights)
-            known = [length for length in lengths[start:start + limit] if length]
-            if known:
-                writer._minlength = min(known) if writer._minlength is None \
-                    else min(writer._minlength, *known)
-                writer._maxlength = max(writer._maxlength, *known)
+    term_info, magic, dumps = whoosh3.W3TermInfo, whoosh3.WHOOSH3_HEADER_MAGIC, whoosh3.dumps
+    length_to_byte, delta_encode = whoosh3.length_to_byte, whoosh3.delta_encode
+    postfile, limit, comp = writer._postfile, writer._blocklimit, writer._compression
+    fixed = fieldwriter._format.fixed_value_size()
+    prefix, add_term = whoosh3.pack_ushort(fieldwriter._fieldid), fieldwriter._tindex.add
 
-    return give
+    def write_term(tbytes: bytes, postings: list[Any], lengths: list[Any]) -> None:
+        info = term_info()
+        start = postfile.tell()
+        count = len(postings)
+        for first in range(0, count, limit):  # W3PostingsWriter._write_block, a block each
+            block = postings[first:first + limit]
+            ids = array("I", [docnum for docnum, _, _ in block])
+            weights = array("f", [weight for _, weight, _ in block])
+            values = [vbytes for _, _, vbytes in block if vbytes]
+            top = 0  # as add_posting keeps it: the first of the greatest, from 0
+            for _, weight, _ in block:
+                if weight > top:
+                    top = weight
+            known = [length for length in lengths[first:first + limit] if length]
+            shortest = min(known) if known else None
+            longest = max(known) if known else 0
+            if not first:
+                postfile.write(magic)
+            # W3TermInfo.add_block
+            info._weight += sum(weights)
+            info._df += len(ids)
+            info._minlength = shortest if info._minlength is None \
+                else min(info._minlength, shortest)
+            info._maxlength = max(info._maxlength, longest)
+            info._maxweight = max(info._maxweight, top)
+            if info._minid is None:
+                info._minid = ids[0]
+            info._maxid = ids[-1]
+            if all(w == 1.0 for w in weights):
+                mini_weights: Any = None
+            elif all(w == weights[0] for w in weights):
+                mini_weights = weights[0]
+            else:
+                mini_weights = tuple(weights)
+            if fixed is None or fixed < 0:
+                mini_values: Any = tuple(values)
+            elif fixed == 0:
+                mini_values = None
+            else:
+                mini_values = b"".join(values)
+            data = dumps((tuple(delta_encode(ids)), mini_weights, mini_values), 2)
+            if comp:
+                data = zlib.compress(data, comp)
+            head = dumps((len(ids), ids[-1], top, comp, length_to_byte(shortest),
+                          length_to_byte(longest)), 2)
+            size = len(head) + len(data)
+            postfile.write_int(-size if first + limit >= count else size)
+            postfile.write(head)
+            postfile.write(data)
+        info.set_extent(start, postfile.tell() - start)
+        add_term(prefix + tbytes, info.to_bytes())
+
+    return write_term
 
 
-def _postings_kept(writer: Any, limit: int = POSTINGS_IN_MEMORY) -> _Postings | None:
+def _postings_kept(writer: Any, limit: int | None = None) -> _Postings | None:
     """Give the writer a `_Postings` in place of its pool, and the segment's flush that
     writes from it; None (the writer left as it is) for a Whoosh without these internals or
     a schema with spelling or vector fields (which add postings otherwise)."""
@@ -548,7 +603,7 @@ def _postings_kept(writer: Any, limit: int = POSTINGS_IN_MEMORY) -> _Postings | 
         return None
     if any(field.vector or field.separate_spelling() for _, field in writer.schema.items()):
         return None
-    postings = _Postings(pool, limit)
+    postings = _Postings(pool, limit or POSTINGS_IN_MEMORY)
 
     def flush_segment() -> None:  # SegmentWriter._flush_segment, writing from `postings`
         writer.perdocwriter.close()
