@@ -251,6 +251,8 @@ def _spans(raw: list[tuple[int, int, str]], total: int) -> list[Heading]:
 
 
 def iter_tags(text: str) -> Iterator[str]:
+    if "#" not in text:  # every tag starts with one (most lines have none)
+        return
     for match in _TAG.finditer(_INLINE_CODE.sub(" ", _COMMENT.sub(" ", text))):
         yield match[1].lower()
 

@@ -322,24 +322,24 @@ def _postings_made_quickly(writer: Any, known: dict[str, list[str]] | None = Non
       `analyzer()` gives (tests/test_fulltext_terms.py compares them; the unit table's BM25
       already scores with them), 5x faster than Whoosh's token objects; the postings are
       those of Whoosh's Frequency format (term, frequency, weight = frequency x field boost);
+      `known` holds texts whose `terms_of` the caller has computed already (the index run,
+      for SQLite);
+    - the ID fields (the whole value is the term) and the IDLIST fields of `LIST_FIELD` (each
+      line is one) give their terms without Whoosh's tokenizer, as its Existence format does
+      (each term once: frequency 1, weight the field boost, no value);
     - REPEATED_FIELDS turn a value into postings once and give the same postings again.
-    Together about a third of a keyword-only full index (bench/perf_bulk.py). `known` holds
-    texts whose `terms_of` the caller has already computed (the index run, for SQLite). The
-    writer's
+    Together about a third of a keyword-only full index (bench/perf_bulk.py). The writer's
     schema is its own (unpickled from the index's table of contents), so nothing outside
     this writer sees the change; `_indexed_as_before` takes it back before the commit pickles
     that schema into the new table of contents. A field of another kind is left as it is."""
     from whoosh import formats
+    from whoosh.analysis import IDTokenizer, RegexTokenizer
     from whoosh.system import pack_uint
 
-    names = writer.schema.names()
-    for name in dict.fromkeys((*ANALYSED_FIELDS, *REPEATED_FIELDS)):
-        if name not in names:
-            continue
-        field = writer.schema[name]
+    for name, field in writer.schema.items():
         index = field.index
+        fmt = field.format
         if name in ANALYSED_FIELDS:
-            fmt = field.format
             if type(fmt) is not formats.Frequency or fmt.options or field.vector:
                 continue
             boost = fmt.field_boost
@@ -355,6 +355,26 @@ def _postings_made_quickly(writer: Any, known: dict[str, list[str]] | None = Non
                 return [(term.encode("utf-8"), n, n * boost, pack_uint(n))
                         for term, n in counts.items()]
 
+        elif type(fmt) is formats.Existence and not field.vector and (
+                type(field.analyzer) is IDTokenizer or (
+                    type(field.analyzer) is RegexTokenizer and not field.analyzer.gaps
+                    and field.analyzer.expression.pattern == LIST_FIELD)):
+            whole = type(field.analyzer) is IDTokenizer
+            boost = fmt.field_boost
+
+            def index(value: Any, boost: float = boost, original: Any = index,
+                      whole: bool = whole, **kwargs: Any) -> Any:
+                if kwargs or not isinstance(value, str):
+                    return original(value, **kwargs)
+                if whole:  # IDTokenizer: the value, even empty
+                    terms = {value}
+                else:  # `LIST_FIELD` matches the lines that are not empty
+                    terms = set(value.split("\n"))
+                    terms.discard("")
+                return [(term.encode("utf-8"), 1, boost, b"") for term in terms]
+
+        elif name not in REPEATED_FIELDS:
+            continue
         if name in REPEATED_FIELDS:
             plain = index
 
@@ -372,9 +392,8 @@ def _postings_made_quickly(writer: Any, known: dict[str, list[str]] | None = Non
 
 
 def _indexed_as_before(writer: Any) -> None:
-    for name in (*ANALYSED_FIELDS, *REPEATED_FIELDS):
-        if name in writer.schema.names():
-            vars(writer.schema[name]).pop("index", None)
+    for _, field in writer.schema.items():
+        vars(field).pop("index", None)
 
 
 def _lengths_kept_in_memory(writer: Any) -> None:
