@@ -719,12 +719,14 @@ class FullTextWriter:
     def remove(self, paths: Iterable[str]) -> None:
         """Remove every unit and file document of `paths` (as the index held them when the
         writer opened: documents added by this writer are not looked at)."""
-        from whoosh.query import Term
-
         paths = list(paths)
         if not paths:
             return
         for writer in self._writers():
+            if not writer.segments:  # an index that held nothing (a first full index)
+                continue
+            from whoosh.query import Term
+
             searcher = writer.searcher()  # the writer's cached one: no reader a path
             reader = searcher.reader()
             for path in paths:
