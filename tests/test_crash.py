@@ -321,6 +321,32 @@ def test_an_incremental_index_killed_at_any_step_gets_every_vector(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("step", ["index.after-units", "index.mid-keyword-segment#3",
+                                  "index.after-fulltext"])
+def test_a_keyword_only_full_index_killed_midway_is_completed_by_the_next(
+        tmp_path: Path, _sample_template: Path, step: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first full index without a model, killed after SQLite's batch, while the keyword
+    index's segment is being written from the postings held in memory, or after its commit:
+    the next run leaves the index equal to the files and the keyword search answering."""
+    root = copy_vault(_sample_template, tmp_path / "sample")
+    shutil.rmtree(root / ".vault", ignore_errors=True)
+    command = [sys.executable, "-m", "vault_memory", "index"]
+    killed = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300,
+                            env=_env(VAULT_INDEX_MODEL="none", **{fsutil.KILL_ENV: step}))
+    assert killed.returncode == KILLED, (step, killed.stderr[-2000:])
+    subprocess.run(command, cwd=root, env=_env(VAULT_INDEX_MODEL="none"), check=True,
+                   capture_output=True, timeout=300)
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")  # as the runs: keyword-only
+    with Vault(root) as vault:
+        check = vault._index.verify()
+        assert check.equal, check.differences
+        assert vault.search("postgres", mode="keyword", limit=3)
+        assert vault.status()["units"] > 100
+    assert _leftovers(root / ".vault") == []
+
+
+@pytest.mark.slow
 def test_random_kills_of_incremental_index(tmp_path: Path, _sample_template: Path) -> None:
     rng = random.Random(24)
     root = copy_vault(_sample_template, tmp_path / "sample")

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..files import fsutil
 from .words import terms_of
 
 T = TypeVar("T")
@@ -501,6 +502,7 @@ class _Postings:
         start_term, add, finish_term = (fieldwriter.start_term, fieldwriter.add,
                                         fieldwriter.finish_term)
         for fieldname in sorted(fields):
+            fsutil.kill_point("index.mid-keyword-segment")  # a test's kill -9, field by field
             fieldwriter.start_field(fieldname, schema[fieldname])
             write_term = _term_writer(fieldwriter)
             for tbytes in sorted(fields[fieldname]):
