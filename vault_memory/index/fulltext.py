@@ -534,7 +534,7 @@ def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], No
     internals): the caller then goes posting by posting."""
     from whoosh.codec import whoosh3
 
-    writer = getattr(fieldwriter, "_postwriter", None)
+    writer: Any = getattr(fieldwriter, "_postwriter", None)
     needed = ("W3TermInfo", "WHOOSH3_HEADER_MAGIC", "dumps", "length_to_byte", "delta_encode",
               "pack_ushort")
     if type(fieldwriter) is not getattr(whoosh3, "W3FieldWriter", None) \
