@@ -454,6 +454,8 @@ class _Postings:
         self.pool = pool
         self.limit = limit
         self.terms: dict[tuple[str, bytes], list[tuple[int, Any, Any]]] = {}
+        #: name -> (field, indexed, scorable, stored, column type): `_add_document`'s look-ups
+        self.fields: dict[str, tuple[Any, bool, bool, bool, Any]] = {}
         self.count = 0
         self.spilled = False
 
@@ -647,10 +649,15 @@ def _add_document(writer: Any, postings: _Postings, fields: dict[str, Any]) -> N
         writer.add_document(**fields)
         return
     writer._check_state()
-    perdoc, schema, docnum, terms = writer.perdocwriter, writer.schema, writer.docnum, \
-        postings.terms
+    perdoc, docnum, terms, known = writer.perdocwriter, writer.docnum, postings.terms, \
+        postings.fields
     names = sorted(fields)
-    writer._check_fields(schema, names)
+    for name in names:
+        if name not in known:
+            writer._check_fields(writer.schema, [name])
+            field = writer.schema[name]
+            known[name] = (field, field.indexed, field.scorable, field.stored,
+                           field.column_type)
     perdoc.start_doc(docnum)
     count = 0
     try:
@@ -658,10 +665,9 @@ def _add_document(writer: Any, postings: _Postings, fields: dict[str, Any]) -> N
             value = fields[name]
             if value is None:
                 continue
-            field = schema[name]
+            field, indexed, scorable, stored, column = known[name]
             length = 0
-            if field.indexed:
-                scorable = field.scorable
+            if indexed:
                 for tbytes, freq, weight, vbytes in field.index(value):
                     weight *= 1.0  # Whoosh's document and field boost
                     if scorable:
@@ -672,8 +678,7 @@ def _add_document(writer: Any, postings: _Postings, fields: dict[str, Any]) -> N
                     else:
                         found.append((docnum, weight, vbytes))
                     count += 1
-            perdoc.add_field(name, field, value if field.stored else None, length)
-            column = field.column_type
+            perdoc.add_field(name, field, value if stored else None, length)
             if column:
                 perdoc.add_column_value(name, column, field.to_column_value(value))
     except Exception:
