@@ -3,6 +3,7 @@
     python bench/perf_bulk.py            # every row (about 25 minutes on 2 busy cores)
     python bench/perf_bulk.py --quick    # smaller sizes (about 6 minutes)
     python bench/perf_bulk.py --only keyword threads    # some rows
+    python bench/perf_bulk.py --only keyword --rounds 9 --against /tmp/old   # A/B beside qmd
 
 Rows:
 - checkout: a 15,000-file `git checkout` under `vault watch` (keyword-only), from the checkout's
@@ -12,7 +13,9 @@ Rows:
   beside qmd's (`qmd collection add`, its BM25 index in SQLite FTS5, with bun) on the same
   files, interleaved; CPU seconds of each whole process (wall is printed too: qmd's includes
   its fsyncs). If qmd does not run, SQLite FTS5 over the same units in this process stands in
-  (the row says which). Target: <= 1.0x the reference.
+  (the row says which). Target: <= 1.0x the reference. With `--against CHECKOUT` (another
+  checkout of vault-memory, e.g. `git worktree add --detach /tmp/old main`), that checkout's
+  `vault index` is timed in the same rounds too, and the row gives its CPU seconds beside.
 - throughput: a full index with the bundled model against raw fastembed over the same texts,
   same loaded model and batch size (bench/index.py); target >= 0.95x.
 - rss: peak RSS of `vault index` with the model on a 100,000-unit vault (bench/search.py's);
@@ -53,6 +56,8 @@ CHECKOUT_TARGET_S = 30.0
 RSS_TARGET_MB = 500.0
 THROUGHPUT_TARGET = 0.95
 EMBED_CHECK = 2_048  # vectors stored before the RSS child is stopped
+AGAINST: Path | None = None  # `--against`: another checkout timed beside in the keyword row
+KEYWORD_ROUNDS: int | None = None  # `--rounds`
 
 
 def bench_module(name: str) -> Any:
@@ -149,15 +154,20 @@ def keyword_row(work: Path, quick: bool) -> dict[str, Any]:
     source = work / "keyword-source"
     index_bench.generate(source, files, pool=None, seed=3)
     use_qmd = qmd_available()
-    rounds = 3 if quick else 5
+    rounds = KEYWORD_ROUNDS or (3 if quick else 5)
     ours: list[tuple[float, float]] = []
     theirs: list[tuple[float, float]] = []
-    for number in range(rounds):  # interleaved: drifting load hits both alike
-        vault = work / f"keyword-{number}"
-        shutil.copytree(source, vault)
-        ours.append(timed([sys.executable, "-m", "vault_memory", "--vault", str(vault), "index"],
-                          env=child_env(VAULT_INDEX_MODEL="none")))
-        shutil.rmtree(vault)
+    other: list[tuple[float, float]] = []
+    trees = [(ROOT, ours), *([(AGAINST, other)] if AGAINST is not None else [])]
+    for number in range(rounds):  # interleaved: drifting load hits all alike
+        for tree, times in trees:
+            vault = work / f"keyword-{number}"
+            shutil.copytree(source, vault)
+            times.append(timed([sys.executable, "-m", "vault_memory", "--vault", str(vault),
+                                "index"], cwd=tree,
+                               env={**child_env(VAULT_INDEX_MODEL="none"),
+                                    "PYTHONPATH": str(tree)}))
+            shutil.rmtree(vault)
         home = work / f"qmd-{number}"
         home.mkdir()
         if use_qmd:
@@ -173,9 +183,13 @@ def keyword_row(work: Path, quick: bool) -> dict[str, Any]:
     cpu = statistics.median(c for _, c in ours), statistics.median(c for _, c in theirs)
     reference = "qmd (bun, FTS5)" if use_qmd else "SQLite FTS5 in Python"
     ratio = cpu[0] / cpu[1]
+    beside = ""
+    if other:
+        beside = (f"; {AGAINST}: {statistics.median(c for _, c in other):.2f} CPU-s (wall "
+                  f"{statistics.median(w for w, _ in other):.2f} s)")
     return row(f"keyword-only full index 1k files / {reference}",
-               f"{cpu[0]:.2f} / {cpu[1]:.2f} CPU-s (wall {wall[0]:.2f} / {wall[1]:.2f} s)",
-               ratio, "<= 1.0", ratio <= 1.0)
+               f"{cpu[0]:.2f} / {cpu[1]:.2f} CPU-s (wall {wall[0]:.2f} / {wall[1]:.2f} s)"
+               f"{beside}", ratio, "<= 1.0", ratio <= 1.0)
 
 
 def throughput_row(work: Path, quick: bool) -> dict[str, Any]:
@@ -299,7 +313,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", nargs="+", choices=list(ROWS))
+    parser.add_argument("--against", type=Path, help="another checkout, timed beside in the "
+                        "keyword row")
+    parser.add_argument("--rounds", type=int, help="rounds of the keyword row")
     args = parser.parse_args()
+    global AGAINST, KEYWORD_ROUNDS
+    AGAINST = args.against.resolve() if args.against else None
+    KEYWORD_ROUNDS = args.rounds
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
           f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     run(args.quick, args.only, show)
