@@ -437,9 +437,10 @@ def _lengths_kept_in_memory(writer: Any) -> None:
     writer.per_document_reader = per_document_reader
 
 
-#: Postings a run's writer keeps by term in memory (`_Postings`, about 100 bytes each) before
-#: it hands them to Whoosh's pool, which sorts them in runs on disk: a bound on its memory.
-POSTINGS_IN_MEMORY = 500_000
+#: Postings a run's writer keeps by term in memory (`_Postings`, about 20 bytes each) before
+#: it hands them to Whoosh's pool, which sorts them in runs on disk: a bound on its memory
+#: (about Whoosh's own pool's, 128 MB by its reckoning).
+POSTINGS_IN_MEMORY = 4_000_000
 
 
 class _Postings:
@@ -447,17 +448,29 @@ class _Postings:
     posting pool (which makes a tuple of each posting, sorts them all at the commit and hands
     them to the segment's writer one by one, checking their order): the segment is written
     term by term from these lists, each sorted as the pool would (by document number, then
-    weight and value), through the same field writer: the same files. Past `limit` postings
-    they all go to Whoosh's pool (`spill`), which then writes the segment as before."""
+    weight and value), through the same field writer: the same files. A term's list holds
+    each posting's document number and its (weight, value) pair, one shared object for equal
+    pairs. Past `limit` postings they all go to Whoosh's pool (`spill`), which then writes
+    the segment as before."""
 
     def __init__(self, pool: Any, limit: int) -> None:
         self.pool = pool
         self.limit = limit
-        self.terms: dict[tuple[str, bytes], list[tuple[int, Any, Any]]] = {}
+        #: (field, term) -> [document number, (weight, value), document number, ...]
+        self.terms: dict[tuple[str, bytes], list[Any]] = {}
+        #: (weight, value, type of weight) -> the one (weight, value) pair kept for them
+        self.pairs: dict[tuple[Any, Any, type], tuple[Any, Any]] = {}
         #: name -> (field, indexed, scorable, stored, column type): `_add_document`'s look-ups
         self.fields: dict[str, tuple[Any, bool, bool, bool, Any]] = {}
         self.count = 0
         self.spilled = False
+
+    def pair(self, weight: Any, vbytes: Any) -> tuple[Any, Any]:
+        key = (weight, vbytes, type(weight))
+        found = self.pairs.get(key)
+        if found is None:
+            found = self.pairs[key] = (weight, vbytes)
+        return found
 
     def add(self, item: tuple[str, bytes, int, Any, Any]) -> None:
         """Whoosh's pool interface (a merge adds an old segment's postings this way)."""
@@ -469,19 +482,25 @@ class _Postings:
             return
         found = self.terms.get((fieldname, tbytes))
         if found is None:
-            self.terms[fieldname, tbytes] = [(docnum, weight, vbytes)]
-        else:
-            found.append((docnum, weight, vbytes))
+            found = self.terms[fieldname, tbytes] = []
+        found += (docnum, self.pair(weight, vbytes))
         self.count += 1
         if self.count >= self.limit:
             self.spill()
+
+    @staticmethod
+    def postings(flat: list[Any]) -> list[tuple[int, Any, Any]]:
+        """A term's postings as the pool sorts them: (document number, weight, value)."""
+        found = [(flat[i], *flat[i + 1]) for i in range(0, len(flat), 2)]
+        found.sort()
+        return found
 
     def spill(self) -> None:
         """Hand every posting to Whoosh's pool, which sorts them, and go on through it."""
         add, terms = self.pool.add, self.terms
         while terms:
-            (fieldname, tbytes), postings = terms.popitem()
-            for docnum, weight, vbytes in postings:
+            (fieldname, tbytes), flat = terms.popitem()
+            for docnum, weight, vbytes in self.postings(flat):
                 add((fieldname, tbytes, docnum, weight, vbytes))
         self.count = 0
         self.spilled = True
@@ -490,7 +509,7 @@ class _Postings:
         if self.spilled:
             return iter(self.pool.iter_postings())
         return ((fieldname, tbytes, *posting) for fieldname, tbytes in sorted(self.terms)
-                for posting in sorted(self.terms[fieldname, tbytes]))
+                for posting in self.postings(self.terms[fieldname, tbytes]))
 
     def write(self, fieldwriter: Any, schema: Any, lengths: Any) -> None:
         """What Whoosh's `FieldWriter.add_postings` does with the pool's sorted postings."""
@@ -508,8 +527,7 @@ class _Postings:
             fieldwriter.start_field(fieldname, schema[fieldname])
             write_term = _term_writer(fieldwriter)
             for tbytes in sorted(fields[fieldname]):
-                postings = self.terms[fieldname, tbytes]
-                postings.sort()
+                postings = self.postings(self.terms[fieldname, tbytes])
                 if write_term is not None:
                     write_term(tbytes, postings,
                                [length_of(docnum, fieldname) for docnum, _, _ in postings])
@@ -649,8 +667,8 @@ def _add_document(writer: Any, postings: _Postings, fields: dict[str, Any]) -> N
         writer.add_document(**fields)
         return
     writer._check_state()
-    perdoc, docnum, terms, known = writer.perdocwriter, writer.docnum, postings.terms, \
-        postings.fields
+    perdoc, docnum, terms, known, pairs = writer.perdocwriter, writer.docnum, \
+        postings.terms, postings.fields, postings.pairs
     names = sorted(fields)
     for name in names:
         if name not in known:
@@ -672,11 +690,14 @@ def _add_document(writer: Any, postings: _Postings, fields: dict[str, Any]) -> N
                     weight *= 1.0  # Whoosh's document and field boost
                     if scorable:
                         length += freq
+                    pair = pairs.get((weight, vbytes, float))
+                    if pair is None or type(weight) is not float:
+                        pair = postings.pair(weight, vbytes)
                     found = terms.get((name, tbytes))
                     if found is None:
-                        terms[name, tbytes] = [(docnum, weight, vbytes)]
+                        terms[name, tbytes] = [docnum, pair]
                     else:
-                        found.append((docnum, weight, vbytes))
+                        found += (docnum, pair)
                     count += 1
             perdoc.add_field(name, field, value if stored else None, length)
             if column:
