@@ -575,10 +575,44 @@ def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], No
     fixed = fieldwriter._format.fixed_value_size()
     prefix, add_term = whoosh3.pack_ushort(fieldwriter._fieldid), fieldwriter._tindex.add
 
-    def write_term(tbytes: bytes, postings: list[Any], lengths: list[Any]) -> None:
+    def write_one(tbytes: bytes, docnum: int, weight: Any, vbytes: Any, length: Any) -> None:
+        """`write_term` of a term with one posting (most: paths, names, dates), the same
+        steps without the lists."""
         info = term_info()
         start = postfile.tell()
+        postfile.write(magic)
+        as_float = array("f", [weight])[0]  # what the block's weights array holds
+        top = weight if weight > 0 else 0
+        info._weight += as_float
+        info._df += 1
+        info._minlength = length or None
+        info._maxlength = max(info._maxlength, length or 0)
+        info._maxweight = max(info._maxweight, top)
+        info._minid = info._maxid = docnum
+        if fixed is None or fixed < 0:
+            mini_values: Any = (vbytes,) if vbytes else ()
+        elif fixed == 0:
+            mini_values = None
+        else:
+            mini_values = vbytes or b""
+        data = dumps(((docnum,), None if as_float == 1.0 else as_float, mini_values), 2)
+        if comp:
+            data = zlib.compress(data, comp)
+        head = dumps((1, docnum, top, comp, length_to_byte(length or None),
+                      length_to_byte(length or 0)), 2)
+        postfile.write_int(-(len(head) + len(data)))
+        postfile.write(head)
+        postfile.write(data)
+        info.set_extent(start, postfile.tell() - start)
+        add_term(prefix + tbytes, info.to_bytes())
+
+    def write_term(tbytes: bytes, postings: list[Any], lengths: list[Any]) -> None:
         count = len(postings)
+        if count == 1 and type(postings[0][0]) is int and 0 <= postings[0][0] < 1 << 32:
+            write_one(tbytes, *postings[0], lengths[0])
+            return
+        info = term_info()
+        start = postfile.tell()
         for first in range(0, count, limit):  # W3PostingsWriter._write_block, a block each
             block = postings[first:first + limit]
             ids = array("I", [docnum for docnum, _, _ in block])
