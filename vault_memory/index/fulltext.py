@@ -609,7 +609,8 @@ def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], No
     def write_term(tbytes: bytes, postings: list[Any], lengths: list[Any]) -> None:
         count = len(postings)
         if count == 1 and type(postings[0][0]) is int and 0 <= postings[0][0] < 1 << 32:
-            write_one(tbytes, *postings[0], lengths[0])
+            docnum, weight, vbytes = postings[0]
+            write_one(tbytes, docnum, weight, vbytes, lengths[0])
             return
         info = term_info()
         start = postfile.tell()
