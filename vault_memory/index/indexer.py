@@ -916,13 +916,7 @@ class Index:
         (git's "racy" rule): a same-size rewrite within that file-time tick leaves the stat
         as recorded, so they are compared by content until a run reads them again after
         their mtime (`_record_racy`)."""
-        import json
-
-        try:
-            found = json.loads(self.store.get_meta("racy_files") or "[]")
-        except ValueError:
-            return set()
-        return set(found) if isinstance(found, list) else set()
+        return racy_files(self.store)
 
     def _record_racy(self, texts: dict[str, Any], plan: ChangePlan, applied: bool) -> None:
         """The racy files: those a run read whose mtime is not older than the moment it
@@ -1325,6 +1319,41 @@ def _index_held(info: dict[str, Any], store: Any, shown: Sequence[str] | None,
     return indexed, held
 
 
+def racy_files(store: Any) -> set[str]:
+    """The racy files a store records (`Index.racy_paths`); none when unreadable."""
+    import json
+
+    try:
+        found = json.loads(store.get_meta("racy_files") or "[]")
+    except ValueError:
+        return set()
+    return set(found) if isinstance(found, list) else set()
+
+
+def _changed(root: Path, disk: dict[str, os.stat_result], indexed: dict[str, Any],
+             racy: set[str], by_content: bool) -> int:
+    """How many files the index holds whose content changed: a stat other than recorded
+    (`by_content`: and a content other than recorded: another machine's checkout has other
+    mtimes) or, for a racy file (same stat, rewritten within the file-time tick of the run
+    that read it), a content other than recorded. Reads only those files."""
+    changed = 0
+    for path, st in disk.items():
+        row = indexed.get(path)
+        if row is None:
+            continue
+        moved = (st.st_mtime_ns, st.st_size) != row[:2]
+        if not (moved and by_content) and not (path in racy and not moved):
+            changed += moved
+            continue
+        try:
+            text = (root / path).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            changed += 1
+            continue
+        changed += fsutil.sha256_text(text) != row[2]
+    return changed
+
+
 def _set_aside_skipped(info: dict[str, Any], disk: dict[str, os.stat_result],
                        held: dict[str, tuple[int, int, str]]) -> list[str]:
     """A file that could not be read, unchanged since, is skipped (with the reason), not
@@ -1387,6 +1416,7 @@ def status(config: Config) -> dict[str, Any]:
     store = Store(db, readonly=True)
     try:
         indexed, held = _index_held(info, store, shown, viewer, others)
+        racy = racy_files(store)
     except (CorruptIndexError, sqlite3.DatabaseError) as exc:
         damage = f"the index is damaged ({exc})"
         if isinstance(exc, SchemaVersionError):
@@ -1410,14 +1440,9 @@ def status(config: Config) -> dict[str, Any]:
         info["damaged"] = damaged
         info["problem"] = (f"damaged: {'; '.join(damaged)}. `vault doctor` repairs it "
                            "(`vault index` and searches heal it too)")
-    changed = sum(
-        1
-        for p, st in disk.items()
-        if p in indexed and (st.st_mtime_ns, st.st_size) != indexed[p][:2]
-    )
     info["drift"] = {
         "new": sum(1 for p in disk if p not in indexed),
-        "changed": changed,
+        "changed": _changed(config.root, disk, indexed, racy, by_content=False),
         "deleted": sum(1 for p in indexed if p not in disk),
     }
     return info
@@ -1437,24 +1462,15 @@ def _server_status(config: Config, info: dict[str, Any], disk: dict[str, os.stat
             info["problem"] = "not indexed yet on the server: run `vault index`"
             return info
         indexed, held = _index_held(info, store, shown, viewer, others)
+        racy = racy_files(store)
     except VaultError as exc:  # the server cannot be reached: say so, change nothing
         info["problem"] = str(exc)
         return info
     finally:
         store.close()
     _set_aside_skipped(info, disk, held)
-    # Another machine's checkout has other mtimes: a file whose stat differs is changed only
-    # when its content differs from what the server holds.
-    changed = 0
-    for path, st in disk.items():
-        if path in indexed and (st.st_mtime_ns, st.st_size) != indexed[path][:2]:
-            try:
-                text = (config.root / path).read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                changed += 1
-                continue
-            changed += fsutil.sha256_text(text) != indexed[path][2]
-    info["drift"] = {"new": sum(1 for p in disk if p not in indexed), "changed": changed,
+    info["drift"] = {"new": sum(1 for p in disk if p not in indexed),
+                     "changed": _changed(config.root, disk, indexed, racy, by_content=True),
                      "deleted": sum(1 for p in indexed if p not in disk)}
     return info
 
