@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vault_memory import Vault
+from vault_memory.search.ranking import label_partners
 
 from .test_search_subjects import configure
 
@@ -35,3 +36,37 @@ def test_a_photo_caption_is_found_with_the_turn_that_shows_it(vault_dir: Path) -
     hit = vault.search("Did Melanie paint a sunset?", limit=3, fresh=False)[0]
     assert "finished something" in hit.text and "sunset over a lake" in hit.text
     assert hit.scores["subject"] == 1.5  # the photo is Melanie's: her line, her subject
+
+
+TWO_NAMES = """\
+# 2023-06-01
+
+## 20:10 — session 4
+
+- **Joanna**: Finally finished the screenplay draft tonight.
+- **Nate**: That's huge! What is it about?
+- **Jo**: A girl who trains turtles and runs away with a circus.
+- **Nate**: Ha, I love it. My turtles would approve.
+- **Nate**: I adopted a third turtle last week, I love turtles so much.
+"""
+
+
+def test_one_person_under_two_labels_is_one_subject(vault_dir: Path) -> None:
+    """The same speaker shown as `Joanna` and as `Jo` in one session (issue 20): a question
+    about Joanna finds what Jo said as hers."""
+    vault = configure(chat_vault(vault_dir, TWO_NAMES), coalesce_depth=0)
+    hit = vault.search("Does Joanna like turtles?", limit=3, fresh=False)[0]
+    assert "trains turtles" in hit.text
+    assert hit.scores["subject"] == 1.5 and hit.scores["alias"] == 1.0  # Jo is Joanna
+    before = configure(vault, label_partners=False).search("Does Joanna like turtles?", limit=3,
+                                                           fresh=False)[0]
+    assert "Nate" in before.text  # without: Jo is someone else, Nate's turtles come first
+
+
+def test_a_short_label_that_begins_two_names_names_neither() -> None:
+    assert label_partners("joanna", ["jo", "joanna", "nate"]) == ["jo"]
+    assert label_partners("jo", ["jo", "joanna", "nate"]) == ["joanna"]
+    assert label_partners("joanna", ["jo", "joanna", "john"]) == []  # Jo: Joanna or John?
+    assert label_partners("jo", ["jo", "joanna", "john"]) == []
+    assert label_partners("carolin", ["carolyn", "carolin", "melani"]) == ["carolyn"]
+    assert label_partners("nate", ["jo", "joanna", "nate"]) == []

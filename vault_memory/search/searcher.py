@@ -31,6 +31,7 @@ from .ranking import (
     exact_tokens,
     fuse,
     guard_exact,
+    label_partners,
     lift,
     lift_named,
     max_norm,
@@ -190,6 +191,7 @@ class Searcher:
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
+        self._labels_set: tuple[list[str], set[str]] | None = None
         self.saves = True  # False: the unit table is never written to `.vault/` from here
         self._changes: tuple[Any, int] | None = None  # our SQLite connection's changes, then
         #: With an index server: rank candidates the server picks (phase 2), not a unit table
@@ -427,12 +429,20 @@ class Searcher:
 
         terms = list(dict.fromkeys(terms_of(query, query=True)))  # keywords and subjects
         aliases: dict[str, list[str]] = {}
+        partners: dict[str, list[str]] = {}  # a label the query names -> its other labels
         if s.name_aliases and mode in ("hybrid", "keyword") and not listing:
             # A nickname or a misspelling of a speaker's name names that speaker.
             capitalised = {t for token in exact_tokens(query) for t in terms_of(token, query=True)}
-            aliases = resolve_names([(t, t in capitalised) for t in terms],
-                                    self.label_terms(table),
+            label_list = self.label_terms(table)
+            aliases = resolve_names([(t, t in capitalised) for t in terms], label_list,
                                     served.knows if served else table.vocab.__contains__)
+            if s.label_partners:  # a named speaker's other label (`Jo` for `Joanna`)
+                for term in terms:
+                    same = [o for o in self._partners(table, term, label_list, within)
+                            if o not in terms]
+                    if same:
+                        partners[term] = same
+                        aliases[term] = same
             terms = list(dict.fromkeys(
                 [t for term in terms for t in [term, *aliases.get(term, ())]]))
         keyword: np.ndarray | None = None
@@ -591,11 +601,13 @@ class Searcher:
             # Names only (capitalised words, nicknames): not a field label such as "decision".
             capitalised = {t for token in exact_tokens(query) for t in terms_of(token)}
             nicknamed = {t for named in aliases.values() for t in named}
-            named_subjects = sorted(t for t in labels if t in terms
+            other_names = {o for same in partners.values() for o in same}  # one person's
+            named_subjects = sorted(t for t in labels if t in terms and t not in other_names
                                     and (t in capitalised or t in nicknamed))
             if len(named_subjects) >= 2:
-                groups = [set(table.label.postings(table.vocab.get(t), within)[0].tolist())
-                          for t in named_subjects]
+                groups = [set().union(*(
+                    table.label.postings(table.vocab.get(name), within)[0].tolist()
+                    for name in [t, *partners.get(t, ())])) for t in named_subjects]
                 turned = take_turns(ranked, groups)
                 before = {row: at for at, row in enumerate(ranked)}
                 raised = {row for at, row in enumerate(turned) if at < before[row]}
@@ -716,6 +728,28 @@ class Searcher:
             words = {number: word for word, number in table.vocab.items()}
             self._label_terms = (table, [words[int(t)] for t in held if int(t) in words])
         return self._label_terms[1]
+
+    def _partners(self, table: UnitTable, label: str, labels: list[str],
+                  within: Restriction | None) -> list[str]:
+        """The labels that are `label`'s person under another name (`label_partners`) and
+        speak in one of its sessions (sections)."""
+        import numpy as np
+
+        if label not in self._label_set(labels):
+            return []
+        rows, _ = table.label.postings(table.vocab.get(label), within)
+        sessions = np.unique(table.section[rows])
+        found = []
+        for other in label_partners(label, labels):
+            others, _ = table.label.postings(table.vocab.get(other), within)
+            if np.isin(table.section[others], sessions).any():
+                found.append(other)
+        return found
+
+    def _label_set(self, labels: list[str]) -> set[str]:
+        if self._labels_set is None or self._labels_set[0] is not labels:
+            self._labels_set = (labels, set(labels))
+        return self._labels_set[1]
 
     def _select(self, tree: Any, table: UnitTable) -> np.ndarray | None:
         """The rows a query's operators select (search/select.py); a keyword index that cannot
