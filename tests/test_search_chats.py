@@ -70,3 +70,40 @@ def test_a_short_label_that_begins_two_names_names_neither() -> None:
     assert label_partners("jo", ["jo", "joanna", "john"]) == []
     assert label_partners("carolin", ["carolyn", "carolin", "melani"]) == ["carolyn"]
     assert label_partners("nate", ["jo", "joanna", "nate"]) == []
+
+
+SHORT_TURNS = """\
+# 2023-08-20
+
+## 10:00 — session 2
+
+- **Ria**: sooo how was it
+- **Sam**: omg
+- **Sam**: best concert of my life, she played three hours
+- **Ria**: lol
+- **Ria**: yes!!
+- **Sam**: my voice is gone haha
+- **Ria**: ok
+- **Sam**: also we adopted a puppy named Biscuit
+- **Ria**: omg
+- **Ria**: cute
+"""
+
+
+def test_a_turn_of_one_word_ranks_below_what_states_something(vault_dir: Path) -> None:
+    """"lol", "ok", "yes!!" (issue 20): lifted by the lines around them, they took the places
+    of lines that say something; now they rank below them and come with their neighbours."""
+    vault = configure(chat_vault(vault_dir, SHORT_TURNS), coalesce_depth=0)
+    query = "How was the concert?"
+
+    def said(hits: list) -> list[int]:  # the words of each hit's turn, its label aside
+        return [len(h.text.split("**:", 1)[1].split()) for h in hits]
+
+    first = vault.search(query, limit=3, fresh=False)
+    assert min(said(first)) > 1, [h.text for h in first]  # no "omg", no "lol"
+    hits = configure(vault, coalesce_depth=3).search(query, limit=10, fresh=False)
+    lol = next(h for h in hits if h.text.endswith("lol"))
+    assert lol.scores["short"] == 0.5  # --explain: `short`
+    before = configure(vault, short_penalty=0.0, coalesce_depth=0).search(query, limit=3,
+                                                                           fresh=False)
+    assert min(said(before)) == 1  # without: "omg" among the first three

@@ -56,6 +56,10 @@ class RankSettings:
     # name, used in one session with it (`Jo` and `Joanna`, `Carolyn` and `Caroline`:
     # `label_partners`): their lines are that person's too.
     label_partners: bool = True
+    # A line of one word at most besides its label ("lol", "ok", "yes!!") that holds no query
+    # word loses this share: it states nothing on its own, and ranks only as the context of
+    # its neighbours (a coalesced span takes it in with them).
+    short_penalty: float = 0.5
     # A question asking when ("When did…", "what day…") raises by this share the lines that
     # tell a day relative to their own ("yesterday", "last Fri"): they carry the answer.
     when_boost: float = 0.1

@@ -551,6 +551,13 @@ class Searcher:
         subject_factor = np.where(subject, 1.0 + s.subject_boost, 1.0)
         question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
         relevance = relevance * subject_factor * question_factor
+        short_factor: Any = 1.0
+        if s.short_penalty and not listing:  # "lol", "ok": one word at most but the label
+            short = (table.text.lengths - table.label.lengths) <= 1
+            if has_term is not None:
+                short &= ~has_term
+            short_factor = np.where(short, 1.0 - s.short_penalty, 1.0)
+            relevance = relevance * short_factor
         when_factor: Any = 1.0
         if s.when_boost and not listing and asks_when(query):
             when_factor = np.where(table.told[:, 0] > 0, 1.0 + s.when_boost, 1.0)
@@ -659,6 +666,7 @@ class Searcher:
                 "salience": float(table.salience[best]),
                 "subject": float(subject_factor[best]),
                 "question": float(question_factor[best]),
+                "short": float(np.broadcast_to(short_factor, (n,))[best]),
                 "exact": float(exact[best]),
                 "alias": float(alias_subject[best]),
                 "told_date": float(told is not None and bool(told[best])),
