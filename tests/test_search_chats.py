@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vault_memory import Vault
-from vault_memory.search.ranking import label_partners
+from vault_memory.search.ranking import introduced_names, label_partners
 
 from .test_search_subjects import configure
 
@@ -107,3 +107,32 @@ def test_a_turn_of_one_word_ranks_below_what_states_something(vault_dir: Path) -
     before = configure(vault, short_penalty=0.0, coalesce_depth=0).search(query, limit=3,
                                                                            fresh=False)
     assert min(said(before)) == 1  # without: "omg" among the first three
+
+
+INTRODUCED = """\
+# 2023-09-02
+
+## 19:00 — session 1
+
+- **Robert**: Hi, I'm Robert, but everyone calls me... well, call me Bob.
+- **Ines**: Nice to meet you! I run a small bakery downtown.
+- **Robert**: I restore old motorbikes on weekends, a 1972 Honda right now.
+- **Ines**: My brother restores motorbikes too, he loves old Hondas.
+"""
+
+
+def test_a_name_a_speaker_asked_to_be_called_names_them(vault_dir: Path) -> None:
+    """"call me Bob" said by Robert (issue 20): a question about Bob asks about Robert."""
+    vault = configure(chat_vault(vault_dir, INTRODUCED), coalesce_depth=0)
+    hit = vault.search("What does Bob restore?", limit=3, fresh=False)[0]
+    assert "1972 Honda" in hit.text
+    assert hit.scores["subject"] == 1.5 and hit.scores["alias"] == 1.0
+    before = configure(vault, label_partners=False).search("What does Bob restore?", limit=3,
+                                                           fresh=False)[0]
+    assert before.scores["subject"] == 1.0
+
+
+def test_introduced_names() -> None:
+    assert introduced_names("I'm Robert, but call me Bob.") == ["Bob"]
+    assert introduced_names("My name is Jo, my name's Jo") == ["Jo", "Jo"]
+    assert introduced_names("call me when you land") == []  # not a name

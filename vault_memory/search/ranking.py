@@ -400,6 +400,15 @@ def label_partners(label: str, labels: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# "call me Bob", "my name is Bob", "my name's Bob": a speaker gives the name others use.
+_INTRODUCTION = re.compile(r"\b(?i:call me|my name is|my name's|name's)\s+([A-Z][\w'’-]*)")
+
+
+def introduced_names(text: str) -> list[str]:
+    """The names a line's speaker says they go by ("I'm Robert, but call me Bob" -> Bob)."""
+    return [name.rstrip("'’-") for name in _INTRODUCTION.findall(text)]
+
+
 def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
     """The query to embed when the ranking already favours the units whose label a query
     word names: without those names (capitalised words all of whose terms are labels). A

@@ -31,7 +31,9 @@ from .ranking import (
     exact_tokens,
     fuse,
     guard_exact,
+    introduced_names,
     label_partners,
+    lead_label,
     lift,
     lift_named,
     max_norm,
@@ -61,6 +63,7 @@ PATCH_MOST_FILES = 200
 PATCHABLE = ("format", "model", "windows", "backend")  # a saved table of another state
 # can be patched
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
+INTRODUCTIONS_READ = 50  # lines read back to find who said "call me <name>"
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
 
@@ -436,6 +439,12 @@ class Searcher:
             label_list = self.label_terms(table)
             aliases = resolve_names([(t, t in capitalised) for t in terms], label_list,
                                     served.knows if served else table.vocab.__contains__)
+            if s.label_partners:  # a name a speaker said to be called by ("call me Bob")
+                for term in terms:
+                    if term in capitalised and term not in aliases:
+                        said = self._introduced(table, store, term, label_list, within)
+                        if said:
+                            aliases[term] = said
             if s.label_partners:  # a named speaker's other label (`Jo` for `Joanna`)
                 for term in terms:
                     same = [o for o in self._partners(table, term, label_list, within)
@@ -753,6 +762,30 @@ class Searcher:
             if np.isin(table.section[others], sessions).any():
                 found.append(other)
         return found
+
+    def _introduced(self, table: UnitTable, store: Any, name: str, labels: list[str],
+                    within: Restriction | None) -> list[str]:
+        """The labels of the speakers who said they are called `name` ("call me Bob", "my
+        name is Bob"): read from the few lines that hold the name and "call" or "name"."""
+        import numpy as np
+
+        if name in self._label_set(labels):
+            return []
+        holders, _ = table.text.postings(table.vocab.get(name), within)
+        if not len(holders):
+            return []
+        asked = [table.text.postings(table.vocab.get(word), within)[0]
+                 for word in ("call", "name")]
+        rows = np.intersect1d(holders, np.concatenate(asked))[:INTRODUCTIONS_READ]
+        if not len(rows):
+            return []
+        found: list[str] = []
+        label_set = self._label_set(labels)
+        for chunk in store.chunks_by_id(int(table.ids[r]) for r in rows).values():
+            speaker = lead_label(chunk.text)
+            if speaker and any(terms_of(said) == [name] for said in introduced_names(chunk.text)):
+                found += [t for t in terms_of(speaker) if t in label_set and t != name]
+        return list(dict.fromkeys(found))
 
     def _label_set(self, labels: list[str]) -> set[str]:
         if self._labels_set is None or self._labels_set[0] is not labels:
