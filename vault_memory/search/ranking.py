@@ -60,15 +60,6 @@ class RankSettings:
     # word loses this share: it states nothing on its own, and ranks only as the context of
     # its neighbours (a coalesced span takes it in with them).
     short_penalty: float = 0.5
-    # Experimental (issue 20, measured in the README): the best line of each session
-    # (section) scoring at least this share of the first hit's score comes before any
-    # session's second line. 0: off.
-    session_spread: float = 0.0
-    # A question joining two clauses ("What schools did John play in and how many years
-    # was he there?") is also asked clause by clause; the rankings are fused by reciprocal
-    # rank (`split_clauses`, `fuse_rankings`).
-    clause_split: bool = True
-    spread_gate: str = "none"  # "none": every query; "history": questions about a history
     # A question asking when ("When did…", "what day…") raises by this share the lines that
     # tell a day relative to their own ("yesterday", "last Fri"): they carry the answer.
     when_boost: float = 0.1
@@ -446,54 +437,6 @@ def asks_when(query: str) -> bool:
     return _ASKS_WHEN.search(query) is not None
 
 
-_ASKS_HISTORY = re.compile(r"\b(?:has|have)\b(?!\s+(?:to|got)\b)", re.IGNORECASE)
-
-
-def asks_history(query: str) -> bool:
-    """Whether a question asks what has been, over time ("What books has Mel read?")."""
-    return _ASKS_HISTORY.search(query) is not None
-
-
-# Where a question starts a second clause: "and"/"or"/"but" before a question word or an
-# auxiliary verb (English function words: a closed class, not a list of topics).
-_CLAUSE = re.compile(
-    r",?\s+(?:and|or|but)\s+(?=(?:how|what|when|where|who|whom|whose|which|why|did|does|do|"
-    r"is|was|were|are|has|have|had|can|could|will|would)\b)", re.IGNORECASE)
-
-
-def split_clauses(query: str) -> list[str]:
-    """The clauses of a question that joins two or more ("What did X do and why?"), each
-    holding two words to search by at least, the names of the whole question added to a
-    clause that names no one ("how long was he there" -> "... John"); [] for one clause."""
-    parts = [part.strip(" ,") for part in _CLAUSE.split(query)]
-    if len(parts) < 2:
-        return []
-    names = list(dict.fromkeys(m[1] for m in _CAPITALISED.finditer(query.strip())))
-    out = []
-    for part in parts:
-        if not any(name in part for name in names):
-            part = " ".join([part.rstrip("?"), *names]) + "?"
-        if len(terms_of(part)) >= 2:
-            out.append(part)
-    return out if len(out) >= 2 else []
-
-
-WHOLE_WEIGHT = 2.0
-
-
-def fuse_rankings(rankings: Sequence[Sequence[tuple[str, int, int]]],
-                  k: int = 60) -> list[tuple[str, int, int]]:
-    """Hit keys (path, first line, last line) ranked by reciprocal rank fusion over several
-    rankings, the first one (the whole question) breaking ties."""
-    scores: dict[tuple[str, int, int], float] = {}
-    for at, ranking in enumerate(rankings):
-        weight = WHOLE_WEIGHT if at == 0 else 1.0
-        for rank, key in enumerate(ranking):
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank + 1)
-    first = {key: at for at, key in enumerate(rankings[0])} if rankings else {}
-    return sorted(scores, key=lambda key: (-scores[key], first.get(key, len(first))))
-
-
 def take_turns(ranked: Sequence[int], groups: Sequence[set[int]]) -> list[int]:
     """`ranked` re-ordered so that the rows of the groups (the lines of each subject the query
     names) take turns in the places they held, each group keeping its own order and the
@@ -516,25 +459,6 @@ def take_turns(ranked: Sequence[int], groups: Sequence[set[int]]) -> list[int]:
     for at, row in zip(slots, turns, strict=True):
         out[at] = row
     return out
-
-
-def spread_sessions(ranked: Sequence[int], section: np.ndarray, score: np.ndarray,
-                    share: float) -> list[int]:
-    """`ranked` with the best row of each section scoring at least `share` of the first
-    row's score moved before any section's second row (in rank order); the rest after, in
-    rank order."""
-    if not ranked:
-        return list(ranked)
-    floor = float(score[ranked[0]]) * share
-    seen: set[int] = set()
-    firsts: list[int] = []
-    for row in ranked:
-        sec = int(section[row])
-        if sec not in seen and float(score[row]) >= floor:
-            seen.add(sec)
-            firsts.append(row)
-    chosen = set(firsts)
-    return firsts + [row for row in ranked if row not in chosen]
 
 
 def coalesce(

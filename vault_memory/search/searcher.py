@@ -23,7 +23,6 @@ from ..index import BM25_B, BM25_K1, terms_of
 from .dates import asked_days, on_days
 from .ranking import (
     RankSettings,
-    asks_history,
     asks_when,
     cited_lines,
     coalesce,
@@ -31,7 +30,6 @@ from .ranking import (
     dense_query,
     exact_tokens,
     fuse,
-    fuse_rankings,
     guard_exact,
     introduced_names,
     label_partners,
@@ -41,8 +39,6 @@ from .ranking import (
     max_norm,
     minmax_norm,
     resolve_names,
-    split_clauses,
-    spread_sessions,
     take_turns,
     window_bm25,
     window_sums,
@@ -334,32 +330,6 @@ class Searcher:
                 found = self._search_once(query, limit, mode, filters, today, settings)
         return found
 
-    def _by_clauses(self, hits: list[Hit], clauses: list[str], limit: int, mode: str,
-                    filters: Filters | None, today: dt.date | None,
-                    settings: RankSettings | None) -> list[Hit]:
-        """The whole question's hits fused with each clause's (reciprocal rank): what answers
-        the second clause is not left behind what answers the first. A hit whose lines an
-        earlier one already holds is left out."""
-        lists = [hits] + [self._search(clause, limit, mode, filters, today, [], settings)
-                          for clause in clauses]
-        by_key: dict[tuple[str, int, int], Hit] = {}
-        for found in lists:
-            for hit in found:
-                by_key.setdefault((hit.path, hit.start_line, hit.end_line), hit)
-        order = fuse_rankings([[(h.path, h.start_line, h.end_line) for h in found]
-                               for found in lists])
-        out: list[Hit] = []
-        held: set[tuple[str, int]] = set()
-        for key in order:
-            lines = {(key[0], n) for n in range(key[1], key[2] + 1)}
-            if lines <= held:
-                continue
-            held |= lines
-            out.append(by_key[key])
-            if len(out) >= limit:
-                break
-        return out
-
     def reads(self) -> contextlib.AbstractContextManager[Any]:
         """Where a search's reads of the index go: with an index server that serves
         candidates, the meta rows come with the previous search's one statement (checked by
@@ -392,9 +362,6 @@ class Searcher:
                 mode = "keyword" if mode == "hybrid" else mode
         with one_blas_thread():
             hits = self._search(query, limit, mode, filters, today, warnings, settings)
-            clauses = split_clauses(query) if (settings or self.settings).clause_split else []
-            if clauses and not (filters and filters.select is not None):
-                hits = self._by_clauses(hits, clauses, limit, mode, filters, today, settings)
         hits = order_superseded(hits)  # what is true now first (issue 25)
         for message in warnings:
             log.warning("%s", message)
@@ -661,9 +628,6 @@ class Searcher:
                 before = {row: at for at, row in enumerate(ranked)}
                 raised = {row for at, row in enumerate(turned) if at < before[row]}
                 ranked = turned
-        if s.session_spread and not listing and (s.spread_gate == "none"
-                                                  or asks_history(query)):
-            ranked = spread_sessions(ranked, table.section, score, s.session_spread)
         spans = coalesce(
             ranked,
             table.section,
