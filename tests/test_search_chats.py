@@ -63,6 +63,14 @@ def test_one_person_under_two_labels_is_one_subject(vault_dir: Path) -> None:
     assert "Nate" in before.text  # without: Jo is someone else, Nate's turtles come first
 
 
+def test_two_labels_never_in_one_session_are_two_people(vault_dir: Path) -> None:
+    apart = TWO_NAMES.replace("- **Jo**:", "\n## 21:30 — session 5\n\n- **Jo**:")
+    vault = configure(chat_vault(vault_dir, apart), coalesce_depth=0)
+    hits = vault.search("Does Joanna like turtles?", limit=5, fresh=False)
+    jo = next(h for h in hits if "trains turtles" in h.text)
+    assert jo.scores["alias"] == 0.0 and jo.scores["subject"] == 1.0
+
+
 def test_a_short_label_that_begins_two_names_names_neither() -> None:
     assert label_partners("joanna", ["jo", "joanna", "nate"]) == ["jo"]
     assert label_partners("jo", ["jo", "joanna", "nate"]) == ["joanna"]
