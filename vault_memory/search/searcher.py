@@ -195,6 +195,7 @@ class Searcher:
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
         self._labels_set: tuple[list[str], set[str]] | None = None
+        self._names: tuple[UnitTable, dict[Any, Any]] | None = None
         self.saves = True  # False: the unit table is never written to `.vault/` from here
         self._changes: tuple[Any, int] | None = None  # our SQLite connection's changes, then
         #: With an index server: rank candidates the server picks (phase 2), not a unit table
@@ -749,11 +750,14 @@ class Searcher:
     def _partners(self, table: UnitTable, label: str, labels: list[str],
                   within: Restriction | None) -> list[str]:
         """The labels that are `label`'s person under another name (`label_partners`) and
-        speak in one of its sessions (sections)."""
+        speak in one of its sessions (sections); remembered for the table."""
         import numpy as np
 
         if label not in self._label_set(labels):
             return []
+        memo = self._names_memo(table, within)
+        if ("partners", label) in memo:
+            return memo[("partners", label)]
         rows, _ = table.label.postings(table.vocab.get(label), within)
         sessions = np.unique(table.section[rows])
         found = []
@@ -761,16 +765,34 @@ class Searcher:
             others, _ = table.label.postings(table.vocab.get(other), within)
             if np.isin(table.section[others], sessions).any():
                 found.append(other)
+        memo[("partners", label)] = found
         return found
+
+    def _names_memo(self, table: UnitTable, within: Restriction | None) -> dict[Any, Any]:
+        """What `_partners` and `_introduced` found for this table (the whole vault's)."""
+        if within is not None:
+            return {}
+        if self._names is None or self._names[0] is not table or len(self._names[1]) > 4096:
+            self._names = (table, {})
+        return self._names[1]
 
     def _introduced(self, table: UnitTable, store: Any, name: str, labels: list[str],
                     within: Restriction | None) -> list[str]:
         """The labels of the speakers who said they are called `name` ("call me Bob", "my
         name is Bob"): read from the few lines that hold the name and "call" or "name"."""
-        import numpy as np
 
         if name in self._label_set(labels):
             return []
+        memo = self._names_memo(table, within)
+        if ("introduced", name) not in memo:
+            memo[("introduced", name)] = self._read_introductions(table, store, name, labels,
+                                                                  within)
+        return memo[("introduced", name)]
+
+    def _read_introductions(self, table: UnitTable, store: Any, name: str, labels: list[str],
+                            within: Restriction | None) -> list[str]:
+        import numpy as np
+
         holders, _ = table.text.postings(table.vocab.get(name), within)
         if not len(holders):
             return []
