@@ -563,9 +563,12 @@ class Searcher:
         relevance = relevance * subject_factor * question_factor
         short_factor: Any = 1.0
         if s.short_penalty and not listing:  # "lol", "ok": one word at most but the label
-            short = (table.text.lengths - table.label.lengths) <= 1
+            memo = self._names_memo(table, None)
+            if "short" not in memo:  # the table's one-word turns, found once
+                memo["short"] = (table.text.lengths - table.label.lengths) <= 1
+            short = memo["short"]
             if has_term is not None:
-                short &= ~has_term
+                short = short & ~has_term  # not in place: the table's own
             short_factor = np.where(short, 1.0 - s.short_penalty, 1.0)
             relevance = relevance * short_factor
         when_factor: Any = 1.0
