@@ -1,8 +1,9 @@
 """Hybrid search: BM25F keyword scores from the unit table's postings + vector cosine
-scores, fused, lifted by context windows, weighed by the lines' subjects and by whether they
-ask or tell, then recency, salience, an exact-token guard and coalesced spans (README,
-"Search"). The decisions are the pure functions of `ranking`; `Searcher` gathers their inputs
-from the index and the unit table (`table`).
+scores, fused, lifted by context windows, weighed by the lines' subjects (a speaker known by
+two labels, or by a name they asked to be called, as one), by whether they ask or tell and
+whether they say anything at all ("lol"), then recency, salience, an exact-token guard
+and coalesced spans (README, "Search"). The decisions are the pure functions of `ranking`;
+`Searcher` gathers their inputs from the index and the unit table (`table`).
 """
 
 from __future__ import annotations
