@@ -280,3 +280,26 @@ def test_units_are_exact_line_spans_of_the_file(path: Path) -> None:
         )
         if not structural:
             assert number in covered, f"{relpath}:{number} {line!r} is in no unit"
+
+
+def test_a_photo_caption_on_its_own_line_joins_the_turn_that_shows_it() -> None:
+    """Chat exports put a photo on a line of its own: as the next list item, or after a blank
+    line as an image (issue 20). It joins the turn above it; a line of text does not."""
+    text = md(
+        """
+        # 2023-05-08
+
+        - **Melanie**: Look what I finished last week!
+        - (photo: a painting of a sunset over a lake)
+        - **Caroline**: Wow, it's lovely.
+
+        - **Melanie**: And this is from the beach.
+
+        ![kids building a sandcastle](IMG_0042.jpg)
+
+        Some paragraph after it.
+        - [image: a blue vase]
+        """
+    )
+    got = [(start, end) for start, end, _ in spans(text)]
+    assert got == [(3, 4), (5, 5), (7, 9), (11, 11), (12, 12)]

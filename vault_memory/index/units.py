@@ -30,6 +30,15 @@ _TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
 # A transcript's message markers (sessions/, `<!-- id: 3 · parent: 2 · … -->`) are data for
 # the tools, hidden in Obsidian: no unit.
 _COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")
+# A line that only shows a photo or a file: an image (`![a sunset](IMG_1.jpg)`, `![[IMG_1.jpg]]`)
+# or a chat export's media marker in brackets (`(photo: a sunset over the lake)`, `[image: …]`,
+# `<attached: IMG_1.jpg>`), as a list item or not. It belongs to the turn that shows it.
+_CAPTION = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:!\[[^\]\n]*\]\([^)\n]*\)|!\[\[[^\]\n]*\]\]"
+    r"|[(\[<]\s*(?:photo|image|picture|video|gif|sticker|attached|attachment|shared an? \w+)\b"
+    r"[^\n]*[)\]>])\s*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -95,8 +104,21 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             spans.append((current[0], current[-1]))
         current = []
 
+    attach = False  # the last span closed is a list item that a caption below may join
     for number in range(note.frontmatter_end + 1, len(note.lines) + 1):
         line = note.lines[number - 1]
+        if number not in note.code_lines and number not in heading_lines and _CAPTION.match(line):
+            # A caption on its own line joins the turn above it (a list item, blank lines
+            # between at most), so the photo is found with what was said about it.
+            if mode == "list" and len(current) < MAX_UNIT_LINES:
+                current.append(number)
+                continue
+            if mode == "" and attach and number - spans[-1][0] < MAX_UNIT_LINES:
+                spans[-1] = (spans[-1][0], number)
+                attach = False
+                continue
+        if line.strip():
+            attach = False
         if number in note.code_lines:
             stripped = line.strip()
             if stripped.startswith(("```", "~~~")):  # fences carry no content
@@ -113,6 +135,7 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             or (mode == "list" and _TABLE_RULE.fullmatch(line.strip()))
             or (note.kind == "session" and _COMMENT_LINE.match(line))
         ):
+            attach = attach or (mode == "list" and bool(current) and not line.strip())
             close()
             mode = ""
             continue
