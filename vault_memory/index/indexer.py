@@ -670,6 +670,7 @@ class Index:
         report = IndexReport(model=self.model_id)
         report.rebuilt = self._open_for_writing(rebuild, whole=paths is None)
         self._words_anew()
+        self._units_anew()
         store = self.store
         stored_model = store.get_meta("model_id")
         if stored_model and self.model_id and stored_model != self.model_id:
@@ -878,6 +879,15 @@ class Index:
             return None
         return self.store.analyzed_otherwise(lambda text: " ".join(terms_of(text)))
 
+    def _chunked_otherwise(self) -> list[str] | None:
+        """The files whose units this version cuts otherwise than the one that indexed them
+        (index/units.py `UNITS`); None once the index records this version."""
+        from .units import UNITS, chunked_otherwise
+
+        if self.store.get_meta("units") == str(UNITS):
+            return None
+        return self.store.files_with_units(chunked_otherwise)
+
     def _words_anew(self) -> None:
         """After an upgrade that changed how text becomes words (index/words.py), the files
         whose words differ are indexed again in this run (vectors kept); recorded once."""
@@ -893,6 +903,23 @@ class Index:
         with self.store.transaction() as conn:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "analyzer", ANALYZER)
+
+    def _units_anew(self) -> None:
+        """After an upgrade that cuts units otherwise (index/units.py), the files whose units
+        change are read again: in this run (a run over a few paths: the next search's, as
+        their stat no longer matches), the vectors of unchanged texts kept. Checked once, by
+        the first run of any kind (not by a search's freshness check, which writes nothing)."""
+        from .units import UNITS
+
+        paths = self._chunked_otherwise()
+        if paths is None:
+            return
+        if paths:
+            log.warning("a photo caption on its own line now joins the turn that shows it: "
+                        "indexing %d files again.", len(paths))
+        with self.store.transaction() as conn:
+            self.store.forget_content(conn, paths)
+            self.store.set_meta(conn, "units", UNITS)
 
     def _file_stats(self) -> dict[str, tuple[int, int, str]]:
         """`store.file_stats()`, read once for a search's freshness check and its run while

@@ -346,6 +346,12 @@ class Store:
             self.conn.execute("SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"),
             analyze)
 
+    def files_with_units(self, match: Callable[[str], bool]) -> list[str]:
+        """The files holding a unit whose text `match`es (an upgrade's `chunked_otherwise`)."""
+        return sorted({path for path, text in self.conn.execute(
+            "SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id")
+            if match(text)})
+
     def forget_content(self, conn: sqlite3.Connection, paths: Iterable[str]) -> None:
         """Make the next index run read `paths` again and store them anew (their stat and
         digest no longer match any file; their units' vectors are kept, by digest)."""

@@ -30,6 +30,10 @@ _TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
 # A transcript's message markers (sessions/, `<!-- id: 3 · parent: 2 · … -->`) are data for
 # the tools, hidden in Obsidian: no unit.
 _COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")
+#: How text becomes units; an index that recorded another version has the files whose units
+#: change indexed again (`chunked_otherwise`). 2: a caption on its own line joins its turn.
+UNITS = 2
+
 # A line that only shows a photo or a file: an image (`![a sunset](IMG_1.jpg)`, `![[IMG_1.jpg]]`)
 # or a chat export's media marker in brackets (`(photo: a sunset over the lake)`, `[image: …]`,
 # `<attached: IMG_1.jpg>`), as a list item or not. It belongs to the turn that shows it.
@@ -205,3 +209,9 @@ def make_canvas_units(canvas: Canvas, title: str) -> list[Unit]:
             units.append(Unit(node.line, node.line, unit.text, heading, unit.tags,
                               _salience("note", set(unit.tags))))
     return units
+
+
+def chunked_otherwise(text: str) -> bool:
+    """Whether a unit an index of an older `UNITS` stored may be cut otherwise now: a caption
+    alone (version 2 joins it to the turn that shows it)."""
+    return "\n" not in text.strip() and bool(_CAPTION.match(text))
