@@ -8,10 +8,11 @@ state it was built from, ignored (and rebuilt) when the stamp or the format diff
 
 Each array carries a 64-bit XXH3 digest of its bytes (xxhash: 10 GB/s, nine times zlib's
 crc32, so that saving a patched table, 30 MB at 100,000 units, costs 1 ms of sums, not 8).
-Checking them still reads every byte, so a file whose sums were checked (or which this process wrote) is noted
-in `<name>.ok` by its identity and change stamps (device, inode, size, mtime and ctime in ns:
-any write to the file changes its ctime, which no one can set back); a process mapping the
-same file skips the sums. `check_arrays` (`vault doctor`, `vault status`) always checks.
+Checking them still reads every byte, so a file whose sums were checked (or which this
+process wrote) is noted in `<name>.ok` by its identity and change stamps (device, inode,
+size, mtime and ctime in ns: any write to the file changes its ctime, which no one can set
+back); a process mapping the same file skips the sums. `check_arrays` (`vault doctor`,
+`vault status`) always checks.
 """
 
 from __future__ import annotations
