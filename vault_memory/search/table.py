@@ -267,13 +267,16 @@ class UnitTable:
         kept_slots = np.flatnonzero(~is_new)
         runs = _runs(keep, kept_slots)
         a: dict[str, np.ndarray] = {}
+        same_codes = len(names) == len(old_names) and bool(
+            (recode == np.arange(len(recode))).all())
         for name in (*_ROW_ARRAYS, *(f"{f}_{k}" for f in FIELDS for k in ("len", "count"))):
-            source = recode[old[name]].astype(np.int32) if name == "scope_codes" else old[name]
+            source = (recode[old[name]].astype(np.int32)
+                      if name == "scope_codes" and not same_codes else old[name])
             a[name] = _splice(source, added[name], runs, new_slots, m)
         # The vectors: the base is shared, the new rows' appended (no copy of the others).
         stored = len(self.base) + len(self.extra)
         old_vec_rows = self.vec_rows if self.vec_rows is not None else np.arange(n)
-        a["vec_rows"] = _splice(old_vec_rows.astype(np.int64),
+        a["vec_rows"] = _splice(old_vec_rows.astype(np.int64, copy=False),
                                 stored + np.arange(len(rows), dtype=np.int64), runs, new_slots, m)
         a["base"] = self.base
         a["vec_extra"] = np.concatenate((self.extra, added["matrix"]))
