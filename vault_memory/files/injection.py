@@ -29,6 +29,7 @@ import functools
 import itertools
 import re
 import unicodedata
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,11 +169,40 @@ def _cues() -> list[tuple[str, int, _Cue, re.Pattern[str] | None]]:
     judgements never parses them (9 CPU-ms, a cold search's import). Each comes with its
     `_needed` pattern (or None)."""
     found = []
-    for reason, weight, pattern in _CUES:
-        needs = _needed(pattern)
+    known = _NEEDED if _cues_digest() == _NEEDED_OF else None  # an edited cue: parsed again
+    for number, (reason, weight, pattern) in enumerate(_CUES):
+        needs = known[number] if known is not None else _needed(pattern)
         found.append((reason, weight, _Cue(pattern),
                       re.compile("|".join(map(re.escape, needs))) if needs else None))
     return found
+
+
+def _cues_digest() -> int:
+    """A digest of the cues' patterns: `_NEEDED` holds while it is `_NEEDED_OF`."""
+    return zlib.crc32("\0".join(pattern for _, _, pattern in _CUES).encode())
+
+
+def needed_table() -> str:
+    """The source of `_NEEDED_OF` and `_NEEDED` for the cues as they are (printed by
+    tests/test_injection_needed.py when a cue changed)."""
+    import json
+
+    lines = [f"_NEEDED_OF = {_cues_digest():#010x}",
+             "_NEEDED: tuple[tuple[str, ...] | None, ...] = ("]
+    for _, _, pattern in _CUES:
+        needs = _needed(pattern)
+        if needs is None:
+            lines.append("    None,")
+            continue
+        line = "    ("
+        for number, item in enumerate(needs):
+            part = json.dumps(item) + ("," if number < len(needs) - 1 or len(needs) == 1 else "")
+            if len(line) + len(part) + 3 > 100:
+                lines.append(line.rstrip())
+                line = "     "
+            line += part + " "
+        lines.append(line.rstrip() + "),")
+    return "\n".join([*lines, ")"])
 
 
 def _needed(pattern: str) -> tuple[str, ...] | None:
@@ -228,6 +258,59 @@ def _needed(pattern: str) -> tuple[str, ...] | None:
         return None
 
     return sequence(tree)
+
+
+#: `_needed` of each cue, in `_CUES` order: parsing the 37 patterns costs 5 CPU-ms of each
+#: process that judges a text (a search after an edit: a twelfth of what the edit adds). Used
+#: while `_NEEDED_OF` is the digest of the patterns; an edited cue is parsed again, and
+#: tests/test_injection_needed.py fails, printing the table anew (`needed_table`).
+_NEEDED_OF = 0x19858d92
+_NEEDED: tuple[tuple[str, ...] | None, ...] = (
+    ("ignore", "disregard", "forget", "override", "bypass", "do not follow", "t follow",
+     "stop following", "set aside", "put aside", "discard", "abandon"),
+    ("forget ",),
+    ("ignore", "disregard", "forget"),
+    ("instruction", "prompt", "rules", "directions", "directives", "guidelines", "guidance",
+     "policies", "constraints", "programming", "context", "messages"),
+    ("no longer appl",),
+    (" over ",),
+    ("prompt", "instructions", "configuration"),
+    ("note", "message", "instruction", "reminder", "this"),
+    ("if you",),
+    ("dear", "hey", "hi", "hello", "attention", "attn"),
+    ("reading", "processing", "that read", "who read", "that process", "summari"),
+    ("read", "process", "see", "load"),
+    ("you",),
+    ("claude", "chatgpt", "gpt", "gemini", "copilot", "assistant", "ai"),
+    (" now",),
+    ("from now on",),
+    (" now",),
+    (" no longer ",),
+    ("you are a",),
+    ("do anything now",),
+    ("jail",),
+    ("pretend", "imagine"),
+    ("act as", "pretend to be", "play as", "s play a game"),
+    ("developer mode", "god mode", "admin"),
+    ("restrictions", "filters", "content policy", "guidelines", "warnings", "limits", "rules",
+     "safety"),
+    ("root access", "full permissions", " rights", "grant ", "granted you"),
+    ("system", "assistant", "user", "human", "ai", "developer", "tool", "model"),
+    ("im_start", "im_end", "system", "user", "assistant", "endoftext", "eot_id",
+     "start_header_id", "inst]", "sys>>", "instruction", "[system](#"),
+    ("instruction", "system", "response"),
+    ("instructions",),
+    ("end of ",),
+    ("tool_call", "tool_use", "function_call", "invoke", "tool_code", "```tool_code", "name",
+     "tool", "function"),
+    ("send", "upload", "mail", "forward", "post", "leak", "exfiltrate", "include", "paste",
+     "share", "output"),
+    ("the user", "them", "the human", "the owner", "anyone", "for confirmation", "this",
+     "do not ask", "silently", "quietly", "secretly"),
+    ("the user",),
+    (" your ", "always ", "you must", "you are required", "the assistant "),
+    ("curl", "wget", "rm -rf "),
+)
 
 
 # Characters that render as nothing. Zero-width joiners and non-joiners are letters' business
