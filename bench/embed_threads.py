@@ -122,6 +122,30 @@ def measure(threads: str, n_texts: int, runs: int) -> dict[str, object]:
     }
 
 
+def measure_query(threads: int) -> dict[str, float]:
+    """The query path as `vault search` and the watcher run it (index/embedder.py
+    QueryEncoder), in this fresh process: import + open + first query (a one-shot search),
+    then, once the optimised session answers, the median of 40 queries (a watcher's)."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    from vault_memory.index import embedder as emb
+
+    encoder = emb.QueryEncoder(threads=threads)
+    encoder.embed_query("what did we decide about the billing service?")
+    cold_cpu, cold_wall = time.process_time() - c0, time.perf_counter() - w0
+    encoder.embed_query("and the nightly backup job?")
+    encoder.optimize()
+    encoder.optimized.wait(60)
+    walls, cpus = [], []
+    for i in range(40):
+        t, c = time.perf_counter(), time.process_time()
+        encoder.embed_query(f"what did we decide about {SUBJECTS[i % len(SUBJECTS)]}?")
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    return {"cold_cpu_s": cold_cpu, "cold_wall_s": cold_wall,
+            "warm_ms": statistics.median(walls) * 1000,
+            "warm_cpu_ms": statistics.median(cpus) * 1000}
+
+
 def measure_session(level: str) -> dict[str, float]:
     import numpy as np
     import onnxruntime as ort
@@ -180,7 +204,13 @@ def main() -> None:
     parser.add_argument("--one", choices=SETTINGS, help=argparse.SUPPRESS)
     parser.add_argument("--sessions", action="store_true", help="compare the query sessions")
     parser.add_argument("--session", help=argparse.SUPPRESS)
+    parser.add_argument("--query-one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+
+    if args.query_one:
+        print(json.dumps(measure_query(args.query_one)))
+        sys.stdout.flush()
+        os._exit(0)  # as the CLI ends (onnxruntime's threads are not waited for)
 
     if args.session:
         print(json.dumps(measure_session(args.session)))

@@ -410,3 +410,29 @@ def test_two_installations_used_in_turn_are_hashed_once_each(
         for copy in copies:
             emb._verify_sha256(copy)
     assert sorted(hashed) == sorted(str(c) for c in copies)
+
+
+def test_a_failed_build_is_not_tried_again_by_every_cold_query(
+    embedder: Embedder, own_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build that fails costs about 0.8 CPU-s: it leaves a marker saying why, and the next
+    cold queries open the int8 model at once until the marker is a day old."""
+    tries: list[int] = []
+
+    def failing(*args: object) -> None:
+        tries.append(1)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(folded, "build", failing)
+    assert emb.QueryEncoder().folded is None and emb.QueryEncoder().folded is None
+    assert len(tries) == 1
+    marker = next(own_cache.glob(f"folded-*{folded.FAILED}"))
+    assert "No space left on device" in marker.read_text(encoding="utf-8")
+    old = marker.stat().st_mtime - folded.RETRY_AFTER_S - 60
+    os.utime(marker, (old, old))
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(own_cache.parent.parent))
+    encoder = emb.QueryEncoder()  # a day later: tried again, built, the marker gone
+    assert encoder.folded is not None and not marker.exists()
+    text = "which database did we pick for billing?"
+    assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999

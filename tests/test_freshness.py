@@ -128,3 +128,17 @@ def test_a_file_older_than_the_run_is_not_racy(indexed_small: Path) -> None:
         vault.index()  # read again, now older than the run: no longer racy
         assert vault._index.racy_paths() == set()
         assert vault._index.stale_paths() == []
+
+
+def test_status_counts_a_racy_rewrite_as_changed(indexed_small: Path) -> None:
+    """`vault status` reads a racy file's content (its stat cannot tell): a same-size rewrite
+    within the tick is drift; the same bytes are not."""
+    path = indexed_small / "notes" / "renderer.md"
+    ahead = time.time_ns() + 3600 * 10**9
+    os.utime(path, ns=(ahead, ahead))
+    with Vault(indexed_small) as vault:
+        vault.index()
+        assert vault._index.racy_paths() == {"notes/renderer.md"}
+        assert vault.status()["drift"]["changed"] == 0  # racy, but the same bytes
+        _rewrite_in_the_same_tick(path, "WeasyPrint 63.1", "WeasyPrint 99.9")
+        assert vault.status()["drift"]["changed"] == 1

@@ -489,3 +489,42 @@ def test_each_conversation_is_kept_as_its_titled_transcript_once(
     assert after[: len(texts)] == texts and len(after) == len(texts) + 1
     assert "cutover window" in after[-1]
     assert len(vault.transcripts()) == 1
+
+
+def test_a_sitting_past_midnight_stays_with_the_evening_it_began(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    """A chat from 23:40 to 00:20 (issue 20): its second half goes to the same day's log, in the
+    same section as the first, and its "yesterday" is read from that evening; a message the
+    next afternoon, hours later, starts that day's own."""
+    def local(day: int, hour: int, minute: int) -> float:  # local time, whatever the zone
+        return dt.datetime(2026, 3, day, hour, minute).timestamp()
+
+    chat = gpt_conversation(
+        "0a0b0c0d-1111-4222-8333-444455556666",
+        "Late chat",
+        [
+            ("r", None, None),
+            ("u1", "r", gpt_message(
+                "user", "My sister Lena moved to Porto and works as a nurse there.",
+                local(10, 23, 40))),
+            ("a1", "u1", gpt_message("assistant", "Nice!", local(10, 23, 41))),
+            ("u2", "a1", gpt_message(
+                "user", "I decided to visit Lena in Porto in April, I booked it yesterday.",
+                local(11, 0, 20))),
+            ("a2", "u2", gpt_message("assistant", "Great.", local(11, 0, 21))),
+            ("u3", "a2", gpt_message(
+                "user", "I decided to learn Portuguese before the trip to Porto.",
+                local(11, 14, 0))),
+        ],
+        current="u3",
+    )
+    Vault(vault_dir).import_history(write_json(tmp_path / "conversations.json", [chat]))
+    written = logs(vault_dir)
+    evening, next_day = written["2026-03-10.md"], written["2026-03-11.md"]
+    assert "visit Lena in Porto" in evening and "visit Lena" not in next_day
+    assert "yesterday (2026-03-09)" in evening  # said before they slept: the 9th
+    note = parse_note("memory/2026-03-10.md", evening)
+    sections = {e.start_line for e in note.entries()}
+    assert len(sections) == 1  # one section: the turns keep their neighbours
+    assert "learn Portuguese" in next_day and "learn Portuguese" not in evening

@@ -22,7 +22,7 @@ import pytest
 from click.testing import Result
 
 from vault_memory import Vault
-from vault_memory.index.arrays import check_arrays
+from vault_memory.index.arrays import MAGIC, check_arrays
 
 QUERY = "PostgreSQL billing"
 Damage = Callable[[Path], None]
@@ -131,7 +131,7 @@ CASES: dict[str, Damage] = {
     "arrays-data-garbage": _garbage_arrays_data,
     "arrays-zeroed": _zero_arrays,
     "arrays-truncated": lambda r: _truncate(_arrays(r), 0.6),
-    "arrays-header-garbage": lambda r: _overwrite(_arrays(r), b"VAULTARR2\n" + os.urandom(40)),
+    "arrays-header-garbage": lambda r: _overwrite(_arrays(r), MAGIC + os.urandom(40)),
     "arrays-not-ours": lambda r: _arrays(r).write_bytes(b"hello\n"),
     "hitlog-garbage": lambda r: (r / ".vault/hits.jsonl").write_bytes(os.urandom(300) + b"\n"),
 }

@@ -81,3 +81,33 @@ def test_an_index_written_before_flags_is_judged_once_on_open(small_vault: Path)
         hits = vault.search("billing", limit=10)  # opens the index for writing: judged
         assert vault.status()["flagged_units"] == 1
     assert [h.flags for h in hits if POISON in h.text] == [["instruction"]]
+
+
+def test_an_edit_judges_only_the_texts_it_changed(small_vault: Path, monkeypatch: Any) -> None:
+    """Indexing an edited file again judges only its units whose text is new (the others keep
+    their verdicts: a verdict is a function of the text), and the verdicts equal a rebuild's."""
+    root = _vault(small_vault)
+    from vault_memory.index import store as store_module
+
+    judged: list[str] = []
+    real = store_module.is_instruction
+
+    def counting(text: str) -> bool:
+        judged.append(text)
+        return real(text)
+
+    monkeypatch.setattr(store_module, "is_instruction", counting)
+    log = root / "memory" / "2026-11-20.md"
+    log.write_text(log.read_text(encoding="utf-8") + "\n## Later\n\n- Lunch with Maya.\n",
+                   encoding="utf-8")
+    with Vault(root) as vault:
+        vault.index()
+        assert [t for t in judged if POISON in t] == [] and len(judged) == 1
+        assert "Lunch with Maya" in judged[0]
+        flagged = vault.search("billing API keys", limit=10)
+        assert [h.flags for h in flagged if POISON in h.text] == [["instruction"]]
+        judged.clear()
+        vault.index(rebuild=True)
+        again = vault.search("billing API keys", limit=10)
+    assert any(POISON in t for t in judged)
+    assert [(h.text, h.flags) for h in again] == [(h.text, h.flags) for h in flagged]

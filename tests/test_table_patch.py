@@ -348,17 +348,19 @@ def ordered(units: dict[int, list[Any]], files: dict[int, tuple[str, int]]) -> l
             for row in units[file_id]]
 
 
-@pytest.mark.parametrize("bounds", [(8, 2048), (0, 0)])
+@pytest.mark.parametrize("bounds", [(8, 2048, 8), (0, 0, 0)])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_a_patch_of_terms_that_come_and_go_equals_a_build(
-        monkeypatch: pytest.MonkeyPatch, seed: int, bounds: tuple[int, int]) -> None:
+        monkeypatch: pytest.MonkeyPatch, seed: int, bounds: tuple[int, int, int]) -> None:
     """Straight on `UnitTable`: files edited, added and removed, terms added to and dropped
     from the vocabulary (or none: the vocabulary kept), many runs of rows shifted (with the
-    bounds 0, the kept rows are renumbered by lookup and postings copied through masks)."""
+    bounds 0, the kept rows are renumbered by lookup, postings copied through masks and those
+    of dropped rows found by lookup, not by comparing with the bounds of their runs)."""
     from vault_memory.search import table as table_module
 
     monkeypatch.setattr(table_module, "MOST_MOVES", bounds[0])
     monkeypatch.setattr(table_module, "MOST_PIECES", bounds[1])
+    monkeypatch.setattr(table_module, "MOST_DROPPED_RUNS", bounds[2])
     rnd = random.Random(seed)
     dims, windows, next_id = 4, [2, 3], [0]
     files = {f: (rnd.choice(["", "org/a", "org/b"]), 0) for f in range(1, 30)}
@@ -382,3 +384,7 @@ def test_a_patch_of_terms_that_come_and_go_equals_a_build(
         rows = ordered({f: units[f] for f in now}, files)
         table = table.patch(changed, rows, dims, marks)
         same_arrays(table, UnitTable.build(ordered(units, files), dims, windows, marks))
+        for field in ("tx", "hd", "lb"):  # each scope's field length: the sum of its rows'
+            assert np.array_equal(table.arrays[f"{field}_scope_len"], np.bincount(
+                table.scope_codes, weights=table.arrays[f"{field}_count"],
+                minlength=len(table.scope_names)))

@@ -280,3 +280,55 @@ def test_units_are_exact_line_spans_of_the_file(path: Path) -> None:
         )
         if not structural:
             assert number in covered, f"{relpath}:{number} {line!r} is in no unit"
+
+
+def test_a_photo_caption_on_its_own_line_joins_the_turn_that_shows_it() -> None:
+    """Chat exports put a photo on a line of its own: as the next list item, or after a blank
+    line as an image (issue 20). It joins the turn above it; a line of text does not."""
+    text = md(
+        """
+        # 2023-05-08
+
+        - **Melanie**: Look what I finished last week!
+        - (photo: a painting of a sunset over a lake)
+        - **Caroline**: Wow, it's lovely.
+
+        - **Melanie**: And this is from the beach.
+
+        ![kids building a sandcastle](IMG_0042.jpg)
+
+        Some paragraph after it.
+        - [image: a blue vase]
+        """
+    )
+    got = [(start, end) for start, end, _ in spans(text)]
+    assert got == [(3, 4), (5, 5), (7, 9), (11, 11), (12, 12)]
+
+
+def test_an_index_of_the_units_before_captions_joined_is_cut_again(tmp_path: Path) -> None:
+    """An index written before a caption on its own line joined its turn (units version 1)
+    reads those files again on its next run; the others are left as they are."""
+    from vault_memory import Vault
+
+    (tmp_path / "memory").mkdir()
+    photo = tmp_path / "memory" / "2026-03-01.md"
+    photo.write_text("# Sunday\n\n- **Ana**: look at the lake this morning\n\n"
+                     "(photo: a misty lake at sunrise)\n", encoding="utf-8")
+    other = tmp_path / "memory" / "2026-03-02.md"
+    other.write_text("# Monday\n\n- **Ana**: back at work\n", encoding="utf-8")
+    with Vault(tmp_path) as vault:
+        vault.index()
+        store = vault._index.store
+        (caption,) = [r for r in store.conn.execute("SELECT text FROM chunks") if "misty" in r[0]]
+        assert "look at the lake" in caption[0]
+        with store.transaction() as conn:  # as version 1 left it: the caption a unit alone
+            conn.execute("UPDATE chunks SET text='(photo: a misty lake at sunrise)' "
+                         "WHERE text LIKE '%misty%'")
+            conn.execute("DELETE FROM meta WHERE key='units'")
+    with Vault(tmp_path) as vault:
+        report = vault.index()
+        assert (report.modified, report.unchanged) == (1, 1)
+        texts = [r[0] for r in vault._index.store.conn.execute("SELECT text FROM chunks")]
+        assert any("look at the lake" in t and "misty" in t for t in texts)
+        assert vault._index.store.get_meta("units") == "2"
+        assert vault.index().modified == 0  # recorded: checked once

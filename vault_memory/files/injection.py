@@ -29,6 +29,7 @@ import functools
 import itertools
 import re
 import unicodedata
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,10 +193,38 @@ def _cues() -> list[tuple[str, int, _Cue, _Needs | None]]:
     judgements never parses them (9 CPU-ms, a cold search's import). Each comes with its
     `_Needs` (or None)."""
     found = []
-    for reason, weight, pattern in _CUES:
-        sets = _needed_sets(pattern)
+    known = _NEEDED if _cues_digest() == _NEEDED_OF else None  # an edited cue: parsed again
+    for number, (reason, weight, pattern) in enumerate(_CUES):
+        sets = list(known[number]) if known is not None else _needed_sets(pattern)
         found.append((reason, weight, _Cue(pattern), _Needs(sets) if sets else None))
     return found
+
+
+def _cues_digest() -> int:
+    """A digest of the cues' patterns: `_NEEDED` holds while it is `_NEEDED_OF`."""
+    return zlib.crc32("\0".join(pattern for _, _, pattern in _CUES).encode())
+
+
+def needed_table() -> str:
+    """The source of `_NEEDED_OF` and `_NEEDED` for the cues as they are (printed by
+    tests/test_injection_needed.py when a cue changed)."""
+    import json
+
+    lines = [f"_NEEDED_OF = {_cues_digest():#010x}",
+             "_NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = ("]
+    for _, _, pattern in _CUES:
+        line = "    ("
+        for one in _needed_sets(pattern):
+            for number, item in enumerate(one):
+                part = ("(" if number == 0 else "") + json.dumps(item) + (
+                    "," if number < len(one) - 1 or len(one) == 1 else "") + (
+                    ")," if number == len(one) - 1 else "")
+                if len(line) + len(part) + 3 > 100:
+                    lines.append(line.rstrip())
+                    line = "     "
+                line += part + " "
+        lines.append(line.rstrip() + "),")
+    return "\n".join([*lines, ")"])
 
 
 def _needed(pattern: str) -> tuple[str, ...] | None:
@@ -260,6 +289,88 @@ def _needed_sets(pattern: str) -> list[tuple[str, ...]]:
         return None
 
     return every(tree)
+
+
+#: `_needed_sets` of each cue, in `_CUES` order: parsing the 37 patterns costs 5 CPU-ms of each
+#: process that judges a text (a search after an edit: a twelfth of what the edit adds). Used
+#: while `_NEEDED_OF` is the digest of the patterns; an edited cue is parsed again, and
+#: tests/test_injection_needed.py fails, printing the table anew (`needed_table`).
+_NEEDED_OF = 0x19858d92
+_NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (
+    (("ignore", "disregard", "forget", "override", "bypass", "do not follow", "t follow",
+     "stop following", "set aside", "put aside", "discard", "abandon"), ("instruction", "prompt",
+     "rules", "directions", "directives", "guidelines", "guidance", "policies", "constraints",
+     "programming", "context", "messages"),),
+    (("forget ",), ("everything", "all"), ("told", "said", "above", "before"),),
+    (("ignore", "disregard", "forget"), ("everything", "all", "anything"), ("above", "before",
+     "prior", "earlier", "said", "written"),),
+    (("your", "the", "these", "previous", "prior", "above", "earlier", "preceding", "original",
+     "initial", "old", "existing", "safety", "system"), ("instruction", "prompt", "rules",
+     "directions", "directives", "guidelines", "guidance", "policies", "constraints",
+     "programming", "context", "messages"), ("changed", "updated", "replaced", "revoked",
+     "outdated", "obsolete", "void", "cancel", "superseded", "no longer appl"),),
+    (("instruction", "prompt", "rules", "directions", "directives", "guidelines", "guidance",
+     "policies", "constraints", "programming", "context", "messages"), ("no longer appl",),),
+    (("take",), (" pr",), ("iority", "ecedence"), (" over ",), ("everything", "all", "any",
+     "your", "the"),),
+    (("reveal", "print", "show", "output", "repeat", "leak", "dump"), ("system", "hidden",
+     "initial", "secret"), ("prompt", "instructions", "configuration"),),
+    (("note", "message", "instruction", "reminder", "this"), ("to", "for"), ("any", "all",
+     "every"), ("ai", "a.i.", "llm", "llms", "language model", "model", "assistant", "agent",
+     "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"),),
+    (("if you",), ("'re", " are"), (" ",), ("ai", "a.i.", "llm", "llms", "language model",
+     "model", "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini",
+     "copilot"),),
+    (("dear", "hey", "hi", "hello", "attention", "attn"), ("ai", "a.i.", "llm", "llms",
+     "language model", "model", "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude",
+     "gemini", "copilot"),),
+    (("to the", "any", "all", "every"), ("ai", "a.i.", "llm", "llms", "language model", "model",
+     "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"),
+     ("reading", "processing", "that read", "who read", "that process", "summari"),),
+    (("ai", "llm"), ("ai", "a.i.", "llm", "llms", "language model", "model", "assistant",
+     "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"), ("read",
+     "process", "see", "load"),),
+    (("you",), ("the", "a"), ("ai", "a.i.", "llm", "llms", "language model", "model",
+     "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"),),
+    (("claude", "chatgpt", "gpt", "gemini", "copilot", "assistant", "ai"), ("you", "respond",
+     "answer", "reply", "write", "send", "confirm", "state", "claim", "output", "delete",
+     "approve", "ignore", "do", "tell", "print", "reveal", "say", "always", "never", "from now"),),
+    (("you",), ("'re", " are"), (" now",), ("a", "the", "called", "named", "mode", "my",
+     "no longer", "free", "unrestricted", "unfiltered", "jailbroken", "dan"),),
+    (("from now on",), ("you",),),
+    (("you",), ("'re", " are"), (" now",), (",",), ("a",), ("ai", "a.i.", "llm", "llms",
+     "language model", "model", "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude",
+     "gemini", "copilot"),),
+    (("you",), ("'re", " are"), (" no longer ",), ("a", "the", "bound"),),
+    (("you are a",), (" ",), ("ai", "a.i.", "llm", "llms", "language model", "model",
+     "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"),
+     ("always", "never", "obey", "ignore", "without", "no"),),
+    (("do anything now",),),
+    (("jail",), ("br",),),
+    (("pretend", "imagine"), (" ",), ("you",), ("'re", " are"),),
+    (("act as", "pretend to be", "play as", "s play a game"),),
+    (("developer mode", "god mode", "admin"),),
+    (("no", "without", "any", "ignore"), (" ",), ("restrictions", "filters", "content policy",
+     "guidelines", "warnings", "limits", "rules", "safety"),),
+    (("root access", "full permissions", " rights", "grant ", "granted you"),),
+    (("system", "assistant", "user", "human", "ai", "developer", "tool", "model"), (":",),),
+    (("im_start", "im_end", "system", "user", "assistant", "endoftext", "eot_id",
+     "start_header_id", "inst]", "sys>>", "instruction", "[system](#"),),
+    (("#",), ("instruction", "system", "response"),),
+    (("new ",), ("instructions",), (":",),),
+    (("end of ",), ("data", "input", "context", "document"),),
+    (("tool_call", "tool_use", "function_call", "invoke", "tool_code", "```tool_code", "name",
+     "tool", "function"),),
+    (("send", "upload", "mail", "forward", "post", "leak", "exfiltrate", "include", "paste",
+     "share", "output"), ("api", "credential", "password", "passphrase", "secret", "token",
+     "private key", "ssh key", ".env", "~/.ssh", "~/.aws", "id_rsa", "system prompt",
+     "hidden prompt"),),
+    (("the user", "them", "the human", "the owner", "anyone", "for confirmation", "this",
+     "do not ask", "silently", "quietly", "secretly"),),
+    (("the user",),),
+    ((" your ", "always ", "you must", "you are required", "the assistant "),),
+    (("curl", "wget", "rm -rf "),),
+)
 
 
 # Characters that render as nothing. Zero-width joiners and non-joiners are letters' business

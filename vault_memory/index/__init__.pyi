@@ -22,9 +22,7 @@ from .indexer import (
     fingerprint as fingerprint,
     is_indexable as is_indexable,
     model_id_for as model_id_for,
-    scope_counts as scope_counts,
     shared_embedder as shared_embedder,
-    status as status,
 )
 from .integrity import Finding as Finding, Verification as Verification
 from .links import LinkInfo as LinkInfo
@@ -33,5 +31,6 @@ from .remote import (
     EmbeddingProviderError as EmbeddingProviderError,
     RemoteEmbedder as RemoteEmbedder,
 )
+from .status import scope_counts as scope_counts, status as status
 from .store import CorruptIndexError as CorruptIndexError, SchemaVersionError as SchemaVersionError
 from .words import ANALYZER as ANALYZER, fold as fold, terms_of as terms_of, whole as whole

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..config import CONFIG_FILE, Config
 from ..files import note_kind, scopes
-from .indexer import scan, scope_counts
+from .indexer import scan
+from .status import scope_counts
 
 
 @dataclass

@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,12 @@ GRAPH = "model.onnx"
 DATA = "model.data"
 MANIFEST = "manifest.json"
 FORMAT = 1
+#: A build that failed (a full disk, an onnxruntime that cannot save the folded graph) leaves
+#: `<folder>.failed` saying why; cold queries open the int8 model without trying again until
+#: it is this old (a build costs about 0.8 CPU-s; a cache folder that cannot be written fails
+#: at once and leaves no marker).
+FAILED = ".failed"
+RETRY_AFTER_S = 24 * 3600
 
 
 def folder_of(cache: Path, source_sha256: str, ort_version: str) -> Path:
@@ -50,6 +57,10 @@ def prepared(source: Path, source_sha256: str, cache: Path) -> Path | None:
     folder = folder_of(cache, source_sha256, ort.__version__)
     if valid(folder, source_sha256):
         return folder / GRAPH
+    failed = folder.with_name(folder.name + FAILED)
+    with contextlib.suppress(OSError):
+        if time.time() - failed.stat().st_mtime < RETRY_AFTER_S:
+            return None  # it failed lately: not every cold query pays another try
     try:
         if folder.exists():  # damaged: moved aside first, so no one opens it meanwhile
             log.debug("rebuilding the folded query model in %s", folder)
@@ -57,7 +68,11 @@ def prepared(source: Path, source_sha256: str, cache: Path) -> Path | None:
         build(source, source_sha256, folder)
     except Exception as exc:  # noqa: BLE001 - any failure: the source model still answers
         log.debug("could not build the folded query model in %s: %s", folder, exc)
+        with contextlib.suppress(OSError):
+            failed.write_text(f"{type(exc).__name__}: {exc}\n", encoding="utf-8")
         return None
+    with contextlib.suppress(OSError):
+        failed.unlink()
     return folder / GRAPH if valid(folder, source_sha256) else None
 
 

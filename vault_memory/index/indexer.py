@@ -12,7 +12,6 @@ import contextlib
 import itertools
 import logging
 import os
-import shutil
 import sqlite3
 import stat
 import threading
@@ -673,6 +672,7 @@ class Index:
         report = IndexReport(model=self.model_id)
         report.rebuilt = self._open_for_writing(rebuild, whole=paths is None)
         self._words_anew()
+        self._units_anew()
         store = self.store
         stored_model = store.get_meta("model_id")
         if stored_model and self.model_id and stored_model != self.model_id:
@@ -881,6 +881,15 @@ class Index:
             return None
         return self.store.analyzed_otherwise(lambda text: " ".join(terms_of(text)))
 
+    def _chunked_otherwise(self) -> list[str] | None:
+        """The files whose units this version cuts otherwise than the one that indexed them
+        (index/units.py `UNITS`); None once the index records this version."""
+        from .units import UNITS, chunked_otherwise
+
+        if self.store.get_meta("units") == str(UNITS):
+            return None
+        return self.store.files_with_units(chunked_otherwise)
+
     def _words_anew(self) -> None:
         """After an upgrade that changed how text becomes words (index/words.py), the files
         whose words differ are indexed again in this run (vectors kept); recorded once."""
@@ -896,6 +905,23 @@ class Index:
         with self.store.transaction() as conn:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "analyzer", ANALYZER)
+
+    def _units_anew(self) -> None:
+        """After an upgrade that cuts units otherwise (index/units.py), the files whose units
+        change are read again: in this run (a run over a few paths: the next search's, as
+        their stat no longer matches), the vectors of unchanged texts kept. Checked once, by
+        the first run of any kind (not by a search's freshness check, which writes nothing)."""
+        from .units import UNITS
+
+        paths = self._chunked_otherwise()
+        if paths is None:
+            return
+        if paths:
+            log.warning("a photo caption on its own line now joins the turn that shows it: "
+                        "indexing %d files again.", len(paths))
+        with self.store.transaction() as conn:
+            self.store.forget_content(conn, paths)
+            self.store.set_meta(conn, "units", UNITS)
 
     def _file_stats(self) -> dict[str, tuple[int, int, str]]:
         """`store.file_stats()`, read once for a search's freshness check and its run while
@@ -918,13 +944,7 @@ class Index:
         (git's "racy" rule): a same-size rewrite within that file-time tick leaves the stat
         as recorded, so they are compared by content until a run reads them again after
         their mtime (`_record_racy`)."""
-        import json
-
-        try:
-            found = json.loads(self.store.get_meta("racy_files") or "[]")
-        except ValueError:
-            return set()
-        return set(found) if isinstance(found, list) else set()
+        return racy_files(self.store)
 
     def _record_racy(self, texts: dict[str, Any], plan: ChangePlan, applied: bool) -> None:
         """The racy files: those a run read whose mtime is not older than the moment it
@@ -1306,199 +1326,12 @@ def _check_canvas(relpath: str, text: str) -> None:
 
 
 
-def _index_totals(info: dict[str, Any], store: Any, shown: Sequence[str] | None) -> None:
-    """What `status` says of any index backend: its counts, model and last run."""
-    model = store.get_meta("model_id") or None
-    info.update(store.counts(model, shown))
-    info["flagged_units"] = store.flagged_count(shown)
-    info["indexed"] = True
-    info["model"] = model
-    last = store.get_meta("last_index_at")
-    info["last_index_at"] = float(last) if last else None
-    info["pending_embeddings"] = int(store.get_meta("embeddings_pending", "0") or 0)
-    info["embedding_error"] = store.get_meta("embeddings_error") or None
-
-
-def _index_held(info: dict[str, Any], store: Any, shown: Sequence[str] | None,
-                viewer: scopes.Scope | None, others: set[str]
-                ) -> tuple[dict[str, Any], dict[str, tuple[int, int, str]]]:
-    """What `status` reads of any index backend: its totals, the unresolved links and the
-    viewer's own counts into `info`; returns the files it holds (those the viewer sees) and
-    the files it set aside as unreadable."""
-    from . import links
-
-    _index_totals(info, store, shown)
-    indexed = store.file_stats()
-    held = store.skipped()
-    lost = links.unresolved(store, links.targets(store, viewer, others), viewer)
-    info["unresolved_links"] = len(lost)
-    info["unresolved"] = [link.to_dict() for link in lost[: links.MAX_UNRESOLVED]]
-    if viewer is not None:
-        indexed = {p: row for p, row in indexed.items()
-                   if scopes.sees(viewer, scopes.scope_of(p))}
-        own = store.scope_counts().get(scopes.scope_text(viewer), (0, 0))
-        info["scope"].update(files=own[0], units=own[1])
-    return indexed, held
-
-
-def _set_aside_skipped(info: dict[str, Any], disk: dict[str, os.stat_result],
-                       held: dict[str, tuple[int, int, str]]) -> list[str]:
-    """A file that could not be read, unchanged since, is skipped (with the reason), not
-    drift: moved from `disk` to `info["skipped"]`; returns those paths."""
-    moved = [path for path, st in disk.items()
-             if path in held and held[path][:2] == (st.st_mtime_ns, st.st_size)]
-    for path in moved:
-        info["skipped"][path] = held[path][2]
-        del disk[path]
-    return moved
-
-def status(config: Config) -> dict[str, Any]:
-    """What the cache holds and how far the files have drifted from it. Writes nothing.
-
-    Settings bound to a scope (`config.scope`) count only what that scope may see, and add
-    `scope`: its name, the scopes it sees and its own files and units."""
-    cache = config.cache_dir
-    db = cache / "index.sqlite"
-    info: dict[str, Any] = {
-        "vault": str(config.root),
-        "cache": str(cache),
-        "cache_bytes": cache_size(cache) if cache.is_dir() else 0,
-        "indexed": False,
-        "files": 0,
-        "units": 0,
-        "embedded_units": 0,
-        "flagged_units": 0,  # units that read as an instruction to a model (files/injection)
-        "model": None,
-        "configured_model": config.index.model,
-        "provider": config.index.provider,
-        "pending_embeddings": 0,
-        "embedding_error": None,
-        "last_index_at": None,
-        "drift": None,
-        "problem": None,
-        "damaged": [],
-        "skipped": {},
-        "unresolved_links": 0,  # links that lead to no file (Obsidian's "unresolved")
-        "unresolved": [],  # the first of them (index/links.py)
-    }
-    viewer = config.scope
-    others: set[str] = set()
-    disk = scan(config.root, skipped=info["skipped"], scope=viewer, others=others)
-    shown: list[str] | None = None
-    if viewer is not None:
-        shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]
-        info["scope"] = {"name": shown[-1], "sees": shown, "files": 0, "units": 0}
-    server = config.index.backend.strip().lower() == "postgres"
-    if server:
-        return _server_status(config, info, disk, shown, viewer, others)
-    if cache.exists() and not cache.is_dir() or db.exists() and not db.is_file():
-        what = ".vault is a file" if not cache.is_dir() else ".vault/index.sqlite is not a file"
-        info["problem"] = f"damaged: {what}. `vault doctor` (or `vault index`) repairs it"
-        info["damaged"] = [what]
-        return info
-    if not db.exists():
-        info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
-        info["problem"] = "not indexed yet: run `vault index`"
-        return info
-    store = Store(db, readonly=True)
-    try:
-        indexed, held = _index_held(info, store, shown, viewer, others)
-    except (CorruptIndexError, sqlite3.DatabaseError) as exc:
-        damage = f"the index is damaged ({exc})"
-        if isinstance(exc, SchemaVersionError):
-            damage = str(exc)
-        info["problem"] = f"{damage}: `vault index` will rebuild it"
-        info["damaged"] = [damage]
-        return info
-    finally:
-        store.close()
-    for path in _set_aside_skipped(info, disk, held):
-        indexed.pop(path, None)
-
-    from .integrity import damage as find_damage
+def racy_files(store: Any) -> set[str]:
+    """The racy files a store records (`Index.racy_paths`); none when unreadable."""
+    import json
 
     try:
-        model = fingerprint(config.index)
-    except VaultError:
-        model = None  # a provider that is not set up: said elsewhere in the status
-    damaged = find_damage(config, model)
-    if damaged:
-        info["damaged"] = damaged
-        info["problem"] = (f"damaged: {'; '.join(damaged)}. `vault doctor` repairs it "
-                           "(`vault index` and searches heal it too)")
-    changed = sum(
-        1
-        for p, st in disk.items()
-        if p in indexed and (st.st_mtime_ns, st.st_size) != indexed[p][:2]
-    )
-    info["drift"] = {
-        "new": sum(1 for p in disk if p not in indexed),
-        "changed": changed,
-        "deleted": sum(1 for p in indexed if p not in disk),
-    }
-    return info
-
-
-def _server_status(config: Config, info: dict[str, Any], disk: dict[str, os.stat_result],
-                   shown: list[str] | None, viewer: scopes.Scope | None,
-                   others: set[str]) -> dict[str, Any]:
-    """`status` of an index on a PostgreSQL server: what it holds against the files here
-    (drift as for SQLite); a server that cannot be reached is the problem shown."""
-    store = open_store(config, readonly=True)
-    info["backend"] = "postgres"
-    info["server"] = store.server
-    try:
-        if not store.exists():
-            info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
-            info["problem"] = "not indexed yet on the server: run `vault index`"
-            return info
-        indexed, held = _index_held(info, store, shown, viewer, others)
-    except VaultError as exc:  # the server cannot be reached: say so, change nothing
-        info["problem"] = str(exc)
-        return info
-    finally:
-        store.close()
-    _set_aside_skipped(info, disk, held)
-    # Another machine's checkout has other mtimes: a file whose stat differs is changed only
-    # when its content differs from what the server holds.
-    changed = 0
-    for path, st in disk.items():
-        if path in indexed and (st.st_mtime_ns, st.st_size) != indexed[path][:2]:
-            try:
-                text = (config.root / path).read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                changed += 1
-                continue
-            changed += fsutil.sha256_text(text) != indexed[path][2]
-    info["drift"] = {"new": sum(1 for p in disk if p not in indexed), "changed": changed,
-                     "deleted": sum(1 for p in indexed if p not in disk)}
-    return info
-
-
-def scope_counts(config: Config) -> dict[str, tuple[int, int]]:
-    """scope ("org/acme", "" for the root) -> (files, units) in the index; empty when there
-    is no usable index. Writes nothing."""
-    db = config.cache_dir / "index.sqlite"
-    server = config.index.backend.strip().lower() == "postgres"
-    if not server and not db.exists():
-        return {}
-    store = open_store(config, readonly=True)
-    try:
-        return store.scope_counts()
-    except (CorruptIndexError, sqlite3.DatabaseError):
-        return {}
-    finally:
-        store.close()
-
-
-def cache_size(folder: Path) -> int:
-    total = 0
-    for dirpath, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.path.getsize(os.path.join(dirpath, name))
-    return total
-
-
-def remove_cache(folder: Path) -> None:
-    shutil.rmtree(folder, ignore_errors=True)
+        found = json.loads(store.get_meta("racy_files") or "[]")
+    except ValueError:
+        return set()
+    return set(found) if isinstance(found, list) else set()

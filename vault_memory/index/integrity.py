@@ -10,7 +10,7 @@ that asks:
 | its rows | the file and unit counts the last writer recorded | index | yes |
 | vectors | every unit has one when the index says so | flag | counted |
 | `whoosh/` | Whoosh's own open and read, its document count = units | fingerprint | read |
-| `units-*.arrays` | a crc32 per array, checked once per file (`<name>.ok`, arrays.py) | yes | yes |
+| `units-*.arrays` | an XXH3 digest per array, once per file (`<name>.ok`, arrays.py) | yes | yes |
 
 `vault index` and a search run the cheap part and heal in place (a search rebuilds what is
 damaged and goes by keywords until `vault index` adds the vectors); `vault status` reports

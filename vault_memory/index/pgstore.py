@@ -313,6 +313,12 @@ class PgStore:
                           " WHERE f.vault=%s", (self.vault,)).fetchall(),
             analyze)
 
+    def files_with_units(self, match: Callable[[str], bool]) -> list[str]:
+        """As `Store.files_with_units`."""
+        return sorted({path for path, text in self._execute(
+            "SELECT f.path, u.text FROM units u JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault=%s", (self.vault,)) if match(text)})
+
     def forget_content(self, conn: Any, paths: Iterable[str]) -> None:
         """Make the next index run read `paths` again and store them anew."""
         wanted = list(paths)

@@ -30,6 +30,19 @@ _TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
 # A transcript's message markers (sessions/, `<!-- id: 3 · parent: 2 · … -->`) are data for
 # the tools, hidden in Obsidian: no unit.
 _COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")
+#: How text becomes units; an index that recorded another version has the files whose units
+#: change indexed again (`chunked_otherwise`). 2: a caption on its own line joins its turn.
+UNITS = 2
+
+# A line that only shows a photo or a file: an image (`![a sunset](IMG_1.jpg)`, `![[IMG_1.jpg]]`)
+# or a chat export's media marker in brackets (`(photo: a sunset over the lake)`, `[image: …]`,
+# `<attached: IMG_1.jpg>`), as a list item or not. It belongs to the turn that shows it.
+_CAPTION = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:!\[[^\]\n]*\]\([^)\n]*\)|!\[\[[^\]\n]*\]\]"
+    r"|[(\[<]\s*(?:photo|image|picture|video|gif|sticker|attached|attachment|shared an? \w+)\b"
+    r"[^\n]*[)\]>])\s*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -95,8 +108,21 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             spans.append((current[0], current[-1]))
         current = []
 
+    attach = False  # the last span closed is a list item that a caption below may join
     for number in range(note.frontmatter_end + 1, len(note.lines) + 1):
         line = note.lines[number - 1]
+        if number not in note.code_lines and number not in heading_lines and _CAPTION.match(line):
+            # A caption on its own line joins the turn above it (a list item, blank lines
+            # between at most), so the photo is found with what was said about it.
+            if mode == "list" and len(current) < MAX_UNIT_LINES:
+                current.append(number)
+                continue
+            if mode == "" and attach and number - spans[-1][0] < MAX_UNIT_LINES:
+                spans[-1] = (spans[-1][0], number)
+                attach = False
+                continue
+        if line.strip():
+            attach = False
         if number in note.code_lines:
             stripped = line.strip()
             if stripped.startswith(("```", "~~~")):  # fences carry no content
@@ -113,6 +139,7 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             or (mode == "list" and _TABLE_RULE.fullmatch(line.strip()))
             or (note.kind == "session" and _COMMENT_LINE.match(line))
         ):
+            attach = attach or (mode == "list" and bool(current) and not line.strip())
             close()
             mode = ""
             continue
@@ -182,3 +209,9 @@ def make_canvas_units(canvas: Canvas, title: str) -> list[Unit]:
             units.append(Unit(node.line, node.line, unit.text, heading, unit.tags,
                               _salience("note", set(unit.tags))))
     return units
+
+
+def chunked_otherwise(text: str) -> bool:
+    """Whether a unit an index of an older `UNITS` stored may be cut otherwise now: a caption
+    alone (version 2 joins it to the turn that shows it)."""
+    return "\n" not in text.strip() and bool(_CAPTION.match(text))

@@ -52,6 +52,14 @@ class RankSettings:
     # of each: their lines take turns in the ranking (`take_turns`), so one person's lines
     # cannot fill the budget.
     subject_turns: bool = True
+    # A label the query names also names the labels that are the same person under another
+    # name, used in one session with it (`Jo` and `Joanna`, `Carolyn` and `Caroline`:
+    # `label_partners`): their lines are that person's too.
+    label_partners: bool = True
+    # A line of one word at most besides its label ("lol", "ok", "yes!!") that holds no query
+    # word loses this share: it states nothing on its own, and ranks only as the context of
+    # its neighbours (a coalesced span takes it in with them).
+    short_penalty: float = 0.5
     # A question asking when ("When did…", "what day…") raises by this share the lines that
     # tell a day relative to their own ("yesterday", "last Fri"): they carry the answer.
     when_boost: float = 0.1
@@ -367,6 +375,38 @@ def resolve_names(
         if len(named) == 1:  # two labels it could name: it names neither
             found[term] = named
     return found
+
+
+def label_partners(label: str, labels: Sequence[str]) -> list[str]:
+    """The other labels that may be the same person as `label` under another name: a short
+    form that begins the other (`jo` and `joanna`, 2 letters at least) or one edit apart
+    (`carolin` and `carolyn`, 5 letters at least), as a chat that shows one person by their
+    display name and by their first name has it. A short form that begins two labels (`jo`
+    for `joanna` and `john`), or a name one edit from two, names neither. The caller keeps
+    only those used in one session with `label` (`Searcher._partners`)."""
+    found: list[str] = []
+    longer = [other for other in labels if other != label and other.startswith(label)]
+    if len(label) >= 2 and len(longer) == 1:
+        found.append(longer[0])
+    for size in range(2, len(label)):
+        short = label[:size]
+        if short in labels and sum(other.startswith(short) for other in labels) == 2:
+            found.append(short)  # itself and `label`: a short form of it alone
+    if len(label) >= 5:
+        near = [other for other in labels if other != label and len(other) >= 5
+                and within_one_edit(label, other)]
+        if len(near) == 1:
+            found.append(near[0])
+    return list(dict.fromkeys(found))
+
+
+# "call me Bob", "my name is Bob", "my name's Bob": a speaker gives the name others use.
+_INTRODUCTION = re.compile(r"\b(?i:call me|my name is|my name's|name's)\s+([A-Z][\w'’-]*)")
+
+
+def introduced_names(text: str) -> list[str]:
+    """The names a line's speaker says they go by ("I'm Robert, but call me Bob" -> Bob)."""
+    return [name.rstrip("'’-") for name in _INTRODUCTION.findall(text)]
 
 
 def dense_query(query: str, is_label: Callable[[str], bool]) -> str:

@@ -1,8 +1,9 @@
 """Hybrid search: BM25F keyword scores from the unit table's postings + vector cosine
-scores, fused, lifted by context windows, weighed by the lines' subjects and by whether they
-ask or tell, then recency, salience, an exact-token guard and coalesced spans (README,
-"Search"). The decisions are the pure functions of `ranking`; `Searcher` gathers their inputs
-from the index and the unit table (`table`).
+scores, fused, lifted by context windows, weighed by the lines' subjects (a speaker known by
+two labels, or by a name they asked to be called, as one), by whether they ask or tell and
+whether they say anything at all ("lol"), then recency, salience, an exact-token guard
+and coalesced spans (README, "Search"). The decisions are the pure functions of `ranking`;
+`Searcher` gathers their inputs from the index and the unit table (`table`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from .ranking import (
     exact_tokens,
     fuse,
     guard_exact,
+    introduced_names,
+    label_partners,
+    lead_label,
     lift,
     lift_named,
     max_norm,
@@ -60,6 +64,7 @@ PATCH_MOST_FILES = 200
 PATCHABLE = ("format", "model", "windows", "backend")  # a saved table of another state
 # can be patched
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
+INTRODUCTIONS_READ = 50  # lines read back to find who said "call me <name>"
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
 
@@ -190,6 +195,8 @@ class Searcher:
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
+        self._labels_set: tuple[list[str], set[str]] | None = None
+        self._names: tuple[UnitTable, dict[Any, Any]] | None = None
         self.saves = True  # False: the unit table is never written to `.vault/` from here
         self._changes: tuple[Any, int] | None = None  # our SQLite connection's changes, then
         #: With an index server: rank candidates the server picks (phase 2), not a unit table
@@ -427,12 +434,26 @@ class Searcher:
 
         terms = list(dict.fromkeys(terms_of(query, query=True)))  # keywords and subjects
         aliases: dict[str, list[str]] = {}
+        partners: dict[str, list[str]] = {}  # a label the query names -> its other labels
         if s.name_aliases and mode in ("hybrid", "keyword") and not listing:
             # A nickname or a misspelling of a speaker's name names that speaker.
             capitalised = {t for token in exact_tokens(query) for t in terms_of(token, query=True)}
-            aliases = resolve_names([(t, t in capitalised) for t in terms],
-                                    self.label_terms(table),
+            label_list = self.label_terms(table)
+            aliases = resolve_names([(t, t in capitalised) for t in terms], label_list,
                                     served.knows if served else table.vocab.__contains__)
+            if s.label_partners:  # a name a speaker said to be called by ("call me Bob")
+                for term in terms:
+                    if term in capitalised and term not in aliases:
+                        said = self._introduced(table, store, term, label_list, within)
+                        if said:
+                            aliases[term] = said
+            if s.label_partners:  # a named speaker's other label (`Jo` for `Joanna`)
+                for term in terms:
+                    same = [o for o in self._partners(table, term, label_list, within)
+                            if o not in terms]
+                    if same:
+                        partners[term] = same
+                        aliases[term] = same
             terms = list(dict.fromkeys(
                 [t for term in terms for t in [term, *aliases.get(term, ())]]))
         keyword: np.ndarray | None = None
@@ -541,6 +562,16 @@ class Searcher:
         subject_factor = np.where(subject, 1.0 + s.subject_boost, 1.0)
         question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
         relevance = relevance * subject_factor * question_factor
+        short_factor: Any = 1.0
+        if s.short_penalty and not listing:  # "lol", "ok": one word at most but the label
+            memo = self._names_memo(table, None)
+            if "short" not in memo:  # the table's one-word turns, found once
+                memo["short"] = (table.text.lengths - table.label.lengths) <= 1
+            short = memo["short"]
+            if has_term is not None:
+                short = short & ~has_term  # not in place: the table's own
+            short_factor = np.where(short, 1.0 - s.short_penalty, 1.0)
+            relevance = relevance * short_factor
         when_factor: Any = 1.0
         if s.when_boost and not listing and asks_when(query):
             when_factor = np.where(table.told[:, 0] > 0, 1.0 + s.when_boost, 1.0)
@@ -591,11 +622,13 @@ class Searcher:
             # Names only (capitalised words, nicknames): not a field label such as "decision".
             capitalised = {t for token in exact_tokens(query) for t in terms_of(token)}
             nicknamed = {t for named in aliases.values() for t in named}
-            named_subjects = sorted(t for t in labels if t in terms
+            other_names = {o for same in partners.values() for o in same}  # one person's
+            named_subjects = sorted(t for t in labels if t in terms and t not in other_names
                                     and (t in capitalised or t in nicknamed))
             if len(named_subjects) >= 2:
-                groups = [set(table.label.postings(table.vocab.get(t), within)[0].tolist())
-                          for t in named_subjects]
+                groups = [set().union(*(
+                    table.label.postings(table.vocab.get(name), within)[0].tolist()
+                    for name in [t, *partners.get(t, ())])) for t in named_subjects]
                 turned = take_turns(ranked, groups)
                 before = {row: at for at, row in enumerate(ranked)}
                 raised = {row for at, row in enumerate(turned) if at < before[row]}
@@ -647,6 +680,7 @@ class Searcher:
                 "salience": float(table.salience[best]),
                 "subject": float(subject_factor[best]),
                 "question": float(question_factor[best]),
+                "short": float(np.broadcast_to(short_factor, (n,))[best]),
                 "exact": float(exact[best]),
                 "alias": float(alias_subject[best]),
                 "told_date": float(told is not None and bool(told[best])),
@@ -716,6 +750,73 @@ class Searcher:
             words = {number: word for word, number in table.vocab.items()}
             self._label_terms = (table, [words[int(t)] for t in held if int(t) in words])
         return self._label_terms[1]
+
+    def _partners(self, table: UnitTable, label: str, labels: list[str],
+                  within: Restriction | None) -> list[str]:
+        """The labels that are `label`'s person under another name (`label_partners`) and
+        speak in one of its sessions (sections); remembered for the table."""
+        import numpy as np
+
+        if label not in self._label_set(labels):
+            return []
+        memo = self._names_memo(table, within)
+        if ("partners", label) in memo:
+            return memo[("partners", label)]
+        rows, _ = table.label.postings(table.vocab.get(label), within)
+        sessions = np.unique(table.section[rows])
+        found = []
+        for other in label_partners(label, labels):
+            others, _ = table.label.postings(table.vocab.get(other), within)
+            if np.isin(table.section[others], sessions).any():
+                found.append(other)
+        memo[("partners", label)] = found
+        return found
+
+    def _names_memo(self, table: UnitTable, within: Restriction | None) -> dict[Any, Any]:
+        """What `_partners` and `_introduced` found for this table (the whole vault's)."""
+        if within is not None:
+            return {}
+        if self._names is None or self._names[0] is not table or len(self._names[1]) > 4096:
+            self._names = (table, {})
+        return self._names[1]
+
+    def _introduced(self, table: UnitTable, store: Any, name: str, labels: list[str],
+                    within: Restriction | None) -> list[str]:
+        """The labels of the speakers who said they are called `name` ("call me Bob", "my
+        name is Bob"): read from the few lines that hold the name and "call" or "name"."""
+
+        if name in self._label_set(labels):
+            return []
+        memo = self._names_memo(table, within)
+        if ("introduced", name) not in memo:
+            memo[("introduced", name)] = self._read_introductions(table, store, name, labels,
+                                                                  within)
+        return memo[("introduced", name)]
+
+    def _read_introductions(self, table: UnitTable, store: Any, name: str, labels: list[str],
+                            within: Restriction | None) -> list[str]:
+        import numpy as np
+
+        holders, _ = table.text.postings(table.vocab.get(name), within)
+        if not len(holders):
+            return []
+        asked = [table.text.postings(table.vocab.get(word), within)[0]
+                 for word in ("call", "name")]
+        rows = np.intersect1d(holders, np.concatenate(asked))[:INTRODUCTIONS_READ]
+        if not len(rows):
+            return []
+        found: list[str] = []
+        label_set = self._label_set(labels)
+        for chunk in store.chunks_by_id(int(table.ids[r]) for r in rows).values():
+            speaker = lead_label(chunk.text)
+            if speaker and any(terms_of(said) == [name] for said in introduced_names(chunk.text)):
+                found += [t for t in terms_of(speaker) if t in label_set and t != name]
+        return list(dict.fromkeys(found))
+
+    def _label_set(self, labels: list[str]) -> set[str]:
+        if self._labels_set is None or self._labels_set[0] is not labels:
+            self._labels_set = (labels, set(labels))
+        return self._labels_set[1]
 
     def _select(self, tree: Any, table: UnitTable) -> np.ndarray | None:
         """The rows a query's operators select (search/select.py); a keyword index that cannot

@@ -234,15 +234,32 @@ def heading_title(title: str | None) -> str | None:
     return text or None
 
 
+#: A message this soon after the one before it continues the same sitting...
+SITTING_GAP = dt.timedelta(hours=2)
+#: ...across midnight too, until this hour of the next morning.
+SITTING_ENDS = dt.time(6)
+
+
 def by_day(chat: Chat) -> list[list[ChatMessage]]:
     """The messages grouped by the (local) day they were sent, in order; a message without a
-    time takes the one before it (the conversation's own at the start, else now)."""
+    time takes the one before it (the conversation's own at the start, else now). A sitting
+    that runs past midnight stays with the day it began (messages at most `SITTING_GAP`
+    apart, until `SITTING_ENDS` of the next morning): its second half keeps its neighbours
+    and its section, and "yesterday" said at 00:30 is read from the evening it continues, as
+    the people in it meant it (they have not slept yet)."""
     days: dict[dt.date, list[ChatMessage]] = {}
     last = chat.created or next((m.at for m in chat.messages if m.at), None) or clock.now()
+    previous: dt.datetime | None = None
+    sitting: dt.date | None = None
     for message in chat.messages:
         at = message.at or last
         last = at
-        days.setdefault(at.date(), []).append(ChatMessage(message.role, message.text, at))
+        if not (sitting is not None and previous is not None
+                and at.date() == sitting + dt.timedelta(days=1)
+                and at.time() < SITTING_ENDS and dt.timedelta(0) <= at - previous <= SITTING_GAP):
+            sitting = at.date()
+        previous = at
+        days.setdefault(sitting, []).append(ChatMessage(message.role, message.text, at))
     return [days[day] for day in sorted(days)]
 
 
