@@ -388,3 +388,40 @@ def test_a_patch_of_terms_that_come_and_go_equals_a_build(
             assert np.array_equal(table.arrays[f"{field}_scope_len"], np.bincount(
                 table.scope_codes, weights=table.arrays[f"{field}_count"],
                 minlength=len(table.scope_names)))
+
+
+def narrow(table: UnitTable) -> dict[str, str]:
+    """The dtype of each array that numbers rows, sections, windows, days or lines."""
+    names = ["section", "order", "line_counts", "day_numbers", "told", "vec_rows"] + [
+        name for name in table.arrays if name.startswith("w") and not name.endswith("_norm")]
+    return {name: str(table.arrays[name].dtype) for name in names if name in table.arrays}
+
+
+def test_row_numbers_are_int32_built_and_patched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows, sections, windows, day ordinals and line counts are held as int32 (half the bytes
+    a patch copies and saves) in a built table and a patched one, whose vectors' rows too;
+    a line count past int32 is capped, not wrapped; a table of more rows is refused."""
+    from vault_memory.search import table as table_module
+
+    rnd = random.Random(7)
+    dims, windows, next_id = 4, [2, 3], [0]
+    files = {f: (rnd.choice(["", "org/a"]), 0) for f in range(1, 12)}
+    units = synthetic_rows(rnd, files, next_id, dims)
+    first = next(f for f in sorted(units) if units[f])
+    units[first][0] = (*units[first][0][:6], 2**40, *units[first][0][7:])
+    table = UnitTable.build(ordered(units, files), dims, windows)
+    got = narrow(table)
+    assert len(got) == 5 + len(windows) + 2 * sum(windows)  # w{k}_len, _rows{i}, _wins{i}
+    assert set(got.values()) == {"int32"}
+    assert int(table.line_counts.max()) == 2**31 - 1
+    assert int(table.line_counts[table.positions([units[first][0][0]])[0]]) == 2**31 - 1
+    files[first] = (files[first][0], 1)
+    units.update(synthetic_rows(rnd, {first: files[first]}, next_id, dims))
+    patched = table.patch([first], ordered({first: units[first]}, files), dims)
+    got = narrow(patched)
+    assert "vec_rows" in got and set(got.values()) == {"int32"}
+    same_arrays(patched, UnitTable.build(ordered(units, files), dims, windows))
+    assert patched.positions(patched.ids[:1]).dtype == np.int64  # as before: rows or -1
+    monkeypatch.setattr(table_module, "MOST_ROWS", 3)
+    with pytest.raises(ValueError, match="at most 3 rows"):
+        UnitTable.build(ordered(units, files), dims, windows)

@@ -25,9 +25,10 @@ from .ranking import is_question, lead_label, recency_factors
 if TYPE_CHECKING:
     import numpy as np
 
-TABLE_FORMAT = 9  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+TABLE_FORMAT = 10  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
-# 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending)
+# 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending;
+# 10: rows, sections, windows, days and line counts as int32: `ROW_DTYPE`)
 #: How a table holds its rows' vectors: `base` (saved in a file of its own, which patched
 #: tables share), the vectors of rows patched in since (`vec_extra`), and for a patched table
 #: where each row's vector is in base ++ extra (`vec_rows`; absent: row i's is base[i]).
@@ -41,6 +42,13 @@ APPENDED_SHARE = 16
 # scope); the scope ("org/acme", "" for the root) may be left out: the root's.
 UnitRow = tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]
 FIELDS = ("tx", "hd", "lb")  # text, heading, lead-in label
+#: The dtype of what counts rows, sections, windows, day ordinals and lines (postings' rows
+#: were int32 already): half the bytes of int64, so a patched table copies and saves less
+#: (a fifth of the table at 100,000 units). Unit and file ids stay int64 (database rowids).
+#: Day ordinals end at 3,652,059 (`date.max`); a unit's line count is capped at `MOST_LINES`.
+ROW_DTYPE = "int32"
+MOST_ROWS = 2**31 - 1  # a table holds fewer rows (`build` refuses more)
+MOST_LINES = 2**31 - 1  # a unit counted as holding more lines holds this many
 
 
 @dataclass(frozen=True)
@@ -201,6 +209,7 @@ class UnitTable:
         read from an index server)."""
         import numpy as np
 
+        _check_rows(len(rows))
         scope_of_row = [_scope(r) for r in rows]
         if any(x > y for x, y in zip(scope_of_row, scope_of_row[1:], strict=False)):
             order = sorted(range(len(rows)), key=scope_of_row.__getitem__)  # stable
@@ -243,6 +252,7 @@ class UnitTable:
         n = len(self.ids)
         drop = np.isin(self.file_ids, np.asarray(sorted(set(changed)), dtype=np.int64))
         keep = np.flatnonzero(~drop)
+        _check_rows(len(keep) + len(rows))
         scope_of_row = [_scope(r) for r in rows]
         if any(x > y for x, y in zip(scope_of_row, scope_of_row[1:], strict=False)):
             order = sorted(range(len(rows)), key=scope_of_row.__getitem__)
@@ -275,9 +285,11 @@ class UnitTable:
             a[name] = _splice(source, added[name], runs, new_slots, m)
         # The vectors: the base is shared, the new rows' appended (no copy of the others).
         stored = len(self.base) + len(self.extra)
-        old_vec_rows = self.vec_rows if self.vec_rows is not None else np.arange(n)
-        a["vec_rows"] = _splice(old_vec_rows.astype(np.int64, copy=False),
-                                stored + np.arange(len(rows), dtype=np.int64), runs, new_slots, m)
+        _check_rows(stored + len(rows))
+        old_vec_rows = (self.vec_rows if self.vec_rows is not None
+                        else np.arange(n, dtype=ROW_DTYPE))
+        a["vec_rows"] = _splice(old_vec_rows, stored + np.arange(len(rows), dtype=ROW_DTYPE),
+                                runs, new_slots, m)
         a["base"] = self.base
         a["vec_extra"] = np.concatenate((self.extra, added["matrix"]))
         a["length_bytes"] = old["length_bytes"]
@@ -287,7 +299,7 @@ class UnitTable:
         # Postings: the kept ones renumbered (rows and terms, both in order: still sorted),
         # the new rows' merged in, by offsets: no pass expands a term per posting.
         old_vocab = bytes(old["vocab"]).decode("utf-8").split("\n") if len(old["vocab"]) else []
-        new_row_of = np.full(n, -1, dtype=np.int64)
+        new_row_of = np.full(n, -1, dtype=ROW_DTYPE)
         new_row_of[keep] = kept_slots
         moves = _moves(runs)
         gone: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # field -> (positions, per term)
@@ -387,7 +399,7 @@ class UnitTable:
         at = np.searchsorted(self._sorted_ids, wanted)
         at = np.minimum(at, len(self._sorted_ids) - 1)
         found = self._sorted_ids[at] == wanted
-        return np.where(found, self._order[at], -1)
+        return np.where(found, self._order[at].astype(np.int64), -1)
 
 
 class FieldPostings:
@@ -514,15 +526,16 @@ def _row_arrays(
     for r in rows:
         if r[3] is not None and r[3] not in ordinals:
             ordinals[r[3]] = dt.date.fromisoformat(r[3]).toordinal()
-    a["day_numbers"] = np.fromiter((ordinals[r[3]] for r in rows), dtype=np.int64, count=n)
-    a["line_counts"] = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
+    a["day_numbers"] = np.fromiter((ordinals[r[3]] for r in rows), dtype=ROW_DTYPE, count=n)
+    lines = np.fromiter((r[6] for r in rows), dtype=np.int64, count=n)
+    a["line_counts"] = np.minimum(lines, MOST_LINES).astype(ROW_DTYPE)
     asks: dict[str, bool] = {} if memo is None else memo.setdefault("question", {})
     a["question"] = np.fromiter(
         (asks[r[8]] if r[8] in asks else asks.setdefault(r[8], is_question(r[8])) for r in rows),
         dtype=np.uint8, count=n)
     # The days a dated unit's relative dates name ("yesterday", "last Fri"), from its own
     # text and date (so derivable file by file): first and last day ordinal, 0 for none.
-    told = np.zeros((n, 2), dtype=np.int64)
+    told = np.zeros((n, 2), dtype=ROW_DTYPE)
     named: dict[tuple[str, str], tuple[int, int] | None] = (
         {} if memo is None else memo.setdefault("told", {}))
     for i, r in enumerate(rows):
@@ -548,12 +561,12 @@ def _row_arrays(
     vectored[with_vector] = 1
     a["vectored"] = vectored
     # Sections: runs of units of one file under one heading path.
-    starts = np.zeros(n, dtype=np.int64)
+    starts = np.zeros(n, dtype=ROW_DTYPE)
     if n:
         starts[1:] = [
             x[1] != y[1] or x[2] != y[2] for x, y in zip(rows, rows[1:], strict=False)
         ]
-    a["section"] = np.cumsum(starts)
+    a["section"] = np.cumsum(starts, dtype=ROW_DTYPE)
     for field, (_, sizes) in terms.items():
         # Each unit's length rounded to what Whoosh's one byte holds (the scores are then
         # exactly the Whoosh index's); the exact count for the averages.
@@ -636,7 +649,7 @@ def _derive(
     a["scope_bounds"] = np.searchsorted(a["scope_codes"], np.arange(len(names) + 1)).astype(
         np.int64)
     a["scope_names"] = _joined(names)
-    a["order"] = np.argsort(a["ids"], kind="stable")
+    a["order"] = np.argsort(a["ids"], kind="stable").astype(ROW_DTYPE)
     a["sorted_ids"] = a["ids"][a["order"]]
     has_vectors = bool(a["vectored"].any())
     a["has_vectors"] = np.array([has_vectors])
@@ -644,9 +657,9 @@ def _derive(
         return _gather(a["base"], a["vec_extra"], a.get("vec_rows"), rows)
 
     local = a["section"]
-    starts = np.zeros(n, dtype=np.int64)
+    starts = np.zeros(n, dtype=ROW_DTYPE)
     starts[1:] = local[1:] != local[:-1]
-    a["section"] = np.cumsum(starts)
+    a["section"] = np.cumsum(starts, dtype=ROW_DTYPE)
     for w in windows:
         if reuse is None or has_vectors != reuse[0].has_vectors:
             lengths, members = _windows(a["section"], w)
@@ -697,9 +710,9 @@ def _spliced_windows(
     total = len(kept_windows) + len(lengths_n)
     is_fresh = np.zeros(total, dtype=bool)
     is_fresh[slot_n] = True
-    window_of = np.full(len(old_lengths), -1, dtype=np.int64)
+    window_of = np.full(len(old_lengths), -1, dtype=ROW_DTYPE)
     window_of[kept_windows] = np.flatnonzero(~is_fresh)
-    lengths = np.empty(total, dtype=np.int64)
+    lengths = np.empty(total, dtype=ROW_DTYPE)
     lengths[~is_fresh], lengths[slot_n] = old_lengths[kept_windows], lengths_n
     norms = np.empty(total, dtype=np.float64)
     norms[~is_fresh], norms[slot_n] = old.window_norms[size][kept_windows], norms_n
@@ -707,7 +720,7 @@ def _spliced_windows(
     for (rows, wins), (rows_n, wins_n) in zip(old_members, members_n, strict=True):
         stays = kept[wins]
         wins_k = window_of[wins[stays]]
-        wins_n = slot_n[wins_n]
+        wins_n = slot_n[wins_n].astype(ROW_DTYPE)
         at = np.searchsorted(wins_k, wins_n)
         members.append((np.insert(new_row_of[rows[stays]], at, rows_n),
                         np.insert(wins_k, at, wins_n)))
@@ -845,6 +858,12 @@ def _moved(rows: np.ndarray, moves: list[tuple[int, int]] | None,
     return rows
 
 
+def _check_rows(count: int) -> None:
+    """Refuse a table of more rows (or stored vectors) than `ROW_DTYPE` numbers."""
+    if count > MOST_ROWS:
+        raise ValueError(f"a unit table holds at most {MOST_ROWS} rows, not {count}")
+
+
 def _runs(keep: np.ndarray, slots: np.ndarray) -> list[tuple[int, int, int]]:
     """(old row, new row, length) of the runs of kept rows that stay together."""
     import numpy as np
@@ -907,7 +926,7 @@ def _windows(
 
     n = len(section)
     if n == 0:
-        empty = np.zeros(0, dtype=np.int64)
+        empty = np.zeros(0, dtype=ROW_DTYPE)
         return empty, [(empty, empty) for _ in range(size)]
     bounds = np.flatnonzero(np.diff(section)) + 1
     begins = np.concatenate(([0], bounds))
@@ -917,13 +936,13 @@ def _windows(
     first_window = np.concatenate(([0], np.cumsum(per_section)[:-1]))
     total = int(per_section.sum())
     within = np.arange(total) - np.repeat(first_window, per_section)
-    start = np.repeat(begins, per_section) + within
-    length = np.minimum(np.repeat(section_lengths, per_section), size)
-    index = np.arange(total)
+    start = (np.repeat(begins, per_section) + within).astype(ROW_DTYPE)
+    length = np.minimum(np.repeat(section_lengths, per_section), size).astype(ROW_DTYPE)
+    index = np.arange(total, dtype=ROW_DTYPE)
     membership = []
     for offset in range(size):
         keep = length > offset
         membership.append((start[keep] + offset, index[keep]))
-    return length.astype(np.int64), membership
+    return length, membership
 
 
