@@ -230,7 +230,7 @@ def test_vim_style_save(watched: tuple[Path, Watcher], tmp_path: Path) -> None:
     (folder / ".renderer.md.swp").unlink()
     units = assert_converges(root, tmp_path)
     assert units["notes/renderer.md"][1][-1][3] == "Edited in vim."
-    assert watcher.report.paths >= 1
+    wait_until(lambda: watcher.report.paths >= 1, 10, "the batch to be counted")
 
 
 def test_directories_created_removed_and_renamed(watched: tuple[Path, Watcher],
@@ -281,6 +281,9 @@ def test_ignored_paths_are_not_even_recorded(watched: tuple[Path, Watcher],
     write(root / "notes" / "real.md", "# Real\n\n- the only indexable file\n")
     units = assert_converges(root, tmp_path)
     assert [p for p in units if p.startswith(".") or "/." in p or p.endswith("~")] == []
+    # The batch is counted once its run returns, a moment after the index it wrote is read
+    # above as equal to a rebuild: wait for the count, then check it is the one real file.
+    wait_until(lambda: watcher.report.paths - before >= 1, 10, "the batch to be counted")
     assert watcher.report.paths - before == 1
 
 
