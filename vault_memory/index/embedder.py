@@ -44,6 +44,11 @@ BUNDLED_MODEL_ID = f"all-MiniLM-L6-v2@int8:{BUNDLED_ONNX_SHA256[:12]}"
 #: core the process's other work (tokenizing, SQLite, Whoosh) or the user's needs. A vault
 #: tool shares the machine with its user's work, so the efficient setting wins in both
 #: phases; `index.threads` raises it for a bulk index on an idle machine with more cores.
+#: On an idle machine (2026-11-25, load 0.2-1.1, bench/perf_bulk.py --only threads) two
+#: threads indexed 113-125 chunks/s against 64-65 on one, for 4-12% more CPU a chunk, and
+#: under load 38 against 56: `index.threads = 2` is worth it on a machine that is otherwise
+#: idle during a bulk index. A query stays on one thread in every measurement (one-shot:
+#: 129-139 ms against 110-113; warm: 2.6-3.3 ms against 4.3-4.7 for 50-60% more CPU).
 DEFAULT_THREADS: int | None = 1
 
 
