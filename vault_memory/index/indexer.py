@@ -1160,8 +1160,6 @@ class Index:
         """Embed units whose text has no vector for the current model yet. A provider that
         fails (or answers with unusable vectors) leaves those units pending: their text is
         indexed, searches go by keywords only, and the next run tries again."""
-        import numpy as np
-
         store = self.store
         self._embed_problem = None
         only, self._embed_only = getattr(self, "_embed_only", None), None
@@ -1177,6 +1175,8 @@ class Index:
                 with store.transaction() as conn:
                     store.set_meta(conn, "embeddings_complete", 0)
             return 0
+        import numpy as np  # not before: a keyword-only run need not import it (40 ms)
+
         if missing is None:
             missing = store.missing_embeddings(self.model_id)
         if missing and store.get_meta("embeddings_complete") != "0":
