@@ -148,7 +148,7 @@ _CUES: list[tuple[str, int, str]] = [
 
 class _Cue:
     """A cue's pattern (re.I | re.M), compiled when first searched: most blocks lack every
-    string a cue needs (`_needed`), so indexing a few files compiles few cues (all of them:
+    string a cue needs (`_Needs`), so indexing a few files compiles few cues (all of them:
     7 CPU-ms, a tenth of what a search after an edit adds)."""
 
     __slots__ = ("source", "_compiled")
@@ -225,11 +225,6 @@ def needed_table() -> str:
                 line += part + " "
         lines.append(line.rstrip() + "),")
     return "\n".join([*lines, ")"])
-
-
-def _needed(pattern: str) -> tuple[str, ...] | None:
-    """The one set of `_needed_sets` with the longest shortest string (None if none)."""
-    return max(_needed_sets(pattern), key=lambda s: (min(map(len, s)), -len(s)), default=None)
 
 
 def _needed_sets(pattern: str) -> list[tuple[str, ...]]:

@@ -881,15 +881,6 @@ class Index:
             return None
         return self.store.analyzed_otherwise(lambda text: " ".join(terms_of(text)))
 
-    def _chunked_otherwise(self) -> list[str] | None:
-        """The files whose units this version cuts otherwise than the one that indexed them
-        (index/units.py `UNITS`); None once the index records this version."""
-        from .units import UNITS, chunked_otherwise
-
-        if self.store.get_meta("units") == str(UNITS):
-            return None
-        return self.store.files_with_units(chunked_otherwise)
-
     def _words_anew(self) -> None:
         """After an upgrade that changed how text becomes words (index/words.py), the files
         whose words differ are indexed again in this run (vectors kept); recorded once."""
@@ -911,11 +902,11 @@ class Index:
         change are read again: in this run (a run over a few paths: the next search's, as
         their stat no longer matches), the vectors of unchanged texts kept. Checked once, by
         the first run of any kind (not by a search's freshness check, which writes nothing)."""
-        from .units import UNITS
+        from .units import UNITS, chunked_otherwise
 
-        paths = self._chunked_otherwise()
-        if paths is None:
+        if self.store.get_meta("units") == str(UNITS):
             return
+        paths = self.store.files_with_units(chunked_otherwise)
         if paths:
             log.warning("a photo caption on its own line now joins the turn that shows it: "
                         "indexing %d files again.", len(paths))
@@ -930,8 +921,7 @@ class Index:
         store = self.store
         if self.backend != "sqlite":
             return dict(store.file_stats())
-        conn = store.conn
-        key = (conn, store.data_version(), conn.total_changes)
+        key = store.changes_key()
         memo = self._stats_memo
         if memo is not None and memo[0] == key:
             return memo[1]
@@ -1323,7 +1313,6 @@ def _check_canvas(relpath: str, text: str) -> None:
         parse_canvas(relpath, text)
     except CanvasError as exc:
         raise UnreadableNoteError(relpath, f"not a JSON Canvas file ({exc})") from None
-
 
 
 def racy_files(store: Any) -> set[str]:

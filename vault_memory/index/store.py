@@ -324,8 +324,7 @@ class Store:
         """Why the rows disagree with the counts the last writer recorded (None: they agree,
         or no count was recorded yet). Counted once while no connection writes: a search
         that checked before its index run does not count 100,000 units again for the run."""
-        conn = self.conn
-        seen = (conn, self.data_version(), conn.total_changes)
+        seen = self.changes_key()
         if self._counted is not None and self._counted[0] == seen:
             return self._counted[1]
         found = self._count_problem()
@@ -800,6 +799,13 @@ class Store:
     def data_version(self) -> int:
         """A number that changes when another connection commits (cheap: no table read)."""
         return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def changes_key(self) -> tuple[Any, int, int]:
+        """What changes whenever the index may have: a commit by another connection (its
+        `data_version`) or by ours (`total_changes`); a memo of what was read holds while
+        this is the same."""
+        conn = self.conn
+        return (conn, self.data_version(), conn.total_changes)
 
     def has_units(self) -> bool:
         return self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
