@@ -436,3 +436,52 @@ def test_a_failed_build_is_not_tried_again_by_every_cold_query(
     assert encoder.folded is not None and not marker.exists()
     text = "which database did we pick for billing?"
     assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999
+
+
+@pytest.mark.parametrize(("load", "cores", "threads"), [
+    (0.0, 2, 2), (0.5, 2, 2), (0.6, 2, 1), (3.7, 2, 1), (0.0, 1, 1), (6.4, 8, 2), (6.6, 8, 1),
+])
+def test_spare_threads_take_a_second_thread_only_on_idle_cores(
+        load: float, cores: int, threads: int) -> None:
+    assert emb.spare_threads(load, cores) == threads
+
+
+def test_spare_threads_without_a_load_average_keep_the_default(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_load() -> tuple[float, float, float]:
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert emb.spare_threads(cores=4) == (emb.DEFAULT_THREADS or 1)
+
+
+@pytest.mark.parametrize(("spare_cores", "configured", "expected"),
+                         [(True, 0, 2), (False, 0, None), (True, 3, 3), (True, 1, None)])
+def test_a_bulk_index_run_once_takes_the_spare_threads(
+        small_vault: Path, monkeypatch: pytest.MonkeyPatch, spare_cores: bool, configured: int,
+        expected: int | None) -> None:
+    """`vault index` (spare_cores) embedding at least BULK_TEXTS texts asks for the threads
+    `spare_threads` gives; the watcher's runs (spare_cores=False) and a configured
+    `index.threads` keep theirs."""
+    from vault_memory import Vault
+    from vault_memory.index import indexer
+
+    asked: list[int | None] = []
+    real = indexer.shared_embedder
+
+    def recording(model: str, threads: int | None = None) -> Any:
+        asked.append(threads)
+        return real(model)  # the session's loaded model: what is tested is the choice
+
+    monkeypatch.setattr(indexer, "shared_embedder", recording)
+    monkeypatch.setattr(emb, "BULK_TEXTS", 3)
+    monkeypatch.setattr(emb, "spare_threads", lambda: 2)
+    if configured:
+        toml = small_vault / "vault.toml"
+        text = toml.read_text(encoding="utf-8")
+        toml.write_text(text.replace("[index]\n", f"[index]\nthreads = {configured}\n", 1),
+                        encoding="utf-8")
+    with Vault(small_vault) as vault:
+        report = vault.index(spare_cores=spare_cores)
+    assert report.units_embedded >= 3
+    assert asked == [expected]

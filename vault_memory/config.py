@@ -36,7 +36,7 @@ class IndexSettings:
     model: str = BUNDLED_MODEL  # a fastembed model name; "none" disables embeddings
     max_file_bytes: int = 5_000_000  # larger files are skipped with a warning
     batch_size: int = 32  # texts per model batch (per request with provider = "openai")
-    threads: int = 0  # onnxruntime threads; 0 = chosen by measurement (see embedder)
+    threads: int = 0  # onnxruntime threads; 0 = chosen by measurement and load (see embedder)
     # Where vectors come from: "fastembed" (in-process, the default) or "openai" (any
     # OpenAI-compatible /v1/embeddings endpoint: Ollama, llama.cpp, vLLM, LM Studio, OpenAI).
     provider: str = "fastembed"

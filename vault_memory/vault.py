@@ -256,14 +256,18 @@ class Vault:
         paths: list[str] | None = None,
         progress: Progress | None = None,
         lock_timeout: float = 60.0,
+        spare_cores: bool = True,
     ) -> IndexReport:
         """Bring `.vault/` in line with the files (all, or only `paths`; a folder stands for
-        the files under it); returns what changed."""
+        the files under it); returns what changed. With `index.threads` left at 0, a run that
+        embeds many texts on an idle machine uses a second onnxruntime thread
+        (`spare_cores`; the watcher, which keeps its embedder for hours, passes False)."""
         return self._index.run(
             rebuild=rebuild,
             paths=paths,
             progress=progress or self.progress,
             lock_timeout=lock_timeout,
+            spare_cores=spare_cores,
         )
 
     @property

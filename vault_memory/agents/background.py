@@ -162,7 +162,9 @@ class BackgroundIndex:
                 with fsutil.lock_file(lock, "index writer", wait):
                     pass  # free: the run takes it at once (unless another process does first)
                 self._waiting = False
-                return vault.index(progress=self._progress, lock_timeout=LOCK_WAIT)
+                # spare_cores=False: the agent's process keeps this embedder (see watch).
+                return vault.index(progress=self._progress, lock_timeout=LOCK_WAIT,
+                                   spare_cores=False)
             except LockTimeoutError:
                 if self._stopping.is_set():
                     raise _Stopped() from None

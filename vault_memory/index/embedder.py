@@ -43,13 +43,38 @@ BUNDLED_MODEL_ID = f"all-MiniLM-L6-v2@int8:{BUNDLED_ONNX_SHA256[:12]}"
 #: two spending about 30% more CPU a chunk: on two cores the second thread only waits for a
 #: core the process's other work (tokenizing, SQLite, Whoosh) or the user's needs. A vault
 #: tool shares the machine with its user's work, so the efficient setting wins in both
-#: phases; `index.threads` raises it for a bulk index on an idle machine with more cores.
-#: On an idle machine (2026-11-25, load 0.2-1.1, bench/perf_bulk.py --only threads) two
-#: threads indexed 113-125 chunks/s against 64-65 on one, for 4-12% more CPU a chunk, and
-#: under load 38 against 56: `index.threads = 2` is worth it on a machine that is otherwise
-#: idle during a bulk index. A query stays on one thread in every measurement (one-shot:
-#: 129-139 ms against 110-113; warm: 2.6-3.3 ms against 4.3-4.7 for 50-60% more CPU).
+#: phases under load. On an idle machine (2026-11-25, load 0.2-1.1, bench/perf_bulk.py --only
+#: threads) two threads indexed 113-125 chunks/s against 64-65 on one, for 4-12% more CPU a
+#: chunk, and under load 38 against 56: a bulk `vault index` takes a second thread when the
+#: cores are idle (`spare_threads`). A query stays on one thread in every measurement
+#: (one-shot: 129-139 ms against 110-113; warm: 2.6-3.3 ms against 4.3-4.7 for 50-60% more
+#: CPU).
 DEFAULT_THREADS: int | None = 1
+
+#: Texts a run embeds at least before `spare_threads` may give it a second thread: below, the
+#: second session's load (0.3 s) costs more than it saves.
+BULK_TEXTS = 512
+
+
+def spare_threads(load: float | None = None, cores: int | None = None) -> int:
+    """onnxruntime threads for a bulk index the caller runs once (`vault index`, not the
+    watcher, whose embedder outlives the load it would be chosen for): 2 when the machine has
+    two cores or more and the 1-minute load average (`load`, else the OS's) leaves at least one
+    and a half of them idle, else 1 (`DEFAULT_THREADS`). Measured (bench/perf_bulk.py's threads
+    row): on an idle two-core machine two threads index 1.8-1.9x the chunks a second for 4-12%
+    more CPU a chunk; at load 1.1 the gain cost 11% more CPU, at load 3.7 two threads were
+    slower (38 against 56 chunks/s). More than two is not measured here: not chosen."""
+    if cores is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):  # no load average (Windows): the measured default
+            return DEFAULT_THREADS or 1
+    return 2 if cores >= 2 and load <= cores - 1.5 else DEFAULT_THREADS or 1
 
 
 DISABLE_ENV = "VAULT_MODEL_DISABLED"

@@ -375,6 +375,7 @@ class Index:
         self.model_id = fingerprint(config.index)
         self.remote = config.index.provider.strip().lower() == "openai"
         self._embedder: Any = None
+        self._spare_cores = False  # run(spare_cores=...)
         self._embedder_failed: str | None = None
         self._embed_problem: str | None = None  # why the last run left units without vectors
         self._embed_repairs = True
@@ -386,10 +387,20 @@ class Index:
 
     # -- model ------------------------------------------------------------------------------
 
-    def embedder(self) -> Any:
-        """The loaded embedder, or None (keyword-only) after one warning."""
+    def embedder(self, texts: int = 0) -> Any:
+        """The loaded embedder, or None (keyword-only) after one warning. `texts`: how many
+        the caller is about to embed; a run that may use spare cores (`run(spare_cores=True)`)
+        and embeds `BULK_TEXTS` or more loads it with `spare_threads()` when `index.threads`
+        is left to the measured default (the embedder is then kept for this index's later
+        runs)."""
         if self._embedder is None and self._embedder_failed is None and self.model_id:
-            from .embedder import ModelUnavailable, model_disabled
+            from .embedder import (
+                BULK_TEXTS,
+                DEFAULT_THREADS,
+                ModelUnavailable,
+                model_disabled,
+                spare_threads,
+            )
 
             if self.remote:
                 from .remote import RemoteEmbedder
@@ -403,9 +414,12 @@ class Index:
                     self._embedder_failed = str(exc)
                     log.warning("%s Indexing and searching by keywords only.", exc)
                 return self._embedder
+            threads = self.config.index.threads or None
+            if threads is None and texts >= BULK_TEXTS and self._spare_cores:
+                threads = spare_threads()
             try:
                 self._embedder = shared_embedder(
-                    self.config.index.model, self.config.index.threads or None
+                    self.config.index.model, None if threads == DEFAULT_THREADS else threads
                 )
             except ModelUnavailable as exc:
                 self._embedder_failed = str(exc)
@@ -634,6 +648,7 @@ class Index:
         lock_timeout: float = 60.0,
         embed_repairs: bool = True,
         defer_fulltext: bool = False,
+        spare_cores: bool = False,
     ) -> IndexReport:
         """Bring the cache in line with the files (all of them, or only `paths`).
 
@@ -643,7 +658,9 @@ class Index:
         keyword index (Whoosh, which only search operators read) is not written; the files
         it lags behind by are recorded with their units, and brought in by the next run
         that does not defer, by a search with operators, or by the doctor
-        (`catch_up_fulltext`)."""
+        (`catch_up_fulltext`). `spare_cores=True` (a run its caller makes once, not the
+        watcher's): a bulk embedding may take a second onnxruntime thread while the machine
+        is idle (`embedder`)."""
         from .integrity import heal_cache_shape
 
         started = time.perf_counter()
@@ -651,6 +668,7 @@ class Index:
             log.warning("%s", finding)
             self.store.close()
         self._embed_repairs = embed_repairs
+        self._spare_cores = spare_cores
         self._defer_fulltext = defer_fulltext and paths is not None and self.backend == "sqlite"
         self._store_rebuilt = False
         with self.writer_lock(lock_timeout):
@@ -1159,7 +1177,9 @@ class Index:
             missing = store.missing_embeddings_of(self.model_id, only)
             if len(missing) <= FEW_TEXTS:
                 embedder = self._few_texts_embedder()
-        embedder = embedder or (self.embedder() if self.model_id else None)
+        if missing is None and self.model_id and self._embedder is None and self._spare_cores:
+            missing = store.missing_embeddings(self.model_id)  # how many: a bulk run's threads
+        embedder = embedder or (self.embedder(len(missing or ())) if self.model_id else None)
         if embedder is None or not self.model_id:
             if store.get_meta("embeddings_complete") != "0":
                 with store.transaction() as conn:

@@ -77,7 +77,8 @@ class WatchedVault(Protocol):
     def layout(self) -> Layout: ...
 
     def index(self, rebuild: bool = False, paths: list[str] | None = None,
-              progress: Progress | None = None, lock_timeout: float = 60.0) -> IndexReport: ...
+              progress: Progress | None = None, lock_timeout: float = 60.0,
+              spare_cores: bool = True) -> IndexReport: ...
 
     def search(self, query: str, limit: int | None = None, mode: str = "hybrid",
                since: Any = None, until: Any = None, within: str | None = None,
@@ -699,12 +700,14 @@ class Watcher:
         """One index run for `paths` (or the whole vault). False when it must be retried."""
         started = time.monotonic()
         try:
+            # One onnxruntime thread: the watcher's embedder outlives the load a second
+            # thread would be chosen for (Vault.index's `spare_cores`).
             if full:
-                report = self.vault.index(progress=self._progress, lock_timeout=LOCK_WAIT)
+                report = self.vault.index(progress=self._progress, lock_timeout=LOCK_WAIT,
+                                          spare_cores=False)
             else:
-                report = self.vault.index(
-                    paths=sorted(paths), progress=self._progress, lock_timeout=LOCK_WAIT
-                )
+                report = self.vault.index(paths=sorted(paths), progress=self._progress,
+                                          lock_timeout=LOCK_WAIT, spare_cores=False)
         except LockTimeoutError:
             log.debug("another process is writing the index; trying again.")
             return False
