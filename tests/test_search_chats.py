@@ -87,14 +87,14 @@ SHORT_TURNS = """\
 
 - **Ria**: sooo how was it
 - **Sam**: omg
+- **Ria**: tell me everything
 - **Sam**: best concert of my life, she played three hours
 - **Ria**: lol
-- **Ria**: yes!!
 - **Sam**: my voice is gone haha
 - **Ria**: ok
 - **Sam**: also we adopted a puppy named Biscuit
 - **Ria**: omg
-- **Ria**: cute
+- **Sam**: so cute
 """
 
 
@@ -144,3 +144,26 @@ def test_introduced_names() -> None:
     assert introduced_names("I'm Robert, but call me Bob.") == ["Bob"]
     assert introduced_names("My name is Jo, my name's Jo") == ["Jo", "Jo"]
     assert introduced_names("call me when you land") == []  # not a name
+
+
+BURST = """\
+# 2024-06-01
+
+## 18:02 — session 4
+
+- **Jo**: how was ur weekend
+- **Sam**: so i went
+- **Sam**: to the lake w my dad
+- **Sam**: caught 3 fish!!
+- **Jo**: no way
+- **Sam**: yeah and mom made pie after
+"""
+
+
+def test_a_burst_is_found_and_read_as_one_message(vault_dir: Path) -> None:
+    """One thought over three quick messages (issue 20, real chats): the question names the
+    fish, the answer (the lake) is in the message before; the burst is one hit holding both."""
+    vault = configure(chat_vault(vault_dir, BURST), coalesce_depth=0)
+    first = vault.search("Where did Sam catch fish?", limit=1, fresh=False)[0]
+    assert (first.start_line, first.end_line) == (6, 8)
+    assert "lake" in first.text and "fish" in first.text

@@ -9,6 +9,7 @@ import datetime as dt
 import numpy as np
 import pytest
 
+from vault_memory.index import lead_label
 from vault_memory.search.ranking import (
     coalesce,
     contains_token,
@@ -16,7 +17,6 @@ from vault_memory.search.ranking import (
     exact_tokens,
     fuse,
     is_question,
-    lead_label,
     lift,
     lift_named,
     max_norm,

@@ -9,7 +9,15 @@ import pytest
 
 from vault_memory.files.fsutil import split_lines
 from vault_memory.files.notes import parse_note
-from vault_memory.index.units import MAX_UNIT_LINES, Unit, make_units, note_fields
+from vault_memory.index.units import (
+    BURST_CHARS,
+    MAX_UNIT_LINES,
+    UNITS,
+    Unit,
+    chunked_otherwise,
+    make_units,
+    note_fields,
+)
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 
@@ -315,7 +323,7 @@ def test_an_index_of_the_units_before_captions_joined_is_cut_again(tmp_path: Pat
     photo.write_text("# Sunday\n\n- **Ana**: look at the lake this morning\n\n"
                      "(photo: a misty lake at sunrise)\n", encoding="utf-8")
     other = tmp_path / "memory" / "2026-03-02.md"
-    other.write_text("# Monday\n\n- **Ana**: back at work\n", encoding="utf-8")
+    other.write_text("# Monday\n\nBack at work, the lake far away.\n", encoding="utf-8")
     with Vault(tmp_path) as vault:
         vault.index()
         store = vault._index.store
@@ -330,5 +338,65 @@ def test_an_index_of_the_units_before_captions_joined_is_cut_again(tmp_path: Pat
         assert (report.modified, report.unchanged) == (1, 1)
         texts = [r[0] for r in vault._index.store.conn.execute("SELECT text FROM chunks")]
         assert any("look at the lake" in t and "misty" in t for t in texts)
-        assert vault._index.store.get_meta("units") == "2"
+        assert vault._index.store.get_meta("units") == str(UNITS)
         assert vault.index().modified == 0  # recorded: checked once
+
+
+BURSTS = """\
+# 2024-06-01
+
+## 18:02 — session 4
+
+- **Sam**: so i went
+- **Sam**: to the lake w my dad
+- **Sam**: caught 3 fish!!
+- **Jo**: no way
+- **Jo**: pics?
+- **Sam**: one sec
+- **Jo**: I finally finished the quarterly report for the board, forty pages with every appendix and the budget tables, and sent it to Priya before the deadline on Friday evening
+- **Jo**: and then I slept for twelve hours straight, which I have not done since university, and woke up to eleven messages from the team about the slides
+"""  # noqa: E501
+
+
+def test_one_speakers_quick_messages_are_one_unit() -> None:
+    """A burst (issue 20, real chats): one speaker's messages in a row, short together, are one
+    unit; the other speaker's turn ends it, and long messages stay units of their own."""
+    found = spans(BURSTS, "memory/2024-06-01.md")
+    assert [(start, end) for start, end, _ in found] == [(5, 7), (8, 9), (10, 10), (11, 11),
+                                                         (12, 12)]
+    assert found[0][2].endswith("caught 3 fish!!")
+    assert sum(len(line) for line in BURSTS.splitlines()[10:12]) > BURST_CHARS
+
+
+def test_a_burst_ends_at_five_lines_and_at_a_blank_line_or_another_label() -> None:
+    many = "".join(f"- **Sam**: msg {n}\n" for n in range(7))
+    assert [(s, e) for s, e, _ in spans("# D\n\n" + many)] == [(3, 7), (8, 9)]
+    apart = "# D\n\n- **Sam**: one\n\n- **Sam**: two\n- Sam said three\n- **Decision:** ship\n"
+    assert [(s, e) for s, e, _ in spans(apart)] == [(3, 3), (5, 5), (6, 6), (7, 7)]
+
+
+def test_an_index_of_the_units_before_bursts_is_cut_again(tmp_path: Path) -> None:
+    """An index written before bursts were one unit (units version 2) reads its files of
+    short labelled turns again on its next run, once; the vectors of unchanged texts stay."""
+    from vault_memory import Vault
+
+    (tmp_path / "memory").mkdir()
+    chat = tmp_path / "memory" / "2024-06-01.md"
+    chat.write_text(BURSTS, encoding="utf-8")
+    prose = tmp_path / "memory" / "2024-06-02.md"
+    prose.write_text("# Sunday\n\nA quiet day at home, reading by the window.\n",
+                     encoding="utf-8")
+    assert chunked_otherwise("- **Sam**: one sec") and not chunked_otherwise("- one sec")
+    with Vault(tmp_path) as vault:
+        vault.index()
+        store = vault._index.store
+        with store.transaction() as conn:  # as version 2 left it: each message a unit
+            conn.execute("UPDATE chunks SET text='- **Sam**: caught 3 fish!!' "
+                         "WHERE text LIKE '%caught 3 fish%'")
+            conn.execute("UPDATE meta SET value='2' WHERE key='units'")
+    with Vault(tmp_path) as vault:
+        report = vault.index()
+        assert (report.modified, report.unchanged) == (1, 1)
+        texts = [r[0] for r in vault._index.store.conn.execute("SELECT text FROM chunks")]
+        assert any(t.startswith("- **Sam**: so i went") and t.endswith("fish!!") for t in texts)
+        assert vault.index().modified == 0

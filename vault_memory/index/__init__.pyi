@@ -33,4 +33,10 @@ from .remote import (
 )
 from .status import scope_counts as scope_counts, status as status
 from .store import CorruptIndexError as CorruptIndexError, SchemaVersionError as SchemaVersionError
-from .words import ANALYZER as ANALYZER, fold as fold, terms_of as terms_of, whole as whole
+from .words import (
+    ANALYZER as ANALYZER,
+    fold as fold,
+    lead_label as lead_label,
+    terms_of as terms_of,
+    whole as whole,
+)

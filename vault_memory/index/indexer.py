@@ -926,7 +926,8 @@ class Index:
             return
         paths = self.store.files_with_units(chunked_otherwise)
         if paths:
-            log.warning("a photo caption on its own line now joins the turn that shows it: "
+            log.warning("units are cut otherwise since this version (a photo caption joins "
+                        "the turn that shows it; one speaker's quick messages are one unit): "
                         "indexing %d files again.", len(paths))
         with self.store.transaction() as conn:
             self.store.forget_content(conn, paths)

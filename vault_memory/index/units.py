@@ -16,8 +16,12 @@ import re
 from dataclasses import dataclass
 
 from ..files import LIST_ITEM, Canvas, Link, Note, iter_tags, obsidian, parse_note, sha256_text
+from .words import lead_label
 
 MAX_UNIT_LINES = 5
+#: A burst of one speaker's quick messages is one unit up to this many characters (the length
+#: of one long message: LoCoMo's turns, a model's writing, are 140 characters at the median).
+BURST_CHARS = 280
 PARAGRAPH_LINES = 3
 SALIENT_TAGS = {"important": 0.5, "pin": 0.5}
 MEMORY_SALIENCE = 0.3
@@ -32,7 +36,8 @@ _TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
 _COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")
 #: How text becomes units; an index that recorded another version has the files whose units
 #: change indexed again (`chunked_otherwise`). 2: a caption on its own line joins its turn.
-UNITS = 2
+#: 3: a burst of one speaker's messages is one unit (`_same_burst`).
+UNITS = 3
 
 # A line that only shows a photo or a file: an image (`![a sunset](IMG_1.jpg)`, `![[IMG_1.jpg]]`)
 # or a chat export's media marker in brackets (`(photo: a sunset over the lake)`, `[image: …]`,
@@ -144,7 +149,8 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             mode = ""
             continue
         if LIST_ITEM.match(line) or line.lstrip().startswith("|"):
-            close()
+            if not (mode == "list" and _same_burst(note, current, number)):
+                close()
             mode = "list"
             current.append(number)
             continue
@@ -162,6 +168,29 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             close()
     close()
     return spans
+
+
+def _same_burst(note: Note, current: list[int], number: int) -> bool:
+    """Whether list item `number` goes on the unit `current` as the next message of a burst:
+    people in a chat split one thought over quick messages (`- **Sam**: so i went`, `- **Sam**:
+    to the lake`, `- **Sam**: caught 3 fish`), each line alone a poor unit to find or to read.
+    The same lead-in label as the unit's first line (`lead_label`), the unit's lines and the new
+    one all list items of at most BURST_CHARS characters together, and MAX_UNIT_LINES lines at
+    most. A turn of the other speaker, a heading or a blank line ends the burst; LoCoMo's
+    turns, which alternate, stay one unit each."""
+    if not current or len(current) >= MAX_UNIT_LINES:
+        return False
+    line = note.lines[number - 1]
+    label = lead_label(line)
+    if label is None:
+        return False
+    size = len(line.strip())
+    for earlier in current:
+        text = note.lines[earlier - 1]
+        size += len(text.strip())
+        if size > BURST_CHARS or not LIST_ITEM.match(text) or lead_label(text) != label:
+            return False
+    return True
 
 
 def make_units(note: Note) -> list[Unit]:
@@ -213,5 +242,11 @@ def make_canvas_units(canvas: Canvas, title: str) -> list[Unit]:
 
 def chunked_otherwise(text: str) -> bool:
     """Whether a unit an index of an older `UNITS` stored may be cut otherwise now: a caption
-    alone (version 2 joins it to the turn that shows it)."""
-    return "\n" not in text.strip() and bool(_CAPTION.match(text))
+    alone (version 2 joins it to the turn that shows it), a labelled list item short enough to
+    open or join a burst (version 3; its neighbours are not seen here, so every such file is
+    read again, once)."""
+    if "\n" in text.strip():
+        return False
+    return bool(_CAPTION.match(text)) or (
+        bool(LIST_ITEM.match(text)) and len(text.strip()) <= BURST_CHARS
+        and lead_label(text) is not None)

@@ -189,3 +189,30 @@ def analyzed_otherwise(units: Iterable[tuple[str, str, str]], names: Iterable[tu
         if path not in found and not key.isascii() and analyze(key) != key:
             found.add(path)
     return sorted(found)
+
+
+# A unit's lead-in label: what a Markdown line is about, written before a colon at its start
+# (`- **Alice**: …`, `- **Decision:** …`, `- Billing cutover window: …`, `Bob: …`). Plain labels
+# are at most six words and hold no sentence punctuation, so a sentence that merely contains a
+# colon has none.
+_LEAD = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(?:\[[ xX]\]\s+)?")
+_BOLD_LABEL = re.compile(r"\*\*([^*\n]{1,60}?)\*\*\s*:|\*\*([^*\n]{1,60}?):\*\*")
+_PLAIN_LABEL = re.compile(r"([^\s:*`#>|\[][^:.!?;`*\n]{0,59}?):\s")
+
+
+def lead_label(text: str) -> str | None:
+    """The label a unit's first line opens with, or None: its subject (a speaker, a person,
+    a field name) that a query may name."""
+    first = text.split("\n", 1)[0]
+    if ":" not in first:
+        return None
+    rest = first[_LEAD.match(first).end():]  # type: ignore[union-attr]
+    bold = _BOLD_LABEL.match(rest)
+    if bold:
+        label = (bold[1] or bold[2]).strip()
+    else:
+        plain = _PLAIN_LABEL.match(rest)
+        if not plain or len(plain[1].split()) > 6:
+            return None
+        label = plain[1].strip()
+    return label if any(c.isalpha() for c in label) else None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..index import BM25_B, BM25_K1, terms_of
+from ..index import BM25_B, BM25_K1, lead_label, terms_of
 from .dates import asked_days, on_days
 from .ranking import (
     RankSettings,
@@ -34,7 +34,6 @@ from .ranking import (
     guard_exact,
     introduced_names,
     label_partners,
-    lead_label,
     lift,
     lift_named,
     max_norm,

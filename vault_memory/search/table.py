@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..index import terms_of
+from ..index import lead_label, terms_of
 from .dates import mentioned_days
-from .ranking import is_question, lead_label, recency_factors
+from .ranking import is_question, recency_factors
 
 if TYPE_CHECKING:
     import numpy as np
