@@ -91,10 +91,13 @@ TWO = """\
 ## 21:05 — chat
 
 - **Joanna**: what animal do I like? turtles! my favourite animal, I like turtles so much
+
 - **Joanna**: the animal I like at the zoo: turtles, such calm animals, I like them
+
 - **Joanna**: got a turtle plush today, I like turtle animals a lot, animal lover
+
 - **Nate**: honestly dogs r the best, had one since i was a kid
-"""
+"""  # Joanna's lines apart (blank lines): three units, not one burst (index/units.py)
 
 
 def test_a_question_about_two_people_asks_it_of_each(vault_dir: Path) -> None:
@@ -105,10 +108,10 @@ def test_a_question_about_two_people_asks_it_of_each(vault_dir: Path) -> None:
     query = "What animal do Joanna and Nate like?"
     hits = opened.search(query, limit=4, fresh=False)
     assert [(h.start_line, h.scores["turn"]) for h in hits] == [
-        (5, 0.0), (8, 1.0), (6, 0.0), (7, 0.0)]
+        (5, 0.0), (11, 1.0), (7, 0.0), (9, 0.0)]
     # Without turns, Joanna's three lines come first.
     plain = configure(opened, subject_turns=False).search(query, limit=4, fresh=False)
-    assert [h.start_line for h in plain] == [5, 6, 7, 8]
+    assert [h.start_line for h in plain] == [5, 7, 9, 11]
     # One name: no turns.
     one = configure(opened, subject_turns=True).search("What animal does Joanna like?",
                                                        fresh=False)

@@ -373,6 +373,11 @@ def test_a_burst_ends_at_five_lines_and_at_a_blank_line_or_another_label() -> No
     assert [(s, e) for s, e, _ in spans("# D\n\n" + many)] == [(3, 7), (8, 9)]
     apart = "# D\n\n- **Sam**: one\n\n- **Sam**: two\n- Sam said three\n- **Decision:** ship\n"
     assert [(s, e) for s, e, _ in spans(apart)] == [(3, 3), (5, 5), (6, 6), (7, 7)]
+    # A message that ends its sentence ends the burst: flushed entries stay one fact a unit.
+    facts = "# D\n\n- Ines: I adopted a greyhound.\n- Ines: The kitchen needs tiles\n"
+    assert [(s, e) for s, e, _ in spans(facts)] == [(3, 3), (4, 4)]
+    chat = "# D\n\n- **Sam**: omg!!\n- **Sam**: best concert ever\n- **Sam**: she played 3h\n"
+    assert [(s, e) for s, e, _ in spans(chat)] == [(3, 3), (4, 5)]
 
 
 def test_an_index_of_the_units_before_bursts_is_cut_again(tmp_path: Path) -> None:

@@ -173,12 +173,16 @@ def _spans(note: Note) -> list[tuple[int, int]]:
 def _same_burst(note: Note, current: list[int], number: int) -> bool:
     """Whether list item `number` goes on the unit `current` as the next message of a burst:
     people in a chat split one thought over quick messages (`- **Sam**: so i went`, `- **Sam**:
-    to the lake`, `- **Sam**: caught 3 fish`), each line alone a poor unit to find or to read.
-    The same lead-in label as the unit's first line (`lead_label`), the unit's lines and the new
-    one all list items of at most BURST_CHARS characters together, and MAX_UNIT_LINES lines at
-    most. A turn of the other speaker, a heading or a blank line ends the burst; LoCoMo's
-    turns, which alternate, stay one unit each."""
+    to the lake`, `- **Sam**: caught 3 fish!!`), each line alone a poor unit to find or to
+    read. The unit's last message leaves its sentence open (no `.`, `!`, `?`, `:` or `;` at its
+    end: a statement that ends, like a flushed entry, stays a unit of its own), the new one has
+    the same lead-in label as the unit's first line (`lead_label`), all are list items of at
+    most BURST_CHARS characters together, and MAX_UNIT_LINES lines at most. A turn of the
+    other speaker, a heading or a blank line ends the burst; LoCoMo's turns, which alternate,
+    stay one unit each."""
     if not current or len(current) >= MAX_UNIT_LINES:
+        return False
+    if _SENTENCE_END.search(note.lines[current[-1] - 1]):
         return False
     line = note.lines[number - 1]
     label = lead_label(line)
