@@ -167,3 +167,24 @@ def test_a_burst_is_found_and_read_as_one_message(vault_dir: Path) -> None:
     first = vault.search("Where did Sam catch fish?", limit=1, fresh=False)[0]
     assert (first.start_line, first.end_line) == (6, 8)
     assert "lake" in first.text and "fish" in first.text
+
+
+PLAIN_TURNS = """\
+# 2024-06-03
+
+## 20:10 — chat
+
+Jo: do you like dogs? my neighbour has three
+Sam: I love turtles, always have
+Jo: cool
+"""
+
+
+def test_a_pasted_chat_without_bullets_is_cut_at_each_turn(vault_dir: Path) -> None:
+    """A chat pasted as plain lines (`Name: text`, no list items): each turn is a unit of its
+    own speaker (issue 20, real chats), so the subject's line is found as theirs; before, the
+    three lines were one paragraph unit that Jo's label opened."""
+    vault = configure(chat_vault(vault_dir, PLAIN_TURNS), coalesce_depth=0)
+    first = vault.search("What animals does Sam love?", limit=1, fresh=False)[0]
+    assert (first.start_line, first.end_line) == (6, 6)
+    assert first.text.startswith("Sam:") and first.scores["subject"] > 1.0  # found as his

@@ -405,3 +405,12 @@ def test_an_index_of_the_units_before_bursts_is_cut_again(tmp_path: Path) -> Non
         texts = [r[0] for r in vault._index.store.conn.execute("SELECT text FROM chunks")]
         assert any(t.startswith("- **Sam**: so i went") and t.endswith("fish!!") for t in texts)
         assert vault.index().modified == 0
+
+
+def test_a_paragraph_holds_one_speakers_lines() -> None:
+    text = "# D\n\nJo: do you like dogs?\nSam: I love turtles\nand named one Shelly\nJo: cool\n"
+    assert [(s, e) for s, e, _ in spans(text)] == [(3, 3), (4, 5), (6, 6)]
+    prose = "# D\n\nThe renderer turns JSON into PDF\nWorkers: three of them\n"
+    assert [(s, e) for s, e, _ in spans(prose)] == [(3, 4)]  # no label opened it: as before
+    assert chunked_otherwise("Jo: do you like dogs?\nSam: I love turtles")
+    assert not chunked_otherwise("The renderer turns JSON into PDF\nWorkers: three")

@@ -36,7 +36,8 @@ _TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
 _COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")
 #: How text becomes units; an index that recorded another version has the files whose units
 #: change indexed again (`chunked_otherwise`). 2: a caption on its own line joins its turn.
-#: 3: a burst of one speaker's messages is one unit (`_same_burst`).
+#: 3: a burst of one speaker's messages is one unit (`_same_burst`), a paragraph holds one
+#: speaker's lines (`_another_turn`).
 UNITS = 3
 
 # A line that only shows a photo or a file: an image (`![a sunset](IMG_1.jpg)`, `![[IMG_1.jpg]]`)
@@ -158,7 +159,10 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             current.append(number)  # continuation of a list item
             continue
         # Paragraph text: a few lines at a time, preferring to end at a sentence boundary.
-        if mode != "para":
+        # A line opening with another lead-in label than the unit's first line's is another
+        # turn (`Jo: do you like dogs?` then `Sam: I love turtles`): it opens a unit of its
+        # own, so that a unit holds one speaker's words and is found as theirs.
+        if mode != "para" or (current and _another_turn(note, current[0], line)):
             close()
             mode = "para"
         current.append(number)
@@ -195,6 +199,16 @@ def _same_burst(note: Note, current: list[int], number: int) -> bool:
         if size > BURST_CHARS or not LIST_ITEM.match(text) or lead_label(text) != label:
             return False
     return True
+
+
+def _another_turn(note: Note, first: int, line: str) -> bool:
+    """Whether paragraph `line` opens with a lead-in label other than the one the unit's
+    `first` line opens with (prose with no label of its own goes on as before)."""
+    label = lead_label(line)
+    if label is None:
+        return False
+    opened = lead_label(note.lines[first - 1])
+    return opened is not None and label != opened
 
 
 def make_units(note: Note) -> list[Unit]:
@@ -247,10 +261,13 @@ def make_canvas_units(canvas: Canvas, title: str) -> list[Unit]:
 def chunked_otherwise(text: str) -> bool:
     """Whether a unit an index of an older `UNITS` stored may be cut otherwise now: a caption
     alone (version 2 joins it to the turn that shows it), a labelled list item short enough to
-    open or join a burst (version 3; its neighbours are not seen here, so every such file is
-    read again, once)."""
-    if "\n" in text.strip():
-        return False
+    open or join a burst, a paragraph holding another speaker's turn (version 3; a unit's
+    neighbours are not seen here, so every file with such a unit is read again, once)."""
+    lines = text.strip().split("\n")
+    if len(lines) > 1:  # a paragraph of two speakers' turns (version 3 cuts it at each turn)
+        first = lead_label(lines[0])
+        return first is not None and any(
+            lead_label(line) not in (None, first) for line in lines[1:])
     return bool(_CAPTION.match(text)) or (
         bool(LIST_ITEM.match(text)) and len(text.strip()) <= BURST_CHARS
         and lead_label(text) is not None)
