@@ -67,11 +67,6 @@ class RankSettings:
     # today) raises by this share the lines of that day's logs, and those that tell of that
     # one day ("yesterday" in the next day's log): `dates.asked_days`.
     date_boost: float = 0.5
-    window_edge: float = 1.0  # prototype: a window lifts a unit off its centre by edge^distance
-    session_weight: float = 0.0  # prototype: a unit gains this share of its session's score
-    session_vector_weight: float = 0.6
-    session_terms: int = 0  # prototype: a unit matches its session's top-N tf-idf terms
-    session_terms_weight: float = 0.3
 
 
 
@@ -171,7 +166,6 @@ def lift(
     window_scores: np.ndarray,
     membership: Sequence[tuple[np.ndarray, np.ndarray]],
     weight: float,
-    edge: float = 1.0,
 ) -> np.ndarray:
     """A unit's score plus `weight` times the best score of the windows that hold it: a line
     whose neighbours also match is more likely the evidence (a question and its answer, a
@@ -179,42 +173,9 @@ def lift(
     import numpy as np
 
     best = np.zeros_like(unit_scores)
-    if edge >= 1.0:
-        for rows, windows in membership:
-            best[rows] = np.maximum(best[rows], window_scores[windows])
-        return unit_scores + weight * best
-    size = len(membership)
-    centre = (size - 1) / 2.0
-    near = np.full(len(unit_scores), np.inf)
-    for k, (rows, _) in enumerate(membership):
-        near[rows] = np.minimum(near[rows], abs(k - centre))
-    for k, (rows, windows) in enumerate(membership):
-        factor = np.power(edge, abs(k - centre) - near[rows])
-        best[rows] = np.maximum(best[rows], window_scores[windows] * factor)
+    for rows, windows in membership:
+        best[rows] = np.maximum(best[rows], window_scores[windows])
     return unit_scores + weight * best
-
-
-def session_bm25(
-    tf_per_session: Mapping[str, np.ndarray],
-    lengths: np.ndarray,
-    k1: float = 1.2,
-    b: float = 0.75,
-) -> np.ndarray:
-    """BM25 of each session (section) as one document: per query term, the sum of its units'
-    term frequencies, normalised by the session's length; idf counts sessions."""
-    import numpy as np
-
-    count = len(lengths)
-    out = np.zeros(count, dtype=np.float64)
-    average = float(lengths.mean()) if count else 1.0
-    norm = k1 * ((1.0 - b) + b * lengths / (average or 1.0))
-    for tf in tf_per_session.values():
-        held = int((tf > 0).sum())
-        if not held:
-            continue
-        idf = np.log(1.0 + (count - held + 0.5) / (held + 0.5))
-        out += idf * tf * (k1 + 1.0) / (tf + norm)
-    return out
 
 
 def recency_factor(

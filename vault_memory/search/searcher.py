@@ -475,12 +475,6 @@ class Searcher:
                 if s.heading_boost:
                     units, scores = table.heading.bm25(number, BM25_K1, BM25_B, within)
                     keyword[units] += s.heading_boost * scores
-                if s.session_terms and number is not None:
-                    top = self._session_top(table, s.session_terms)
-                    held = top.get(number)
-                    if held is not None:
-                        rows = np.flatnonzero(np.isin(table.section, held))
-                        keyword[rows] += s.session_terms_weight * idf[term]
             if allowed is not None:  # filters restrict the keyword signal before it is scaled
                 keyword *= allowed
             has_term = keyword > 0
@@ -563,12 +557,8 @@ class Searcher:
             if w_vec is not None and within is not None:  # others' windows: no part in scaling
                 w_vec = _floored(w_vec, within.mask[starts])
             window_scores = fuse(w_kw, w_vec, s.fusion, weight, s.rrf_k)
-            context = lift(context, window_scores, membership, s.window_weight, s.window_edge)
+            context = lift(context, window_scores, membership, s.window_weight)
         relevance = fused + context
-        session_lift = np.zeros(n)
-        if s.session_weight and not listing:
-            session_lift = self._session_prior(table, terms, keyword is not None, vector, within, s)
-            relevance = relevance + s.session_weight * session_lift
         subject_factor = np.where(subject, 1.0 + s.subject_boost, 1.0)
         question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
         relevance = relevance * subject_factor * question_factor
@@ -697,7 +687,6 @@ class Searcher:
                 "turn": float(best in raised),
                 "when": float(np.broadcast_to(when_factor, (n,))[best]),
                 "date": float(np.broadcast_to(date_factor, (n,))[best]),
-                "session": float(session_lift[best]),
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
@@ -782,67 +771,6 @@ class Searcher:
                 found.append(other)
         memo[("partners", label)] = found
         return found
-
-    def _session_prior(self, table: UnitTable, terms: list[str], keywords: bool,
-                       vector: np.ndarray | None, within: Restriction | None,
-                       s: RankSettings) -> np.ndarray:
-        """Each unit's share of its session's relevance (the session read as one document:
-        BM25 over its terms, the cosine of its units' centroid), fused and scaled to [0, 1]."""
-        import numpy as np
-
-        from .ranking import session_bm25
-
-        memo = self._names_memo(table, None)
-        sec = table.section
-        count = int(sec[-1]) + 1
-        if "session_lengths" not in memo:
-            memo["session_lengths"] = np.bincount(sec, weights=table.text.lengths,
-                                                  minlength=count)
-            if table.has_vectors:
-                sums = np.zeros((count, table.dims), dtype=np.float64)
-                np.add.at(sums, sec, table.matrix)
-                memo["session_norms"] = np.maximum(np.linalg.norm(sums, axis=1), 1e-6)
-        kw = None
-        if keywords:
-            tfs = {}
-            for term in terms:
-                rows, tf = table.text.postings(table.vocab.get(term), within)
-                tfs[term] = np.bincount(sec[rows], weights=tf, minlength=count)
-            kw = session_bm25(tfs, memo["session_lengths"])
-        vec = None
-        if vector is not None and "session_norms" in memo:
-            vec = np.bincount(sec, weights=vector, minlength=count) / memo["session_norms"]
-        if kw is None and vec is None:
-            return np.zeros(len(sec))
-        fused = fuse(kw, vec, "weighted", s.session_vector_weight)
-        return fused[sec]
-
-    def _session_top(self, table: UnitTable, k: int) -> dict[int, np.ndarray]:
-        """term number -> the sections among whose `k` most distinctive terms it is."""
-        import numpy as np
-
-        memo = self._names_memo(table, None)
-        if ("session_top", k) not in memo:
-            post = table.text
-            sec = table.section
-            count = int(sec[-1]) + 1
-            terms = np.repeat(np.arange(len(post.offsets) - 1), np.diff(post.offsets))
-            keys = terms.astype(np.int64) * count + sec[post.rows]
-            uniq, inverse = np.unique(keys, return_inverse=True)
-            tf = np.bincount(inverse, weights=post.tf)
-            t, sc = uniq // count, uniq % count
-            df = np.bincount(t, minlength=len(post.offsets) - 1)
-            score = tf * np.log(count / df[t])
-            found: dict[int, list[int]] = {}
-            order = np.lexsort((-score, sc))
-            sc_o, t_o = sc[order], t[order]
-            first = np.r_[True, sc_o[1:] != sc_o[:-1]]
-            start = np.maximum.accumulate(np.where(first, np.arange(len(sc_o)), 0))
-            keep = (np.arange(len(sc_o)) - start) < k
-            for term, section in zip(t_o[keep].tolist(), sc_o[keep].tolist(), strict=True):
-                found.setdefault(term, []).append(section)
-            memo[("session_top", k)] = {t: np.asarray(v) for t, v in found.items()}
-        return memo[("session_top", k)]
 
     def _names_memo(self, table: UnitTable, within: Restriction | None) -> dict[Any, Any]:
         """What `_partners` and `_introduced` found for this table (the whole vault's)."""
