@@ -67,7 +67,6 @@ class RankSettings:
     # today) raises by this share the lines of that day's logs, and those that tell of that
     # one day ("yesterday" in the next day's log): `dates.asked_days`.
     date_boost: float = 0.5
-    kind_weight: float = 0.0  # prototype: the kind a question asks for, embedded alone
 
 
 
@@ -426,30 +425,6 @@ def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
         kept.append(word)
     rest = " ".join(kept)
     return rest if dropped and terms_of(rest) else query
-
-
-_AUXILIARY = frozenset("is are was were do does did has have had will would can could should "
-                       "might may am".split())
-_WH_KIND = re.compile(r"^\s*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(.*)$",
-                      re.IGNORECASE | re.DOTALL)
-
-
-def asked_kind(query: str) -> str | None:
-    """The kind of thing a question asks for, from its form: the words after "what"/"which"
-    (and "kind of") up to its verb ("What martial arts has John done?" -> "martial arts"),
-    or None when the question word is followed by its verb ("What is ...")."""
-    match = _WH_KIND.match(query)
-    if not match:
-        return None
-    words: list[str] = []
-    for word in match[1].split():
-        core = word.strip("\"'“”‘’()[],.;:!?")
-        if not core or core.lower() in _AUXILIARY or (words and core[:1].isupper()):
-            break
-        words.append(core)
-        if len(words) >= 4 or word != word.rstrip(",.;:!?"):
-            break
-    return " ".join(words) or None
 
 
 _ASKS_WHEN = re.compile(r"^\s*when\b|\bwhen (?:did|do|does|was|were|is|will|are|has|have)\b|"

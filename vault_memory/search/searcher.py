@@ -528,11 +528,6 @@ class Searcher:
                         return []
                 else:
                     vector = _cosines(table, embedded, within)
-                    from .ranking import asked_kind
-                    kind = asked_kind(query) if s.kind_weight else None
-                    if kind:
-                        vector = vector + s.kind_weight * _cosines(
-                            table, encoder.embed_query(kind), within)
         if keyword is None and vector is None and not listing:
             return []
         if served is not None:
