@@ -67,7 +67,6 @@ class RankSettings:
     # today) raises by this share the lines of that day's logs, and those that tell of that
     # one day ("yesterday" in the next day's log): `dates.asked_days`.
     date_boost: float = 0.5
-    centre_vectors: float = 0.0  # prototype: cosines after this share of the mean vector is removed
 
 
 

@@ -528,8 +528,6 @@ class Searcher:
                         return []
                 else:
                     vector = _cosines(table, embedded, within)
-                    if s.centre_vectors:
-                        vector = self._centred(table, embedded, vector, s.centre_vectors)
         if keyword is None and vector is None and not listing:
             return []
         if served is not None:
@@ -773,24 +771,6 @@ class Searcher:
                 found.append(other)
         memo[("partners", label)] = found
         return found
-
-    def _centred(self, table: UnitTable, query: np.ndarray, cosines: np.ndarray,
-                 share: float) -> np.ndarray:
-        """Cosines with `share` of the vault's mean unit vector taken from both sides."""
-        import numpy as np
-
-        memo = self._names_memo(table, None)
-        key = ("centred", share)
-        if key not in memo:
-            matrix = table.matrix.astype(np.float64)
-            mean = share * matrix.mean(axis=0)
-            along = matrix @ mean
-            norms = np.sqrt(np.maximum(1.0 - 2.0 * along + mean @ mean, 1e-12))
-            memo[key] = (mean, along, norms)
-        mean, along, norms = memo[key]
-        q = query.astype(np.float64)
-        q_norm = float(np.sqrt(max(q @ q - 2.0 * (q @ mean) + mean @ mean, 1e-12)))
-        return (cosines - along - float(q @ mean) + float(mean @ mean)) / (norms * q_norm)
 
     def _names_memo(self, table: UnitTable, within: Restriction | None) -> dict[Any, Any]:
         """What `_partners` and `_introduced` found for this table (the whole vault's)."""
