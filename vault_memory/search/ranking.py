@@ -67,7 +67,6 @@ class RankSettings:
     # today) raises by this share the lines of that day's logs, and those that tell of that
     # one day ("yesterday" in the next day's log): `dates.asked_days`.
     date_boost: float = 0.5
-    gap_most_terms: int = 0  # prototype: a bridged gap unit holds at most this many terms
 
 
 
@@ -469,8 +468,6 @@ def coalesce(
     depth: int,
     max_units: int,
     max_lines: int,
-    gap_terms: np.ndarray | None = None,
-    gap_most: int = 0,
 ) -> list[list[int]]:
     """Ranked unit rows -> ranked spans of rows. Among the first `depth` rows, a row next to
     (or one row away from) a span of the same section extends it, up to `max_units` units and
@@ -485,10 +482,6 @@ def coalesce(
                 break
             if rank < depth and section[row] == section[lo] and lo - 2 <= row <= hi + 2:
                 merged = list(range(min(lo, row), max(hi, row) + 1))
-                gaps = [r for r in merged if r not in span and r != row]
-                if gap_most and gap_terms is not None and any(
-                        gap_terms[r] > gap_most for r in gaps):
-                    continue
                 if len(merged) <= max_units and int(line_counts[merged].sum()) <= max_lines:
                     span[:] = merged
                     placed = True

@@ -640,8 +640,6 @@ class Searcher:
             0 if listing else s.coalesce_depth,
             s.coalesce_max_units,
             s.coalesce_max_lines,
-            table.text.lengths,
-            s.gap_most_terms,
         )
         rows = store.chunks_by_id(int(table.ids[r]) for span in spans for r in span)
         judged = store.flagged_ids(rows)  # units flagged as instructions when indexed
