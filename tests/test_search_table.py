@@ -157,6 +157,24 @@ def test_an_index_change_replaces_the_saved_table(indexed_sample: Path) -> None:
     assert (indexed_sample / ".vault" / "units-vectors.arrays").read_bytes() != saved
 
 
+def test_a_table_saved_with_other_windows_is_made_anew(indexed_sample: Path) -> None:
+    """A search whose settings ask for other context windows than the saved table holds
+    (a library caller's `RankSettings`, the benchmark's `--set windows=(3,)`) makes its own
+    table, and the default one is made again after it: neither fails on the other's file."""
+    import dataclasses
+
+    query = "release checklist"
+    with Vault(indexed_sample) as vault:
+        before = [h.to_dict() for h in vault.search(query, limit=3, fresh=False)]
+    for windows in [(3,), (3, 5)]:
+        with Vault(indexed_sample) as vault:
+            searcher = vault._searcher
+            searcher.settings = dataclasses.replace(searcher.settings, windows=windows)
+            hits = vault.search(query, limit=3, fresh=False)
+        assert hits
+    assert [h.to_dict() for h in hits] == before
+
+
 def test_a_cache_that_cannot_be_written_still_answers(indexed_sample: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from vault_memory import index

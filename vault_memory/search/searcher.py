@@ -874,11 +874,14 @@ def _base_path(path: Path, base_id: str) -> Path:
 def _read_table(path: Path, windows: Sequence[int]) -> tuple[dict[str, Any], UnitTable] | None:
     """The saved unit table at `path` and its stamp (without the name of its base), or None
     when there is none whole: its file, or the file of vectors it names (`base`), missing,
-    of another format or damaged (logged: then made anew from the store)."""
+    of another format or damaged (logged: then made anew from the store), or saved with
+    other context windows (a search with other `RankSettings.windows` makes its own)."""
     from ..index import read_arrays, read_stamped
 
     found = read_stamped(path)
     if found is None or not isinstance(found[0].get("base"), str):
+        return None
+    if found[0].get("windows") != list(windows):
         return None
     stamp, arrays = found
     base_id = stamp.pop("base")
