@@ -257,7 +257,9 @@ def test_search_hits_fill_in_what_the_block_does_not_show(tmp_path: Path) -> Non
         {"MEMORY.md": memory, "notes/renderer.md": "# Renderer\n\nUses WeasyPrint 63.1.\n"},
     )
     vault = Vault(root)
-    block = vault.context_block(600, "ERR_3_99 WeasyPrint", today=DAY)
+    # The hits' quarter of 700 tokens holds both: the ERR_3_99 line's span (its neighbours
+    # 409-410 rank third on their window's lift and join it, 117 tokens) and the note's.
+    block = vault.context_block(700, "ERR_3_99 WeasyPrint", today=DAY)
     first_cut, _ = notice_range(block.text)
     cited = re.findall(r"^(\S+\.md):(\d+)(?:-(\d+))? ", block.text, flags=re.M)
     assert ("notes/renderer.md", "3", "") in cited

@@ -11,6 +11,7 @@ import pytest
 
 from vault_memory.index import lead_label
 from vault_memory.search.ranking import (
+    best_rows,
     coalesce,
     contains_token,
     dense_query,
@@ -443,3 +444,22 @@ def test_lift_named_puts_the_best_units_of_a_named_note_first() -> None:
     assert lifted[2] == score[2] and lifted[4] == score[4]  # the note's others compete as usual
     assert lifted[6] == -np.inf  # what a filter left out stays out
     assert (lift_named(score, np.zeros(7, dtype=bool), files) == score).all()
+
+
+def test_best_rows_ranks_ties_in_row_order_and_keeps_the_first_tied_rows_at_the_cut() -> None:
+    score = np.array([1.0, 3.0, 2.0, 3.0, 2.0, 2.0, -np.inf, 2.0])
+    assert best_rows(score, 8).tolist() == [1, 3, 2, 4, 5, 7, 0, 6]
+    assert best_rows(score, 4).tolist() == [1, 3, 2, 4]  # of the four tied 2.0s, the first two
+    assert best_rows(score, 1).tolist() == [1]
+    assert best_rows(score, 0).tolist() == [] and best_rows(score, 20).tolist()[:2] == [1, 3]
+
+
+def test_best_rows_is_the_same_whatever_order_the_partition_leaves() -> None:
+    """The rows a stable sort of the whole array gives, on scores with many ties (a
+    keyword-only search): nothing is left to the CPU's partition kernel."""
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        score = rng.integers(0, 4, size=int(rng.integers(1, 400))).astype(np.float64)
+        k = int(rng.integers(1, len(score) + 1))
+        expected = np.argsort(-score, kind="stable")[:k]
+        assert best_rows(score, k).tolist() == expected.tolist()

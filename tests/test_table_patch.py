@@ -245,13 +245,33 @@ QUERIES = ("billing ledger refund", "who owns the Kafka cutover?", "Jonas decide
            "ERR_LEDGER_409", "naïve café budget", "what did Priya approve?")
 
 
-def hits_with(vault: Vault, table: UnitTable, mode: str) -> list[dict[str, Any]]:
+def hits_with(vault: Vault, table: UnitTable, mode: str) -> list[list[dict[str, Any]]]:
     """The hits of every query when the searcher holds `table`."""
     searcher = vault._searcher
     searcher.table(searcher._model_for(mode))  # the version it is kept under
     searcher._table, searcher._hidden = table, {}
     return [[h.to_dict() for h in vault.search(q, mode=mode, fresh=False, limit=8)]
             for q in QUERIES]
+
+
+def same_hits(a: list[list[dict[str, Any]]], b: list[list[dict[str, Any]]]) -> bool:
+    """The same hits in the same order, their scores equal to within 2e-4: a patched table's
+    arrays equal a rebuilt one's, but a matrix product over a mapped file and over one in
+    memory may sum in another order (BLAS kernels follow the alignment), and a 1e-9
+    difference can round to either side of the 4th place `to_dict` keeps."""
+    def close(x: float, y: float) -> bool:
+        return abs(x - y) <= 2e-4
+
+    def plain(hit: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in hit.items() if k not in ("score", "scores")}
+
+    return len(a) == len(b) and all(
+        len(ha) == len(hb) and all(
+            plain(x) == plain(y) and close(x["score"], y["score"])
+            and x["scores"].keys() == y["scores"].keys()
+            and all(close(x["scores"][k], y["scores"][k]) for k in x["scores"])
+            for x, y in zip(ha, hb, strict=True))
+        for ha, hb in zip(a, b, strict=True))
 
 
 @pytest.mark.parametrize(("seed", "appended_most"), [(4, 4096), (5, 3), (6, 0)])
@@ -281,8 +301,8 @@ def test_saved_patches_give_a_rebuilds_hits(indexed_small: Path, seed: int, appe
                     bases.add(patched.base_id)
                 whole = rebuilt(vault, model)
                 same_arrays(patched, whole)
-                assert hits_with(vault, patched, mode) == hits_with(vault, whole, mode), (
-                    step, done)
+                assert same_hits(hits_with(vault, patched, mode),
+                                 hits_with(vault, whole, mode)), (step, done)
     assert patches
     if appended_most == 4096:
         assert len(bases) == 1  # patched by appending: the base of the first save throughout

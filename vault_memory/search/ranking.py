@@ -90,6 +90,24 @@ def minmax_norm(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
 
 
+def best_rows(score: np.ndarray, k: int) -> np.ndarray:
+    """The rows of the `k` highest scores, best first, equal scores in row order (file order).
+    `np.argpartition` alone would do, but the order it leaves ties in (and which of the
+    tied rows at the cut it keeps) depends on the CPU's vector instructions: a keyword-only
+    search, whose scores tie often, ranked differently on an AVX-512 and an AVX2 machine."""
+    import numpy as np
+
+    k = min(k, len(score))
+    if k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    negated = -score
+    kth = np.partition(negated, k - 1)[k - 1]
+    better = np.flatnonzero(negated < kth)
+    tied = np.flatnonzero(negated == kth)[: k - len(better)]
+    rows = np.concatenate([better, tied])
+    return rows[np.lexsort((rows, negated[rows]))]
+
+
 def rank_scores(x: np.ndarray, rrf_k: int, only_positive: bool) -> np.ndarray:
     """Reciprocal-rank scores 1/(k + rank) of an array of raw scores (rank 1 = best)."""
     import numpy as np

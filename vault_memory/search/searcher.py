@@ -25,6 +25,7 @@ from .dates import asked_days, on_days
 from .ranking import (
     RankSettings,
     asks_when,
+    best_rows,
     cited_lines,
     coalesce,
     contains_token,
@@ -613,9 +614,7 @@ class Searcher:
             score = lift_named(score, named, table.file_ids)
 
         pool_size = min(n, max(limit * 3, 30))
-        best_rows = np.argpartition(-score, pool_size - 1)[:pool_size]
-        best_rows = best_rows[np.argsort(-score[best_rows], kind="stable")]
-        ranked = [int(r) for r in best_rows if np.isfinite(score[r])]
+        ranked = [int(r) for r in best_rows(score, pool_size) if np.isfinite(score[r])]
         raised: set[int] = set()  # rows the subjects' turns moved up
         if s.subject_turns and len(labels) >= 2 and not listing:
             # Names only (capitalised words, nicknames): not a field label such as "decision".
