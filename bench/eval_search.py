@@ -5,11 +5,21 @@ process per question, as the issue asks for the final figures).
 
     python bench/eval_search.py                    # in-process, all five conversations
     python bench/eval_search.py --cli              # the scorer drives `vault search --json`
+    python bench/eval_search.py --typos 0.1        # the same questions over turns with typos
+
+`--typos P`: a copy of the vaults in which each word of five letters or more of a turn (its
+speaker's label and capitalised words left alone) has one typing slip with probability P: a
+neighbouring key struck instead or as well, a letter dropped, two letters swapped. People
+type so in chats; LoCoMo's turns were written by a model and have none. The lines keep their
+numbers, so the questions' evidence holds.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +57,54 @@ class InProcess:
         return [h.to_dict() for h in hits]
 
 
+_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_KEY_AT = {key: (r, c) for r, row in enumerate(_ROWS) for c, key in enumerate(row)}
+_TURN = re.compile(r"^(- \*\*[^*]+\*\*: )(.*)$")
+_WORD = re.compile(r"[a-z]{5,}")
+
+
+def _neighbour(key: str, rnd: random.Random) -> str:
+    r, c = _KEY_AT.get(key, (1, 0))
+    near = [k for k, (r2, c2) in _KEY_AT.items() if k != key and abs(r2 - r) <= 1
+            and abs(c2 - c) <= 1]
+    return rnd.choice(near)
+
+
+def slip(word: str, rnd: random.Random) -> str:
+    """`word` with one typing slip past its first letter."""
+    i = rnd.randrange(1, len(word))
+    kind = rnd.random()
+    if kind < 0.3:  # a neighbouring key instead
+        return word[:i] + _neighbour(word[i], rnd) + word[i + 1:]
+    if kind < 0.55:  # a letter dropped
+        return word[:i] + word[i + 1:]
+    if kind < 0.8 and i < len(word) - 1:  # two letters swapped
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    return word[:i] + _neighbour(word[i], rnd) + word[i:]  # a neighbouring key as well
+
+
+def typo_copy(root: Path, share: float, seed: int) -> Path:
+    """A copy of the benchmark's vaults with typing slips in the turns (module docstring)."""
+    out = root.with_name(f"{root.name}-typos{share:g}-seed{seed}")
+    if (out / "manifest.json").exists():
+        return out
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(root, tmp, ignore=shutil.ignore_patterns(".vault"))
+    rnd = random.Random(seed)
+    for log in sorted(tmp.glob("conv-*/vault/memory/*.md")):
+        lines = log.read_text(encoding="utf-8").split("\n")
+        for n, line in enumerate(lines):
+            turn = _TURN.match(line)
+            if turn:
+                said = _WORD.sub(lambda m: slip(m[0], rnd) if rnd.random() < share else m[0],
+                                 turn[2])
+                lines[n] = turn[1] + said
+        log.write_text("\n".join(lines), encoding="utf-8")
+    tmp.rename(out)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path("/tmp/locomo-dev"))
@@ -60,6 +118,9 @@ def main() -> None:
     parser.add_argument("--phase1", action="store_true",
                         help="postgres: read the whole unit table ([search] on_server = false)")
     parser.add_argument("--cli", action="store_true", help="score `vault search --json` processes")
+    parser.add_argument("--typos", type=float, default=0.0, metavar="P",
+                        help="score a copy whose turns have typing slips (module docstring)")
+    parser.add_argument("--seed", type=int, default=1, help="--typos: the slips' seed")
     parser.add_argument(
         "--set",
         action="append",
@@ -80,6 +141,9 @@ def main() -> None:
             ],
             check=True,
         )
+    if args.typos:
+        args.root = typo_copy(args.root, args.typos, args.seed)
+        print(f"typing slips in {args.typos:.0%} of the longer words: {args.root}")
     if args.cli:
         for vault in sorted(args.root.glob("conv-*/vault")):  # index first, timed apart
             subprocess.run(

@@ -14,6 +14,7 @@ up to a higher one, and no module that the facade imports importing the facade b
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "vault_memory"
@@ -74,9 +75,16 @@ def runtime_imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     return found
 
 
-def graph() -> dict[str, set[str]]:
+@functools.cache
+def _graph() -> tuple[tuple[str, frozenset[str]], ...]:
     known = modules()
-    return {name: runtime_imports(name, path, known) for name, path in known.items()}
+    return tuple((name, frozenset(runtime_imports(name, path, known)))
+                 for name, path in known.items())
+
+
+def graph() -> dict[str, set[str]]:
+    """The import graph, read once per test run (2 s of parsing) and copied for each test."""
+    return {name: set(imports) for name, imports in _graph()}
 
 
 def layer(module: str) -> int:

@@ -499,6 +499,7 @@ def _run_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
     return status, stdout, seen.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_long_work_shows_progress_on_a_terminal_only(tmp_path: Path, run_cli) -> None:
     """`vault index` of a large vault printed nothing for minutes. On a terminal it draws bars
     (phase, counts, rate); piped, with --quiet, or as JSON its output is unchanged."""

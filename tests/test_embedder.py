@@ -335,6 +335,7 @@ def test_the_query_encoder_opens_the_folded_model(embedder: Embedder, own_cache:
         assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["flip-data", "flip-graph", "truncate", "manifest", "gone"])
 def test_a_damaged_folded_model_is_built_again(
     embedder: Embedder, own_cache: Path, damage: str

@@ -159,6 +159,7 @@ def tiny_data(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_bench_runs_on_a_tiny_conversation(tiny_data: Path, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "figures.json"
@@ -182,6 +183,7 @@ def test_the_bench_runs_on_a_tiny_conversation(tiny_data: Path, tmp_path: Path,
     assert conv["memory_md"]["speaker_prefixes"] == 0
 
 
+@pytest.mark.slow
 def test_the_bench_runs_the_model_when_one_is_given(tiny_data: Path, tmp_path: Path,
                                                     llm_server: ScriptedLLMServer) -> None:
     entries = {"entries": [{"text": "Ines adopted a greyhound named Pixel.", "category": "fact",

@@ -435,6 +435,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
     """8 processes x 200 appends to one (initially missing) file: one header, every 3-line
     block present once, whole and contiguous, and each reported start line is right."""

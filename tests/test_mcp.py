@@ -190,6 +190,7 @@ def test_vault_mcp_outside_a_vault_fails_cleanly(tmp_path: Path) -> None:
     assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_the_first_call_answers_while_the_index_is_built(small_vault: Path, tmp_path: Path) -> None:
     """Issue 14: the first search_memory indexed the whole vault inside the call (10 s on the
     sample vault, minutes on a large one; MCP clients time out). The server now builds the

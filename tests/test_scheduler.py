@@ -132,6 +132,7 @@ def test_job_fires_and_its_time_is_stored(vault_dir: Path,
     assert state(vault_dir)["last_error"] is None
 
 
+@pytest.mark.slow
 def test_overlapping_runs_never_overlap(vault_dir: Path,
                                         schedulers: list[DreamScheduler]) -> None:
     """A dream still running when the next fire time comes is not started twice."""

@@ -240,6 +240,7 @@ def test_the_cli_bound_to_a_scope(vault_root: Path, run_cli: Callable[..., Any],
         assert result.exit_code == 1 and "is not a scope name" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_mcp_server_bound_to_a_scope(vault_root: Path, tmp_path: Path,
                                          attack: Callable[..., Any]) -> None:
     """The server runs in a subprocess under the audit hook (its touches go to a log)."""

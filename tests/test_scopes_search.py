@@ -77,6 +77,7 @@ search_cases = given(vaults(), st.lists(sentences, min_size=1, max_size=3),
                      st.sampled_from(["hybrid", "keyword", "semantic"]), st.booleans())
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @search_cases

@@ -559,6 +559,7 @@ def test_inverted_dates_and_a_missing_folder_say_so(indexed_sample: Path, run_cl
         "the vault root), e.g. --in memory or --in notes/a.md.")
 
 
+@pytest.mark.slow
 def test_the_dream_diary_is_left_out_unless_asked_for(indexed_sample: Path, run_cli,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """After a dream and its undo, 3 of the top 5 hits for "parental leave" were diary lines

@@ -5,8 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vault_memory import Vault
 from vault_memory.search.ranking import introduced_names, label_partners
+from vault_memory.search.spelling import (
+    KNOWN_STEMS,
+    derive_known_stems,
+    meant_by,
+    short_forms,
+    slips_of,
+    spelling_variants,
+)
 
 from .test_search_subjects import configure
 
@@ -188,3 +198,144 @@ def test_a_pasted_chat_without_bullets_is_cut_at_each_turn(vault_dir: Path) -> N
     first = vault.search("What animals does Sam love?", limit=1, fresh=False)[0]
     assert (first.start_line, first.end_line) == (6, 6)
     assert first.text.startswith("Sam:") and first.scores["subject"] > 1.0  # found as his
+
+
+SLIPS = """\
+# 2023-10-14
+
+## 21:40 — session 6
+
+- **Ria**: we finally tried that new restuarant on 5th, the ramen was insane
+- **Sam**: jealous!! the last place i went had terrible service
+- **Ria**: my sister is visiting next week, we might go again
+- **Sam**: I need a break from work, honestly
+- **Ria**: take a break! you deserve it
+- **Sam**: I baked bread this morning, the break room loved it
+- **Ria**: lol the break room gets all your bread
+"""
+
+
+def test_a_typing_slip_in_a_chat_is_found_by_the_word_it_meant(vault_dir: Path) -> None:
+    """"restuarant" typed for "restaurant" (issue 20, real chats): a question that spells it
+    right finds the line at half the word's weight; `spelling` in --explain says why."""
+    vault = configure(chat_vault(vault_dir, SLIPS), coalesce_depth=0)
+    query = "Which restaurant did Ria try?"
+    hit = vault.search(query, mode="keyword", limit=3, fresh=False)[0]
+    assert "restuarant on 5th" in hit.text and hit.scores["spelling"] == 1.0
+    assert "restuarant" in vault.search(query, limit=1, fresh=False)[0].text  # hybrid too
+    off = configure(vault, typo_weight=0.0).search(query, mode="keyword", limit=3, fresh=False)
+    assert not any("restuarant" in h.text for h in off)  # without the lever: not a keyword hit
+
+
+def test_a_misspelt_query_word_finds_the_vaults_spelling(vault_dir: Path) -> None:
+    vault = configure(chat_vault(vault_dir, SLIPS), coalesce_depth=0)
+    hits = vault.search("resturant ramen", mode="keyword", limit=3, fresh=False)
+    assert "restuarant on 5th" in hits[0].text  # the query's slip and the chat's: one edit
+
+
+def test_a_common_word_one_letter_away_is_another_word(vault_dir: Path) -> None:
+    """"bread" and "break" are one letter apart and both said here several times: neither is
+    a slip of the other."""
+    vault = configure(chat_vault(vault_dir, SLIPS), coalesce_depth=0)
+    for word in ("bread", "break"):
+        hits = vault.search(word, mode="keyword", limit=10, fresh=False)
+        matched = [h for h in hits if h.scores["keyword"] > 0]
+        assert matched and all(word in h.text for h in matched), word
+        assert not any(h.scores["spelling"] for h in hits)
+
+
+def test_slips_are_typing_slips() -> None:
+    assert {"restuarant", "resaurant", "restaurnat", "restaurrant", "restsurant"} <= slips_of(
+        "restaurant")  # swapped, dropped, doubled, a key next to the meant one
+    assert "definately" in slips_of("definitely")  # another vowel for the same sound
+    assert "break" not in slips_of("bread") and "planet" not in slips_of("plant")
+    for word in ("restaurant", "breakfast", "swimming"):
+        assert all(word in meant_by(slip) for slip in slips_of(word))  # one the other's inverse
+
+
+def test_spelling_variants_take_the_rarer_word_as_the_slip() -> None:
+    held = {"restaurant": 40, "restuarant": 1, "definitely": 30, "definately": 4,
+            "dinner": 5, "diner": 5, "state": 20, "stage": 1}
+
+    def count(word: str) -> int:
+        return held.get(word, 0)
+
+    def known(word: str) -> bool:  # English words (stems, in the search: known_stems.txt)
+        return word in {"restaurant", "definitely", "dinner", "diner", "state", "stage",
+                        "bread"}
+
+    assert spelling_variants("restaurant", count, known) == ["restuarant"]  # rare
+    # never the commoner word for a rare one
+    assert spelling_variants("restuarant", count, known) == []
+    assert spelling_variants("definitely", count, known) == []  # 4: not rare, nor a tenth
+    held["definitely"] = 40
+    assert spelling_variants("definitely", count, known) == ["definately"]  # a tenth of 40
+    assert spelling_variants("dinner", count, known) == []  # both words
+    assert spelling_variants("state", count, known) == []  # "stage" is rare, but a word
+    # a query word the vault never uses: what it may have meant, however common
+    assert spelling_variants("resturant", count, known) == ["restaurant", "restuarant"]
+    assert spelling_variants("restaurnt", count, known) == ["restaurant"]
+    assert spelling_variants("restrnt", count, known) == []  # two slips away
+    assert spelling_variants("bread", count, known) == []  # a word the vault lacks: no slip
+    held["restaurant"] = 0  # the vault spells it only wrong: its slips, however common
+    assert spelling_variants("restaurant", count, known) == ["restuarant"]
+    assert spelling_variants("cafe", count, known) == []  # too short to tell a slip
+
+
+def test_the_known_stems_are_those_of_the_bundled_vocabulary() -> None:
+    stems = KNOWN_STEMS.read_text(encoding="ascii").split()
+    assert stems == derive_known_stems()  # regenerate: derive_known_stems(), one per line
+    assert {"stage", "thin", "shore"} <= set(stems)
+    assert "restuar" not in stems
+
+
+SHORT_FORMS = """\
+# 2023-11-02
+
+## 19:05 — session 8
+
+- **Ria**: my bf got me tickets to the aquarium for my bday!!
+- **Sam**: omg cute, when are you going
+- **Ria**: next weekend probably, with my sis too
+- **Sam**: the last time I went to an aquarium I was ten
+"""
+
+
+def test_a_short_form_in_a_chat_is_found_by_the_full_word(vault_dir: Path) -> None:
+    """"bday", "bf" (issue 20, real chats): a question in full words finds the line that
+    typed them short; `form` in --explain says why."""
+    vault = configure(chat_vault(vault_dir, SHORT_FORMS), coalesce_depth=0)
+    query = "What did Ria's boyfriend give her for her birthday?"
+    hit = vault.search(query, mode="keyword", limit=2, fresh=False)[0]
+    assert "for my bday" in hit.text and hit.scores["form"] == 1.0
+    off = configure(vault, form_weight=0.0).search(query, mode="keyword", limit=2, fresh=False)
+    assert not any("bday" in h.text for h in off)  # no word of the question in it
+    sister = configure(vault, form_weight=1.0).search("her sister", mode="keyword", limit=1,
+                                                      fresh=False)[0]
+    assert "my sis too" in sister.text and sister.scores["form"] == 1.0  # "sis" stems to "si"
+
+
+def test_short_forms_pair_both_ways_as_the_index_analyses_them() -> None:
+    from vault_memory.index import terms_of
+
+    (birthday,), (bday,) = terms_of("birthday"), terms_of("bday")
+    assert bday in short_forms(birthday) and birthday in short_forms(bday)
+    assert terms_of("pictures")[0] in short_forms(terms_of("pics")[0])
+    assert short_forms(terms_of("concert")[0]) == ()
+
+
+def test_without_the_word_list_no_word_is_taken_for_a_slip(
+        vault_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from vault_memory.search import spelling
+
+    vault = configure(chat_vault(vault_dir, SLIPS), coalesce_depth=0)
+    spelling.known_stems.cache_clear()
+    monkeypatch.setattr(spelling, "KNOWN_STEMS", vault_dir / "gone.txt")
+    try:
+        hits = vault.search("Which restaurant did Ria try?", mode="keyword", limit=3,
+                            fresh=False)
+        assert not any(h.scores["spelling"] for h in hits)
+        assert "typing slips are not matched: gone.txt cannot be read" in caplog.text
+    finally:
+        spelling.known_stems.cache_clear()

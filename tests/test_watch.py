@@ -743,6 +743,7 @@ def processes() -> Iterator[list[subprocess.Popen[str]]]:
         proc.communicate()
 
 
+@pytest.mark.slow
 def test_sigkill_mid_batch_then_restart_converges(
         vault_dir: Path, keyword_only: None, tmp_path: Path,
         processes: list[subprocess.Popen[str]], run_cli: Callable[..., Any]) -> None:

@@ -67,6 +67,13 @@ class RankSettings:
     # today) raises by this share the lines of that day's logs, and those that tell of that
     # one day ("yesterday" in the next day's log): `dates.asked_days`.
     date_boost: float = 0.5
+    # A query word of five letters or more also matches the vault's words one typing slip
+    # away that read as slips of it (`spelling_variants`: "restuarant", "resturant" for
+    # "restaurant"), at this share of its own weight: people type fast in chats.
+    typo_weight: float = 0.5
+    # A query word also matches the short forms a chat types for it ("bday" for "birthday",
+    # "bf" for "boyfriend": search/forms.py), and a short form its word, at this share.
+    form_weight: float = 1.0
 
 
 

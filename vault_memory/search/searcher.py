@@ -45,6 +45,7 @@ from .ranking import (
     window_sums,
 )
 from .served import ServerCandidates
+from .spelling import is_word, short_forms, spelling_variants
 from .supersede import order_superseded
 from .table import TABLE_FORMAT, Restriction, UnitTable
 
@@ -456,7 +457,10 @@ class Searcher:
                         aliases[term] = same
             terms = list(dict.fromkeys(
                 [t for term in terms for t in [term, *aliases.get(term, ())]]))
+        variants = self._variants(table, terms, aliases, within, s) if (
+            mode in ("hybrid", "keyword") and not listing and served is None) else {}
         keyword: np.ndarray | None = None
+        otherwise: dict[str, np.ndarray] = {}
         has_term: np.ndarray | None = None  # units holding a query word
         guard: list[str] = []
         if mode in ("hybrid", "keyword") and not listing:
@@ -465,6 +469,8 @@ class Searcher:
             # pure-Python matcher (10-100 ms a query; bench/search.py).
             keyword = np.zeros(n, dtype=np.float64)
             matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
+            # units matched by a typing slip of a query word, by a short form of it
+            otherwise = {kind: np.zeros(n, dtype=bool) for kind in ("spelling", "form")}
             idf = {}
             for term in terms:
                 number = table.vocab.get(term)
@@ -475,6 +481,19 @@ class Searcher:
                 if s.heading_boost:
                     units, scores = table.heading.bm25(number, BM25_K1, BM25_B, within)
                     keyword[units] += s.heading_boost * scores
+                for variant, weight, kind in variants.get(term, ()):  # a slip, a short form
+                    number = table.vocab[variant]
+                    own_idf = table.text.idf(number, within)
+                    # a rare spelling weighs what the word does (its own idf would be higher)
+                    share = weight * (min(1.0, idf[term] / own_idf) if idf[term] else 1.0)
+                    units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
+                    keyword[units] += share * scores
+                    matched[term][units] = np.maximum(matched[term][units], share)
+                    otherwise[kind][units] = True
+                if not idf[term] and variants.get(term):  # the vault spells it otherwise only:
+                    # its windows count the vault's spellings (marked at their shares above)
+                    idf[term] = max(table.text.idf(table.vocab[v], within)
+                                    for v, _, _ in variants[term])
             if allowed is not None:  # filters restrict the keyword signal before it is scaled
                 keyword *= allowed
             has_term = keyword > 0
@@ -685,6 +704,9 @@ class Searcher:
                 "turn": float(best in raised),
                 "when": float(np.broadcast_to(when_factor, (n,))[best]),
                 "date": float(np.broadcast_to(date_factor, (n,))[best]),
+                **{kind: float(kind in otherwise and bool(otherwise[kind][best])
+                               and keyword is not None and keyword[best] > 0)
+                   for kind in ("spelling", "form")},
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
@@ -708,6 +730,39 @@ class Searcher:
             if len(hits) >= limit:
                 break
         return hits
+
+    def _variants(self, table: UnitTable, terms: list[str], aliases: dict[str, list[str]],
+                  within: Restriction | None, s: RankSettings
+                  ) -> dict[str, list[tuple[str, float, str]]]:
+        """Query word -> the vault's other spellings of it, each with its weight and kind:
+        typing slips of it, or that it is a slip of ("spelling": `spelling_variants`), and
+        the short forms of a chat ("form": `forms.short_forms`). Names are left to
+        `resolve_names`; a word the query holds itself is no variant."""
+        if not (s.typo_weight or s.form_weight):
+            return {}
+        vocab = table.vocab
+        labels = set(self.label_terms(table))
+
+        def frequency(word: str) -> int:
+            number = vocab.get(word)
+            return 0 if number is None else table.text.frequency(number, within)
+
+        found: dict[str, list[tuple[str, float, str]]] = {}
+        for term in terms:
+            if term in labels or term in aliases:
+                continue
+            variants = [(v, s.form_weight, "form") for v in short_forms(term)
+                        if s.form_weight and frequency(v)]
+            if s.typo_weight:
+                variants += [(v, s.typo_weight, "spelling")
+                             for v in spelling_variants(term, frequency, is_word)]
+            kept: dict[str, tuple[str, float, str]] = {}
+            for variant in variants:  # a short form first: it is the word itself
+                if variant[0] not in labels and variant[0] not in terms:
+                    kept.setdefault(variant[0], variant)
+            if kept:
+                found[term] = list(kept.values())
+        return found
 
     def _serves(self, filters: Filters) -> bool:
         """Whether this search asks the index server for candidates (phase 2): with a backend

@@ -1,0 +1,199 @@
+"""Other spellings of a query word that the vault may use: typing slips ("restuarant" for
+"restaurant": `spelling_variants`) and the short forms of chats ("bday" for "birthday",
+"bf" for "boyfriend": `short_forms`). Pure functions over analyzed terms (folded,
+Porter-stemmed, as the index has them); `Searcher` looks the candidates up in the vault.
+
+A slip is told from a word by the keyboard and by frequency: it is one slip of a kind people
+make away from the word (a letter dropped, two swapped, a key next to the meant one struck
+instead or as well, another vowel for a sound), rarer than the word in the vault, and not
+itself an English word: the stems of the whole words of the bundled model's WordPiece
+vocabulary (`known_stems.txt`, derived from `model/vocab.txt` by `derive_known_stems`) are
+words, so "stage" is never a slip of "state", nor "thin" of "think".
+
+The short forms are English texting shortenings in general use, each standing for one word
+whatever the conversation; a form with two common readings ("def", "prob", "doc") is left
+out, and so are forms of stop words ("ur", "bc", "rn": nothing to match). The list is not
+drawn from any benchmark's questions.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from ..index import terms_of
+
+KNOWN_STEMS = Path(__file__).resolve().parent / "known_stems.txt"
+VOCAB = Path(__file__).resolve().parent.parent / "model" / "vocab.txt"
+
+log = logging.getLogger("vault_memory")
+
+TYPO_MIN_LETTERS = 5  # shorter words are one slip from too many others ("cat", "car", "cap")
+TYPO_RARE = 3  # a vault word this rare, one slip from a query word, reads as a slip of it...
+TYPO_RATIO = 10  # ...as does one the query word outnumbers this many times ("definately")
+_KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_VOWELS = frozenset("aeiouy")
+
+
+def _keyboard() -> dict[str, frozenset[str]]:
+    at = {key: (r, c) for r, row in enumerate(_KEY_ROWS) for c, key in enumerate(row)}
+    return {key: frozenset(k for k, (r2, c2) in at.items()
+                           if k != key and abs(r2 - r) <= 1 and abs(c2 - c) <= 1)
+            for key, (r, c) in at.items()}
+
+
+_NEAR = _keyboard()  # the keys around each key of a QWERTY keyboard
+
+
+def _struck(letter: str) -> frozenset[str]:
+    """The letters a finger meaning `letter` strikes instead: a key next to it, or another
+    vowel (a sound spelt otherwise: "definately", "seperate")."""
+    near = _NEAR.get(letter, frozenset())
+    return near | (_VOWELS - {letter}) if letter in _VOWELS else near
+
+
+@functools.lru_cache(maxsize=4096)
+def slips_of(word: str) -> frozenset[str]:
+    """What typing `word` (a-z) with one slip gives: a letter dropped, two neighbours
+    swapped, a key next to the meant one struck instead of it (or another vowel), or as well
+    as one of the letters beside the place (a doubled letter, a key next to one)."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    found = {a + b[1:] for a, b in splits if b}
+    found.update(a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1)
+    found.update(a + c + b[1:] for a, b in splits if b for c in _struck(b[0]))
+    for a, b in splits:
+        beside = {x for x in (a[-1:], b[:1]) if x}
+        for c in beside.union(*(_NEAR.get(x, frozenset()) for x in beside)):
+            found.add(a + c + b)
+    found.discard(word)
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=4096)
+def meant_by(slip: str) -> frozenset[str]:
+    """The words (a-z) that `slips_of` turns into `slip`: what a slip may have meant."""
+    splits = [(slip[:i], slip[i:]) for i in range(len(slip) + 1)]
+    found = {a + c + b for a, b in splits for c in "abcdefghijklmnopqrstuvwxyz"}
+    found.update(a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1)
+    found.update(a + c + b[1:] for a, b in splits if b for c in _struck(b[0]))
+    for a, b in splits:  # a letter struck as well as one beside it: dropped again
+        if b and ({b[0]} & ({a[-1:], b[1:2]} | _NEAR.get(a[-1:], frozenset())
+                             | _NEAR.get(b[1:2], frozenset()))):
+            found.add(a + b[1:])
+    found.discard(slip)
+    return frozenset(found)
+
+
+def spelling_variants(term: str, frequency: Callable[[str], int],
+                      known: Callable[[str], bool]) -> list[str]:
+    """The vault's words that read as typing slips of the query word `term`, or that `term`
+    reads as a slip of (analyzed terms, a-z, five letters at least). A slip is one that
+    `slips_of` the word gives and no English word (`known`); of two words one slip apart the
+    rarer is the slip. So: the vault's words among the slips of `term` that are rare (at
+    most TYPO_RARE units) or outnumbered TYPO_RATIO times by `term`, never more common (all
+    of them when the vault never spells `term` right); and, for a query word that is no
+    English word and that the vault never uses, the words it may have meant (`meant_by`).
+    "bread" and "break" are no slip of each other (d and k are far apart on the keyboard),
+    nor "stage" of "state" (a word). `frequency(word)`: how many units hold the word (0: not
+    in the vault)."""
+    if len(term) < TYPO_MIN_LETTERS or not term.isascii() or not term.isalpha():
+        return []
+    own = frequency(term)
+    if not own and not known(term):  # the query's word is the slip
+        return [w for w in sorted(meant_by(term)) if frequency(w)]
+    found = []
+    for variant in sorted(slips_of(term)):
+        held = frequency(variant)
+        rare = not own or (held <= own and (held <= TYPO_RARE or held * TYPO_RATIO <= own))
+        if held and rare and not known(variant):
+            found.append(variant)
+    return found
+
+
+def derive_known_stems(vocab: Path = VOCAB) -> list[str]:
+    """The stems (four letters or more) of the whole words (a-z, three letters or more) of a
+    WordPiece vocabulary: what `known_stems.txt` holds for the bundled model's."""
+    words = vocab.read_text(encoding="utf-8").split("\n")
+    stems = {t for w in words if len(w) >= 3 and w.isascii() and w.isalpha()
+             for t in terms_of(w) if len(t) >= 4}
+    return sorted(stems)
+
+
+@functools.cache
+def known_stems() -> frozenset[str] | None:
+    """The stems of English words (`derive_known_stems`), read once (about 2 ms); None when
+    the file cannot be read (a damaged install: then no word is taken for a slip)."""
+    try:
+        return frozenset(KNOWN_STEMS.read_text(encoding="ascii").split())
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("typing slips are not matched: %s cannot be read (%s); reinstall "
+                    "vault-memory", KNOWN_STEMS.name, exc)
+        return None
+
+
+def is_word(stem: str) -> bool:
+    """Whether `stem` is an English word's (`known_stems`; every one is, without the list)."""
+    stems = known_stems()
+    return stems is None or stem in stems
+
+
+#: Each group: one word and the forms typed for it.
+GROUPS: tuple[tuple[str, ...], ...] = (
+    ("birthday", "bday"),
+    ("boyfriend", "bf"),
+    ("girlfriend", "gf"),
+    ("husband", "hubby"),
+    ("family", "fam"),
+    ("brother", "bro"),
+    ("sister", "sis"),
+    ("grandmother", "grandma", "granny", "nana"),
+    ("grandfather", "grandpa", "gramps"),
+    ("picture", "pic", "pix"),
+    ("video", "vid"),
+    ("conversation", "convo"),
+    ("information", "info"),
+    ("university", "uni"),
+    ("professor", "prof"),
+    ("appointment", "appt"),
+    ("homework", "hw"),
+    ("basketball", "bball"),
+    ("favorite", "favourite", "fav", "fave"),
+    ("people", "ppl"),
+    ("weekend", "wknd"),
+    ("tomorrow", "tmrw", "tmr"),
+    ("yesterday", "yday"),
+    ("tonight", "tonite"),
+    ("minutes", "mins"),
+    ("hours", "hrs"),
+    ("years", "yrs"),
+    ("message", "msg"),
+    ("vacation", "vacay"),
+    ("vegetables", "veggies"),
+    ("congratulations", "congrats"),
+    ("restaurant", "resto"),
+    ("kid", "kiddo"),
+    ("dog", "doggo"),
+    ("gorgeous", "gorg"),
+    ("definitely", "defo"),
+    ("awkward", "awk"),
+    ("chocolate", "choc"),
+    ("mathematics", "math", "maths"),
+)
+
+
+@functools.cache
+def _forms() -> dict[str, tuple[str, ...]]:
+    """Analyzed term -> the analyzed terms of the other words of its group."""
+    found: dict[str, list[str]] = {}
+    for group in GROUPS:
+        terms = list(dict.fromkeys(t for word in group for t in terms_of(word)))
+        for term in terms:
+            found.setdefault(term, []).extend(t for t in terms if t != term)
+    return {term: tuple(dict.fromkeys(others)) for term, others in found.items()}
+
+
+def short_forms(term: str) -> tuple[str, ...]:
+    """The other forms of an analyzed query term (`bdai` -> `birthdai`), or ()."""
+    return _forms().get(term, ())
