@@ -56,6 +56,7 @@ def test_a_context_block_stays_within_its_budget_in_tokens_and_characters(
     assert "Billing runs on PostgreSQL 16" in text  # what fits is still there
 
 
+@pytest.mark.slow
 def test_search_memory_results_are_capped_with_where_to_read_the_rest(
         small_vault: Path) -> None:
     (small_vault / "notes/huge.md").write_text("# Huge\n\nzanzibar " + "word " * 60_000 + "\n")

@@ -282,6 +282,7 @@ def test_query_encoder_is_skipped_for_other_models_and_when_disabled(
     assert emb.load_query_encoder(emb.BUNDLED_MODEL) is None
 
 
+@pytest.mark.slow
 def test_a_cold_search_process_never_imports_fastembed(tmp_path: Path) -> None:
     vault = tmp_path / "v"
     (vault / "memory").mkdir(parents=True)

@@ -96,6 +96,7 @@ _TEXT = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(_TEXT, st.sampled_from([str, str.upper, str.title, str.swapcase]))
 def test_generated_text_gets_the_verdicts_of_every_cue(text: str, case: object) -> None:

@@ -124,6 +124,7 @@ def test_pin_and_comments_the_model_adds_are_stripped(vault: Path,
     assert "- Jonas Berg: Head of Engineering, Maya's manager." in memory
 
 
+@pytest.mark.slow
 def test_one_deadline_covers_the_whole_reply(vault: Path,
                                              llm_server: ScriptedLLMServer) -> None:
     llm_server.reply_trickle(json.dumps(reply("PostgreSQL 16 for billing-core.")), 0.05)

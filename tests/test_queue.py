@@ -110,6 +110,7 @@ def test_a_growing_conversation_is_spooled_as_what_it_adds(vault: Vault) -> None
         for i in (0, 1, 2, 3, 99))
 
 
+@pytest.mark.slow
 def test_a_burst_costs_one_llm_extraction(vault_dir: Path, llm_server: ScriptedLLMServer) -> None:
     """1,000 submissions of a growing conversation within the quiet period: one flush, one
     request to the model (counted on the real server), every entry written once."""

@@ -215,6 +215,7 @@ def test_a_new_vault_does_not_dream_at_first_start(vault_dir: Path) -> None:
     assert scheduler.missed(later)  # ...but one missed after that first start counts
 
 
+@pytest.mark.slow
 def test_a_failed_dream_is_logged_and_the_schedule_goes_on(
         vault_dir: Path, schedulers: list[DreamScheduler],
         vault_warnings: Callable[[], list[str]]) -> None:

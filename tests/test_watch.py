@@ -321,6 +321,7 @@ def test_a_burst_is_written_to_the_keyword_index_in_few_commits(
     assert 0 < commits < 15  # one a run (a few runs: the burst outlasts the quiet period)
 
 
+@pytest.mark.slow
 def test_git_checkout_between_branches(vault_dir: Path, keyword_only: None, tmp_path: Path,
                                        start_watcher: Callable[..., Watcher]) -> None:
     """A real `git checkout`: a hundred files each deleted, created and rewritten at once
@@ -356,6 +357,7 @@ def test_git_checkout_between_branches(vault_dir: Path, keyword_only: None, tmp_
 # -- lost events: overflow and the periodic reconcile ---------------------------------------
 
 
+@pytest.mark.slow
 def test_inotify_queue_overflow_triggers_a_reconcile(watched: tuple[Path, Watcher],
                                                      tmp_path: Path) -> None:
     """A real overflow: the test holds watchdog's reader while more events than the kernel
@@ -843,6 +845,7 @@ def test_sigkill_while_embedding_then_restart_embeds_everything(
     assert second.returncode == 0, err
 
 
+@pytest.mark.slow
 def test_vault_watch_stop(vault_dir: Path, keyword_only: None,
                           processes: list[subprocess.Popen[str]],
                           run_cli: Callable[..., Any]) -> None:

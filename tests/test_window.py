@@ -42,7 +42,8 @@ def daily_text(root: Path) -> str:
     return "\n".join(p.read_text("utf-8") for p in sorted((root / "memory").glob("*.md")))
 
 
-@pytest.mark.parametrize("budget", [64, 100, 250, 600, 2000])
+@pytest.mark.parametrize("budget", [64, 100, pytest.param(250, marks=pytest.mark.slow),
+                                    pytest.param(600, marks=pytest.mark.slow), 2000])
 def test_the_window_never_exceeds_its_budget(vault_dir: Path, budget: int) -> None:
     counter = load_counter()
     with Vault(vault_dir) as vault:
@@ -151,7 +152,8 @@ def test_an_unusable_model_summary_falls_back_offline(vault_dir: Path,
     assert any("summarised offline" in w for w in window.warnings)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(
+    "seed", [0, 1, *(pytest.param(s, marks=pytest.mark.slow) for s in range(2, 6))])
 def test_random_conversations_stay_within_budget(vault_dir: Path, seed: int) -> None:
     rng = random.Random(seed)
     budget = rng.choice([64, 80, 128, 333, 1000])

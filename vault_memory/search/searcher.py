@@ -482,11 +482,11 @@ class Searcher:
                     units, scores = table.heading.bm25(number, BM25_K1, BM25_B, within)
                     keyword[units] += s.heading_boost * scores
                 for variant, weight, kind in variants.get(term, ()):  # a slip, a short form
-                    number = table.vocab[variant]
-                    own_idf = table.text.idf(number, within)
+                    spelt = table.vocab[variant]
+                    own_idf = table.text.idf(spelt, within)
                     # a rare spelling weighs what the word does (its own idf would be higher)
                     share = weight * (min(1.0, idf[term] / own_idf) if idf[term] else 1.0)
-                    units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
+                    units, scores = table.text.bm25(spelt, BM25_K1, BM25_B, within)
                     keyword[units] += share * scores
                     matched[term][units] = np.maximum(matched[term][units], share)
                     otherwise[kind][units] = True
@@ -736,7 +736,7 @@ class Searcher:
                   ) -> dict[str, list[tuple[str, float, str]]]:
         """Query word -> the vault's other spellings of it, each with its weight and kind:
         typing slips of it, or that it is a slip of ("spelling": `spelling_variants`), and
-        the short forms of a chat ("form": `forms.short_forms`). Names are left to
+        the short forms of a chat ("form": `short_forms`). Names are left to
         `resolve_names`; a word the query holds itself is no variant."""
         if not (s.typo_weight or s.form_weight):
             return {}
