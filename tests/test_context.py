@@ -167,6 +167,7 @@ def test_the_heuristic_takes_over_when_the_tokenizer_cannot_load(
 # -- the budget -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_block_fits_its_budget(vaults: dict[str, Path]) -> None:
     counter = token_counter()
     for name, root in vaults.items():

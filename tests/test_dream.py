@@ -304,6 +304,7 @@ def changed_paths(before: dict, after: dict) -> set[str]:
     return {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
 
 
+@pytest.mark.slow
 def test_offline_dream_on_the_sample_vault(sample_vault: Path, loaded_embedder, tree_state) -> None:
     before = tree_state(sample_vault)
     original = (sample_vault / "MEMORY.md").read_text()

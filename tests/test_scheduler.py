@@ -282,6 +282,7 @@ def test_default_job_is_the_facades_dream(vault_dir: Path, keyword_only: None) -
         assert watcher.scheduler.next_run_at() is not None  # the cron of vault.toml
 
 
+@pytest.mark.slow
 def test_the_scheduled_job_runs_a_real_dream(tmp_path: Path, keyword_only: None,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The watcher's scheduler fires, the facade's dream consolidates sample_vault/ into

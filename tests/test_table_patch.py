@@ -274,8 +274,10 @@ def same_hits(a: list[list[dict[str, Any]]], b: list[list[dict[str, Any]]]) -> b
         for ha, hb in zip(a, b, strict=True))
 
 
-@pytest.mark.parametrize(("seed", "appended_most"), [(4, 4096), (5, 3),
-                                                     pytest.param(6, 0, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(("seed", "appended_most"), [
+    (4, 4096),
+    pytest.param(5, 3, marks=pytest.mark.slow),
+    pytest.param(6, 0, marks=pytest.mark.slow)])
 def test_saved_patches_give_a_rebuilds_hits(indexed_small: Path, seed: int, appended_most: int,
                                             patches: list[int],
                                             monkeypatch: pytest.MonkeyPatch) -> None:

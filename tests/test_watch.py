@@ -287,7 +287,8 @@ def test_ignored_paths_are_not_even_recorded(watched: tuple[Path, Watcher],
     assert watcher.report.paths - before == 1
 
 
-@pytest.mark.parametrize("count", [300, pytest.param(2000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("count", [pytest.param(300, marks=pytest.mark.slow),
+                                   pytest.param(2000, marks=pytest.mark.slow)])
 def test_burst_of_files(watched: tuple[Path, Watcher], tmp_path: Path, count: int) -> None:
     root, watcher = watched
     started = time.monotonic()
