@@ -42,10 +42,16 @@ def modules() -> dict[str, Path]:
     return found
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per test run (the tests only read it)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def runtime_imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The modules of the package that `name` imports when it runs (function bodies included,
     `if TYPE_CHECKING:` blocks not)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     hidden: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -176,7 +182,7 @@ def test_other_packages_import_a_subpackage_only_through_its_init() -> None:
     subpackages = {name.split(".")[1] for name in modules() if name.count(".") >= 2}
     reaching_in = []
     for name, path in modules().items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
         for node in ast.walk(tree):
             if not isinstance(node, ast.ImportFrom) or not node.level or not node.module:
