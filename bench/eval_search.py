@@ -57,17 +57,15 @@ class InProcess:
         return [h.to_dict() for h in hits]
 
 
-_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-_KEY_AT = {key: (r, c) for r, row in enumerate(_ROWS) for c, key in enumerate(row)}
 _TURN = re.compile(r"^(- \*\*[^*]+\*\*: )(.*)$")
 _WORD = re.compile(r"[a-z]{5,}")
 
 
 def _neighbour(key: str, rnd: random.Random) -> str:
-    r, c = _KEY_AT.get(key, (1, 0))
-    near = [k for k, (r2, c2) in _KEY_AT.items() if k != key and abs(r2 - r) <= 1
-            and abs(c2 - c) <= 1]
-    return rnd.choice(near)
+    """A key next to `key` on the keyboard the search's slip rule knows, in keyboard order."""
+    from vault_memory.search.spelling import KEY_ROWS, NEAR_KEYS
+
+    return rnd.choice([k for k in "".join(KEY_ROWS) if k in NEAR_KEYS[key]])
 
 
 def slip(word: str, rnd: random.Random) -> str:

@@ -229,8 +229,11 @@ def test_a_typing_slip_in_a_chat_is_found_by_the_word_it_meant(vault_dir: Path) 
 
 def test_a_misspelt_query_word_finds_the_vaults_spelling(vault_dir: Path) -> None:
     vault = configure(chat_vault(vault_dir, SLIPS), coalesce_depth=0)
-    hits = vault.search("resturant ramen", mode="keyword", limit=3, fresh=False)
-    assert "restuarant on 5th" in hits[0].text  # the query's slip and the chat's: one edit
+    hits = vault.search("resturant", mode="keyword", limit=3, fresh=False)
+    # the query's slip and the chat's: one edit apart, and only the lever finds it
+    assert "restuarant on 5th" in hits[0].text and hits[0].scores["spelling"] == 1.0
+    assert not configure(vault, typo_weight=0.0).search("resturant", mode="keyword", limit=3,
+                                                        fresh=False)
 
 
 def test_a_common_word_one_letter_away_is_another_word(vault_dir: Path) -> None:

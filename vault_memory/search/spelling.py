@@ -33,24 +33,24 @@ log = logging.getLogger("vault_memory")
 TYPO_MIN_LETTERS = 5  # shorter words are one slip from too many others ("cat", "car", "cap")
 TYPO_RARE = 3  # a vault word this rare, one slip from a query word, reads as a slip of it...
 TYPO_RATIO = 10  # ...as does one the query word outnumbers this many times ("definately")
-_KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 _VOWELS = frozenset("aeiouy")
 
 
 def _keyboard() -> dict[str, frozenset[str]]:
-    at = {key: (r, c) for r, row in enumerate(_KEY_ROWS) for c, key in enumerate(row)}
+    at = {key: (r, c) for r, row in enumerate(KEY_ROWS) for c, key in enumerate(row)}
     return {key: frozenset(k for k, (r2, c2) in at.items()
                            if k != key and abs(r2 - r) <= 1 and abs(c2 - c) <= 1)
             for key, (r, c) in at.items()}
 
 
-_NEAR = _keyboard()  # the keys around each key of a QWERTY keyboard
+NEAR_KEYS = _keyboard()  # the keys around each key of a QWERTY keyboard (rows, diagonals)
 
 
 def _struck(letter: str) -> frozenset[str]:
     """The letters a finger meaning `letter` strikes instead: a key next to it, or another
     vowel (a sound spelt otherwise: "definately", "seperate")."""
-    near = _NEAR.get(letter, frozenset())
+    near = NEAR_KEYS.get(letter, frozenset())
     return near | (_VOWELS - {letter}) if letter in _VOWELS else near
 
 
@@ -65,7 +65,7 @@ def slips_of(word: str) -> frozenset[str]:
     found.update(a + c + b[1:] for a, b in splits if b for c in _struck(b[0]))
     for a, b in splits:
         beside = {x for x in (a[-1:], b[:1]) if x}
-        for c in beside.union(*(_NEAR.get(x, frozenset()) for x in beside)):
+        for c in beside.union(*(NEAR_KEYS.get(x, frozenset()) for x in beside)):
             found.add(a + c + b)
     found.discard(word)
     return frozenset(found)
@@ -79,8 +79,8 @@ def meant_by(slip: str) -> frozenset[str]:
     found.update(a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1)
     found.update(a + c + b[1:] for a, b in splits if b for c in _struck(b[0]))
     for a, b in splits:  # a letter struck as well as one beside it: dropped again
-        if b and ({b[0]} & ({a[-1:], b[1:2]} | _NEAR.get(a[-1:], frozenset())
-                             | _NEAR.get(b[1:2], frozenset()))):
+        if b and ({b[0]} & ({a[-1:], b[1:2]} | NEAR_KEYS.get(a[-1:], frozenset())
+                             | NEAR_KEYS.get(b[1:2], frozenset()))):
             found.add(a + b[1:])
     found.discard(slip)
     return frozenset(found)
