@@ -6,12 +6,18 @@ process per question, as the issue asks for the final figures).
     python bench/eval_search.py                    # in-process, all five conversations
     python bench/eval_search.py --cli              # the scorer drives `vault search --json`
     python bench/eval_search.py --typos 0.1        # the same questions over turns with typos
+    python bench/eval_search.py --stretch 0.1      # ...over turns with words stretched
 
 `--typos P`: a copy of the vaults in which each word of five letters or more of a turn (its
 speaker's label and capitalised words left alone) has one typing slip with probability P: a
 neighbouring key struck instead or as well, a letter dropped, two letters swapped. People
 type so in chats; LoCoMo's turns were written by a model and have none. The lines keep their
 numbers, so the questions' evidence holds.
+
+`--stretch P`: a copy in which each lower-case word of three letters or more of a turn is
+stretched for emphasis with probability P, as people type in chats ("loveee", "sooo",
+"goooood"): its last vowel or its last letter typed three to five times in all. The slips of
+`--typos` come first when both are given.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -81,26 +88,48 @@ def slip(word: str, rnd: random.Random) -> str:
     return word[:i] + _neighbour(word[i], rnd) + word[i:]  # a neighbouring key as well
 
 
-def typo_copy(root: Path, share: float, seed: int) -> Path:
-    """A copy of the benchmark's vaults with typing slips in the turns (module docstring)."""
-    out = root.with_name(f"{root.name}-typos{share:g}-seed{seed}")
+def stretch(word: str, rnd: random.Random) -> str:
+    """`word` stretched: its last vowel (or, half the time, its last letter) typed three to
+    five times."""
+    vowels = [i for i, c in enumerate(word) if c in "aeiouy"]
+    i = len(word) - 1 if rnd.random() < 0.5 or not vowels else vowels[-1]
+    return word[:i] + word[i] * rnd.randint(3, 5) + word[i + 1:]
+
+
+_LOWER = re.compile(r"(?<![A-Za-z])[a-z]{3,}(?![A-Za-z])")
+
+
+def changed_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
+    """A copy of the benchmark's vaults, named `name`, with each turn's text changed."""
+    out = root.with_name(f"{root.name}-{name}")
     if (out / "manifest.json").exists():
         return out
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(root, tmp, ignore=shutil.ignore_patterns(".vault"))
-    rnd = random.Random(seed)
     for log in sorted(tmp.glob("conv-*/vault/memory/*.md")):
         lines = log.read_text(encoding="utf-8").split("\n")
         for n, line in enumerate(lines):
             turn = _TURN.match(line)
             if turn:
-                said = _WORD.sub(lambda m: slip(m[0], rnd) if rnd.random() < share else m[0],
-                                 turn[2])
-                lines[n] = turn[1] + said
+                lines[n] = turn[1] + change(turn[2])
         log.write_text("\n".join(lines), encoding="utf-8")
     tmp.rename(out)
     return out
+
+
+def stretch_copy(root: Path, share: float, seed: int) -> Path:
+    """A copy of the benchmark's vaults with stretched words in the turns (module docstring)."""
+    rnd = random.Random(seed)
+    return changed_copy(root, f"stretch{share:g}-seed{seed}", lambda said: _LOWER.sub(
+        lambda m: stretch(m[0], rnd) if rnd.random() < share else m[0], said))
+
+
+def typo_copy(root: Path, share: float, seed: int) -> Path:
+    """A copy of the benchmark's vaults with typing slips in the turns (module docstring)."""
+    rnd = random.Random(seed)
+    return changed_copy(root, f"typos{share:g}-seed{seed}", lambda said: _WORD.sub(
+        lambda m: slip(m[0], rnd) if rnd.random() < share else m[0], said))
 
 
 def main() -> None:
@@ -118,7 +147,9 @@ def main() -> None:
     parser.add_argument("--cli", action="store_true", help="score `vault search --json` processes")
     parser.add_argument("--typos", type=float, default=0.0, metavar="P",
                         help="score a copy whose turns have typing slips (module docstring)")
-    parser.add_argument("--seed", type=int, default=1, help="--typos: the slips' seed")
+    parser.add_argument("--stretch", type=float, default=0.0, metavar="P",
+                        help="score a copy whose turns have stretched words (module docstring)")
+    parser.add_argument("--seed", type=int, default=1, help="--typos, --stretch: the seed")
     parser.add_argument(
         "--set",
         action="append",
@@ -142,6 +173,9 @@ def main() -> None:
     if args.typos:
         args.root = typo_copy(args.root, args.typos, args.seed)
         print(f"typing slips in {args.typos:.0%} of the longer words: {args.root}")
+    if args.stretch:
+        args.root = stretch_copy(args.root, args.stretch, args.seed)
+        print(f"{args.stretch:.0%} of the lower-case words stretched: {args.root}")
     if args.cli:
         for vault in sorted(args.root.glob("conv-*/vault")):  # index first, timed apart
             subprocess.run(

@@ -16,6 +16,11 @@ from vault_memory.search.spelling import (
     short_forms,
     slips_of,
     spelling_variants,
+    stretch_key,
+    stretched_as,
+    stretched_lines,
+    stretched_terms,
+    stretched_variants,
 )
 
 from .test_search_subjects import configure
@@ -342,3 +347,73 @@ def test_without_the_word_list_no_word_is_taken_for_a_slip(
         assert "typing slips are not matched: gone.txt cannot be read" in caplog.text
     finally:
         spelling.known_stems.cache_clear()
+
+
+STRETCHED = """\
+# 2023-11-04
+
+## 22:40 — session 9
+
+- **Ria**: omg i loooove the new climbing gym!!
+- **Sam**: which one
+- **Ria**: the one by the river, the walls are sooo goooood
+- **Sam**: we should try the pottery place too, I love clay
+- **Ria**: yesss
+"""
+
+
+def test_a_stretched_word_in_a_chat_is_found_by_the_word(vault_dir: Path) -> None:
+    """"loooove", "goooood" (issue 20, real chats): a word stretched for emphasis is found by
+    the word, and the other way round; `form` in --explain says why."""
+    vault = configure(chat_vault(vault_dir, STRETCHED), coalesce_depth=0)
+    query = "What does Ria love?"
+    hit = vault.search(query, mode="keyword", limit=1, fresh=False)[0]
+    assert "loooove the new climbing gym" in hit.text and hit.scores["form"] == 1.0
+    off = configure(vault, form_weight=0.0).search(query, mode="keyword", limit=1,
+                                                   fresh=False)[0]
+    assert "loooove" not in off.text  # without the rule: Sam's "I love clay"
+    good = configure(vault, form_weight=1.0).search("are the walls good", mode="keyword",
+                                                    limit=1, fresh=False)[0]
+    assert "sooo goooood" in good.text and good.scores["form"] == 1.0
+    typed = vault.search("clay, loooove", mode="keyword", limit=3, fresh=False)
+    assert any("I love clay" in h.text and h.scores["form"] for h in typed)  # and back
+    assert not any(h.scores["form"] for h in vault.search("a god", mode="keyword", limit=3,
+                                                          fresh=False))  # "good", not "god"
+
+
+def test_stretched_words_read_as_the_words_they_stretch() -> None:
+    from vault_memory.index import terms_of
+
+    def term(word: str) -> str:
+        (found,) = terms_of(word)
+        return found
+
+    assert stretched_as(term("goooood")) == "good"  # a run cut to two, a known word first
+    assert stretched_as(term("loveee")) == term("love")  # cut to one
+    assert stretched_as(term("happyyyy")) == term("happy")  # the stemmer's final "i"
+    assert stretched_as(term("cuteee")) == term("cute")  # "cutee": the stemmer took one "e"
+    assert stretch_key(term("funnn")) == stretch_key(term("fun"))  # too short to be known
+    assert stretched_as(term("loooove")) == "love"  # "loooov": the stemmer took the "e"
+    assert stretched_as(term("boooring")) == term("boring")  # "booor" / "bore"
+    assert stretch_key(term("yaaay")) == stretch_key(term("yay"))  # "yaaai" / "yai"
+    assert stretched_as(term("coffee")) is None and stretched_as(term("free")) is None
+    vocabulary = "\n".join(sorted({term(w) for w in (
+        "apple", "coffee", "free", "goooood", "good", "funnn", "loveee", "loooove", "matt")}))
+    lines = stretched_lines(vocabulary.encode())
+    assert set(lines) == {term("goooood"), term("funnn"), term("loveee"), term("loooove"),
+                          "free"}  # a final doubled vowel: looked at, and a known word
+    found = stretched_terms(lines)
+    assert "free" not in {t for terms in (*found[0].values(), *found[1].values())
+                          for t in terms}
+    held = set(vocabulary.split("\n"))
+
+    def count(word: str) -> int:
+        return int(word in held)
+
+    assert stretched_variants("good", found, count) == [term("goooood")]
+    assert stretched_variants("god", found, count) == []
+    assert set(stretched_variants("love", found, count)) == {term("loveee"), term("loooove")}
+    assert stretched_variants("fun", found, count) == [term("funnn")]
+    assert stretched_variants(term("goooood"), found, count) == ["good"]  # a stretched query
+    assert stretched_variants("coffe", found, count) == []
+    assert stretched_lines(b"") == [] and stretched_lines(b"aaa") == ["aaa"]

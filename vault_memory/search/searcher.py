@@ -45,7 +45,14 @@ from .ranking import (
     window_sums,
 )
 from .served import ServerCandidates
-from .spelling import is_word, short_forms, spelling_variants
+from .spelling import (
+    is_word,
+    short_forms,
+    spelling_variants,
+    stretched_lines,
+    stretched_terms,
+    stretched_variants,
+)
 from .supersede import order_superseded
 from .table import TABLE_FORMAT, Restriction, UnitTable
 
@@ -196,6 +203,7 @@ class Searcher:
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
+        self._stretched: tuple[UnitTable, Any] | None = None  # `stretched_terms` of a table
         self._labels_set: tuple[list[str], set[str]] | None = None
         self._names: tuple[UnitTable, dict[Any, Any]] | None = None
         self.saves = True  # False: the unit table is never written to `.vault/` from here
@@ -736,7 +744,8 @@ class Searcher:
                   ) -> dict[str, list[tuple[str, float, str]]]:
         """Query word -> the vault's other spellings of it, each with its weight and kind:
         typing slips of it, or that it is a slip of ("spelling": `spelling_variants`), and
-        the short forms of a chat ("form": `short_forms`). Names are left to
+        the short forms of a chat and its words stretched for emphasis ("form":
+        `short_forms`, `stretched_variants`). Names are left to
         `resolve_names`; a word the query holds itself is no variant."""
         if not (s.typo_weight or s.form_weight):
             return {}
@@ -753,6 +762,10 @@ class Searcher:
                 continue
             variants = [(v, s.form_weight, "form") for v in short_forms(term)
                         if s.form_weight and frequency(v)]
+            if s.form_weight:  # "loveee", "goooood" for "love", "good", and the other way
+                variants += [(v, s.form_weight, "form")
+                             for v in stretched_variants(term, self._stretched_terms(table),
+                                                         frequency)]
             if s.typo_weight:
                 variants += [(v, s.typo_weight, "spelling")
                              for v in spelling_variants(term, frequency, is_word)]
@@ -792,6 +805,12 @@ class Searcher:
             told &= np.isin(table.ids, np.array(
                 self.index.store.unit_ids_where(**rest.conditions()), dtype=np.int64))
         return told if told.any() else None
+
+    def _stretched_terms(self, table: UnitTable) -> Any:
+        """The `stretched_terms` of the table's vocabulary, read once per table."""
+        if self._stretched is None or self._stretched[0] is not table:
+            self._stretched = (table, stretched_terms(stretched_lines(table.arrays["vocab"])))
+        return self._stretched[1]
 
     def label_terms(self, table: UnitTable) -> list[str]:
         """The analyzed terms of the vault's lead-in labels (speakers, people, field names),
