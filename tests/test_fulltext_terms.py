@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from vault_memory.index.fulltext import analyzer
-from vault_memory.index.words import fold, has_cjk, stop_words, terms_of
+from vault_memory.index.words import (
+    fold,
+    has_cjk,
+    name_pictographs,
+    pictograph_words,
+    stop_words,
+    terms_of,
+)
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 
@@ -29,10 +36,11 @@ def whoosh_terms(text: str) -> list[str]:
 
 
 def reference_terms(text: str) -> list[str]:
-    """Whoosh's StemmingAnalyzer on the folded text."""
+    """Whoosh's StemmingAnalyzer on the folded text, its pictographs written as words."""
     from whoosh.analysis import StemmingAnalyzer
 
-    return [t.text for t in StemmingAnalyzer(stoplist=stop_words(), minsize=1)(fold(text))]
+    return [t.text for t in StemmingAnalyzer(stoplist=stop_words(), minsize=1)(
+        name_pictographs(fold(text)))]
 
 
 @pytest.mark.parametrize("text", TRICKY)
@@ -64,3 +72,18 @@ def test_every_line_of_the_sample_vault() -> None:
     for line in lines:
         assert terms_of(line) == whoosh_terms(line), line
         assert terms_of(line) == reference_terms(line), line
+
+
+def test_pictographs_stand_for_the_words_of_their_names() -> None:
+    """A chat's "got a 🐶!!" is found by "dog"; faces, skin tones and gestures say how, not
+    what, and give nothing."""
+    assert terms_of("got a 🐶 today!!") == ["got", "dog", "todai"]
+    assert terms_of("happy bday 🎂") == ["happi", "bdai", "birthdai", "cake"]
+    assert terms_of("I ❤️ NY") == ["heart", "love", "ny"]  # the emoji presentation selector
+    assert terms_of("⚽ tonight ✈️") == ["soccer", "ball", "tonight", "airplan"]
+    assert terms_of("lol 😂😭🙏 🤣 👍🏽 👋") == ["lol"]
+    assert terms_of("🐱") == ["cat"]  # an animal's face is the animal
+    assert terms_of("family 👨‍👩‍👧") == ["famili", "man", "woman", "girl"]  # joined: each
+    assert pictograph_words("🥑") == " avocado " and pictograph_words("😂") == " "
+    assert name_pictographs("plain ascii :)") == "plain ascii :)"
+    assert terms_of("café ☕") == terms_of("cafe hot beverage")

@@ -166,3 +166,39 @@ def test_an_old_index_of_ascii_text_is_not_indexed_again(vault_dir: Path,
         report = vault.index()
     assert report.modified == 0
     assert _index_meta(vault_dir, "analyzer") == str(ANALYZER)
+
+
+# -- emoji (analyzer 3) ------------------------------------------------------------------------
+
+
+def test_a_chat_line_with_an_emoji_is_found_by_the_word_it_stands_for(
+    vault_dir: Path, loaded_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """"got a 🐶 today!!" (issue 20, real chats): found by "dog", keyword and hybrid; an
+    index of analyzer 2 (emoji left out) gets the words of those files again, and keeps
+    their vectors."""
+    import vault_memory.index.words as words_module
+
+    (vault_dir / "memory" / "2023-05-08.md").write_text(
+        "# 2023-05-08\n\n## 20:01 — session 3\n\n"
+        "- **Ria**: guess who got a 🐶 today!!\n"
+        "- **Sam**: omg no way\n"
+        "- **Ria**: and we had 🍕 for dinner to celebrate\n"
+        "- **Sam**: I walked past the shelter on Main Street yesterday\n", "utf-8")
+    with monkeypatch.context() as before:  # the analyzer of the version before: no emoji
+        before.setattr(words_module, "name_pictographs", lambda text: text)
+        with Vault(vault_dir) as vault:
+            first = vault.index()
+            assert first.units_embedded == first.units > 0
+            assert found_first(vault, "dog") == []
+    conn = sqlite3.connect(vault_dir / ".vault" / "index.sqlite")
+    with conn:
+        conn.execute("UPDATE meta SET value='2' WHERE key='analyzer'")
+    conn.close()
+    with Vault(vault_dir) as vault:
+        report = vault.index()
+        assert (report.modified, report.units_embedded) == (1, 0)  # words again, no vectors
+        assert "got a 🐶" in vault.search("Did Ria get a dog?", mode="keyword", limit=1)[0].text
+        hit = vault.search("What did they eat? pizza", limit=1)[0]
+        assert "🍕 for dinner" in hit.text
+    assert _index_meta(vault_dir, "analyzer") == str(ANALYZER) == "3"

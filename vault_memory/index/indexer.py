@@ -908,9 +908,10 @@ class Index:
         if paths is None:
             return
         if paths:
-            log.warning("keyword search now folds accents and splits Chinese, Japanese and "
-                        "Korean into character pairs: indexing the words of %d files again.",
-                        len(paths))
+            log.warning("keyword search now folds accents, splits Chinese, Japanese and "
+                        "Korean into character pairs and reads emoji as words: indexing the "
+                        "words of %d %s again.", len(paths),
+                        "file" if len(paths) == 1 else "files")
         with self.store.transaction() as conn:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "analyzer", ANALYZER)

@@ -14,6 +14,12 @@ Matching folds what a reader would not tell apart: compatibility and width varia
 (café = cafe, Ёлка = елка); the marks of other scripts (Japanese voicing: が is not か,
 Devanagari vowel signs) are kept, and stay inside their word.
 
+Emoji and pictographs stand for the words of their Unicode names (🐶 DOG FACE -> dog, 🎂
+BIRTHDAY CAKE -> birthday cake, ⚽ SOCCER BALL -> soccer ball; a heart also for "love"), as
+people type them for things in chats ("got a 🐶!!"), without words that name no thing (face,
+sign, black, heavy). Faces and gestures (😂 😭 🙏, the emoticons block, and the faces of the
+other blocks) say how something was said, not what: they stay out, as before.
+
 Text that is all ASCII takes the same path as before this module (nothing to fold): the
 keyword index of an English vault is unchanged by it.
 """
@@ -28,7 +34,7 @@ from typing import Any
 
 #: Recorded in the index (meta `analyzer`): bump when `words` changes what a text gives, and
 #: the files whose words differ are indexed again (their vectors are kept).
-ANALYZER = 2  # 1: Whoosh's RegexTokenizer and lower-case; 2: folding and CJK pairs
+ANALYZER = 3  # 1: Whoosh's RegexTokenizer and lower-case; 2: folding and CJK pairs; 3: emoji
 
 #: Whoosh's RegexTokenizer default: runs of word characters, dots inside (v2.1, e.g).
 ASCII_TOKEN = re.compile(r"[\w\*]+(\.?[\w\*]+)*")
@@ -87,6 +93,49 @@ def _token() -> re.Pattern[str]:
     return re.compile(f"[\\w\\*]{inside}*(?:\\.[\\w\\*]{inside}*)*")
 
 
+#: The blocks of pictographs people type for things: miscellaneous symbols and dingbats (☀ ☕
+#: ⚽ ✈ ❤), stars, symbols and pictographs (🌊 🍕 🎂 🐶), transport (🚗), and the supplemental
+#: and extended pictographs (🥑 🦄 🧁). Not the emoticons block (😂 🙏: faces and gestures).
+_PICTOGRAPHS = "\u2600-\u27bf\u2b50-\u2b55\U0001f300-\U0001f5ff\U0001f680-\U0001f6ff" \
+    "\U0001f900-\U0001faff"
+_ANIMAL_FACES = (0x1F300, 0x1F5FF)  # where a name's FACE is an animal's (DOG FACE, CAT FACE)
+#: Inside those blocks, what qualifies how a thing is said: skin tones (🏽) and the hands'
+#: gestures (👍 👏 👋)
+_QUALIFIERS = ((0x1F3FB, 0x1F3FF), (0x1F446, 0x1F450))
+#: Words of pictographs' names that name no thing
+_NAME_NOISE = frozenset({"sign", "symbol", "black", "white", "heavy", "large", "medium",
+                         "small", "face", "with", "mark", "emoji"})
+
+
+@functools.cache
+def _pictograph() -> re.Pattern[str]:
+    return re.compile(f"[{_PICTOGRAPHS}]")
+
+
+@functools.lru_cache(maxsize=4096)
+def pictograph_words(char: str) -> str:
+    """The words a pictograph stands for, from its Unicode name, spaced apart (" dog ",
+    " birthday cake ", " heart love "), or " " for a face (😂 is in no block named here; 🤣
+    ROLLING ON THE FLOOR LAUGHING is a face too), a skin tone, a hand's gesture and a
+    character without a name."""
+    name, code = unicodedata.name(char, ""), ord(char)
+    if not name or ("FACE" in name.split() and not _ANIMAL_FACES[0] <= code
+                    <= _ANIMAL_FACES[1]) or "LAUGHING" in name.split() \
+            or any(low <= code <= high for low, high in _QUALIFIERS):
+        return " "
+    found = [w for w in name.lower().replace("-", " ").split() if w not in _NAME_NOISE]
+    if "heart" in found or "hearts" in found:
+        found.append("love")
+    return f" {' '.join(found)} "
+
+
+def name_pictographs(text: str) -> str:
+    """`text` (folded) with each pictograph written as the words it stands for."""
+    if text.isascii():
+        return text
+    return _pictograph().sub(lambda match: pictograph_words(match.group()), text)
+
+
 def fold(text: str) -> str:
     """`text` as matching sees it: compatibility forms unified (NFKC), case folded, Latin,
     Greek and Cyrillic accents dropped. ASCII text is only lower-cased."""
@@ -114,7 +163,7 @@ def words(text: str, query: bool = False) -> Iterator[str]:
             yield match.group().lower()
         return
     cjk_run, cjk = _cjk_patterns()
-    for match in _token().finditer(fold(text)):
+    for match in _token().finditer(name_pictographs(fold(text))):
         word = match.group()
         if not cjk.search(word):
             yield word
