@@ -330,6 +330,7 @@ def test_short_forms_pair_both_ways_as_the_index_analyses_them() -> None:
     assert bday in short_forms(birthday) and birthday in short_forms(bday)
     assert terms_of("pictures")[0] in short_forms(terms_of("pics")[0])
     assert short_forms(terms_of("concert")[0]) == ()
+    assert "mom" in short_forms("mother") and "father" in short_forms("dad")  # "my mom"
 
 
 def test_without_the_word_list_no_word_is_taken_for_a_slip(

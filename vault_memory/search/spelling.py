@@ -157,6 +157,8 @@ GROUPS: tuple[tuple[str, ...], ...] = (
     ("family", "fam"),
     ("brother", "bro"),
     ("sister", "sis"),
+    ("mother", "mom", "mum", "mommy", "mummy", "mama"),
+    ("father", "dad", "daddy", "papa"),
     ("grandmother", "grandma", "granny", "nana"),
     ("grandfather", "grandpa", "gramps"),
     ("picture", "pic", "pix"),
