@@ -7,6 +7,7 @@ process per question, as the issue asks for the final figures).
     python bench/eval_search.py --cli              # the scorer drives `vault search --json`
     python bench/eval_search.py --typos 0.1        # the same questions over turns with typos
     python bench/eval_search.py --stretch 0.1      # ...over turns with words stretched
+    python bench/eval_search.py --split            # ...over turns sent sentence by sentence
 
 `--typos P`: a copy of the vaults in which each word of five letters or more of a turn (its
 speaker's label and capitalised words left alone) has one typing slip with probability P: a
@@ -18,6 +19,12 @@ numbers, so the questions' evidence holds.
 stretched for emphasis with probability P, as people type in chats ("loveee", "sooo",
 "goooood"): its last vowel or its last letter typed three to five times in all. The slips of
 `--typos` come first when both are given.
+
+`--split`: a copy in which each turn is sent as several messages, one a sentence (a photo's
+caption with the sentence before it), each its own line under the speaker's label, and half of
+them (by `--seed`) without their closing full stop, as people write in chat apps. A turn of a
+question's evidence is its longest message now (the one that says most; a turn's "Thanks!"
+would be no evidence of anything), so finding a turn's other lines scores nothing of itself.
 """
 
 from __future__ import annotations
@@ -125,6 +132,59 @@ def stretch_copy(root: Path, share: float, seed: int) -> Path:
         lambda m: stretch(m[0], rnd) if rnd.random() < share else m[0], said))
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
+
+
+def split_copy(root: Path, seed: int) -> Path:
+    """A copy of the benchmark's vaults whose turns are sent sentence by sentence, the
+    questions' evidence moved to the lines of their turns (module docstring)."""
+    import json
+
+    out = root.with_name(f"{root.name}-split2-seed{seed}")
+    if (out / "manifest.json").exists():
+        return out
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(root, tmp, ignore=shutil.ignore_patterns(".vault"))
+    rnd = random.Random(seed)
+    for conv in sorted(tmp.glob("conv-*")):
+        moved: dict[tuple[str, int], list[int]] = {}  # (path, old line) -> its new lines
+        for log in sorted((conv / "vault").glob("memory/*.md")):
+            path = log.relative_to(conv / "vault").as_posix()
+            lines: list[str] = []
+            for number, line in enumerate(log.read_text(encoding="utf-8").split("\n"), 1):
+                turn = _TURN.match(line)
+                pieces = [line] if not turn else [
+                    p for p in _SENTENCE_END.split(turn[2]) if p.strip()]
+                merged: list[str] = []
+                for piece in pieces:  # a caption stays with what it shows
+                    if merged and piece.startswith("("):
+                        merged[-1] += " " + piece
+                    else:
+                        merged.append(piece)
+                start = len(lines) + 1
+                for piece in merged or [""]:
+                    if turn and piece.endswith(".") and rnd.random() < 0.5:
+                        piece = piece[:-1]
+                    lines.append(turn[1] + piece if turn else piece)
+                moved[path, number] = sorted(range(start, len(lines) + 1),
+                                             key=lambda n: -len(lines[n - 1]))
+            log.write_text("\n".join(lines), encoding="utf-8")
+        questions = []
+        for row in (conv / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+            question = json.loads(row)
+            evidence = []
+            for item in question["evidence"]:
+                longest = moved[item["path"], item["line"]][0]
+                first = min(moved[item["path"], item["session_lines"][0]])
+                last = max(moved[item["path"], item["session_lines"][1]])
+                evidence.append({**item, "line": longest, "session_lines": [first, last]})
+            questions.append(json.dumps({**question, "evidence": evidence}))
+        (conv / "questions.jsonl").write_text("\n".join(questions) + "\n", encoding="utf-8")
+    tmp.rename(out)
+    return out
+
+
 def typo_copy(root: Path, share: float, seed: int) -> Path:
     """A copy of the benchmark's vaults with typing slips in the turns (module docstring)."""
     rnd = random.Random(seed)
@@ -149,7 +209,9 @@ def main() -> None:
                         help="score a copy whose turns have typing slips (module docstring)")
     parser.add_argument("--stretch", type=float, default=0.0, metavar="P",
                         help="score a copy whose turns have stretched words (module docstring)")
-    parser.add_argument("--seed", type=int, default=1, help="--typos, --stretch: the seed")
+    parser.add_argument("--split", action="store_true",
+                        help="score a copy whose turns are sent sentence by sentence")
+    parser.add_argument("--seed", type=int, default=1, help="--typos, --stretch, --split: seed")
     parser.add_argument(
         "--set",
         action="append",
@@ -173,6 +235,9 @@ def main() -> None:
     if args.typos:
         args.root = typo_copy(args.root, args.typos, args.seed)
         print(f"typing slips in {args.typos:.0%} of the longer words: {args.root}")
+    if args.split:
+        args.root = split_copy(args.root, args.seed)
+        print(f"turns sent sentence by sentence: {args.root}")
     if args.stretch:
         args.root = stretch_copy(args.root, args.stretch, args.seed)
         print(f"{args.stretch:.0%} of the lower-case words stretched: {args.root}")
