@@ -106,23 +106,32 @@ def stretch(word: str, rnd: random.Random) -> str:
 _LOWER = re.compile(r"(?<![A-Za-z])[a-z]{3,}(?![A-Za-z])")
 
 
-def changed_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
-    """A copy of the benchmark's vaults, named `name`, with each turn's text changed."""
+def copy_once(root: Path, name: str, fill: Callable[[Path], None]) -> Path:
+    """The copy of the benchmark's vaults named `name` beside `root`, made once: the vaults
+    (their caches left out) copied and changed by `fill(copy)`."""
     out = root.with_name(f"{root.name}-{name}")
     if (out / "manifest.json").exists():
         return out
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(root, tmp, ignore=shutil.ignore_patterns(".vault"))
-    for log in sorted(tmp.glob("conv-*/vault/memory/*.md")):
-        lines = log.read_text(encoding="utf-8").split("\n")
-        for n, line in enumerate(lines):
-            turn = _TURN.match(line)
-            if turn:
-                lines[n] = turn[1] + change(turn[2])
-        log.write_text("\n".join(lines), encoding="utf-8")
+    fill(tmp)
     tmp.rename(out)
     return out
+
+
+def changed_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
+    """A copy of the benchmark's vaults, named `name`, with each turn's text changed."""
+    def fill(copy: Path) -> None:
+        for log in sorted(copy.glob("conv-*/vault/memory/*.md")):
+            lines = log.read_text(encoding="utf-8").split("\n")
+            for n, line in enumerate(lines):
+                turn = _TURN.match(line)
+                if turn:
+                    lines[n] = turn[1] + change(turn[2])
+            log.write_text("\n".join(lines), encoding="utf-8")
+
+    return copy_once(root, name, fill)
 
 
 def stretch_copy(root: Path, share: float, seed: int) -> Path:
@@ -136,53 +145,54 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
 
 
 def split_copy(root: Path, seed: int) -> Path:
-    """A copy of the benchmark's vaults whose turns are sent sentence by sentence, the
-    questions' evidence moved to the lines of their turns (module docstring)."""
+    """A copy of the benchmark's vaults whose turns are sent sentence by sentence, each turn
+    of the questions' evidence moved to its longest message (module docstring)."""
     import json
 
-    out = root.with_name(f"{root.name}-split2-seed{seed}")
-    if (out / "manifest.json").exists():
-        return out
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(root, tmp, ignore=shutil.ignore_patterns(".vault"))
     rnd = random.Random(seed)
-    for conv in sorted(tmp.glob("conv-*")):
-        moved: dict[tuple[str, int], list[int]] = {}  # (path, old line) -> its new lines
-        for log in sorted((conv / "vault").glob("memory/*.md")):
-            path = log.relative_to(conv / "vault").as_posix()
-            lines: list[str] = []
-            for number, line in enumerate(log.read_text(encoding="utf-8").split("\n"), 1):
-                turn = _TURN.match(line)
-                pieces = [line] if not turn else [
-                    p for p in _SENTENCE_END.split(turn[2]) if p.strip()]
-                merged: list[str] = []
-                for piece in pieces:  # a caption stays with what it shows
-                    if merged and piece.startswith("("):
-                        merged[-1] += " " + piece
-                    else:
-                        merged.append(piece)
-                start = len(lines) + 1
-                for piece in merged or [""]:
-                    if turn and piece.endswith(".") and rnd.random() < 0.5:
-                        piece = piece[:-1]
-                    lines.append(turn[1] + piece if turn else piece)
-                moved[path, number] = sorted(range(start, len(lines) + 1),
-                                             key=lambda n: -len(lines[n - 1]))
-            log.write_text("\n".join(lines), encoding="utf-8")
-        questions = []
-        for row in (conv / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-            question = json.loads(row)
-            evidence = []
-            for item in question["evidence"]:
-                longest = moved[item["path"], item["line"]][0]
-                first = min(moved[item["path"], item["session_lines"][0]])
-                last = max(moved[item["path"], item["session_lines"][1]])
-                evidence.append({**item, "line": longest, "session_lines": [first, last]})
-            questions.append(json.dumps({**question, "evidence": evidence}))
-        (conv / "questions.jsonl").write_text("\n".join(questions) + "\n", encoding="utf-8")
-    tmp.rename(out)
-    return out
+
+    def split(log: Path) -> dict[int, list[int]]:
+        """Split the turns of `log`: old line -> its new lines, the longest first."""
+        lines: list[str] = []
+        moved: dict[int, list[int]] = {}
+        for number, line in enumerate(log.read_text(encoding="utf-8").split("\n"), 1):
+            turn = _TURN.match(line)
+            pieces = [line] if not turn else [
+                p for p in _SENTENCE_END.split(turn[2]) if p.strip()]
+            merged: list[str] = []
+            for piece in pieces:  # a caption stays with what it shows
+                if merged and piece.startswith("("):
+                    merged[-1] += " " + piece
+                else:
+                    merged.append(piece)
+            start = len(lines) + 1
+            for piece in merged or [""]:
+                if turn and piece.endswith(".") and rnd.random() < 0.5:
+                    piece = piece[:-1]
+                lines.append(turn[1] + piece if turn else piece)
+            moved[number] = sorted(range(start, len(lines) + 1), key=lambda n: -len(lines[n - 1]))
+        log.write_text("\n".join(lines), encoding="utf-8")
+        return moved
+
+    def fill(copy: Path) -> None:
+        for conv in sorted(copy.glob("conv-*")):
+            vault = conv / "vault"
+            moved = {log.relative_to(vault).as_posix(): split(log)
+                     for log in sorted(vault.glob("memory/*.md"))}
+            questions = []
+            for row in (conv / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+                question = json.loads(row)
+                evidence = []
+                for item in question["evidence"]:
+                    lines = moved[item["path"]]
+                    first, last = item["session_lines"]
+                    evidence.append({**item, "line": lines[item["line"]][0],
+                                     "session_lines": [min(lines[first]), max(lines[last])]})
+                questions.append(json.dumps({**question, "evidence": evidence}))
+            (conv / "questions.jsonl").write_text("\n".join(questions) + "\n",
+                                                  encoding="utf-8")
+
+    return copy_once(root, f"split-seed{seed}", fill)
 
 
 def typo_copy(root: Path, share: float, seed: int) -> Path:
