@@ -46,6 +46,7 @@ from .ranking import (
 )
 from .served import ServerCandidates
 from .spelling import (
+    Stretched,
     is_word,
     short_forms,
     spelling_variants,
@@ -203,7 +204,7 @@ class Searcher:
         self._hidden: dict[tuple[str, ...], np.ndarray] = {}  # kinds -> unit ids, per table
         self._has_names: tuple[UnitTable, bool] | None = None  # whether any note has a name
         self._label_terms: tuple[UnitTable, list[str]] | None = None  # terms of lead-in labels
-        self._stretched: tuple[UnitTable, Any] | None = None  # `stretched_terms` of a table
+        self._stretched: tuple[UnitTable, Stretched] | None = None  # a table's stretched terms
         self._labels_set: tuple[list[str], set[str]] | None = None
         self._names: tuple[UnitTable, dict[Any, Any]] | None = None
         self.saves = True  # False: the unit table is never written to `.vault/` from here
@@ -806,7 +807,7 @@ class Searcher:
                 self.index.store.unit_ids_where(**rest.conditions()), dtype=np.int64))
         return told if told.any() else None
 
-    def _stretched_terms(self, table: UnitTable) -> Any:
+    def _stretched_terms(self, table: UnitTable) -> Stretched:
         """The `stretched_terms` of the table's vocabulary, read once per table."""
         if self._stretched is None or self._stretched[0] is not table:
             self._stretched = (table, stretched_terms(stretched_lines(table.arrays["vocab"])))

@@ -1,7 +1,7 @@
 """Other spellings of a query word that the vault may use: typing slips ("restuarant" for
 "restaurant": `spelling_variants`), the short forms of chats ("bday" for "birthday",
 "bf" for "boyfriend": `short_forms`) and words stretched for emphasis ("loveee", "sooo
-good", "yesss": `unstretched`). Pure functions over analyzed terms (folded,
+good", "yesss": `stretched_variants`). Pure functions over analyzed terms (folded,
 Porter-stemmed, as the index has them); `Searcher` looks the candidates up in the vault.
 
 A slip is told from a word by the keyboard and by frequency: it is one slip of a kind people
@@ -210,6 +210,10 @@ def short_forms(term: str) -> tuple[str, ...]:
     return _forms().get(term, ())
 
 
+#: The stretched terms of a vocabulary: by the known word each stands for, and the others by
+#: their `stretch_key` (`stretched_terms`)
+Stretched = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]
+
 _RUN = re.compile(r"([a-z])\1\1+")  # a letter three times or more
 _PAIRS = re.compile(r"([a-z])\1+")  # a letter twice or more
 _FINAL_PAIR = re.compile(r"([aeiouy])\1$")  # a final vowel twice ("lovee" of "loveee")
@@ -230,7 +234,8 @@ def _analysed(surface: str) -> str:
 def is_stretched(term: str) -> bool:
     """Whether the analyzed term reads as a word stretched for emphasis: a letter three
     times or more ("goooood", "yesss", "happyyyi"), or a final vowel twice where the stemmer
-    took the third ("lovee" of "loveee"), and no English word (`is_word`: "coffe" is one)."""
+    took the third ("lovee" of "loveee"), and no English word (`is_word`: "coffe", the stem
+    of "coffee", is one)."""
     typed = _restored(term)
     return (typed.isascii() and typed.isalpha() and len(typed) >= 3
             and bool(_RUN.search(typed) or _FINAL_PAIR.search(typed)) and not is_word(term))
@@ -294,8 +299,7 @@ def stretched_lines(vocabulary: Any) -> list[str]:
                                   strict=True)]
 
 
-def stretched_terms(terms: Iterable[str]) -> tuple[dict[str, tuple[str, ...]],
-                                                 dict[str, tuple[str, ...]]]:
+def stretched_terms(terms: Iterable[str]) -> Stretched:
     """The stretched ones of `terms` (analyzed; `stretched_lines` of a vocabulary): by the
     known word each stands for (`stretched_as`: `good` -> (`goooood`,)), and the others by
     their `stretch_key` (`fun` -> (`funnn`,))."""
@@ -312,8 +316,7 @@ def stretched_terms(terms: Iterable[str]) -> tuple[dict[str, tuple[str, ...]],
     return ({w: tuple(t) for w, t in words.items()}, {k: tuple(t) for k, t in keys.items()})
 
 
-def stretched_variants(term: str, vocabulary: tuple[dict[str, tuple[str, ...]],
-                                                    dict[str, tuple[str, ...]]],
+def stretched_variants(term: str, vocabulary: Stretched,
                        frequency: Callable[[str], int]) -> list[str]:
     """The vault's stretched forms of the query word `term` (`vocabulary`: the
     `stretched_terms` of the vault's) and, for a stretched query word, the words it stands
