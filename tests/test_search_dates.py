@@ -72,6 +72,32 @@ def test_a_weekday_and_the_next_week(vault: Vault) -> None:
     assert ("memory/2023-05-08.md", 6) not in lines(elsewhere)
 
 
+CHAT = """\
+# 2023-05-08
+
+## 21:40 — chat
+
+- **Jo**: hiking at the lake this weekend, u coming?
+- **Sam**: cant, dentist tmr
+- **Jo**: this wedding was the best hiking break tho
+- **Sam**: my sister visits in two weeks
+"""
+
+
+def test_days_a_chat_tells_ahead_are_found_by_since_until(vault_dir: Path) -> None:
+    (vault_dir / "memory" / "2023-05-08.md").write_text(CHAT, encoding="utf-8")
+    opened = Vault(vault_dir)
+    opened.index()
+    weekend = opened.search("hiking", since="2023-05-13", until="2023-05-14", fresh=False)
+    assert lines(weekend) == {("memory/2023-05-08.md", 5)}  # not the "wedding" line
+    assert weekend[0].scores["told_date"] == 1.0
+    assert lines(opened.search("dentist", since="2023-05-09", until="2023-05-09",
+                               fresh=False)) == {("memory/2023-05-08.md", 6)}
+    assert lines(opened.search("sister", since="2023-05-22", until="2023-05-28",
+                               fresh=False)) == {("memory/2023-05-08.md", 8)}
+    assert opened.search("sister", since="2023-05-15", until="2023-05-21", fresh=False) == []
+
+
 def test_json_scores_name_the_told_date(run_cli, vault: Vault) -> None:
     result = run_cli("--vault", str(vault.root), "search", "support group", "--since",
                      "2023-05-07", "--until", "2023-05-07", "--json")
@@ -97,6 +123,25 @@ MONDAY = dt.date(2023, 5, 8)
         ("next month", "2023-06-01", "2023-06-30"),
         ("last year", "2022-01-01", "2022-12-31"),
         ("tmrw!", "2023-05-09", "2023-05-09"),
+        # As people type them in chats, and the forms ahead of the line's day.
+        ("c u tmr", "2023-05-09", "2023-05-09"),
+        ("2moro at 8?", "2023-05-09", "2023-05-09"),
+        ("last nite was wild", "2023-05-07", "2023-05-07"),
+        ("the day before yesterday", "2023-05-06", "2023-05-06"),
+        ("day after tomorrow", "2023-05-10", "2023-05-10"),
+        ("a couple days ago", "2023-05-06", "2023-05-06"),
+        ("a few weeks ago", "2023-04-17", "2023-04-23"),
+        ("in two weeks", "2023-05-22", "2023-05-28"),
+        ("back in a few days", "2023-05-11", "2023-05-11"),
+        ("3 days from now", "2023-05-11", "2023-05-11"),
+        ("see you in a month", "2023-06-01", "2023-06-30"),
+        ("this weekend", "2023-05-13", "2023-05-14"),
+        ("this Fri", "2023-05-12", "2023-05-12"),
+        ("this monday", "2023-05-08", "2023-05-08"),
+        ("this week", "2023-05-08", "2023-05-14"),
+        ("this month", "2023-05-01", "2023-05-31"),
+        ("this year", "2023-01-01", "2023-12-31"),
+        ("next tues", "2023-05-09", "2023-05-09"),
     ],
 )
 def test_mentioned_days(text: str, first: str, last: str) -> None:
@@ -104,7 +149,12 @@ def test_mentioned_days(text: str, first: str, last: str) -> None:
                                             dt.date.fromisoformat(last))
 
 
-@pytest.mark.parametrize("text", ["the last thing", "a weekday", "next steps", "fried rice"])
+@pytest.mark.parametrize("text", [
+    "the last thing", "a weekday", "next steps", "fried rice",
+    # A word a weekday's name begins is no weekday; a span of time is no day ahead.
+    "at the last wedding", "this friend of mine", "this sunset!", "next saturation test",
+    "finished it in two days of work", "once in a week", "twice in a month",
+    "in two weeks later", "an hour ago"])
 def test_no_relative_date(text: str) -> None:
     assert mentioned_days(text, MONDAY) is None
 
