@@ -65,17 +65,21 @@ def _number(word: str) -> int:
     return int(word) if word.isdigit() else _NUMBERS[word]
 
 
-def _this(day: dt.date, what: str) -> tuple[dt.date, dt.date]:
-    """The week (Monday to Sunday), its weekend, the month or the year `day` falls in."""
-    if what in ("week", "weekend"):
-        monday = day - dt.timedelta(days=day.weekday())
-        if what == "weekend":
+def _period(day: dt.date, unit: str, steps: int) -> tuple[dt.date, dt.date]:
+    """The day, week (Monday to Sunday), weekend, month or year `steps` of them from the one
+    `day` falls in (0: its own; -2: "two weeks ago"; 1: "next month")."""
+    if unit == "day":
+        one = day + dt.timedelta(days=steps)
+        return one, one
+    if unit in ("week", "weekend"):
+        monday = day + dt.timedelta(days=7 * steps - day.weekday())
+        if unit == "weekend":
             return monday + dt.timedelta(days=5), monday + dt.timedelta(days=6)
         return monday, monday + dt.timedelta(days=6)
-    if what == "month":
-        start = day.replace(day=1)
+    if unit == "month":
+        start = _month_start(day, steps)
         return start, _month_start(start, 1) - dt.timedelta(days=1)
-    return dt.date(day.year, 1, 1), dt.date(day.year, 12, 31)
+    return dt.date(day.year + steps, 1, 1), dt.date(day.year + steps, 12, 31)
 
 
 def mentioned_days(text: str, day: dt.date) -> tuple[dt.date, dt.date] | None:
@@ -90,56 +94,21 @@ def mentioned_days(text: str, day: dt.date) -> tuple[dt.date, dt.date] | None:
     for name, days in (("before_yesterday", -2), ("after_tomorrow", 2), ("yesterday", -1),
                        ("tomorrow", 1)):
         if match[name]:
-            one = day + dt.timedelta(days=days)
-            return one, one
+            return _period(day, "day", days)
     if match["in_n"] or match["from_n"]:  # "in two weeks", "3 days from now": ahead
-        n = _number(match["in_n"] or match["from_n"])
-        unit = match["in_unit"] or match["from_unit"]
-        if unit == "day":
-            one = day + dt.timedelta(days=n)
-            return one, one
-        if unit == "week":
-            start = day + dt.timedelta(days=7 * n - day.weekday())
-            return start, start + dt.timedelta(days=6)
-        start = _month_start(day, n)
-        return start, _month_start(start, 1) - dt.timedelta(days=1)
+        return _period(day, match["in_unit"] or match["from_unit"],
+                       _number(match["in_n"] or match["from_n"]))
     if match["ago_n"]:
-        n, unit = _number(match["ago_n"]), match["ago_unit"]
-        if unit == "day":
-            one = day - dt.timedelta(days=n)
-            return one, one
-        if unit == "week":
-            start = day - dt.timedelta(days=7 * n + day.weekday())
-            return start, start + dt.timedelta(days=6)
-        if unit == "month":
-            start = _month_start(day, -n)
-            return start, _month_start(start, 1) - dt.timedelta(days=1)
-        return dt.date(day.year - n, 1, 1), dt.date(day.year - n, 12, 31)
+        return _period(day, match["ago_unit"], -_number(match["ago_n"]))
     direction, what = match["dir"], match["what"]
-    if direction == "this":  # the week, month or year the line is written in; its weekend
-        if what in ("week", "weekend", "month", "year"):
-            return _this(day, what)
-        weekday = _WEEKDAYS[what[:3]]  # "this Friday": the coming one, or the day itself
-        one = day + dt.timedelta(days=(weekday - day.weekday()) % 7)
-        return one, one
-    ahead = direction in ("next", "this coming")
-    step = 1 if ahead else -1
-    if what in ("week", "weekend"):
-        monday = day - dt.timedelta(days=day.weekday()) + dt.timedelta(days=7 * step)
-        if what == "weekend":
-            return monday + dt.timedelta(days=5), monday + dt.timedelta(days=6)
-        return monday, monday + dt.timedelta(days=6)
-    if what == "month":
-        start = _month_start(day, step)
-        return start, _month_start(start, 1) - dt.timedelta(days=1)
-    if what == "year":
-        return dt.date(day.year + step, 1, 1), dt.date(day.year + step, 12, 31)
+    if what in ("week", "weekend", "month", "year"):  # "this week": the line's own
+        return _period(day, what, {"this": 0, "next": 1, "this coming": 1}.get(direction, -1))
     weekday = _WEEKDAYS[what[:3]]
-    if ahead:
-        one = day + dt.timedelta(days=(weekday - day.weekday() - 1) % 7 + 1)
-    else:
-        one = day - dt.timedelta(days=(day.weekday() - weekday - 1) % 7 + 1)
-    return one, one
+    if direction == "this":  # "this Friday": the coming one, or the day itself
+        return _period(day, "day", (weekday - day.weekday()) % 7)
+    if direction in ("next", "this coming"):
+        return _period(day, "day", (weekday - day.weekday() - 1) % 7 + 1)
+    return _period(day, "day", -((day.weekday() - weekday - 1) % 7 + 1))
 
 
 #: A day a question asks about: (year, month, day); year None is any year, month 0 the whole
