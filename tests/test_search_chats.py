@@ -331,6 +331,8 @@ def test_short_forms_pair_both_ways_as_the_index_analyses_them() -> None:
     assert terms_of("pictures")[0] in short_forms(terms_of("pics")[0])
     assert short_forms(terms_of("concert")[0]) == ()
     assert "mom" in short_forms("mother") and "father" in short_forms("dad")  # "my mom"
+    tomorrow = terms_of("tomorrow")[0]  # the forms the relative dates read are keywords too
+    assert {"2moro", "tmr"} <= set(short_forms(tomorrow)) and "ystrdy" in short_forms("yesterdai")
 
 
 def test_without_the_word_list_no_word_is_taken_for_a_slip(

@@ -17,6 +17,8 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING
 
+from .spelling import GROUPS
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -25,9 +27,11 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "couple": 2, "few": 3}
 _COUNT = (r"(\d{1,3}|(?:an?\s+)?(?:couple(?:\s+of)?|few)|an?|one|two|three|four|five|six|seven"
           r"|eight|nine|ten)")
-# How people type "tomorrow" and "yesterday" in chats ("c u tmr", "2moro", "ystrdy").
-_TOMORROW = r"tomorrow|tmrw|tmr|tmrow|tomoz|2moro|2morrow|2mrw"
-_YESTERDAY = r"yesterday|yday|ystrdy"
+# How people type "tomorrow" and "yesterday" in chats ("c u tmr", "2moro", "ystrdy"): the
+# short forms keyword search matches too.
+_TYPED = {group[0]: group for group in GROUPS if group[0] in ("tomorrow", "yesterday")}
+_TOMORROW, _YESTERDAY = ("|".join(sorted(_TYPED[word], key=len, reverse=True))
+                         for word in ("tomorrow", "yesterday"))
 # A weekday's name or its short forms, not any word they begin ("this wedding", "last friend").
 _DAY_NAME = (r"(?:mon(?:day)?|tue(?:s|sday)?|wed(?:s|nesday)?|thu(?:rs?|rsday)?|fri(?:day)?"
              r"|sat(?:urday)?|sun(?:day)?)\.?")
@@ -49,8 +53,8 @@ _RULES = re.compile(
 )  # matched against the lowered text: IGNORECASE makes the search twice as slow
 #: One of these is in every text `_RULES` matches: the cheap test that spares most lines the
 #: search (a unit table reads every dated unit; at 100k units the search alone took seconds).
-_NEEDED = ("day", "week", "month", "year", "last", "next", "this", "past", "yesterday", "yday",
-           "ystrdy", "tomorrow", "tmr", "tomoz", "2mo", "2mrw")
+_NEEDED = ("day", "week", "month", "year", "last", "next", "this", "past",
+           *_TYPED["tomorrow"], *_TYPED["yesterday"])
 
 
 def _month_start(day: dt.date, months: int) -> dt.date:

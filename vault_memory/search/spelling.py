@@ -148,7 +148,8 @@ def is_word(stem: str) -> bool:
     return stems is None or stem in stems
 
 
-#: Each group: one word and the forms typed for it.
+#: Each group: one word and the forms typed for it (those of "tomorrow" and "yesterday" are
+#: also the days `dates.mentioned_days` reads).
 GROUPS: tuple[tuple[str, ...], ...] = (
     ("birthday", "bday"),
     ("boyfriend", "bf"),
@@ -173,8 +174,8 @@ GROUPS: tuple[tuple[str, ...], ...] = (
     ("favorite", "favourite", "fav", "fave"),
     ("people", "ppl"),
     ("weekend", "wknd"),
-    ("tomorrow", "tmrw", "tmr"),
-    ("yesterday", "yday"),
+    ("tomorrow", "tmrw", "tmr", "tmrow", "tomoz", "2moro", "2morrow", "2mrw"),
+    ("yesterday", "yday", "ystrdy"),
     ("tonight", "tonite"),
     ("minutes", "mins"),
     ("hours", "hrs"),
