@@ -142,6 +142,8 @@ MONDAY = dt.date(2023, 5, 8)
         ("this month", "2023-05-01", "2023-05-31"),
         ("this year", "2023-01-01", "2023-12-31"),
         ("next tues", "2023-05-09", "2023-05-09"),
+        ("an few days ago", "2023-05-05", "2023-05-05"),  # a slip of the article: no error
+        ("in an couple of  weeks", "2023-05-22", "2023-05-28"),
     ],
 )
 def test_mentioned_days(text: str, first: str, last: str) -> None:
@@ -157,6 +159,12 @@ def test_mentioned_days(text: str, first: str, last: str) -> None:
     "in two weeks later", "an hour ago"])
 def test_no_relative_date(text: str) -> None:
     assert mentioned_days(text, MONDAY) is None
+
+
+def test_a_day_past_the_calendar_is_no_day() -> None:
+    assert mentioned_days("see you tomorrow", dt.date(9999, 12, 31)) is None
+    assert mentioned_days("three years ago", dt.date(2, 6, 1)) is None
+    assert mentioned_days("in 999 months", dt.date(9990, 1, 1)) is None
 
 
 def test_across_a_month_and_a_year() -> None:

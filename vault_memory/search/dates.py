@@ -63,9 +63,10 @@ def _month_start(day: dt.date, months: int) -> dt.date:
 
 
 def _number(word: str) -> int:
-    word = " ".join(word.lower().split())
-    if word.startswith(("a couple", "a few")):  # "a few days ago" is "few days ago"
-        word = word.split(" ", 1)[1]
+    parts = word.lower().split()
+    if len(parts) > 1 and parts[0] in ("a", "an"):  # "a few days ago" is "few days ago"
+        parts = parts[1:]
+    word = " ".join(parts)
     return int(word) if word.isdigit() else _NUMBERS[word]
 
 
@@ -95,6 +96,14 @@ def mentioned_days(text: str, day: dt.date) -> tuple[dt.date, dt.date] | None:
     match = _RULES.search(text)
     if match is None:
         return None
+    try:
+        return _resolve(match, day)
+    except (OverflowError, ValueError):  # past the calendar: "tomorrow" in 9999-12-31.md
+        return None
+
+
+def _resolve(match: re.Match[str], day: dt.date) -> tuple[dt.date, dt.date]:
+    """The days one match of `_RULES` names, seen from `day`."""
     for name, days in (("before_yesterday", -2), ("after_tomorrow", 2), ("yesterday", -1),
                        ("tomorrow", 1)):
         if match[name]:
