@@ -14,7 +14,14 @@ import numpy as np
 import pytest
 
 from vault_memory import Vault
-from vault_memory.search.dates import asked_days, mentioned_days, named_days, on_days
+from vault_memory.search.dates import (
+    MOST_TOLD,
+    asked_days,
+    mentioned_days,
+    named_days,
+    on_days,
+    told_ranges,
+)
 from vault_memory.search.ranking import asks_when
 
 LOG = """\
@@ -96,6 +103,47 @@ def test_days_a_chat_tells_ahead_are_found_by_since_until(vault_dir: Path) -> No
     assert lines(opened.search("sister", since="2023-05-22", until="2023-05-28",
                                fresh=False)) == {("memory/2023-05-08.md", 8)}
     assert opened.search("sister", since="2023-05-15", until="2023-05-21", fresh=False) == []
+
+
+TWO_DAYS = """\
+# 2023-05-08
+
+## 21:40 — chat
+
+- **Sam**: my sister visits in two weeks, and the dentist is tmr, busy busy
+- **Jo**: my sister is coming over next month
+"""
+
+
+def test_every_relative_date_of_a_line_is_found(vault_dir: Path) -> None:
+    """A line telling two days is found by either: before, only its first was read."""
+    (vault_dir / "memory" / "2023-05-08.md").write_text(TWO_DAYS, encoding="utf-8")
+    opened = Vault(vault_dir)
+    opened.index()
+    for since, until in (("2023-05-09", "2023-05-09"), ("2023-05-22", "2023-05-28")):
+        hits = opened.search("sister", since=since, until=until, fresh=False)
+        assert lines(hits) == {("memory/2023-05-08.md", 5)}, (since, until)
+        assert hits[0].scores["told_date"] == 1.0
+    june = opened.search("sister", since="2023-06-01", until="2023-06-30", fresh=False)
+    assert lines(june) == {("memory/2023-05-08.md", 6)}
+    # A question naming the one day of its second raises the line (the date boost reads all).
+    asked = opened.search("who sees the dentist on 9 May 2023?", limit=1, fresh=False)
+    assert (asked[0].start_line, asked[0].scores["date"]) == (5, 1.5)
+
+
+def test_told_ranges() -> None:
+    assert told_ranges("dentist tmr and my sister visits in two weeks", MONDAY) == [
+        (dt.date(2023, 5, 9), dt.date(2023, 5, 9)), (dt.date(2023, 5, 22), dt.date(2023, 5, 28))]
+    # Each range once, in the order said, at most MOST_TOLD of them.
+    assert told_ranges("yesterday, yesterday!", MONDAY) == [(dt.date(2023, 5, 7),) * 2]
+    many = "yesterday, tomorrow, last week, next month, last year"
+    assert len(told_ranges(many, MONDAY)) == MOST_TOLD
+    # One past the calendar names none; the others still count.
+    assert told_ranges("yesterday and tomorrow", dt.date(9999, 12, 31)) == [
+        (dt.date(9999, 12, 30),) * 2]
+    assert mentioned_days("tomorrow or yesterday", dt.date(9999, 12, 31)) == (
+        dt.date(9999, 12, 30),) * 2
+    assert told_ranges("no dates here", MONDAY) == []
 
 
 def test_json_scores_name_the_told_date(run_cli, vault: Vault) -> None:

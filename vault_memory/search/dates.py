@@ -2,7 +2,7 @@
 2023-05-08 is 2023-05-07, "last Fri" the Friday before, "two weeks ago" the week that ended
 fourteen days before; what a line says lies ahead too ("this weekend", "in two weeks",
 "tmr"), and chats' forms ("2moro", "last nite", "a couple days ago"). Pure: a text and a day
-in, a range of days out. The unit table keeps the range of each unit (`UnitTable.told`), so
+in, ranges of days out. The unit table keeps the ranges of each unit (`UnitTable.told`), so
 `--since/--until` find the line written the day after what it tells ("went to the support
 group yesterday").
 
@@ -90,16 +90,37 @@ def _period(day: dt.date, unit: str, steps: int) -> tuple[dt.date, dt.date]:
 def mentioned_days(text: str, day: dt.date) -> tuple[dt.date, dt.date] | None:
     """The first range of days a relative expression of `text` names, seen from `day` (the
     date of the log it is written in), or None. Weeks run Monday to Sunday."""
+    found = told_ranges(text, day, most=1)
+    return found[0] if found else None
+
+
+#: How many of a line's relative dates the unit table keeps ("dentist tmr, and my sister
+#: visits in two weeks" tells two days): `UnitTable.told` holds this many ranges a unit.
+MOST_TOLD = 3
+
+
+def told_ranges(text: str, day: dt.date, most: int = MOST_TOLD) -> list[tuple[dt.date, dt.date]]:
+    """The ranges of days the relative expressions of `text` name, seen from `day`, in the
+    order the text says them, each once, at most `most` of them. A date past the calendar
+    ("tomorrow" in 9999-12-31.md) names none."""
     text = text.lower()
     if not any(needed in text for needed in _NEEDED):
-        return None
+        return []
+    found: list[tuple[dt.date, dt.date]] = []
     match = _RULES.search(text)
-    if match is None:
-        return None
-    try:
-        return _resolve(match, day)
-    except (OverflowError, ValueError):  # past the calendar: "tomorrow" in 9999-12-31.md
-        return None
+    while match is not None:
+        end = match.end()
+        try:
+            days = _resolve(match, day)
+        except (OverflowError, ValueError):
+            days = None
+        if days is not None and days not in found:
+            found.append(days)
+            if len(found) == most:
+                break
+        rest = text[end:]
+        match = _RULES.search(text, end) if any(w in rest for w in _NEEDED) else None
+    return found
 
 
 def _resolve(match: re.Match[str], day: dt.date) -> tuple[dt.date, dt.date]:

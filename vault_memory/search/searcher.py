@@ -602,14 +602,13 @@ class Searcher:
             relevance = relevance * short_factor
         when_factor: Any = 1.0
         if s.when_boost and not listing and asks_when(query):
-            when_factor = np.where(table.told[:, 0] > 0, 1.0 + s.when_boost, 1.0)
+            when_factor = np.where(table.tells(), 1.0 + s.when_boost, 1.0)
             relevance = relevance * when_factor
         date_factor: Any = 1.0
         if s.date_boost and not listing:
             days = asked_days(query, today)
             if days:  # lines of a day the question names, or telling of that one day
-                told_day = (table.told[:, 0] == table.told[:, 1]) & on_days(table.told[:, 0], days)
-                date_factor = np.where(on_days(table.day_numbers, days) | told_day,
+                date_factor = np.where(on_days(table.day_numbers, days) | table.tells_day_of(days),
                                        1.0 + s.date_boost, 1.0)
                 relevance = relevance * date_factor
 
@@ -798,7 +797,7 @@ class Searcher:
             return None
         first = filters.since.toordinal() if filters.since else 1
         last = filters.until.toordinal() if filters.until else dt.date.max.toordinal()
-        told = (table.told[:, 0] >= first) & (table.told[:, 1] <= last)  # wholly inside
+        told = table.tells_within(first, last)
         if not told.any():
             return None
         rest = dataclasses.replace(filters, since=None, until=None)

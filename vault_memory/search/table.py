@@ -19,17 +19,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index import lead_label, terms_of
-from .dates import mentioned_days
+from .dates import MOST_TOLD, Day, on_days, told_ranges
 from .ranking import is_question, recency_factors
 
 if TYPE_CHECKING:
     import numpy as np
 
-TABLE_FORMAT = 11  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+TABLE_FORMAT = 12  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
 # 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending;
 # 10: rows, sections, windows, days and line counts as int32: `ROW_DTYPE`; 11: more relative
-# dates read: "this weekend", "in two weeks", "tmr", weekday names only as whole names)
+# dates read: "this weekend", "in two weeks", "tmr", weekday names only as whole names; 12: up
+# to `MOST_TOLD` of a unit's relative dates, not only its first)
 #: How a table holds its rows' vectors: `base` (saved in a file of its own, which patched
 #: tables share), the vectors of rows patched in since (`vec_extra`), and for a patched table
 #: where each row's vector is in base ++ extra (`vec_rows`; absent: row i's is base[i]).
@@ -98,7 +99,9 @@ class UnitTable:
         self.heading = FieldPostings(arrays, "hd")
         self.label = FieldPostings(arrays, "lb")  # lead-in labels (`lead_label`)
         self.question = arrays["question"]  # 1 where the unit ends by asking
-        self.told = arrays["told"]  # first and last day its relative dates name (0: none)
+        # The first and last day of each range its relative dates name, `MOST_TOLD` pairs a
+        # row (0: none): `tells`, `tells_within`, `tells_day_of`.
+        self.told = arrays["told"]
         self._vocab: dict[str, int] | None = None
         self._recency_key: tuple[int, float, float] | None = None
         self._recency: np.ndarray | None = None
@@ -382,6 +385,28 @@ class UnitTable:
         return (dict(zip(keys, self.arrays["file_marks"].tolist(), strict=True)),
                 {keys[i]: int(missing[i]) for i in np.flatnonzero(missing).tolist()})
 
+    def tells(self) -> np.ndarray:
+        """Which units' text names days relative to their own ("yesterday", "in two weeks")."""
+        return self.told[:, 0] > 0
+
+    def tells_within(self, first: int, last: int) -> np.ndarray:
+        """Which units name a range of days wholly inside `first`..`last` (date ordinals):
+        a line's "next week" is not in a range of one day."""
+        import numpy as np
+
+        start, end = self.told[:, 0::2], self.told[:, 1::2]
+        return np.asarray(((start > 0) & (start >= first) & (end <= last)).any(axis=1))
+
+    def tells_day_of(self, days: list[Day]) -> np.ndarray:
+        """Which units name one day (not a week) that is one of `days` (`dates.on_days`)."""
+        import numpy as np
+
+        start, end = self.told[:, 0::2], self.told[:, 1::2]
+        found = np.zeros(len(self.told), dtype=bool)
+        for k in range(start.shape[1]):
+            found |= (start[:, k] == end[:, k]) & on_days(start[:, k], days)
+        return found
+
     def recency(self, today: int, half_life_days: float, weight: float) -> np.ndarray:
         """`recency_factors` of every unit, computed once a day."""
         key = (today, half_life_days, weight)
@@ -535,20 +560,20 @@ def _row_arrays(
         (asks[r[8]] if r[8] in asks else asks.setdefault(r[8], is_question(r[8])) for r in rows),
         dtype=np.uint8, count=n)
     # The days a dated unit's relative dates name ("yesterday", "last Fri"), from its own
-    # text and date (so derivable file by file): first and last day ordinal, 0 for none.
-    told = np.zeros((n, 2), dtype=ROW_DTYPE)
-    named: dict[tuple[str, str], tuple[int, int] | None] = (
+    # text and date (so derivable file by file): the first and last day ordinal of each of
+    # its first `MOST_TOLD` ranges, 0 for none.
+    told = np.zeros((n, 2 * MOST_TOLD), dtype=ROW_DTYPE)
+    named: dict[tuple[str, str], list[int]] = (
         {} if memo is None else memo.setdefault("told", {}))
     for i, r in enumerate(rows):
         if r[3] is not None:
             key = (r[8], r[3])
             if key not in named:
-                days = mentioned_days(r[8], dt.date.fromordinal(ordinals[r[3]]))
-                named[key] = None if days is None else (days[0].toordinal(),
-                                                        days[1].toordinal())
+                ranges = told_ranges(r[8], dt.date.fromordinal(ordinals[r[3]]))
+                named[key] = [d.toordinal() for days in ranges for d in days]
             found = named[key]
-            if found is not None:
-                told[i] = found
+            if found:
+                told[i, :len(found)] = found
     a["told"] = told
     matrix = np.zeros((n, dims), dtype=np.float32)
     # A vector of the wrong length (damage: `vault status` and `vault index` find it) is
