@@ -202,3 +202,68 @@ def test_a_chat_line_with_an_emoji_is_found_by_the_word_it_stands_for(
         hit = vault.search("What did they eat? pizza", limit=1)[0]
         assert "🍕 for dinner" in hit.text
     assert _index_meta(vault_dir, "analyzer") == str(ANALYZER) == "3"
+
+
+# -- emoji in the vectors (embedder.PICTOGRAPHS) -----------------------------------------------
+
+PARTY = ("# 2023-05-08\n\n## 20:01 — session 3\n\n"
+         "- **Ria**: 🎂🎉 best day ever!!\n"
+         "- **Sam**: the printer at work jammed again\n"
+         "- **Ria**: my train was late this morning\n"
+         "- **Sam**: finished the tax forms, finally\n")
+
+
+def test_the_bundled_model_reads_a_pictograph_as_its_words(
+        loaded_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its vocabulary holds no emoji: "🎂🎉" was two [UNK]s, as far from a birthday as from
+    anything. The full embedder and the light query encoder give them the same words."""
+    from vault_memory.index.embedder import QueryEncoder
+    from vault_memory.index.words import spelled_pictographs
+
+    said = "🎂🎉 best day ever!!"
+    assert spelled_pictographs(said) == " birthday cake  party popper  best day ever!!"
+    assert spelled_pictographs("I ❤️ NY 😂") == "I  heart love  NY 😂"  # a face: how, not what
+    document = loaded_embedder.embed([said])[0]
+    spelled = loaded_embedder.embed([spelled_pictographs(said)])[0]
+    assert float(document @ spelled) > 0.9999
+    encoder = QueryEncoder()
+    assert float(encoder.embed_query(said) @ document) > 0.999
+    question = encoder.embed_query("When was the birthday party?")
+    assert float(question @ document) > 0.45
+    with monkeypatch.context() as before:  # what the model read before: [UNK] [UNK] best…
+        before.setattr(loaded_embedder, "_text", None)
+        unknown = loaded_embedder.embed([said])[0]
+    assert float(question @ unknown) < 0.25  # under `weak_cosine`: nothing near
+
+
+def test_a_line_of_emoji_is_found_by_meaning_and_an_old_index_embeds_it_again(
+    vault_dir: Path, loaded_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vector-only search finds the line of emoji by what they stand for (before, it came
+    first of four unrelated lines, flagged weak: nothing near); an index made before (emoji
+    embedded as [UNK]) embeds those texts again once, the others kept."""
+    import vault_memory.index.embedder as embedder_module
+
+    (vault_dir / "memory" / "2023-05-08.md").write_text(PARTY, "utf-8")
+    (vault_dir / "memory" / "2023-05-09.md").write_text(
+        "# 2023-05-09\n\n## 09:00 — notes\n\n- Bought milk and bread.\n", "utf-8")
+    query = "When was the birthday party?"
+    with monkeypatch.context() as before:  # the embedder of the version before
+        before.setattr(embedder_module, "spelled_pictographs", lambda text: text)
+        before.setattr(loaded_embedder, "_text", None)
+        with Vault(vault_dir) as vault:
+            first = vault.index()
+            assert first.units_embedded == first.units > 0
+            hit = vault.search(query, mode="semantic", limit=1)[0]
+            assert hit.start_line == 5 and "weak" in hit.flags  # [UNK]s: nothing near
+    conn = sqlite3.connect(vault_dir / ".vault" / "index.sqlite")
+    with conn:
+        conn.execute("DELETE FROM meta WHERE key='pictographs'")
+    conn.close()
+    with Vault(vault_dir) as vault:
+        report = vault.index()
+        assert (report.modified, report.units_embedded) == (1, 1)  # that text alone
+        hit = vault.search(query, mode="semantic", limit=1)[0]
+        assert (hit.path, hit.start_line, hit.flags) == ("memory/2023-05-08.md", 5, [])
+        assert vault.index().units_embedded == 0  # once
+    assert _index_meta(vault_dir, "pictographs") == "1"

@@ -399,3 +399,25 @@ def test_doctor_and_verify_check_the_server(pg_database: str, tmp_path: Path, ru
     with Vault(other) as vault:
         assert vault.index().rebuilt
         assert [h.path for h in vault.search("tag:#decision")]
+
+
+def test_an_index_on_the_server_from_before_embeds_its_emoji_again(
+        pg_database: str, tmp_path: Path, loaded_embedder: Any) -> None:
+    """The upgrade that gives the bundled model emoji as words (`embedder.PICTOGRAPHS`) on
+    the server: the texts holding one are embedded again once, the other vectors kept."""
+    import psycopg
+
+    root = use_server(checkout(tmp_path, "emoji"), pg_database)
+    (root / "memory" / "2023-05-08.md").write_text(
+        "# 2023-05-08\n\n## 20:01 — chat\n\n- **Ria**: 🎂🎉 best day ever!!\n", "utf-8")
+    with Vault(root) as vault:
+        vault.index()
+    with psycopg.connect(pg_database) as conn:
+        assert conn.execute("DELETE FROM meta WHERE key='pictographs'").rowcount == 1
+    with Vault(root) as vault:
+        report = vault.index()
+        assert (report.modified, report.units_embedded) == (1, 1)
+        hit = vault.search("When was the birthday party?", mode="semantic", limit=1,
+                           within="memory/2023-05-08.md")[0]
+        assert hit.flags == []  # near: the words of 🎂🎉, not two [UNK]s
+        assert vault.index().units_embedded == 0

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import BUNDLED_MODEL
 from ..errors import VaultError
+from .words import spelled_pictographs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,6 +51,10 @@ BUNDLED_MODEL_ID = f"all-MiniLM-L6-v2@int8:{BUNDLED_ONNX_SHA256[:12]}"
 #: (one-shot: 129-139 ms against 110-113; warm: 2.6-3.3 ms against 4.3-4.7 for 50-60% more
 #: CPU).
 DEFAULT_THREADS: int | None = 1
+
+#: How the bundled model is given text: 1 since it reads emoji as their words
+#: (`words.spelled_pictographs`); an index that recorded less embeds those texts again once.
+PICTOGRAPHS = 1
 
 #: Texts a run embeds at least before `spare_threads` may give it a second thread: below, the
 #: second session's load (0.3 s) costs more than it saves.
@@ -129,11 +134,15 @@ class ModelUnavailable(VaultError):
 class Embedder:
     """A loaded fastembed model that returns float32, L2-normalised vectors."""
 
-    def __init__(self, model: Any, *, name: str, model_id: str, dims: int) -> None:
+    def __init__(self, model: Any, *, name: str, model_id: str, dims: int,
+                 spells_pictographs: bool = False) -> None:
         self._model = model
         self.name = name
         self.model_id = model_id
         self.dims = dims
+        # The bundled model's vocabulary holds no emoji: it is given their words instead
+        # (`words.spelled_pictographs`), documents and queries alike.
+        self._text = spelled_pictographs if spells_pictographs else None
         # One batch at a time, so concurrent callers (indexer, search) never oversubscribe the
         # cores, and a query waits for at most one batch.
         self._lock = threading.Lock()
@@ -148,6 +157,8 @@ class Embedder:
         out = np.empty((len(texts), self.dims), dtype=np.float32)
         # A batch is padded to its longest text; batching texts of similar length does
         # about 40% less work on typical notes.
+        if self._text is not None:
+            texts = [self._text(text) for text in texts]
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
@@ -160,6 +171,8 @@ class Embedder:
         """Embed one search query: shape (dims,)."""
         import numpy as np
 
+        if self._text is not None:
+            text = self._text(text)
         with self._lock:
             row = next(iter(self._model.query_embed(text)))
         return _normalise(np.asarray(row, dtype=np.float32).reshape(1, -1))[0]
@@ -231,9 +244,8 @@ def _load_bundled(cache: Path, threads: int | None) -> Embedder:
         specific_model_path=str(model_dir),
         local_files_only=True,
     )
-    return Embedder(
-        text_embedding, name=BUNDLED_MODEL, model_id=BUNDLED_MODEL_ID, dims=BUNDLED_DIMS
-    )
+    return Embedder(text_embedding, name=BUNDLED_MODEL, model_id=BUNDLED_MODEL_ID,
+                    dims=BUNDLED_DIMS, spells_pictographs=True)
 
 
 def _load_other(model: str, cache: Path, threads: int | None) -> Embedder:
@@ -511,7 +523,7 @@ class QueryEncoder:
         if self._queries == 2:
             self.optimize()
 
-        ids = np.asarray([self.token_ids(text)], dtype=np.int64)
+        ids = np.asarray([self.token_ids(spelled_pictographs(text))], dtype=np.int64)
         mask = np.ones_like(ids)  # one text, unpadded: every token counts
         feed = {"input_ids": ids}
         if "attention_mask" in self._inputs:

@@ -691,6 +691,7 @@ class Index:
         report.rebuilt = self._open_for_writing(rebuild, whole=paths is None)
         self._words_anew()
         self._units_anew()
+        self._vectors_anew()
         store = self.store
         stored_model = store.get_meta("model_id")
         if stored_model and self.model_id and stored_model != self.model_id:
@@ -915,6 +916,27 @@ class Index:
         with self.store.transaction() as conn:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "analyzer", ANALYZER)
+
+    def _vectors_anew(self) -> None:
+        """After the upgrade that gives the bundled model emoji as words
+        (`embedder.PICTOGRAPHS`), its vectors of texts holding one are made again: the files
+        holding them are read again in this run, the other vectors kept. Checked once."""
+        from .embedder import BUNDLED_MODEL_ID, PICTOGRAPHS
+        from .words import has_pictograph
+
+        if self.store.get_meta("pictographs") == str(PICTOGRAPHS):
+            return
+        shas = self.store.texts_holding(has_pictograph)
+        paths = self.store.files_with_units(has_pictograph) if shas else []
+        if paths and self.model_id == BUNDLED_MODEL_ID:
+            log.warning("semantic search now reads emoji as the words they stand for: "
+                        "embedding %d %s of %d %s again.", len(shas),
+                        "text" if len(shas) == 1 else "texts", len(paths),
+                        "file" if len(paths) == 1 else "files")
+        with self.store.transaction() as conn:
+            self.store.drop_vectors(conn, BUNDLED_MODEL_ID, shas)
+            self.store.forget_content(conn, paths)
+            self.store.set_meta(conn, "pictographs", PICTOGRAPHS)
 
     def _units_anew(self) -> None:
         """After an upgrade that cuts units otherwise (index/units.py), the files whose units

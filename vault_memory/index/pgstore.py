@@ -319,6 +319,20 @@ class PgStore:
             "SELECT f.path, u.text FROM units u JOIN files f ON f.id = u.file_id"
             " WHERE f.vault=%s", (self.vault,)) if match(text)})
 
+    def texts_holding(self, match: Callable[[str], bool]) -> list[str]:
+        """As `Store.texts_holding`."""
+        return sorted({sha for sha, text in self._execute(
+            "SELECT u.sha256, u.text FROM units u JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault=%s", (self.vault,)) if match(text)})
+
+    def drop_vectors(self, conn: Any, model: str, shas: Iterable[str]) -> None:
+        """As `Store.drop_vectors`."""
+        wanted = list(shas)
+        if wanted:
+            self._wrote = True
+            self._execute("DELETE FROM embeddings WHERE vault=%s AND model=%s"
+                          " AND sha256 = ANY(%s)", (self.vault, model, wanted))
+
     def forget_content(self, conn: Any, paths: Iterable[str]) -> None:
         """Make the next index run read `paths` again and store them anew."""
         wanted = list(paths)

@@ -376,6 +376,19 @@ class Store:
             "SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id")
             if match(text)})
 
+    def texts_holding(self, match: Callable[[str], bool]) -> list[str]:
+        """The digests of the unit texts that `match` (an upgrade's `words.has_pictograph`)."""
+        return sorted({sha for sha, text in self.conn.execute(
+            "SELECT sha256, text FROM chunks") if match(text)})
+
+    def drop_vectors(self, conn: sqlite3.Connection, model: str, shas: Iterable[str]) -> None:
+        """Forget `model`'s vectors of the texts `shas`: the next run embeds them again."""
+        wanted = list(shas)
+        for first in range(0, len(wanted), 500):
+            part = wanted[first : first + 500]
+            conn.execute(f"DELETE FROM embeddings WHERE model=? AND sha256 IN"
+                         f" ({','.join('?' * len(part))})", (model, *part))
+
     def forget_content(self, conn: sqlite3.Connection, paths: Iterable[str]) -> None:
         """Make the next index run read `paths` again and store them anew (their stat and
         digest no longer match any file; their units' vectors are kept, by digest)."""

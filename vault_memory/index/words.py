@@ -136,6 +136,20 @@ def name_pictographs(text: str) -> str:
     return _pictograph().sub(lambda match: pictograph_words(match.group()), text)
 
 
+def has_pictograph(text: str) -> bool:
+    """Whether `text` holds a pictograph that stands for words (`pictograph_words`)."""
+    return not text.isascii() and _pictograph().search(text) is not None
+
+
+def spelled_pictographs(text: str) -> str:
+    """`text` as it is, each pictograph written as the words it stands for and variation
+    selectors dropped: what a model whose vocabulary holds no emoji embeds (the bundled
+    MiniLM reads 🎂 as [UNK], "🎂🎉 best day ever!!" as "[UNK] [UNK] best day ever!!")."""
+    if text.isascii():
+        return text
+    return name_pictographs(text).translate(_INVISIBLE)
+
+
 def fold(text: str) -> str:
     """`text` as matching sees it: compatibility forms unified (NFKC), case folded, Latin,
     Greek and Cyrillic accents dropped. ASCII text is only lower-cased."""
