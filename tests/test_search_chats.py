@@ -420,3 +420,53 @@ def test_stretched_words_read_as_the_words_they_stretch() -> None:
     assert stretched_variants(term("goooood"), found, count) == ["good"]  # a stretched query
     assert stretched_variants("coffe", found, count) == []
     assert stretched_lines(b"") == [] and stretched_lines(b"aaa") == ["aaa"]
+
+
+LONG_TURN = """\
+# 2023-05-08
+
+## 19:02 — chat
+
+- **Sam**: How was your weekend?
+- **Ria**: Long story.
+- **Ria**: Went fishing with my dad!
+- **Ria**: We got up at 5am.
+- **Ria**: Drove for four hours.
+- **Ria**: Stopped for pancakes twice.
+- **Ria**: The car broke down once.
+- **Ria**: Ended up at a cabin on Lake Tahoe.
+- **Sam**: Sounds amazing.
+- **Sam**: My weekend was quiet.
+"""
+
+DAD_CALLED = """\
+# 2023-05-20
+
+## 18:40 — chat
+
+- **Ria**: My dad called me today.
+- **Sam**: How is he?
+- **Ria**: He is fine, he bought a new boat.
+- **Sam**: Nice.
+- **Ria**: He wants to take it to the coast next summer.
+- **Sam**: Fun, tell him hi.
+"""
+
+
+def test_a_turn_sent_as_many_messages_is_read_as_one(vault_dir: Path) -> None:
+    """A chat sent in short messages (issue 20, real chats): Ria's turn is seven messages, and
+    the one that says where ends it, six lines from the one that names fishing and her dad,
+    beyond any window of five units. A window of three turns holds both: the place comes
+    before the lines of another day that only name her dad (`turn_window` in the scores)."""
+    (vault_dir / "memory" / "2023-05-20.md").write_text(DAD_CALLED, encoding="utf-8")
+    vault = configure(chat_vault(vault_dir, LONG_TURN), coalesce_depth=0)
+    question = "Where did Ria go fishing with her dad?"
+    hits = vault.search(question, limit=6, fresh=False)
+    lines = [(h.path[-13:-3], h.start_line) for h in hits]
+    tahoe = lines.index(("2023-05-08", 12))
+    assert tahoe < 3 and hits[tahoe].scores["turn_window"] == 1.0
+    assert all(day == "2023-05-08" for day, _ in lines[:tahoe])
+    before = configure(vault, turn_windows=False).search(question, limit=6, fresh=False)
+    lines = [(h.path[-13:-3], h.start_line) for h in before]
+    assert ("2023-05-08", 12) not in lines and ("2023-05-20", 5) in lines
+    assert not any(h.scores["turn_window"] for h in before)

@@ -10,7 +10,14 @@ import pytest
 
 from vault_memory import Vault
 from vault_memory.index.arrays import MAGIC, read_arrays, write_arrays
-from vault_memory.search.table import UnitTable, _windows
+from vault_memory.search.ranking import best_window
+from vault_memory.search.table import (
+    TURN_UNITS_MOST,
+    UnitTable,
+    _turn_windows,
+    _turns_on,
+    _windows,
+)
 
 
 def naive_windows(section: list[int], size: int) -> tuple[list[int], list[list[int]]]:
@@ -47,6 +54,83 @@ def test_windows_match_a_naive_layout(size: int) -> None:
 def test_windows_of_an_empty_table() -> None:
     lengths, membership = _windows(np.zeros(0, dtype=np.int64), 3)
     assert len(lengths) == 0 and len(membership) == 3
+
+
+def naive_turn_windows(section: list[int], speaker: list[int], size: int) -> list[list[int]]:
+    """Windows of `size` turns (a speaker's units in a row; 0: no label, a turn of its own)
+    inside each section, at most TURN_UNITS_MOST units a turn, that hold more than `size`
+    units, as lists of unit rows."""
+    turns: list[list[int]] = []
+    for row in range(len(section)):
+        if (turns and section[row] == section[turns[-1][0]] and speaker[row]
+                and speaker[row] == speaker[turns[-1][-1]]):
+            turns[-1].append(row)
+        else:
+            turns.append([row])
+    windows = []
+    begin = 0
+    for i in range(1, len(turns) + 1):
+        if i == len(turns) or section[turns[i][0]] != section[turns[begin][0]]:
+            held = turns[begin:i]
+            spans = [held] if len(held) <= size else [
+                held[k : k + size] for k in range(len(held) - size + 1)]
+            for span in spans:
+                rows = [r for turn in span for r in turn][: TURN_UNITS_MOST * size]
+                if len(rows) > size:
+                    windows.append(rows)
+            begin = i
+    return windows
+
+
+@pytest.mark.parametrize("size", [1, 3, 5])
+def test_windows_of_turns_match_a_naive_layout(size: int) -> None:
+    """In a section where two speakers or more talk, the units of one speaker in a row are a
+    turn; a window of `size` turns is kept where it is no window of `size` units."""
+    rng = random.Random(size)
+    for _ in range(80):
+        lengths = [rng.randint(1, 14) for _ in range(rng.randint(1, 8))]
+        section = [s for s, n in enumerate(lengths) for _ in range(n)]
+        speaker = [rng.choice([0, 1, 1, 2, 2, 3]) for _ in section]
+        for row in range(1, len(section)):  # people send several messages in a row
+            if rng.random() < 0.5:
+                speaker[row] = speaker[row - 1]
+        labels = [["ria"], ["sam"], ["jo", "mart"]]
+        flat = [t for who in speaker if who for t in labels[who - 1]]
+        sizes = [len(labels[who - 1]) if who else 0 for who in speaker]
+        turn_on = _turns_on((flat, sizes), np.array(section))
+        talking = {s for s in set(section)
+                   if len({w for w, x in zip(speaker, section, strict=True) if x == s and w}) > 1}
+        # one speaker's log (and unlabelled prose) is no conversation: each unit its own turn
+        heard = [w if x in talking else 0 for w, x in zip(speaker, section, strict=True)]
+        lengths_got, membership = _turn_windows(np.array(section), turn_on, size)
+        assert len(membership) == TURN_UNITS_MOST * size
+        got: list[list[int]] = [[] for _ in lengths_got]
+        for unit_rows, window_rows in membership:
+            for unit, window in zip(unit_rows.tolist(), window_rows.tolist(), strict=True):
+                got[window].append(unit)
+        assert [sorted(w) for w in got] == naive_turn_windows(section, heard, size)
+        assert [len(w) for w in got] == lengths_got.tolist()
+
+
+def test_a_log_of_one_speaker_holds_no_turns() -> None:
+    """A flushed session's `User: …` entries, a run of one label, and unlabelled lines: each
+    unit is a turn of its own, so no window of turns is made."""
+    user = (["user"] * 6, [1] * 6)
+    assert not _turns_on(user, np.zeros(6, dtype=np.int32)).any()
+    prose = ([], [0] * 4)
+    assert not _turns_on(prose, np.zeros(4, dtype=np.int32)).any()
+    chat = (["ria", "ria", "sam", "sam", "user", "user"], [1] * 6)
+    assert _turns_on(chat, np.array([0, 0, 0, 0, 1, 1])).tolist() == [0, 1, 0, 1, 0, 0]
+    lengths, _ = _turn_windows(np.zeros(6, dtype=np.int32), np.zeros(6, dtype=np.uint8), 3)
+    assert len(lengths) == 0
+
+
+def test_best_window_of_each_unit() -> None:
+    """The best score of the windows holding each unit, 0 for a unit in none."""
+    scores = np.array([0.2, 0.9, 0.5])
+    membership = [(np.array([0, 1]), np.array([0, 1])), (np.array([1, 2]), np.array([0, 1])),
+                  (np.array([0]), np.array([2]))]
+    assert best_window(scores, membership, 4).tolist() == [0.5, 0.9, 0.9, 0.0]
 
 
 def test_positions_of_unit_ids() -> None:

@@ -40,10 +40,13 @@ def note_text(rnd: random.Random) -> str:
     lines = [f"# {rnd.choice(WORDS).title()} notes", ""]
     for _ in range(rnd.randint(0, 3)):
         lines.append(f"## {' '.join(rnd.sample(WORDS, rnd.randint(1, 3)))}")
-        for _ in range(rnd.randint(0, 4)):
+        chat = rnd.random() < 0.5  # a chat: a speaker often sends several messages in a row
+        speaker = rnd.choice(['Maya', 'Jonas', 'Ops'])
+        for _ in range(rnd.randint(0, 9 if chat else 4)):
+            if not chat or rnd.random() < 0.4:
+                speaker = rnd.choice(['Maya', 'Jonas', 'Ops'])
             words = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(2, 9)))
-            lines.append(f"- {rnd.choice(['Maya', 'Jonas', 'Ops'])}: {words}"
-                         f"{rnd.choice(['.', '?', ' #decision', ''])}")
+            lines.append(f"- {speaker}: {words}{rnd.choice(['.', '?', ' #decision', ''])}")
         lines.append("")
     return "\n".join(lines)
 
@@ -129,6 +132,7 @@ def test_a_patched_table_equals_a_rebuilt_one(indexed_small: Path, seed: int,
     made = [0]
     for _ in range(3):  # scopes and more files to start from
         random_step(indexed_small, random.Random(rnd.random()), made)
+    turns = 0  # the most windows of turns a table held (`table._turn_windows`)
     with Vault(indexed_small) as vault:
         vault.index()
         for mode in ("hybrid", "keyword"):
@@ -142,7 +146,9 @@ def test_a_patched_table_equals_a_rebuilt_one(indexed_small: Path, seed: int,
                 table = vault._searcher.table(model)
                 assert builds() == built, (step, done)  # patched (or unchanged), not built
                 same_arrays(table, rebuilt(vault, model))
+                turns = max(turns, len(table.arrays["t3_len"]))
     assert any(patches)
+    assert turns
 
 
 def test_a_new_process_patches_the_saved_table(indexed_small: Path,

@@ -30,6 +30,10 @@ class RankSettings:
     heading_boost: float = 0.5
     windows: tuple[int, ...] = (3, 5)  # context windows (consecutive units of one section)
     window_weight: float = 1.0  # a unit gains this times the best window holding it
+    # In a conversation, windows of as many turns too (one speaker's messages in a row are a
+    # turn: `table._turn_windows`): a chat sent in short messages is read as one whose turns
+    # are single lines. The same windows where every turn is one unit.
+    turn_windows: bool = True
     subject_boost: float = 0.5  # a unit whose lead-in label names a query word gains this share
     question_penalty: float = 0.15  # a unit that ends by asking loses this share
     subject_free_vector: bool = True  # hybrid: names found as labels leave the embedded query
@@ -197,12 +201,22 @@ def lift(
     """A unit's score plus `weight` times the best score of the windows that hold it: a line
     whose neighbours also match is more likely the evidence (a question and its answer, a
     decision and its reason)."""
+    return unit_scores + weight * best_window(window_scores, membership, len(unit_scores))
+
+
+def best_window(
+    window_scores: np.ndarray,
+    membership: Sequence[tuple[np.ndarray, np.ndarray]],
+    count: int,
+) -> np.ndarray:
+    """For each of `count` units, the best score of the windows that hold it (0: none).
+    `membership`: (unit rows, window rows) pairs, a unit at most once a pair."""
     import numpy as np
 
-    best = np.zeros_like(unit_scores)
+    best = np.zeros(count, dtype=np.float64)
     for rows, windows in membership:
         best[rows] = np.maximum(best[rows], window_scores[windows])
-    return unit_scores + weight * best
+    return best
 
 
 def recency_factor(

@@ -26,6 +26,7 @@ from .ranking import (
     RankSettings,
     asks_when,
     best_rows,
+    best_window,
     cited_lines,
     coalesce,
     contains_token,
@@ -35,7 +36,6 @@ from .ranking import (
     guard_exact,
     introduced_names,
     label_partners,
-    lift,
     lift_named,
     max_norm,
     minmax_norm,
@@ -574,18 +574,21 @@ class Searcher:
         if vector is not None:
             components["vector"] = minmax_norm(vector)
         context = np.zeros(n)
-        for size, (lengths, membership) in table.windows.items() if not listing else ():
-            starts = membership[0][0]  # every window has a first unit, in window order
+        by_turns = np.zeros(n, dtype=bool)  # units lifted by a window of turns
+        for size in table.windows if not listing else ():
+            starts, lengths, norms, by_units, by_turns_of = table.context_windows(
+                size, s.turn_windows)
             w_kw = window_bm25(matched, idf, starts, lengths) if keyword is not None else None
-            w_vec = (
-                window_sums(vector, starts, lengths) / table.window_norms[size]
-                if vector is not None
-                else None
-            )
+            w_vec = window_sums(vector, starts, lengths) / norms if vector is not None else None
             if w_vec is not None and within is not None:  # others' windows: no part in scaling
                 w_vec = _floored(w_vec, within.mask[starts])
             window_scores = fuse(w_kw, w_vec, s.fusion, weight, s.rrf_k)
-            context = lift(context, window_scores, membership, s.window_weight)
+            lifted = best_window(window_scores, by_units, n)
+            if by_turns_of:  # windows of turns too: the better lifts, and says so
+                of_turns = best_window(window_scores, by_turns_of, n)
+                by_turns |= of_turns > lifted
+                lifted = np.maximum(lifted, of_turns)
+            context += s.window_weight * lifted
         relevance = fused + context
         subject_factor = np.where(subject, 1.0 + s.subject_boost, 1.0)
         question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
@@ -701,6 +704,7 @@ class Searcher:
                 "keyword": float(components["keyword"][best]),
                 "vector": float(components["vector"][best]),
                 "context": float(context[best]),
+                "turn_window": float(by_turns[best]),
                 "recency": float(recency[best]),
                 "salience": float(table.salience[best]),
                 "subject": float(subject_factor[best]),

@@ -13,10 +13,11 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import datetime as dt
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..index import lead_label, terms_of
 from .dates import MOST_TOLD, Day, on_days, told_ranges
@@ -25,12 +26,13 @@ from .ranking import is_question, recency_factors
 if TYPE_CHECKING:
     import numpy as np
 
-TABLE_FORMAT = 12  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+TABLE_FORMAT = 13  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
 # 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending;
 # 10: rows, sections, windows, days and line counts as int32: `ROW_DTYPE`; 11: more relative
 # dates read: "this weekend", "in two weeks", "tmr", weekday names only as whole names; 12: up
-# to `MOST_TOLD` of a unit's relative dates, not only its first)
+# to `MOST_TOLD` of a unit's relative dates, not only its first; 13: windows of turns,
+# `turn_on`)
 #: How a table holds its rows' vectors: `base` (saved in a file of its own, which patched
 #: tables share), the vectors of rows patched in since (`vec_extra`), and for a patched table
 #: where each row's vector is in base ++ extra (`vec_rows`; absent: row i's is base[i]).
@@ -51,6 +53,9 @@ FIELDS = ("tx", "hd", "lb")  # text, heading, lead-in label
 ROW_DTYPE = "int32"
 MOST_ROWS = 2**31 - 1  # a table holds fewer rows (`build` refuses more)
 MOST_LINES = 2**31 - 1  # a unit counted as holding more lines holds this many
+#: A window of k turns (`_turn_windows`) holds at most this many units a turn (4k in all): a
+#: speaker who sends dozens of messages in a row lifts no window of a hundred units.
+TURN_UNITS_MOST = 4
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,9 @@ class UnitTable:
             members = [(arrays[f"w{w}_rows{k}"], arrays[f"w{w}_wins{k}"]) for k in range(w)]
             self.windows[w] = (arrays[f"w{w}_len"], members)
             self.window_norms[w] = arrays[f"w{w}_norm"]
+        self._context: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray,
+                                       list[tuple[np.ndarray, np.ndarray]],
+                                       list[tuple[np.ndarray, np.ndarray]]]] = {}
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
         self.label = FieldPostings(arrays, "lb")  # lead-in labels (`lead_label`)
@@ -135,6 +143,43 @@ class UnitTable:
         for first, end in found.ranges:
             mask[first:end] = True
         return dataclasses.replace(found, mask=mask)
+
+    def turn_family(self, size: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]],
+                                              np.ndarray]:
+        """The windows of `size` turns that are no window of `size` units (`_turn_windows`):
+        their lengths, (unit rows, window rows) membership pairs and norms."""
+        a = self.arrays
+        members = [(a[f"t{size}_rows{k}"], a[f"t{size}_wins{k}"])
+                   for k in range(TURN_UNITS_MOST * size)]
+        return a[f"t{size}_len"], members, a[f"t{size}_norm"]
+
+    def context_windows(self, size: int, turns: bool = True) -> tuple[
+            np.ndarray, np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]],
+            list[tuple[np.ndarray, np.ndarray]]]:
+        """The context windows of `size` a unit is lifted by: the windows of `size` units
+        and, with `turns`, those of `size` turns, numbered after them (one family: their
+        scores are scaled together). Each window's first unit, lengths and norms, and the
+        (unit rows, window rows) membership pairs of the units' windows and of the turns'
+        (a unit at most once a pair)."""
+        import numpy as np
+
+        lengths, members = self.windows[size]
+        norms = self.window_norms[size]
+        if not turns:
+            return members[0][0], lengths, norms, members, []
+        found = self._context.get(size)
+        if found is None:
+            turn_lengths, turn_members, turn_norms = self.turn_family(size)
+            if not len(turn_lengths):  # turns of one unit each (LoCoMo's, a flushed log)
+                found = (members[0][0], lengths, norms, members, [])
+            else:
+                count = len(lengths)
+                found = (np.concatenate((members[0][0], turn_members[0][0])),
+                         np.concatenate((lengths, turn_lengths)),
+                         np.concatenate((norms, turn_norms)), members,
+                         [(rows, wins + count) for rows, wins in turn_members if len(rows)])
+            self._context[size] = found
+        return found
 
     @property
     def matrix(self) -> np.ndarray:
@@ -490,7 +535,7 @@ class FieldPostings:
 
 
 _ROW_ARRAYS = ("scope_codes", "ids", "salience", "file_ids", "day_numbers", "line_counts",
-               "question", "told", "vectored")
+               "question", "told", "vectored", "turn_on")
 
 
 def _scope(row: UnitRow) -> str:
@@ -593,6 +638,7 @@ def _row_arrays(
             x[1] != y[1] or x[2] != y[2] for x, y in zip(rows, rows[1:], strict=False)
         ]
     a["section"] = np.cumsum(starts, dtype=ROW_DTYPE)
+    a["turn_on"] = _turns_on(terms["lb"], a["section"])
     for field, (_, sizes) in terms.items():
         # Each unit's length rounded to what Whoosh's one byte holds (the scores are then
         # exactly the Whoosh index's); the exact count for the averages.
@@ -686,18 +732,24 @@ def _derive(
     starts = np.zeros(n, dtype=ROW_DTYPE)
     starts[1:] = local[1:] != local[:-1]
     a["section"] = np.cumsum(starts, dtype=ROW_DTYPE)
+    section, turn_on = a["section"], a["turn_on"]
     for w in windows:
-        if reuse is None or has_vectors != reuse[0].has_vectors:
-            lengths, members = _windows(a["section"], w)
-            norms = _window_norms(vectors_of, has_vectors, lengths, members)
-        else:
-            lengths, members, norms = _spliced_windows(w, a["section"], vectors_of,
-                                                       has_vectors, *reuse)
-        a[f"w{w}_len"] = lengths
-        for k, (unit_rows, window_rows) in enumerate(members):
-            a[f"w{w}_rows{k}"] = unit_rows
-            a[f"w{w}_wins{k}"] = window_rows
-        a[f"w{w}_norm"] = norms
+        for kind in ("w", "t"):  # windows of units, of turns
+            make = functools.partial(_family, kind, section, turn_on, w)
+            if reuse is None or has_vectors != reuse[0].has_vectors:
+                lengths, members = make(slice(None))
+                norms = _window_norms(vectors_of, has_vectors, lengths, members)
+            else:
+                old, is_new, new_row_of = reuse
+                family = (old.windows[w] + (old.window_norms[w],) if kind == "w"
+                          else old.turn_family(w))
+                lengths, members, norms = _spliced_windows(
+                    make, vectors_of, has_vectors, family, is_new, new_row_of)
+            a[f"{kind}{w}_len"] = lengths
+            for k, (unit_rows, window_rows) in enumerate(members):
+                a[f"{kind}{w}_rows{k}"] = unit_rows
+                a[f"{kind}{w}_wins{k}"] = window_rows
+            a[f"{kind}{w}_norm"] = norms
     bounds = a["scope_bounds"]
     for field in FIELDS:
         counts = a[f"{field}_count"].astype(np.int64)
@@ -709,26 +761,36 @@ def _derive(
             np.float64)
 
 
+def _family(
+    kind: str, section: np.ndarray, turn_on: np.ndarray, size: int, rows: Any
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """The windows of `size` units ("w": `_windows`) or turns ("t": `_turn_windows`) of the
+    table `rows` (an index or a slice): their lengths and membership pairs."""
+    if kind == "w":
+        return _windows(section[rows], size)
+    return _turn_windows(section[rows], turn_on[rows], size)
+
+
 def _spliced_windows(
-    size: int,
-    section: np.ndarray,
+    make: Callable[[Any], tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]],
     vectors_of: Callable[[np.ndarray], np.ndarray],
     has_vectors: bool,
-    old: UnitTable,
+    old: tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], np.ndarray],
     is_new: np.ndarray,
     new_row_of: np.ndarray,
 ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
-    """The windows of a patched table as `_windows` and `_window_norms` make them, from the
-    old table's: a window of a kept row lies in a kept section (sections never span files),
-    so it is the old one renumbered, with its norm; only the new rows' windows are made and
-    summed. Windows are numbered by their first row, as `_windows` numbers them."""
+    """The windows of a patched table as `make` (`_windows` or `_turn_windows` of the rows
+    given) and `_window_norms` make them, from the old table's family `old` (lengths,
+    membership, norms): a window of a kept row lies in a kept section (sections never span
+    files), so it is the old one renumbered, with its norm; only the new rows' windows are
+    made and summed. Windows are numbered by their first row, as `make` numbers them."""
     import numpy as np
 
     new_rows = np.flatnonzero(is_new)
-    lengths_n, members_n = _windows(section[new_rows], size)
+    lengths_n, members_n = make(new_rows)
     members_n = [(new_rows[rows], wins) for rows, wins in members_n]
     norms_n = _window_norms(vectors_of, has_vectors, lengths_n, members_n)
-    old_lengths, old_members = old.windows[size]
+    old_lengths, old_members, old_norms = old
     kept = new_row_of[old_members[0][0]] >= 0  # by each old window's first row
     kept_windows = np.flatnonzero(kept)
     slot_n = np.searchsorted(new_row_of[old_members[0][0][kept_windows]],
@@ -741,7 +803,7 @@ def _spliced_windows(
     lengths = np.empty(total, dtype=ROW_DTYPE)
     lengths[~is_fresh], lengths[slot_n] = old_lengths[kept_windows], lengths_n
     norms = np.empty(total, dtype=np.float64)
-    norms[~is_fresh], norms[slot_n] = old.window_norms[size][kept_windows], norms_n
+    norms[~is_fresh], norms[slot_n] = old_norms[kept_windows], norms_n
     members = []
     for (rows, wins), (rows_n, wins_n) in zip(old_members, members_n, strict=True):
         stays = kept[wins]
@@ -969,6 +1031,73 @@ def _windows(
     for offset in range(size):
         keep = length > offset
         membership.append((start[keep] + offset, index[keep]))
+    return length, membership
+
+
+def _turns_on(labels: tuple[list[str], list[int]], section: np.ndarray) -> np.ndarray:
+    """1 where a unit goes on the turn of the unit before it: both open with one lead-in
+    label (their analyzed terms `labels`: flat, and how many each unit has) in a section
+    where two labels or more speak, a conversation. People in a chat send one turn as several
+    messages; a log of one speaker's entries (a flushed session's `User: …` lines) is no
+    conversation, and its entries stay turns of their own."""
+    import numpy as np
+
+    flat, sizes = labels
+    n = len(sizes)
+    on = np.zeros(n, dtype=np.uint8)
+    if n < 2 or not flat:
+        return on
+    codes: dict[str, int] = {"": 0}
+    key = np.zeros(n, dtype=np.int64)
+    at = 0
+    for row, size in enumerate(sizes):
+        if size:
+            key[row] = codes.setdefault(" ".join(flat[at : at + size]), len(codes))
+            at += size
+    labelled = np.flatnonzero(key)
+    if not len(labelled):
+        return on
+    # A section is a conversation when a labelled unit's label is not its first one's.
+    held, said = section[labelled], key[labelled]
+    opens = np.flatnonzero(np.concatenate(([True], held[1:] != held[:-1])))
+    first = np.repeat(said[opens], np.diff(np.concatenate((opens, [len(held)]))))
+    talks = np.zeros(int(section[-1]) + 1, dtype=bool)
+    talks[held[said != first]] = True
+    on[1:] = (talks[section[1:]] & (section[1:] == section[:-1]) & (key[1:] == key[:-1])
+              & (key[1:] > 0))
+    return on
+
+
+def _turn_windows(
+    section: np.ndarray, turn_on: np.ndarray, size: int
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """Sliding windows of `size` turns inside each section (`_turns_on`; a section of fewer
+    turns is one window), as `_windows` makes windows of units, at most `TURN_UNITS_MOST`
+    units a turn. Only the windows that hold more than `size` units are kept: the others are
+    windows of `size` units already (in a chat whose every turn is one line, all of them).
+    Their lengths and (unit rows, window rows) membership pairs, `TURN_UNITS_MOST * size` of
+    them; windows numbered by their first row."""
+    import numpy as np
+
+    depth = TURN_UNITS_MOST * size
+    n = len(section)
+    first_rows = np.flatnonzero(turn_on == 0) if n else np.zeros(0, dtype=np.int64)
+    if not turn_on.any():  # every turn one unit: every window of turns is one of units
+        empty = np.zeros(0, dtype=ROW_DTYPE)
+        return empty, [(empty, empty) for _ in range(depth)]
+    turn_ends = np.concatenate((first_rows[1:], [n]))
+    turn_lengths, members = _windows(section[first_rows], size)  # windows of turns
+    start_turn = members[0][0]
+    last_turn = start_turn + turn_lengths - 1
+    start = first_rows[start_turn]
+    length = np.minimum(turn_ends[last_turn] - start, depth)
+    keep = length > size
+    start, length = start[keep].astype(ROW_DTYPE), length[keep].astype(ROW_DTYPE)
+    index = np.arange(len(start), dtype=ROW_DTYPE)
+    membership = []
+    for offset in range(depth):
+        held = length > offset
+        membership.append((start[held] + offset, index[held]))
     return length, membership
 
 
