@@ -12,10 +12,12 @@ from vault_memory.search.ranking import introduced_names, label_partners
 from vault_memory.search.spelling import (
     KNOWN_STEMS,
     derive_known_stems,
+    joined_words,
     meant_by,
     short_forms,
     slips_of,
     spelling_variants,
+    split_words,
     stretch_key,
     stretched_as,
     stretched_lines,
@@ -470,3 +472,52 @@ def test_a_turn_sent_as_many_messages_is_read_as_one(vault_dir: Path) -> None:
     lines = [(h.path[-13:-3], h.start_line) for h in before]
     assert ("2023-05-08", 12) not in lines and ("2023-05-20", 5) in lines
     assert not any(h.scores["turn_window"] for h in before)
+
+
+TYPED_TOGETHER = """\
+# 2023-08-14
+
+## 20:15 — chat
+
+- **Joanna**: Yum, I love it when you make coconut milk icecream!
+- **Nate**: Haha thanks, the secret is a pinch of salt.
+- **Joanna**: My sister slipped on the ice at the rink last winter.
+- **Nate**: Ouch, hope she's ok.
+- **Joanna**: She is, she put some cream on the bruise.
+- **Nate**: We finally did the road trip to the coast last week.
+"""
+
+
+def test_two_words_typed_as_one_are_found_by_either_spelling(
+        vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"icecream", "roadtrip", "bookshelf" (issue 20, real chats): people write two words as
+    one, or one as two. A question's "ice cream" finds the vault's "icecream" (the one term
+    holds both words), and "roadtrip" finds "road trip" (a unit holding both); `form` in the
+    scores. Before, the ice on the rink came first."""
+    import vault_memory.search.searcher as searcher
+
+    vault = configure(chat_vault(vault_dir, TYPED_TOGETHER), coalesce_depth=0)
+    question = "Which ice cream does Joanna like?"
+    first = vault.search(question, limit=3, fresh=False)[0]
+    assert "icecream" in first.text and first.scores["form"] == 1.0
+    trip = vault.search("Where did Nate go on his roadtrip?", limit=3, fresh=False)[0]
+    assert "road trip" in trip.text and trip.scores["form"] == 1.0
+    monkeypatch.setattr(searcher, "joined_words", lambda query: [])
+    monkeypatch.setattr(searcher, "split_words", lambda query: [])
+    before = vault.search(question, limit=3, fresh=False)
+    assert "ice at the rink" in before[0].text and not any(h.scores["form"] for h in before)
+    assert vault.search("Where did Nate go on his roadtrip?", limit=1,
+                        fresh=False)[0].scores["form"] == 0.0
+
+
+def test_words_typed_together_or_apart_as_the_index_analyses_them() -> None:
+    """Two words in a row, no stop word, three letters or more (a comma between is no pair);
+    a word split only when it is no English word, into two that are ("understand" and
+    "carpet" stay whole), one cut ("pet shop", not "pets hop")."""
+    assert ("ic", "cream", "icecream") in joined_words("any ice-cream left?")
+    assert ("road", "trip", "roadtrip") in joined_words("the road trip")
+    assert joined_words("the car, park it") == [] and joined_words("ice is nice") == []
+    assert split_words("after the roadtrip") == [("roadtrip", "road", "trip")]
+    assert split_words("my icecream") == [("icecream", "ic", "cream")]
+    assert split_words("the petshop") == [("petshop", "pet", "shop")]
+    assert split_words("I understand the carpet") == [] and split_words("Caroline") == []

@@ -48,8 +48,10 @@ from .served import ServerCandidates
 from .spelling import (
     Stretched,
     is_word,
+    joined_words,
     short_forms,
     spelling_variants,
+    split_words,
     stretched_lines,
     stretched_terms,
     stretched_variants,
@@ -466,7 +468,7 @@ class Searcher:
                         aliases[term] = same
             terms = list(dict.fromkeys(
                 [t for term in terms for t in [term, *aliases.get(term, ())]]))
-        variants = self._variants(table, terms, aliases, within, s) if (
+        variants = self._variants(table, query, terms, aliases, within, s) if (
             mode in ("hybrid", "keyword") and not listing and served is None) else {}
         keyword: np.ndarray | None = None
         otherwise: dict[str, np.ndarray] = {}
@@ -490,19 +492,19 @@ class Searcher:
                 if s.heading_boost:
                     units, scores = table.heading.bm25(number, BM25_K1, BM25_B, within)
                     keyword[units] += s.heading_boost * scores
+                spelt_idf = 0.0  # the idf of the vault's other spellings, the rarest
                 for variant, weight, kind in variants.get(term, ()):  # a slip, a short form
-                    spelt = table.vocab[variant]
-                    own_idf = table.text.idf(spelt, within)
+                    units, scores, own_idf = _spelt(table, variant, within)
+                    if not len(units):
+                        continue
+                    spelt_idf = max(spelt_idf, own_idf)
                     # a rare spelling weighs what the word does (its own idf would be higher)
                     share = weight * (min(1.0, idf[term] / own_idf) if idf[term] else 1.0)
-                    units, scores = table.text.bm25(spelt, BM25_K1, BM25_B, within)
                     keyword[units] += share * scores
                     matched[term][units] = np.maximum(matched[term][units], share)
                     otherwise[kind][units] = True
-                if not idf[term] and variants.get(term):  # the vault spells it otherwise only:
-                    # its windows count the vault's spellings (marked at their shares above)
-                    idf[term] = max(table.text.idf(table.vocab[v], within)
-                                    for v, _, _ in variants[term])
+                if not idf[term]:  # the vault spells it otherwise only: its windows count
+                    idf[term] = spelt_idf  # the vault's spellings (marked at their shares)
             if allowed is not None:  # filters restrict the keyword signal before it is scaled
                 keyword *= allowed
             has_term = keyword > 0
@@ -743,14 +745,16 @@ class Searcher:
                 break
         return hits
 
-    def _variants(self, table: UnitTable, terms: list[str], aliases: dict[str, list[str]],
-                  within: Restriction | None, s: RankSettings
+    def _variants(self, table: UnitTable, query: str, terms: list[str],
+                  aliases: dict[str, list[str]], within: Restriction | None, s: RankSettings
                   ) -> dict[str, list[tuple[str, float, str]]]:
         """Query word -> the vault's other spellings of it, each with its weight and kind:
         typing slips of it, or that it is a slip of ("spelling": `spelling_variants`), and
-        the short forms of a chat and its words stretched for emphasis ("form":
-        `short_forms`, `stretched_variants`). Names are left to
-        `resolve_names`; a word the query holds itself is no variant."""
+        the short forms of a chat, its words stretched for emphasis, two words in a row
+        typed as one (a variant of each) and one word typed as two ("road trip": a pair
+        of terms) ("form": `short_forms`, `stretched_variants`, `joined_words`,
+        `split_words`). Names are left to `resolve_names`; a word the query holds itself
+        is no variant."""
         if not (s.typo_weight or s.form_weight):
             return {}
         vocab = table.vocab
@@ -761,11 +765,21 @@ class Searcher:
             return 0 if number is None else table.text.frequency(number, within)
 
         found: dict[str, list[tuple[str, float, str]]] = {}
+        joined: dict[str, list[str]] = {}  # "ic" and "cream" -> "icecream", when the vault has it
+        if s.form_weight:
+            for first, second, together in joined_words(query):
+                if frequency(together) and not {first, second} & labels:
+                    joined.setdefault(first, []).append(together)
+                    joined.setdefault(second, []).append(together)
+            for word, first, second in split_words(query):  # "roadtrip" -> "road trip"
+                if frequency(first) and frequency(second) and word not in labels:
+                    joined.setdefault(word, []).append(f"{first} {second}")
         for term in terms:
             if term in labels or term in aliases:
                 continue
             variants = [(v, s.form_weight, "form") for v in short_forms(term)
                         if s.form_weight and frequency(v)]
+            variants += [(v, s.form_weight, "form") for v in joined.get(term, ())]
             if s.form_weight:  # "loveee", "goooood" for "love", "good", and the other way
                 variants += [(v, s.form_weight, "form")
                              for v in stretched_variants(term, self._stretched_terms(table),
@@ -942,6 +956,26 @@ class Searcher:
         files = np.fromiter({f for ids in found.values() for f in ids}, dtype=np.int64)
         named = np.isin(table.file_ids, files)
         return named if named.any() else None
+
+
+def _spelt(table: UnitTable, variant: str, within: Restriction | None
+           ) -> tuple[np.ndarray, np.ndarray, float]:
+    """The units holding `variant` (a term of the vault, or two, "road trip", for a query
+    word typed as one: the units holding both), its BM25 in each (of two: their mean), and
+    its idf (of two: the rarer's)."""
+    import numpy as np
+
+    if " " not in variant:
+        number = table.vocab[variant]
+        units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
+        return units, scores, table.text.idf(number, within)
+    first, second = (table.vocab[part] for part in variant.split(" "))
+    units_a, scores_a = table.text.bm25(first, BM25_K1, BM25_B, within)
+    units_b, scores_b = table.text.bm25(second, BM25_K1, BM25_B, within)
+    units, at_a, at_b = np.intersect1d(units_a, units_b, assume_unique=True,
+                                       return_indices=True)
+    return (units, (scores_a[at_a] + scores_b[at_b]) / 2,
+            max(table.text.idf(first, within), table.text.idf(second, within)))
 
 
 def _base_path(path: Path, base_id: str) -> Path:

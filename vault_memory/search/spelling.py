@@ -211,6 +211,53 @@ def short_forms(term: str) -> tuple[str, ...]:
     return _forms().get(term, ())
 
 
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_BETWEEN = re.compile(r"[\s-]+")  # two words in a row: a space or a hyphen between
+
+
+def joined_words(query: str) -> list[tuple[str, str, str]]:
+    """Two words in a row of `query` that people also type as one ("ice cream", "road trip",
+    "video game", "book shelf": "icecream", "roadtrip"…): (the first's term, the second's,
+    the term of the two written together), each word of three letters or more and no stop
+    word. Whether the vault writes them so is the caller's to look up."""
+    found: list[tuple[str, str, str]] = []
+    words = list(_WORD.finditer(query))
+    for first, second in zip(words, words[1:], strict=False):
+        if not _BETWEEN.fullmatch(query, first.end(), second.start()):
+            continue
+        one, two = terms_of(first.group()), terms_of(second.group())
+        together = terms_of(first.group() + second.group())
+        if len(one) == len(two) == len(together) == 1:
+            found.append((one[0], two[0], together[0]))
+    return found
+
+
+def split_words(query: str) -> list[tuple[str, str, str]]:
+    """Words of `query` typed as one that people also write as two ("roadtrip", "icecream",
+    "bookshelf": "road trip"…): (the word's term, the first part's, the second's), for a word
+    that is no English word (`is_word`: "understand" is never "under stand", nor "carpet"
+    "car pet") cut into two that are, of three letters or more each (the known stems have
+    four letters at least: a shorter part, "ice", is taken as one). Whether the vault writes
+    them so is the caller's to look up."""
+    found: list[tuple[str, str, str]] = []
+    for match in _WORD.finditer(query):
+        word = match.group().lower()
+        whole = terms_of(word)
+        if len(word) < 6 or len(whole) != 1 or is_word(whole[0]):
+            continue
+        cuts = []
+        for cut in range(3, len(word) - 2):
+            one, two = terms_of(word[:cut]), terms_of(word[cut:])
+            if len(one) == len(two) == 1 and all(
+                    len(part) < 4 or is_word(part) for part in (one[0], two[0])):
+                known = sum(len(part) >= 4 for part in (one[0], two[0]))
+                cuts.append((-known, cut, one[0], two[0]))
+        if cuts:  # one cut: the one with more parts the list knows ("pet shop", not "pets hop")
+            _, _, first, second = min(cuts)
+            found.append((whole[0], first, second))
+    return found
+
+
 #: The stretched terms of a vocabulary: by the known word each stands for, and the others by
 #: their `stretch_key` (`stretched_terms`)
 Stretched = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]
