@@ -192,6 +192,13 @@ MONDAY = dt.date(2023, 5, 8)
         ("next tues", "2023-05-09", "2023-05-09"),
         ("an few days ago", "2023-05-05", "2023-05-05"),  # a slip of the article: no error
         ("in an couple of  weeks", "2023-05-22", "2023-05-28"),
+        # A span that lasts up to the line's day: when it began.
+        ("I've had them for 3 years now", "2020-01-01", "2020-12-31"),
+        ("she has been ill for two days", "2023-05-06", "2023-05-06"),
+        ("we’ve lived here for about four months", "2023-01-01", "2023-01-31"),
+        ("been dating for like 2 years now lol", "2021-01-01", "2021-12-31"),
+        ("for the past few weeks I ran", "2023-04-17", "2023-04-23"),
+        ("She's been playing for just under a year", "2022-01-01", "2022-12-31"),
     ],
 )
 def test_mentioned_days(text: str, first: str, last: str) -> None:
@@ -204,7 +211,10 @@ def test_mentioned_days(text: str, first: str, last: str) -> None:
     # A word a weekday's name begins is no weekday; a span of time is no day ahead.
     "at the last wedding", "this friend of mine", "this sunset!", "next saturation test",
     "finished it in two days of work", "once in a week", "twice in a month",
-    "in two weeks later", "an hour ago"])
+    "in two weeks later", "an hour ago",
+    # A span that does not last up to the line's day tells no day.
+    "we stayed for two weeks", "I'll be away for a week", "I had lived there for ten years",
+    "I have news. We met for 3 days", "for 3 years he ran the shop"])
 def test_no_relative_date(text: str) -> None:
     assert mentioned_days(text, MONDAY) is None
 
@@ -249,6 +259,34 @@ def test_a_when_question_prefers_the_line_that_tells_a_day(vault_dir: Path) -> N
                          fresh=False)[0].scores["when"] == 1.0  # not asking when
 
 
+LASTED = """\
+# 2022-01-23
+
+## 19:00 — chat
+
+- **Nate**: my turtles love the new tank, they swim around all day
+- **Joanna**: so cute! how long have you had them?
+- **Nate**: I've had them for 3 years now and they bring me tons of joy.
+- **Nate**: we stayed at the lake for two weeks last summer.
+"""
+
+
+def test_a_span_up_to_the_lines_day_tells_when_it_began(vault_dir: Path) -> None:
+    """"I've had them for 3 years now", written on 2022-01-23, tells 2019 (issue 20, time):
+    `--since/--until` over 2019 find it, and a question asking how long (or when) raises it
+    as a line that tells a day; "we stayed … for two weeks" lasts to no day of its own."""
+    (vault_dir / "memory" / "2022-01-23.md").write_text(LASTED, encoding="utf-8")
+    opened = Vault(vault_dir)
+    opened.index()
+    hits = opened.search("Nate", since="2019-01-01", until="2019-12-31", fresh=False)
+    assert lines(hits) == {("memory/2022-01-23.md", 7)} and hits[0].scores["told_date"] == 1.0
+    searcher = opened._searcher
+    searcher.settings = dataclasses.replace(searcher.settings, coalesce_depth=0)
+    asked = opened.search("How long has Nate had his turtles?", limit=4, fresh=False)
+    when = {h.start_line: h.scores["when"] for h in asked}
+    assert when[7] == 1.1 and when[5] == 1.0 and when.get(8, 1.0) == 1.0
+
+
 @pytest.mark.parametrize(
     ("query", "asks"),
     [
@@ -256,6 +294,8 @@ def test_a_when_question_prefers_the_line_that_tells_a_day(vault_dir: Path) -> N
         ("when was the gig", True),
         ("what day did we ship the fix", True),
         ("How long ago did Jon move?", True),
+        ("How long has Nate had his turtles?", True),
+        ("since when do you paint?", True),
         ("What did Mel paint?", False),
         ("Where is the whenua trust?", False),
     ],

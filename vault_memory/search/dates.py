@@ -49,6 +49,9 @@ _RULES = re.compile(
     r"(?!\s+(?:ago|later|before|after|earlier|of|in\s+a\s+row)\b)"
     r"|(?P<dir>last|next|this past|this coming|past|this)\s+(?P<what>week(?:end)?|month|year|"
     + _DAY_NAME + r")"
+    r"|for\s+(?P<past>the\s+(?:past|last)\s+)?(?:(?:about|almost|nearly|over|around|like"
+    r"|just\s+(?:over|under))\s+)?(?P<for_n>" + _COUNT + r")\s+(?P<for_unit>day|week|month|year)s?"
+    r"(?P<now>\s+now)?"
     r")\b"
 )  # matched against the lowered text: IGNORECASE makes the search twice as slow
 #: One of these is in every text `_RULES` matches: the cheap test that spares most lines the
@@ -123,8 +126,15 @@ def told_ranges(text: str, day: dt.date, most: int = MOST_TOLD) -> list[tuple[dt
     return found
 
 
-def _resolve(match: re.Match[str], day: dt.date) -> tuple[dt.date, dt.date]:
-    """The days one match of `_RULES` names, seen from `day`."""
+# A clause that says what has lasted up to now ("I've had them", "she has been", "we've
+# lived"): a span after it ("for 3 years") began that long before the line's day.
+_PERFECT = re.compile(r"(?:'|’)ve\b|\bhave\b|\bhas\b|\bhaven't\b|\bhasn't\b"
+                      r"|(?:'|’)s\s+been\b")
+_CLAUSE_END = re.compile(r"[.!?;]")
+
+
+def _resolve(match: re.Match[str], day: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The days one match of `_RULES` names, seen from `day` (None: none)."""
     for name, days in (("before_yesterday", -2), ("after_tomorrow", 2), ("yesterday", -1),
                        ("tomorrow", 1)):
         if match[name]:
@@ -134,6 +144,8 @@ def _resolve(match: re.Match[str], day: dt.date) -> tuple[dt.date, dt.date]:
                        _number(match["in_n"] or match["from_n"]))
     if match["ago_n"]:
         return _period(day, match["ago_unit"], -_number(match["ago_n"]))
+    if match["for_n"]:  # "I've had them for 3 years now": since the year three years ago
+        return _period(day, match["for_unit"], -_number(match["for_n"])) if _lasted(match) else None
     direction, what = match["dir"], match["what"]
     if what in ("week", "weekend", "month", "year"):  # "this week": the line's own
         return _period(day, what, {"this": 0, "next": 1, "this coming": 1}.get(direction, -1))
@@ -143,6 +155,18 @@ def _resolve(match: re.Match[str], day: dt.date) -> tuple[dt.date, dt.date]:
     if direction in ("next", "this coming"):
         return _period(day, "day", (weekday - day.weekday() - 1) % 7 + 1)
     return _period(day, "day", -((day.weekday() - weekday - 1) % 7 + 1))
+
+
+def _lasted(match: re.Match[str]) -> bool:
+    """Whether the span `match` ("for 3 years") lasts up to the line's day: "for the past 3
+    years", "for 3 years now", or said in a clause of the present perfect ("I've had them
+    for 3 years", "she has been ill for two days"); not "we stayed for two weeks", "I'll be
+    away for a week", "I had lived there for ten years"."""
+    if match["past"] or match["now"]:
+        return True
+    before = match.string[max(0, match.start() - 80) : match.start()]
+    clause = _CLAUSE_END.split(before)[-1]
+    return _PERFECT.search(clause) is not None
 
 
 #: A day a question asks about: (year, month, day); year None is any year, month 0 the whole

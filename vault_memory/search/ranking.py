@@ -444,12 +444,14 @@ def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
 
 
 _ASKS_WHEN = re.compile(r"^\s*when\b|\bwhen (?:did|do|does|was|were|is|will|are|has|have)\b|"
-                        r"\bwhat (?:day|date|time|year|month|week)\b|\bhow long ago\b",
-                        re.IGNORECASE)
+                        r"\bwhat (?:day|date|time|year|month|week)\b|\bhow long\b"
+                        r"|\bsince when\b", re.IGNORECASE)
 
 
 def asks_when(query: str) -> bool:
-    """Whether a question asks for a time ("When did Mel paint?", "what day was the gig?")."""
+    """Whether a question asks for a time ("When did Mel paint?", "what day was the gig?",
+    "How long has she had the dog?": a span that lasts up to the line's day tells when it
+    began, `dates.told_ranges`)."""
     return _ASKS_WHEN.search(query) is not None
 
 

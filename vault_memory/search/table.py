@@ -26,13 +26,13 @@ from .ranking import is_question, recency_factors
 if TYPE_CHECKING:
     import numpy as np
 
-TABLE_FORMAT = 13  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+TABLE_FORMAT = 14  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
 # 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending;
 # 10: rows, sections, windows, days and line counts as int32: `ROW_DTYPE`; 11: more relative
 # dates read: "this weekend", "in two weeks", "tmr", weekday names only as whole names; 12: up
 # to `MOST_TOLD` of a unit's relative dates, not only its first; 13: windows of turns,
-# `turn_on`)
+# `turn_on`; 14: a span lasting up to the line's day tells when it began, "for 3 years now")
 #: How a table holds its rows' vectors: `base` (saved in a file of its own, which patched
 #: tables share), the vectors of rows patched in since (`vec_extra`), and for a patched table
 #: where each row's vector is in base ++ extra (`vec_rows`; absent: row i's is base[i]).
