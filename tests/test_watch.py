@@ -372,9 +372,15 @@ def test_inotify_queue_overflow_triggers_a_reconcile(watched: tuple[Path, Watche
     root, watcher = watched
     watcher.reconcile_every = None  # only the overflow may reconcile
     (emitter,) = watcher._observer.emitters
-    group = emitter._inotify
+    if not hasattr(emitter._inotify, "on_queue_overflow"):  # watch.py warns of it
+        pytest.skip("this watchdog version does not report inotify queue overflows")
+    # The lock the thread reading the kernel's queue takes before each read: watchdog 7's
+    # reader (`InotifyFD`) queues what it reads without bound for another thread to
+    # dispatch, so only holding its own lock stops it; before 7, the `Inotify` the
+    # emitter's buffer reads from.
+    reader = getattr(emitter, "_inotify_fd", None) or emitter._inotify._inotify
     a, b = root / "notes" / "renderer.md", root / "memory" / "2026-11-20.md"
-    with group._lock:  # the reader thread blocks on its next event: the kernel queue fills
+    with reader._lock:  # the reader thread blocks on its next read: the kernel queue fills
         os.utime(a)  # the event the reader takes and blocks on
         for i in range(2 * limit + 4096):  # the reader may have taken a read (2048) too
             os.utime(a if i % 2 else b, ns=(i, i))  # alternating: not coalesced by the kernel
