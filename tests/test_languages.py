@@ -125,6 +125,14 @@ def _as_written_before(root: Path) -> None:
     conn.close()
 
 
+def _change_meta(root: Path, statement: str) -> None:
+    """Run `statement` on the index's meta table: what an earlier version left recorded."""
+    conn = sqlite3.connect(root / ".vault" / "index.sqlite")
+    with conn:
+        conn.execute(statement)
+    conn.close()
+
+
 def _index_meta(root: Path, key: str) -> Any:
     conn = sqlite3.connect(root / ".vault" / "index.sqlite")
     try:
@@ -191,10 +199,7 @@ def test_a_chat_line_with_an_emoji_is_found_by_the_word_it_stands_for(
             first = vault.index()
             assert first.units_embedded == first.units > 0
             assert found_first(vault, "dog") == []
-    conn = sqlite3.connect(vault_dir / ".vault" / "index.sqlite")
-    with conn:
-        conn.execute("UPDATE meta SET value='2' WHERE key='analyzer'")
-    conn.close()
+    _change_meta(vault_dir, "UPDATE meta SET value='2' WHERE key='analyzer'")
     with Vault(vault_dir) as vault:
         report = vault.index()
         assert (report.modified, report.units_embedded) == (1, 0)  # words again, no vectors
@@ -256,10 +261,7 @@ def test_a_line_of_emoji_is_found_by_meaning_and_an_old_index_embeds_it_again(
             assert first.units_embedded == first.units > 0
             hit = vault.search(query, mode="semantic", limit=1)[0]
             assert hit.start_line == 5 and "weak" in hit.flags  # [UNK]s: nothing near
-    conn = sqlite3.connect(vault_dir / ".vault" / "index.sqlite")
-    with conn:
-        conn.execute("DELETE FROM meta WHERE key='pictographs'")
-    conn.close()
+    _change_meta(vault_dir, "DELETE FROM meta WHERE key='pictographs'")
     with Vault(vault_dir) as vault:
         report = vault.index()
         assert (report.modified, report.units_embedded) == (1, 1)  # that text alone

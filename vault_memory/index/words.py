@@ -137,7 +137,10 @@ def name_pictographs(text: str) -> str:
 
 
 def has_pictograph(text: str) -> bool:
-    """Whether `text` holds a pictograph that stands for words (`pictograph_words`)."""
+    """Whether `text` holds a character of the pictograph blocks (`_PICTOGRAPHS`): one that
+    stands for words, or a face, skin tone or gesture among them that stands for none
+    (`pictograph_words`); either way `spelled_pictographs` changes the text. The emoticons
+    block (😂) is not among them."""
     return not text.isascii() and _pictograph().search(text) is not None
 
 
