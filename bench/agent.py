@@ -47,11 +47,14 @@ def bench_help(repeat: int) -> None:
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "vault_memory", "--help"], env=env,
-                       capture_output=True, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "vault_memory", "--help"],
+            env=env,
+            capture_output=True,
+            check=True,
+        )
         samples.append(time.perf_counter() - start)
-    print(f"vault --help (python -m vault_memory --help), median of {repeat}: "
-          f"{median_ms(samples)}")
+    print(f"vault --help (python -m vault_memory --help), median of {repeat}: {median_ms(samples)}")
 
 
 def bench_context(vault: Vault, repeat: int) -> None:
@@ -63,8 +66,10 @@ def bench_context(vault: Vault, repeat: int) -> None:
             samples = timed(lambda b=budget, q=query: vault.context(b, q), repeat)
             text = vault.context(budget, query)
             label = "with query" if query else "no query  "
-            print(f"context budget {budget:>5} {label}: median {median_ms(samples)}, "
-                  f"{count_tokens(text)} tokens")
+            print(
+                f"context budget {budget:>5} {label}: median {median_ms(samples)}, "
+                f"{count_tokens(text)} tokens"
+            )
 
 
 def bench_tools(vault: Vault, repeat: int) -> None:
@@ -86,7 +91,8 @@ def bench_mcp(root: Path, repeat: int) -> None:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "vault_memory", "--vault", str(root), "mcp"],
+        command=sys.executable,
+        args=["-m", "vault_memory", "--vault", str(root), "mcp"],
         env={"PYTHONPATH": str(ROOT)},
     )
     starts: list[float] = []

@@ -42,9 +42,15 @@ def bench_hitlog(tmp: Path, runs: int) -> str:
 
     cache = tmp / ".vault"
     cache.mkdir()
-    hits = [SimpleNamespace(path=f"memory/2026-11-{d:02d}.md", start_line=4, end_line=6,
-                            text="- a line of a daily log\n- and another one #decision\n- x")
-            for d in range(1, 11)]
+    hits = [
+        SimpleNamespace(
+            path=f"memory/2026-11-{d:02d}.md",
+            start_line=4,
+            end_line=6,
+            text="- a line of a daily log\n- and another one #decision\n- x",
+        )
+        for d in range(1, 11)
+    ]
     samples = []
     for _ in range(max(runs, 1) * 300):
         start = time.perf_counter()
@@ -53,9 +59,11 @@ def bench_hitlog(tmp: Path, runs: int) -> str:
     start = time.perf_counter()
     found = hitlog.counts(cache)
     read = time.perf_counter() - start
-    return (f"hitlog.record (10 hits): median {median_ms(samples)}, p99 "
-            f"{sorted(samples)[int(len(samples) * 0.99)] * 1000:.2f} ms over {len(samples)}; "
-            f"hitlog.counts of {len(samples)} lines: {read * 1000:.1f} ms ({len(found)} keys)")
+    return (
+        f"hitlog.record (10 hits): median {median_ms(samples)}, p99 "
+        f"{sorted(samples)[int(len(samples) * 0.99)] * 1000:.2f} ms over {len(samples)}; "
+        f"hitlog.counts of {len(samples)} lines: {read * 1000:.1f} ms ({len(found)} keys)"
+    )
 
 
 def bench_sample(tmp: Path, runs: int, model: bool) -> str:
@@ -79,9 +87,11 @@ def bench_sample(tmp: Path, runs: int, model: bool) -> str:
         else:
             samples.append(elapsed)
     what = "bundled model + token overlap" if model else "token overlap only"
-    return (f"dry-run dream of sample_vault ({what}): first {first:.2f} s, then median "
-            f"{statistics.median(samples):.2f} s; {report.new_entries} new entries, "
-            f"{len(report.added)} added, {len(report.merged)} merged")
+    return (
+        f"dry-run dream of sample_vault ({what}): first {first:.2f} s, then median "
+        f"{statistics.median(samples):.2f} s; {report.new_entries} new entries, "
+        f"{len(report.added)} added, {len(report.merged)} merged"
+    )
 
 
 def bench_consolidate(runs: int) -> str:
@@ -97,24 +107,37 @@ def bench_consolidate(runs: int) -> str:
     def sentence() -> str:
         return " ".join(rng.choice(words) for _ in range(rng.randint(6, 14))).capitalize() + "."
 
-    memory = parse_memory("# MEMORY\n\n" + "".join(
-        f"## Topic {t}\n" + "".join(f"- {sentence()}\n" for _ in range(20)) + "\n"
-        for t in range(10)))
+    memory = parse_memory(
+        "# MEMORY\n\n"
+        + "".join(
+            f"## Topic {t}\n" + "".join(f"- {sentence()}\n" for _ in range(20)) + "\n"
+            for t in range(10)
+        )
+    )
     items = []
     for day in range(14):
         date = dt.date(2026, 11, 8) + dt.timedelta(days=day)
-        body = "".join(f"- {sentence()}{' #decision' if rng.random() < 0.1 else ''}\n"
-                       for _ in range(50))
+        body = "".join(
+            f"- {sentence()}{' #decision' if rng.random() < 0.1 else ''}\n" for _ in range(50)
+        )
         items += extract_items(parse_note(f"memory/{date}.md", f"# {date}\n\n{body}"))
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        plan = consolidate(memory, items, Policy(max_memory_chars=40_000), TokenSimilarity(),
-                           evidence=items, today=NOW.date())
+        plan = consolidate(
+            memory,
+            items,
+            Policy(max_memory_chars=40_000),
+            TokenSimilarity(),
+            evidence=items,
+            today=NOW.date(),
+        )
         samples.append(time.perf_counter() - start)
-    return (f"consolidate, {len(items)} new items vs {len(memory.entries)} entries (token "
-            f"overlap): median {statistics.median(samples):.2f} s; {len(plan.added)} added, "
-            f"{len(plan.merged)} merged, {len(plan.archived)} archived")
+    return (
+        f"consolidate, {len(items)} new items vs {len(memory.entries)} entries (token "
+        f"overlap): median {statistics.median(samples):.2f} s; {len(plan.added)} added, "
+        f"{len(plan.merged)} merged, {len(plan.archived)} archived"
+    )
 
 
 def main() -> None:

@@ -141,9 +141,12 @@ def measure_query(threads: int) -> dict[str, float]:
         encoder.embed_query(f"what did we decide about {SUBJECTS[i % len(SUBJECTS)]}?")
         walls.append(time.perf_counter() - t)
         cpus.append(time.process_time() - c)
-    return {"cold_cpu_s": cold_cpu, "cold_wall_s": cold_wall,
-            "warm_ms": statistics.median(walls) * 1000,
-            "warm_cpu_ms": statistics.median(cpus) * 1000}
+    return {
+        "cold_cpu_s": cold_cpu,
+        "cold_wall_s": cold_wall,
+        "warm_ms": statistics.median(walls) * 1000,
+        "warm_cpu_ms": statistics.median(cpus) * 1000,
+    }
 
 
 def measure_session(level: str) -> dict[str, float]:
@@ -162,36 +165,51 @@ def measure_session(level: str) -> dict[str, float]:
         "optimised": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
     }[level]
     t = time.perf_counter()
-    session = ort.InferenceSession(str(emb._bundled_onnx_path()), sess_options=options,
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        str(emb._bundled_onnx_path()), sess_options=options, providers=["CPUExecutionProvider"]
+    )
     open_s = time.perf_counter() - t
     times = []
     for i in range(21):
         encoding = tokenizer.encode(f"what did we decide about {SUBJECTS[i % len(SUBJECTS)]}?")
         ids = np.asarray([encoding.ids], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                "token_type_ids": np.zeros_like(ids)}
+        feed = {
+            "input_ids": ids,
+            "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.zeros_like(ids),
+        }
         t = time.perf_counter()
         session.run(None, feed)
         times.append(time.perf_counter() - t)
-    return {"open_s": open_s, "first_ms": times[0] * 1000,
-            "query_ms": statistics.median(times[1:]) * 1000}
+    return {
+        "open_s": open_s,
+        "first_ms": times[0] * 1000,
+        "query_ms": statistics.median(times[1:]) * 1000,
+    }
 
 
 def sessions_main(rounds: int) -> None:
     results: dict[str, list[dict[str, float]]] = {"unoptimised": [], "optimised": []}
     for _ in range(rounds):
         for level in results:
-            out = subprocess.run([sys.executable, __file__, "--session", level], check=True,
-                                 capture_output=True, text=True).stdout
+            out = subprocess.run(
+                [sys.executable, __file__, "--session", level],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             results[level].append(json.loads(out.strip().splitlines()[-1]))
-    print(f"{'session':>12} {'open s':>7} {'first ms':>9} {'query ms':>9} {'open+first s':>13}"
-          f"   ({rounds} fresh processes each, medians)")
+    print(
+        f"{'session':>12} {'open s':>7} {'first ms':>9} {'query ms':>9} {'open+first s':>13}"
+        f"   ({rounds} fresh processes each, medians)"
+    )
     for level, rs in results.items():
         med = {k: statistics.median(r[k] for r in rs) for k in ("open_s", "first_ms", "query_ms")}
         total = statistics.median(r["open_s"] + r["first_ms"] / 1000 for r in rs)
-        print(f"{level:>12} {med['open_s']:>7.3f} {med['first_ms']:>9.1f} {med['query_ms']:>9.1f}"
-              f" {total:>13.3f}")
+        print(
+            f"{level:>12} {med['open_s']:>7.3f} {med['first_ms']:>9.1f} {med['query_ms']:>9.1f}"
+            f" {total:>13.3f}"
+        )
 
 
 def main() -> None:

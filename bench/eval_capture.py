@@ -72,15 +72,17 @@ CARRY_SHARE = 0.5
 # -- the benchmark's own tools -----------------------------------------------------------------
 
 
-def eval_tools(data: Path | None = None, eval_dir: Path | None = None) -> tuple[ModuleType,
-                                                                                 ModuleType]:
+def eval_tools(
+    data: Path | None = None, eval_dir: Path | None = None
+) -> tuple[ModuleType, ModuleType]:
     """(make_vault, score) from `eval_dir`, else the data's folder, else ../shared/eval/locomo."""
     places = [p for p in (eval_dir, data.parent if data else None, DEFAULT_EVAL) if p]
     for place in places:
         if (place / "score.py").is_file() and (place / "make_vault.py").is_file():
             return _load(place / "make_vault.py"), _load(place / "score.py")
-    raise SystemExit(f"make_vault.py and score.py not found in {', '.join(map(str, places))}; "
-                     "give --eval-dir")
+    raise SystemExit(
+        f"make_vault.py and score.py not found in {', '.join(map(str, places))}; give --eval-dir"
+    )
 
 
 def _load(path: Path) -> ModuleType:
@@ -97,27 +99,60 @@ def _load(path: Path) -> ModuleType:
 
 # -- normalised tokens -------------------------------------------------------------------------
 
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december"]
-_MONTH_NUMBER = {m: i + 1 for i, m in enumerate(_MONTHS)} | {
-    m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
-_NUMBERS = {w: str(i) for i, w in enumerate(re.findall(r"\S+", (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty")))}
-_NUMBERS |= {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "once": "1",
-             "twice": "2"}
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+_MONTH_NUMBER = (
+    {m: i + 1 for i, m in enumerate(_MONTHS)}
+    | {m[:3]: i + 1 for i, m in enumerate(_MONTHS)}
+    | {"sept": 9}
+)
+_NUMBERS = {
+    w: str(i)
+    for i, w in enumerate(
+        re.findall(
+            r"\S+",
+            (
+                "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "  # noqa: E501
+                "fifteen sixteen seventeen eighteen nineteen twenty"
+            ),
+        )
+    )
+}
+_NUMBERS |= {
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "hundred": "100",
+    "once": "1",
+    "twice": "2",
+}
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTH_NUMBER, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
-_DATES = [re.compile(p, re.IGNORECASE) for p in (
-    r"\b(?P<year>\d{4})-(?P<mm>\d{2})-(?P<day>\d{2})\b",
-    rf"\b{_DAY}(?: of)? {_MONTH},? {_YEAR}\b",
-    rf"\b{_MONTH} {_DAY},? {_YEAR}\b",
-    rf"\b{_MONTH},? {_YEAR}\b",
-    r"\b(?P<year>\d{4})-(?P<mm>\d{2})\b(?!-)",
-    rf"\b{_DAY}(?: of)? {_MONTH}\b",
-    rf"\b{_MONTH} {_DAY}\b(?!,? \d)",
-)]
+_DATES = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\b(?P<year>\d{4})-(?P<mm>\d{2})-(?P<day>\d{2})\b",
+        rf"\b{_DAY}(?: of)? {_MONTH},? {_YEAR}\b",
+        rf"\b{_MONTH} {_DAY},? {_YEAR}\b",
+        rf"\b{_MONTH},? {_YEAR}\b",
+        r"\b(?P<year>\d{4})-(?P<mm>\d{2})\b(?!-)",
+        rf"\b{_DAY}(?: of)? {_MONTH}\b",
+        rf"\b{_MONTH} {_DAY}\b(?!,? \d)",
+    )
+]
 _WORD = re.compile(r"[a-z0-9_]+")
 # the benchmark's scorer stop list, plus words that only frame an answer
 _FRAME = frozenset(["yes", "likely", "probably", "maybe", "somewhat"])
@@ -185,8 +220,14 @@ def coverage(target: set[str], text: str, stopwords: frozenset[str]) -> float:
     return len(target & set(normalise(text, stopwords))) / len(target)
 
 
-def carries(turn: str, observation: str, entries: list[str], names: set[str],
-            stopwords: frozenset[str], speaker: str | None = None) -> bool:
+def carries(
+    turn: str,
+    observation: str,
+    entries: list[str],
+    names: set[str],
+    stopwords: frozenset[str],
+    speaker: str | None = None,
+) -> bool:
     """Whether one of `entries` carries what `observation` took from its evidence `turn`.
 
     The observation's key is the content words it shares with the turn (what the annotator
@@ -239,8 +280,14 @@ class Session:
 
 def sessions_of(sample: dict[str, Any], make_vault: ModuleType) -> list[Session]:
     conv = sample["conversation"]
-    return [Session(n, make_vault.parse_date_time(conv[f"session_{n}_date_time"]),
-                    list(conv[f"session_{n}"])) for n in make_vault.session_numbers(conv)]
+    return [
+        Session(
+            n,
+            make_vault.parse_date_time(conv[f"session_{n}_date_time"]),
+            list(conv[f"session_{n}"]),
+        )
+        for n in make_vault.session_numbers(conv)
+    ]
 
 
 def turn_text(turn: dict[str, Any]) -> str:
@@ -255,8 +302,11 @@ def turn_text(turn: dict[str, Any]) -> str:
 
 def messages_of(session: Session) -> list[dict[str, str]]:
     """The session as chat messages: two people, so both speak as `user`, each with a name."""
-    return [{"role": "user", "name": str(t.get("speaker", "?")), "content": turn_text(t)}
-            for t in session.turns if turn_text(t)]
+    return [
+        {"role": "user", "name": str(t.get("speaker", "?")), "content": turn_text(t)}
+        for t in session.turns
+        if turn_text(t)
+    ]
 
 
 def session_id(session: Session) -> str:
@@ -305,13 +355,18 @@ def build_flushed(sessions: list[Session], root: Path, llm: str = "") -> dict[st
     started = time.perf_counter()
     for session in sessions:
         with pinned_clock(session.when):
-            report = vault.flush(messages_of(session), session=session_id(session),
-                                 date=session.when.date())
+            report = vault.flush(
+                messages_of(session), session=session_id(session), date=session.when.date()
+            )
         entries += len(report.entries)
         warnings += len(report.warnings)
         modes[report.mode] = modes.get(report.mode, 0) + 1
-    return {"entries": entries, "warnings": warnings, "modes": modes,
-            "seconds": time.perf_counter() - started}
+    return {
+        "entries": entries,
+        "warnings": warnings,
+        "modes": modes,
+        "seconds": time.perf_counter() - started,
+    }
 
 
 def build_dreamed(flushed: Path, root: Path, sessions: list[Session]) -> dict[str, Any]:
@@ -328,29 +383,44 @@ def build_dreamed(flushed: Path, root: Path, sessions: list[Session]) -> dict[st
         try:
             report = Vault(root).dream(lookback_days=days)
         except VaultError as exc:  # a model's plan refused: the vault stays as flushed
-            return {"status": "refused", "mode": "llm", "added": 0, "merged": 0, "edited": 0,
-                    "archived": 0, "skipped": 0, "warnings": [str(exc)],
-                    "seconds": time.perf_counter() - started}
-    return {"status": report.status, "mode": report.mode, "added": len(report.added),
-            "merged": len(report.merged), "edited": len(report.edited),
-            "archived": len(report.archived), "skipped": len(report.skipped),
-            "warnings": report.warnings, "seconds": time.perf_counter() - started}
+            return {
+                "status": "refused",
+                "mode": "llm",
+                "added": 0,
+                "merged": 0,
+                "edited": 0,
+                "archived": 0,
+                "skipped": 0,
+                "warnings": [str(exc)],
+                "seconds": time.perf_counter() - started,
+            }
+    return {
+        "status": report.status,
+        "mode": report.mode,
+        "added": len(report.added),
+        "merged": len(report.merged),
+        "edited": len(report.edited),
+        "archived": len(report.archived),
+        "skipped": len(report.skipped),
+        "warnings": report.warnings,
+        "seconds": time.perf_counter() - started,
+    }
 
 
 # -- measures ----------------------------------------------------------------------------------
 
 
 def log_chars(vault: Path, with_memory: bool = False) -> int:
-    total = sum(len(p.read_text(encoding="utf-8")) for p in sorted((vault / "memory").glob(
-        "*.md")))
+    total = sum(len(p.read_text(encoding="utf-8")) for p in sorted((vault / "memory").glob("*.md")))
     memory = vault / "MEMORY.md"
     if with_memory and memory.exists():
         total += len(memory.read_text(encoding="utf-8"))
     return total
 
 
-def contexts(vault: Path, questions: list[dict[str, Any]], score: ModuleType,
-             today: dt.date) -> list[str]:
+def contexts(
+    vault: Path, questions: list[dict[str, Any]], score: ModuleType, today: dt.date
+) -> list[str]:
     """The 2,000-character context each question gets from `vault`."""
     from vault_memory import Vault
 
@@ -359,21 +429,24 @@ def contexts(vault: Path, questions: list[dict[str, Any]], score: ModuleType,
     costs = score.LineCosts(vault)
     out = []
     for question in questions:
-        hits = [h.to_dict() for h in v.search(question["question"], limit=FETCH_K,
-                                                fresh=False, today=today)]
+        hits = [
+            h.to_dict()
+            for h in v.search(question["question"], limit=FETCH_K, fresh=False, today=today)
+        ]
         out.append(context_of(hits, vault, score, costs))
     return out
 
 
-def context_of(hits: list[dict[str, Any]], vault: Path, score: ModuleType,
-               costs: Any) -> str:
+def context_of(hits: list[dict[str, Any]], vault: Path, score: ModuleType, costs: Any) -> str:
     """The hits the benchmark's budget walk takes, as an agent reads them: `path:start-end
     (heading)` and their lines. `score.budget_recall` decides how many hits fit (asked with
     every line of the hits as evidence, it reports the hits it took); a first hit over the
     budget is cut to the lines that fit, at least its first, as the walk does."""
     spans = score.spans_of(hits, vault)
-    probe = {"evidence": [{"path": s[0], "line": n} for s in spans if s
-                          for n in range(s[1], s[2] + 1)] or [{"path": "", "line": 0}]}
+    probe = {
+        "evidence": [{"path": s[0], "line": n} for s in spans if s for n in range(s[1], s[2] + 1)]
+        or [{"path": "", "line": 0}]
+    }
     n_taken = score.budget_recall(probe, spans, [BUDGET], costs)[f"results@{BUDGET}ch"]
     parts: list[str] = []
     seen: set[tuple[str, int]] = set()
@@ -386,8 +459,9 @@ def context_of(hits: list[dict[str, Any]], vault: Path, score: ModuleType,
         taken += 1
         path, start, end = span
         line_costs = costs(path)
-        lines = [n for n in range(max(1, start), min(end, len(line_costs)) + 1)
-                 if (path, n) not in seen]
+        lines = [
+            n for n in range(max(1, start), min(end, len(line_costs)) + 1) if (path, n) not in seen
+        ]
         if taken == 1 and sum(line_costs[n - 1] for n in lines) > BUDGET:
             kept, spent = lines[:1], line_costs[lines[0] - 1] if lines else 0
             for n in lines[1:]:
@@ -418,19 +492,28 @@ def observations_of(sample: dict[str, Any], make_vault: ModuleType) -> list[tupl
 
 
 def events_of(sample: dict[str, Any]) -> list[str]:
-    return [item for per_session in sample.get("event_summary", {}).values()
-            for key, items in per_session.items() if key != "date" and isinstance(items, list)
-            for item in items if isinstance(item, str)]
+    return [
+        item
+        for per_session in sample.get("event_summary", {}).values()
+        for key, items in per_session.items()
+        if key != "date" and isinstance(items, list)
+        for item in items
+        if isinstance(item, str)
+    ]
 
 
-def observation_recall(sample: dict[str, Any], vault: Path, make_vault: ModuleType,
-                       stopwords: frozenset[str]) -> tuple[int, int]:
+def observation_recall(
+    sample: dict[str, Any], vault: Path, make_vault: ModuleType, stopwords: frozenset[str]
+) -> tuple[int, int]:
     """(observations carried by an entry of their evidence turn's session, observations)."""
     from vault_memory import Vault
 
     conv = sample["conversation"]
-    names = {w for s in (conv.get("speaker_a", ""), conv.get("speaker_b", ""))
-             for w in normalise(s, stopwords)}
+    names = {
+        w
+        for s in (conv.get("speaker_a", ""), conv.get("speaker_b", ""))
+        for w in normalise(s, stopwords)
+    }
     turns: dict[str, tuple[int, str, str]] = {}
     for number in make_vault.session_numbers(conv):
         for turn in conv[f"session_{number}"]:
@@ -446,9 +529,10 @@ def observation_recall(sample: dict[str, Any], vault: Path, make_vault: ModuleTy
         if not found:
             continue
         total += 1
-        kept += any(carries(text, observation, entries.get(number, []), names, stopwords,
-                            speaker)
-                    for number, text, speaker in found)
+        kept += any(
+            carries(text, observation, entries.get(number, []), names, stopwords, speaker)
+            for number, text, speaker in found
+        )
     return kept, total
 
 
@@ -456,8 +540,7 @@ _PREFIX = re.compile(r"^(?:\*\*|__)?(?P<label>[A-Za-z][\w .'-]{0,40}?)(?:\*\*|__
 ROLE_LABELS = {"user", "assistant", "system", "tool", "human", "ai"}
 
 
-def memory_checks(vault: Path, sample: dict[str, Any], stopwords: frozenset[str]) -> dict[str,
-                                                                                       Any]:
+def memory_checks(vault: Path, sample: dict[str, Any], stopwords: frozenset[str]) -> dict[str, Any]:
     """MEMORY.md alone: what it states of the event summaries, its size, its hygiene."""
     from vault_memory.files import parse_memory, plain_text
 
@@ -475,10 +558,15 @@ def memory_checks(vault: Path, sample: dict[str, Any], stopwords: frozenset[str]
         seen.add(key)
     events = events_of(sample)
     stated = sum(states(item, bodies, stopwords) for item in events)
-    return {"chars": len(text), "entries": len(entries), "events": len(events),
-            "events_stated": stated, "speaker_prefixes": len(prefixed),
-            "duplicates": duplicates,
-            "without_provenance": sum(1 for e in entries if not e.sources)}
+    return {
+        "chars": len(text),
+        "entries": len(entries),
+        "events": len(events),
+        "events_stated": stated,
+        "speaker_prefixes": len(prefixed),
+        "duplicates": duplicates,
+        "without_provenance": sum(1 for e in entries if not e.sources),
+    }
 
 
 # -- one conversation, then all ----------------------------------------------------------------
@@ -502,8 +590,14 @@ class Result:
         return self.answered.get(vault, 0) / self.questions if self.questions else 0.0
 
 
-def run_conversation(index: int, sample: dict[str, Any], work: Path, make_vault: ModuleType,
-                     score: ModuleType, llm: str = "") -> Result:
+def run_conversation(
+    index: int,
+    sample: dict[str, Any],
+    work: Path,
+    make_vault: ModuleType,
+    score: ModuleType,
+    llm: str = "",
+) -> Result:
     started = time.perf_counter()
     stopwords = frozenset(score.STOPWORDS)
     sessions = sessions_of(sample, make_vault)
@@ -515,24 +609,34 @@ def run_conversation(index: int, sample: dict[str, Any], work: Path, make_vault:
     result.dream = build_dreamed(flushed, dreamed, sessions)
 
     qfile = work / "raw" / label / "questions.jsonl"
-    questions = [q for q in score.load_questions(qfile) if int(q["category"]) in CATEGORIES
-                 and set(normalise(str(q["answer"]), stopwords))]
+    questions = [
+        q
+        for q in score.load_questions(qfile)
+        if int(q["category"]) in CATEGORIES and set(normalise(str(q["answer"]), stopwords))
+    ]
     result.questions = len(questions)
     today = sessions[-1].when.date() + dt.timedelta(days=1)
     found: dict[str, list[bool]] = {}
     for name, vault in (("raw", raw), ("flushed", flushed), ("dreamed", dreamed)):
         texts = contexts(vault, questions, score, today)
-        found[name] = [bool(answer_in(str(q["answer"]), c, stopwords))
-                       for q, c in zip(questions, texts, strict=True)]
+        found[name] = [
+            bool(answer_in(str(q["answer"]), c, stopwords))
+            for q, c in zip(questions, texts, strict=True)
+        ]
         result.answered[name] = sum(found[name])
-    result.misses = [{"question": q["question"], "answer": str(q["answer"]),
-                      "category": q["category"]}
-                     for q, r, f in zip(questions, found["raw"], found["flushed"], strict=True)
-                     if r and not f]
+    result.misses = [
+        {"question": q["question"], "answer": str(q["answer"]), "category": q["category"]}
+        for q, r, f in zip(questions, found["raw"], found["flushed"], strict=True)
+        if r and not f
+    ]
     result.observations_kept, result.observations = observation_recall(
-        sample, flushed, make_vault, stopwords)
-    result.chars = {"raw": log_chars(raw), "flushed": log_chars(flushed),
-                    "dreamed": log_chars(dreamed, with_memory=True)}
+        sample, flushed, make_vault, stopwords
+    )
+    result.chars = {
+        "raw": log_chars(raw),
+        "flushed": log_chars(flushed),
+        "dreamed": log_chars(dreamed, with_memory=True),
+    }
     result.memory = memory_checks(dreamed, sample, stopwords)
     result.seconds = time.perf_counter() - started
     return result
@@ -544,20 +648,31 @@ def _ratio(a: float, b: float) -> float:
 
 def totals(results: list[Result]) -> dict[str, Any]:
     q = sum(r.questions for r in results)
-    answered = {v: sum(r.answered.get(v, 0) for r in results) for v in
-                ("raw", "flushed", "dreamed")}
+    answered = {
+        v: sum(r.answered.get(v, 0) for r in results) for v in ("raw", "flushed", "dreamed")
+    }
     chars = {v: sum(r.chars.get(v, 0) for r in results) for v in ("raw", "flushed", "dreamed")}
-    memory = {k: sum(r.memory.get(k, 0) for r in results) for k in
-              ("chars", "entries", "events", "events_stated", "speaker_prefixes", "duplicates",
-               "without_provenance")}
+    memory = {
+        k: sum(r.memory.get(k, 0) for r in results)
+        for k in (
+            "chars",
+            "entries",
+            "events",
+            "events_stated",
+            "speaker_prefixes",
+            "duplicates",
+            "without_provenance",
+        )
+    }
     return {
         "questions": q,
         "answer_in_context_raw": _ratio(answered["raw"], q),
         "answer_in_context_flushed": _ratio(answered["flushed"], q),
         "answer_in_context_dreamed": _ratio(answered["dreamed"], q),
         "flushed_vs_raw": _ratio(answered["flushed"], answered["raw"]),
-        "observation_recall": _ratio(sum(r.observations_kept for r in results),
-                                     sum(r.observations for r in results)),
+        "observation_recall": _ratio(
+            sum(r.observations_kept for r in results), sum(r.observations for r in results)
+        ),
         "chars_ratio": _ratio(chars["flushed"], chars["raw"]),
         "chars_ratio_dreamed": _ratio(chars["dreamed"], chars["raw"]),
         "memory_md_events": _ratio(memory["events_stated"], memory["events"]),
@@ -566,30 +681,58 @@ def totals(results: list[Result]) -> dict[str, Any]:
 
 
 def table(results: list[Result]) -> str:
-    head = (f"{'':<8} {'n':>4} {'raw':>6} {'flushed':>8} {'dreamed':>8} {'fl/raw':>7} "
-            f"{'obs':>6} {'chars':>6} {'+MEM':>6} {'MEM ev':>7} {'MEM ch':>7} {'pfx':>4} "
-            f"{'dup':>4} {'nosrc':>5}")
+    head = (
+        f"{'':<8} {'n':>4} {'raw':>6} {'flushed':>8} {'dreamed':>8} {'fl/raw':>7} "
+        f"{'obs':>6} {'chars':>6} {'+MEM':>6} {'MEM ev':>7} {'MEM ch':>7} {'pfx':>4} "
+        f"{'dup':>4} {'nosrc':>5}"
+    )
     rows = [head]
 
-    def row(name: str, q: int, a: dict[str, float], obs: float, ch: float, chd: float,
-            mem: dict[str, Any]) -> str:
-        return (f"{name:<8} {q:>4} {a['raw']:>6.3f} {a['flushed']:>8.3f} {a['dreamed']:>8.3f} "
-                f"{_ratio(a['flushed'], a['raw']):>7.3f} {obs:>6.3f} {ch:>6.3f} {chd:>6.3f} "
-                f"{_ratio(mem['events_stated'], mem['events']):>7.3f} {mem['chars']:>7,} "
-                f"{mem['speaker_prefixes']:>4} {mem['duplicates']:>4} "
-                f"{mem['without_provenance']:>5}")
+    def row(
+        name: str,
+        q: int,
+        a: dict[str, float],
+        obs: float,
+        ch: float,
+        chd: float,
+        mem: dict[str, Any],
+    ) -> str:
+        return (
+            f"{name:<8} {q:>4} {a['raw']:>6.3f} {a['flushed']:>8.3f} {a['dreamed']:>8.3f} "
+            f"{_ratio(a['flushed'], a['raw']):>7.3f} {obs:>6.3f} {ch:>6.3f} {chd:>6.3f} "
+            f"{_ratio(mem['events_stated'], mem['events']):>7.3f} {mem['chars']:>7,} "
+            f"{mem['speaker_prefixes']:>4} {mem['duplicates']:>4} "
+            f"{mem['without_provenance']:>5}"
+        )
 
     for r in results:
-        rows.append(row(r.label, r.questions, {v: r.share(v) for v in ("raw", "flushed",
-                                                                       "dreamed")},
-                        _ratio(r.observations_kept, r.observations),
-                        _ratio(r.chars["flushed"], r.chars["raw"]),
-                        _ratio(r.chars["dreamed"], r.chars["raw"]), r.memory))
+        rows.append(
+            row(
+                r.label,
+                r.questions,
+                {v: r.share(v) for v in ("raw", "flushed", "dreamed")},
+                _ratio(r.observations_kept, r.observations),
+                _ratio(r.chars["flushed"], r.chars["raw"]),
+                _ratio(r.chars["dreamed"], r.chars["raw"]),
+                r.memory,
+            )
+        )
     t = totals(results)
-    rows.append(row("overall", t["questions"], {
-        "raw": t["answer_in_context_raw"], "flushed": t["answer_in_context_flushed"],
-        "dreamed": t["answer_in_context_dreamed"]}, t["observation_recall"], t["chars_ratio"],
-        t["chars_ratio_dreamed"], t["memory_md"]))
+    rows.append(
+        row(
+            "overall",
+            t["questions"],
+            {
+                "raw": t["answer_in_context_raw"],
+                "flushed": t["answer_in_context_flushed"],
+                "dreamed": t["answer_in_context_dreamed"],
+            },
+            t["observation_recall"],
+            t["chars_ratio"],
+            t["chars_ratio_dreamed"],
+            t["memory_md"],
+        )
+    )
     return "\n".join(rows)
 
 
@@ -610,8 +753,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm-model", help="the model to ask there")
     parser.add_argument("--json-out", type=Path, help="write the figures here")
     parser.add_argument("--keep", type=Path, help="build the vaults here and keep them")
-    parser.add_argument("--misses", action="store_true",
-                        help="print the answers the flushed vault lost")
+    parser.add_argument(
+        "--misses", action="store_true", help="print the answers the flushed vault lost"
+    )
     args = parser.parse_args(argv)
     if args.llm_url and not args.llm_model:
         parser.error("--llm-url needs --llm-model")
@@ -629,30 +773,48 @@ def main(argv: list[str] | None = None) -> int:
         for index in chosen:
             result = run_conversation(index, data[index], work, make_vault, score, llm)
             results.append(result)
-            print(f"{result.label}: {result.flush['entries']} entries flushed "
-                  f"({result.flush['seconds']:.1f} s), dream {result.dream['status']} "
-                  f"+{result.dream['added']} ({result.dream['seconds']:.1f} s), "
-                  f"{result.seconds:.0f} s in all", file=sys.stderr)
+            print(
+                f"{result.label}: {result.flush['entries']} entries flushed "
+                f"({result.flush['seconds']:.1f} s), dream {result.dream['status']} "
+                f"+{result.dream['added']} ({result.dream['seconds']:.1f} s), "
+                f"{result.seconds:.0f} s in all",
+                file=sys.stderr,
+            )
     mode = "llm " + str(args.llm_model) if llm else "offline"
-    print(f"eval_capture: {args.data.name}, conversations {args.conversations}, {mode}, "
-          f"{BUDGET:,}-character context")
+    print(
+        f"eval_capture: {args.data.name}, conversations {args.conversations}, {mode}, "
+        f"{BUDGET:,}-character context"
+    )
     print(table(results))
     print(LEGEND)
     if args.misses:
         for r in results:
             for miss in r.misses:
-                print(f"  {r.label} lost [{miss['category']}] {miss['question']} -> "
-                      f"{miss['answer']}")
+                print(
+                    f"  {r.label} lost [{miss['category']}] {miss['question']} -> {miss['answer']}"
+                )
     figures = totals(results)
     if args.json_out:
-        payload = {**figures, "mode": mode, "data": str(args.data),
-                   "conversations": args.conversations,
-                   "seconds_median": statistics.median(r.seconds for r in results),
-                   "per_conversation": {r.label: {
-                       "questions": r.questions, "answered": r.answered,
-                       "observations": [r.observations_kept, r.observations],
-                       "chars": r.chars, "memory_md": r.memory, "flush": r.flush,
-                       "dream": r.dream, "seconds": round(r.seconds, 1)} for r in results}}
+        payload = {
+            **figures,
+            "mode": mode,
+            "data": str(args.data),
+            "conversations": args.conversations,
+            "seconds_median": statistics.median(r.seconds for r in results),
+            "per_conversation": {
+                r.label: {
+                    "questions": r.questions,
+                    "answered": r.answered,
+                    "observations": [r.observations_kept, r.observations],
+                    "chars": r.chars,
+                    "memory_md": r.memory,
+                    "flush": r.flush,
+                    "dream": r.dream,
+                    "seconds": round(r.seconds, 1),
+                }
+                for r in results
+            },
+        }
         args.json_out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     return 0
 

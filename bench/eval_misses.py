@@ -94,8 +94,9 @@ def analyse(root: Path, category: int, budget: int) -> dict[str, Any]:
                 session_order.setdefault(where, len(session_order))
                 best_of_session.setdefault(where, at)
             for at, hit in enumerate(hits):
-                new = [n for n in range(hit.start_line, hit.end_line + 1)
-                       if (hit.path, n) not in taken]
+                new = [
+                    n for n in range(hit.start_line, hit.end_line + 1) if (hit.path, n) not in taken
+                ]
                 cost = sum(conv.cost(hit.path, n) for n in new)
                 if used + cost > budget and at:
                     break
@@ -110,7 +111,8 @@ def analyse(root: Path, category: int, budget: int) -> dict[str, Any]:
                 if lines & evidence:
                     kind = "evidence"
                     spent["gap lines of evidence spans"] += sum(
-                        conv.cost(p, n) for p, n in lines - evidence)
+                        conv.cost(p, n) for p, n in lines - evidence
+                    )
                 elif any(p == e[0] and abs(n - e[1]) <= 3 for p, n in lines for e in evidence):
                     kind = "within 3 lines of evidence"
                 elif where in sessions:
@@ -127,8 +129,14 @@ def analyse(root: Path, category: int, budget: int) -> dict[str, Any]:
                 if (path, line) in taken:
                     found += 1
                     continue
-                at = next((i for i, h in enumerate(hits)
-                           if h.path == path and h.start_line <= line <= h.end_line), DEEP)
+                at = next(
+                    (
+                        i
+                        for i, h in enumerate(hits)
+                        if h.path == path and h.start_line <= line <= h.end_line
+                    ),
+                    DEEP,
+                )
                 ranks.append(at)
                 where = conv.session(path, line)
                 text = conv.text(path)[line - 1]
@@ -140,29 +148,58 @@ def analyse(root: Path, category: int, budget: int) -> dict[str, Any]:
                     missed["are in a session ranked 10th or later"] += 1
                 if where in taken_sessions:
                     missed["are in a session the budget holds"] += 1
-    return {"questions": questions, "evidence": total, "found": found, "spent": spent,
-            "missed": missed, "ranks": ranks, "costs": costs, "sizes": sizes}
+    return {
+        "questions": questions,
+        "evidence": total,
+        "found": found,
+        "spent": spent,
+        "missed": missed,
+        "ranks": ranks,
+        "costs": costs,
+        "sizes": sizes,
+    }
 
 
 def report(got: dict[str, Any], budget: int) -> None:
     spent, costs = got["spent"], got["costs"]
     paid = sum(costs)
-    print(f"{got['questions']} questions, {got['evidence']} evidence lines, {got['found']} "
-          f"within {budget} characters; {len(costs)} hits taken, "
-          f"{len(costs) / max(got['questions'], 1):.1f} a question")
-    print(f"a hit costs {statistics.mean(costs):.0f} characters (median "
-          f"{statistics.median(costs):.0f}), {statistics.mean(got['sizes']):.2f} lines")
+    print(
+        f"{got['questions']} questions, {got['evidence']} evidence lines, {got['found']} "
+        f"within {budget} characters; {len(costs)} hits taken, "
+        f"{len(costs) / max(got['questions'], 1):.1f} a question"
+    )
+    print(
+        f"a hit costs {statistics.mean(costs):.0f} characters (median "
+        f"{statistics.median(costs):.0f}), {statistics.mean(got['sizes']):.2f} lines"
+    )
     print("the budget goes to:")
-    for kind in ("evidence", "within 3 lines of evidence", "other lines of evidence sessions",
-                 "sessions without evidence", "lines of a speaker the question names",
-                 "multi-line hits", "gap lines of evidence spans"):
+    for kind in (
+        "evidence",
+        "within 3 lines of evidence",
+        "other lines of evidence sessions",
+        "sessions without evidence",
+        "lines of a speaker the question names",
+        "multi-line hits",
+        "gap lines of evidence spans",
+    ):
         print(f"  {kind:38s} {spent[kind] / paid:6.1%}")
     ranks = got["ranks"]
-    buckets = Counter("1-10" if r < 10 else "11-20" if r < 20 else "21-50" if r < 50
-                      else "51-200" if r < 200 else "later" for r in ranks)
-    print(f"the {len(ranks)} missed lines rank: "
-          + ", ".join(f"{b}: {buckets[b]}" for b in ("1-10", "11-20", "21-50", "51-200",
-                                                       "later")))
+    buckets = Counter(
+        "1-10"
+        if r < 10
+        else "11-20"
+        if r < 20
+        else "21-50"
+        if r < 50
+        else "51-200"
+        if r < 200
+        else "later"
+        for r in ranks
+    )
+    print(
+        f"the {len(ranks)} missed lines rank: "
+        + ", ".join(f"{b}: {buckets[b]}" for b in ("1-10", "11-20", "21-50", "51-200", "later"))
+    )
     for what, count in got["missed"].most_common():
         print(f"  {count:4d} {what}")
 
@@ -170,8 +207,12 @@ def report(got: dict[str, Any], budget: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path("/tmp/locomo-dev"))
-    parser.add_argument("--category", type=int, default=1, help="1 multi-hop, 2 temporal, "
-                        "3 open-domain, 4 single-hop")
+    parser.add_argument(
+        "--category",
+        type=int,
+        default=1,
+        help="1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop",
+    )
     parser.add_argument("--budget", type=int, default=2000)
     args = parser.parse_args()
     if not (args.root / "manifest.json").exists():

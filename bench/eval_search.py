@@ -45,8 +45,9 @@ EVAL = HERE.parent.parent / "shared" / "eval" / "locomo"
 class InProcess:
     """score.run() searcher: our library, one Vault per conversation."""
 
-    def __init__(self, limit: int, overrides: dict | None = None,
-                 settings: dict | None = None) -> None:
+    def __init__(
+        self, limit: int, overrides: dict | None = None, settings: dict | None = None
+    ) -> None:
         self.limit = limit
         self.overrides = overrides or {}
         self.settings = settings or {}  # vault settings, e.g. the index backend
@@ -87,11 +88,11 @@ def slip(word: str, rnd: random.Random) -> str:
     i = rnd.randrange(1, len(word))
     kind = rnd.random()
     if kind < 0.3:  # a neighbouring key instead
-        return word[:i] + _neighbour(word[i], rnd) + word[i + 1:]
+        return word[:i] + _neighbour(word[i], rnd) + word[i + 1 :]
     if kind < 0.55:  # a letter dropped
-        return word[:i] + word[i + 1:]
+        return word[:i] + word[i + 1 :]
     if kind < 0.8 and i < len(word) - 1:  # two letters swapped
-        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
     return word[:i] + _neighbour(word[i], rnd) + word[i:]  # a neighbouring key as well
 
 
@@ -100,7 +101,7 @@ def stretch(word: str, rnd: random.Random) -> str:
     five times."""
     vowels = [i for i, c in enumerate(word) if c in "aeiouy"]
     i = len(word) - 1 if rnd.random() < 0.5 or not vowels else vowels[-1]
-    return word[:i] + word[i] * rnd.randint(3, 5) + word[i + 1:]
+    return word[:i] + word[i] * rnd.randint(3, 5) + word[i + 1 :]
 
 
 _LOWER = re.compile(r"(?<![A-Za-z])[a-z]{3,}(?![A-Za-z])")
@@ -122,6 +123,7 @@ def copy_once(root: Path, name: str, fill: Callable[[Path], None]) -> Path:
 
 def changed_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
     """A copy of the benchmark's vaults, named `name`, with each turn's text changed."""
+
     def fill(copy: Path) -> None:
         for log in sorted(copy.glob("conv-*/vault/memory/*.md")):
             lines = log.read_text(encoding="utf-8").split("\n")
@@ -137,8 +139,13 @@ def changed_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
 def stretch_copy(root: Path, share: float, seed: int) -> Path:
     """A copy of the benchmark's vaults with stretched words in the turns (module docstring)."""
     rnd = random.Random(seed)
-    return changed_copy(root, f"stretch{share:g}-seed{seed}", lambda said: _LOWER.sub(
-        lambda m: stretch(m[0], rnd) if rnd.random() < share else m[0], said))
+    return changed_copy(
+        root,
+        f"stretch{share:g}-seed{seed}",
+        lambda said: _LOWER.sub(
+            lambda m: stretch(m[0], rnd) if rnd.random() < share else m[0], said
+        ),
+    )
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
@@ -157,8 +164,7 @@ def split_copy(root: Path, seed: int) -> Path:
         moved: dict[int, list[int]] = {}
         for number, line in enumerate(log.read_text(encoding="utf-8").split("\n"), 1):
             turn = _TURN.match(line)
-            pieces = [line] if not turn else [
-                p for p in _SENTENCE_END.split(turn[2]) if p.strip()]
+            pieces = [line] if not turn else [p for p in _SENTENCE_END.split(turn[2]) if p.strip()]
             merged: list[str] = []
             for piece in pieces:  # a caption stays with what it shows
                 if merged and piece.startswith("("):
@@ -177,8 +183,10 @@ def split_copy(root: Path, seed: int) -> Path:
     def fill(copy: Path) -> None:
         for conv in sorted(copy.glob("conv-*")):
             vault = conv / "vault"
-            moved = {log.relative_to(vault).as_posix(): split(log)
-                     for log in sorted(vault.glob("memory/*.md"))}
+            moved = {
+                log.relative_to(vault).as_posix(): split(log)
+                for log in sorted(vault.glob("memory/*.md"))
+            }
             questions = []
             for row in (conv / "questions.jsonl").read_text(encoding="utf-8").splitlines():
                 question = json.loads(row)
@@ -186,11 +194,15 @@ def split_copy(root: Path, seed: int) -> Path:
                 for item in question["evidence"]:
                     lines = moved[item["path"]]
                     first, last = item["session_lines"]
-                    evidence.append({**item, "line": lines[item["line"]][0],
-                                     "session_lines": [min(lines[first]), max(lines[last])]})
+                    evidence.append(
+                        {
+                            **item,
+                            "line": lines[item["line"]][0],
+                            "session_lines": [min(lines[first]), max(lines[last])],
+                        }
+                    )
                 questions.append(json.dumps({**question, "evidence": evidence}))
-            (conv / "questions.jsonl").write_text("\n".join(questions) + "\n",
-                                                  encoding="utf-8")
+            (conv / "questions.jsonl").write_text("\n".join(questions) + "\n", encoding="utf-8")
 
     return copy_once(root, f"split-seed{seed}", fill)
 
@@ -198,8 +210,11 @@ def split_copy(root: Path, seed: int) -> Path:
 def typo_copy(root: Path, share: float, seed: int) -> Path:
     """A copy of the benchmark's vaults with typing slips in the turns (module docstring)."""
     rnd = random.Random(seed)
-    return changed_copy(root, f"typos{share:g}-seed{seed}", lambda said: _WORD.sub(
-        lambda m: slip(m[0], rnd) if rnd.random() < share else m[0], said))
+    return changed_copy(
+        root,
+        f"typos{share:g}-seed{seed}",
+        lambda said: _WORD.sub(lambda m: slip(m[0], rnd) if rnd.random() < share else m[0], said),
+    )
 
 
 def main() -> None:
@@ -209,18 +224,38 @@ def main() -> None:
     parser.add_argument("--conversations", default="0-4")
     parser.add_argument("--fetch-k", type=int, default=50)
     parser.add_argument("--budgets", default="1000,2000,4000")
-    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
-                        help="the index backend (in-process only; postgres needs --dsn)")
+    parser.add_argument(
+        "--backend",
+        choices=["sqlite", "postgres"],
+        default="sqlite",
+        help="the index backend (in-process only; postgres needs --dsn)",
+    )
     parser.add_argument("--dsn", default="", help="the PostgreSQL index server's DSN")
-    parser.add_argument("--phase1", action="store_true",
-                        help="postgres: read the whole unit table ([search] on_server = false)")
+    parser.add_argument(
+        "--phase1",
+        action="store_true",
+        help="postgres: read the whole unit table ([search] on_server = false)",
+    )
     parser.add_argument("--cli", action="store_true", help="score `vault search --json` processes")
-    parser.add_argument("--typos", type=float, default=0.0, metavar="P",
-                        help="score a copy whose turns have typing slips (module docstring)")
-    parser.add_argument("--stretch", type=float, default=0.0, metavar="P",
-                        help="score a copy whose turns have stretched words (module docstring)")
-    parser.add_argument("--split", action="store_true",
-                        help="score a copy whose turns are sent sentence by sentence")
+    parser.add_argument(
+        "--typos",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="score a copy whose turns have typing slips (module docstring)",
+    )
+    parser.add_argument(
+        "--stretch",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="score a copy whose turns have stretched words (module docstring)",
+    )
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="score a copy whose turns are sent sentence by sentence",
+    )
     parser.add_argument("--seed", type=int, default=1, help="--typos, --stretch, --split: seed")
     parser.add_argument(
         "--set",
@@ -290,14 +325,16 @@ def main() -> None:
     if args.phase1:
         settings["search.on_server"] = False
     result = score.run(
-        InProcess(args.fetch_k, overrides, settings),
-        convs, ks, budgets, args.fetch_k, quiet=True
+        InProcess(args.fetch_k, overrides, settings), convs, ks, budgets, args.fetch_k, quiet=True
     )
     summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
     score.report(
         f"vault_memory in-process {args.backend}{' phase 1' if args.phase1 else ''}"
-        f" {overrides or ''}", summary,
-        result["failures"], ks, budgets
+        f" {overrides or ''}",
+        summary,
+        result["failures"],
+        ks,
+        budgets,
     )
 
 

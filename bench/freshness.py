@@ -47,8 +47,11 @@ def folders(root: str) -> list[str]:
         folder = pending.pop()
         found.append(folder)
         with os.scandir(folder) as entries:
-            pending += [e.path for e in entries
-                        if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+            pending += [
+                e.path
+                for e in entries
+                if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+            ]
     return found
 
 
@@ -98,9 +101,11 @@ def main() -> None:
             "tight: scandir + lstat + set compare": lambda: tight(root, db),
             "bare lstat of every known file": lambda: [os.lstat(f"{root}/{p}") for p in paths],
         }
-        print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-              f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {len(paths):,} files in "
-              f"{len(dirs):,} folders, {args.runs} runs, medians")
+        print(
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+            f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {len(paths):,} files in "
+            f"{len(dirs):,} folders, {args.runs} runs, medians"
+        )
         for name, fn in rows.items():
             cpu, wall = measure(fn, args.runs)
             print(f"  {name:<44} {cpu:6.1f} CPU-ms {wall:7.1f} ms wall")

@@ -82,8 +82,10 @@ DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 
 def bullet(rng: random.Random) -> str:
     fill = {
-        "code": f"E{rng.randint(1000, 9999)}", "day": rng.choice(DAYS),
-        "ticket": f"BIL-{rng.randint(100, 3000)}", "n": rng.choice([200, 350, 500, 800]),
+        "code": f"E{rng.randint(1000, 9999)}",
+        "day": rng.choice(DAYS),
+        "ticket": f"BIL-{rng.randint(100, 3000)}",
+        "n": rng.choice([200, 350, 500, 800]),
         "person": rng.choice(PEOPLE),
     }
     who = rng.choice(PEOPLE + SYSTEMS)
@@ -105,8 +107,10 @@ def daily_log(day: dt.date, rng: random.Random, pick: Any) -> str:
 def note(title: str, rng: random.Random, pick: Any) -> str:
     tags = ", ".join(rng.sample(["project", "runbook", "billing", "ops", "people"], 2))
     parts = [f"---\ntitle: {title}\ntags: [{tags}]\n---\n\n# {title}\n\n"]
-    parts.append(f"Owner: {rng.choice(PEOPLE)}. Background for {rng.choice(SYSTEMS)}, kept "
-                 "up to date by hand.\nRead this before changing anything in production.\n")
+    parts.append(
+        f"Owner: {rng.choice(PEOPLE)}. Background for {rng.choice(SYSTEMS)}, kept "
+        "up to date by hand.\nRead this before changing anything in production.\n"
+    )
     for section in ("Context", "Decisions", "Open questions"):
         parts.append(f"\n## {section}\n")
         parts.extend(pick() + "\n" for _ in range(rng.randint(2, 5)))
@@ -154,7 +158,9 @@ def tree_digest(folder: Path) -> dict[str, tuple[str, int]]:
     for path in sorted(folder.rglob("*")):
         if path.is_file():
             state[path.relative_to(folder).as_posix()] = (
-                hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+                path.stat().st_mtime_ns,
+            )
     return state
 
 
@@ -180,9 +186,13 @@ def cli_command() -> list[str]:
 def run_cli_index(root: Path) -> tuple[float, float, str]:
     """`vault index` as a child process: wall seconds, peak RSS (MB), stdout."""
     command = cli_command()
-    launched = subprocess.run([sys.executable, "-c", LAUNCHER, *command, "index"],
-                              env=dict(os.environ, VAULT_PATH=str(root)), check=True,
-                              capture_output=True, text=True)
+    launched = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, *command, "index"],
+        env=dict(os.environ, VAULT_PATH=str(root)),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     seconds, rss_kb, code, out, err = json.loads(launched.stdout)
     if code != 0:
         raise SystemExit(f"vault index failed ({code}): {err}")
@@ -191,8 +201,12 @@ def run_cli_index(root: Path) -> tuple[float, float, str]:
 
 def run_python_pass() -> float:
     """Wall seconds of `python -c pass` through the same launcher: the interpreter's share."""
-    launched = subprocess.run([sys.executable, "-c", LAUNCHER, sys.executable, "-c", "pass"],
-                              check=True, capture_output=True, text=True)
+    launched = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, sys.executable, "-c", "pass"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(launched.stdout)[0]
 
 
@@ -200,8 +214,10 @@ def throughput(work: Path, args: argparse.Namespace, embedder: Any) -> dict[str,
     source = work / "throughput"
     generate(source, args.throughput_files, pool=None, seed=11)
     texts = unit_texts(source)
-    print(f"throughput vault: {args.throughput_files} files, {len(texts)} distinct units",
-          file=sys.stderr)
+    print(
+        f"throughput vault: {args.throughput_files} files, {len(texts)} distinct units",
+        file=sys.stderr,
+    )
     list(embedder._model.embed(texts[:BATCH_SIZE], batch_size=BATCH_SIZE))  # warm-up
     by_length = sorted(texts, key=len)
     raw, raw_sorted, full, seconds_index = [], [], [], []
@@ -223,12 +239,21 @@ def throughput(work: Path, args: argparse.Namespace, embedder: Any) -> dict[str,
         full.append(report.units_embedded / elapsed)
         seconds_index.append(elapsed)
         shutil.rmtree(root)
-        print(f"  round {round_number}: raw fastembed {raw[-1]:6.1f} units/s "
-              f"({raw_sorted[-1]:6.1f} sorted by length), vault index {full[-1]:6.1f} units/s",
-              file=sys.stderr)
-    return {"units": len(texts), "units_total": report.units, "files": report.files,
-            "raw": raw, "raw_sorted": raw_sorted, "index": full, "index_seconds": seconds_index,
-            "rss": rss_mb()}
+        print(
+            f"  round {round_number}: raw fastembed {raw[-1]:6.1f} units/s "
+            f"({raw_sorted[-1]:6.1f} sorted by length), vault index {full[-1]:6.1f} units/s",
+            file=sys.stderr,
+        )
+    return {
+        "units": len(texts),
+        "units_total": report.units,
+        "files": report.files,
+        "raw": raw,
+        "raw_sorted": raw_sorted,
+        "index": full,
+        "index_seconds": seconds_index,
+        "rss": rss_mb(),
+    }
 
 
 def noop(work: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -242,9 +267,11 @@ def noop(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         started = time.perf_counter()
         with Vault(root) as vault:
             built = vault.index()
-        print(f"  built in {time.perf_counter() - started:.1f} s: {built.files} files, "
-              f"{built.units} units, {built.units_embedded} distinct texts embedded",
-              file=sys.stderr)
+        print(
+            f"  built in {time.perf_counter() - started:.1f} s: {built.files} files, "
+            f"{built.units} units, {built.units_embedded} distinct texts embedded",
+            file=sys.stderr,
+        )
     before = tree_digest(root)
     in_process, cli, startup = [], [], []
     for _ in range(args.runs):  # interleaved, so that both kinds meet the same machine load
@@ -268,24 +295,34 @@ def noop(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         stream = io.StringIO()
         pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(25)
         profile = stream.getvalue()
-    return {"files": report.files, "units": report.units, "in_process": in_process,
-            "startup": startup,
-            "cli": [s for s, _, _ in cli], "cli_rss": [r for _, r, _ in cli],
-            "rss": rss_in_process, "cache_unchanged": unchanged, "profile": profile,
-            "cache_bytes": sum(p.stat().st_size for p in (root / ".vault").rglob("*")
-                               if p.is_file())}
+    return {
+        "files": report.files,
+        "units": report.units,
+        "in_process": in_process,
+        "startup": startup,
+        "cli": [s for s, _, _ in cli],
+        "cli_rss": [r for _, r, _ in cli],
+        "rss": rss_in_process,
+        "cache_unchanged": unchanged,
+        "profile": profile,
+        "cache_bytes": sum(p.stat().st_size for p in (root / ".vault").rglob("*") if p.is_file()),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=10_000, help="files of the no-op vault")
-    parser.add_argument("--pool", type=int, default=1_500,
-                        help="distinct entries the no-op vault draws on")
+    parser.add_argument(
+        "--pool", type=int, default=1_500, help="distinct entries the no-op vault draws on"
+    )
     parser.add_argument("--throughput-files", type=int, default=300)
     parser.add_argument("--runs", type=int, default=5, help="no-op runs of each kind")
     parser.add_argument("--rounds", type=int, default=3, help="throughput rounds")
-    parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it (reuses the "
-                        "no-op vault's index on the next run)")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="work in DIR and keep it (reuses the no-op vault's index on the next run)",
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile one no-op run")
     args = parser.parse_args()
 
@@ -310,30 +347,68 @@ def main() -> None:
     ratio_sorted = med(tp["index"]) / med(tp["raw_sorted"])  # the pipeline's own overhead
     noop_in, noop_cli = med(nop["in_process"]), med(nop["cli"])
     print()
-    print(f"vault-memory indexing benchmark ({os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.2f}, model load {load_seconds:.2f} s)")
+    print(
+        f"vault-memory indexing benchmark ({os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.2f}, model load {load_seconds:.2f} s)"
+    )
     print()
     print(f"{'measure':58} {'median':>10} {'runs':>30}  target")
     rows = [
-        (f"raw fastembed, {tp['units']} unit texts in file order, batch {BATCH_SIZE}",
-         f"{med(tp['raw']):.1f} u/s", tp["raw"], ""),
-        ("raw fastembed, the same texts sorted by length",
-         f"{med(tp['raw_sorted']):.1f} u/s", tp["raw_sorted"], ""),
-        (f"full vault index, {tp['files']} files / {tp['units_total']} units",
-         f"{med(tp['index']):.1f} u/s", tp["index"], ""),
-        ("  ratio index / raw in file order", f"{ratio:.3f}", [],
-         "≥ 0.9 " + ("ok" if ratio >= 0.9 else "MISSED")),
-        ("  ratio index / raw sorted by length", f"{ratio_sorted:.3f}", [],
-         "≥ 0.9 " + ("ok" if ratio_sorted >= 0.9 else "MISSED")),
-        (f"no-op Vault.index(), {nop['files']} files / {nop['units']} units",
-         f"{noop_in:.3f} s", nop["in_process"], "≤ 1 s " + ("ok" if noop_in <= 1 else "MISSED")),
-        (f"no-op `{' '.join(Path(c).name for c in cli_command())} index` child process, "
-         f"{nop['files']} files",
-         f"{noop_cli:.3f} s", nop["cli"], "≤ 1 s " + ("ok" if noop_cli <= 1 else "MISSED")),
-        ("  of which `python -c pass` (interpreter start-up)", f"{med(nop['startup']):.3f} s",
-         nop["startup"], ""),
-        ("  .vault/ byte-for-byte unchanged by the no-op runs", str(nop["cache_unchanged"]), [],
-         ""),
+        (
+            f"raw fastembed, {tp['units']} unit texts in file order, batch {BATCH_SIZE}",
+            f"{med(tp['raw']):.1f} u/s",
+            tp["raw"],
+            "",
+        ),
+        (
+            "raw fastembed, the same texts sorted by length",
+            f"{med(tp['raw_sorted']):.1f} u/s",
+            tp["raw_sorted"],
+            "",
+        ),
+        (
+            f"full vault index, {tp['files']} files / {tp['units_total']} units",
+            f"{med(tp['index']):.1f} u/s",
+            tp["index"],
+            "",
+        ),
+        (
+            "  ratio index / raw in file order",
+            f"{ratio:.3f}",
+            [],
+            "≥ 0.9 " + ("ok" if ratio >= 0.9 else "MISSED"),
+        ),
+        (
+            "  ratio index / raw sorted by length",
+            f"{ratio_sorted:.3f}",
+            [],
+            "≥ 0.9 " + ("ok" if ratio_sorted >= 0.9 else "MISSED"),
+        ),
+        (
+            f"no-op Vault.index(), {nop['files']} files / {nop['units']} units",
+            f"{noop_in:.3f} s",
+            nop["in_process"],
+            "≤ 1 s " + ("ok" if noop_in <= 1 else "MISSED"),
+        ),
+        (
+            f"no-op `{' '.join(Path(c).name for c in cli_command())} index` child process, "
+            f"{nop['files']} files",
+            f"{noop_cli:.3f} s",
+            nop["cli"],
+            "≤ 1 s " + ("ok" if noop_cli <= 1 else "MISSED"),
+        ),
+        (
+            "  of which `python -c pass` (interpreter start-up)",
+            f"{med(nop['startup']):.3f} s",
+            nop["startup"],
+            "",
+        ),
+        (
+            "  .vault/ byte-for-byte unchanged by the no-op runs",
+            str(nop["cache_unchanged"]),
+            [],
+            "",
+        ),
     ]
     for label, median, runs, target in rows:
         shown = " ".join(f"{r:.3f}" if r < 10 else f"{r:.1f}" for r in runs)

@@ -36,15 +36,16 @@ from tests.injection_corpus import (  # noqa: E402
 from vault_memory.files.injection import is_instruction, judge_instruction  # noqa: E402
 
 
-def report(name: str, injections: list[tuple[str, str]], ordinary: list[str],
-           show: bool) -> None:
+def report(name: str, injections: list[tuple[str, str]], ordinary: list[str], show: bool) -> None:
     caught = [text for _, text in injections if is_instruction(text)]
     false = [text for text in ordinary if is_instruction(text)]
     precision = len(caught) / (len(caught) + len(false)) if caught or false else 1.0
     recall = len(caught) / len(injections)
     print(f"{name}: {len(injections)} injections, {len(ordinary)} ordinary notes")
-    print(f"  precision {precision:.3f}  recall {recall:.3f}  "
-          f"false positives {len(false)}/{len(ordinary)} ({len(false) / len(ordinary):.1%})")
+    print(
+        f"  precision {precision:.3f}  recall {recall:.3f}  "
+        f"false positives {len(false)}/{len(ordinary)} ({len(false) / len(ordinary):.1%})"
+    )
     styles = sorted({style for style, _ in injections})
     per_style = []
     for style in styles:
@@ -70,12 +71,18 @@ def main() -> None:
     report("fresh held out", FRESH_INJECTIONS, FRESH_ORDINARY, args.show)
     if args.vault:
         logs = sorted(args.vault.rglob("memory/*.md"))
-        lines = [line for log in logs for line in log.read_text(encoding="utf-8").splitlines()
-                 if line.strip() and not line.startswith("#")]
+        lines = [
+            line
+            for log in logs
+            for line in log.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")
+        ]
         flagged = [line for line in lines if is_instruction(line)]
         whole = sum(is_instruction(log.read_text(encoding="utf-8")) for log in logs)
-        print(f"{args.vault}: {len(flagged)}/{len(lines)} lines flagged, "
-              f"{whole}/{len(logs)} daily logs flagged as a whole")
+        print(
+            f"{args.vault}: {len(flagged)}/{len(lines)} lines flagged, "
+            f"{whole}/{len(logs)} daily logs flagged as a whole"
+        )
         for line in flagged[:20] if args.show else []:
             print(f"  flagged {line[:90]!r} {judge_instruction(line).reasons}")
     texts = [t for _, t in INJECTIONS + HELD_OUT_INJECTIONS] + ORDINARY + HELD_OUT_ORDINARY
@@ -87,8 +94,10 @@ def main() -> None:
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
     wall_ms, cpu_ms = statistics.median(walls) * 1000, statistics.median(cpus) * 1000
-    print(f"time: {len(texts)} texts in {wall_ms:.1f} ms wall, {cpu_ms:.1f} ms CPU "
-          f"(median of {args.runs}; {wall_ms * 1000 / len(texts):.0f} µs a text)")
+    print(
+        f"time: {len(texts)} texts in {wall_ms:.1f} ms wall, {cpu_ms:.1f} ms CPU "
+        f"(median of {args.runs}; {wall_ms * 1000 / len(texts):.0f} µs a text)"
+    )
 
 
 if __name__ == "__main__":

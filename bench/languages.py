@@ -28,8 +28,9 @@ def build(root: Path) -> None:
     (root / "notes").mkdir(parents=True)
     (root / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
     for note in NOTES:
-        (root / "notes" / f"{note.name}.md").write_text(f"# {note.name}\n\n{note.text}\n",
-                                                        encoding="utf-8")
+        (root / "notes" / f"{note.name}.md").write_text(
+            f"# {note.name}\n\n{note.text}\n", encoding="utf-8"
+        )
 
 
 def recall(limit: int, mode: str) -> dict[tuple[str, bool], list[bool]]:
@@ -52,8 +53,12 @@ def recall(limit: int, mode: str) -> dict[tuple[str, bool], list[bool]]:
 def analyzer_cost() -> tuple[float, float]:
     from vault_memory.index import terms_of
 
-    sample = [line for p in sorted((ROOT / "sample_vault").rglob("*.md"))
-              if ".vault" not in p.parts for line in p.read_text("utf-8").splitlines()]
+    sample = [
+        line
+        for p in sorted((ROOT / "sample_vault").rglob("*.md"))
+        if ".vault" not in p.parts
+        for line in p.read_text("utf-8").splitlines()
+    ]
     notes = [n.text for n in NOTES]
     out = []
     for texts in (sample, notes):
@@ -88,8 +93,10 @@ def main() -> None:
     cells = [f"{sum(t)}/{len(t)} {sum(t) / len(t):.2f}" for t in (totals[False], totals[True])]
     print(f"{'all':<10} {cells[0]:>14} {cells[1]:>16}")
     sample_us, notes_us = analyzer_cost()
-    print(f"analyzer: {sample_us:.1f} us/line on sample_vault (ASCII path), "
-          f"{notes_us:.1f} us/text on the multilingual notes")
+    print(
+        f"analyzer: {sample_us:.1f} us/line on sample_vault (ASCII path), "
+        f"{notes_us:.1f} us/text on the multilingual notes"
+    )
 
 
 if __name__ == "__main__":

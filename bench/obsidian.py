@@ -65,10 +65,16 @@ def add_obsidian_notes(root: Path, seed: int = 5) -> int:
     folder.mkdir(exist_ok=True)
     for person in people:
         alias = f"{person[0]}. {rnd.choice(['Lind', 'Berg', 'Raman', 'Okafor', 'Sato'])}"
-        lines = ["---", f"aliases: [{person}, {alias}]", "tags: [person, team/"
-                 f"{rnd.choice(base_bench.SERVICES)}]", f"role: {rnd.choice(['lead', 'dev'])}",
-                 f"started: 20{rnd.randint(18, 25)}-0{rnd.randint(1, 9)}-1{rnd.randint(0, 9)}",
-                 "---", f"# {person}", ""]
+        lines = [
+            "---",
+            f"aliases: [{person}, {alias}]",
+            f"tags: [person, team/{rnd.choice(base_bench.SERVICES)}]",
+            f"role: {rnd.choice(['lead', 'dev'])}",
+            f"started: 20{rnd.randint(18, 25)}-0{rnd.randint(1, 9)}-1{rnd.randint(0, 9)}",
+            "---",
+            f"# {person}",
+            "",
+        ]
         for _ in range(rnd.randint(4, 10)):
             other = rnd.choice(people)
             lines.append(f"- {fill(rnd)} See [[{other}]].")
@@ -79,30 +85,61 @@ def add_obsidian_notes(root: Path, seed: int = 5) -> int:
     for number, project in enumerate(base_bench.PROJECTS * 6):
         name = f"{project} {number}"
         owner = rnd.choice(people)
-        lines = ["---", f"title: {name}", "aliases:", f"  - {project.lower()}-{number}",
-                 f"tags: [project/{project.lower()}, {rnd.choice(['decision', 'risk/weather'])}]",
-                 f"status: {rnd.choice(STATUSES)}", f"budget: {rnd.randint(1, 900) * 1000}",
-                 f"reusable: {rnd.choice(['true', 'false'])}",
-                 f"due: 2026-{rnd.randint(10, 12)}-{rnd.randint(10, 28)}",
-                 f'owner: "[[{owner}]]"', "---", f"# {name}", ""]
+        lines = [
+            "---",
+            f"title: {name}",
+            "aliases:",
+            f"  - {project.lower()}-{number}",
+            f"tags: [project/{project.lower()}, {rnd.choice(['decision', 'risk/weather'])}]",
+            f"status: {rnd.choice(STATUSES)}",
+            f"budget: {rnd.randint(1, 900) * 1000}",
+            f"reusable: {rnd.choice(['true', 'false'])}",
+            f"due: 2026-{rnd.randint(10, 12)}-{rnd.randint(10, 28)}",
+            f'owner: "[[{owner}]]"',
+            "---",
+            f"# {name}",
+            "",
+        ]
         for section in ("Plan", "Risks", "Log"):
             lines += [f"## {section}"]
             for _ in range(rnd.randint(5, 12)):
                 lines.append(
                     f"- {fill(rnd)} "
                     f"[[{rnd.choice(people)}#Notes|{owner}]] ![[diagram-{number}.png]] "
-                    f"[runbook](../notes/{rnd.choice(base_bench.SERVICES)}.md)")
+                    f"[runbook](../notes/{rnd.choice(base_bench.SERVICES)}.md)"
+                )
                 written += 1
             lines.append("")
         (folder / f"{name}.md").write_text("\n".join(lines), encoding="utf-8")
     for number in range(5):
-        nodes = [{"id": f"t{i}", "type": "text", "x": i * 300, "y": 0, "width": 250,
-                  "height": 120,
-                  "text": fill(rnd)} for i in range(20)]
-        nodes += [{"id": "f0", "type": "file", "file": "projects/BIL 0.md", "x": 0, "y": 300,
-                   "width": 200, "height": 200}]
-        text = ('{\n  "nodes": [\n' + ",\n".join(f"    {json.dumps(n)}" for n in nodes)
-                + '\n  ],\n  "edges": []\n}\n')
+        nodes = [
+            {
+                "id": f"t{i}",
+                "type": "text",
+                "x": i * 300,
+                "y": 0,
+                "width": 250,
+                "height": 120,
+                "text": fill(rnd),
+            }
+            for i in range(20)
+        ]
+        nodes += [
+            {
+                "id": "f0",
+                "type": "file",
+                "file": "projects/BIL 0.md",
+                "x": 0,
+                "y": 300,
+                "width": 200,
+                "height": 200,
+            }
+        ]
+        text = (
+            '{\n  "nodes": [\n'
+            + ",\n".join(f"    {json.dumps(n)}" for n in nodes)
+            + '\n  ],\n  "edges": []\n}\n'
+        )
         (root / f"board-{number}.canvas").write_text(text, encoding="utf-8")
         written += 20
     return written
@@ -137,8 +174,11 @@ def prepare(base: Path, units: int) -> Path:
     finally:
         del os.environ["VAULT_MODEL_DISABLED"]
     base_bench.add_synthetic_vectors(root)
-    manifest_path.write_text(json.dumps({"generator": GENERATOR_VERSION, "units": report.units,
-                                         "files": report.files, **shape}))
+    manifest_path.write_text(
+        json.dumps(
+            {"generator": GENERATOR_VERSION, "units": report.units, "files": report.files, **shape}
+        )
+    )
     return root
 
 
@@ -195,16 +235,25 @@ def filters(args: argparse.Namespace) -> None:
                     timed[mode, kind][1].append((time.process_time() - cpu) * 1000)
                     if (mode, kind) == ("hybrid", "operators"):
                         per_query[query].append(wall_ms)
-    print(f"search operators at {units:,} units ({os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}), warm process, {args.runs} queries of each kind")
-    print(f"{'mode':8} {'queries':10} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu p50':>8} "
-          f"{'cpu p95':>8}  target")
+    print(
+        f"search operators at {units:,} units ({os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.2f}), warm process, {args.runs} queries of each kind"
+    )
+    print(
+        f"{'mode':8} {'queries':10} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu p50':>8} "
+        f"{'cpu p95':>8}  target"
+    )
     for (mode, kind), (walls, cpus) in timed.items():
         p95 = percentile(walls, 95)
-        target = (f"p95 <= {TARGET_P95_MS:.0f} ms " + ("ok" if p95 <= TARGET_P95_MS else "MISSED")
-                  if kind == "operators" else "")
-        print(f"{mode:8} {kind:10} {statistics.median(walls):8.1f} {p95:8.1f} {max(walls):8.1f} "
-              f"{statistics.median(cpus):8.1f} {percentile(cpus, 95):8.1f}  {target}")
+        target = (
+            f"p95 <= {TARGET_P95_MS:.0f} ms " + ("ok" if p95 <= TARGET_P95_MS else "MISSED")
+            if kind == "operators"
+            else ""
+        )
+        print(
+            f"{mode:8} {kind:10} {statistics.median(walls):8.1f} {p95:8.1f} {max(walls):8.1f} "
+            f"{statistics.median(cpus):8.1f} {percentile(cpus, 95):8.1f}  {target}"
+        )
     print("\nper operator query (hybrid): median ms (hits of 10)")
     for query, walls in per_query.items():
         print(f"  {statistics.median(walls):6.1f}  ({selected[query]:2d})  {query}")
@@ -234,8 +283,13 @@ def index_once(tree: Path, source: Path, work: Path, embed: bool) -> dict[str, A
         env["VAULT_MODEL_DISABLED"] = "1"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", INDEX_ONCE, str(target)], env=env, cwd=tree,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", INDEX_ONCE, str(target)],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -261,33 +315,42 @@ def index(args: argparse.Namespace) -> None:
     for number in range(args.rounds):
         for name in ("this", "baseline") if number % 2 == 0 else ("baseline", "this"):
             runs[name].append(index_once(trees[name], source, work, args.embed))
-        print(f"  round {number + 1}: this {runs['this'][-1]['wall']:.2f} s, baseline "
-              f"{runs['baseline'][-1]['wall']:.2f} s", file=sys.stderr)
+        print(
+            f"  round {number + 1}: this {runs['this'][-1]['wall']:.2f} s, baseline "
+            f"{runs['baseline'][-1]['wall']:.2f} s",
+            file=sys.stderr,
+        )
     med = statistics.median
     mode = "with the bundled model" if args.embed else "keyword-only (VAULT_MODEL_DISABLED=1)"
     files = runs["this"][0]["files"]
-    print(f"full index of {files} files, {mode}, {args.rounds} rounds each, alternating "
-          f"({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})")
+    print(
+        f"full index of {files} files, {mode}, {args.rounds} rounds each, alternating "
+        f"({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})"
+    )
     print(f"{'checkout':10} {'units':>7} {'wall s':>8} {'cpu s':>8} {'files/s':>9}  runs (wall)")
     for name, found in runs.items():
         walls = [r["wall"] for r in found]
-        print(f"{name:10} {found[0]['units']:7d} {med(walls):8.2f} "
-              f"{med([r['cpu'] for r in found]):8.2f} {files / med(walls):9.1f}  "
-              + " ".join(f"{w:.2f}" for w in walls))
+        print(
+            f"{name:10} {found[0]['units']:7d} {med(walls):8.2f} "
+            f"{med([r['cpu'] for r in found]):8.2f} {files / med(walls):9.1f}  "
+            + " ".join(f"{w:.2f}" for w in walls)
+        )
     ratios = [b["wall"] / t["wall"] for t, b in zip(runs["this"], runs["baseline"], strict=True)]
-    cpu_ratios = [b["cpu"] / t["cpu"] for t, b in zip(runs["this"], runs["baseline"],
-                                                       strict=True)]
+    cpu_ratios = [b["cpu"] / t["cpu"] for t, b in zip(runs["this"], runs["baseline"], strict=True)]
     ratio = med(ratios)
-    print(f"throughput this / baseline, pair by pair: median {ratio:.3f} (wall), "
-          f"{med(cpu_ratios):.3f} (cpu)  target >= 0.95 " + ("ok" if ratio >= 0.95 else "MISSED"))
+    print(
+        f"throughput this / baseline, pair by pair: median {ratio:.3f} (wall), "
+        f"{med(cpu_ratios):.3f} (cpu)  target >= 0.95 " + ("ok" if ratio >= 0.95 else "MISSED")
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("what", choices=["filters", "index"])
     parser.add_argument("--root", default=str(DEFAULT_ROOT), help="where vaults are cached")
-    parser.add_argument("--units", type=int, default=None,
-                        help="about how many units (filters: 10000; index: 3000)")
+    parser.add_argument(
+        "--units", type=int, default=None, help="about how many units (filters: 10000; index: 3000)"
+    )
     parser.add_argument("--runs", type=int, default=300, help="filters: queries of each kind")
     parser.add_argument("--baseline", help="index: a checkout to compare with")
     parser.add_argument("--rounds", type=int, default=5, help="index: runs of each checkout")

@@ -44,12 +44,19 @@ class Timed:
     code: int
 
 
-def timed(cmd: Sequence[str], env: dict[str, str] | None = None,
-          cwd: str | Path | None = None) -> Timed:
+def timed(
+    cmd: Sequence[str], env: dict[str, str] | None = None, cwd: str | Path | None = None
+) -> Timed:
     """Run `cmd` once, its output thrown away; its own and its waited-for children's CPU."""
     started = time.monotonic()
-    proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env, cwd=cwd)
+    proc = subprocess.Popen(
+        list(cmd),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - started
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait
@@ -74,9 +81,16 @@ class Pair:
         return f"{self.a_cpu:.3f} / {self.b_cpu:.3f} CPU-s"
 
 
-def pair(a: Sequence[str], b: Sequence[str], runs: int = 11, warmup: int = 1,
-         env_a: dict[str, str] | None = None, env_b: dict[str, str] | None = None,
-         cwd: str | Path | None = None, check: bool = True) -> Pair:
+def pair(
+    a: Sequence[str],
+    b: Sequence[str],
+    runs: int = 11,
+    warmup: int = 1,
+    env_a: dict[str, str] | None = None,
+    env_b: dict[str, str] | None = None,
+    cwd: str | Path | None = None,
+    check: bool = True,
+) -> Pair:
     """A and B run in turn `runs` times each (after `warmup` uncounted runs of each)."""
     for _ in range(warmup):
         timed(a, env_a, cwd)
@@ -93,20 +107,28 @@ def pair(a: Sequence[str], b: Sequence[str], runs: int = 11, warmup: int = 1,
                 raise SystemExit(f"{' '.join(cmd)} exited with {bad[0]}")
     med = statistics.median
     return Pair(
-        med(t.cpu for t in got_a), med(t.cpu for t in got_b),
-        med(t.wall for t in got_a), med(t.wall for t in got_b),
+        med(t.cpu for t in got_a),
+        med(t.cpu for t in got_b),
+        med(t.wall for t in got_a),
+        med(t.wall for t in got_b),
         med(x.cpu / max(y.cpu, 1e-6) for x, y in zip(got_a, got_b, strict=True)),
         med(x.wall / max(y.wall, 1e-6) for x, y in zip(got_a, got_b, strict=True)),
         runs,
     )
 
 
-def row(name: str, figure: str, ratio: float | None, target: str,
-        limit: float | None = None) -> dict[str, Any]:
+def row(
+    name: str, figure: str, ratio: float | None, target: str, limit: float | None = None
+) -> dict[str, Any]:
     """A table row; `ok` is ratio <= limit when both are given."""
     ok = None if ratio is None or limit is None else ratio <= limit
-    return {"name": name, "figure": figure, "ratio": None if ratio is None else round(ratio, 2),
-            "target": target, "ok": ok}
+    return {
+        "name": name,
+        "figure": figure,
+        "ratio": None if ratio is None else round(ratio, 2),
+        "target": target,
+        "ok": ok,
+    }
 
 
 def load() -> str:
@@ -129,14 +151,16 @@ def table(rows: list[dict[str, Any]], markdown: bool) -> str:
         lines.insert(1, "|" + "---|" * len(cells[0]))
         return "\n".join(lines)
     widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
-    return "\n".join("  ".join(c[i].ljust(widths[i]) for i in range(len(c))).rstrip()
-                     for c in cells)
+    return "\n".join(
+        "  ".join(c[i].ljust(widths[i]) for i in range(len(c))).rstrip() for c in cells
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=PARTS, action="append",
-                        help="only this part (repeatable)")
+    parser.add_argument(
+        "--only", choices=PARTS, action="append", help="only this part (repeatable)"
+    )
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()

@@ -81,22 +81,30 @@ def child_env(**extra: str) -> dict[str, str]:
     return {**base, "PYTHONPATH": str(ROOT), **extra}
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None,
-          cwd: Path | None = None) -> tuple[float, float]:
+def timed(
+    cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[float, float]:
     """Wall and CPU seconds (user + system, its own children included) of one command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run(
+        cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def row(name: str, figure: str, ratio: float | None, target: str, ok: bool | None
-        ) -> dict[str, Any]:
-    return {"name": name, "figure": figure, "ratio": None if ratio is None else round(ratio, 3),
-            "target": target, "ok": ok}
+def row(
+    name: str, figure: str, ratio: float | None, target: str, ok: bool | None
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "figure": figure,
+        "ratio": None if ratio is None else round(ratio, 3),
+        "target": target,
+        "ok": ok,
+    }
 
 
 # -- rows ------------------------------------------------------------------------------------
@@ -108,9 +116,13 @@ def checkout_row(work: Path, quick: bool) -> dict[str, Any]:
     cpu: list[float] = []
     _, converged, _ = watch.bench_checkout(work, files, cpu)
     target = CHECKOUT_TARGET_S * files / 15_000
-    return row(f"checkout {files // 1000}k files under the watcher, converged",
-               f"{converged:.1f} s ({cpu[0]:.1f} CPU-s)", converged / target,
-               f"<= {target:.0f} s", converged <= target)
+    return row(
+        f"checkout {files // 1000}k files under the watcher, converged",
+        f"{converged:.1f} s ({cpu[0]:.1f} CPU-s)",
+        converged / target,
+        f"<= {target:.0f} s",
+        converged <= target,
+    )
 
 
 def qmd_available() -> bool:
@@ -129,13 +141,16 @@ def fts5_index(root: Path, db: Path) -> None:
     from vault_memory.index.units import make_units
 
     conn = sqlite3.connect(db)
-    conn.execute("CREATE VIRTUAL TABLE units USING fts5(path, heading, text, "
-                 "tokenize='porter unicode61')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE units USING fts5(path, heading, text, tokenize='porter unicode61')"
+    )
     with conn:
         for relpath in sorted(scan(root)):
             note = parse_note(relpath, (root / relpath).read_text(encoding="utf-8"))
-            conn.executemany("INSERT INTO units VALUES (?, ?, ?)",
-                             [(relpath, u.heading, u.text) for u in make_units(note)])
+            conn.executemany(
+                "INSERT INTO units VALUES (?, ?, ?)",
+                [(relpath, u.heading, u.text) for u in make_units(note)],
+            )
     conn.close()
 
 
@@ -165,21 +180,53 @@ def keyword_row(work: Path, quick: bool) -> dict[str, Any]:
         for tree, times in trees:
             vault = work / f"keyword-{number}"
             shutil.copytree(source, vault)
-            times.append(timed([sys.executable, "-m", "vault_memory", "--vault", str(vault),
-                                "index"], cwd=tree,
-                               env={**child_env(VAULT_INDEX_MODEL="none"),
-                                    "PYTHONPATH": str(tree)}))
+            times.append(
+                timed(
+                    [sys.executable, "-m", "vault_memory", "--vault", str(vault), "index"],
+                    cwd=tree,
+                    env={**child_env(VAULT_INDEX_MODEL="none"), "PYTHONPATH": str(tree)},
+                )
+            )
             shutil.rmtree(vault)
         home = work / f"qmd-{number}"
         home.mkdir()
         if use_qmd:
-            env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"),
-                   "XDG_CONFIG_HOME": str(home / "config"), "NO_COLOR": "1"}
-            theirs.append(timed(["qmd", "collection", "add", str(source), "--name", "bench",
-                                 "--mask", "**/*.md"], env=env, cwd=home))
+            env = {
+                **os.environ,
+                "HOME": str(home),
+                "XDG_CACHE_HOME": str(home / "cache"),
+                "XDG_CONFIG_HOME": str(home / "config"),
+                "NO_COLOR": "1",
+            }
+            theirs.append(
+                timed(
+                    [
+                        "qmd",
+                        "collection",
+                        "add",
+                        str(source),
+                        "--name",
+                        "bench",
+                        "--mask",
+                        "**/*.md",
+                    ],
+                    env=env,
+                    cwd=home,
+                )
+            )
         else:
-            theirs.append(timed([sys.executable, "-c", FTS5_CHILD, str(ROOT), str(source),
-                                 str(home / "fts5.sqlite")]))
+            theirs.append(
+                timed(
+                    [
+                        sys.executable,
+                        "-c",
+                        FTS5_CHILD,
+                        str(ROOT),
+                        str(source),
+                        str(home / "fts5.sqlite"),
+                    ]
+                )
+            )
         shutil.rmtree(home)
     wall = statistics.median(w for w, _ in ours), statistics.median(w for w, _ in theirs)
     cpu = statistics.median(c for _, c in ours), statistics.median(c for _, c in theirs)
@@ -187,11 +234,17 @@ def keyword_row(work: Path, quick: bool) -> dict[str, Any]:
     ratio = cpu[0] / cpu[1]
     beside = ""
     if other:
-        beside = (f"; {AGAINST}: {statistics.median(c for _, c in other):.2f} CPU-s (wall "
-                  f"{statistics.median(w for w, _ in other):.2f} s)")
-    return row(f"keyword-only full index 1k files / {reference}",
-               f"{cpu[0]:.2f} / {cpu[1]:.2f} CPU-s (wall {wall[0]:.2f} / {wall[1]:.2f} s)"
-               f"{beside}", ratio, "<= 1.0", ratio <= 1.0)
+        beside = (
+            f"; {AGAINST}: {statistics.median(c for _, c in other):.2f} CPU-s (wall "
+            f"{statistics.median(w for w, _ in other):.2f} s)"
+        )
+    return row(
+        f"keyword-only full index 1k files / {reference}",
+        f"{cpu[0]:.2f} / {cpu[1]:.2f} CPU-s (wall {wall[0]:.2f} / {wall[1]:.2f} s){beside}",
+        ratio,
+        "<= 1.0",
+        ratio <= 1.0,
+    )
 
 
 def throughput_row(work: Path, quick: bool) -> dict[str, Any]:
@@ -202,9 +255,13 @@ def throughput_row(work: Path, quick: bool) -> dict[str, Any]:
     args = argparse.Namespace(throughput_files=150 if quick else 300, rounds=3 if quick else 5)
     found = index_bench.throughput(work, args, shared_embedder(BUNDLED_MODEL))
     raw, full = statistics.median(found["raw"]), statistics.median(found["index"])
-    return row(f"full index / raw fastembed ({found['units']} units)",
-               f"{full:.1f} / {raw:.1f} units/s", full / raw, f">= {THROUGHPUT_TARGET}",
-               full / raw >= THROUGHPUT_TARGET)
+    return row(
+        f"full index / raw fastembed ({found['units']} units)",
+        f"{full:.1f} / {raw:.1f} units/s",
+        full / raw,
+        f">= {THROUGHPUT_TARGET}",
+        full / raw >= THROUGHPUT_TARGET,
+    )
 
 
 def vm_hwm_mb(pid: int) -> float:
@@ -219,9 +276,12 @@ def rss_row(work: Path, quick: bool) -> dict[str, Any]:
     units = 10_000 if quick else 100_000
     root = work / "rss"
     search_bench.generate_vault(root, units)
-    proc = subprocess.Popen([sys.executable, "-m", "vault_memory", "--vault", str(root), "index"],
-                            env=child_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vault_memory", "--vault", str(root), "index"],
+        env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     db = root / ".vault" / "index.sqlite"
     peak = stored = 0.0
     units_indexed = 0
@@ -230,8 +290,7 @@ def rss_row(work: Path, quick: bool) -> dict[str, Any]:
             peak = max(peak, vm_hwm_mb(proc.pid))
             if db.exists():
                 try:
-                    conn = sqlite3.connect(db.absolute().as_uri() + "?mode=ro", uri=True,
-                                           timeout=1)
+                    conn = sqlite3.connect(db.absolute().as_uri() + "?mode=ro", uri=True, timeout=1)
                     try:
                         stored = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
                         units_indexed = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
@@ -249,9 +308,13 @@ def rss_row(work: Path, quick: bool) -> dict[str, Any]:
         proc.wait()
     shutil.rmtree(root, ignore_errors=True)
     label = f"{units // 1000}k"
-    return row(f"peak RSS, full index with the model, {label} units",
-               f"{peak:.0f} MB ({units_indexed:,} units, stopped at {int(stored):,} vectors)",
-               peak / RSS_TARGET_MB, f"<= {RSS_TARGET_MB:.0f} MB", peak <= RSS_TARGET_MB)
+    return row(
+        f"peak RSS, full index with the model, {label} units",
+        f"{peak:.0f} MB ({units_indexed:,} units, stopped at {int(stored):,} vectors)",
+        peak / RSS_TARGET_MB,
+        f"<= {RSS_TARGET_MB:.0f} MB",
+        peak <= RSS_TARGET_MB,
+    )
 
 
 SETTLE_S = 150.0  # the threads row's wait for the load the previous rows raised to fall
@@ -290,19 +353,32 @@ def threads_row(work: Path, quick: bool) -> dict[str, Any]:
     query: dict[str, list[dict[str, Any]]] = {"1": [], "2": []}
 
     def last_json(command: list[str]) -> dict[str, Any]:
-        out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT,
-                             env=child_env()).stdout
+        out = subprocess.run(
+            command, check=True, capture_output=True, text=True, cwd=ROOT, env=child_env()
+        ).stdout
         return dict(json.loads(out.strip().splitlines()[-1]))
 
     for _ in range(rounds):
         for setting in index:
-            index[setting].append(last_json(
-                [sys.executable, str(script), "--one", setting, "--texts",
-                 "200" if quick else "400", "--runs", "2"]))
+            index[setting].append(
+                last_json(
+                    [
+                        sys.executable,
+                        str(script),
+                        "--one",
+                        setting,
+                        "--texts",
+                        "200" if quick else "400",
+                        "--runs",
+                        "2",
+                    ]
+                )
+            )
         for _ in range(2 if quick else 3):
             for setting in query:
-                query[setting].append(last_json(
-                    [sys.executable, str(script), "--query-one", setting]))
+                query[setting].append(
+                    last_json([sys.executable, str(script), "--query-one", setting])
+                )
     med = statistics.median
     rate = {s: med(x for r in rs for x in r["chunks_per_s"]) for s, rs in index.items()}
     chunk_cpu = {s: med(x for r in rs for x in r["cpu_ms_per_chunk"]) for s, rs in index.items()}
@@ -315,29 +391,44 @@ def threads_row(work: Path, quick: bool) -> dict[str, Any]:
         return "2" if faster and cpu_two <= cpu_one * 1.1 else "1"
 
     query_threads = str(DEFAULT_THREADS or 1)
-    chosen = {"index": str(spare_threads(load)), "one-shot query": query_threads,
-              "warm query": query_threads}
-    choice = {"index": best(rate["2"] > rate["1"] * 1.1, chunk_cpu["2"], chunk_cpu["1"]),
-              "one-shot query": best(cold["2"] < cold["1"] / 1.1, cold_cpu["2"], cold_cpu["1"]),
-              "warm query": best(warm["2"] < warm["1"] / 1.1, warm_cpu["2"], warm_cpu["1"])}
+    chosen = {
+        "index": str(spare_threads(load)),
+        "one-shot query": query_threads,
+        "warm query": query_threads,
+    }
+    choice = {
+        "index": best(rate["2"] > rate["1"] * 1.1, chunk_cpu["2"], chunk_cpu["1"]),
+        "one-shot query": best(cold["2"] < cold["1"] / 1.1, cold_cpu["2"], cold_cpu["1"]),
+        "warm query": best(warm["2"] < warm["1"] / 1.1, warm_cpu["2"], warm_cpu["1"]),
+    }
     ok = choice == chosen
-    return row("onnxruntime threads 2 vs 1: index, one-shot query, warm query",
-               f"index {rate['2']:.0f} vs {rate['1']:.0f} chunks/s ({chunk_cpu['2']:.1f} vs "
-               f"{chunk_cpu['1']:.1f} CPU-ms a chunk); one-shot query {cold['2']:.0f} vs "
-               f"{cold['1']:.0f} ms ({cold_cpu['2']:.0f} vs {cold_cpu['1']:.0f} CPU-ms); warm "
-               f"query {warm['2']:.1f} vs {warm['1']:.1f} ms ({warm_cpu['2']:.1f} vs "
-               f"{warm_cpu['1']:.1f} CPU-ms); measured best "
-               f"{'/'.join(choice.values())}, the code uses {'/'.join(chosen.values())} "
-               f"(`vault index` at load {load:.2f})",
-               rate["2"] / rate["1"], "choice = measured", ok)
+    return row(
+        "onnxruntime threads 2 vs 1: index, one-shot query, warm query",
+        f"index {rate['2']:.0f} vs {rate['1']:.0f} chunks/s ({chunk_cpu['2']:.1f} vs "
+        f"{chunk_cpu['1']:.1f} CPU-ms a chunk); one-shot query {cold['2']:.0f} vs "
+        f"{cold['1']:.0f} ms ({cold_cpu['2']:.0f} vs {cold_cpu['1']:.0f} CPU-ms); warm "
+        f"query {warm['2']:.1f} vs {warm['1']:.1f} ms ({warm_cpu['2']:.1f} vs "
+        f"{warm_cpu['1']:.1f} CPU-ms); measured best "
+        f"{'/'.join(choice.values())}, the code uses {'/'.join(chosen.values())} "
+        f"(`vault index` at load {load:.2f})",
+        rate["2"] / rate["1"],
+        "choice = measured",
+        ok,
+    )
 
 
-ROWS = {"checkout": checkout_row, "keyword": keyword_row, "throughput": throughput_row,
-        "rss": rss_row, "threads": threads_row}
+ROWS = {
+    "checkout": checkout_row,
+    "keyword": keyword_row,
+    "throughput": throughput_row,
+    "rss": rss_row,
+    "threads": threads_row,
+}
 
 
-def run(quick: bool, only: list[str] | None = None,
-        each: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+def run(
+    quick: bool, only: list[str] | None = None, each: Callable[[dict[str, Any]], None] | None = None
+) -> list[dict[str, Any]]:
     """The rows (bench/perf.py's contract); `each` is called with every row as it is made."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="vault-perf-bulk-") as tmp:
@@ -356,23 +447,30 @@ def run(quick: bool, only: list[str] | None = None,
 def show(found: dict[str, Any]) -> None:
     verdict = {True: "ok", False: "MISSED", None: ""}[found["ok"]]
     ratio = "" if found["ratio"] is None else f"{found['ratio']:.2f}"
-    print(f"{found['name']:<58} {found['figure']:<60} {ratio:>6} {found['target']:<18} "
-          f"{verdict}  (load {os.getloadavg()[0]:.2f})", flush=True)
+    print(
+        f"{found['name']:<58} {found['figure']:<60} {ratio:>6} {found['target']:<18} "
+        f"{verdict}  (load {os.getloadavg()[0]:.2f})",
+        flush=True,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", nargs="+", choices=list(ROWS))
-    parser.add_argument("--against", type=Path, help="another checkout, timed beside in the "
-                        "keyword row")
+    parser.add_argument(
+        "--against", type=Path, help="another checkout, timed beside in the keyword row"
+    )
     parser.add_argument("--rounds", type=int, help="rounds of the keyword row")
     args = parser.parse_args()
     global AGAINST, KEYWORD_ROUNDS
     AGAINST = args.against.resolve() if args.against else None
     KEYWORD_ROUNDS = args.rounds
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-          f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+        f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        flush=True,
+    )
     run(args.quick, args.only, show)
 
 

@@ -105,14 +105,21 @@ with Vault(sys.argv[1]) as vault:
 
 def child_env(**extra: str) -> dict[str, str]:
     """The environment of a user's shell: no bytecode switch-off, no VAULT_* of ours."""
-    env = {k: v for k, v in os.environ.items()
-           if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("VAULT_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("VAULT_")
+    }
     return {**env, **extra}
 
 
 def compile_package() -> None:
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "vault_memory")],
-                   check=True, stdout=subprocess.DEVNULL, env=child_env())
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "vault_memory")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=child_env(),
+    )
 
 
 def vault_cmd(*args: str) -> list[str]:
@@ -131,9 +138,13 @@ def prepared(units: int) -> Path:
 
 
 def start_watcher(root: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(vault_cmd("--vault", str(root), "watch", "--no-dream"),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=child_env())
+    proc = subprocess.Popen(
+        vault_cmd("--vault", str(root), "watch", "--no-dream"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+    )
     from vault_memory.live import watch_client
 
     deadline = time.monotonic() + 300
@@ -149,8 +160,13 @@ def start_watcher(root: Path) -> subprocess.Popen[bytes]:
 
 
 def stop_watcher(root: Path, proc: subprocess.Popen[bytes]) -> None:
-    subprocess.run(vault_cmd("--vault", str(root), "watch", "--stop"), env=child_env(),
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        vault_cmd("--vault", str(root), "watch", "--stop"),
+        env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     proc.wait(60)
 
 
@@ -164,23 +180,44 @@ def cold_rows(root: Path, units: int, runs: int) -> list[dict[str, Any]]:
     rows = []
     got = perf.pair(search, floor, runs, env_a=env, env_b=env)
     limit = 1.1 if units <= 10_000 else 1.3
-    rows.append(perf.row(f"cold search {label} / floor process", got.figure(), got.cpu_ratio,
-                         f"<= {limit} CPU", limit))
+    rows.append(
+        perf.row(
+            f"cold search {label} / floor process",
+            got.figure(),
+            got.cpu_ratio,
+            f"<= {limit} CPU",
+            limit,
+        )
+    )
     if units <= 10_000:
         got = perf.pair(search, imports, runs, env_a=env, env_b=env)
-        rows.append(perf.row(f"cold search {label} / import line", got.figure(),
-                             got.cpu_ratio, "<= 1.4 CPU", 1.4))
-        keyword = vault_cmd("--vault", str(root), "search", QUERY, "-n", "3", "--mode",
-                            "keyword")
-        got = perf.pair(keyword, [sys.executable, "-c", "import numpy"], runs, env_a=env,
-                        env_b=env)
-        rows.append(perf.row(f"cold keyword search {label} / import numpy", got.figure(),
-                             got.cpu_ratio, "<= 1.5 CPU", 1.5))
+        rows.append(
+            perf.row(
+                f"cold search {label} / import line", got.figure(), got.cpu_ratio, "<= 1.4 CPU", 1.4
+            )
+        )
+        keyword = vault_cmd("--vault", str(root), "search", QUERY, "-n", "3", "--mode", "keyword")
+        got = perf.pair(keyword, [sys.executable, "-c", "import numpy"], runs, env_a=env, env_b=env)
+        rows.append(
+            perf.row(
+                f"cold keyword search {label} / import numpy",
+                got.figure(),
+                got.cpu_ratio,
+                "<= 1.5 CPU",
+                1.5,
+            )
+        )
         rows.append(library_row(root, label))
         library = [sys.executable, "-c", LIBRARY, str(root), QUERY]
         got = perf.pair(library, search, runs, env_a=env, env_b=env)
-        rows.append(perf.row(f"library: fresh process, one Vault.search {label} / CLI",
-                             got.figure(), got.cpu_ratio, "(info)"))
+        rows.append(
+            perf.row(
+                f"library: fresh process, one Vault.search {label} / CLI",
+                got.figure(),
+                got.cpu_ratio,
+                "(info)",
+            )
+        )
     return rows
 
 
@@ -195,8 +232,13 @@ def library_row(root: Path, label: str, rounds: int = 3) -> dict[str, Any]:
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
             sink.append(float(out.stdout.split()[-1]))
     a, b = statistics.median(default), statistics.median(as_cli)
-    return perf.row(f"library Vault.search {label} per query: default env / as the CLI",
-                    f"{a * 1000:.1f} / {b * 1000:.1f} CPU-ms", a / b, "~1 (<= 1.15) CPU", 1.15)
+    return perf.row(
+        f"library Vault.search {label} per query: default env / as the CLI",
+        f"{a * 1000:.1f} / {b * 1000:.1f} CPU-ms",
+        a / b,
+        "~1 (<= 1.15) CPU",
+        1.15,
+    )
 
 
 def thin_rows(root: Path, runs: int) -> list[dict[str, Any]]:
@@ -205,14 +247,31 @@ def thin_rows(root: Path, runs: int) -> list[dict[str, Any]]:
     rows = []
     proc = start_watcher(root)
     try:
-        for name, args in (("search", ("search", QUERY, "-n", "3")), ("context", ("context",)),
-                           ("get", ("get", "MEMORY.md"))):
+        for name, args in (
+            ("search", ("search", QUERY, "-n", "3")),
+            ("context", ("context",)),
+            ("get", ("get", "MEMORY.md")),
+        ):
             cmd = vault_cmd("--vault", str(root), *args)
             got = perf.pair(cmd, bare, runs, env_a=env, env_b=env)
-            rows.append(perf.row(f"vault {name} via watcher / python -c pass", got.figure(),
-                                 got.cpu_ratio, "<= 3 CPU", 3.0))
-            rows.append(perf.row(f"vault {name} via watcher / python -c pass (wall)",
-                                 got.figure("wall"), got.wall_ratio, "<= 3 wall", 3.0))
+            rows.append(
+                perf.row(
+                    f"vault {name} via watcher / python -c pass",
+                    got.figure(),
+                    got.cpu_ratio,
+                    "<= 3 CPU",
+                    3.0,
+                )
+            )
+            rows.append(
+                perf.row(
+                    f"vault {name} via watcher / python -c pass (wall)",
+                    got.figure("wall"),
+                    got.wall_ratio,
+                    "<= 3 wall",
+                    3.0,
+                )
+            )
     finally:
         stop_watcher(root, proc)
     return rows
@@ -246,16 +305,28 @@ def server_rows(root: Path, searches: int, rounds: int) -> list[dict[str, Any]]:
                     time.sleep(0.1)
         pid = (watch_client.read_state(root / ".vault") or {}).get("pid")
         own = _proc_cpu(int(pid)) if pid else 0.0
-        subprocess.run(vault_cmd("--vault", str(root), "watch", "--stop"), env=env_off,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(
+            vault_cmd("--vault", str(root), "watch", "--stop"),
+            env=env_off,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
         with_server.append(total + own)
         server_cpu.append(own)
         without.append(sum(perf.timed(cmd, env_off).cpu for _ in range(searches)))
     med = statistics.median
     a, b = med(with_server), med(without)
-    return [perf.row(f"{searches} scripted searches, server auto / none (server CPU "
-                     f"{med(server_cpu):.2f} s incl.)", f"{a:.2f} / {b:.2f} CPU-s", a / b,
-                     "< 1 (ship if)", 1.0)]
+    return [
+        perf.row(
+            f"{searches} scripted searches, server auto / none (server CPU "
+            f"{med(server_cpu):.2f} s incl.)",
+            f"{a:.2f} / {b:.2f} CPU-s",
+            a / b,
+            "< 1 (ship if)",
+            1.0,
+        )
+    ]
 
 
 def run(quick: bool) -> list[dict[str, Any]]:

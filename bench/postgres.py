@@ -36,14 +36,26 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 
 QUERIES = [
-    "which database did we pick for billing?", "what does Zoë prefer when someone explains",
-    "when is Priya's birthday", "why did the invoice renderer fail on fonts",
-    "who owns the cutover runbook", "ERR_LEDGER_409 root cause", "VAT rounding escalation",
-    "rollback plan for the schema change", "Kafka benchmark rows per second",
-    "incident payments gateway failover", "pgbouncer connection pool", "Lumo Energy invoices",
-    "feature flag for the refund handler", "postmortem shared with the customer",
-    "retry budget in ledger-api", "who pairs on the export worker", "Grafana dashboard SLA",
-    "tax-engine timeout under load", "Alembic migration script", "Terraform staging data",
+    "which database did we pick for billing?",
+    "what does Zoë prefer when someone explains",
+    "when is Priya's birthday",
+    "why did the invoice renderer fail on fonts",
+    "who owns the cutover runbook",
+    "ERR_LEDGER_409 root cause",
+    "VAT rounding escalation",
+    "rollback plan for the schema change",
+    "Kafka benchmark rows per second",
+    "incident payments gateway failover",
+    "pgbouncer connection pool",
+    "Lumo Energy invoices",
+    "feature flag for the refund handler",
+    "postmortem shared with the customer",
+    "retry budget in ledger-api",
+    "who pairs on the export worker",
+    "Grafana dashboard SLA",
+    "tax-engine timeout under load",
+    "Alembic migration script",
+    "Terraform staging data",
 ]
 
 
@@ -105,8 +117,9 @@ def say(text: str) -> None:
     print(text, flush=True)  # as it is measured: a long run shows how far it got
 
 
-def measure(name: str, root: Path, settings: dict[str, Any], runs: int,
-            reuse: bool = False) -> None:
+def measure(
+    name: str, root: Path, settings: dict[str, Any], runs: int, reuse: bool = False
+) -> None:
     """Index `root` (unless `reuse`: it and the server hold an index of it already), add the
     vectors, then time queries; each figure printed when it is measured."""
     from vault_memory import Vault
@@ -120,31 +133,40 @@ def measure(name: str, root: Path, settings: dict[str, Any], runs: int,
         finally:
             del os.environ["VAULT_MODEL_DISABLED"]
         say(f"  {report.files:,} files, {report.units:,} units")
-        say(f"  index (keyword-only)  {indexing.wall:8.1f} s wall  {indexing.cpu:7.1f} s CPU"
+        say(
+            f"  index (keyword-only)  {indexing.wall:8.1f} s wall  {indexing.cpu:7.1f} s CPU"
             f" here  {indexing.server:7.1f} s CPU server  {report.units / indexing.wall:8.0f}"
-            " units/s")
+            " units/s"
+        )
     with Vault(root, settings) as vault:
         store = vault._index.store
         if not reuse:
             with Timer() as vectoring:
-                distinct = (sys.modules.get("bench_search") or _load(
-                    "bench_search", HERE / "search.py")).add_vectors(store)
-            say(f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s"
+                distinct = (
+                    sys.modules.get("bench_search") or _load("bench_search", HERE / "search.py")
+                ).add_vectors(store)
+            say(
+                f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s"
                 f" CPU here  {vectoring.server:7.1f} s CPU server"
-                f"  {distinct / vectoring.wall:8.0f} vectors/s ({distinct:,} distinct texts)")
+                f"  {distinct / vectoring.wall:8.0f} vectors/s ({distinct:,} distinct texts)"
+            )
         vault._index.query_embedder().embed_query("warm the model up")  # not timed
         with Timer() as first:
             vault.search(QUERIES[0], fresh=False)
-        say(f"  first query                 {first.wall * 1000:8.0f} ms wall"
-            f"  {first.cpu * 1000:6.0f} ms CPU  (process RSS {rss_mb():,.0f} MB)")
+        say(
+            f"  first query                 {first.wall * 1000:8.0f} ms wall"
+            f"  {first.cpu * 1000:6.0f} ms CPU  (process RSS {rss_mb():,.0f} MB)"
+        )
         for mode in ("hybrid", "keyword"):
             samples = []
             for i in range(runs):
                 started = time.perf_counter()
                 vault.search(QUERIES[i % len(QUERIES)], mode=mode, fresh=False)
                 samples.append(time.perf_counter() - started)
-            say(f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries, load"
-                f" {os.getloadavg()[0]:.1f}, RSS {rss_mb():,.0f} MB)")
+            say(
+                f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries, load"
+                f" {os.getloadavg()[0]:.1f}, RSS {rss_mb():,.0f} MB)"
+            )
         if settings:  # the server's bare top-k lists, without ranking
             import numpy as np
 
@@ -174,15 +196,24 @@ def main() -> None:
     parser.add_argument("--dsn", default="", help="a PostgreSQL server with pgvector")
     parser.add_argument("--root", type=Path, default=Path("/tmp/vault-pg-bench"))
     parser.add_argument("--runs", type=int, default=60, help="timed queries per mode")
-    parser.add_argument("--backends", default="sqlite,postgres",
-                        help="which to measure, in this order")
-    parser.add_argument("--hnsw-memory", default="",
-                        help="the server's build memory for the HNSW index (e.g. 3GB at 1M)")
-    parser.add_argument("--keep", action="store_true",
-                        help="leave the server and the indexed copies (then time queries "
-                             "again with --reuse --dsn)")
-    parser.add_argument("--reuse", action="store_true",
-                        help="time the queries of the copies indexed by a --keep run")
+    parser.add_argument(
+        "--backends", default="sqlite,postgres", help="which to measure, in this order"
+    )
+    parser.add_argument(
+        "--hnsw-memory",
+        default="",
+        help="the server's build memory for the HNSW index (e.g. 3GB at 1M)",
+    )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the server and the indexed copies (then time queries again with --reuse --dsn)",
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="time the queries of the copies indexed by a --keep run",
+    )
     args = parser.parse_args()
     if args.hnsw_memory:
         from vault_memory.index import pgstore
@@ -224,11 +255,19 @@ def main() -> None:
                 # phase 1 reads the unit table into this process; it reuses what the
                 # server holds (give it after "postgres", or with --reuse)
                 phase1 = backend == "postgres-phase1"
-                measure("PostgreSQL + pgvector" + (", phase 1 (the whole table here)"
-                                                   if phase1 else ""), copies["postgres"],
-                        {"index.backend": "postgres", "index.dsn": dsn,
-                         "index.vault_id": f"bench-{units}", "search.on_server": not phase1},
-                        args.runs, args.reuse or phase1)
+                measure(
+                    "PostgreSQL + pgvector"
+                    + (", phase 1 (the whole table here)" if phase1 else ""),
+                    copies["postgres"],
+                    {
+                        "index.backend": "postgres",
+                        "index.dsn": dsn,
+                        "index.vault_id": f"bench-{units}",
+                        "search.on_server": not phase1,
+                    },
+                    args.runs,
+                    args.reuse or phase1,
+                )
     finally:
         if server is not None and not args.keep:
             server.stop()

@@ -69,8 +69,9 @@ def detect_secrets_functions() -> tuple[Callable[[str, str], bool], Callable[[st
     return catches, flags
 
 
-def measure(name: str, catches: Callable[[str, str], bool], flags: Callable[[str], bool],
-            runs: int) -> None:
+def measure(
+    name: str, catches: Callable[[str, str], bool], flags: Callable[[str], bool], runs: int
+) -> None:
     missed = [family for family, text, secret in SECRETS if not catches(text, secret)]
     false = [text for text in LOOK_ALIKES if flags(text)]
     walls, cpus = [], []
@@ -83,10 +84,12 @@ def measure(name: str, catches: Callable[[str, str], bool], flags: Callable[[str
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
     recall = 1 - len(missed) / len(SECRETS)
-    print(f"{name:16} recall {recall:.3f} ({len(SECRETS) - len(missed)}/{len(SECRETS)})  "
-          f"false positives {len(false)}/{len(LOOK_ALIKES)}  corpus in "
-          f"{statistics.median(walls) * 1000:.1f} ms wall, "
-          f"{statistics.median(cpus) * 1000:.1f} ms CPU (median of {runs})")
+    print(
+        f"{name:16} recall {recall:.3f} ({len(SECRETS) - len(missed)}/{len(SECRETS)})  "
+        f"false positives {len(false)}/{len(LOOK_ALIKES)}  corpus in "
+        f"{statistics.median(walls) * 1000:.1f} ms wall, "
+        f"{statistics.median(cpus) * 1000:.1f} ms CPU (median of {runs})"
+    )
     if missed:
         print(f"{'':16} missed: {', '.join(missed)}")
     for text in false[:8]:
@@ -99,8 +102,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    print(f"corpus: {len(SECRETS)} secrets of {len({f for f, _, _ in SECRETS})} formats, "
-          f"{len(LOOK_ALIKES)} look-alikes")
+    print(
+        f"corpus: {len(SECRETS)} secrets of {len({f for f, _, _ in SECRETS})} formats, "
+        f"{len(LOOK_ALIKES)} look-alikes"
+    )
     measure("redact.py", redact_catches, redact_flags, args.runs)
     try:
         catches, flags = detect_secrets_functions()

@@ -64,16 +64,22 @@ def index_once(root: Path) -> dict[str, float]:
     """`vault index` from scratch, keyword-only, in a child: wall, CPU seconds and the
     child's own peak RSS (os.wait4: RUSAGE_CHILDREN would give the largest of all children)."""
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "vault_memory", "--vault", str(root), "index"],
-                            env=child_env(VAULT_MODEL_DISABLED="1"), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vault_memory", "--vault", str(root), "index"],
+        env=child_env(VAULT_MODEL_DISABLED="1"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
         raise SystemExit(f"vault index failed ({proc.returncode}) in {root}")
-    return {"index_s": wall, "index_cpu_s": usage.ru_utime + usage.ru_stime,
-            "index_rss_mb": usage.ru_maxrss / 1024}
+    return {
+        "index_s": wall,
+        "index_cpu_s": usage.ru_utime + usage.ru_stime,
+        "index_rss_mb": usage.ru_maxrss / 1024,
+    }
 
 
 def measure_size(work: Path, units: int, runs: int) -> dict[str, Any]:
@@ -84,8 +90,11 @@ def measure_size(work: Path, units: int, runs: int) -> dict[str, Any]:
     row["units"] = search_bench.add_synthetic_vectors(root)  # distinct texts, as vectors
     found = search_bench.in_process(root, runs, {}, only_hybrid=True)
     hybrid = found["configs"][0]
-    row.update(search_p50_ms=hybrid["p50"], search_p95_ms=hybrid["p95"],
-               search_cpu_p50_ms=hybrid["cpu_p50"])
+    row.update(
+        search_p50_ms=hybrid["p50"],
+        search_p95_ms=hybrid["p95"],
+        search_cpu_p50_ms=hybrid["cpu_p50"],
+    )
     shutil.rmtree(root, ignore_errors=True)
     return row
 
@@ -137,8 +146,12 @@ def main() -> None:
     parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT)
     parser.add_argument("--no-plot", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the rows here")
-    parser.add_argument("--replot", type=Path, metavar="JSON",
-                        help="draw the PNG from the rows a --json run wrote, and stop")
+    parser.add_argument(
+        "--replot",
+        type=Path,
+        metavar="JSON",
+        help="draw the PNG from the rows a --json run wrote, and stop",
+    )
     args = parser.parse_args()
     if args.replot:
         saved = json.loads(args.replot.read_text())
@@ -147,19 +160,24 @@ def main() -> None:
         plot(saved["rows"], args.plot, saved["load"])
         return
     sizes = sorted(set(args.sizes) | ({HUGE} if args.huge else set()))
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.2f} at the start")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores, "
+        f"load {os.getloadavg()[0]:.2f} at the start"
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="vault-scale-") as tmp:
         for units in sizes:
             row = measure_size(Path(tmp), units, args.runs)
             rows.append(row)
-            print(f"{row['list_items']:>9,} units ({row['units']:,} distinct texts, "
-                  f"{row['daily_files']:,} daily logs): search p50 "
-                  f"{row['search_p50_ms']:.1f} ms, p95 {row['search_p95_ms']:.1f} ms (CPU p50 "
-                  f"{row['search_cpu_p50_ms']:.1f} ms); index {row['index_s']:.1f} s wall, "
-                  f"{row['index_cpu_s']:.1f} CPU-s, peak RSS {row['index_rss_mb']:.0f} MB; "
-                  f"load {os.getloadavg()[0]:.2f}", flush=True)
+            print(
+                f"{row['list_items']:>9,} units ({row['units']:,} distinct texts, "
+                f"{row['daily_files']:,} daily logs): search p50 "
+                f"{row['search_p50_ms']:.1f} ms, p95 {row['search_p95_ms']:.1f} ms (CPU p50 "
+                f"{row['search_cpu_p50_ms']:.1f} ms); index {row['index_s']:.1f} s wall, "
+                f"{row['index_cpu_s']:.1f} CPU-s, peak RSS {row['index_rss_mb']:.0f} MB; "
+                f"load {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
     load = f"load {os.getloadavg()[0]:.1f}"
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "load": load}, indent=1))

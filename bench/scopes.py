@@ -81,8 +81,7 @@ def _daily_logs(folder: Path, units: int, rnd: random.Random) -> int:
                 written += 1
             lines.append("")
             minute = min(minute + rnd.randint(15, 120), 23 * 60 + 59)
-        (folder / "memory" / f"{day.isoformat()}.md").write_text("\n".join(lines),
-                                                                 encoding="utf-8")
+        (folder / "memory" / f"{day.isoformat()}.md").write_text("\n".join(lines), encoding="utf-8")
         day -= dt.timedelta(days=1)
     return written
 
@@ -114,11 +113,12 @@ def prepare(base: Path, units: int) -> tuple[Path, dict[str, Any]]:
         if manifest.get("generator") == GENERATOR_VERSION:
             with Vault(root) as vault:
                 info = vault.status()
-            if info["problem"] is None and info["drift"] == {"new": 0, "changed": 0,
-                                                              "deleted": 0}:
+            if info["problem"] is None and info["drift"] == {"new": 0, "changed": 0, "deleted": 0}:
                 return root, manifest
-            print(f"  {root}: the index is not usable as it is ({info['problem'] or 'drift'}); "
-                  "regenerating")
+            print(
+                f"  {root}: the index is not usable as it is ({info['problem'] or 'drift'}); "
+                "regenerating"
+            )
     shutil.rmtree(root, ignore_errors=True)
     print(f"  generating {root} (about {units:,} units over 200 scopes) ...", flush=True)
     started = time.perf_counter()
@@ -133,9 +133,15 @@ def prepare(base: Path, units: int) -> tuple[Path, dict[str, Any]]:
         del os.environ["VAULT_MODEL_DISABLED"]
     indexed = time.perf_counter() - started
     vectors = add_synthetic_vectors(root)
-    manifest = {"generator": GENERATOR_VERSION, "units": report.units, "files": report.files,
-                **shape, "distinct_texts": vectors, "generate_s": round(generated, 1),
-                "index_keyword_only_s": round(indexed, 1)}
+    manifest = {
+        "generator": GENERATOR_VERSION,
+        "units": report.units,
+        "files": report.files,
+        **shape,
+        "distinct_texts": vectors,
+        "generate_s": round(generated, 1),
+        "index_keyword_only_s": round(indexed, 1),
+    }
     manifest_path.write_text(json.dumps(manifest, indent=1))
     return root, manifest
 
@@ -164,10 +170,17 @@ def measure(root: Path, runs: int, mode: str, fresh: bool = False) -> dict[str, 
                 times[side].append((time.perf_counter() - started) * 1000)
                 cpu[side].append((time.process_time() - cpu_started) * 1000)
                 if side == "scoped":
-                    assert all(h.path.startswith(("scopes/" + "/".join(agent) + "/",
-                                                  f"scopes/{agent[0]}/memory",
-                                                  f"scopes/{agent[0]}/MEMORY.md"))
-                               or not h.path.startswith("scopes/") for h in hits), hits
+                    assert all(
+                        h.path.startswith(
+                            (
+                                "scopes/" + "/".join(agent) + "/",
+                                f"scopes/{agent[0]}/memory",
+                                f"scopes/{agent[0]}/MEMORY.md",
+                            )
+                        )
+                        or not h.path.startswith("scopes/")
+                        for h in hits
+                    ), hits
         table = vault._searcher.table(vault._index.store.get_meta("model_id") or None)
         for agent in agents[:20]:
             names = ["", agent[0], "/".join(agent)]
@@ -175,9 +188,13 @@ def measure(root: Path, runs: int, mode: str, fresh: bool = False) -> dict[str, 
         out["units"] = len(table.ids)
         out["visible_units_median"] = statistics.median(visible)
     for side in ("unscoped", "scoped"):
-        out[side] = {"p50": statistics.median(times[side]), "p95": percentile(times[side], 95),
-                     "max": max(times[side]), "cpu_p50": statistics.median(cpu[side]),
-                     "cpu_p95": percentile(cpu[side], 95)}
+        out[side] = {
+            "p50": statistics.median(times[side]),
+            "p95": percentile(times[side], 95),
+            "max": max(times[side]),
+            "cpu_p50": statistics.median(cpu[side]),
+            "cpu_p95": percentile(cpu[side], 95),
+        }
     return out
 
 
@@ -188,8 +205,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=300, help="timed queries per side")
     parser.add_argument("--modes", default="hybrid,keyword")
     parser.add_argument("--fresh", action="store_true", help="stat the files before a query")
-    parser.add_argument("--measure", nargs=4, metavar=("ROOT", "RUNS", "MODE", "FRESH"),
-                        help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--measure", nargs=4, metavar=("ROOT", "RUNS", "MODE", "FRESH"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.measure:
         root, runs, mode, fresh = args.measure
@@ -200,23 +218,40 @@ def main() -> None:
     args.root.mkdir(parents=True, exist_ok=True)
     print(f"vault-memory scoped search benchmark — {machine()}")
     root, manifest = prepare(args.root, args.units)
-    print(f"  {root}: {manifest['units']:,} units in {manifest['files']:,} files, "
-          f"{manifest['scopes']} scopes + the root")
+    print(
+        f"  {root}: {manifest['units']:,} units in {manifest['files']:,} files, "
+        f"{manifest['scopes']} scopes + the root"
+    )
     for mode in args.modes.split(","):
-        done = subprocess.run([sys.executable, __file__, "--measure", str(root), str(args.runs),
-                               mode, "1" if args.fresh else "0"],
-                              capture_output=True, text=True, env=cli_env())
+        done = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--measure",
+                str(root),
+                str(args.runs),
+                mode,
+                "1" if args.fresh else "0",
+            ],
+            capture_output=True,
+            text=True,
+            env=cli_env(),
+        )
         if done.returncode != 0:
             raise SystemExit(done.stderr)
         result = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"\n{mode}, fresh={args.fresh}, {args.runs} queries per side, alternating "
-              f"(a scoped query sees about {result['visible_units_median']:,.0f} of "
-              f"{result['units']:,} units):")
+        print(
+            f"\n{mode}, fresh={args.fresh}, {args.runs} queries per side, alternating "
+            f"(a scoped query sees about {result['visible_units_median']:,.0f} of "
+            f"{result['units']:,} units):"
+        )
         print(f"  {'':<10} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu p50':>8} {'cpu p95':>8}")
         for side in ("unscoped", "scoped"):
             r = result[side]
-            print(f"  {side:<10} {r['p50']:8.1f} {r['p95']:8.1f} {r['max']:8.1f} "
-                  f"{r['cpu_p50']:8.1f} {r['cpu_p95']:8.1f}")
+            print(
+                f"  {side:<10} {r['p50']:8.1f} {r['p95']:8.1f} {r['max']:8.1f} "
+                f"{r['cpu_p50']:8.1f} {r['cpu_p95']:8.1f}"
+            )
         ratio = result["scoped"]["p95"] / result["unscoped"]["p95"]
         verdict = "meets" if ratio <= 1.0 else "MISSES"
         print(f"  scoped / unscoped p95 = {ratio:.2f} ({verdict} the target <= 1.00)")

@@ -43,33 +43,149 @@ END_DATE = dt.date(2026, 11, 22)
 
 # -- a synthetic vault of realistic daily logs ------------------------------------------------
 
-PEOPLE = ["Maya", "Jonas", "Zoë", "Priya", "Tomás", "Jürgen", "Aino", "Lars", "Sofia", "Omar",
-          "Henrik", "Ingrid", "Kenji", "Fatima", "Elif", "Mateo", "Nadia", "Oskar", "Ravi",
-          "Signe", "Björn", "Chiara", "Dmitri", "Freja", "Hassan", "Ida", "Leo", "Mira"]
-SERVICES = ["billing-core", "invoice-renderer", "ledger-api", "payments-gateway", "auth-service",
-            "reporting", "export-worker", "notifications", "tax-engine", "onboarding-flow",
-            "customer-portal", "search-indexer", "webhook-relay", "pricing-service"]
-TECH = ["PostgreSQL", "MySQL", "Redis", "Kafka", "FastAPI", "Celery", "Kubernetes", "Terraform",
-        "wkhtmltopdf", "S3", "Grafana", "Sentry", "GitHub Actions", "pgbouncer", "Alembic",
-        "OpenTelemetry", "Nginx", "RabbitMQ", "DuckDB", "Playwright"]
+PEOPLE = [
+    "Maya",
+    "Jonas",
+    "Zoë",
+    "Priya",
+    "Tomás",
+    "Jürgen",
+    "Aino",
+    "Lars",
+    "Sofia",
+    "Omar",
+    "Henrik",
+    "Ingrid",
+    "Kenji",
+    "Fatima",
+    "Elif",
+    "Mateo",
+    "Nadia",
+    "Oskar",
+    "Ravi",
+    "Signe",
+    "Björn",
+    "Chiara",
+    "Dmitri",
+    "Freja",
+    "Hassan",
+    "Ida",
+    "Leo",
+    "Mira",
+]
+SERVICES = [
+    "billing-core",
+    "invoice-renderer",
+    "ledger-api",
+    "payments-gateway",
+    "auth-service",
+    "reporting",
+    "export-worker",
+    "notifications",
+    "tax-engine",
+    "onboarding-flow",
+    "customer-portal",
+    "search-indexer",
+    "webhook-relay",
+    "pricing-service",
+]
+TECH = [
+    "PostgreSQL",
+    "MySQL",
+    "Redis",
+    "Kafka",
+    "FastAPI",
+    "Celery",
+    "Kubernetes",
+    "Terraform",
+    "wkhtmltopdf",
+    "S3",
+    "Grafana",
+    "Sentry",
+    "GitHub Actions",
+    "pgbouncer",
+    "Alembic",
+    "OpenTelemetry",
+    "Nginx",
+    "RabbitMQ",
+    "DuckDB",
+    "Playwright",
+]
 PROJECTS = ["BIL", "INV", "PAY", "OPS", "CI", "AUTH", "REP", "TAX"]
-ERRORS = ["ERR_LEDGER_409", "RENDER_E_FONT_MISSING", "ERR_AUTH_TOKEN_EXPIRED",
-          "ERR_PAY_DECLINED_51", "E_EXPORT_TIMEOUT", "ERR_TAX_RATE_UNKNOWN", "ERR_WEBHOOK_410"]
-THINGS = ["the idempotency key", "the retry budget", "the VAT rounding", "the refund handler",
-          "the cutover runbook", "the migration script", "the nightly export", "the rate limiter",
-          "the feature flag", "the connection pool", "the invoice template", "the audit log",
-          "the API edge", "the staging data", "the backfill job", "the on-call rotation",
-          "the release notes", "the dashboard", "the SLA report", "the schema change"]
-EVENTS = ["the cutover", "the Friday release", "the quarterly review", "the board meeting",
-          "the audit", "the customer demo", "the next sprint", "the holiday freeze"]
-PREFS = ["short answers with code first", "a three-minute Loom video", "written one-page "
-         "proposals", "pairing on a call", "async review comments", "a checklist",
-         "plain-language release notes", "diagrams over prose", "small pull requests"]
-TOPICS = ["event sourcing", "row-level security", "CRDTs", "zero-downtime migrations",
-          "structured logging", "property-based testing", "SLOs and error budgets",
-          "the outbox pattern", "Postgres partitioning", "idempotent consumers"]
-CUSTOMERS = ["Nordhavn Logistik", "Fjällbacka Bageri", "Kontor Nord", "Lumo Energy",
-             "Sävsjö Trä", "Brightline Dental", "Aurora Fitness", "Kvarn & Co"]
+ERRORS = [
+    "ERR_LEDGER_409",
+    "RENDER_E_FONT_MISSING",
+    "ERR_AUTH_TOKEN_EXPIRED",
+    "ERR_PAY_DECLINED_51",
+    "E_EXPORT_TIMEOUT",
+    "ERR_TAX_RATE_UNKNOWN",
+    "ERR_WEBHOOK_410",
+]
+THINGS = [
+    "the idempotency key",
+    "the retry budget",
+    "the VAT rounding",
+    "the refund handler",
+    "the cutover runbook",
+    "the migration script",
+    "the nightly export",
+    "the rate limiter",
+    "the feature flag",
+    "the connection pool",
+    "the invoice template",
+    "the audit log",
+    "the API edge",
+    "the staging data",
+    "the backfill job",
+    "the on-call rotation",
+    "the release notes",
+    "the dashboard",
+    "the SLA report",
+    "the schema change",
+]
+EVENTS = [
+    "the cutover",
+    "the Friday release",
+    "the quarterly review",
+    "the board meeting",
+    "the audit",
+    "the customer demo",
+    "the next sprint",
+    "the holiday freeze",
+]
+PREFS = [
+    "short answers with code first",
+    "a three-minute Loom video",
+    "written one-page proposals",
+    "pairing on a call",
+    "async review comments",
+    "a checklist",
+    "plain-language release notes",
+    "diagrams over prose",
+    "small pull requests",
+]
+TOPICS = [
+    "event sourcing",
+    "row-level security",
+    "CRDTs",
+    "zero-downtime migrations",
+    "structured logging",
+    "property-based testing",
+    "SLOs and error budgets",
+    "the outbox pattern",
+    "Postgres partitioning",
+    "idempotent consumers",
+]
+CUSTOMERS = [
+    "Nordhavn Logistik",
+    "Fjällbacka Bageri",
+    "Kontor Nord",
+    "Lumo Energy",
+    "Sävsjö Trä",
+    "Brightline Dental",
+    "Aurora Fitness",
+    "Kvarn & Co",
+]
 SOURCES = ["note", "flush", "note", "standup", "meeting", "note"]
 
 TEMPLATES = [
@@ -106,13 +222,28 @@ def _fill(template: str, rnd: random.Random, day: dt.date) -> str:
     people = rnd.sample(PEOPLE, 3)
     tech = rnd.sample(TECH, 2)
     return template.format(
-        p=people[0], q=people[1], r=people[2], s=rnd.choice(SERVICES), x=tech[0], y=tech[1],
-        k=f"{rnd.choice(PROJECTS)}-{rnd.randint(100, 4999)}", err=rnd.choice(ERRORS),
-        t=rnd.choice(THINGS), e=rnd.choice(EVENTS), pref=rnd.choice(PREFS),
-        topic=rnd.choice(TOPICS), cust=rnd.choice(CUSTOMERS), n=rnd.randint(2, 900),
-        n2=rnd.randint(2, 40), h=rnd.randint(7, 17), m=rnd.randint(0, 59),
-        h2=rnd.randint(7, 18), m2=rnd.randint(0, 59), a=rnd.randint(1, 4),
-        b=rnd.randint(0, 20), c=rnd.randint(0, 9),
+        p=people[0],
+        q=people[1],
+        r=people[2],
+        s=rnd.choice(SERVICES),
+        x=tech[0],
+        y=tech[1],
+        k=f"{rnd.choice(PROJECTS)}-{rnd.randint(100, 4999)}",
+        err=rnd.choice(ERRORS),
+        t=rnd.choice(THINGS),
+        e=rnd.choice(EVENTS),
+        pref=rnd.choice(PREFS),
+        topic=rnd.choice(TOPICS),
+        cust=rnd.choice(CUSTOMERS),
+        n=rnd.randint(2, 900),
+        n2=rnd.randint(2, 40),
+        h=rnd.randint(7, 17),
+        m=rnd.randint(0, 59),
+        h2=rnd.randint(7, 18),
+        m2=rnd.randint(0, 59),
+        a=rnd.randint(1, 4),
+        b=rnd.randint(0, 20),
+        c=rnd.randint(0, 9),
         d=(day + dt.timedelta(days=rnd.randint(1, 40))).strftime("%-d %B"),
     )
 
@@ -124,10 +255,17 @@ def generate_vault(root: Path, units: int, seed: int = 1) -> dict[str, int]:
 
     rnd = random.Random(seed)
     Vault.init(root)
-    memory = ["# MEMORY", "", "## About Maya #pin",
-              "- Maya Lindqvist, senior backend engineer at Ledgerly.", "", "## People"]
-    memory += [f"- {p}: works on {rnd.choice(SERVICES)}; prefers {rnd.choice(PREFS)}."
-               for p in PEOPLE]
+    memory = [
+        "# MEMORY",
+        "",
+        "## About Maya #pin",
+        "- Maya Lindqvist, senior backend engineer at Ledgerly.",
+        "",
+        "## People",
+    ]
+    memory += [
+        f"- {p}: works on {rnd.choice(SERVICES)}; prefers {rnd.choice(PREFS)}." for p in PEOPLE
+    ]
     memory += ["", "## Decisions"]
     memory += [f"- {_fill(rnd.choice(TEMPLATES), rnd, END_DATE)}" for _ in range(40)]
     (root / "MEMORY.md").write_text("\n".join(memory) + "\n", encoding="utf-8")
@@ -155,8 +293,7 @@ def generate_vault(root: Path, units: int, seed: int = 1) -> dict[str, int]:
                 written += 1
             lines.append("")
             minute = min(minute + rnd.randint(15, 120), 23 * 60 + 59)
-        (root / "memory" / f"{day.isoformat()}.md").write_text("\n".join(lines),
-                                                              encoding="utf-8")
+        (root / "memory" / f"{day.isoformat()}.md").write_text("\n".join(lines), encoding="utf-8")
         files += 1
         day -= dt.timedelta(days=1)
     return {"daily_files": files, "list_items": written}
@@ -177,9 +314,11 @@ def add_vectors(store: Any, seed: int = 2) -> int:
         vectors = rng.standard_normal((len(batch), BUNDLED_DIMS)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         with store.transaction() as conn:
-            store.add_embeddings(conn, BUNDLED_MODEL_ID,
-                                 [(sha, vec.tobytes()) for sha, vec in zip(batch, vectors,
-                                                                           strict=True)])
+            store.add_embeddings(
+                conn,
+                BUNDLED_MODEL_ID,
+                [(sha, vec.tobytes()) for sha, vec in zip(batch, vectors, strict=True)],
+            )
     with store.transaction() as conn:
         store.set_meta(conn, "model_id", BUNDLED_MODEL_ID)
         store.set_meta(conn, "dims", BUNDLED_DIMS)
@@ -229,9 +368,14 @@ def prepare(base: Path, units: int) -> tuple[Path, dict[str, Any]]:
     vectors = add_synthetic_vectors(root)
     vectored = time.perf_counter() - started
     manifest = {
-        "generator": GENERATOR_VERSION, "units": report.units, "files": report.files,
-        **shape, "distinct_texts": vectors, "generate_s": round(generated, 1),
-        "index_keyword_only_s": round(indexed, 1), "synthetic_vectors_s": round(vectored, 1),
+        "generator": GENERATOR_VERSION,
+        "units": report.units,
+        "files": report.files,
+        **shape,
+        "distinct_texts": vectors,
+        "generate_s": round(generated, 1),
+        "index_keyword_only_s": round(indexed, 1),
+        "synthetic_vectors_s": round(vectored, 1),
     }
     manifest_path.write_text(json.dumps(manifest, indent=1))
     return root, manifest
@@ -310,8 +454,9 @@ WARM_PARTS = [  # (module, function, label); missing ones (search.py changes) ar
     ("vault_memory.search.ranking", "coalesce", "coalescing spans"),
     ("vault_memory.index.indexer", "Index.stale_paths", "freshness scan (stat every file)"),
 ]
-WARM_LABELS = list(dict.fromkeys(label for _, _, label in WARM_PARTS
-                                 if not label.startswith("freshness")))
+WARM_LABELS = list(
+    dict.fromkeys(label for _, _, label in WARM_PARTS if not label.startswith("freshness"))
+)
 
 
 def _wrap(module_name: str, qualnames: str, sink: dict[str, list[float]], label: str) -> None:
@@ -344,8 +489,9 @@ def _wrap(module_name: str, qualnames: str, sink: dict[str, list[float]], label:
 ALL_CONFIGS = (("hybrid", False), ("hybrid", True), ("keyword", False))
 
 
-def measure(root: Path, runs: int, configs: tuple[tuple[str, bool], ...] = ALL_CONFIGS
-            ) -> dict[str, Any]:
+def measure(
+    root: Path, runs: int, configs: tuple[tuple[str, bool], ...] = ALL_CONFIGS
+) -> dict[str, Any]:
     """Run inside a child process (--measure): latency of `Vault.search` in one warm process
     (model, vectors and Whoosh loaded by a warm-up pass over every query), wall and CPU time,
     then the same hybrid queries again with their parts timed."""
@@ -363,11 +509,17 @@ def measure(root: Path, runs: int, configs: tuple[tuple[str, bool], ...] = ALL_C
                 vault.search(query, mode=mode, fresh=fresh)
                 walls.append((time.perf_counter() - started) * 1000)
                 cpus.append((time.process_time() - cpu) * 1000)
-            out["configs"].append({
-                "mode": mode, "fresh": fresh, "p50": statistics.median(walls),
-                "p95": percentile(walls, 95), "max": max(walls),
-                "cpu_p50": statistics.median(cpus), "cpu_p95": percentile(cpus, 95),
-            })
+            out["configs"].append(
+                {
+                    "mode": mode,
+                    "fresh": fresh,
+                    "p50": statistics.median(walls),
+                    "p95": percentile(walls, 95),
+                    "max": max(walls),
+                    "cpu_p50": statistics.median(cpus),
+                    "cpu_p95": percentile(cpus, 95),
+                }
+            )
         sink: dict[str, list[float]] = {}
         for module_name, qualname, label in WARM_PARTS:
             _wrap(module_name, qualname, sink, label)
@@ -381,12 +533,14 @@ def measure(root: Path, runs: int, configs: tuple[tuple[str, bool], ...] = ALL_C
     return out
 
 
-def in_process(root: Path, runs: int, env_extra: dict[str, str], only_hybrid: bool
-               ) -> dict[str, Any]:
+def in_process(
+    root: Path, runs: int, env_extra: dict[str, str], only_hybrid: bool
+) -> dict[str, Any]:
     env = {**cli_env(), **env_extra}
     cmd = [sys.executable, __file__, "--measure", str(root), str(runs)]
-    done = subprocess.run(cmd + (["--only-hybrid"] if only_hybrid else []),
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        cmd + (["--only-hybrid"] if only_hybrid else []), capture_output=True, text=True, env=env
+    )
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -443,8 +597,9 @@ def cold_cli(root: Path, runs: int) -> dict[str, float]:
     wall(vault_command() + ["--vault", str(root), "search", "warm the OS cache", "--json"], env)
     for number in range(runs):
         query = QUERIES[(number * 7) % len(QUERIES)]
-        seconds, done = wall(vault_command() + ["--vault", str(root), "search", query, "--json"],
-                             env)
+        seconds, done = wall(
+            vault_command() + ["--vault", str(root), "search", query, "--json"], env
+        )
         if done.returncode != 0 or done.stderr.strip():
             raise SystemExit(f"vault search failed ({done.returncode}): {done.stderr}")
         json.loads(done.stdout)
@@ -470,8 +625,11 @@ PHASES = [
     ("vault_memory.index.embedder", "load_query_encoder", "model load, total"),
     ("vault_memory.index.embedder", "load_embedder", "model load, total"),
     ("vault_memory.index.embedder", "_verify_sha256", "  of which: sha256 of the ONNX file"),
-    ("vault_memory.index.embedder", "_text_embedding",
-     "  of which: fastembed import + ONNX session"),
+    (
+        "vault_memory.index.embedder",
+        "_text_embedding",
+        "  of which: fastembed import + ONNX session",
+    ),
     ("vault_memory.index.embedder", "QueryEncoder.embed_query", "query embedding"),
     ("vault_memory.index.embedder", "Embedder.embed_query", "query embedding"),
     ("vault_memory.search.searcher", "Searcher.table", "unit table load, total"),
@@ -500,8 +658,11 @@ def cold_phases(root: Path, query: str) -> None:
     with Vault(root) as vault:
         vault.config  # noqa: B018
         vault.search(query)
-    print(json.dumps({"import_cli": import_cli,
-                      "phases": {label: sum(v) for label, v in sink.items()}}))
+    print(
+        json.dumps(
+            {"import_cli": import_cli, "phases": {label: sum(v) for label, v in sink.items()}}
+        )
+    )
 
 
 def cold_profile(root: Path, query: str) -> None:
@@ -526,8 +687,12 @@ def startup(runs: int = 15) -> dict[str, float]:
         seconds, done = wall(vault_command() + ["--help"], env)
         assert done.returncode == 0, done.stderr
         help_.append(seconds)
-    return {"help_p50": statistics.median(help_), "help_p95": percentile(help_, 95),
-            "python_p50": statistics.median(python), "python_S_p50": statistics.median(python_s)}
+    return {
+        "help_p50": statistics.median(help_),
+        "help_p95": percentile(help_, 95),
+        "python_p50": statistics.median(python),
+        "python_S_p50": statistics.median(python_s),
+    }
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -539,13 +704,19 @@ def verdict(value: float, target: float) -> str:
 
 def machine() -> str:
     load = os.getloadavg()
-    return (f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
-            f"Python {sys.version.split()[0]}")
+    return (
+        f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
+        f"Python {sys.version.split()[0]}"
+    )
 
 
 def run_child(flag: str, root: Path, query: str) -> str:
-    done = subprocess.run([sys.executable, __file__, flag, str(root), query],
-                          capture_output=True, text=True, env=cli_env())
+    done = subprocess.run(
+        [sys.executable, __file__, flag, str(root), query],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+    )
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     return done.stdout
@@ -559,8 +730,9 @@ def main() -> None:
     parser.add_argument("--cli-runs", type=int, default=12)
     parser.add_argument("--skip-cli", action="store_true")
     parser.add_argument("--skip-in-process", action="store_true")
-    parser.add_argument("--profile", action="store_true",
-                        help="also cProfile warm queries at every size")
+    parser.add_argument(
+        "--profile", action="store_true", help="also cProfile warm queries at every size"
+    )
     hidden = argparse.SUPPRESS  # the child processes' entry points
     parser.add_argument("--cold-phases", nargs=2, metavar=("ROOT", "QUERY"), help=hidden)
     parser.add_argument("--cold-profile", nargs=2, metavar=("ROOT", "QUERY"), help=hidden)
@@ -581,17 +753,21 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     args.root.mkdir(parents=True, exist_ok=True)
     print(f"vault-memory search benchmark — {machine()}")
-    print("Synthetic vaults: daily logs indexed keyword-only by the real indexer, then RANDOM "
-          "unit vectors\n(normal, normalised float32, 384 d) inserted under the bundled model "
-          "id; queries are embedded\nby the real model. Latency is real, ranking is not.\n")
+    print(
+        "Synthetic vaults: daily logs indexed keyword-only by the real indexer, then RANDOM "
+        "unit vectors\n(normal, normalised float32, 384 d) inserted under the bundled model "
+        "id; queries are embedded\nby the real model. Latency is real, ranking is not.\n"
+    )
     vaults: dict[int, Path] = {}
     for size in sizes:
         root, manifest = prepare(args.root, size)
         vaults[size] = root
-        print(f"  {root}: {manifest['units']:,} units in {manifest['files']:,} files, "
-              f"{manifest['distinct_texts']:,} distinct texts (generated in "
-              f"{manifest['generate_s']} s, keyword-only index {manifest['index_keyword_only_s']}"
-              f" s, vectors {manifest['synthetic_vectors_s']} s)")
+        print(
+            f"  {root}: {manifest['units']:,} units in {manifest['files']:,} files, "
+            f"{manifest['distinct_texts']:,} distinct texts (generated in "
+            f"{manifest['generate_s']} s, keyword-only index {manifest['index_keyword_only_s']}"
+            f" s, vectors {manifest['synthetic_vectors_s']} s)"
+        )
 
     if not args.skip_in_process:
         report_in_process(vaults, args.runs)
@@ -604,56 +780,83 @@ def main() -> None:
 
 
 def report_in_process(vaults: dict[int, Path], runs: int) -> None:
-    print(f"\nIn-process Vault.search, {len(QUERIES)} queries cycled, {runs} timed runs "
-          "after one warm-up pass,\none child process per row; wall ms (and CPU ms of the "
-          "process, all threads)")
-    print(f"  {'units':>8} {'BLAS threads':12} {'mode':8} {'fresh':6} {'p50':>6} {'p95':>6} "
-          f"{'max':>6} {'cpu p50':>8} {'cpu p95':>8}  target p95")
+    print(
+        f"\nIn-process Vault.search, {len(QUERIES)} queries cycled, {runs} timed runs "
+        "after one warm-up pass,\none child process per row; wall ms (and CPU ms of the "
+        "process, all threads)"
+    )
+    print(
+        f"  {'units':>8} {'BLAS threads':12} {'mode':8} {'fresh':6} {'p50':>6} {'p95':>6} "
+        f"{'max':>6} {'cpu p50':>8} {'cpu p95':>8}  target p95"
+    )
     breakdowns = []
     for size, root in vaults.items():
         target = TARGETS_MS.get(size)
         for blas, env_extra in (("default", {}), ("1", {"OPENBLAS_NUM_THREADS": "1"})):
             result = in_process(root, runs, env_extra, only_hybrid=blas != "default")
             for r in result["configs"]:
-                mark = (f"<= {target:.0f} ms {verdict(r['p95'], target)}"
-                        if target and r["mode"] == "hybrid" else "")
-                print(f"  {size:>8,} {blas:12} {r['mode']:8} {str(r['fresh']):6} "
-                      f"{r['p50']:6.1f} {r['p95']:6.1f} {r['max']:6.1f} {r['cpu_p50']:8.1f} "
-                      f"{r['cpu_p95']:8.1f}  {mark}", flush=True)
+                mark = (
+                    f"<= {target:.0f} ms {verdict(r['p95'], target)}"
+                    if target and r["mode"] == "hybrid"
+                    else ""
+                )
+                print(
+                    f"  {size:>8,} {blas:12} {r['mode']:8} {str(r['fresh']):6} "
+                    f"{r['p50']:6.1f} {r['p95']:6.1f} {r['max']:6.1f} {r['cpu_p50']:8.1f} "
+                    f"{r['cpu_p95']:8.1f}  {mark}",
+                    flush=True,
+                )
             breakdowns.append((size, blas, result))
     print("\nWhere a warm hybrid query's time goes (fresh=False, mean wall ms per query)")
     labels = WARM_LABELS
-    print(f"  {'units':>8} {'BLAS':7} " + " ".join(f"{lab[:14]:>14}" for lab in labels)
-          + f" {'rest':>7} {'total':>7}")
+    print(
+        f"  {'units':>8} {'BLAS':7} "
+        + " ".join(f"{lab[:14]:>14}" for lab in labels)
+        + f" {'rest':>7} {'total':>7}"
+    )
     for size, blas, result in breakdowns:
         parts = result["parts"]
         rest = result["parts_total"] - sum(parts.get(lab, 0.0) for lab in labels)
-        print(f"  {size:>8,} {blas:7} " + " ".join(f"{parts.get(lab, 0.0):14.1f}" for lab in labels)
-              + f" {rest:7.1f} {result['parts_total']:7.1f}")
+        print(
+            f"  {size:>8,} {blas:7} "
+            + " ".join(f"{parts.get(lab, 0.0):14.1f}" for lab in labels)
+            + f" {rest:7.1f} {result['parts_total']:7.1f}"
+        )
     print("  (" + "; ".join(f"{lab[:14]} = {lab}" for lab in labels) + ")")
 
 
 def report_cli(vaults: dict[int, Path], cli_runs: int) -> None:
     small = vaults[min(vaults)]
     units = min(vaults)
-    print(f"\nCold `vault --vault DIR search Q --json` processes on {units:,} units "
-          f"({cli_runs} runs, freshness check on)")
+    print(
+        f"\nCold `vault --vault DIR search Q --json` processes on {units:,} units "
+        f"({cli_runs} runs, freshness check on)"
+    )
     r = cold_cli(small, cli_runs)
-    print(f"  p50 {r['p50']:.3f} s   p95 {r['p95']:.3f} s   target p50 <= {CLI_TARGET_S} s "
-          f"{verdict(r['p50'], CLI_TARGET_S)}")
+    print(
+        f"  p50 {r['p50']:.3f} s   p95 {r['p95']:.3f} s   target p50 <= {CLI_TARGET_S} s "
+        f"{verdict(r['p50'], CLI_TARGET_S)}"
+    )
 
     s = startup()
-    print(f"\n`vault --help`: p50 {s['help_p50']:.3f} s, p95 {s['help_p95']:.3f} s   target <= "
-          f"{HELP_TARGET_S} s {verdict(s['help_p50'], HELP_TARGET_S)}")
-    print(f"  beside it, bare interpreter start-up: `python -c pass` {s['python_p50']:.3f} s, "
-          f"`python -S -c pass` {s['python_S_p50']:.3f} s (no site / .pth files)")
-    print(f"  => `vault --help` costs {s['help_p50'] - s['python_p50']:.3f} s over `python -c "
-          "pass`")
+    print(
+        f"\n`vault --help`: p50 {s['help_p50']:.3f} s, p95 {s['help_p95']:.3f} s   target <= "
+        f"{HELP_TARGET_S} s {verdict(s['help_p50'], HELP_TARGET_S)}"
+    )
+    print(
+        f"  beside it, bare interpreter start-up: `python -c pass` {s['python_p50']:.3f} s, "
+        f"`python -S -c pass` {s['python_S_p50']:.3f} s (no site / .pth files)"
+    )
+    print(
+        f"  => `vault --help` costs {s['help_p50'] - s['python_p50']:.3f} s over `python -c pass`"
+    )
 
     query = "which database did we pick for billing?"
     phases = json.loads(run_child("--cold-phases", small, query).strip().splitlines()[-1])
-    print(f"\nWhere a cold search's time goes ({units:,} units, one fresh process, wall time, "
-          "inclusive; lazy imports count in the phase that triggers them)")
+    print(
+        f"\nWhere a cold search's time goes ({units:,} units, one fresh process, wall time, "
+        "inclusive; lazy imports count in the phase that triggers them)"
+    )
     print(f"  {'interpreter start-up (python -c pass)':48} {s['python_p50'] * 1000:7.0f} ms")
     label = "import vault_memory.cli (click, the CLI)"
     print(f"  {label:48} {phases['import_cli'] * 1000:7.0f} ms")
@@ -666,8 +869,10 @@ def report_cli(vaults: dict[int, Path], cli_runs: int) -> None:
         ("vault --help", ["--help"], 6),
     ):
         total, rows = importtime(cli_args, top)
-        print(f"\n`python -X importtime` of one `{what}` process: {total:.3f} s of imports; "
-              "slowest top-level imports (cumulative):")
+        print(
+            f"\n`python -X importtime` of one `{what}` process: {total:.3f} s of imports; "
+            "slowest top-level imports (cumulative):"
+        )
         for us, name in rows:
             print(f"  {us / 1000:7.1f} ms  {name}")
     print(f"\ncProfile of one cold in-process search ({units:,} units, fresh process):")

@@ -36,9 +36,26 @@ sys.path.insert(0, str(ROOT))  # run from a checkout
 from vault_memory import Vault  # noqa: E402
 
 WORDS = [
-    "billing", "ledger", "invoice", "renderer", "backup", "staging", "deploy", "review",
-    "PostgreSQL", "pytest", "migration", "schema", "replica", "Thursday", "Jonas", "Priya",
-    "approve", "queue", "worker", "cache",
+    "billing",
+    "ledger",
+    "invoice",
+    "renderer",
+    "backup",
+    "staging",
+    "deploy",
+    "review",
+    "PostgreSQL",
+    "pytest",
+    "migration",
+    "schema",
+    "replica",
+    "Thursday",
+    "Jonas",
+    "Priya",
+    "approve",
+    "queue",
+    "worker",
+    "cache",
 ]
 
 
@@ -47,13 +64,30 @@ def conversation(n: int, seed: int = 7) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful assistant."}]
     for i in range(n - 1):
         if i % 10 == 7:
-            out.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"call_{i}", "type": "function", "function": {
-                    "name": "search_memory",
-                    "arguments": json.dumps({"query": " ".join(rng.sample(WORDS, 3))})}}]})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"call_{i}",
+                            "type": "function",
+                            "function": {
+                                "name": "search_memory",
+                                "arguments": json.dumps({"query": " ".join(rng.sample(WORDS, 3))}),
+                            },
+                        }
+                    ],
+                }
+            )
         elif i % 10 == 8:
-            out.append({"role": "tool", "tool_call_id": f"call_{i - 1}",
-                        "content": " ".join(rng.choices(WORDS, k=20))})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": f"call_{i - 1}",
+                    "content": " ".join(rng.choices(WORDS, k=20)),
+                }
+            )
         else:
             role = "user" if i % 2 == 0 else "assistant"
             words = " ".join(rng.choices(WORDS, k=rng.randint(5, 30)))
@@ -70,9 +104,11 @@ def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
 def report(name: str, runs: list[tuple[float, float]], extra: str = "") -> None:
     walls = sorted(w for w, _ in runs)
     cpus = sorted(c for _, c in runs)
-    print(f"{name:<44} wall median {statistics.median(walls):6.3f} s "
-          f"(min {walls[0]:.3f}, max {walls[-1]:.3f}), cpu median "
-          f"{statistics.median(cpus):6.3f} s{extra}")
+    print(
+        f"{name:<44} wall median {statistics.median(walls):6.3f} s "
+        f"(min {walls[0]:.3f}, max {walls[-1]:.3f}), cpu median "
+        f"{statistics.median(cpus):6.3f} s{extra}"
+    )
 
 
 def main() -> None:
@@ -81,8 +117,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     chat = conversation(args.messages)
-    longer = [*chat, {"role": "user", "content": "One more question about the ledger."},
-              {"role": "assistant", "content": "The ledger export runs nightly."}]
+    longer = [
+        *chat,
+        {"role": "user", "content": "One more question about the ledger."},
+        {"role": "assistant", "content": "The ledger export runs nightly."},
+    ]
     size = len(json.dumps(chat).encode())
     print(f"{args.messages:,} messages, {size / 1e6:.1f} MB of JSON, {args.runs} runs each")
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,8 +134,11 @@ def main() -> None:
             assert done.appended == len(chat), done
             first.append((wall, cpu))
         transcript = next((Path(tmp) / "first0" / "sessions").glob("*.md"))
-        report("1. first write of the transcript", first,
-               f"; file {transcript.stat().st_size / 1e6:.1f} MB")
+        report(
+            "1. first write of the transcript",
+            first,
+            f"; file {transcript.stat().st_size / 1e6:.1f} MB",
+        )
         full = Path(tmp) / "first0"
         appends, agains, continues = [], [], []
         for run in range(args.runs):
@@ -114,8 +156,11 @@ def main() -> None:
             continues.append((wall, cpu))
         report("2. append 2 new messages to it", appends)
         report("3. the same conversation again (nothing new)", agains)
-        report("4. continue last --budget 8000", continues,
-               f"; {len(found.recent)} recent, {found.summarised:,} summarised")
+        report(
+            "4. continue last --budget 8000",
+            continues,
+            f"; {len(found.recent)} recent, {found.summarised:,} summarised",
+        )
         flushes = []
         for run in range(min(args.runs, 3)):
             root = Path(tmp) / f"flush{run}"

@@ -54,12 +54,13 @@ def record_transcripts(vault_root: Path) -> int:
             if not turns:
                 continue
             first = turns[0][0]
-            messages = [{"role": "user" if who == first else "assistant", "name": who,
-                         "content": text} for who, text in turns]
+            messages = [
+                {"role": "user" if who == first else "assistant", "name": who, "content": text}
+                for who, text in turns
+            ]
             hour, minute = (int(x) for x in time.split(":"))
             when = dt.datetime.combine(day, dt.time(hour, minute))
-            vault.record_transcript(messages, session=f"{vault_root.parent.name}-{name}",
-                                    when=when)
+            vault.record_transcript(messages, session=f"{vault_root.parent.name}-{name}", when=when)
             made += 1
     vault.close()
     return made
@@ -90,8 +91,17 @@ def main() -> None:
     parser.add_argument("--budgets", default="1000,2000,4000")
     args = parser.parse_args()
     if not (args.root / "manifest.json").exists():
-        subprocess.run([sys.executable, str(args.eval_dir / "make_vault.py"), "--conversations",
-                        args.conversations, "--out", str(args.root)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(args.eval_dir / "make_vault.py"),
+                "--conversations",
+                args.conversations,
+                "--out",
+                str(args.root),
+            ],
+            check=True,
+        )
         made = sum(record_transcripts(v) for v in sorted(args.root.glob("conv-*/vault")))
         print(f"recorded {made} transcripts")
     sys.path.insert(0, str(args.eval_dir))
@@ -99,10 +109,14 @@ def main() -> None:
 
     budgets = [int(b) for b in args.budgets.split(",")]
     ks = [1, 5, 10]
-    convs = [(d.name, d / "vault", d / "questions.jsonl")
-             for d in sorted(args.root.glob("conv-*"), key=lambda p: int(p.name.split("-")[1]))]
-    for label, kinds in (("default (transcripts left out)", ()),
-                         ("with transcripts", ("memory", "daily", "note", "session"))):
+    convs = [
+        (d.name, d / "vault", d / "questions.jsonl")
+        for d in sorted(args.root.glob("conv-*"), key=lambda p: int(p.name.split("-")[1]))
+    ]
+    for label, kinds in (
+        ("default (transcripts left out)", ()),
+        ("with transcripts", ("memory", "daily", "note", "session")),
+    ):
         result = score.run(Searcher(kinds), convs, ks, budgets, args.fetch_k, quiet=True)
         summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
         score.report(label, summary, result["failures"], ks, budgets)

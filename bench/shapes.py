@@ -59,14 +59,15 @@ def long_line(size: int) -> str:
 
 
 def prose(size: int) -> str:
-    sentence = ("The billing service retries refunds twice before it gives up, and the ledger "
-                "keeps every attempt. ")
+    sentence = (
+        "The billing service retries refunds twice before it gives up, and the ledger "
+        "keeps every attempt. "
+    )
     paragraph = sentence * 4 + "\n\n"
     return paragraph * (size // len(paragraph) + 1)
 
 
-SHAPES = {"deep list": deep_list, "headings": headings, "one long line": long_line,
-          "prose": prose}
+SHAPES = {"deep list": deep_list, "headings": headings, "one long line": long_line, "prose": prose}
 
 
 def in_process(text: str, runs: int) -> tuple[float, float, int]:
@@ -90,8 +91,13 @@ def index_process(text: str, runs: int) -> tuple[float, float]:
             (root / "notes/shape.md").write_text(text, encoding="utf-8")
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "vault_memory", "index"], cwd=root, env=env,
-                           check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "vault_memory", "index"],
+                cwd=root,
+                env=env,
+                check=True,
+                capture_output=True,
+            )
             walls.append(time.perf_counter() - wall)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
@@ -104,8 +110,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'shape':14} {'size':>5} {'units':>7}  {'parse+units wall/CPU':>22}  "
-          f"{'vault index wall/CPU':>22}")
+    print(
+        f"{'shape':14} {'size':>5} {'units':>7}  {'parse+units wall/CPU':>22}  "
+        f"{'vault index wall/CPU':>22}"
+    )
     for name, make in SHAPES.items():
         results = {}
         for size in (MB, 4 * MB):
@@ -113,8 +121,10 @@ def main() -> None:
             wall, cpu, units = in_process(text, args.runs)
             iwall, icpu = index_process(text, args.runs)
             results[size] = (cpu, icpu)
-            print(f"{name:14} {size // MB:>4}M {units:>7}  {wall:>9.3f} s {cpu:>8.3f} s  "
-                  f"{iwall:>9.3f} s {icpu:>8.3f} s")
+            print(
+                f"{name:14} {size // MB:>4}M {units:>7}  {wall:>9.3f} s {cpu:>8.3f} s  "
+                f"{iwall:>9.3f} s {icpu:>8.3f} s"
+            )
         ratio = results[4 * MB][0] / results[MB][0]
         iratio = results[4 * MB][1] / results[MB][1]
         print(f"{'':14} 4M/1M CPU: parse+units x{ratio:.1f}, vault index x{iratio:.1f}")

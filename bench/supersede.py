@@ -30,15 +30,18 @@ from vault_memory.search.supersede import (  # noqa: E402
 
 
 def report(name: str, pairs: list[tuple[str, str, bool]], show: bool) -> None:
-    said = [(supersedes(newer, older) is not None, label, older, newer)
-            for older, newer, label in pairs]
+    said = [
+        (supersedes(newer, older) is not None, label, older, newer) for older, newer, label in pairs
+    ]
     caught = sum(p and t for p, t, _, _ in said)
     false = sum(p and not t for p, t, _, _ in said)
     positives = sum(t for _, t, _, _ in said)
     precision = caught / (caught + false) if caught + false else 1.0
     print(f"{name}: {positives} superseding pairs, {len(pairs) - positives} look-alikes")
-    print(f"  precision {precision:.3f}  recall {caught / positives:.3f}  "
-          f"false positives {false}/{len(pairs) - positives}")
+    print(
+        f"  precision {precision:.3f}  recall {caught / positives:.3f}  "
+        f"false positives {false}/{len(pairs) - positives}"
+    )
     for p, t, older, newer in said if show else []:
         if p != t:
             print(f"  {'missed' if t else 'wrong'}: {older!r} -> {newer!r}")
@@ -55,10 +58,12 @@ def main() -> None:
     if args.vault:
         lines = superseded = stated = 0
         for memory in sorted(args.vault.rglob("memory")):
-            texts = [Dated(f"{log.name}#L{n}", dt.date.fromisoformat(log.stem), line)
-                     for log in sorted(memory.glob("*.md"))
-                     for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1)
-                     if line.strip() and not line.startswith("#")]
+            texts = [
+                Dated(f"{log.name}#L{n}", dt.date.fromisoformat(log.stem), line)
+                for log in sorted(memory.glob("*.md"))
+                for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1)
+                if line.strip() and not line.startswith("#")
+            ]
             lines += len(texts)
             stated += sum(bool(statements(t.text)) for t in texts)
             found = current_of(texts)
@@ -66,20 +71,26 @@ def main() -> None:
             by_id = {t.id: t.text for t in texts}
             for old, (new, why) in list(found.items())[:5] if args.show else []:
                 print(f"  {why.reason}: {by_id[old][:60]!r} -> {by_id[new][:60]!r}")
-        print(f"{args.vault}: {superseded} of {lines} lines superseded "
-              f"({stated} state something the rules read)")
+        print(
+            f"{args.vault}: {superseded} of {lines} lines superseded "
+            f"({stated} state something the rules read)"
+        )
     texts = [t for older, newer, _ in PAIRS + HELD_OUT for t in (older, newer)][:20]
     walls, cpus = [], []
     for _ in range(args.runs):
         statements.cache_clear()  # a cold post-step: every hit's text read anew
-        dated = [Dated(str(i), dt.date(2026, 1, 1) + dt.timedelta(days=i), t)
-                 for i, t in enumerate(texts)]
+        dated = [
+            Dated(str(i), dt.date(2026, 1, 1) + dt.timedelta(days=i), t)
+            for i, t in enumerate(texts)
+        ]
         wall, cpu = time.perf_counter(), time.process_time()
         current_of(dated)
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
-    print(f"post-step on {len(texts)} hits: {statistics.median(walls) * 1000:.2f} ms wall, "
-          f"{statistics.median(cpus) * 1000:.2f} ms CPU (median of {args.runs}, cold cache)")
+    print(
+        f"post-step on {len(texts)} hits: {statistics.median(walls) * 1000:.2f} ms wall, "
+        f"{statistics.median(cpus) * 1000:.2f} ms CPU (median of {args.runs}, cold cache)"
+    )
 
 
 if __name__ == "__main__":

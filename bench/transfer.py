@@ -37,9 +37,26 @@ from vault_memory.files import parse_note  # noqa: E402
 from vault_memory.index.units import make_units  # noqa: E402
 
 WORDS = [
-    "billing", "invoice", "ledger", "postgres", "renderer", "backup", "deploy", "review",
-    "Jonas", "Priya", "Maya", "cutover", "Friday", "migration", "schema", "staging", "alert",
-    "on-call", "latency", "budget",
+    "billing",
+    "invoice",
+    "ledger",
+    "postgres",
+    "renderer",
+    "backup",
+    "deploy",
+    "review",
+    "Jonas",
+    "Priya",
+    "Maya",
+    "cutover",
+    "Friday",
+    "migration",
+    "schema",
+    "staging",
+    "alert",
+    "on-call",
+    "latency",
+    "budget",
 ]
 T0 = 1757000000.0
 
@@ -82,42 +99,69 @@ def bench_export(units: int, runs: int) -> None:
             walls.append(time.perf_counter() - wall)
             cpus.append(time.process_time() - cpu)
         size = out.stat().st_size
-        print(f"export: {counted:,} units in {report.files:,} files, {report.sections:,} "
-              f"sections, {size / 1e6:.1f} MB of JSONL: median {statistics.median(walls):.2f} s "
-              f"wall ({min(walls):.2f}-{max(walls):.2f}), {statistics.median(cpus):.2f} s CPU; "
-              f"target < 5 s")
+        print(
+            f"export: {counted:,} units in {report.files:,} files, {report.sections:,} "
+            f"sections, {size / 1e6:.1f} MB of JSONL: median {statistics.median(walls):.2f} s "
+            f"wall ({min(walls):.2f}-{max(walls):.2f}), {statistics.median(cpus):.2f} s CPU; "
+            f"target < 5 s"
+        )
 
 
 def gpt_message(role: str, text: str, stamp: float) -> dict[str, Any]:
-    return {"id": f"{stamp}-{role}", "author": {"role": role, "name": None, "metadata": {}},
-            "create_time": stamp, "update_time": None,
-            "content": {"content_type": "text", "parts": [text]},
-            "status": "finished_successfully", "end_turn": True, "weight": 1.0,
-            "metadata": {}, "recipient": "all"}
+    return {
+        "id": f"{stamp}-{role}",
+        "author": {"role": role, "name": None, "metadata": {}},
+        "create_time": stamp,
+        "update_time": None,
+        "content": {"content_type": "text", "parts": [text]},
+        "status": "finished_successfully",
+        "end_turn": True,
+        "weight": 1.0,
+        "metadata": {},
+        "recipient": "all",
+    }
 
 
 def conversation(rng: random.Random, number: int) -> dict[str, Any]:
     stamp = T0 + rng.randrange(365) * 86400 + rng.randrange(86400)
-    mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None,
-                                        "children": []}}
+    mapping: dict[str, Any] = {
+        "root": {"id": "root", "message": None, "parent": None, "children": []}
+    }
     parent = "root"
     for i in range(rng.randrange(4, 13)):
         node = f"n{i}"
         role = "user" if i % 2 == 0 else "assistant"
-        text = (f"I prefer {rng.choice(WORDS)} over {rng.choice(WORDS)} for the "
-                f"{rng.choice(WORDS)} work ({number}.{i})." if role == "user"
-                else sentence(rng, 30))
-        mapping[node] = {"id": node, "message": gpt_message(role, text, stamp + 60 * i),
-                         "parent": parent, "children": []}
+        text = (
+            f"I prefer {rng.choice(WORDS)} over {rng.choice(WORDS)} for the "
+            f"{rng.choice(WORDS)} work ({number}.{i})."
+            if role == "user"
+            else sentence(rng, 30)
+        )
+        mapping[node] = {
+            "id": node,
+            "message": gpt_message(role, text, stamp + 60 * i),
+            "parent": parent,
+            "children": [],
+        }
         mapping[parent]["children"].append(node)
         if number % 3 == 0 and i == 1:  # a regenerated reply
-            mapping["alt"] = {"id": "alt", "parent": parent, "children": [],
-                              "message": gpt_message("assistant", sentence(rng), stamp)}
+            mapping["alt"] = {
+                "id": "alt",
+                "parent": parent,
+                "children": [],
+                "message": gpt_message("assistant", sentence(rng), stamp),
+            }
             mapping[parent]["children"].append("alt")
         parent = node
-    return {"title": f"Conversation {number}", "create_time": stamp, "update_time": stamp,
-            "mapping": mapping, "current_node": parent, "id": f"{number:08x}-aaaa-bbbb",
-            "conversation_id": f"{number:08x}-aaaa-bbbb"}
+    return {
+        "title": f"Conversation {number}",
+        "create_time": stamp,
+        "update_time": stamp,
+        "mapping": mapping,
+        "current_node": parent,
+        "id": f"{number:08x}-aaaa-bbbb",
+        "conversation_id": f"{number:08x}-aaaa-bbbb",
+    }
 
 
 def write_export(path: Path, conversations: int, seed: int = 5) -> None:
@@ -138,10 +182,12 @@ def bench_import(conversations: int) -> None:
             wall, cpu = time.perf_counter(), time.process_time()
             report = vault.import_history(export)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            print(f"import, {label}: {conversations} conversations "
-                  f"({export.stat().st_size / 1e6:.1f} MB), {report.entries} new entries in "
-                  f"{len(report.logs)} logs: {wall:.2f} s wall, {cpu:.2f} s CPU, "
-                  f"{conversations / wall:.0f} conversations/s")
+            print(
+                f"import, {label}: {conversations} conversations "
+                f"({export.stat().st_size / 1e6:.1f} MB), {report.entries} new entries in "
+                f"{len(report.logs)} logs: {wall:.2f} s wall, {cpu:.2f} s CPU, "
+                f"{conversations / wall:.0f} conversations/s"
+            )
 
 
 PEAK = """
@@ -168,17 +214,22 @@ def bench_streaming(big_mb: int) -> None:
                     count += 1
                 fh.write("]")
             wall = time.perf_counter()
-            out = subprocess.run([sys.executable, "-c", PEAK.format(root=str(ROOT),
-                                  path=str(path))], capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, "-c", PEAK.format(root=str(ROOT), path=str(path))],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             wall = time.perf_counter() - wall
             n, peak = out.stdout.split()
             sizes[mb] = int(peak)
-            print(f"streaming: {mb} MB, {int(n):,} conversations read in {wall:.1f} s, "
-                  f"peak RSS {int(peak) / 1024:.0f} MB")
+            print(
+                f"streaming: {mb} MB, {int(n):,} conversations read in {wall:.1f} s, "
+                f"peak RSS {int(peak) / 1024:.0f} MB"
+            )
             os.unlink(path)
         small, big = sizes[big_mb // 10], sizes[big_mb]
-        print(f"streaming: peak RSS ratio {big_mb} MB / {big_mb // 10} MB file = "
-              f"{big / small:.2f}")
+        print(f"streaming: peak RSS ratio {big_mb} MB / {big_mb // 10} MB file = {big / small:.2f}")
 
 
 def main() -> None:

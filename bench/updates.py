@@ -52,8 +52,12 @@ server.close()
 
 
 def start_server(reply: str = '{"entries": []}') -> subprocess.Popen[str]:
-    process = subprocess.Popen([sys.executable, "-c", SERVER, str(ROOT), reply],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(ROOT), reply],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     return process
 
 
@@ -68,9 +72,11 @@ def stop_server(process: subprocess.Popen[str]) -> int:
 
 def message(i: int) -> dict[str, str]:
     role = "user" if i % 2 == 0 else "assistant"
-    text = (f"Message {i}: we looked at the billing migration again and decided that step {i} "
-            "waits for the ledger export, because the export still writes to the old schema "
-            "and Tomás wants one more dry run before the cutover on Sunday morning.")
+    text = (
+        f"Message {i}: we looked at the billing migration again and decided that step {i} "
+        "waits for the ledger export, because the export still writes to the old schema "
+        "and Tomás wants one more dry run before the cutover on Sunday morning."
+    )
     return {"role": role, "content": text * 2}
 
 
@@ -93,17 +99,22 @@ def bench_submit(submits: int) -> None:
             size = len(json.dumps(talk))
             spool = sum(p.stat().st_size for p in (vault.cache_dir / "queue").glob("*.jsonl"))
             times.sort()
-            print(f"submit: {submits} submissions of one growing conversation "
-                  f"(last {size / 1e3:.0f} KB of messages; spool {spool / 1e3:.0f} KB)")
-            print(f"  p50 {times[len(times) // 2] * 1e6:.0f} us, "
-                  f"p99 {times[int(len(times) * 0.99) - 1] * 1e6:.0f} us, "
-                  f"max {times[-1] * 1e6:.0f} us; {wall:.3f} s wall, {cpu:.3f} s CPU in all")
+            print(
+                f"submit: {submits} submissions of one growing conversation "
+                f"(last {size / 1e3:.0f} KB of messages; spool {spool / 1e3:.0f} KB)"
+            )
+            print(
+                f"  p50 {times[len(times) // 2] * 1e6:.0f} us, "
+                f"p99 {times[int(len(times) * 0.99) - 1] * 1e6:.0f} us, "
+                f"max {times[-1] * 1e6:.0f} us; {wall:.3f} s wall, {cpu:.3f} s CPU in all"
+            )
             updates.flush_now(timeout=60)
 
 
 def bench_burst(submits: int) -> None:
-    reply = json.dumps({"entries": [{"text": "The export waits for one more dry run.",
-                                     "category": "decision"}]})
+    reply = json.dumps(
+        {"entries": [{"text": "The export waits for one more dry run.", "category": "decision"}]}
+    )
     server = start_server(reply)
     assert server.stdout is not None
     base_url = server.stdout.readline().strip()
@@ -111,7 +122,8 @@ def bench_burst(submits: int) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             root = Vault.init(Path(tmp) / "v").root
             (root / "vault.toml").write_text(
-                f'[queue]\ndebounce_seconds = 1\n[llm]\nbase_url = "{base_url}"\nmodel = "m"\n')
+                f'[queue]\ndebounce_seconds = 1\n[llm]\nbase_url = "{base_url}"\nmodel = "m"\n'
+            )
             with Vault(root) as vault:
                 talk: list[dict[str, str]] = []
                 started = time.perf_counter()
@@ -125,8 +137,10 @@ def bench_burst(submits: int) -> None:
                 stats = vault.updates.status()
     finally:
         requests = stop_server(server)
-    print(f"burst: {submits} submissions in {burst:.2f} s, flushed {waited - burst:.2f} s "
-          f"later: {stats.flushes} flush, {requests} LLM request(s)")
+    print(
+        f"burst: {submits} submissions in {burst:.2f} s, flushed {waited - burst:.2f} s "
+        f"later: {stats.flushes} flush, {requests} LLM request(s)"
+    )
 
 
 def bench_provider(runs: int) -> None:
@@ -156,7 +170,8 @@ def bench_provider(runs: int) -> None:
                     if kind == "http":
                         (root / "vault.toml").write_text(
                             f'[index]\nprovider = "openai"\nbase_url = "{base_url}"\n'
-                            f'model = "{BUNDLED_MODEL}"\n')
+                            f'model = "{BUNDLED_MODEL}"\n'
+                        )
                     cpu, wall = time.process_time(), time.perf_counter()
                     with Vault(root) as vault:
                         report = vault.index()
@@ -170,10 +185,13 @@ def bench_provider(runs: int) -> None:
         wall = statistics.median(r[0] for r in rows)
         cpu = statistics.median(r[1] for r in rows)
         units = rows[0][2]
-        print(f"  {kind:10s} {units / wall:6.1f} units/s  ({wall:.2f} s wall, {cpu:.2f} s CPU "
-              "in this process)")
+        print(
+            f"  {kind:10s} {units / wall:6.1f} units/s  ({wall:.2f} s wall, {cpu:.2f} s CPU "
+            "in this process)"
+        )
     ratio = statistics.median(r[0] for r in results["http"]) / statistics.median(
-        r[0] for r in results["in-process"])
+        r[0] for r in results["in-process"]
+    )
     print(f"  http / in-process wall time: {ratio:.2f}")
 
 

@@ -199,8 +199,16 @@ def bench_search_after_edit(work: Path, rounds: int, units: int) -> list[float]:
             fh.write(f"\n- Remember {token} for the demo.\n")
         time.sleep(2.0)  # quiet period, indexing and the idle table rebuild
         started = time.perf_counter()
-        hits = watch_client.search(config, query=token, limit=5, mode="hybrid", since=None,
-                                   until=None, within=None, kinds=[])
+        hits = watch_client.search(
+            config,
+            query=token,
+            limit=5,
+            mode="hybrid",
+            since=None,
+            until=None,
+            within=None,
+            kinds=[],
+        )
         latencies.append(time.perf_counter() - started)
         if not hits or token not in hits[0]["text"]:
             raise SystemExit(f"the watcher did not find {token}")
@@ -261,8 +269,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def bench_checkout(work: Path, files: int, cpu: list[float] | None = None
-                   ) -> tuple[float, float, float]:
+def bench_checkout(
+    work: Path, files: int, cpu: list[float] | None = None
+) -> tuple[float, float, float]:
     """Seconds: git's checkout, until the index equals the files, and back. `cpu`, when
     given, gets the watcher's CPU seconds for the convergence (from the checkout's start)."""
     vault = work / "checkout"
@@ -321,10 +330,15 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=30)
     parser.add_argument("--files", type=int, default=15_000)
     parser.add_argument("--skip-checkout", action="store_true")
-    parser.add_argument("--only-checkout", action="store_true",
-                        help="the 15,000-file checkout alone")
-    parser.add_argument("--large-units", type=int, default=10_000,
-                        help="vault size for the query after an edit (0: skip)")
+    parser.add_argument(
+        "--only-checkout", action="store_true", help="the 15,000-file checkout alone"
+    )
+    parser.add_argument(
+        "--large-units",
+        type=int,
+        default=10_000,
+        help="vault size for the query after an edit (0: skip)",
+    )
     args = parser.parse_args()
     compileall.compile_dir(str(ROOT / "vault_memory"), quiet=1)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
@@ -344,8 +358,10 @@ def main() -> None:
         print(f"target: p50 <= {SEARCH_TARGET_P50 * 1000:.0f} ms through the watcher")
         if args.large_units:
             after_edit = bench_search_after_edit(work, args.searches // 3 or 1, args.large_units)
-            print(f"query through the watcher 2 s after an edit, {args.large_units:,} units "
-                  f"(socket round trip, no process start): {summary(after_edit)}")
+            print(
+                f"query through the watcher 2 s after an edit, {args.large_units:,} units "
+                f"(socket round trip, no process start): {summary(after_edit)}"
+            )
         if not args.skip_checkout:
             report_checkout(work, args.files)
         print(f"load at the end {os.getloadavg()[0]:.2f}")

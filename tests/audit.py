@@ -98,7 +98,7 @@ def watching(forbidden: Sequence[str | os.PathLike[str]]) -> Iterator[Recorder]:
 def _main() -> None:
     log, *rest = sys.argv[1:]
     split = rest.index("--")
-    forbidden, program = rest[:split], rest[split + 1:]
+    forbidden, program = rest[:split], rest[split + 1 :]
     recorder = Recorder(forbidden)
     out = open(log, "a", encoding="utf-8")  # noqa: SIM115 - open for the program's whole life
     lock = threading.Lock()

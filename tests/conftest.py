@@ -65,12 +65,17 @@ def run_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
     """Invoke `vault ARGS` in-process from `cwd`. Bugs (non-click exceptions) propagate instead
     of hiding behind exit status 1."""
 
-    def run(*args: str, cwd: Path | None = None, input: str | bytes | None = None,
-            env: dict[str, str] | None = None) -> Result:
+    def run(
+        *args: str,
+        cwd: Path | None = None,
+        input: str | bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Result:
         if cwd is not None:
             monkeypatch.chdir(cwd)
-        return CliRunner().invoke(cli, list(args), input=input, env=env, catch_exceptions=False,
-                                  prog_name="vault")
+        return CliRunner().invoke(
+            cli, list(args), input=input, env=env, catch_exceptions=False, prog_name="vault"
+        )
 
     return run
 
@@ -85,8 +90,11 @@ def tree_state() -> Callable[[Path], dict[str, tuple[bytes, int, int]]]:
         for path in sorted(root.rglob("*")):
             if path.is_file() and not path.is_symlink():
                 st = path.stat()
-                state[path.relative_to(root).as_posix()] = (path.read_bytes(), st.st_mtime_ns,
-                                                            st.st_mode)
+                state[path.relative_to(root).as_posix()] = (
+                    path.read_bytes(),
+                    st.st_mtime_ns,
+                    st.st_mode,
+                )
         return state
 
     return snapshot
@@ -235,8 +243,11 @@ def vault_warnings(caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
     caplog.set_level(logging.INFO, logger="vault_memory")
 
     def collect() -> list[str]:
-        return [r.getMessage() for r in caplog.records
-                if r.name.startswith("vault_memory") and r.levelno >= logging.WARNING]
+        return [
+            r.getMessage()
+            for r in caplog.records
+            if r.name.startswith("vault_memory") and r.levelno >= logging.WARNING
+        ]
 
     return collect
 

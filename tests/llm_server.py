@@ -44,20 +44,33 @@ def _default_headers(status: int) -> dict[str, str]:
 
 def embedding_reply(vectors: list[Any], model: str = "served-model") -> bytes:
     """The /v1/embeddings reply for `vectors` (lists of floats, or any JSON value)."""
-    return json.dumps({
-        "object": "list", "model": model,
-        "data": [{"object": "embedding", "index": i, "embedding": v}
-                 for i, v in enumerate(vectors)],
-        "usage": {"prompt_tokens": 0, "total_tokens": 0},
-    }).encode()
+    return json.dumps(
+        {
+            "object": "list",
+            "model": model,
+            "data": [
+                {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)
+            ],
+            "usage": {"prompt_tokens": 0, "total_tokens": 0},
+        }
+    ).encode()
 
 
 def completion(content: str, model: str = "scripted-model") -> bytes:
-    return json.dumps({
-        "id": "chatcmpl-test", "object": "chat.completion", "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": content}}],
-    }).encode()
+    return json.dumps(
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content},
+                }
+            ],
+        }
+    ).encode()
 
 
 class ScriptedLLMServer:
@@ -116,8 +129,9 @@ class ScriptedLLMServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever,
-                                       kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -133,15 +147,26 @@ class ScriptedLLMServer:
     def reply_json(self, value: Any) -> None:
         self.reply_content(json.dumps(value))
 
-    def reply_raw(self, status: int, body: str | bytes, delay: float = 0.0,
-                  headers: dict[str, str] | None = None) -> None:
+    def reply_raw(
+        self,
+        status: int,
+        body: str | bytes,
+        delay: float = 0.0,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         data = body.encode() if isinstance(body, str) else body
         self.script.append(Scripted(status, data, delay, headers))
 
     # -- /v1/embeddings ---------------------------------------------------------------------
 
-    def embed_raw(self, status: int, body: str | bytes, delay: float = 0.0,
-                  headers: dict[str, str] | None = None, times: int = 1) -> None:
+    def embed_raw(
+        self,
+        status: int,
+        body: str | bytes,
+        delay: float = 0.0,
+        headers: dict[str, str] | None = None,
+        times: int = 1,
+    ) -> None:
         """Answer the next `times` embeddings requests with this status and body."""
         data = body.encode() if isinstance(body, str) else body
         for _ in range(times):

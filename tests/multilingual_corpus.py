@@ -53,22 +53,42 @@ NOTES = [
     Note("ko-gym", "korean", "헬스장 등록은 월요일부터 시작한다."),
     Note("ko-seoul-office", "korean", "서울 사무실 이전 계획을 팀에 공유했다."),
     # Accented Latin
-    Note("fr-cafe", "latin", "Rendez-vous au café de la gare avec Hélène pour parler du déménagement."),
-    Note("fr-recette", "latin", "Recette de la crème brûlée : quatre jaunes d'œufs, sucre, vanille."),
-    Note("de-strasse", "latin", "Die Wohnung in der Goethestraße ist größer, aber die Miete ist höher."),
-    Note("de-arzt", "latin", "Termin beim Zahnarzt am Dienstag verschoben; Jürgen übernimmt die Übergabe."),
+    Note(
+        "fr-cafe",
+        "latin",
+        "Rendez-vous au café de la gare avec Hélène pour parler du déménagement.",
+    ),
+    Note(
+        "fr-recette", "latin", "Recette de la crème brûlée : quatre jaunes d'œufs, sucre, vanille."
+    ),
+    Note(
+        "de-strasse",
+        "latin",
+        "Die Wohnung in der Goethestraße ist größer, aber die Miete ist höher.",
+    ),
+    Note(
+        "de-arzt",
+        "latin",
+        "Termin beim Zahnarzt am Dienstag verschoben; Jürgen übernimmt die Übergabe.",
+    ),
     Note("es-nino", "latin", "El cumpleaños de la niña es el sábado; comprar piñata y pastel."),
     Note("pt-reuniao", "latin", "A reunião com o João foi adiada para a próxima terça-feira."),
     Note("pl-lodz", "latin", "Pociąg do Łodzi odjeżdża o ósmej; bilety kupione przez aplikację."),
-    Note("vi-hanoi", "latin", "Chuyến đi Hà Nội tháng sau, nhớ đặt phòng khách sạn gần hồ Hoàn Kiếm."),
+    Note(
+        "vi-hanoi", "latin", "Chuyến đi Hà Nội tháng sau, nhớ đặt phòng khách sạn gần hồ Hoàn Kiếm."
+    ),
     Note("cs-praha", "latin", "Schůzka v Praze se přesouvá na čtvrtek, Tomáš pošle podklady."),
     Note("tr-istanbul", "latin", "İstanbul'daki toplantı için uçak bileti alındı, çarşamba dönüş."),
     # Cyrillic
     Note("ru-elka", "cyrillic", "Купили ёлку на рынке, Алёна украсит её в субботу."),
-    Note("ru-server", "cyrillic", "Сервер базы данных перезапустили после обновления, всё работает."),
+    Note(
+        "ru-server", "cyrillic", "Сервер базы данных перезапустили после обновления, всё работает."
+    ),
     Note("ru-vacation", "cyrillic", "Отпуск в августе: Сочи, гостиница у моря, билеты на поезд."),
     Note("uk-kyiv", "cyrillic", "Зустріч у Києві перенесли на п'ятницю, Олена підготує звіт."),
-    Note("bg-sofia", "cyrillic", "Командировка до София през октомври, хотелът е близо до центъра."),
+    Note(
+        "bg-sofia", "cyrillic", "Командировка до София през октомври, хотелът е близо до центъра."
+    ),
     Note("ru-doctor", "cyrillic", "Запись к врачу на четверг, взять результаты анализов."),
     # Greek
     Note("el-athens", "greek", "Η συνάντηση στην Αθήνα μεταφέρθηκε την Τρίτη το πρωί."),
@@ -77,7 +97,9 @@ NOTES = [
     Note("el-work", "greek", "Η νέα έκδοση της εφαρμογής κυκλοφορεί την επόμενη εβδομάδα."),
     # Mixed scripts, with English and code
     Note("mix-api", "mixed", "The 支付 API returns ERR_LEDGER_409 when the 订单 is duplicated."),
-    Note("mix-release", "mixed", "v2.1 のリリースノートを書いた。Breaking changes は config だけ。"),
+    Note(
+        "mix-release", "mixed", "v2.1 のリリースノートを書いた。Breaking changes は config だけ。"
+    ),
     Note("mix-korean-dev", "mixed", "PR #42 리뷰 완료: 캐시 invalidation 로직을 고쳤다."),
     Note("mix-fullwidth", "mixed", "ＡＰＩキーを更新した。古いキーは無効になった。"),
     Note("mix-russian-code", "mixed", "Функция parse_config() падает на пустом файле — исправить."),

@@ -64,16 +64,44 @@ class PostgresServer:
         return f"postgresql://postgres@/postgres?host={self.folder}&port={self.port}"
 
     def _run(self, program: str, *args: str) -> None:
-        subprocess.run([str(self.bin / program), *args], check=True, capture_output=True,
-                       text=True, user=self.user, timeout=START_TIMEOUT + 30, cwd=self.folder)
+        subprocess.run(
+            [str(self.bin / program), *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            user=self.user,
+            timeout=START_TIMEOUT + 30,
+            cwd=self.folder,
+        )
 
     def start(self) -> None:
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                  "-E", "UTF8", "--locale=C", "--no-sync")
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        )
         options = f"-h 127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off"
         try:
-            self._run("pg_ctl", "-D", str(self.data), "-w", "-t", str(START_TIMEOUT),
-                      "-l", str(self.folder / "server.log"), "-o", options, "start")
+            self._run(
+                "pg_ctl",
+                "-D",
+                str(self.data),
+                "-w",
+                "-t",
+                str(START_TIMEOUT),
+                "-l",
+                str(self.folder / "server.log"),
+                "-o",
+                options,
+                "start",
+            )
         except subprocess.CalledProcessError as exc:
             log = self.folder / "server.log"
             detail = log.read_text(errors="replace")[-2000:] if log.exists() else exc.stderr
@@ -85,8 +113,19 @@ class PostgresServer:
 
     def resume(self) -> None:
         options = f"-h 127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off"
-        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", str(START_TIMEOUT),
-                  "-l", str(self.folder / "server.log"), "-o", options, "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-w",
+            "-t",
+            str(START_TIMEOUT),
+            "-l",
+            str(self.folder / "server.log"),
+            "-o",
+            options,
+            "start",
+        )
 
     def stop(self) -> None:
         try:
@@ -103,8 +142,9 @@ def start_server(bin_folder: Path) -> PostgresServer:
         try:
             pwd.getpwnam(SYSTEM_USER)
         except KeyError:
-            subprocess.run(["useradd", "-s", "/bin/false", SYSTEM_USER], check=True,
-                           capture_output=True)
+            subprocess.run(
+                ["useradd", "-s", "/bin/false", SYSTEM_USER], check=True, capture_output=True
+            )
         user = SYSTEM_USER
     # In /tmp itself: the server's user must be able to reach the folder (pytest's own
     # temporary folders are private to root), and a socket path must stay under 107 bytes.

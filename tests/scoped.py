@@ -40,9 +40,7 @@ FILES = {
     "MEMORY.md": "# MEMORY\n\n## Shared\n- Rootcanary: the office is in Oslo. #important\n",
     f"memory/{TODAY}.md": _log(TODAY, "## 08:00 · note", "- Rootlogcanary: fire drill at ten."),
     "scopes/org/MEMORY.md": "# MEMORY\n\n## Org\n- Orgcanary: expenses go through Lena.\n",
-    "scopes/org/acme/MEMORY.md": (
-        "# MEMORY\n\n## Acme\n- Acmecanary: Acme deploys on Tuesdays.\n"
-    ),
+    "scopes/org/acme/MEMORY.md": ("# MEMORY\n\n## Acme\n- Acmecanary: Acme deploys on Tuesdays.\n"),
     f"scopes/org/acme/memory/{YESTERDAY}.md": _log(
         YESTERDAY, "## 16:00 · note", "- Acmelogcanary: the release train leaves at five."
     ),
@@ -50,7 +48,8 @@ FILES = {
         "# MEMORY\n\n## Preferences\n- Alphacanary: alpha answers in short bullet points.\n"
     ),
     f"{ALPHA_DIR}/memory/{YESTERDAY}.md": _log(
-        YESTERDAY, "## 10:00 · flush · session alpha-1",
+        YESTERDAY,
+        "## 10:00 · flush · session alpha-1",
         "- User: Alphalogcanary: the billing database is PostgreSQL 16. #decision",
     ),
     f"{ALPHA_DIR}/memory/{TODAY}.md": _log(
@@ -62,17 +61,34 @@ FILES = {
         "# MEMORY\n\n## Secrets\n- Betacanary: the billing database password is hunter2.\n"
     ),
     f"{BETA_DIR}/memory/{TODAY}.md": _log(
-        TODAY, "## 09:10 · flush · session beta-7",
+        TODAY,
+        "## 09:10 · flush · session beta-7",
         "- User: Betalogcanary: the billing invoices go out on Fridays. #decision",
     ),
     f"{BETA_DIR}/dreams/{YESTERDAY}.md": "# Dream diary\n\nBetadiarycanary: nothing happened.\n",
     f"{BETA_DIR}/notes/plan.md": "# Plan\n\nBetanotecanary: the billing invoices plan.\n",
     f"{OTHER_DIR}/MEMORY.md": "# MEMORY\n\n- Othercanary: another company's billing secrets.\n",
 }
-SEEN = ["Rootcanary", "Rootlogcanary", "Orgcanary", "Acmecanary", "Acmelogcanary",
-        "Alphacanary", "Alphalogcanary", "Alphatodaycanary", "Alphanotecanary"]
-HIDDEN = ["Subcanary", "Betacanary", "Betalogcanary", "Betadiarycanary", "Betanotecanary",
-          "Othercanary", "Outsidecanary"]
+SEEN = [
+    "Rootcanary",
+    "Rootlogcanary",
+    "Orgcanary",
+    "Acmecanary",
+    "Acmelogcanary",
+    "Alphacanary",
+    "Alphalogcanary",
+    "Alphatodaycanary",
+    "Alphanotecanary",
+]
+HIDDEN = [
+    "Subcanary",
+    "Betacanary",
+    "Betalogcanary",
+    "Betadiarycanary",
+    "Betanotecanary",
+    "Othercanary",
+    "Outsidecanary",
+]
 
 
 def build(root: Path, index: bool = True) -> Path:

@@ -95,14 +95,26 @@ _add("gitlab-runner", "register with @@", "glrt-" + _s(20, ALNUM + "-_"))
 _add("bitbucket", "Bitbucket app password ATBB@@", _s(32))
 _add("atlassian", "Jira API token @@ for the bot", "ATATT3xFfGF0" + _s(180, ALNUM + "-_=")[:180])
 _add("slack-bot", "SLACK_BOT_TOKEN: @@", "xoxb-" + "163726516761-2220297299752-" + _s(24))
-_add("slack-app", "app-level token @@",
-     "xapp-1-A0" + _s(9).upper() + "-4623" + _s(9, string.digits) + "-" + _hex(64))
-_add("slack-webhook", "post to @@ when done",
-     "https://hooks.slack.com/services/T" + _s(8).upper() + "/B" + _s(10).upper() + "/" + _s(24))
-_add("discord-bot", "the Discord bot token is @@",
-     "MTE" + _s(21) + "." + _s(6, ALNUM + "-_") + "." + _s(38, ALNUM + "-_"))
-_add("discord-webhook", "alerts go to @@",
-     "https://discord.com/api/webhooks/112233445566778899/" + _s(68, ALNUM + "-_"))
+_add(
+    "slack-app",
+    "app-level token @@",
+    "xapp-1-A0" + _s(9).upper() + "-4623" + _s(9, string.digits) + "-" + _hex(64),
+)
+_add(
+    "slack-webhook",
+    "post to @@ when done",
+    "https://hooks.slack.com/services/T" + _s(8).upper() + "/B" + _s(10).upper() + "/" + _s(24),
+)
+_add(
+    "discord-bot",
+    "the Discord bot token is @@",
+    "MTE" + _s(21) + "." + _s(6, ALNUM + "-_") + "." + _s(38, ALNUM + "-_"),
+)
+_add(
+    "discord-webhook",
+    "alerts go to @@",
+    "https://discord.com/api/webhooks/112233445566778899/" + _s(68, ALNUM + "-_"),
+)
 _add("telegram", "bot token @@ is live", "1234567890:AA" + _s(33, ALNUM + "_-"))
 _add("stripe-live", "stripe.api_key = '@@'", "sk_live_" + _s(24))
 _add("stripe-restricted", "restricted key @@ for reporting", "rk_live_" + _s(24))
@@ -110,23 +122,36 @@ _add("stripe-webhook", "STRIPE_WEBHOOK_SECRET=@@", "whsec_" + _s(32))
 _add("square-access", "Square access token @@", "EAAA" + _s(60, ALNUM + "-_"))
 _add("square-oauth", "square oauth secret @@", "sq0csp-" + _s(43, ALNUM + "-_"))
 _add("square-app", "sandbox token @@", "sq0atp-" + _s(22, ALNUM + "-_"))
-_add("paypal-braintree", "braintree token @@",
-     "access_token$production$" + _hex(16) + "$" + _hex(32))
+_add(
+    "paypal-braintree", "braintree token @@", "access_token$production$" + _hex(16) + "$" + _hex(32)
+)
 _add("aws-access-key", "aws_access_key_id = @@", "AKIA" + _s(16, string.ascii_uppercase + "234567"))
 _add("aws-sts", "temporary creds @@ from STS", "ASIA" + _s(16, string.ascii_uppercase + "234567"))
 _add("aws-secret-assignment", "aws_secret_access_key = @@", _aws_secret)
-_add("aws-secret-prose", "the AWS secret key for the backup user is @@ (rotate it)",
-     _s(40, ALNUM + "/+"))
+_add(
+    "aws-secret-prose",
+    "the AWS secret key for the backup user is @@ (rotate it)",
+    _s(40, ALNUM + "/+"),
+)
 _add("google-api", "maps key @@ in the web app", "AIza" + _s(35, ALNUM + "_-"))
 _add("google-oauth", "client secret @@", "GOCSPX-" + _s(28, ALNUM + "_-"))
 _add("gcp-key-id", '"private_key_id": "@@",', _hex(40))
 _add("firebase-fcm", "FCM server key @@", "AAAA" + _s(7) + ":APA91b" + _s(134, ALNUM + "-_"))
-_add("azure-storage", "DefaultEndpointsProtocol=https;AccountName=ledgerly;AccountKey=@@;",
-     _s(86, ALNUM + "+/") + "==")
-_add("azure-sas", "https://acct.blob.core.windows.net/c/f.pdf?sv=2022-11-02&sig=@@",
-     _s(43, ALNUM) + "%3D")
-_add("azure-ad-secret", "the app registration's client secret is @@",
-     _s(3) + "8Q~" + _s(34, ALNUM + "_.~-"))
+_add(
+    "azure-storage",
+    "DefaultEndpointsProtocol=https;AccountName=ledgerly;AccountKey=@@;",
+    _s(86, ALNUM + "+/") + "==",
+)
+_add(
+    "azure-sas",
+    "https://acct.blob.core.windows.net/c/f.pdf?sv=2022-11-02&sig=@@",
+    _s(43, ALNUM) + "%3D",
+)
+_add(
+    "azure-ad-secret",
+    "the app registration's client secret is @@",
+    _s(3) + "8Q~" + _s(34, ALNUM + "_.~-"),
+)
 _add("alibaba", "aliyun AccessKey @@", "LTAI" + _s(20))
 _add("digitalocean", "doctl auth init -t @@", "dop_v1_" + _hex(64))
 _add("heroku", "HEROKU_API_KEY=@@", "HRKU-AA" + _s(58, ALNUM + "_-"))
@@ -150,26 +175,35 @@ _add("figma", "figma token @@", "figd_" + _s(40, ALNUM + "_-"))
 _add("postman", "Postman API key @@", "PMAK-" + _hex(24) + "-" + _hex(34))
 _add("doppler", "DOPPLER_TOKEN=@@", "dp.st.prd." + _s(43))
 _add("doppler-personal", "personal doppler token @@", "dp.pt." + _s(43))
-_add("age", "the age identity is @@",
-     "AGE-SECRET-KEY-1" + _s(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"))
+_add(
+    "age", "the age identity is @@", "AGE-SECRET-KEY-1" + _s(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")
+)
 _add("shopify", "X-Shopify-Access-Token @@", "shpat_" + _hex(32))
 _add("mailgun", "mailgun: @@", "key-" + _hex(32))
 _add("mailchimp", "MAILCHIMP_KEY=@@", _hex(32) + "-us6")
 _add("sendgrid", "SENDGRID_API_KEY=@@", "SG." + _s(22, ALNUM + "_-") + "." + _s(43, ALNUM + "_-"))
 _add("twilio", "Twilio API key @@ for SMS", "SK" + _hex(32))
-_add("twitter-bearer", "Twitter bearer token @@",
-     "AAAAAAAAAAAAAAAAAAAAA" + _s(20) + "%3D" + _s(50))
+_add("twitter-bearer", "Twitter bearer token @@", "AAAAAAAAAAAAAAAAAAAAA" + _s(20) + "%3D" + _s(50))
 _add("facebook", "FB page token @@", "EAACEdEose0cBA" + _s(60))
 _add("mapbox", "mapbox secret @@", "sk.eyJ1Ijoi" + _s(40) + "." + _s(22, ALNUM + "_-"))
-_add("jwt", "the session cookie was @@ until logout",
-     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ik1heWEiLCJpYXQiOj"
-     "E1MTYyMzkwMjJ9.OEVHzc0X0AWIRh-JUqBlIFXZ53Ncqe28_ajY75FnCtt")
+_add(
+    "jwt",
+    "the session cookie was @@ until logout",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ik1heWEiLCJpYXQiOj"
+    "E1MTYyMzkwMjJ9.OEVHzc0X0AWIRh-JUqBlIFXZ53Ncqe28_ajY75FnCtt",
+)
 _add("authorization-bearer", "curl -H 'Authorization: Bearer @@' https://api.ledgerly.io", _s(40))
-_add("authorization-basic", 'headers = {"Authorization": "Basic @@"}',
-     base64.b64encode(b"maya:hunter22!").decode())
+_add(
+    "authorization-basic",
+    'headers = {"Authorization": "Basic @@"}',
+    base64.b64encode(b"maya:hunter22!").decode(),
+)
 _add("bearer-prose", "I pasted Bearer @@ into the console", _s(26))
-_add("url-password-postgres", "DATABASE_URL=postgres://billing:@@@db.internal:5432/billing",
-     "Xq7-vP2m!s")
+_add(
+    "url-password-postgres",
+    "DATABASE_URL=postgres://billing:@@@db.internal:5432/billing",
+    "Xq7-vP2m!s",
+)
 _add("url-password-redis", "REDIS_URL=redis://:@@@cache.internal:6379/0", "s3cr3tRedis")
 _add("assignment-password", "the staging db user is app and password=@@ for now", "hunter22")
 _add("assignment-quoted", 'config.yaml has  secret: "@@"  under [smtp]', "Tr0ub4dor&3")
@@ -177,13 +211,20 @@ _add("prose-my-password", "My password is @@ and I know it is weak.", "Winter202
 _add("prose-named-password", "the root password for db-01 is @@", "Xq7!pv92kL")
 _add("prose-named-password-2", "FYI the wifi password in the office is now @@", "Kaffe-2026!")
 _add("prose-passphrase", "the passphrase for the GPG key is @@", "tango-7-umbrella-42")
-_add("private-key", "deploy key:\n@@\nkeep it safe",
-     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB\n"
-     + _s(64, ALNUM + "+/") + "\n-----END OPENSSH PRIVATE KEY-----")
+_add(
+    "private-key",
+    "deploy key:\n@@\nkeep it safe",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB\n"
+    + _s(64, ALNUM + "+/")
+    + "\n-----END OPENSSH PRIVATE KEY-----",
+)
 _add("card-visa", "card on file: @@ exp 09/28", _group(_luhn_complete("4", 16)))
 _add("card-mastercard", "charge it to @@", _luhn_complete("53", 16))
-_add("card-amex", "Amex @@ for travel", "-".join(
-    [(n := _luhn_complete("37", 15))[:4], n[4:10], n[10:]]))
+_add(
+    "card-amex",
+    "Amex @@ for travel",
+    "-".join([(n := _luhn_complete("37", 15))[:4], n[4:10], n[10:]]),
+)
 _add("iban-de", "pay to IBAN @@ by Friday", _group(_iban("DE", "37040044" + "0532013000")))
 _add("iban-gb", "refund to @@", _iban("GB", "NWBK" + "60161331926819"))
 _add("iban-nl", "rekening @@", _group(_iban("NL", "ABNA" + "0417164300")))

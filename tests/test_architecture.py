@@ -20,13 +20,24 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "vault_memory"
 
 LAYERS = {
-    "config": 0, "errors": 0, "clock": 0, "text": 0,
-    "files": 1, "llm": 1,
+    "config": 0,
+    "errors": 0,
+    "clock": 0,
+    "text": 0,
+    "files": 1,
+    "llm": 1,
     "index": 2,
-    "search": 3, "capture": 3, "dream": 3, "live": 3, "sessions": 3, "transfer": 3,
+    "search": 3,
+    "capture": 3,
+    "dream": 3,
+    "live": 3,
+    "sessions": 3,
+    "transfer": 3,
     "vault": 4,
-    "agents": 5, "tools": 5,
-    "cli": 6, "": 6,  # "": the package's own __init__
+    "agents": 5,
+    "tools": 5,
+    "cli": 6,
+    "": 6,  # "": the package's own __init__
     "__main__": 7,
 }
 ABOVE_THE_FACADE = {"agents", "tools", "cli", "", "__main__"}
@@ -84,8 +95,9 @@ def runtime_imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
 @functools.cache
 def _graph() -> tuple[tuple[str, frozenset[str]], ...]:
     known = modules()
-    return tuple((name, frozenset(runtime_imports(name, path, known)))
-                 for name, path in known.items())
+    return tuple(
+        (name, frozenset(runtime_imports(name, path, known))) for name, path in known.items()
+    )
 
 
 def graph() -> dict[str, set[str]]:
@@ -113,7 +125,7 @@ def test_no_import_circle() -> None:
         path.append(node)
         for nxt in sorted(edges[node]):
             if state.get(nxt) == 1:
-                circle = path[path.index(nxt):] + [nxt]
+                circle = path[path.index(nxt) :] + [nxt]
                 raise AssertionError("import circle: " + " -> ".join(circle))
             if nxt not in state:
                 visit(nxt)
@@ -126,8 +138,12 @@ def test_no_import_circle() -> None:
 
 
 def test_no_import_runs_up_a_layer() -> None:
-    upward = [f"{src} (layer {layer(src)}) -> {dst} (layer {layer(dst)})"
-              for src, targets in graph().items() for dst in targets if layer(dst) > layer(src)]
+    upward = [
+        f"{src} (layer {layer(src)}) -> {dst} (layer {layer(dst)})"
+        for src, targets in graph().items()
+        for dst in targets
+        if layer(dst) > layer(src)
+    ]
     assert upward == []
 
 
@@ -140,9 +156,13 @@ def test_nothing_the_facade_imports_imports_it_back() -> None:
                 reached.add(nxt)
                 todo.append(nxt)
     assert "vault_memory.vault" not in reached
-    below = [name for name in edges
-             if name.split(".")[1:2] and name.split(".")[1] not in ABOVE_THE_FACADE
-             and name != "vault_memory.vault"]
+    below = [
+        name
+        for name in edges
+        if name.split(".")[1:2]
+        and name.split(".")[1] not in ABOVE_THE_FACADE
+        and name != "vault_memory.vault"
+    ]
     assert [name for name in below if "vault_memory.vault" in edges[name]] == []
 
 
@@ -160,20 +180,27 @@ def test_the_checks_see_a_circle_and_an_upward_import(tmp_path: Path) -> None:
     (pkg / "vault.py").write_text("from .files import notes\n")
     (pkg / "files" / "notes.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .. import errors\n"
-        "def f():\n    from ..vault import Vault\n")
-    known = {"vault_memory": pkg / "__init__.py", "vault_memory.vault": pkg / "vault.py",
-             "vault_memory.files": pkg / "files" / "__init__.py",
-             "vault_memory.files.notes": pkg / "files" / "notes.py",
-             "vault_memory.errors": pkg / "errors.py"}
-    assert runtime_imports("vault_memory.files.notes", known["vault_memory.files.notes"],
-                           known) == {"vault_memory.vault"}  # the annotation is not counted
-    assert runtime_imports("vault_memory.vault", known["vault_memory.vault"],
-                           known) == {"vault_memory.files.notes"}
+        "def f():\n    from ..vault import Vault\n"
+    )
+    known = {
+        "vault_memory": pkg / "__init__.py",
+        "vault_memory.vault": pkg / "vault.py",
+        "vault_memory.files": pkg / "files" / "__init__.py",
+        "vault_memory.files.notes": pkg / "files" / "notes.py",
+        "vault_memory.errors": pkg / "errors.py",
+    }
+    assert runtime_imports(
+        "vault_memory.files.notes", known["vault_memory.files.notes"], known
+    ) == {"vault_memory.vault"}  # the annotation is not counted
+    assert runtime_imports("vault_memory.vault", known["vault_memory.vault"], known) == {
+        "vault_memory.files.notes"
+    }
     (pkg / "files" / "layout.py").write_text("from . import notes\nfrom .. import __version__\n")
     known["vault_memory.files.layout"] = pkg / "files" / "layout.py"
     # its own package's __init__ is not an arrow; the package above it is
-    assert runtime_imports("vault_memory.files.layout", known["vault_memory.files.layout"],
-                           known) == {"vault_memory.files.notes", "vault_memory"}
+    assert runtime_imports(
+        "vault_memory.files.layout", known["vault_memory.files.layout"], known
+    ) == {"vault_memory.files.notes", "vault_memory"}
 
 
 def test_other_packages_import_a_subpackage_only_through_its_init() -> None:

@@ -71,9 +71,9 @@ CHAT = [
 ]
 
 
-def test_a_flush_pins_its_day_and_stays_idempotent_the_next_day(vault_dir: Path,
-                                                                monkeypatch: pytest.MonkeyPatch
-                                                                ) -> None:
+def test_a_flush_pins_its_day_and_stays_idempotent_the_next_day(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_NOW", "2026-11-16T10:00")
     with Vault(vault_dir) as vault:
         first = vault.flush(CHAT, session="ops-1")
@@ -91,8 +91,9 @@ def test_a_flush_pins_its_day_and_stays_idempotent_the_next_day(vault_dir: Path,
         assert not (vault_dir / "memory" / "2026-11-17.md").exists()
 
 
-def test_flush_date_option_pins_to_that_day(vault_dir: Path, monkeypatch: pytest.MonkeyPatch
-                                            ) -> None:
+def test_flush_date_option_pins_to_that_day(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")
     with Vault(vault_dir) as vault:
         report = vault.flush(CHAT[:1], session="ops-2", date="2026-03-02")

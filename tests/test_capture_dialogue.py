@@ -22,13 +22,19 @@ def people(*turns: tuple[str, str]) -> list[Message]:
 
 FRIENDS = people(
     ("Ines", "Hey Tomas! Long time no talk. How have you been?"),
-    ("Tomas", "Hi Ines! Busy but good. I finally finished the boat I was building. "
-              "It took three summers. The hull is cedar, and it floats!"),
+    (
+        "Tomas",
+        "Hi Ines! Busy but good. I finally finished the boat I was building. "
+        "It took three summers. The hull is cedar, and it floats!",
+    ),
     ("Ines", "That's amazing, congrats! What will you call her?"),
     ("Tomas", "Thanks! She's called Mirja, after my grandmother. We launch her next month."),
     ("Ines", "I'm so proud of you. You always finish what you start."),
-    ("Ines", "Thanks for asking about the move, we got the keys to the flat in Porto yesterday. "
-             "The kitchen needs work but the view is great."),
+    (
+        "Ines",
+        "Thanks for asking about the move, we got the keys to the flat in Porto yesterday. "
+        "The kitchen needs work but the view is great.",
+    ),
     ("Tomas", "Sounds wonderful! Can't wait to visit."),
     ("Ines", "Been painting the walls all weekend. My arms hurt."),
     ("Tomas", "Tell me more about the neighbourhood!"),
@@ -42,8 +48,13 @@ def texts(messages: list[Message]) -> list[str]:
 def test_a_conversation_between_people_is_recognised() -> None:
     assert between_people(FRIENDS)
     assert not between_people(people(("Ines", "hi"), ("Ines", "again")))  # one person
-    assert not between_people([Message("user", "hi", "Ines"), Message("assistant", "hello"),
-                               Message("user", "I moved", "Tomas")])  # an assistant speaks
+    assert not between_people(
+        [
+            Message("user", "hi", "Ines"),
+            Message("assistant", "hello"),
+            Message("user", "I moved", "Tomas"),
+        ]
+    )  # an assistant speaks
     assert not between_people([Message("user", "I like tea"), Message("user", "me too")])
 
 
@@ -85,27 +96,35 @@ def test_sentences_are_judged(sentence: str, verdict: str | None) -> None:
 
 
 def test_a_message_with_nothing_about_its_speaker_is_left_out() -> None:
-    chat = people(("Ines", "I adopted a greyhound."),
-                  ("Tomas", "Greyhounds are gentle dogs and they sleep a lot."))
+    chat = people(
+        ("Ines", "I adopted a greyhound."),
+        ("Tomas", "Greyhounds are gentle dogs and they sleep a lot."),
+    )
     assert texts(chat) == ["Ines: I adopted a greyhound."]
 
 
 def test_the_listeners_name_used_as_an_address_is_dropped() -> None:
-    chat = people(("Ines", "Tomas, I signed the lease today."),
-                  ("Tomas", "I booked the ferry for us, Ines!"),
-                  ("Ines", "Tom, I mean it."))  # a short form of the name: still an address
-    assert texts(chat)[:2] == ["Ines: I signed the lease today.",
-                               "Tomas: I booked the ferry for us!"]
+    chat = people(
+        ("Ines", "Tomas, I signed the lease today."),
+        ("Tomas", "I booked the ferry for us, Ines!"),
+        ("Ines", "Tom, I mean it."),
+    )  # a short form of the name: still an address
+    assert texts(chat)[:2] == [
+        "Ines: I signed the lease today.",
+        "Tomas: I booked the ferry for us!",
+    ]
 
 
 def test_long_messages_become_several_entries_at_sentence_boundaries() -> None:
-    message = " ".join(f"On day {n} I sanded part {n} of the deck in the harbour." for n in
-                       range(1, 13))
+    message = " ".join(
+        f"On day {n} I sanded part {n} of the deck in the harbour." for n in range(1, 13)
+    )
     entries = extract_dialogue(people(("Ines", "hi"), ("Tomas", message)), 200, DAY)
     assert len(entries) > 1
     assert all(len(e.text) <= len("Tomas: ") + 200 for e in entries)
     assert [n for e in entries for n in range(1, 13) if f"part {n} " in e.text] == list(
-        range(1, 13))  # nothing lost, in order
+        range(1, 13)
+    )  # nothing lost, in order
 
 
 def test_tags_between_people() -> None:
@@ -140,28 +159,39 @@ def test_a_named_transcript_is_read_as_people_talking() -> None:
 
 
 def test_flush_uses_the_people_rules_for_people_and_the_agent_rules_for_agents(
-        vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_NOW", "2026-05-11T18:00")
-    chat = [{"role": "user", "name": n, "content": t} for n, t in (
-        ("Ines", "I painted the kitchen green. It took two days."),
-        ("Tomas", "Nice! I started a pottery class."))]
+    chat = [
+        {"role": "user", "name": n, "content": t}
+        for n, t in (
+            ("Ines", "I painted the kitchen green. It took two days."),
+            ("Tomas", "Nice! I started a pottery class."),
+        )
+    ]
     with Vault(vault_dir) as vault:
         report = vault.flush(chat, session="friends")
         assert [e.text for e in report.entries] == [
             "Ines: I painted the kitchen green. It took two days.",
             "Tomas: I started a pottery class.",
         ]
-        agent = vault.flush([{"role": "user", "content": "I painted the kitchen green."},
-                             {"role": "assistant", "content": "Nice, what colour next?"}],
-                            session="agent")
+        agent = vault.flush(
+            [
+                {"role": "user", "content": "I painted the kitchen green."},
+                {"role": "assistant", "content": "Nice, what colour next?"},
+            ],
+            session="agent",
+        )
     # with an agent, a user's plain remark without a name or number is not a memory
     assert agent.entries == []
 
 
 def test_a_reply_to_a_question_tells_even_without_a_word_about_its_speaker() -> None:
-    chat = people(("Ines", "What do your turtles eat?"),
-                  ("Tomas", "Mostly leafy greens, some fruit and the odd cricket."),
-                  ("Tomas", "Greyhounds are gentle dogs and they sleep a lot."))
+    chat = people(
+        ("Ines", "What do your turtles eat?"),
+        ("Tomas", "Mostly leafy greens, some fruit and the odd cricket."),
+        ("Tomas", "Greyhounds are gentle dogs and they sleep a lot."),
+    )
     # the answer is kept; a remark that answers nothing and tells nothing of Tomas is not
     assert texts(chat) == ["Tomas: Mostly leafy greens, some fruit and the odd cricket."]
     # one's own question does not count
@@ -169,14 +199,17 @@ def test_a_reply_to_a_question_tells_even_without_a_word_about_its_speaker() -> 
 
 
 def test_a_statement_that_ends_in_a_question_keeps_the_statement() -> None:
-    chat = people(("Ines", "I finished another pottery project - want to see a pic?"),
-                  ("Tomas", "Did you glaze it, or is it still raw?"))
+    chat = people(
+        ("Ines", "I finished another pottery project - want to see a pic?"),
+        ("Tomas", "Did you glaze it, or is it still raw?"),
+    )
     assert texts(chat) == ["Ines: I finished another pottery project."]
 
 
 def test_a_short_answer_that_names_things_is_kept() -> None:
-    chat = people(("Ines", "What are your cats called?"),
-                  ("Tomas", "Miso and Tofu! Great question."))
+    chat = people(
+        ("Ines", "What are your cats called?"), ("Tomas", "Miso and Tofu! Great question.")
+    )
     assert texts(chat) == ["Tomas: Miso and Tofu!"]
     assert judge("Luna and Oliver!")[0] == "said"
     assert judge("In Lisbon.")[0] == "said"
@@ -191,8 +224,10 @@ def test_catching_up_is_left_out_and_the_news_kept() -> None:
         ("Ines", "Guess what, long time no see! I sold the old car."),
         ("Tomas", "Wow, nice!"),
     )
-    assert texts(chat) == ["Ines: I took up pottery at the community centre.",
-                           "Ines: I sold the old car."]
+    assert texts(chat) == [
+        "Ines: I took up pottery at the community centre.",
+        "Ines: I sold the old car.",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -49,8 +49,13 @@ def test_init_creates_the_layout_from_the_templates(tmp_path: Path, run_cli) -> 
         os.umask(old)
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "created  memory/", "created  dreams/", "created  MEMORY.md", "created  vault.toml",
-        "created  .gitignore", "created  .gitattributes", f"Vault ready at {target}",
+        "created  memory/",
+        "created  dreams/",
+        "created  MEMORY.md",
+        "created  vault.toml",
+        "created  .gitignore",
+        "created  .gitattributes",
+        f"Vault ready at {target}",
     ]
     assert sorted(p.name for p in target.iterdir()) == sorted([*LAYOUT, "dreams", "memory"])
     templates = template_dir() / "vault"
@@ -72,9 +77,12 @@ def test_init_twice_changes_no_byte(tmp_path: Path, run_cli, tree_state) -> None
     result = run_cli("init", str(target), "--json")
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report == {"root": str(target), "created": [], "git_initialised": False,
-                      "kept": ["memory/", "dreams/", "MEMORY.md", "vault.toml", ".gitignore",
-                               ".gitattributes"]}
+    assert report == {
+        "root": str(target),
+        "created": [],
+        "git_initialised": False,
+        "kept": ["memory/", "dreams/", "MEMORY.md", "vault.toml", ".gitignore", ".gitattributes"],
+    }
     assert tree_state(target) == before
 
 
@@ -90,8 +98,9 @@ def test_init_keeps_a_pre_existing_memory_file(tmp_path: Path, run_cli, tree_sta
     assert "created  vault.toml" in result.stdout.splitlines()
     after = tree_state(target)
     assert {k: after[k] for k in before} == before
-    assert sorted(after) == sorted(["MEMORY.md", "notes.md", "vault.toml", ".gitignore",
-                                    ".gitattributes"])
+    assert sorted(after) == sorted(
+        ["MEMORY.md", "notes.md", "vault.toml", ".gitignore", ".gitattributes"]
+    )
 
 
 def test_init_uses_the_vault_option_when_no_path_is_given(tmp_path: Path, run_cli) -> None:
@@ -134,15 +143,20 @@ def test_init_on_a_file(tmp_path: Path, run_cli) -> None:
 
 def test_add_creates_the_day_file_and_reports_real_lines(vault_dir: Path, run_cli) -> None:
     before = clock.today()
-    result = run_cli("add", "Chose", "PostgreSQL", "for billing", "--tag", "decision",
-                     "-t", "#db", cwd=vault_dir)
+    result = run_cli(
+        "add", "Chose", "PostgreSQL", "for billing", "--tag", "decision", "-t", "#db", cwd=vault_dir
+    )
     path, start, end, heading = added(result)
     day = dt.date.fromisoformat(path.removeprefix("memory/").removesuffix(".md"))
     assert before <= day <= clock.today()
     assert re.fullmatch(r"\d{2}:\d{2} · note", heading)
     lines = split_lines((vault_dir / path).read_text())
-    assert lines == [f"# {day.isoformat()}", "", f"## {heading}",
-                     "- Chose PostgreSQL for billing #decision #db"]
+    assert lines == [
+        f"# {day.isoformat()}",
+        "",
+        f"## {heading}",
+        "- Chose PostgreSQL for billing #decision #db",
+    ]
     assert (start, end) == (3, 4)
     assert (vault_dir / path).stat().st_mode & 0o777 == 0o666 & ~_umask()
 
@@ -157,8 +171,9 @@ def test_add_appends_and_the_reported_range_holds_the_entry(vault_dir: Path, run
     first = added(run_cli("add", "first entry", cwd=vault_dir))
     day_file = vault_dir / first[0]
     before = day_file.read_bytes()
-    result = run_cli("add", "--source", "flush", "--json", input="line one\n\nline two\n",
-                     cwd=vault_dir)
+    result = run_cli(
+        "add", "--source", "flush", "--json", input="line one\n\nline two\n", cwd=vault_dir
+    )
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["path"] == first[0]
@@ -169,8 +184,9 @@ def test_add_appends_and_the_reported_range_holds_the_entry(vault_dir: Path, run
     entry = lines[report["start_line"] - 1 : report["end_line"]]
     assert entry == [f"## {report['heading']}", "- line one", "", "- line two"]
     assert report["end_line"] == len(lines)
-    got = run_cli("get", f"{report['path']}:{report['start_line']}-{report['end_line']}",
-                  cwd=vault_dir)
+    got = run_cli(
+        "get", f"{report['path']}:{report['start_line']}-{report['end_line']}", cwd=vault_dir
+    )
     assert got.stdout == "\n".join(entry) + "\n"
 
 
@@ -181,8 +197,9 @@ def test_add_finds_the_vault_from_a_subfolder_option_and_env(
     paths = {
         added(run_cli("add", "from a subfolder", cwd=vault_dir / "notes" / "deep"))[0],
         added(run_cli("--vault", str(vault_dir), "add", "with --vault", cwd=tmp_path))[0],
-        added(run_cli("add", "with VAULT_PATH", cwd=tmp_path,
-                      env={"VAULT_PATH": str(vault_dir)}))[0],
+        added(run_cli("add", "with VAULT_PATH", cwd=tmp_path, env={"VAULT_PATH": str(vault_dir)}))[
+            0
+        ],
     }
     [path] = paths
     text = (vault_dir / path).read_text()
@@ -298,8 +315,13 @@ def test_get(note_vault: Path, run_cli, location: str, text: str) -> None:
 
 def test_get_json(note_vault: Path, run_cli) -> None:
     result = run_cli("get", "notes/n.md:4-5", "--json", cwd=note_vault)
-    assert json.loads(result.stdout) == {"path": "notes/n.md", "start_line": 4, "end_line": 5,
-                                         "total_lines": 6, "text": "- one\n- two\n"}
+    assert json.loads(result.stdout) == {
+        "path": "notes/n.md",
+        "start_line": 4,
+        "end_line": 5,
+        "total_lines": 6,
+        "text": "- one\n- two\n",
+    }
     whole = json.loads(run_cli("get", "notes/n.md", "--json", cwd=note_vault).stdout)
     assert (whole["start_line"], whole["end_line"], whole["text"]) == (1, 6, NOTE)
 
@@ -323,8 +345,18 @@ def test_get_missing_file_and_folder(note_vault: Path, run_cli) -> None:
     )
 
 
-ESCAPING = ["..", "../outside/secret.md", "a/../../x", "/etc/passwd", "~", "~/x.md",
-            "leak.md", "leakdir/secret.md", "notes/real.md\x00", ""]
+ESCAPING = [
+    "..",
+    "../outside/secret.md",
+    "a/../../x",
+    "/etc/passwd",
+    "~",
+    "~/x.md",
+    "leak.md",
+    "leakdir/secret.md",
+    "notes/real.md\x00",
+    "",
+]
 
 
 @pytest.mark.parametrize("given", ESCAPING)
@@ -381,15 +413,16 @@ def test_get_bad_input_names_the_file_and_leaves_it_alone(
     )
     after = path.stat()
     assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
-        stat.st_size, stat.st_mtime_ns, stat.st_ino
+        stat.st_size,
+        stat.st_mtime_ns,
+        stat.st_ino,
     )
     if data is not None and kind != "unreadable":
         assert path.read_bytes() == data
 
 
 def test_get_respects_the_configured_size_limit(note_vault: Path, run_cli) -> None:
-    result = run_cli("get", "notes/n.md", cwd=note_vault,
-                     env={"VAULT_INDEX_MAX_FILE_BYTES": "10"})
+    result = run_cli("get", "notes/n.md", cwd=note_vault, env={"VAULT_INDEX_MAX_FILE_BYTES": "10"})
     assert error_of(result) == f"notes/n.md: {len(NOTE)} bytes is over the 10-byte limit (skipped)"
 
 
@@ -431,8 +464,10 @@ def test_no_vault_found(tmp_path: Path, run_cli) -> None:
 
 def test_vault_option_pointing_nowhere(tmp_path: Path, run_cli) -> None:
     missing = tmp_path / "missing"
-    expected = (f"{missing} does not exist. Pass an existing vault folder, "
-                f"or run `vault init {missing}` to create one.")
+    expected = (
+        f"{missing} does not exist. Pass an existing vault folder, "
+        f"or run `vault init {missing}` to create one."
+    )
     assert error_of(run_cli("--vault", str(missing), "get", "MEMORY.md")) == expected
     assert error_of(run_cli("add", "x", env={"VAULT_PATH": str(missing)})) == expected
     assert not missing.exists()
@@ -445,15 +480,18 @@ def test_vault_option_needs_a_vault_not_any_folder(tmp_path: Path, run_cli) -> N
     (code / "docs").mkdir(parents=True)
     (code / "docs" / "guide.md").write_text("# Guide\n\nfoo bar\n")
     message = error_of(run_cli("--vault", str(code), "search", "foo"))
-    assert message == (f"{code} is not a vault (it holds no vault.toml, MEMORY.md or memory/). "
-                       f"Run `vault init {code}` to make it one, or pass the folder of an "
-                       "existing vault.")
+    assert message == (
+        f"{code} is not a vault (it holds no vault.toml, MEMORY.md or memory/). "
+        f"Run `vault init {code}` to make it one, or pass the folder of an "
+        "existing vault."
+    )
     assert sorted(p.name for p in code.iterdir()) == ["docs"]  # no .vault/ written
     readme = tmp_path / "README.md"
     readme.write_text("# readme\n")
     message = error_of(run_cli("--vault", str(readme), "search", "foo"))
-    assert message == (f"{readme} is a file, not a vault folder. "
-                       "Pass the folder that holds vault.toml.")
+    assert message == (
+        f"{readme} is a file, not a vault folder. Pass the folder that holds vault.toml."
+    )
 
 
 @pytest.mark.parametrize("spec", ["MEMORY.md:abc", "MEMORY.md:-3", "MEMORY.md:3-"])
@@ -462,7 +500,8 @@ def test_get_says_a_malformed_range_is_malformed(vault_dir: Path, run_cli, spec:
     tail = spec.partition(":")[2]
     assert error_of(run_cli("get", spec, cwd=vault_dir)) == (
         f"{spec!r}: {tail!r} is not a line range. Write PATH:START or PATH:START-END with line "
-        "numbers from 1, e.g. MEMORY.md:4-9.")
+        "numbers from 1, e.g. MEMORY.md:4-9."
+    )
 
 
 def _run_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
@@ -479,8 +518,13 @@ def _run_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns
     env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_")}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
-    process = subprocess.Popen([sys.executable, "-m", "vault_memory", *args], cwd=cwd,
-                               stdout=subprocess.PIPE, stderr=slave, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vault_memory", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env=env,
+    )
     os.close(slave)
     seen = b""
     while True:
@@ -508,8 +552,9 @@ def test_long_work_shows_progress_on_a_terminal_only(tmp_path: Path, run_cli) ->
     root = Vault.init(tmp_path / "v").root
     for day in range(1, 29):
         (root / "memory" / f"2026-02-{day:02d}.md").write_text(
-            f"# 2026-02-{day:02d}\n\n## 09:00 · note\n" + "".join(
-                f"- Entry {n} of day {day} about topic {n * day}.\n" for n in range(2)))
+            f"# 2026-02-{day:02d}\n\n## 09:00 · note\n"
+            + "".join(f"- Entry {n} of day {day} about topic {n * day}.\n" for n in range(2))
+        )
     status, stdout, terminal = _run_on_a_terminal(["index"], root)
     assert status == 0, terminal
     assert re.search(r"files: +\d+%\|", terminal) and re.search(r"embedding: .*unit/s", terminal)

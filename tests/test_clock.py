@@ -55,8 +55,9 @@ def test_a_bad_vault_now_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, bad: 
         clock.now()
 
 
-def test_every_dated_write_follows_the_clock(vault_dir: Path, run_cli,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_dated_write_follows_the_clock(
+    vault_dir: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_NOW", "2028-02-29T23:59")
     report = Vault(vault_dir).add("Leap day entry")
     assert (report.path, report.heading) == ("memory/2028-02-29.md", "23:59 · note")
@@ -65,7 +66,8 @@ def test_every_dated_write_follows_the_clock(vault_dir: Path, run_cli,
     chat = '[{"role": "user", "content": "I prefer tea over coffee in the mornings."}]'
     flushed = Vault(vault_dir).flush(chat, session="leap")
     assert flushed.path == "memory/2028-02-29.md" and flushed.heading == (
-        "23:59 · flush · session leap")
+        "23:59 · flush · session leap"
+    )
 
 
 # -- the proofs (slow) ------------------------------------------------------------------------
@@ -106,24 +108,51 @@ def _env(**extra: str) -> dict[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "now", "zone"), PROOF_RUNS, ids=[r[0] for r in PROOF_RUNS])
-def test_the_whole_suite_passes_at_another_date_and_zone(name: str, now: str, zone: str,
-                                                         basetemp: str) -> None:
+def test_the_whole_suite_passes_at_another_date_and_zone(
+    name: str, now: str, zone: str, basetemp: str
+) -> None:
     if not Path("/usr/share/zoneinfo", zone).exists():
         pytest.skip(f"no zoneinfo for {zone}")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider",
-         "-x", f"--basetemp={basetemp}", str(WORKTREE / "tests")],
-        cwd=WORKTREE, env=_env(VAULT_NOW=now, TZ=zone), capture_output=True, text=True,
-        timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-m",
+            "not slow",
+            "-p",
+            "no:cacheprovider",
+            "-x",
+            f"--basetemp={basetemp}",
+            str(WORKTREE / "tests"),
+        ],
+        cwd=WORKTREE,
+        env=_env(VAULT_NOW=now, TZ=zone),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout.splitlines()[-1]
 
 
 # The test files that never sleep (no locks waited on, no watcher, no scheduler): the only
 # ones libfaketime can run without breaking time.sleep.
-NON_SLEEPING = ["test_cli_flush.py", "test_config.py", "test_context.py", "test_junk.py",
-                "test_manage.py", "test_memoryfile.py", "test_notes.py", "test_plan.py",
-                "test_readme.py", "test_redact.py", "test_search_ranking.py", "test_window.py"]
+NON_SLEEPING = [
+    "test_cli_flush.py",
+    "test_config.py",
+    "test_context.py",
+    "test_junk.py",
+    "test_manage.py",
+    "test_memoryfile.py",
+    "test_notes.py",
+    "test_plan.py",
+    "test_readme.py",
+    "test_redact.py",
+    "test_search_ranking.py",
+    "test_window.py",
+]
 
 
 @pytest.mark.slow
@@ -131,10 +160,26 @@ def test_the_non_sleeping_tests_pass_under_faketime(basetemp: str) -> None:
     if shutil.which("faketime") is None:
         pytest.skip("needs faketime (apt-get install faketime)")
     done = subprocess.run(
-        ["faketime", "-f", "@2026-12-31 23:59:00", sys.executable, "-m", "pytest", "-q",
-         "-m", "not slow", "-p", "no:cacheprovider", f"--basetemp={basetemp}",
-         *[str(WORKTREE / "tests" / name) for name in NON_SLEEPING]],
-        cwd=WORKTREE, env=_env(TZ="Pacific/Kiritimati", FAKETIME_DONT_FAKE_MONOTONIC="1"),
-        capture_output=True, text=True, timeout=600)
+        [
+            "faketime",
+            "-f",
+            "@2026-12-31 23:59:00",
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-m",
+            "not slow",
+            "-p",
+            "no:cacheprovider",
+            f"--basetemp={basetemp}",
+            *[str(WORKTREE / "tests" / name) for name in NON_SLEEPING],
+        ],
+        cwd=WORKTREE,
+        env=_env(TZ="Pacific/Kiritimati", FAKETIME_DONT_FAKE_MONOTONIC="1"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout.splitlines()[-1]

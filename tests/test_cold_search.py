@@ -20,12 +20,20 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _imported(*args: str, cwd: Path) -> set[str]:
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "vault_memory.cli", *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "vault_memory.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    return {line.split("|")[-1].strip() for line in done.stderr.splitlines()
-            if line.startswith("import time:")}
+    return {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
 
 
 def test_a_cold_search_imports_only_what_it_uses(indexed_small: Path) -> None:
@@ -34,9 +42,15 @@ def test_a_cold_search_imports_only_what_it_uses(indexed_small: Path) -> None:
         # stderr is not a terminal: the thin client searches here, without click
         assert "vault_memory.cli.thin" in imported and "vault_memory.search" in imported
         # click, HTTP and TLS for an embedding provider, the other commands' modules
-        assert not imported & {"click", "vault_memory.llm", "vault_memory.index.remote",
-                               "vault_memory.cli.files", "vault_memory.cli.agents",
-                               "vault_memory.cli.index", "vault_memory.capture"}, mode
+        assert not imported & {
+            "click",
+            "vault_memory.llm",
+            "vault_memory.index.remote",
+            "vault_memory.cli.files",
+            "vault_memory.cli.agents",
+            "vault_memory.cli.index",
+            "vault_memory.capture",
+        }, mode
     # through click (here: help), the search command's module alone
     imported = _imported("search", "--help", cwd=indexed_small)
     assert "vault_memory.cli.search" in imported and "vault_memory.cli.agents" not in imported
@@ -53,8 +67,9 @@ def test_a_cold_ascii_query_does_without_tokenizers(indexed_small: Path) -> None
     assert "tokenizers" in imported
 
 
-def test_unit_table_sums_are_checked_once_per_file(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unit_table_sums_are_checked_once_per_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "units-x.arrays"
     data = {"a": np.arange(1000, dtype=np.float32), "b": np.ones((3, 4), dtype=np.int64)}
     arrays.write_arrays(path, {"v": 1}, dict(data))
@@ -85,8 +100,9 @@ def test_unit_table_sums_are_checked_once_per_file(tmp_path: Path,
     assert arrays.read_arrays(path, {"v": 1}) is not None and sums == []
 
 
-def test_the_model_hash_is_checked_once_per_file(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_model_hash_is_checked_once_per_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     onnx = tmp_path / "model.onnx"
     shutil.copyfile(emb._bundled_onnx_path(), onnx)
@@ -144,10 +160,18 @@ with Vault(sys.argv[1]) as vault:
 def test_a_library_query_leaves_no_threads_behind(indexed_small: Path) -> None:
     """onnxruntime embeds the query on the calling thread (one intra-op thread: no pool of its
     own), and one query starts no optimised-session build."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    done = subprocess.run([sys.executable, "-c", LIBRARY_CHILD, str(indexed_small)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", LIBRARY_CHILD, str(indexed_small)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["hits"] > 0 and not seen["optimising"] and seen["python"] == 1

@@ -37,9 +37,14 @@ def test_defaults_without_vault_toml(tmp_path: Path) -> None:
     assert dict(config.sources) == {}
     assert config.warnings == ()
     assert config.cache_dir == tmp_path / ".vault"
-    assert config.as_dict()["search"] == {"limit": 10, "half_life_days": 90.0,
-                                          "freshness_max_files": 20, "server": "off",
-                                          "server_idle_minutes": 10.0, "on_server": True}
+    assert config.as_dict()["search"] == {
+        "limit": 10,
+        "half_life_days": 90.0,
+        "freshness_max_files": 20,
+        "server": "off",
+        "server_idle_minutes": 10.0,
+        "on_server": True,
+    }
 
 
 def test_the_shipped_vault_toml_is_valid_and_matches_the_defaults(tmp_path: Path) -> None:
@@ -51,7 +56,9 @@ def test_the_shipped_vault_toml_is_valid_and_matches_the_defaults(tmp_path: Path
 
 
 def test_precedence_defaults_toml_env_flags(tmp_path: Path) -> None:
-    write_toml(tmp_path, """
+    write_toml(
+        tmp_path,
+        """
 [search]
 limit = 20
 half_life_days = 30
@@ -59,7 +66,8 @@ half_life_days = 30
 [dream]
 enabled = true
 lookback_days = 7
-""")
+""",
+    )
     environ = {
         "VAULT_SEARCH_LIMIT": "30",
         "VAULT_DREAM_ENABLED": "off",
@@ -101,8 +109,16 @@ def test_environment_defaults_to_os_environ(
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("1", True), ("TRUE", True), (" yes ", True), ("on", True),
-     ("0", False), ("false", False), ("No", False), ("off", False)],
+    [
+        ("1", True),
+        ("TRUE", True),
+        (" yes ", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("No", False),
+        ("off", False),
+    ],
 )
 def test_boolean_words_from_the_environment(tmp_path: Path, raw: str, expected: bool) -> None:
     config = load_config(tmp_path, environ={"VAULT_DREAM_GIT_COMMIT": raw})
@@ -136,18 +152,34 @@ def test_unreadable_vault_toml(tmp_path: Path, make_unreadable) -> None:
 @pytest.mark.parametrize(
     ("toml", "environ", "overrides", "message"),
     [
-        ('[search]\nlimit = "ten"\n', {}, {},
-         "vault.toml: search.limit must be int, got 'ten'. Fix the value and retry."),
+        (
+            '[search]\nlimit = "ten"\n',
+            {},
+            {},
+            "vault.toml: search.limit must be int, got 'ten'. Fix the value and retry.",
+        ),
         ("[search]\nlimit = true\n", {}, {}, "vault.toml: search.limit must be int, got True."),
         ("[search]\nlimit = 2.5\n", {}, {}, "vault.toml: search.limit must be int, got 2.5."),
         ("[dream]\nenabled = 1\n", {}, {}, "vault.toml: dream.enabled must be bool, got 1."),
         ("[llm]\nmodel = 3\n", {}, {}, "vault.toml: llm.model must be str, got 3."),
-        ('[search]\nhalf_life_days = "soon"\n', {}, {},
-         "vault.toml: search.half_life_days must be float, got 'soon'."),
-        ("", {"VAULT_SEARCH_LIMIT": "lots"}, {},
-         "VAULT_SEARCH_LIMIT: search.limit must be int, got 'lots'."),
-        ("", {"VAULT_DREAM_ENABLED": "maybe"}, {},
-         "VAULT_DREAM_ENABLED: dream.enabled must be bool, got 'maybe'."),
+        (
+            '[search]\nhalf_life_days = "soon"\n',
+            {},
+            {},
+            "vault.toml: search.half_life_days must be float, got 'soon'.",
+        ),
+        (
+            "",
+            {"VAULT_SEARCH_LIMIT": "lots"},
+            {},
+            "VAULT_SEARCH_LIMIT: search.limit must be int, got 'lots'.",
+        ),
+        (
+            "",
+            {"VAULT_DREAM_ENABLED": "maybe"},
+            {},
+            "VAULT_DREAM_ENABLED: dream.enabled must be bool, got 'maybe'.",
+        ),
         ("", {}, {"search.limit": "x"}, "flag: search.limit must be int, got 'x'."),
         ("search = 3\n", {}, {}, "vault.toml: [search] must be a table. Fix the file and retry."),
     ],
@@ -262,8 +294,8 @@ def test_an_explicit_path_must_be_a_folder(tmp_path: Path, kind: str) -> None:
     assert info.value.path == target
     assert str(info.value) == (
         f"{target} is a file, not a vault folder. Pass the folder that holds vault.toml."
-        if kind == "file" else
-        f"{target} does not exist. Pass an existing vault folder, "
+        if kind == "file"
+        else f"{target} does not exist. Pass an existing vault folder, "
         f"or run `vault init {target}` to create one."
     )
 

@@ -36,8 +36,13 @@ def whole_seconds(source: Path, target: Path) -> None:
 def git_checkout(source: Path, target: Path) -> None:
     """The vault committed with its cache, then cloned: every file gets the time of the
     checkout."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     quiet: dict[str, Any] = {"check": True, "capture_output": True, "env": env}
     subprocess.run(["git", "init", "-q", str(source)], **quiet)
     subprocess.run(["git", "-C", str(source), "add", "-f", "-A", "."], **quiet)
@@ -45,11 +50,17 @@ def git_checkout(source: Path, target: Path) -> None:
     subprocess.run(["git", "clone", "-q", str(source), str(target)], **quiet)
 
 
-@pytest.mark.parametrize("copy", [cp_r, cp_a, whole_seconds, git_checkout],
-                         ids=["cp -r", "cp -a", "rsync (whole seconds)", "git checkout"])
+@pytest.mark.parametrize(
+    "copy",
+    [cp_r, cp_a, whole_seconds, git_checkout],
+    ids=["cp -r", "cp -a", "rsync (whole seconds)", "git checkout"],
+)
 def test_a_copied_vault_opens_without_rebuilding(
-    indexed_small: Path, tmp_path: Path, copy: Callable[[Path, Path], None],
-    vault_warnings: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch,
+    indexed_small: Path,
+    tmp_path: Path,
+    copy: Callable[[Path, Path], None],
+    vault_warnings: Callable[[], list[str]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with Vault(indexed_small) as vault:
         vault.search("renderer fonts")  # the unit tables saved too
@@ -58,8 +69,13 @@ def test_a_copied_vault_opens_without_rebuilding(
     copy(indexed_small, target)
     builds: list[int] = []
     build = UnitTable.build.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(UnitTable, "build", classmethod(
-        lambda cls, rows, *a, **k: builds.append(len(rows)) or build(cls, rows, *a, **k)))
+    monkeypatch.setattr(
+        UnitTable,
+        "build",
+        classmethod(
+            lambda cls, rows, *a, **k: builds.append(len(rows)) or build(cls, rows, *a, **k)
+        ),
+    )
     assert _fulltext_changed(Vault(target)._index.store, target / ".vault" / "whoosh") is None
     with Vault(target) as vault:
         report = vault.index()
@@ -75,8 +91,7 @@ def test_a_copied_vault_opens_without_rebuilding(
         assert vault._index.store.get_meta("fulltext_files") == vault._index.fulltext.fingerprint()
 
 
-def test_a_copy_whose_keyword_index_differs_is_rebuilt(indexed_small: Path,
-                                                       tmp_path: Path) -> None:
+def test_a_copy_whose_keyword_index_differs_is_rebuilt(indexed_small: Path, tmp_path: Path) -> None:
     """Same names and sizes, new times, other bytes: damage, not a copy."""
     target = tmp_path / "copy"
     cp_r(indexed_small, target)

@@ -39,21 +39,37 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _vault(root: Path, *args: str, kill: str | None = None, model: bool = False,
-           stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def _vault(
+    root: Path, *args: str, kill: str | None = None, model: bool = False, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = _env(**({fsutil.KILL_ENV: kill} if kill else {}))
     if model:
         env.pop("VAULT_MODEL_DISABLED")
-    return subprocess.run([sys.executable, "-m", "vault_memory", *args], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=300, input=stdin)
+    return subprocess.run(
+        [sys.executable, "-m", "vault_memory", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        input=stdin,
+    )
 
 
 def _timed(args: list[str], root: Path, env: dict[str, str], stdin: str | None = None) -> float:
     """How long one uninterrupted run takes here and now: the random kill points are drawn
     within it (the machine's load changes it several-fold)."""
     started = time.monotonic()
-    subprocess.run(args, cwd=root, env=env, input=stdin, text=True, capture_output=True,
-                   check=True, timeout=300)
+    subprocess.run(
+        args,
+        cwd=root,
+        env=env,
+        input=stdin,
+        text=True,
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
     return time.monotonic() - started
 
 
@@ -62,8 +78,11 @@ def _leftovers(root: Path) -> list[str]:
     found = []
     for path in root.rglob("*"):
         name = path.name
-        if name.endswith(".tmp") or (name.startswith(".") and name.endswith(".append")) \
-                or name == "pending.json":
+        if (
+            name.endswith(".tmp")
+            or (name.startswith(".") and name.endswith(".append"))
+            or name == "pending.json"
+        ):
             found.append(path.relative_to(root).as_posix())
     return found
 
@@ -80,13 +99,18 @@ ORIGINAL = "# 2026-11-22\n\n## 09:00 · note\n- first entry\n"
 ENTRY = "## 09:30 · note\n- " + "a long entry that a kill may cut in two " * 20 + "\n"
 
 
-@pytest.mark.parametrize("step", ["append.after-journal", "append.mid-write",
-                                  "append.after-write", "append.after-commit"])
+@pytest.mark.parametrize(
+    "step",
+    ["append.after-journal", "append.mid-write", "append.after-write", "append.after-commit"],
+)
 def test_an_append_killed_at_any_step_is_completed_once(tmp_path: Path, step: str) -> None:
     log = tmp_path / "memory.md"
     log.write_text(ORIGINAL)
-    done = subprocess.run([sys.executable, "-c", APPEND, str(log), ENTRY],
-                          env=_env(**{fsutil.KILL_ENV: step}), timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", APPEND, str(log), ENTRY],
+        env=_env(**{fsutil.KILL_ENV: step}),
+        timeout=60,
+    )
     assert done.returncode == KILLED
     if step == "append.mid-write":
         assert log.read_text() != ORIGINAL + ENTRY  # really cut in two
@@ -101,16 +125,26 @@ def test_an_append_killed_at_any_step_is_completed_once(tmp_path: Path, step: st
 
 @pytest.mark.parametrize("step", ["append.after-journal", "append.mid-write"])
 def test_a_flush_killed_mid_append_then_run_again_writes_each_entry_once(
-        tmp_path: Path, step: str) -> None:
+    tmp_path: Path, step: str
+) -> None:
     """The killed flush journaled its block; the flush run again must see it completed before
     it decides what is new (found by the random kills of four concurrent flushes)."""
     root = Vault.init(tmp_path / "vault").root
-    first = _vault(root, "flush", "--session", "s6", "--date", "2026-11-22", "-",
-                   stdin=FLUSH_CHAT.format(n=6, k=0))  # the day's log exists: an append
+    first = _vault(
+        root,
+        "flush",
+        "--session",
+        "s6",
+        "--date",
+        "2026-11-22",
+        "-",
+        stdin=FLUSH_CHAT.format(n=6, k=0),
+    )  # the day's log exists: an append
     assert first.returncode == 0, first.stderr
     chat = FLUSH_CHAT.format(n=7, k=1)
-    killed = _vault(root, "flush", "--session", "s7", "--date", "2026-11-22", "-",
-                    kill=step, stdin=chat)
+    killed = _vault(
+        root, "flush", "--session", "s7", "--date", "2026-11-22", "-", kill=step, stdin=chat
+    )
     assert killed.returncode == KILLED
     again = _vault(root, "flush", "--session", "s7", "--date", "2026-11-22", "-", stdin=chat)
     assert again.returncode == 0, again.stderr
@@ -123,8 +157,11 @@ def test_a_flush_killed_mid_append_then_run_again_writes_each_entry_once(
 def test_a_cut_append_is_completed_by_the_next_append(tmp_path: Path) -> None:
     log = tmp_path / "memory.md"
     log.write_text(ORIGINAL)
-    subprocess.run([sys.executable, "-c", APPEND, str(log), ENTRY],
-                   env=_env(**{fsutil.KILL_ENV: "append.mid-write"}), timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", APPEND, str(log), ENTRY],
+        env=_env(**{fsutil.KILL_ENV: "append.mid-write"}),
+        timeout=60,
+    )
     fsutil.append_entry(log, "- next\n")
     assert log.read_text() == ORIGINAL + ENTRY + "- next\n"
     assert _leftovers(tmp_path) == []
@@ -133,8 +170,11 @@ def test_a_cut_append_is_completed_by_the_next_append(tmp_path: Path) -> None:
 def test_a_cut_append_of_a_file_edited_since_is_left_to_the_person(tmp_path: Path) -> None:
     log = tmp_path / "memory.md"
     log.write_text(ORIGINAL)
-    subprocess.run([sys.executable, "-c", APPEND, str(log), ENTRY],
-                   env=_env(**{fsutil.KILL_ENV: "append.mid-write"}), timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", APPEND, str(log), ENTRY],
+        env=_env(**{fsutil.KILL_ENV: "append.mid-write"}),
+        timeout=60,
+    )
     edited = "# 2026-11-22\n\nrewritten by hand\n"
     log.write_text(edited)
     actions = fsutil.recover_tree(tmp_path)
@@ -146,8 +186,11 @@ def test_a_cut_append_of_a_file_edited_since_is_left_to_the_person(tmp_path: Pat
 def test_a_journal_killed_before_its_rename_leaves_no_temp(tmp_path: Path) -> None:
     log = tmp_path / "memory.md"
     log.write_text(ORIGINAL)
-    done = subprocess.run([sys.executable, "-c", APPEND, str(log), ENTRY],
-                          env=_env(**{fsutil.KILL_ENV: "atomic.before-replace"}), timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", APPEND, str(log), ENTRY],
+        env=_env(**{fsutil.KILL_ENV: "atomic.before-replace"}),
+        timeout=60,
+    )
     assert done.returncode == KILLED
     assert _leftovers(tmp_path)  # the journal's temp file
     fsutil.append_entry(log, "- next\n")  # the next append of the file removes it
@@ -155,15 +198,19 @@ def test_a_journal_killed_before_its_rename_leaves_no_temp(tmp_path: Path) -> No
     assert _leftovers(tmp_path) == []
 
 
-def test_a_rewrite_killed_before_its_rename_leaves_the_old_file_and_no_temp(
-        tmp_path: Path) -> None:
+def test_a_rewrite_killed_before_its_rename_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
     note = tmp_path / "n.md"
     note.write_text("old\n")
-    script = ("import sys; from pathlib import Path; from vault_memory.files import fsutil; "
-              "p = Path(sys.argv[1]); fsutil.write_atomic(p, 'new\\n', "
-              "fsutil.sha256_bytes(p.read_bytes()))")
-    done = subprocess.run([sys.executable, "-c", script, str(note)],
-                          env=_env(**{fsutil.KILL_ENV: "atomic.before-replace"}), timeout=60)
+    script = (
+        "import sys; from pathlib import Path; from vault_memory.files import fsutil; "
+        "p = Path(sys.argv[1]); fsutil.write_atomic(p, 'new\\n', "
+        "fsutil.sha256_bytes(p.read_bytes()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(note)],
+        env=_env(**{fsutil.KILL_ENV: "atomic.before-replace"}),
+        timeout=60,
+    )
     assert done.returncode == KILLED
     assert note.read_text() == "old\n" and _leftovers(tmp_path)  # the temp file is there
     fsutil.recover_tree(tmp_path)
@@ -201,17 +248,24 @@ def _check_dream(root: Path, before: bytes, after: bytes, existing: bool = False
     memory = (root / "MEMORY.md").read_bytes()
     assert memory in (before, after), "MEMORY.md is neither the old nor the new one"
     diaries = sorted((root / "dreams").glob("20*.md"))
-    records = [r for d in diaries for r in parse_records(d.name, d.read_text())
-               if r.action == "dream"]
+    records = [
+        r for d in diaries for r in parse_records(d.name, d.read_text()) if r.action == "dream"
+    ]
     assert _leftovers(root) == [], _leftovers(root)
     if memory == before:
         assert records == []
         archive = root / "dreams/archive.md"
         assert not archive.exists() or "Archived by the dream" not in archive.read_text()
-        assert existing or not (root / "dreams/2026-11-22.md").exists() or \
-            "dream ·" not in (root / "dreams/2026-11-22.md").read_text()
-        assert list((root / "dreams/.backup").glob("MEMORY.*.md")) == [] \
-            if (root / "dreams/.backup").exists() else True
+        assert (
+            existing
+            or not (root / "dreams/2026-11-22.md").exists()
+            or "dream ·" not in (root / "dreams/2026-11-22.md").read_text()
+        )
+        assert (
+            list((root / "dreams/.backup").glob("MEMORY.*.md")) == []
+            if (root / "dreams/.backup").exists()
+            else True
+        )
         return "old"
     assert len(records) == 1 and records[0].memory_after == fsutil.sha256_bytes(after)
     result = _vault(root, "dream", "--undo")
@@ -242,25 +296,38 @@ DREAM_STEPS = [
     ("append.mid-write#2", True),
     ("append.after-commit#2", True),
 ]
-MEMORY_REPLACED = {("atomic.after-replace#4", False), ("dream.after-memory", False),
-                   ("atomic.before-replace#5", False), ("dream.after-diary", False),
-                   ("append.after-journal#2", True), ("append.mid-write#2", True),
-                   ("append.after-commit#2", True)}
+MEMORY_REPLACED = {
+    ("atomic.after-replace#4", False),
+    ("dream.after-memory", False),
+    ("atomic.before-replace#5", False),
+    ("dream.after-diary", False),
+    ("append.after-journal#2", True),
+    ("append.mid-write#2", True),
+    ("append.after-commit#2", True),
+}
 DIARY_START = "# Dream diary 2026-11-22\n\nwritten by hand before the dream\n"
 ARCHIVE_START = "# Archive\n\nolder archived entries\n"
 
 
-QUICK_STEPS = {("dream.after-journal", False), ("dream.after-memory", False),
-               ("append.mid-write#1", True), ("append.mid-write#2", True)}
+QUICK_STEPS = {
+    ("dream.after-journal", False),
+    ("dream.after-memory", False),
+    ("append.mid-write#1", True),
+    ("append.mid-write#2", True),
+}
 
 
 @pytest.mark.parametrize(
     ("step", "existing"),
-    [pytest.param(s, e, marks=() if (s, e) in QUICK_STEPS else pytest.mark.slow)
-     for s, e in DREAM_STEPS],
-    ids=[f"{s}{'-existing' if e else ''}" for s, e in DREAM_STEPS])
+    [
+        pytest.param(s, e, marks=() if (s, e) in QUICK_STEPS else pytest.mark.slow)
+        for s, e in DREAM_STEPS
+    ],
+    ids=[f"{s}{'-existing' if e else ''}" for s, e in DREAM_STEPS],
+)
 def test_a_dream_killed_at_any_write_step_is_completed_or_rolled_back(
-        tmp_path: Path, dreamed: tuple[bytes, bytes], step: str, existing: bool) -> None:
+    tmp_path: Path, dreamed: tuple[bytes, bytes], step: str, existing: bool
+) -> None:
     root = _dream_vault(tmp_path / "vault")
     if existing:
         (root / "dreams").mkdir(exist_ok=True)
@@ -309,10 +376,10 @@ def _check_index(root: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("step", ["index.after-units", "index.before-embed",
-                                  "index.mid-embed"])
+@pytest.mark.parametrize("step", ["index.after-units", "index.before-embed", "index.mid-embed"])
 def test_an_incremental_index_killed_at_any_step_gets_every_vector(
-        tmp_path: Path, _sample_template: Path, step: str) -> None:
+    tmp_path: Path, _sample_template: Path, step: str
+) -> None:
     root = copy_vault(_sample_template, tmp_path / "sample")
     _edit(root, 0)
     killed = _vault(root, "index", kill=step, model=True)
@@ -321,22 +388,35 @@ def test_an_incremental_index_killed_at_any_step_gets_every_vector(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("step", ["index.after-units", "index.mid-keyword-segment#3",
-                                  "index.after-fulltext"])
+@pytest.mark.parametrize(
+    "step", ["index.after-units", "index.mid-keyword-segment#3", "index.after-fulltext"]
+)
 def test_a_keyword_only_full_index_killed_midway_is_completed_by_the_next(
-        tmp_path: Path, _sample_template: Path, step: str,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, _sample_template: Path, step: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A first full index without a model, killed after SQLite's batch, while the keyword
     index's segment is being written from the postings held in memory, or after its commit:
     the next run leaves the index equal to the files and the keyword search answering."""
     root = copy_vault(_sample_template, tmp_path / "sample")
     shutil.rmtree(root / ".vault", ignore_errors=True)
     command = [sys.executable, "-m", "vault_memory", "index"]
-    killed = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300,
-                            env=_env(VAULT_INDEX_MODEL="none", **{fsutil.KILL_ENV: step}))
+    killed = subprocess.run(
+        command,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(VAULT_INDEX_MODEL="none", **{fsutil.KILL_ENV: step}),
+    )
     assert killed.returncode == KILLED, (step, killed.stderr[-2000:])
-    subprocess.run(command, cwd=root, env=_env(VAULT_INDEX_MODEL="none"), check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        command,
+        cwd=root,
+        env=_env(VAULT_INDEX_MODEL="none"),
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     monkeypatch.setenv("VAULT_INDEX_MODEL", "none")  # as the runs: keyword-only
     with Vault(root) as vault:
         check = vault._index.verify()
@@ -360,8 +440,9 @@ def test_random_kills_of_incremental_index(tmp_path: Path, _sample_template: Pat
         trials += 1
         assert trials <= 200, f"only {killed} of {trials} runs were killed"
         _edit(root, trials)
-        proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             proc.wait(timeout=rng.uniform(0.2, 1.05) * took)
         except subprocess.TimeoutExpired:
@@ -383,8 +464,22 @@ def test_random_kills_of_four_concurrent_flushes(tmp_path: Path) -> None:
     rng = random.Random(2024)
     root = Vault.init(tmp_path / "vault").root
     env = _env()
-    took = _timed([sys.executable, "-m", "vault_memory", "flush", "--session", "warm-up",
-                   "--date", "2026-11-21", "-"], root, env, FLUSH_CHAT.format(n=-1, k=0))
+    took = _timed(
+        [
+            sys.executable,
+            "-m",
+            "vault_memory",
+            "flush",
+            "--session",
+            "warm-up",
+            "--date",
+            "2026-11-21",
+            "-",
+        ],
+        root,
+        env,
+        FLUSH_CHAT.format(n=-1, k=0),
+    )
     killed = trials = hit = 0
     while hit < 50:  # 50 trials in which at least one of the four flushes is killed
         trial, trials = trials, trials + 1
@@ -393,10 +488,24 @@ def test_random_kills_of_four_concurrent_flushes(tmp_path: Path) -> None:
         for k in range(4):
             n = trial * 4 + k
             proc = subprocess.Popen(
-                [sys.executable, "-m", "vault_memory", "flush", "--session", f"s{n}",
-                 "--date", "2026-11-22", "-"],
-                cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, text=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "vault_memory",
+                    "flush",
+                    "--session",
+                    f"s{n}",
+                    "--date",
+                    "2026-11-22",
+                    "-",
+                ],
+                cwd=root,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
             assert proc.stdin is not None
             proc.stdin.write(FLUSH_CHAT.format(n=n, k=k))
             proc.stdin.close()
@@ -413,16 +522,26 @@ def test_random_kills_of_four_concurrent_flushes(tmp_path: Path) -> None:
         hit += killed > before
         for n, k, proc in procs:  # what was killed runs again (a flush is idempotent)
             if proc.returncode != 0:
-                again = _vault(root, "flush", "--session", f"s{n}", "--date", "2026-11-22", "-",
-                               stdin=FLUSH_CHAT.format(n=n, k=k))
+                again = _vault(
+                    root,
+                    "flush",
+                    "--session",
+                    f"s{n}",
+                    "--date",
+                    "2026-11-22",
+                    "-",
+                    stdin=FLUSH_CHAT.format(n=n, k=k),
+                )
                 assert again.returncode == 0, again.stderr
     log = (root / "memory/2026-11-22.md").read_text()
     for n in range(trials * 4):
         assert log.count(f"Decision {n}: billing batch {n} ") == 1, n
         assert log.count(f"session s{n}\n") >= 1, n
     assert _leftovers(root) == []
-    print(f"flush: {killed} of {trials * 4} processes killed in {hit} of {trials} trials of 4 "
-          "concurrent flushes; every entry once")
+    print(
+        f"flush: {killed} of {trials * 4} processes killed in {hit} of {trials} trials of 4 "
+        "concurrent flushes; every entry once"
+    )
 
 
 @pytest.mark.slow
@@ -436,8 +555,9 @@ def test_random_kills_of_dreams(tmp_path: Path, dreamed: tuple[bytes, bytes]) ->
         trials += 1
         assert trials <= 250, f"only {sum(outcomes.values())} of {trials} dreams were killed"
         root = _dream_vault(tmp_path / f"v{trials}")
-        proc = subprocess.Popen(command, cwd=root, env=_env(), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            command, cwd=root, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             proc.wait(timeout=rng.uniform(0.5, 1.1) * took)  # past the imports, mostly
             killed = False
@@ -451,5 +571,7 @@ def test_random_kills_of_dreams(tmp_path: Path, dreamed: tuple[bytes, bytes]) ->
         if killed:
             outcomes[state] += 1
         shutil.rmtree(root)
-    print(f"dream: {trials} runs, 50 killed: MEMORY.md old (rolled back) in {outcomes['old']}, "
-          f"new (completed) in {outcomes['new']}; the diary agrees in every one")
+    print(
+        f"dream: {trials} runs, 50 killed: MEMORY.md old (rolled back) in {outcomes['old']}, "
+        f"new (completed) in {outcomes['new']}; the diary agrees in every one"
+    )

@@ -18,9 +18,11 @@ from vault_memory.index.fulltext import FullTextWriter
 
 def _edit(root: Path) -> None:
     path = root / "notes" / "renderer.md"
-    path.write_text(path.read_text(encoding="utf-8")
-                    + "\n- QUOKKA_77 renders the Cyrillic invoices. #decision\n",
-                    encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        + "\n- QUOKKA_77 renders the Cyrillic invoices. #decision\n",
+        encoding="utf-8",
+    )
 
 
 def _whoosh_finds(vault: Vault, word: str) -> int:
@@ -30,8 +32,7 @@ def _whoosh_finds(vault: Vault, word: str) -> int:
 
 
 def _operators(vault: Vault) -> list[dict[str, Any]]:
-    return [h.to_dict() for h in vault.search("path:notes quokka_77", mode="keyword",
-                                               fresh=False)]
+    return [h.to_dict() for h in vault.search("path:notes quokka_77", mode="keyword", fresh=False)]
 
 
 def test_a_searchs_run_defers_whoosh_and_operators_bring_it_up(indexed_small: Path) -> None:
@@ -73,8 +74,9 @@ def test_a_watchers_or_indexs_run_never_defers(indexed_small: Path) -> None:
 
 
 @pytest.mark.parametrize("where", ["before the commit", "after the commit"])
-def test_a_catch_up_killed_midway_is_done_again(indexed_small: Path, where: str,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_catch_up_killed_midway_is_done_again(
+    indexed_small: Path, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Killed before Whoosh commits, or after it but before the pending files are cleared:
     they stay recorded, and the next catch-up does it again (no document twice)."""
     _edit(indexed_small)
@@ -92,8 +94,13 @@ def test_a_catch_up_killed_midway_is_done_again(indexed_small: Path, where: str,
                 mp.setattr(FullTextWriter, "commit", kill)
             else:
                 real = fsutil.kill_point
-                mp.setattr(fsutil, "kill_point", lambda step: kill() if step == (
-                    "index.after-fulltext-catch-up") else real(step))
+                mp.setattr(
+                    fsutil,
+                    "kill_point",
+                    lambda step: (
+                        kill() if step == ("index.after-fulltext-catch-up") else real(step)
+                    ),
+                )
             with pytest.raises(Killed):
                 vault._index.catch_up_fulltext()
     with Vault(indexed_small) as vault:

@@ -70,20 +70,23 @@ def write(root: Path, relpath: str, text: str) -> Path:
 
 
 def test_extract_items_lines_continuations_and_code() -> None:
-    items = daily("2026-11-20", (
-        "## 09:15 · note\n"                       # line 3
-        "- First fact about billing.\n"           # 4
-        "  continued on the next line.\n"         # 5
-        "- Second fact. #decision\n"              # 6
-        "\n"
-        "```bash\n"                               # 8
-        "- not an item, code\n"
-        "```\n"
-        "A paragraph of prose\n"                  # 11
-        "over two lines.\n"                       # 12
-        "## 10:00 · flush · session 7f3a\n"
-        "1. Numbered item.\n"                     # 14
-    ))
+    items = daily(
+        "2026-11-20",
+        (
+            "## 09:15 · note\n"  # line 3
+            "- First fact about billing.\n"  # 4
+            "  continued on the next line.\n"  # 5
+            "- Second fact. #decision\n"  # 6
+            "\n"
+            "```bash\n"  # 8
+            "- not an item, code\n"
+            "```\n"
+            "A paragraph of prose\n"  # 11
+            "over two lines.\n"  # 12
+            "## 10:00 · flush · session 7f3a\n"
+            "1. Numbered item.\n"  # 14
+        ),
+    )
     assert [(i.start_line, i.end_line, i.text) for i in items] == [
         (4, 5, "First fact about billing.\ncontinued on the next line."),
         (6, 6, "Second fact. #decision"),
@@ -108,17 +111,20 @@ def test_consolidate_promotes_merges_and_rejects() -> None:
     items = (
         daily("2026-11-18", "- The renderer image needs fonts-noto-core for Nordic glyphs.\n")
         + daily("2026-11-19", "- Renderer image needs fonts-noto-core for the Nordic glyphs.\n")
-        + daily("2026-11-20", (
-            "- Chose PostgreSQL 16 for the billing-core service. #decision\n"
-            "- git push --force origin main\n"
-            "- and then the\n"
-            "- model=gpt-4o-mini tokens_in=2311 tokens_out=418\n"
-            "- Maya prefers short answers with code first.\n"
-            "- Call the dentist on Friday about the crown. #todo\n"
-            "- Zoë is out until Wednesday at a fintech conference.\n"
-            "- The renderer image needs fonts-noto-core for Nordic glyphs å ä ö.\n"
-            "- Jonas goes on parental leave from 1 January. #important\n"
-        ))
+        + daily(
+            "2026-11-20",
+            (
+                "- Chose PostgreSQL 16 for the billing-core service. #decision\n"
+                "- git push --force origin main\n"
+                "- and then the\n"
+                "- model=gpt-4o-mini tokens_in=2311 tokens_out=418\n"
+                "- Maya prefers short answers with code first.\n"
+                "- Call the dentist on Friday about the crown. #todo\n"
+                "- Zoë is out until Wednesday at a fintech conference.\n"
+                "- The renderer image needs fonts-noto-core for Nordic glyphs å ä ö.\n"
+                "- Jonas goes on parental leave from 1 January. #important\n"
+            ),
+        )
     )
     plan = consolidate(memory, items, Policy(), TOKENS, evidence=items, today=NOW.date())
     added = {a.text: a for a in plan.added}
@@ -158,23 +164,30 @@ def test_consolidate_promotes_merges_and_rejects() -> None:
         "- Jonas goes on parental leave from 1 January. #important "
         "<!-- src: memory/2026-11-20.md#L11 -->\n"
         "- The renderer image needs fonts-noto-core for Nordic glyphs å ä ö. "
-        "<!-- src: memory/2026-11-20.md#L10 -->\n")
+        "<!-- src: memory/2026-11-20.md#L10 -->\n",
+    )
 
 
 def test_a_correction_replaces_the_entry_it_corrects() -> None:
-    memory = parse_memory(MEMORY + "- Standup moved to 09:30 on Mondays. <!-- src: memory/"
-                                   "2026-10-23.md#L4 -->\n")
-    items = daily("2026-11-20", (
-        "- Correction: standup is at 10:00 on Mondays, not 09:30 on Mondays.\n"
-        "- Actually, invoice numbers are gapless per tenant and per series.\n"
-        "- Correction: Maya is not a senior backend engineer at Ledgerly any more, she leads "
-        "billing-core.\n"
-        "- The office plants are not watered on weekends. #important\n"
-    ))
+    memory = parse_memory(
+        MEMORY + "- Standup moved to 09:30 on Mondays. <!-- src: memory/2026-10-23.md#L4 -->\n"
+    )
+    items = daily(
+        "2026-11-20",
+        (
+            "- Correction: standup is at 10:00 on Mondays, not 09:30 on Mondays.\n"
+            "- Actually, invoice numbers are gapless per tenant and per series.\n"
+            "- Correction: Maya is not a senior backend engineer at Ledgerly any more, she leads "
+            "billing-core.\n"
+            "- The office plants are not watered on weekends. #important\n"
+        ),
+    )
     plan = consolidate(memory, items, Policy(), TOKENS, evidence=items, today=NOW.date())
     edits = {e.entry.text.split(" <!--")[0]: e for e in plan.edited}
-    assert set(edits) == {"- Standup moved to 09:30 on Mondays.",
-                          "- Invoice numbers are gapless per tenant."}
+    assert set(edits) == {
+        "- Standup moved to 09:30 on Mondays.",
+        "- Invoice numbers are gapless per tenant.",
+    }
     standup = edits["- Standup moved to 09:30 on Mondays."]
     assert standup.text == "Standup is at 10:00 on Mondays, not 09:30 on Mondays."
     assert standup.sources == ("memory/2026-11-20.md#L3",)
@@ -242,31 +255,43 @@ def test_validate_checks_the_rendered_text_not_the_plan() -> None:
     edit = Edited(memory.entries[0], "Works on billing-core.", (), "shorter")
     assert any("pinned entry" in p for p in problems(DreamPlan(edited=[edit])))
     assert problems(DreamPlan(), MEMORY.replace(plain.text + "\n", "")) == [
-        f'it would lose the entry "{plain.text}"']
+        f'it would lose the entry "{plain.text}"'
+    ]
     assert problems(DreamPlan(), MEMORY.replace("## About Maya #pin\n", "## About #pin\n")) == [
-        "it would change the pinned section ## About Maya #pin"]
-    invented = Added("People", "Zoë Okafor is the product manager for invoicing.",
-                     ("memory/2026-11-19.md#L4",), "new")
+        "it would change the pinned section ## About Maya #pin"
+    ]
+    invented = Added(
+        "People",
+        "Zoë Okafor is the product manager for invoicing.",
+        ("memory/2026-11-19.md#L4",),
+        "new",
+    )
     assert problems(DreamPlan(added=[invented])) == [
-        "the new entry \"Zoë Okafor is the product manager for invoicing.\" cites "
-        "'memory/2026-11-19.md#L4', which is not one of this dream's inputs"]
+        'the new entry "Zoë Okafor is the product manager for invoicing." cites '
+        "'memory/2026-11-19.md#L4', which is not one of this dream's inputs"
+    ]
     junk = Added("People", "git push --force origin main", tuple(sources), "new")
     assert problems(DreamPlan(added=[junk])) == [
-        'the new entry "git push --force origin main" is junk (shell command)']
-    into_pinned = Added("About Maya", "Maya has two cats at home in Stockholm.",
-                        tuple(sources), "new")
+        'the new entry "git push --force origin main" is junk (shell command)'
+    ]
+    into_pinned = Added(
+        "About Maya", "Maya has two cats at home in Stockholm.", tuple(sources), "new"
+    )
     assert problems(DreamPlan(added=[into_pinned])) == [
         "it would change the pinned section ## About Maya #pin",
-        "it would add to the pinned section ## About Maya #pin"]
-    sneaky = Added("People", "Zoë Okafor is the product manager --> <!-- src: x -->",
-                   tuple(sources), "new")
+        "it would add to the pinned section ## About Maya #pin",
+    ]
+    sneaky = Added(
+        "People", "Zoë Okafor is the product manager --> <!-- src: x -->", tuple(sources), "new"
+    )
     assert any("HTML comment" in p for p in problems(DreamPlan(added=[sneaky])))
     two = DreamPlan(archived=[Archived(e, "old") for e in memory.entries if not e.pinned][:2])
     assert problems(two) == ["it would drop 2 of 6 existing entries (33%, more than 25%)"]
     big = Added("People", "Zoë Okafor is the product manager. " * 10, tuple(sources), "new")
     assert problems(DreamPlan(added=[big]), max_memory_chars=len(MEMORY) + 50) == [
         f"MEMORY.md would be {len(render(memory, DreamPlan(added=[big]))):,} characters, "
-        f"over the {len(MEMORY) + 50:,}-character budget"]
+        f"over the {len(MEMORY) + 50:,}-character budget"
+    ]
 
 
 # -- real dreams on real folders ----------------------------------------------------------------
@@ -281,23 +306,33 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def small(vault_dir: Path) -> Path:
     write(vault_dir, "MEMORY.md", MEMORY)
-    write(vault_dir, "memory/2026-11-20.md", (
-        "# 2026-11-20\n\n## 09:15 · note\n"
-        "- Chose PostgreSQL 16 for the billing-core service. #decision\n"
-        "- git push --force origin main\n"
-        "- Maya prefers short answers with code first.\n"
-    ))
-    write(vault_dir, "memory/2026-11-21.md", (
-        "# 2026-11-21\n\n## 10:00 · note\n"
-        "- Jonas goes on parental leave from 1 January. #important\n"
-        "- Call the dentist on Friday about the crown. #todo\n"
-    ))
+    write(
+        vault_dir,
+        "memory/2026-11-20.md",
+        (
+            "# 2026-11-20\n\n## 09:15 · note\n"
+            "- Chose PostgreSQL 16 for the billing-core service. #decision\n"
+            "- git push --force origin main\n"
+            "- Maya prefers short answers with code first.\n"
+        ),
+    )
+    write(
+        vault_dir,
+        "memory/2026-11-21.md",
+        (
+            "# 2026-11-21\n\n## 10:00 · note\n"
+            "- Jonas goes on parental leave from 1 January. #important\n"
+            "- Call the dentist on Friday about the crown. #todo\n"
+        ),
+    )
     write(vault_dir, "notes/ideas.md", "- Chose MongoDB for everything. #decision\n")
     return vault_dir
 
 
-ALLOWED = re.compile(r"^(MEMORY\.md|dreams/\d{4}-\d\d-\d\d\.md|dreams/archive\.md|"
-                     r"dreams/\.backup/MEMORY\.[\dT-]+\.md|\.vault/(dream|write)\.lock)$")
+ALLOWED = re.compile(
+    r"^(MEMORY\.md|dreams/\d{4}-\d\d-\d\d\.md|dreams/archive\.md|"
+    r"dreams/\.backup/MEMORY\.[\dT-]+\.md|\.vault/(dream|write)\.lock)$"
+)
 
 
 def changed_paths(before: dict, after: dict) -> set[str]:
@@ -331,7 +366,7 @@ def test_offline_dream_on_the_sample_vault(sample_vault: Path, loaded_embedder, 
         if entry.text != edit["before"]:
             assert entry.text in text
     about = old.section("About Maya")
-    assert "".join(old.lines[about.start:about.end]) in text  # the pinned section, verbatim
+    assert "".join(old.lines[about.start : about.end]) in text  # the pinned section, verbatim
     new_entries = [e for e in memory.entries if e.text not in original]
     reworded = [e for e in new_entries if e.body.startswith("The migration window is Saturday")]
     assert len(reworded) == 1
@@ -351,8 +386,9 @@ def test_offline_dream_on_the_sample_vault(sample_vault: Path, loaded_embedder, 
     # never promoted: the junk lines of the sample logs
     for junk in ("TODO", "session_id=5e3b"):
         assert not any(junk in e.text for e in new_entries)
-        assert any(s["text"].startswith(junk) and s["reason"].startswith("junk")
-                   for s in report.skipped)
+        assert any(
+            s["text"].startswith(junk) and s["reason"].startswith("junk") for s in report.skipped
+        )
     daily = {p: v for p, v in before.items() if p.startswith("memory/")}
     assert daily == {p: v for p, v in after.items() if p.startswith("memory/")}
 
@@ -373,8 +409,9 @@ def test_offline_dream_on_the_sample_vault(sample_vault: Path, loaded_embedder, 
     assert tree_state(sample_vault) == again
 
 
-def test_dry_run_prints_the_diff_and_writes_nothing(sample_vault: Path, run_cli, no_model,
-                                                    tree_state) -> None:
+def test_dry_run_prints_the_diff_and_writes_nothing(
+    sample_vault: Path, run_cli, no_model, tree_state
+) -> None:
     before = tree_state(sample_vault)
     days = str((clock.today() - dt.date(2026, 11, 8)).days)
     result = run_cli("--vault", str(sample_vault), "dream", "--dry-run", "--days", days)
@@ -387,16 +424,18 @@ def test_dry_run_prints_the_diff_and_writes_nothing(sample_vault: Path, run_cli,
     assert not (sample_vault / ".vault").exists() and not (sample_vault / "dreams").exists()
 
 
-def test_disabled_dream_has_no_side_effects(sample_vault: Path, run_cli, tree_state, no_model,
-                                           monkeypatch) -> None:
+def test_disabled_dream_has_no_side_effects(
+    sample_vault: Path, run_cli, tree_state, no_model, monkeypatch
+) -> None:
     config = sample_vault / "vault.toml"
     config.write_text(config.read_text().replace("enabled = true", "enabled = false"))
     before = tree_state(sample_vault)
     listing = sorted(p.relative_to(sample_vault) for p in sample_vault.rglob("*"))
     result = run_cli("--vault", str(sample_vault), "dream")
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr.startswith("Error: dreaming is disabled ([dream] enabled = false in "
-                                    "vault.toml); nothing was done.")
+    assert result.stderr.startswith(
+        "Error: dreaming is disabled ([dream] enabled = false in vault.toml); nothing was done."
+    )
     with Vault(sample_vault) as vault, pytest.raises(DreamDisabledError):
         vault.dream(force=True)
     with Vault(sample_vault) as vault:  # a preview is allowed, and says so
@@ -424,12 +463,15 @@ def test_concurrent_edit_aborts_the_dream(small: Path, no_model, monkeypatch, tr
     before = tree_state(small)
     with Vault(small) as vault, pytest.raises(NoteChangedError) as info:
         vault.dream(now=NOW)
-    assert str(info.value) == ("MEMORY.md changed on disk during the dream; nothing was written. "
-                               "Run the command again to work from the current file.")
+    assert str(info.value) == (
+        "MEMORY.md changed on disk during the dream; nothing was written. "
+        "Run the command again to work from the current file."
+    )
     assert (small / "MEMORY.md").read_text() == edited
     after = tree_state(small)
     assert changed_paths(before, after) - {".vault/dream.lock", ".vault/write.lock"} == {
-        "MEMORY.md"}  # the user's edit; no diary, no backup, no archive
+        "MEMORY.md"
+    }  # the user's edit; no diary, no backup, no archive
     monkeypatch.setattr(dreamer, "render", real_render)
     with Vault(small) as vault:  # nothing was consumed: the next dream does the work
         report = vault.dream(now=NOW)
@@ -437,8 +479,9 @@ def test_concurrent_edit_aborts_the_dream(small: Path, no_model, monkeypatch, tr
     assert "A line Maya typed" in (small / "MEMORY.md").read_text()
 
 
-def test_dream_and_undo_restore_byte_identically(small: Path, no_model, run_cli,
-                                                 tree_state, monkeypatch) -> None:
+def test_dream_and_undo_restore_byte_identically(
+    small: Path, no_model, run_cli, tree_state, monkeypatch
+) -> None:
     undo_at = NOW + dt.timedelta(hours=1)
     monkeypatch.setenv("VAULT_NOW", undo_at.isoformat())  # the CLI's clock
     original = (small / "MEMORY.md").read_bytes()
@@ -449,7 +492,8 @@ def test_dream_and_undo_restore_byte_identically(small: Path, no_model, run_cli,
     assert report.status == "dreamed" and report.backup
     assert {a["text"] for a in report.added} == {
         "Chose PostgreSQL 16 for the billing-core service. #decision",
-        "Jonas goes on parental leave from 1 January. #important"}
+        "Jonas goes on parental leave from 1 January. #important",
+    }
     assert "MongoDB" not in (small / "MEMORY.md").read_text()  # notes are never inputs
     result = run_cli("--vault", str(small), "dream", "--undo")
     assert result.exit_code == 0, result.stderr
@@ -479,14 +523,16 @@ def test_undo_refuses_to_discard_later_edits(small: Path, no_model) -> None:
 
 def test_over_budget_is_refused_then_forced_and_archived(small: Path, no_model) -> None:
     config = small / "vault.toml"
-    config.write_text(config.read_text().replace("max_memory_chars = 12000",
-                                                 "max_memory_chars = 400"))
+    config.write_text(
+        config.read_text().replace("max_memory_chars = 12000", "max_memory_chars = 400")
+    )
     original = (small / "MEMORY.md").read_bytes()
     with Vault(small) as vault:
         with pytest.raises(DreamRefusedError) as info:
             vault.dream(now=NOW)
-        dropped = re.search(r"it would drop (\d) of 6 existing entries \(\d+%, more than 25%\)",
-                            str(info.value))
+        dropped = re.search(
+            r"it would drop (\d) of 6 existing entries \(\d+%, more than 25%\)", str(info.value)
+        )
         assert dropped, str(info.value)
         assert "`vault dream --force`" in str(info.value)
         assert (small / "MEMORY.md").read_bytes() == original
@@ -534,8 +580,10 @@ def test_dream_runs_from_a_background_thread_with_no_arguments(vault_dir: Path, 
     (report,) = results
     assert report.status == "dreamed"
     assert [a["section"] for a in report.added] == ["Decisions"]
-    assert "- Billing runs on PostgreSQL 16 from now on. #decision <!-- src: memory/" in (
-        vault_dir / "MEMORY.md").read_text()
+    assert (
+        "- Billing runs on PostgreSQL 16 from now on. #decision <!-- src: memory/"
+        in (vault_dir / "MEMORY.md").read_text()
+    )
 
 
 def test_cli_json_report_and_usage_errors(small: Path, no_model, run_cli) -> None:
@@ -558,8 +606,9 @@ def test_cli_json_report_and_usage_errors(small: Path, no_model, run_cli) -> Non
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def test_git_commit_holds_exactly_the_dream_files(small: Path, no_model) -> None:
@@ -577,13 +626,17 @@ def test_git_commit_holds_exactly_the_dream_files(small: Path, no_model) -> None
         report = vault.dream(now=NOW)
     assert report.commit == git(small, "rev-parse", "HEAD").strip()
     files = git(small, "show", "--name-only", "--format=", "HEAD").split()
-    assert sorted(files) == sorted(report.written) == sorted(
-        ["MEMORY.md", "dreams/2026-11-22.md", report.backup])
+    assert (
+        sorted(files)
+        == sorted(report.written)
+        == sorted(["MEMORY.md", "dreams/2026-11-22.md", report.backup])
+    )
     assert git(small, "log", "-1", "--format=%an %s").startswith("Maya vault dream 2026-11-22")
     assert git(small, "diff", "--cached", "--name-only").split() == ["notes/ideas.md"]
     status = git(small, "status", "--porcelain").splitlines()
-    assert sorted(status) == sorted(["?? notes/draft.md", "M  notes/ideas.md",
-                                     " M memory/2026-11-21.md"])
+    assert sorted(status) == sorted(
+        ["?? notes/draft.md", "M  notes/ideas.md", " M memory/2026-11-21.md"]
+    )
     with Vault(small) as vault:
         undo = vault.undo_dream(now=NOW)
     files = git(small, "show", "--name-only", "--format=", "HEAD").split()
@@ -592,8 +645,7 @@ def test_git_commit_holds_exactly_the_dream_files(small: Path, no_model) -> None
     assert git(small, "diff", "--cached", "--name-only").split() == ["notes/ideas.md"]
 
 
-def test_an_ignored_diary_is_explained_and_memory_still_committed(small: Path,
-                                                                  no_model) -> None:
+def test_an_ignored_diary_is_explained_and_memory_still_committed(small: Path, no_model) -> None:
     """With dreams/ git-ignored, a dream printed git's own hint and left MEMORY.md staged."""
     git(small, "init", "-q")
     (small / ".gitignore").write_text(".vault/\ndreams/\n")  # the user keeps dreams out of git
@@ -603,14 +655,16 @@ def test_an_ignored_diary_is_explained_and_memory_still_committed(small: Path,
     (warning,) = report.warnings
     assert warning == (
         "dreams/ is ignored by git (.gitignore): written but not committed. Remove the "
-        "ignore rule to keep the dream diary in git, or set [dream] git_commit = false.")
+        "ignore rule to keep the dream diary in git, or set [dream] git_commit = false."
+    )
     assert git(small, "show", "--name-only", "--format=", "HEAD").split() == ["MEMORY.md"]
     assert git(small, "diff", "--cached", "--name-only") == ""  # nothing left staged
     assert "PostgreSQL 16" in (small / "MEMORY.md").read_text()
     config = small / "vault.toml"
     config.write_text(config.read_text() + "git_commit = false\n")  # [dream] is the last table
     (small / "memory/2026-11-21.md").write_text(
-        (small / "memory/2026-11-21.md").read_text() + "- Chose Buildkite for CI. #decision\n")
+        (small / "memory/2026-11-21.md").read_text() + "- Chose Buildkite for CI. #decision\n"
+    )
     with Vault(small) as vault:
         report = vault.dream(now=NOW)
     assert report.commit is None and not report.warnings and len(report.added) == 1
@@ -651,8 +705,10 @@ def test_one_dream_at_a_time_and_bad_settings(small: Path, no_model) -> None:
     from vault_memory.files import fsutil
 
     with Vault(small) as vault:
-        with fsutil.lock_file(small / ".vault/dream.lock", "dream"), \
-                pytest.raises(LockTimeoutError, match="could not take the dream lock"):
+        with (
+            fsutil.lock_file(small / ".vault/dream.lock", "dream"),
+            pytest.raises(LockTimeoutError, match="could not take the dream lock"),
+        ):
             vault.dream(now=NOW)
         with pytest.raises(VaultError, match="the lookback must be at least 1 day, got 0"):
             vault.dream(lookback_days=0, now=NOW)
@@ -671,7 +727,10 @@ def test_search_logs_what_it_returned(small: Path, no_model) -> None:
     log = small / ".vault/hits.jsonl"
     lines = log.read_text().splitlines()
     assert len(lines) == 2 and json.loads(lines[0])["hits"][0][:3] == [
-        hits[0].path, hits[0].start_line, hits[0].end_line]
+        hits[0].path,
+        hits[0].start_line,
+        hits[0].end_line,
+    ]
     with log.open("a") as fh:
         fh.write('{"torn": \n')  # a crash mid-line, or someone else's line
     found = counts(small / ".vault")

@@ -71,14 +71,20 @@ def vault(vault_dir: Path, llm_server: ScriptedLLMServer, monkeypatch) -> Path:
         "# 2026-11-20\n\n## 09:15 · note\n"
         "- Chose PostgreSQL 16 for the billing-core service. #decision\n"
         "- git push --force origin main\n"
-        "- Maya prefers short answers with code first.\n")
+        "- Maya prefers short answers with code first.\n"
+    )
     (vault_dir / "memory/2026-11-21.md").write_text(
         "# 2026-11-21\n\n## 10:00 · note\n"
-        "- Jonas goes on parental leave from 1 January. #important\n")
+        "- Jonas goes on parental leave from 1 January. #important\n"
+    )
     config = vault_dir / "vault.toml"
-    config.write_text(config.read_text() + (
-        f'\n[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "qwen-test"\n'
-        "timeout_seconds = 10\n"))
+    config.write_text(
+        config.read_text()
+        + (
+            f'\n[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "qwen-test"\n'
+            "timeout_seconds = 10\n"
+        )
+    )
     return vault_dir
 
 
@@ -106,20 +112,39 @@ def test_a_good_proposal_is_validated_and_applied(vault: Path, llm_server, tree_
     reply = proposal(
         sections=[
             {"heading": "About Maya", "entries": keep("m1")},
-            {"heading": "People", "entries": [
-                *keep("m2"),
-                {"id": "m3", "text": "Tomás Ruiz: customer success lead; prefers phone calls.",
-                 "reason": "adds how he likes to be reached"},
-                *keep("m4", "m5"),
-                {"text": "Jonas is on parental leave from 1 January.", "sources": [JONAS],
-                 "reason": "lasting fact about Maya's manager"}]},
+            {
+                "heading": "People",
+                "entries": [
+                    *keep("m2"),
+                    {
+                        "id": "m3",
+                        "text": "Tomás Ruiz: customer success lead; prefers phone calls.",
+                        "reason": "adds how he likes to be reached",
+                    },
+                    *keep("m4", "m5"),
+                    {
+                        "text": "Jonas is on parental leave from 1 January.",
+                        "sources": [JONAS],
+                        "reason": "lasting fact about Maya's manager",
+                    },
+                ],
+            },
             {"heading": "Preferences", "entries": keep("m6", "m7", "m8")},
-            {"heading": "## Decisions", "entries": [
-                {"text": "PostgreSQL 16 for billing-core. #decision", "sources": [DECISION],
-                 "reason": "a decision"}]},
+            {
+                "heading": "## Decisions",
+                "entries": [
+                    {
+                        "text": "PostgreSQL 16 for billing-core. #decision",
+                        "sources": [DECISION],
+                        "reason": "a decision",
+                    }
+                ],
+            },
         ],
-        archived=[{"id": "m9", "reason": "superseded by the new ledger design"},
-                  {"id": "m10", "reason": "moved to the billing runbook"}],
+        archived=[
+            {"id": "m9", "reason": "superseded by the new ledger design"},
+            {"id": "m10", "reason": "moved to the billing runbook"},
+        ],
         merged=[{"source": "memory/2026-11-20.md#L6", "into": "m6", "reason": "same preference"}],
     )
     llm_server.reply_json(reply)
@@ -165,97 +190,209 @@ def test_a_good_proposal_is_validated_and_applied(vault: Path, llm_server, tree_
 
 ADVERSARIAL = {
     "empty": ("", "the reply is not valid JSON"),
-    "truncated": ('{"sections": [{"heading": "People", "entries": [{"id": "m2"}',
-                  "the reply is not valid JSON"),
+    "truncated": (
+        '{"sections": [{"heading": "People", "entries": [{"id": "m2"}',
+        "the reply is not valid JSON",
+    ),
     "not an object": ('["m1", "m2"]', 'not an object with a "sections" list'),
     "drops pinned entries": (
         proposal(sections=[{"heading": "People", "entries": keep(*UNPINNED)}]),
-        "it drops pinned entries m1, m7"),
+        "it drops pinned entries m1, m7",
+    ),
     "archives a pinned entry": (
-        proposal(sections=[{"heading": "People", "entries": keep("m1", *UNPINNED)}],
-                 archived=[{"id": "m7", "reason": "too strict"}]),
-        "it archives the pinned entry m7"),
+        proposal(
+            sections=[{"heading": "People", "entries": keep("m1", *UNPINNED)}],
+            archived=[{"id": "m7", "reason": "too strict"}],
+        ),
+        "it archives the pinned entry m7",
+    ),
     "rewords a pinned entry": (
-        proposal(sections=[{"heading": "People", "entries": [
-            *keep("m1", *UNPINNED), {"id": "m7", "text": "Be careful in production.",
-                                     "reason": "shorter"}]}]),
-        "it rewords the pinned entry m7"),
+        proposal(
+            sections=[
+                {
+                    "heading": "People",
+                    "entries": [
+                        *keep("m1", *UNPINNED),
+                        {"id": "m7", "text": "Be careful in production.", "reason": "shorter"},
+                    ],
+                }
+            ]
+        ),
+        "it rewords the pinned entry m7",
+    ),
     "adds to a pinned section": (
-        proposal(sections=[{"heading": "About Maya", "entries": [
-            *keep("m1", "m7", *UNPINNED),
-            {"text": "Maya lives in Stockholm.", "sources": [JONAS], "reason": "r"}]}]),
-        "to the pinned section ## About Maya"),
+        proposal(
+            sections=[
+                {
+                    "heading": "About Maya",
+                    "entries": [
+                        *keep("m1", "m7", *UNPINNED),
+                        {"text": "Maya lives in Stockholm.", "sources": [JONAS], "reason": "r"},
+                    ],
+                }
+            ]
+        ),
+        "to the pinned section ## About Maya",
+    ),
     "loses entries silently": (
         proposal(sections=[{"heading": "People", "entries": keep("m1", "m7", "m2")}]),
-        "it loses 7 of 10 entries without archiving them"),
+        "it loses 7 of 10 entries without archiving them",
+    ),
     "invents sources": (
-        proposal(sections=[{"heading": "People", "entries": [
-            *keep("m1", "m7", *UNPINNED),
-            {"text": "Zoë moves to the Oslo office in March.",
-             "sources": ["memory/2026-11-19.md#L4"], "reason": "new fact"}]}]),
-        "cites 'memory/2026-11-19.md#L4', which is not among this dream's inputs"),
+        proposal(
+            sections=[
+                {
+                    "heading": "People",
+                    "entries": [
+                        *keep("m1", "m7", *UNPINNED),
+                        {
+                            "text": "Zoë moves to the Oslo office in March.",
+                            "sources": ["memory/2026-11-19.md#L4"],
+                            "reason": "new fact",
+                        },
+                    ],
+                }
+            ]
+        ),
+        "cites 'memory/2026-11-19.md#L4', which is not among this dream's inputs",
+    ),
     "unknown id": (
         proposal(sections=[{"heading": "People", "entries": keep("m1", "m7", *UNPINNED, "m42")}]),
-        "entry id 'm42' does not exist"),
+        "entry id 'm42' does not exist",
+    ),
     "promotes junk": (
-        proposal(sections=[{"heading": "Inbox", "entries": [
-            *keep("m1", "m7", *UNPINNED),
-            {"text": "git push --force origin main", "sources": [DECISION], "reason": "r"}]}]),
-        'the new entry "git push --force origin main" is junk (shell command)'),
+        proposal(
+            sections=[
+                {
+                    "heading": "Inbox",
+                    "entries": [
+                        *keep("m1", "m7", *UNPINNED),
+                        {
+                            "text": "git push --force origin main",
+                            "sources": [DECISION],
+                            "reason": "r",
+                        },
+                    ],
+                }
+            ]
+        ),
+        'the new entry "git push --force origin main" is junk (shell command)',
+    ),
     "no reasons": (
-        proposal(sections=[{"heading": "Inbox", "entries": [
-            *keep("m1", "m7", *UNPINNED), {"text": "PostgreSQL 16 for billing-core.",
-                                           "sources": [DECISION]}]}]),
-        "gives no reason"),
+        proposal(
+            sections=[
+                {
+                    "heading": "Inbox",
+                    "entries": [
+                        *keep("m1", "m7", *UNPINNED),
+                        {"text": "PostgreSQL 16 for billing-core.", "sources": [DECISION]},
+                    ],
+                }
+            ]
+        ),
+        "gives no reason",
+    ),
     "deletes 80%": (
-        proposal(sections=[{"heading": "People", "entries": keep(*PINNED)}],
-                 archived=[{"id": k, "reason": "old"} for k in UNPINNED]),
-        "it would drop 8 of 10 existing entries (80%, more than 25%)"),
+        proposal(
+            sections=[{"heading": "People", "entries": keep(*PINNED)}],
+            archived=[{"id": k, "reason": "old"} for k in UNPINNED],
+        ),
+        "it would drop 8 of 10 existing entries (80%, more than 25%)",
+    ),
     "enormous: many entries": (
-        proposal(sections=[{"heading": "Inbox", "entries": [
-            *keep("m1", "m7", *UNPINNED),
-            *({"text": f"Fact number {n} about the billing service.", "sources": [DECISION],
-               "reason": "r"} for n in range(3000))]}]),
-        "the reply has more than 2000 entries"),
+        proposal(
+            sections=[
+                {
+                    "heading": "Inbox",
+                    "entries": [
+                        *keep("m1", "m7", *UNPINNED),
+                        *(
+                            {
+                                "text": f"Fact number {n} about the billing service.",
+                                "sources": [DECISION],
+                                "reason": "r",
+                            }
+                            for n in range(3000)
+                        ),
+                    ],
+                }
+            ]
+        ),
+        "the reply has more than 2000 entries",
+    ),
     "enormous: over the budget": (
-        proposal(sections=[{"heading": "Inbox", "entries": [
-            *keep("m1", "m7", *UNPINNED),
-            *({"text": f"Fact number {n} about the billing service and its many tenants.",
-               "sources": [DECISION], "reason": "r"} for n in range(300))]}]),
-        "over the 12,000-character budget"),
+        proposal(
+            sections=[
+                {
+                    "heading": "Inbox",
+                    "entries": [
+                        *keep("m1", "m7", *UNPINNED),
+                        *(
+                            {
+                                "text": f"Fact number {n} about the billing service and its many tenants.",  # noqa: E501
+                                "sources": [DECISION],
+                                "reason": "r",
+                            }
+                            for n in range(300)
+                        ),
+                    ],
+                }
+            ]
+        ),
+        "over the 12,000-character budget",
+    ),
 }
 
 
 ADVERSARIAL |= {  # issue 25: what a model may mark superseded
     "supersedes a pinned entry": (
         proposal(superseded=[{"id": "m1", "by": DECISION, "reason": "r"}]),
-        "it marks the pinned entry m1 superseded"),
+        "it marks the pinned entry m1 superseded",
+    ),
     "supersedes by an invented source": (
         proposal(superseded=[{"id": "m2", "by": "memory/2026-01-01.md#L1", "reason": "r"}]),
-        "which is not one of this dream's inputs"),
+        "which is not one of this dream's inputs",
+    ),
     "supersedes an archived entry": (
-        proposal(superseded=[{"id": "m9", "by": DECISION, "reason": "r"}],
-                 archived=[{"id": "m9", "reason": "old"}],
-                 sections=[{"heading": "Inbox", "entries": keep(*PINNED, "m2", "m3", "m4",
-                                                                "m5", "m6", "m8", "m10")}]),
-        "superseded entry m9 must be kept as it is"),
+        proposal(
+            superseded=[{"id": "m9", "by": DECISION, "reason": "r"}],
+            archived=[{"id": "m9", "reason": "old"}],
+            sections=[
+                {
+                    "heading": "Inbox",
+                    "entries": keep(*PINNED, "m2", "m3", "m4", "m5", "m6", "m8", "m10"),
+                }
+            ],
+        ),
+        "superseded entry m9 must be kept as it is",
+    ),
 }
 
 
 def test_a_model_may_mark_an_entry_superseded(vault: Path, llm_server) -> None:
-    reply = proposal(superseded=[{"id": "m2", "by": JONAS,
-                                  "reason": "Jonas: on leave, no longer the manager to ask"}])
+    reply = proposal(
+        superseded=[
+            {"id": "m2", "by": JONAS, "reason": "Jonas: on leave, no longer the manager to ask"}
+        ]
+    )
     reply["sections"][1]["entries"].append(
-        {"text": "Jonas is on parental leave from 1 January.", "sources": [JONAS],
-         "reason": "lasting fact"})
+        {
+            "text": "Jonas is on parental leave from 1 January.",
+            "sources": [JONAS],
+            "reason": "lasting fact",
+        }
+    )
     llm_server.reply_json(reply)
     with Vault(vault) as v:
         report = v.dream(now=NOW)
     text = (vault / "MEMORY.md").read_text()
-    assert (f"- Jonas Berg: Head of Engineering, Maya's manager. <!-- superseded-by: {JONAS} -->"
-            in text)
+    assert (
+        f"- Jonas Berg: Head of Engineering, Maya's manager. <!-- superseded-by: {JONAS} -->"
+        in text
+    )
     assert [(s["by"], s["reason"]) for s in report.superseded] == [
-        (JONAS, "the model: Jonas: on leave, no longer the manager to ask")]
+        (JONAS, "the model: Jonas: on leave, no longer the manager to ask")
+    ]
 
 
 @pytest.mark.parametrize("case", ADVERSARIAL)
@@ -280,10 +417,24 @@ def test_adversarial_replies_are_refused(case: str, vault: Path, llm_server, tre
 
 
 def test_force_applies_a_large_drop_but_never_a_hard_failure(vault: Path, llm_server) -> None:
-    huge = proposal(sections=[{"heading": "Inbox", "entries": [
-        *keep("m1", "m7", *UNPINNED),
-        *({"text": f"Fact number {n} about the billing service and its many tenants.",
-           "sources": [DECISION], "reason": "r"} for n in range(1200))]}])
+    huge = proposal(
+        sections=[
+            {
+                "heading": "Inbox",
+                "entries": [
+                    *keep("m1", "m7", *UNPINNED),
+                    *(
+                        {
+                            "text": f"Fact number {n} about the billing service and its many tenants.",  # noqa: E501
+                            "sources": [DECISION],
+                            "reason": "r",
+                        }
+                        for n in range(1200)
+                    ),
+                ],
+            }
+        ]
+    )
     llm_server.reply_json(huge)
     with Vault(vault) as v, pytest.raises(DreamRefusedError, match="more than four times"):
         v.dream(force=True, now=NOW)
@@ -301,9 +452,20 @@ def test_force_applies_a_large_drop_but_never_a_hard_failure(vault: Path, llm_se
 @pytest.mark.parametrize(
     ("script", "message"),
     [
-        (lambda s: s.reply_raw(200, json.dumps({"model": "m", "choices": [{
-            "finish_reason": "length", "message": {"content": '{"sections": ['}}]})),
-         "the model's reply was cut off (finish_reason = length)"),
+        (
+            lambda s: s.reply_raw(
+                200,
+                json.dumps(
+                    {
+                        "model": "m",
+                        "choices": [
+                            {"finish_reason": "length", "message": {"content": '{"sections": ['}}
+                        ],
+                    }
+                ),
+            ),
+            "the model's reply was cut off (finish_reason = length)",
+        ),
         (lambda s: s.reply_raw(200, b"x" * (MAX_REPLY_BYTES + 10)), "longer than 2,000,000"),
         (lambda s: s.reply_raw(500, "out of memory"), "answered HTTP 500 (out of memory)"),
     ],
@@ -324,6 +486,8 @@ def test_an_unreachable_model_is_refused(vault: Path, llm_server, run_cli) -> No
     days = str((clock.today() - dt.date(2026, 11, 20)).days + 1)
     result = run_cli("--vault", str(vault), "dream", "--days", days)
     assert result.exit_code == 1 and result.stdout == ""
-    assert "the dream was refused, MEMORY.md is unchanged: LLM request failed: cannot reach" \
+    assert (
+        "the dream was refused, MEMORY.md is unchanged: LLM request failed: cannot reach"
         in result.stderr
+    )
     assert (vault / "MEMORY.md").read_text() == MEMORY

@@ -42,7 +42,8 @@ def test_a_word_longer_than_wordpiece_reads_counts_by_its_length() -> None:
 
 
 def test_a_context_block_stays_within_its_budget_in_tokens_and_characters(
-        small_vault: Path, run_cli: Callable[..., Result]) -> None:
+    small_vault: Path, run_cli: Callable[..., Result]
+) -> None:
     memory = small_vault / "MEMORY.md"
     memory.write_text(memory.read_text() + f"- The signing key fingerprint is {HEX}\n")
     (small_vault / "notes/blob.md").write_text(f"# Blob\n\nrenderer {HEX}\n")
@@ -57,8 +58,7 @@ def test_a_context_block_stays_within_its_budget_in_tokens_and_characters(
 
 
 @pytest.mark.slow
-def test_search_memory_results_are_capped_with_where_to_read_the_rest(
-        small_vault: Path) -> None:
+def test_search_memory_results_are_capped_with_where_to_read_the_rest(small_vault: Path) -> None:
     (small_vault / "notes/huge.md").write_text("# Huge\n\nzanzibar " + "word " * 60_000 + "\n")
     for n in range(12):
         (small_vault / f"notes/z{n}.md").write_text(f"# Z{n}\n\nzanzibar {'text ' * 1000}\n")
@@ -75,6 +75,7 @@ def test_search_memory_results_are_capped_with_where_to_read_the_rest(
 
 def test_call_tool_never_raises(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with Vault(vault_dir) as vault:
+
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("a bug")
 
@@ -115,14 +116,16 @@ def test_agent_reads_refuse_a_hard_linked_file(linked: Path) -> None:
 
 def test_allow_hardlinks_lets_them_through(linked: Path) -> None:
     (linked / "vault.toml").write_text(
-        (linked / "vault.toml").read_text() + "\n[security]\nallow_hardlinks = true\n")
+        (linked / "vault.toml").read_text() + "\n[security]\nallow_hardlinks = true\n"
+    )
     with Vault(linked) as vault:
         reply = _tool(vault, "get_memory", {"path": "notes/linked.md"})
         assert "SECRET" in reply["text"]
 
 
-def test_the_cli_warns_about_a_hard_linked_file(linked: Path,
-                                                run_cli: Callable[..., Result]) -> None:
+def test_the_cli_warns_about_a_hard_linked_file(
+    linked: Path, run_cli: Callable[..., Result]
+) -> None:
     result = run_cli("get", "notes/linked.md", cwd=linked)
     assert result.exit_code == 0
     assert "SECRET" in result.stdout
@@ -159,8 +162,9 @@ def _writable_again(root: Path) -> None:
             (Path(folder) / name).chmod((Path(folder) / name).stat().st_mode | stat.S_IWUSR)
 
 
-def test_search_works_from_a_read_only_cache(indexed_small: Path, run_cli: Callable[..., Result],
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_search_works_from_a_read_only_cache(
+    indexed_small: Path, run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
     (indexed_small / "notes/new.md").write_text("# New\n\nunindexed zeppelin\n")
     _read_only(indexed_small / ".vault", monkeypatch)
     try:
@@ -183,12 +187,17 @@ def test_search_works_from_a_read_only_cache(indexed_small: Path, run_cli: Calla
     ids=["add", "flush", "dream"],
 )
 def test_write_commands_on_a_read_only_vault_say_what_they_cannot_write(
-        indexed_small: Path, run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch,
-        args: tuple[str, ...], tree_state: Callable[[Path], dict]) -> None:
+    indexed_small: Path,
+    run_cli: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    tree_state: Callable[[Path], dict],
+) -> None:
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")  # the small vault's logs are recent
     if not IS_ROOT:
         _read_only(indexed_small, monkeypatch)
     else:  # root writes through permissions: make the writes fail as the disk would
+
         def refuse(*a: Any, **k: Any) -> Any:
             raise PermissionError(13, "Permission denied", str(a[0]) if a else None)
 
@@ -196,11 +205,15 @@ def test_write_commands_on_a_read_only_vault_say_what_they_cannot_write(
 
         monkeypatch.setattr(fsutil, "_append_once", refuse)
         monkeypatch.setattr(fsutil, "_replace_atomically", refuse)
-    before = {p: s[0] for p, s in tree_state(indexed_small).items()
-              if not p.startswith(".vault")}
+    before = {p: s[0] for p, s in tree_state(indexed_small).items() if not p.startswith(".vault")}
     try:
-        result = run_cli(*args, cwd=indexed_small, input=json.dumps(
-            [{"role": "user", "content": "We decided to move billing to PostgreSQL 17."}]))
+        result = run_cli(
+            *args,
+            cwd=indexed_small,
+            input=json.dumps(
+                [{"role": "user", "content": "We decided to move billing to PostgreSQL 17."}]
+            ),
+        )
     finally:
         _writable_again(indexed_small)
     assert result.exit_code == 1, result.output
@@ -215,7 +228,8 @@ def test_write_commands_on_a_read_only_vault_say_what_they_cannot_write(
 
 
 def test_any_file_name_the_os_allows_is_indexed_or_skipped_with_its_name(
-        small_vault: Path, run_cli: Callable[..., Result]) -> None:
+    small_vault: Path, run_cli: Callable[..., Result]
+) -> None:
     notes = os.fsencode(small_vault / "notes")
     with open(os.path.join(notes, b"bad\xff.md"), "w") as fh:
         fh.write("# Bad name\n\nquetzal one\n")
@@ -243,7 +257,8 @@ def test_a_symlink_loop_is_skipped(small_vault: Path, run_cli: Callable[..., Res
 
 
 def test_a_secret_looking_session_id_is_refused_and_not_echoed(
-        vault_dir: Path, run_cli: Callable[..., Result]) -> None:
+    vault_dir: Path, run_cli: Callable[..., Result]
+) -> None:
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     conversation = json.dumps([{"role": "user", "content": "We chose PostgreSQL 16."}])
     result = run_cli("flush", "--session", token, "-", cwd=vault_dir, input=conversation)
@@ -253,8 +268,9 @@ def test_a_secret_looking_session_id_is_refused_and_not_echoed(
     assert not list((vault_dir / "memory").glob("*.md"))
 
 
-def test_init_where_nothing_can_be_written_is_one_line(run_cli: Callable[..., Result],
-                                                       tmp_path: Path) -> None:
+def test_init_where_nothing_can_be_written_is_one_line(
+    run_cli: Callable[..., Result], tmp_path: Path
+) -> None:
     result = run_cli("init", "/proc/self", cwd=tmp_path)
     assert result.exit_code == 1
     assert result.output.startswith("Error: cannot create a vault at /proc/self")
@@ -262,7 +278,8 @@ def test_init_where_nothing_can_be_written_is_one_line(run_cli: Callable[..., Re
 
 
 def test_the_watcher_skips_a_file_name_that_is_not_utf8(
-        vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from vault_memory.live.watch import Watcher
 
     from .test_watch import index_units, wait_until

@@ -291,16 +291,21 @@ def test_a_cold_search_process_never_imports_fastembed(tmp_path: Path) -> None:
         "# 2026-11-02\n\n- Chose PostgreSQL for billing.\n\n## 12:00 · note\n- Lunch at noon.\n"
     )
     env = {k: v for k, v in os.environ.items() if k != emb.DISABLE_ENV}
-    subprocess.run([sys.executable, "-m", "vault_memory.cli", "--vault", str(vault), "index"],
-                   check=True, capture_output=True, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "vault_memory.cli", "--vault", str(vault), "index"],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
     probe = (
         "import sys; from vault_memory import Vault; "
         f"hits = Vault({str(vault)!r}).search('which database?'); "
         "assert hits and hits[0].scores['vector'] > 0; "
         "print('fastembed' in sys.modules)"
     )
-    done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
-                          text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True, env=env
+    )
     assert done.stdout.strip() == "False"
     # A process that exits while the optimised session is still being built exits cleanly
     # (onnxruntime aborts the process if the interpreter finalises under it).
@@ -331,8 +336,12 @@ def test_the_query_encoder_opens_the_folded_model(embedder: Embedder, own_cache:
     manifest = json.loads((encoder.folded.parent / folded.MANIFEST).read_text())
     assert manifest["source_sha256"] == emb.BUNDLED_ONNX_SHA256
     assert (encoder.folded.parent / folded.DATA).stat().st_size > 80_000_000  # float32 weights
-    for text in ["how does Zoë like product changes explained?", "ERR_LEDGER_409", "",
-                 "word " * 600]:
+    for text in [
+        "how does Zoë like product changes explained?",
+        "ERR_LEDGER_409",
+        "",
+        "word " * 600,
+    ]:
         assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999
 
 
@@ -440,16 +449,27 @@ def test_a_failed_build_is_not_tried_again_by_every_cold_query(
     assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999
 
 
-@pytest.mark.parametrize(("load", "cores", "threads"), [
-    (0.0, 2, 2), (0.5, 2, 2), (0.6, 2, 1), (3.7, 2, 1), (0.0, 1, 1), (6.4, 8, 2), (6.6, 8, 1),
-])
+@pytest.mark.parametrize(
+    ("load", "cores", "threads"),
+    [
+        (0.0, 2, 2),
+        (0.5, 2, 2),
+        (0.6, 2, 1),
+        (3.7, 2, 1),
+        (0.0, 1, 1),
+        (6.4, 8, 2),
+        (6.6, 8, 1),
+    ],
+)
 def test_spare_threads_take_a_second_thread_only_on_idle_cores(
-        load: float, cores: int, threads: int) -> None:
+    load: float, cores: int, threads: int
+) -> None:
     assert emb.spare_threads(load, cores) == threads
 
 
 def test_spare_threads_without_a_load_average_keep_the_default(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     def no_load() -> tuple[float, float, float]:
         raise OSError("no load average here")
 
@@ -457,11 +477,17 @@ def test_spare_threads_without_a_load_average_keep_the_default(
     assert emb.spare_threads(cores=4) == (emb.DEFAULT_THREADS or 1)
 
 
-@pytest.mark.parametrize(("spare_cores", "configured", "expected"),
-                         [(True, 0, 2), (False, 0, None), (True, 3, 3), (True, 1, None)])
+@pytest.mark.parametrize(
+    ("spare_cores", "configured", "expected"),
+    [(True, 0, 2), (False, 0, None), (True, 3, 3), (True, 1, None)],
+)
 def test_a_bulk_index_run_once_takes_the_spare_threads(
-        small_vault: Path, monkeypatch: pytest.MonkeyPatch, spare_cores: bool, configured: int,
-        expected: int | None) -> None:
+    small_vault: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    spare_cores: bool,
+    configured: int,
+    expected: int | None,
+) -> None:
     """`vault index` (spare_cores) embedding at least BULK_TEXTS texts asks for the threads
     `spare_threads` gives; the watcher's runs (spare_cores=False) and a configured
     `index.threads` keep theirs."""
@@ -481,8 +507,9 @@ def test_a_bulk_index_run_once_takes_the_spare_threads(
     if configured:
         toml = small_vault / "vault.toml"
         text = toml.read_text(encoding="utf-8")
-        toml.write_text(text.replace("[index]\n", f"[index]\nthreads = {configured}\n", 1),
-                        encoding="utf-8")
+        toml.write_text(
+            text.replace("[index]\n", f"[index]\nthreads = {configured}\n", 1), encoding="utf-8"
+        )
     with Vault(small_vault) as vault:
         report = vault.index(spare_cores=spare_cores)
     assert report.units_embedded >= 3

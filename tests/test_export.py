@@ -21,8 +21,11 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 
 
 def markdown(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*.md")) if ".vault" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*.md"))
+        if ".vault" not in p.parts
+    }
 
 
 def exported(vault: Vault, **options: Any) -> list[dict[str, Any]]:
@@ -59,8 +62,11 @@ def test_records_say_what_each_section_is(sample: Path) -> None:
     header, end = records[0], records[-1]
     assert header["type"] == "header" and header["format"] == "vault-memory-export"
     assert header["version"] == 1 and header["vault_format"] == 1
-    assert end == {"type": "end", "files": 25,
-                   "sections": sum(r["type"] == "section" for r in records)}
+    assert end == {
+        "type": "end",
+        "files": 25,
+        "sections": sum(r["type"] == "section" for r in records),
+    }
     by_path: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         if record["type"] == "section":
@@ -83,8 +89,11 @@ def test_kind_and_date_filters(sample: Path) -> None:
     files = [r["path"] for r in exported(vault, kinds="memory,notes") if r["type"] == "file"]
     assert "MEMORY.md" in files and any(p.startswith("notes/") for p in files)
     assert not any(p.startswith("memory/") for p in files)
-    dated = [r["path"] for r in exported(vault, since="2026-11-10", until="2026-11-12")
-             if r["type"] == "file"]
+    dated = [
+        r["path"]
+        for r in exported(vault, since="2026-11-10", until="2026-11-12")
+        if r["type"] == "file"
+    ]
     assert dated == ["memory/2026-11-10.md", "memory/2026-11-11.md", "memory/2026-11-12.md"]
     with pytest.raises(Exception, match="unknown kind 'pictures'"):
         exported(vault, kinds="pictures")
@@ -104,13 +113,16 @@ def test_transcripts_in_sessions_name_their_session(vault_dir: Path) -> None:
     (vault_dir / "sessions" / "2026-11-23-x.md").write_text("---\nsession: support-42\n---\nHi\n")
     records = exported(Vault(vault_dir), kinds="sessions")
     sections = [(r["path"], r["session"]) for r in records if r["type"] == "section"]
-    assert sections == [("sessions/2026-11-22-7f3a.md", "7f3a"),
-                        ("sessions/2026-11-23-x.md", "support-42")]
+    assert sections == [
+        ("sessions/2026-11-22-7f3a.md", "7f3a"),
+        ("sessions/2026-11-23-x.md", "support-42"),
+    ]
     assert {r["kind"] for r in records if r["type"] == "file"} == {"session"}
 
 
-def test_a_dry_run_and_a_scope_that_may_not_write_it(sample: Path, tmp_path: Path,
-                                                     tree_state) -> None:
+def test_a_dry_run_and_a_scope_that_may_not_write_it(
+    sample: Path, tmp_path: Path, tree_state
+) -> None:
     backup = tmp_path / "b.jsonl"
     backup.write_text("".join(_lines(sample)))
     empty = Vault(Vault.init(tmp_path / "empty").root)
@@ -123,11 +135,15 @@ def test_a_dry_run_and_a_scope_that_may_not_write_it(sample: Path, tmp_path: Pat
     assert tree_state(empty.root) == before
 
 
-@settings(max_examples=10, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @example(position=0.0078125, byte=b"x", cut=False)  # the header damaged: not an export
-@given(position=st.floats(0, 1), byte=st.sampled_from([b"x", b"}", b'"', b"\n", b"1"]),
-       cut=st.booleans())
+@given(
+    position=st.floats(0, 1),
+    byte=st.sampled_from([b"x", b"}", b'"', b"\n", b"1"]),
+    cut=st.booleans(),
+)
 def test_fuzzed_exports_write_the_same_files_or_nothing(
     tmp_path_factory: pytest.TempPathFactory, position: float, byte: bytes, cut: bool
 ) -> None:
@@ -137,7 +153,7 @@ def test_fuzzed_exports_write_the_same_files_or_nothing(
     source.add("Prefers short answers.", when=dt.datetime(2026, 1, 3, 10, 0))
     data = bytearray("".join(_lines(source.root)).encode())
     at = min(int(len(data) * position), len(data) - 1)
-    data = data[:at] if cut else data[:at] + byte + data[at + 1:]
+    data = data[:at] if cut else data[:at] + byte + data[at + 1 :]
     path = work / "e.jsonl"
     path.write_bytes(bytes(data))
     target = Vault(Vault.init(work / "target").root)
@@ -159,8 +175,9 @@ def test_a_newer_export_extends_and_merges_daily_logs(sample: Path, tmp_path: Pa
     old.write_text("\n".join(json.dumps(r) for r in exported(Vault(sample))) + "\n")
     Vault(copy).import_history(old)
     # the source grows a day; the copy gets its own entry on another day
-    Vault(sample).add("Booked the offsite in Uppsala.", when=__import__("datetime").datetime(
-        2026, 11, 21, 18, 5))
+    Vault(sample).add(
+        "Booked the offsite in Uppsala.", when=__import__("datetime").datetime(2026, 11, 21, 18, 5)
+    )
     Vault(copy).add("Copy-only note.", when=__import__("datetime").datetime(2026, 11, 20, 9, 0))
     new = tmp_path / "new.jsonl"
     new.write_text("\n".join(json.dumps(r) for r in exported(Vault(sample))) + "\n")
@@ -171,7 +188,8 @@ def test_a_newer_export_extends_and_merges_daily_logs(sample: Path, tmp_path: Pa
     assert report.files.done["written"] == [] and report.files.done["conflict"] == []
     assert "Copy-only note." in (copy / "memory/2026-11-20.md").read_text()
     assert (copy / "memory/2026-11-21.md").read_bytes() == (
-        sample / "memory/2026-11-21.md").read_bytes()
+        sample / "memory/2026-11-21.md"
+    ).read_bytes()
     changed = tmp_path / "changed.jsonl"
     changed.write_text("\n".join(json.dumps(r) for r in exported(Vault(sample))) + "\n")
     kept = Vault(copy).import_history(changed)
@@ -195,8 +213,11 @@ def test_a_diverged_daily_log_gets_the_blocks_it_lacks(vault_dir: Path, tmp_path
     report = target.import_history(second)
     assert report.files is not None and report.files.done["merged"] == ["memory/2026-05-01.md"]
     text = (vault_dir / "memory/2026-05-01.md").read_text()
-    assert [text.count(s) for s in ("Shared first", "Only at the source", "Only in the copy")] \
-        == [1, 1, 1]
+    assert [text.count(s) for s in ("Shared first", "Only at the source", "Only in the copy")] == [
+        1,
+        1,
+        1,
+    ]
     assert "memory/2026-05-01.md" in target.import_history(second).files.done["unchanged"]
 
 
@@ -212,15 +233,31 @@ def _lines(sample: Path) -> list[str]:
         (lambda lines: lines[:-1], "ends without its end record: the export was cut off"),
         (lambda lines: lines[:5] + lines[-1:], "has 3 of its 7 sections: the export was cut off"),
         (lambda lines: [*lines[:-1], lines[-1][:10]], "is not JSON"),
-        (lambda lines: [lines[0].replace('"version":1', '"version":9'), *lines[1:]],
-         "format version 9 is newer than this vault-memory reads"),
+        (
+            lambda lines: [lines[0].replace('"version":1', '"version":9'), *lines[1:]],
+            "format version 9 is newer than this vault-memory reads",
+        ),
         (lambda lines: lines[1:], "the first record is not the header"),
-        (lambda lines: [lines[0], lines[1], lines[2].replace("Maya", "Mia", 1), *lines[3:]],
-         "the sections of MEMORY.md do not match its sha256"),
-        (lambda lines: [lines[0], lines[1].replace('"MEMORY.md"', '"../escape.md"', 1),
-                        *lines[2:]], "escape.md"),
-        (lambda lines: [lines[0], lines[1].replace('"MEMORY.md"', '"vault.toml"', 1),
-                        *lines[2:]], "vault.toml is not a Markdown file of a vault"),
+        (
+            lambda lines: [lines[0], lines[1], lines[2].replace("Maya", "Mia", 1), *lines[3:]],
+            "the sections of MEMORY.md do not match its sha256",
+        ),
+        (
+            lambda lines: [
+                lines[0],
+                lines[1].replace('"MEMORY.md"', '"../escape.md"', 1),
+                *lines[2:],
+            ],
+            "escape.md",
+        ),
+        (
+            lambda lines: [
+                lines[0],
+                lines[1].replace('"MEMORY.md"', '"vault.toml"', 1),
+                *lines[2:],
+            ],
+            "vault.toml is not a Markdown file of a vault",
+        ),
     ],
 )
 def test_a_damaged_export_is_refused_whole(
@@ -249,9 +286,28 @@ def test_cli_export_to_a_file(sample: Path, tmp_path: Path, run_cli) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(
-    ["# T", "## 10:00 · note · session s", "- item #tag", "```", "# in code", "---", "a: b",
-     "", "  cont", "text\r", "\ufeffbom", "### deep"]), max_size=25), st.booleans())
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "# T",
+                "## 10:00 · note · session s",
+                "- item #tag",
+                "```",
+                "# in code",
+                "---",
+                "a: b",
+                "",
+                "  cont",
+                "text\r",
+                "\ufeffbom",
+                "### deep",
+            ]
+        ),
+        max_size=25,
+    ),
+    st.booleans(),
+)
 def test_sections_join_to_the_file_exactly(lines: list[str], final_newline: bool) -> None:
     text = "\n".join(lines) + ("\n" if final_newline and lines else "")
     sections = split_sections("memory/2026-01-02.md", text)

@@ -37,24 +37,49 @@ CHAT = [
     {"role": "system", "content": "You are a careful coding assistant."},
     {"role": "user", "content": "Hi! I'm Maya, I lead the billing team at Ledgerly."},
     {"role": "assistant", "content": "Hello Maya! How can I help you today?"},
-    {"role": "user", "content": "We decided to move billing-core from MySQL 5.7 to PostgreSQL 16. "
-     "Can you write the migration for the invoices table?\n\n```sql\nCREATE TABLE invoices "
-     "(id bigint);\n```"},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function",
-         "function": {"name": "read_file", "arguments": "{\"path\": \"schema.sql\"}"}}]},
-    {"role": "tool", "tool_call_id": "c1",
-     "content": "CREATE TABLE invoices (id int, total decimal(10,2)); -- 41M rows, owner Jonas"},
-    {"role": "assistant", "content": "Here is the migration. I think we should use NUMERIC(12,4) "
-     "for totals.\n\n```sql\nALTER TABLE invoices ALTER COLUMN total TYPE numeric(12,4);\n```"},
-    {"role": "user", "content": "Thanks! I prefer hand-written SQL migrations over ORM-generated "
-     "ones."},
+    {
+        "role": "user",
+        "content": "We decided to move billing-core from MySQL 5.7 to PostgreSQL 16. "
+        "Can you write the migration for the invoices table?\n\n```sql\nCREATE TABLE invoices "
+        "(id bigint);\n```",
+    },
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "schema.sql"}'},
+            }
+        ],
+    },
+    {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "CREATE TABLE invoices (id int, total decimal(10,2)); -- 41M rows, owner Jonas",
+    },
+    {
+        "role": "assistant",
+        "content": "Here is the migration. I think we should use NUMERIC(12,4) "
+        "for totals.\n\n```sql\nALTER TABLE invoices ALTER COLUMN total TYPE numeric(12,4);\n```",
+    },
+    {
+        "role": "user",
+        "content": "Thanks! I prefer hand-written SQL migrations over ORM-generated ones.",
+    },
 ]
 MORE = [
-    {"role": "user", "content": "Actually, the cutover is on Friday 13 Nov at 22:00 CET, not "
-     "Thursday. Please remember that Jonas must approve every schema change."},
-    {"role": "assistant", "content": "Got it. Confirmed: the cutover is Friday 13 Nov at 22:00 "
-     "CET. I'll always show the SQL before running it."},
+    {
+        "role": "user",
+        "content": "Actually, the cutover is on Friday 13 Nov at 22:00 CET, not "
+        "Thursday. Please remember that Jonas must approve every schema change.",
+    },
+    {
+        "role": "assistant",
+        "content": "Got it. Confirmed: the cutover is Friday 13 Nov at 22:00 "
+        "CET. I'll always show the SQL before running it.",
+    },
     {"role": "user", "content": "ok"},
     {"role": "user", "content": "pip install psycopg[binary]\ngit push --force origin main"},
 ]
@@ -85,8 +110,16 @@ def bullets(vault_dir: Path, day: dt.date = DAY) -> list[str]:
 
 def test_openai_messages_with_tool_calls_and_results() -> None:
     messages = parse_conversation(json.dumps({"messages": CHAT}))
-    assert [m.role for m in messages] == ["system", "user", "assistant", "user", "assistant",
-                                          "tool", "assistant", "user"]
+    assert [m.role for m in messages] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
     assert messages[4].text == "" and messages[4].tool_calls == ("read_file",)
     assert messages[5].role == "tool" and "41M rows" in messages[5].text
     assert parse_conversation(CHAT) == messages  # already-parsed data gives the same
@@ -94,15 +127,22 @@ def test_openai_messages_with_tool_calls_and_results() -> None:
 
 
 def test_content_parts_names_and_role_aliases() -> None:
-    messages = parse_conversation([
-        {"role": "human", "name": "maya", "content": [
-            {"type": "text", "text": "I use Neovim."},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}},
-            {"type": "input_text", "text": "Lua, not Vimscript."}]},
-        {"role": "ai", "content": [{"type": "output_text", "text": "Noted."}]},
-        {"role": "developer", "content": "Be brief."},
-        {"role": "function", "name": "search", "content": "[]"},
-    ])
+    messages = parse_conversation(
+        [
+            {
+                "role": "human",
+                "name": "maya",
+                "content": [
+                    {"type": "text", "text": "I use Neovim."},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}},
+                    {"type": "input_text", "text": "Lua, not Vimscript."},
+                ],
+            },
+            {"role": "ai", "content": [{"type": "output_text", "text": "Noted."}]},
+            {"role": "developer", "content": "Be brief."},
+            {"role": "function", "name": "search", "content": "[]"},
+        ]
+    )
     assert [(m.role, m.name, m.text) for m in messages] == [
         ("user", "maya", "I use Neovim.\nLua, not Vimscript."),
         ("assistant", None, "Noted."),
@@ -113,17 +153,27 @@ def test_content_parts_names_and_role_aliases() -> None:
 
 
 def test_jsonl_with_transcript_wrappers_and_metadata_lines() -> None:
-    text = "\n".join([
-        json.dumps({"type": "summary", "summary": "Billing migration"}),
-        json.dumps({"role": "user", "content": "I prefer uv over pip."}),
-        "",
-        json.dumps({"type": "assistant", "uuid": "a1", "message": {
-            "role": "assistant", "content": [{"type": "text", "text": "OK."}]}}),
-        json.dumps({"role": "tool", "content": "exit 0"}),
-    ])
+    text = "\n".join(
+        [
+            json.dumps({"type": "summary", "summary": "Billing migration"}),
+            json.dumps({"role": "user", "content": "I prefer uv over pip."}),
+            "",
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": "a1",
+                    "message": {"role": "assistant", "content": [{"type": "text", "text": "OK."}]},
+                }
+            ),
+            json.dumps({"role": "tool", "content": "exit 0"}),
+        ]
+    )
     messages = parse_conversation(text.encode())
     assert [(m.role, m.text) for m in messages] == [
-        ("user", "I prefer uv over pip."), ("assistant", "OK."), ("tool", "exit 0")]
+        ("user", "I prefer uv over pip."),
+        ("assistant", "OK."),
+        ("tool", "exit 0"),
+    ]
 
 
 def test_plain_transcripts() -> None:
@@ -149,7 +199,8 @@ def test_plain_transcripts() -> None:
     ]
     # no speaker at all: the whole text is one message from the user
     assert [(m.role, m.text) for m in parse_conversation("Note: ship v2 on Friday.\n")] == [
-        ("user", "Note: ship v2 on Friday.")]
+        ("user", "Note: ship v2 on Friday.")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -273,9 +324,10 @@ def test_assistant_sentences_are_kept_conservatively(sentence: str, expected: st
 
 
 def test_an_assistant_commitment_reaches_the_log(vault_dir: Path) -> None:
-    chat = [{"role": "user", "content": "Can you take the billing PR?"},
-            {"role": "assistant", "content": "Sure. I'll check the logs. I'll open the PR by "
-                                             "Friday."}]
+    chat = [
+        {"role": "user", "content": "Can you take the billing PR?"},
+        {"role": "assistant", "content": "Sure. I'll check the logs. I'll open the PR by Friday."},
+    ]
     report = Vault(vault_dir).flush(chat, session="promise", date=DAY)
     assert [e.text for e in report.entries] == ["Assistant: I'll open the PR by Friday. #todo"]
     assert bullets(vault_dir) == ["Assistant: I'll open the PR by Friday. #todo"]
@@ -298,8 +350,12 @@ def test_code_commands_logs_and_tool_output_are_dropped() -> None:
         "git push --force to main is forbidden, we decided that in March.\n"
         "make sure the totals stay immutable after 1 Dec\n"
     )
-    messages = parse_conversation([{"role": "user", "content": text},
-                                   {"role": "tool", "content": "I prefer tools that return 42."}])
+    messages = parse_conversation(
+        [
+            {"role": "user", "content": text},
+            {"role": "tool", "content": "I prefer tools that return 42."},
+        ]
+    )
     assert [e.text for e in extract_offline(messages, 500)] == [
         "User: I prefer pytest over unittest. #preference",
         "User: git push --force to main is forbidden, we decided that in March. #decision",
@@ -308,8 +364,10 @@ def test_code_commands_logs_and_tool_output_are_dropped() -> None:
 
 
 def test_a_lead_in_keeps_its_list_and_filler_prefixes_go() -> None:
-    text = ("Ok, so my constraints for the report:\n- budget 5k EUR\n- due on 1 Dec\n\n"
-            "Thanks! Also, our CI runs on Hetzner.")
+    text = (
+        "Ok, so my constraints for the report:\n- budget 5k EUR\n- due on 1 Dec\n\n"
+        "Thanks! Also, our CI runs on Hetzner."
+    )
     messages = parse_conversation([{"role": "user", "content": text}])
     assert [e.text for e in extract_offline(messages, 500)] == [
         "User: My constraints for the report: budget 5k EUR; due on 1 Dec. #todo",
@@ -318,10 +376,14 @@ def test_a_lead_in_keeps_its_list_and_filler_prefixes_go() -> None:
 
 
 def test_entries_are_capped_at_a_sentence_boundary() -> None:
-    long = ("We decided to keep every invoice immutable. " + "The totals stay exactly as issued "
-            "to the customer, including rounding. " * 12)
-    assert cap_text(long, 120) == ("We decided to keep every invoice immutable. The totals stay "
-                                   "exactly as issued to the customer, including rounding.")
+    long = (
+        "We decided to keep every invoice immutable. " + "The totals stay exactly as issued "
+        "to the customer, including rounding. " * 12
+    )
+    assert cap_text(long, 120) == (
+        "We decided to keep every invoice immutable. The totals stay "
+        "exactly as issued to the customer, including rounding."
+    )
     words = "word " * 100
     assert cap_text(words, 50) == "word " * 8 + "word …"
     assert cap_text("abcdefghij" * 10, 50) == "abcdefghij" * 4 + "abcdefgh …"
@@ -349,7 +411,7 @@ def test_flush_appends_one_block_under_a_flush_heading(vault_dir: Path) -> None:
     heading = lines[report.start_line - 1]
     assert heading.startswith("## ") and heading.endswith(" · flush · session s-1")
     assert report.heading == heading[3:]
-    assert lines[report.start_line: report.end_line] == [f"- {t}" for t in CHAT_ENTRIES]
+    assert lines[report.start_line : report.end_line] == [f"- {t}" for t in CHAT_ENTRIES]
     assert lines[:5] == ["# 2026-11-22", "", "## 09:00 · note", "- Call the dentist on Friday", ""]
     got = vault.get(report.path, report.start_line, report.end_line)
     assert got.text == report.text.lstrip("\n")
@@ -380,16 +442,18 @@ def test_idempotence_survives_deleting_the_cache_and_editing_tags(vault_dir: Pat
     vault.flush(CHAT, session="s", date=DAY)
     shutil.rmtree(vault_dir / ".vault")
     path = vault_dir / "memory" / "2026-11-22.md"
-    text = path.read_text().replace("ORM-generated ones. #preference",
-                                    "ORM-generated ones #preference #important")
+    text = path.read_text().replace(
+        "ORM-generated ones. #preference", "ORM-generated ones #preference #important"
+    )
     path.write_text(text)
     report = vault.flush(CHAT + MORE, session="s", date=DAY)
     assert [e.text for e in report.entries] == MORE_ENTRIES
     assert len(bullets(vault_dir)) == len(CHAT_ENTRIES + MORE_ENTRIES)
 
 
-def test_a_flush_in_the_same_minute_continues_the_session_block(vault_dir: Path,
-                                                                 monkeypatch) -> None:
+def test_a_flush_in_the_same_minute_continues_the_session_block(
+    vault_dir: Path, monkeypatch
+) -> None:
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")
     vault = Vault(vault_dir)
     first = vault.flush(CHAT, session="m")
@@ -402,7 +466,8 @@ def test_a_flush_in_the_same_minute_continues_the_session_block(vault_dir: Path,
     assert (vault_dir / first.path).read_bytes() == before + longer.text.encode()  # appended
     got = vault.get(longer.path, longer.start_line, longer.end_line).text
     assert got == "## 09:30 · flush · session m\n" + "".join(
-        f"- {t}\n" for t in CHAT_ENTRIES + MORE_ENTRIES)
+        f"- {t}\n" for t in CHAT_ENTRIES + MORE_ENTRIES
+    )
     [block] = vault.session("m").blocks
     assert [text for _, text in block.entries] == CHAT_ENTRIES + MORE_ENTRIES
 
@@ -475,14 +540,19 @@ def test_what_any_session_flushed_within_a_week_is_not_written_again(
     assert far.entries == [] and far.already_in_other_sessions == 0
     # the window is a setting; 0 leaves only the same session's entries out
     monkeypatch.setenv("VAULT_FLUSH_DEDUPE_DAYS", "1")
-    assert len(Vault(vault_dir).flush(CHAT, session="z", date=DAY + dt.timedelta(days=2))
-               .entries) == 3
+    assert (
+        len(Vault(vault_dir).flush(CHAT, session="z", date=DAY + dt.timedelta(days=2)).entries) == 3
+    )
     monkeypatch.setenv("VAULT_FLUSH_DEDUPE_DAYS", "0")
-    assert len(Vault(vault_dir).flush(MORE, session="w", date=DAY + dt.timedelta(days=7))
-               .entries) == 4
+    assert (
+        len(Vault(vault_dir).flush(MORE, session="w", date=DAY + dt.timedelta(days=7)).entries) == 4
+    )
     monkeypatch.setenv("VAULT_FLUSH_DEDUPE_DAYS", "-1")
-    with pytest.raises(VaultError, match=r"^flush.dedupe_days is -1; give 0 or more days \(0 "
-                       r"compares only with the same session's entries\)\.$"):
+    with pytest.raises(
+        VaultError,
+        match=r"^flush.dedupe_days is -1; give 0 or more days \(0 "
+        r"compares only with the same session's entries\)\.$",
+    ):
         Vault(vault_dir).flush(CHAT, session="v", date=DAY)
 
 
@@ -495,8 +565,10 @@ def test_dry_run_writes_nothing_and_shows_the_block(vault_dir: Path, tree_state)
     assert dry.start_line is None
     real = vault.flush(CHAT, session="d", date=DAY)
     assert real.text == dry.text
-    assert vault.flush(CHAT + MORE, session="d", dry_run=True, date=DAY).entries[0].text == (
-        MORE_ENTRIES[0])
+    assert (
+        vault.flush(CHAT + MORE, session="d", dry_run=True, date=DAY).entries[0].text
+        == (MORE_ENTRIES[0])
+    )
 
 
 def test_nothing_worth_keeping_writes_nothing(vault_dir: Path, tree_state) -> None:
@@ -506,12 +578,16 @@ def test_nothing_worth_keeping_writes_nothing(vault_dir: Path, tree_state) -> No
     after = tree_state(vault_dir)
     # only the conversation itself was kept, as its transcript (issue 17: sessions/)
     assert {p for p in after if after.get(p) != before.get(p)} == {
-        report.transcript.path, ".vault/transcripts.lock"}
+        report.transcript.path,
+        ".vault/transcripts.lock",
+    }
 
 
 def test_secrets_never_reach_the_log(vault_dir: Path) -> None:
-    messages = [{"role": "user", "content": f"Remember this for the deploy: {text}"}
-                for _, text, _ in SECRETS]
+    messages = [
+        {"role": "user", "content": f"Remember this for the deploy: {text}"}
+        for _, text, _ in SECRETS
+    ]
     report = Vault(vault_dir).flush(messages, session="keys", date=DAY)
     written = (vault_dir / "memory" / "2026-11-22.md").read_text()
     assert len(report.entries) == len(SECRETS)
@@ -532,36 +608,57 @@ def test_bad_input_changes_nothing(vault_dir: Path, tree_state, monkeypatch) -> 
         vault.flush(CHAT, date="tomorrow")
     monkeypatch.setenv("VAULT_FLUSH_MAX_INPUT_BYTES", "1000")
     big = [{"role": "user", "content": "I prefer tea. " * 100}]
-    with pytest.raises(InputTooLargeError, match="the conversation is 1,4.. bytes, over the "
-                       "limit of 1,000"):
+    with pytest.raises(
+        InputTooLargeError, match="the conversation is 1,4.. bytes, over the limit of 1,000"
+    ):
         Vault(vault_dir).flush(big)
     assert tree_state(vault_dir) == before
 
 
 def test_control_characters_and_lone_surrogates_never_reach_the_log(vault_dir: Path) -> None:
-    raw = json.dumps([{"role": "user", "content": "I prefer Lua\u0000 over \ud800Vimscript.\r"
-                                                  "\nWe use Ne\u0007ovim 0.10."}])
+    raw = json.dumps(
+        [
+            {
+                "role": "user",
+                "content": "I prefer Lua\u0000 over \ud800Vimscript.\r\nWe use Ne\u0007ovim 0.10.",
+            }
+        ]
+    )
     vault = Vault(vault_dir)
     report = vault.flush(raw, session="ctl", date=DAY)
     assert [e.text for e in report.entries] == [
-        "User: I prefer Lua over \ufffdVimscript. #preference", "User: We use Neovim 0.10."]
+        "User: I prefer Lua over \ufffdVimscript. #preference",
+        "User: We use Neovim 0.10.",
+    ]
     vault.add("still appendable", when=dt.datetime(2026, 11, 22, 23, 0))  # not a binary file
     assert bullets(vault_dir)[-1] == "still appendable"
 
 
 def test_a_symlinked_log_outside_the_vault_is_not_read(vault_dir: Path, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere.md"
-    outside.write_text("# 2026-11-20\n\n## 10:00 · flush · session x\n"
-                       "- User: SECRET plan for Q3 is ready.\n")
+    outside.write_text(
+        "# 2026-11-20\n\n## 10:00 · flush · session x\n- User: SECRET plan for Q3 is ready.\n"
+    )
     (vault_dir / "memory" / "2026-11-20.md").symlink_to(outside)
     vault = Vault(vault_dir)
     assert vault.sessions() == []
-    report = vault.flush([{"role": "user", "content": "SECRET plan for Q3 is ready."}],
-                         session="x", dry_run=True, date=DAY)
+    report = vault.flush(
+        [{"role": "user", "content": "SECRET plan for Q3 is ready."}],
+        session="x",
+        dry_run=True,
+        date=DAY,
+    )
     assert report.already_flushed == 0 and len(report.entries) == 1
     shutil.copy(outside, vault_dir / "memory" / "2026-11-21.md")  # the same text, inside
-    assert vault.flush([{"role": "user", "content": "SECRET plan for Q3 is ready."}],
-                       session="x", dry_run=True, date=DAY).already_flushed == 1
+    assert (
+        vault.flush(
+            [{"role": "user", "content": "SECRET plan for Q3 is ready."}],
+            session="x",
+            dry_run=True,
+            date=DAY,
+        ).already_flushed
+        == 1
+    )
 
 
 def test_a_binary_daily_log_is_refused(vault_dir: Path) -> None:
@@ -600,27 +697,48 @@ def test_sessions_are_discovered_from_the_logs(vault_dir: Path) -> None:
 
 def use_llm(vault_dir: Path, server: ScriptedLLMServer, timeout: float = 5.0) -> Vault:
     with (vault_dir / "vault.toml").open("a") as fh:
-        fh.write(f'\n[llm]\nbase_url = "{server.base_url}"\nmodel = "m1"\n'
-                 f"timeout_seconds = {timeout}\n")
+        fh.write(
+            f'\n[llm]\nbase_url = "{server.base_url}"\nmodel = "m1"\ntimeout_seconds = {timeout}\n'
+        )
     return Vault(vault_dir)
 
 
-SECRET_CHAT = [*CHAT, {"role": "user", "content": "The deploy token is ghp_jAIxNKu8iS2G8NPRVdD53X8"
-                                                  "3RZJzzzzgEOzd, keep it safe."}]
+SECRET_CHAT = [
+    *CHAT,
+    {
+        "role": "user",
+        "content": "The deploy token is ghp_jAIxNKu8iS2G8NPRVdD53X83RZJzzzzgEOzd, keep it safe.",
+    },
+]
 
 
-def test_llm_entries_are_validated_and_written(vault_dir: Path,
-                                               llm_server: ScriptedLLMServer) -> None:
+def test_llm_entries_are_validated_and_written(
+    vault_dir: Path, llm_server: ScriptedLLMServer
+) -> None:
     vault = use_llm(vault_dir, llm_server)
-    llm_server.reply_json({"entries": [
-        {"text": "Maya leads the billing team at Ledgerly.", "category": "fact", "importance": 2},
-        {"text": "Billing-core moves from MySQL 5.7 to PostgreSQL 16.", "category": "Decision",
-         "importance": 3},
-        {"text": "Maya prefers hand-written SQL migrations.", "category": "preference"},
-        {"text": "The deploy token is sk-u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8dKLzdocJ2isAj.",
-         "category": "fact", "importance": 1},
-        {"text": "pip install psycopg[binary]", "category": "fact", "importance": 1},
-    ]})
+    llm_server.reply_json(
+        {
+            "entries": [
+                {
+                    "text": "Maya leads the billing team at Ledgerly.",
+                    "category": "fact",
+                    "importance": 2,
+                },
+                {
+                    "text": "Billing-core moves from MySQL 5.7 to PostgreSQL 16.",
+                    "category": "Decision",
+                    "importance": 3,
+                },
+                {"text": "Maya prefers hand-written SQL migrations.", "category": "preference"},
+                {
+                    "text": "The deploy token is sk-u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8dKLzdocJ2isAj.",  # noqa: E501
+                    "category": "fact",
+                    "importance": 1,
+                },
+                {"text": "pip install psycopg[binary]", "category": "fact", "importance": 1},
+            ]
+        }
+    )
     report = vault.flush(SECRET_CHAT, session="llm", date=DAY)
     assert report.mode == "llm" and report.model == "m1" and report.warnings == []
     assert [e.text for e in report.entries] == [
@@ -636,8 +754,13 @@ def test_llm_entries_are_validated_and_written(vault_dir: Path,
     assert "[tool result omitted]" in sent and "41M rows" not in sent
     assert llm_server.requests[0]["response_format"] == {"type": "json_object"}
     # a second flush tells the model what the session already holds
-    llm_server.reply_json({"entries": [
-        {"text": "Maya prefers hand-written SQL migrations.", "category": "preference"}]})
+    llm_server.reply_json(
+        {
+            "entries": [
+                {"text": "Maya prefers hand-written SQL migrations.", "category": "preference"}
+            ]
+        }
+    )
     again = vault.flush(SECRET_CHAT, session="llm", date=DAY)
     assert again.entries == [] and again.already_flushed == 1
     prompt = llm_server.requests[1]["messages"][1]["content"]
@@ -650,19 +773,33 @@ def test_llm_entries_are_validated_and_written(vault_dir: Path,
         (lambda s: s.reply_content("{not json"), "the reply is not valid JSON"),
         (lambda s: s.reply_raw(500, "model crashed"), "answered HTTP 500 (model crashed)"),
         (lambda s: s.reply_raw(200, b"x" * (MAX_REPLY_BYTES + 10)), "longer than"),
-        (lambda s: s.reply_json({"entries": [{"text": "x" * 5000, "category": "fact"}]}),
-         "entry 1 is 5,000 characters long"),
-        (lambda s: s.reply_json({"entries": [{"text": "A fact.", "category": "gossip"}]}),
-         "unknown category 'gossip'"),
+        (
+            lambda s: s.reply_json({"entries": [{"text": "x" * 5000, "category": "fact"}]}),
+            "entry 1 is 5,000 characters long",
+        ),
+        (
+            lambda s: s.reply_json({"entries": [{"text": "A fact.", "category": "gossip"}]}),
+            "unknown category 'gossip'",
+        ),
         (lambda s: s.reply_json({"memories": []}), 'expected an object with an "entries" list'),
-        (lambda s: s.reply_json({"entries": [{"text": "A.", "category": "fact"}] * 300}),
-         "300 entries, more than 200"),
+        (
+            lambda s: s.reply_json({"entries": [{"text": "A.", "category": "fact"}] * 300}),
+            "300 entries, more than 200",
+        ),
     ],
-    ids=["malformed-json", "http-500", "over-long-reply", "over-long-entry", "bad-category",
-         "wrong-shape", "too-many"],
+    ids=[
+        "malformed-json",
+        "http-500",
+        "over-long-reply",
+        "over-long-entry",
+        "bad-category",
+        "wrong-shape",
+        "too-many",
+    ],
 )
-def test_unusable_llm_replies_fall_back_to_offline(vault_dir: Path, llm_server, vault_warnings,
-                                                   script, why: str) -> None:
+def test_unusable_llm_replies_fall_back_to_offline(
+    vault_dir: Path, llm_server, vault_warnings, script, why: str
+) -> None:
     vault = use_llm(vault_dir, llm_server)
     script(llm_server)
     report = vault.flush(CHAT, session="fb", date=DAY)
@@ -683,8 +820,9 @@ def test_an_llm_timeout_falls_back_to_offline(vault_dir: Path, llm_server, vault
     assert vault_warnings() == report.warnings
 
 
-def test_an_unset_api_key_or_a_long_conversation_falls_back(vault_dir: Path, llm_server,
-                                                            monkeypatch) -> None:
+def test_an_unset_api_key_or_a_long_conversation_falls_back(
+    vault_dir: Path, llm_server, monkeypatch
+) -> None:
     vault = use_llm(vault_dir, llm_server)
     with (vault_dir / "vault.toml").open("a") as fh:
         fh.write('api_key_env = "NO_SUCH_KEY_VAR"\n')
@@ -704,8 +842,13 @@ def test_an_unset_api_key_or_a_long_conversation_falls_back(vault_dir: Path, llm
 def session_chat(s: int, upto: int) -> list[dict[str, str]]:
     chat = []
     for i in range(upto):
-        chat.append({"role": "user", "content": f"I prefer build step {s}-{i} to run on runner "
-                                                f"R{s}{i} with {i + 2} cores."})
+        chat.append(
+            {
+                "role": "user",
+                "content": f"I prefer build step {s}-{i} to run on runner "
+                f"R{s}{i} with {i + 2} cores.",
+            }
+        )
         chat.append({"role": "assistant", "content": "Got it."})
     return chat
 
@@ -720,7 +863,7 @@ def check_interleaving(vault_dir: Path, sessions: int, per_session: int, adds: i
         note = parse_note(f"memory/{path.name}", text)
         assert text.count("\n# ") == 0 and text.startswith("# ")
         for entry in note.entries():
-            body = [line for line in note.lines[entry.start_line - 1: entry.end_line] if line]
+            body = [line for line in note.lines[entry.start_line - 1 : entry.end_line] if line]
             if entry.source == "note":
                 assert len(body) == 3, body
                 number = int(body[0].split()[2])
@@ -729,8 +872,9 @@ def check_interleaving(vault_dir: Path, sessions: int, per_session: int, adds: i
             else:
                 assert entry.source == "flush" and entry.session in seen_entries, entry
                 s = entry.session[1:]
-                assert body and all(line.startswith(f"- User: I prefer build step {s}-")
-                                    for line in body), body
+                assert body and all(
+                    line.startswith(f"- User: I prefer build step {s}-") for line in body
+                ), body
                 seen_entries[entry.session].extend(body)
     assert sorted(seen_adds) == list(range(adds))
     for session, lines in seen_entries.items():
@@ -753,8 +897,10 @@ def test_concurrent_flushes_and_adds_in_threads(vault_dir: Path) -> None:
         try:
             with Vault(vault_dir) as vault:
                 for i in range(adds):
-                    vault.add(f"add {i} line one\nadd {i} line two\nadd {i} line three",
-                              when=dt.datetime.combine(DAY, dt.time(12, 0)))
+                    vault.add(
+                        f"add {i} line one\nadd {i} line two\nadd {i} line three",
+                        when=dt.datetime.combine(DAY, dt.time(12, 0)),
+                    )
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
@@ -795,15 +941,36 @@ def test_four_flush_processes_and_an_add_process(vault_dir: Path, tmp_path: Path
         "    i += 1\n"
         "print(i)\n"
     )
-    adder = subprocess.Popen([sys.executable, "-c", adder_code, str(vault_dir), str(stop)],
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    adder = subprocess.Popen(
+        [sys.executable, "-c", adder_code, str(vault_dir), str(stop)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
     def flusher(s: int, results: list[subprocess.CompletedProcess[str]]) -> None:
         for upto in steps:
-            results.append(subprocess.run(
-                [sys.executable, "-m", "vault_memory", "--vault", str(vault_dir), "flush",
-                 str(tmp_path / f"s{s}-{upto}.json"), "--session", f"s{s}", "--json"],
-                env=env, capture_output=True, text=True, timeout=120))
+            results.append(
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "vault_memory",
+                        "--vault",
+                        str(vault_dir),
+                        "flush",
+                        str(tmp_path / f"s{s}-{upto}.json"),
+                        "--session",
+                        f"s{s}",
+                        "--json",
+                    ],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
+            )
 
     results: list[subprocess.CompletedProcess[str]] = []
     threads = [threading.Thread(target=flusher, args=(s, results)) for s in range(4)]
@@ -829,10 +996,16 @@ def test_flush_logs_nothing_when_offline(vault_dir: Path, caplog) -> None:
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
-@pytest.mark.parametrize(("sentence", "kept"), [
-    ("My token is [REDACTED:openai-key]", False),
-    ("Here: [REDACTED:github-token] [REDACTED:aws-access-key]", False),
-    ("The staging deploy key lives in 1Password, never in the repo: [REDACTED:openai-key]", True),
-])
+@pytest.mark.parametrize(
+    ("sentence", "kept"),
+    [
+        ("My token is [REDACTED:openai-key]", False),
+        ("Here: [REDACTED:github-token] [REDACTED:aws-access-key]", False),
+        (
+            "The staging deploy key lives in 1Password, never in the repo: [REDACTED:openai-key]",
+            True,
+        ),
+    ],
+)
 def test_a_sentence_that_was_only_a_secret_is_not_kept(sentence: str, kept: bool) -> None:
     assert (classify(sentence, "user") is not None) is kept

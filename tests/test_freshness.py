@@ -37,8 +37,9 @@ def watcher(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Watche
     """A keyword-only watcher, seen by the searches of this test as another process's."""
     monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
     (vault_dir / "notes").mkdir(exist_ok=True)
-    (vault_dir / "notes" / "renderer.md").write_text("# Renderer\n\nUses WeasyPrint 63.1.\n",
-                                                     encoding="utf-8")
+    (vault_dir / "notes" / "renderer.md").write_text(
+        "# Renderer\n\nUses WeasyPrint 63.1.\n", encoding="utf-8"
+    )
     running = Watcher(Vault(vault_dir), dream=False, quiet_ms=100)
     running.start()
     assert running.ready.wait(60) and running.warm.wait(60)
@@ -49,8 +50,9 @@ def watcher(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Watche
     running.vault.close()
 
 
-def test_a_running_watcher_answers_the_freshness_check(watcher: Watcher, vault_dir: Path,
-                                                       stats: list[int]) -> None:
+def test_a_running_watcher_answers_the_freshness_check(
+    watcher: Watcher, vault_dir: Path, stats: list[int]
+) -> None:
     watcher.quiet = 30.0  # only the search's settle request can apply the edit in time
     watcher.max_delay = 60.0
     with (vault_dir / "notes" / "renderer.md").open("r+", encoding="utf-8") as fh:
@@ -65,15 +67,14 @@ def test_a_running_watcher_answers_the_freshness_check(watcher: Watcher, vault_d
     assert stats == []  # the watcher's state, not a stat of every file
 
 
-def test_without_a_watcher_an_in_place_edit_is_seen(indexed_small: Path,
-                                                     stats: list[int]) -> None:
+def test_without_a_watcher_an_in_place_edit_is_seen(indexed_small: Path, stats: list[int]) -> None:
     folder = indexed_small / "notes"
     before = folder.stat().st_mtime_ns
     with Vault(indexed_small) as vault:
         vault.search("renderer", mode="keyword")
         path = folder / "renderer.md"
         with path.open("r+", encoding="utf-8") as fh:  # same size, same second: only the
-            text = fh.read()                           # file's own mtime_ns tells
+            text = fh.read()  # file's own mtime_ns tells
             fh.seek(0)
             fh.write(text.replace("WeasyPrint 63.1", "WeasyPrint 99.9"))
         os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))

@@ -251,10 +251,12 @@ def test_lock_is_held_against_other_processes(tmp_path: Path) -> None:
         "    print('held')\n"
     )
     with locked(target):
-        held = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True,
-                              text=True, check=True)
-    free = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True,
-                          text=True, check=True)
+        held = subprocess.run(
+            [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, check=True
+        )
+    free = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, check=True
+    )
     assert (held.stdout.strip(), free.stdout.strip()) == ("held", "free")
 
 
@@ -445,7 +447,10 @@ def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", WRITER, str(path), f"w{n}", str(count)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for n in range(writers)
     ]

@@ -21,13 +21,24 @@ from vault_memory.index.words import (
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 
 TRICKY = [
-    "", "   ", "ERR_LEDGER_409 and BIL-1423 failed at 14:03", "v2.1.3 e.g. i.e. U.S.A.",
-    "Zoë's café — naïve résumé Jürgen's Straße", "*bold* **x** wild*card",
-    "running runs ran RUNNING Happily happiness", "don't won't it's can't",
-    "https://example.com/a/b?c=d#frag user@example.org", "C++ C# .NET node.js",
-    "日本語のテキスト と 中文", "emoji 🎉 party", "__init__ _private snake_case_name",
-    "1,000,000 3.14159 0x1F 1e-9", "The THE tHe and AND or", "a b c d e f g h i j",
-    "#pin #important [[wikilink|alias]] `code`", "tab\tseparated\nnew\nlines",
+    "",
+    "   ",
+    "ERR_LEDGER_409 and BIL-1423 failed at 14:03",
+    "v2.1.3 e.g. i.e. U.S.A.",
+    "Zoë's café — naïve résumé Jürgen's Straße",
+    "*bold* **x** wild*card",
+    "running runs ran RUNNING Happily happiness",
+    "don't won't it's can't",
+    "https://example.com/a/b?c=d#frag user@example.org",
+    "C++ C# .NET node.js",
+    "日本語のテキスト と 中文",
+    "emoji 🎉 party",
+    "__init__ _private snake_case_name",
+    "1,000,000 3.14159 0x1F 1e-9",
+    "The THE tHe and AND or",
+    "a b c d e f g h i j",
+    "#pin #important [[wikilink|alias]] `code`",
+    "tab\tseparated\nnew\nlines",
 ]
 
 
@@ -39,8 +50,10 @@ def reference_terms(text: str) -> list[str]:
     """Whoosh's StemmingAnalyzer on the folded text, its pictographs written as words."""
     from whoosh.analysis import StemmingAnalyzer
 
-    return [t.text for t in StemmingAnalyzer(stoplist=stop_words(), minsize=1)(
-        name_pictographs(fold(text)))]
+    return [
+        t.text
+        for t in StemmingAnalyzer(stoplist=stop_words(), minsize=1)(name_pictographs(fold(text)))
+    ]
 
 
 @pytest.mark.parametrize("text", TRICKY)
@@ -66,8 +79,12 @@ def test_the_index_analyzer_keeps_positions_in_order() -> None:
 
 
 def test_every_line_of_the_sample_vault() -> None:
-    lines = [line for path in sorted(SAMPLE.rglob("*.md")) if ".vault" not in path.parts
-             for line in path.read_text("utf-8").splitlines()]
+    lines = [
+        line
+        for path in sorted(SAMPLE.rglob("*.md"))
+        if ".vault" not in path.parts
+        for line in path.read_text("utf-8").splitlines()
+    ]
     assert len(lines) > 200
     for line in lines:
         assert terms_of(line) == whoosh_terms(line), line

@@ -45,7 +45,8 @@ def gpt_message(role: str, text: Any, stamp: float | None, kind: str = "text") -
         "author": {"role": role, "name": None, "metadata": {}},
         "create_time": stamp,
         "update_time": None,
-        "content": {"content_type": kind, "parts": parts} if kind in ("text", "multimodal_text")
+        "content": {"content_type": kind, "parts": parts}
+        if kind in ("text", "multimodal_text")
         else {"content_type": kind, "text": str(text)},
         "status": "finished_successfully",
         "end_turn": True,
@@ -96,17 +97,39 @@ def billing_chat(ident: str = "6761a3f2-b0c4-8000-9a1b-2f3e4d5c6b7a") -> dict[st
         [
             ("root", None, None),
             ("sys", "root", gpt_message("system", "", None)),
-            ("u1", "sys", gpt_message(
-                "user", "We decided to move billing-core from MySQL to PostgreSQL 16.", T0)),
-            ("a1-old", "u1", gpt_message(
-                "assistant", "We decided to abandon this branch entirely, said the old reply.",
-                T0 + 60)),
+            (
+                "u1",
+                "sys",
+                gpt_message(
+                    "user", "We decided to move billing-core from MySQL to PostgreSQL 16.", T0
+                ),
+            ),
+            (
+                "a1-old",
+                "u1",
+                gpt_message(
+                    "assistant",
+                    "We decided to abandon this branch entirely, said the old reply.",
+                    T0 + 60,
+                ),
+            ),
             ("a1", "u1", gpt_message("assistant", "Sounds good.", T0 + 90)),
-            ("u2", "a1", gpt_message(
-                "user",
-                [{"content_type": "image_asset_pointer", "asset_pointer": "file-service://x"},
-                 "I prefer hand-written SQL migrations over ORM-generated ones."],
-                T0 + DAY, "multimodal_text")),
+            (
+                "u2",
+                "a1",
+                gpt_message(
+                    "user",
+                    [
+                        {
+                            "content_type": "image_asset_pointer",
+                            "asset_pointer": "file-service://x",
+                        },
+                        "I prefer hand-written SQL migrations over ORM-generated ones.",
+                    ],
+                    T0 + DAY,
+                    "multimodal_text",
+                ),
+            ),
             ("c1", "u2", gpt_message("assistant", "print(1)", T0 + DAY + 5, "code")),
             ("a2", "c1", gpt_message("assistant", "Noted.", T0 + DAY + 10)),
         ],
@@ -120,8 +143,15 @@ def trip_chat(ident: str = "7f00aa11-2222-4333-8444-555566667777") -> dict[str, 
         "Trip to Lisbon",
         [
             ("r", None, None),
-            ("u", "r", gpt_message(
-                "user", "My sister Lena lives in Lisbon and works as an architect.", T0 + 3 * DAY)),
+            (
+                "u",
+                "r",
+                gpt_message(
+                    "user",
+                    "My sister Lena lives in Lisbon and works as an architect.",
+                    T0 + 3 * DAY,
+                ),
+            ),
             ("a", "u", gpt_message("assistant", "Nice!", T0 + 3 * DAY + 30)),
         ],
         current="a",
@@ -161,7 +191,9 @@ def test_chatgpt_export_follows_the_current_branch_into_the_days_it_happened(
     day1 = written[f"{first}.md"]
     assert re.search(
         r"^## \d\d:\d\d · flush · session chatgpt-6761a3f2b0c4 · Billing migration plan$",
-        day1, re.M), day1
+        day1,
+        re.M,
+    ), day1
     assert "PostgreSQL 16" in day1
     assert "abandon this branch" not in "".join(written.values())  # the regenerated reply's
     assert "hand-written SQL" in written[f"{second}.md"]  # the message's own day
@@ -196,12 +228,24 @@ def test_importing_twice_adds_nothing_and_a_newer_export_only_what_is_new(
     assert (again.entries, again.imported, again.unchanged) == (0, 0, 1)
     assert logs(vault_dir) == before
     newer = billing_chat()
-    newer["mapping"]["u3"] = {"id": "u3", "parent": "a2", "children": [], "message": gpt_message(
-        "user", "Our cutover window is Friday night at 22:00 CET.", T0 + 5 * DAY)}
+    newer["mapping"]["u3"] = {
+        "id": "u3",
+        "parent": "a2",
+        "children": [],
+        "message": gpt_message(
+            "user", "Our cutover window is Friday night at 22:00 CET.", T0 + 5 * DAY
+        ),
+    }
     newer["mapping"]["a2"]["children"].append("u3")
     # a month later the user says again what the session already holds: not written twice
-    newer["mapping"]["u4"] = {"id": "u4", "parent": "u3", "children": [], "message": gpt_message(
-        "user", "We decided to move billing-core from MySQL to PostgreSQL 16.", T0 + 30 * DAY)}
+    newer["mapping"]["u4"] = {
+        "id": "u4",
+        "parent": "u3",
+        "children": [],
+        "message": gpt_message(
+            "user", "We decided to move billing-core from MySQL to PostgreSQL 16.", T0 + 30 * DAY
+        ),
+    }
     newer["mapping"]["u3"]["children"].append("u4")
     newer["current_node"] = "u4"
     report = vault.import_history(write_json(tmp_path / "new.json", [trip_chat(), newer]))
@@ -224,26 +268,54 @@ def claude_export() -> list[dict[str, Any]]:
             "updated_at": iso(T0 + DAY),
             "account": {"uuid": "acc"},
             "chat_messages": [
-                {"uuid": "1", "sender": "human", "created_at": iso(T0), "updated_at": iso(T0),
-                 "text": "ignored when content blocks exist",
-                 "content": [{"type": "text", "text": "The invoice renderer must embed the "
-                              "Inter font because customers print invoices offline.",
-                              "start_timestamp": iso(T0), "citations": []}],
-                 "attachments": [{"file_name": "invoice.pdf", "file_size": 1200,
-                                  "file_type": "pdf", "extracted_content": "INVOICE 42"}],
-                 "files": []},
-                {"uuid": "2", "sender": "assistant", "created_at": iso(T0 + 20),
-                 "updated_at": iso(T0 + 20), "text": "",
-                 "content": [{"type": "thinking", "thinking": "hmm"},
-                             {"type": "tool_use", "name": "web_search", "input": {}},
-                             {"type": "text", "text": "Understood."}]},
-                {"uuid": "3", "sender": "human", "created_at": iso(T0 + DAY),
-                 "updated_at": iso(T0 + DAY),
-                 "text": "I prefer PDF/A-3 for every archived invoice.", "content": []},
+                {
+                    "uuid": "1",
+                    "sender": "human",
+                    "created_at": iso(T0),
+                    "updated_at": iso(T0),
+                    "text": "ignored when content blocks exist",
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": "The invoice renderer must embed the "
+                            "Inter font because customers print invoices offline.",
+                            "start_timestamp": iso(T0),
+                            "citations": [],
+                        }
+                    ],
+                    "attachments": [
+                        {
+                            "file_name": "invoice.pdf",
+                            "file_size": 1200,
+                            "file_type": "pdf",
+                            "extracted_content": "INVOICE 42",
+                        }
+                    ],
+                    "files": [],
+                },
+                {
+                    "uuid": "2",
+                    "sender": "assistant",
+                    "created_at": iso(T0 + 20),
+                    "updated_at": iso(T0 + 20),
+                    "text": "",
+                    "content": [
+                        {"type": "thinking", "thinking": "hmm"},
+                        {"type": "tool_use", "name": "web_search", "input": {}},
+                        {"type": "text", "text": "Understood."},
+                    ],
+                },
+                {
+                    "uuid": "3",
+                    "sender": "human",
+                    "created_at": iso(T0 + DAY),
+                    "updated_at": iso(T0 + DAY),
+                    "text": "I prefer PDF/A-3 for every archived invoice.",
+                    "content": [],
+                },
             ],
         },
-        {"uuid": "empty-one", "name": "Nothing here", "created_at": iso(T0),
-         "chat_messages": []},
+        {"uuid": "empty-one", "name": "Nothing here", "created_at": iso(T0), "chat_messages": []},
     ]
 
 
@@ -260,17 +332,22 @@ def test_claude_export_blocks_attachments_and_days(vault_dir: Path, tmp_path: Pa
     assert "ignored when content blocks exist" not in day1 and "INVOICE 42" not in day1
     assert "PDF/A-3" in day2
     assert report.left_out == Counter(
-        {"an attached file 'invoice.pdf'": 1, "the model's reasoning": 1, "a tool call": 1})
+        {"an attached file 'invoice.pdf'": 1, "the model's reasoning": 1, "a tool call": 1}
+    )
 
 
 def test_openai_messages_and_jsonl_of_conversations(vault_dir: Path, tmp_path: Path) -> None:
     vault = Vault(vault_dir)
-    messages = [{"role": "user", "content": "I prefer tabs over spaces in Go code."},
-                {"role": "assistant", "content": "Noted."}]
+    messages = [
+        {"role": "user", "content": "I prefer tabs over spaces in Go code."},
+        {"role": "assistant", "content": "Noted."},
+    ]
     report = vault.import_history(write_json(tmp_path / "chat.json", messages))
     assert report.formats == ["openai"] and report.entries == 1
-    lines = [json.dumps({"messages": [{"role": "user", "content": text}]}) for text in (
-        "My manager is Ines Duarte.", "We decided to ship the API on Thursdays.")]
+    lines = [
+        json.dumps({"messages": [{"role": "user", "content": text}]})
+        for text in ("My manager is Ines Duarte.", "We decided to ship the API on Thursdays.")
+    ]
     jsonl = tmp_path / "train.jsonl"
     jsonl.write_text("\n".join(lines) + "\n")
     report = vault.import_history(jsonl)
@@ -288,16 +365,25 @@ def test_a_day_too_large_to_flush_skips_only_that_day(vault_dir: Path, tmp_path:
     assert len(report.skipped) == 1
     assert report.skipped[0].startswith(
         f"c.json: conversation 1 (id 6761a3f2-b0c4-8000-9a1b-2f3e4d5c6b7a, 'Billing # "
-        f"migration [plan]'): {day_of(T0 + DAY)}: ")
+        f"migration [plan]'): {day_of(T0 + DAY)}: "
+    )
     assert "over the" in report.skipped[0] or "too large" in report.skipped[0]
 
 
 def test_gemini_style_contents(vault_dir: Path, tmp_path: Path, tree_state) -> None:
     """What `vault flush` refused (`message 1 has no "role"` / no text): Gemini-style parts."""
-    contents = {"contents": [
-        {"role": "user", "parts": [{"text": "I prefer Fastify over Express for new services."},
-                                   {"inline_data": {"mime_type": "image/png", "data": "AA"}}]},
-        {"role": "model", "parts": [{"text": "Noted."}]}]}
+    contents = {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [
+                    {"text": "I prefer Fastify over Express for new services."},
+                    {"inline_data": {"mime_type": "image/png", "data": "AA"}},
+                ],
+            },
+            {"role": "model", "parts": [{"text": "Noted."}]},
+        ]
+    }
     report = Vault(vault_dir).import_history(write_json(tmp_path / "gemini.json", contents))
     assert report.formats == ["openai"] and report.entries == 1
     assert "Fastify over Express" in "".join(logs(vault_dir).values())
@@ -376,12 +462,15 @@ def test_broken_conversations_are_skipped_with_their_position(
     weird = billing_chat("8888aaaa-0000")
     weird["mapping"]["u1"]["message"]["content"] = {"content_type": "hologram", "x": 1}
     weird["mapping"]["a2"]["message"]["content"]["parts"] = "a string, not a list of parts"
-    export = write_json(tmp_path / "c.json", [
-        {"title": "no mapping", "id": "abc"},
-        trip_chat(),
-        "not an object",
-        weird,
-    ])
+    export = write_json(
+        tmp_path / "c.json",
+        [
+            {"title": "no mapping", "id": "abc"},
+            trip_chat(),
+            "not an object",
+            weird,
+        ],
+    )
     report = Vault(vault_dir).import_history(export)
     assert report.conversations == 4
     assert report.skipped == [
@@ -391,12 +480,15 @@ def test_broken_conversations_are_skipped_with_their_position(
     assert report.imported == 2
     assert report.left_out["the unknown content type 'hologram'"] == 1
     assert report.left_out["no list of parts"] == 1
-    assert any("conversation 4" in at and "message 2: the unknown content type" in at
-               for at in report.left_out_at)
+    assert any(
+        "conversation 4" in at and "message 2: the unknown content type" in at
+        for at in report.left_out_at
+    )
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(cut=st.floats(min_value=0.0, max_value=1.0), flip=st.integers(0, 10_000))
 def test_fuzzed_exports_are_imported_whole_or_refused_whole(
     tmp_path: Path, cut: float, flip: int
@@ -432,10 +524,13 @@ def test_cli_import_summary_json_and_errors(vault_dir: Path, tmp_path: Path, run
     assert result.exit_code == 0, result.stderr
     assert result.stdout == (
         "2 conversations (chatgpt): 3 new entries in 3 daily logs from 2, 0 with nothing new, "
-        "0 skipped; 0 entries already there, 0 secrets redacted; dry run, nothing written\n")
+        "0 skipped; 0 entries already there, 0 secrets redacted; dry run, nothing written\n"
+    )
     assert "left out (not text): 1 × an image, 1 × a tool call (code)" in result.stderr
-    assert ("  conversations.json: conversation 1 (id 6761a3f2-b0c4-8000-9a1b-2f3e4d5c6b7a, "
-            "'Billing # migration [plan]'), message 4: an image\n") in result.stderr
+    assert (
+        "  conversations.json: conversation 1 (id 6761a3f2-b0c4-8000-9a1b-2f3e4d5c6b7a, "
+        "'Billing # migration [plan]'), message 4: an image\n"
+    ) in result.stderr
     result = run_cli("import", str(export), "--json", cwd=vault_dir)
     data = json.loads(result.stdout)
     assert (data["imported"], data["new_entries"], data["formats"]) == (2, 3, ["chatgpt"])
@@ -480,8 +575,14 @@ def test_each_conversation_is_kept_as_its_titled_transcript_once(
     vault.import_history(write_json(tmp_path / "old.json", [billing_chat()]))
     assert (vault_dir / head.path).read_bytes() == before
     newer = billing_chat()
-    newer["mapping"]["u3"] = {"id": "u3", "parent": "a2", "children": [], "message": gpt_message(
-        "user", "Our cutover window is Friday night at 22:00 CET.", T0 + 5 * DAY)}
+    newer["mapping"]["u3"] = {
+        "id": "u3",
+        "parent": "a2",
+        "children": [],
+        "message": gpt_message(
+            "user", "Our cutover window is Friday night at 22:00 CET.", T0 + 5 * DAY
+        ),
+    }
     newer["mapping"]["a2"]["children"].append("u3")
     newer["current_node"] = "u3"
     vault.import_history(write_json(tmp_path / "new.json", [newer]))
@@ -497,6 +598,7 @@ def test_a_sitting_past_midnight_stays_with_the_evening_it_began(
     """A chat from 23:40 to 00:20 (issue 20): its second half goes to the same day's log, in the
     same section as the first, and its "yesterday" is read from that evening; a message the
     next afternoon, hours later, starts that day's own."""
+
     def local(day: int, hour: int, minute: int) -> float:  # local time, whatever the zone
         return dt.datetime(2026, 3, day, hour, minute).timestamp()
 
@@ -505,17 +607,35 @@ def test_a_sitting_past_midnight_stays_with_the_evening_it_began(
         "Late chat",
         [
             ("r", None, None),
-            ("u1", "r", gpt_message(
-                "user", "My sister Lena moved to Porto and works as a nurse there.",
-                local(10, 23, 40))),
+            (
+                "u1",
+                "r",
+                gpt_message(
+                    "user",
+                    "My sister Lena moved to Porto and works as a nurse there.",
+                    local(10, 23, 40),
+                ),
+            ),
             ("a1", "u1", gpt_message("assistant", "Nice!", local(10, 23, 41))),
-            ("u2", "a1", gpt_message(
-                "user", "I decided to visit Lena in Porto in April, I booked it yesterday.",
-                local(11, 0, 20))),
+            (
+                "u2",
+                "a1",
+                gpt_message(
+                    "user",
+                    "I decided to visit Lena in Porto in April, I booked it yesterday.",
+                    local(11, 0, 20),
+                ),
+            ),
             ("a2", "u2", gpt_message("assistant", "Great.", local(11, 0, 21))),
-            ("u3", "a2", gpt_message(
-                "user", "I decided to learn Portuguese before the trip to Porto.",
-                local(11, 14, 0))),
+            (
+                "u3",
+                "a2",
+                gpt_message(
+                    "user",
+                    "I decided to learn Portuguese before the trip to Porto.",
+                    local(11, 14, 0),
+                ),
+            ),
         ],
         current="u3",
     )

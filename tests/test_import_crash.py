@@ -24,8 +24,16 @@ from .test_import import DAY, T0, entries, gpt_conversation, gpt_message, logs
 
 pytestmark = pytest.mark.slow
 
-TOPICS = ["billing-core", "the invoice renderer", "the ledger export", "the nightly backup",
-          "the staging cluster", "the on-call rota", "the API gateway", "the audit log"]
+TOPICS = [
+    "billing-core",
+    "the invoice renderer",
+    "the ledger export",
+    "the nightly backup",
+    "the staging cluster",
+    "the on-call rota",
+    "the API gateway",
+    "the audit log",
+]
 TOOLS = ["PostgreSQL", "pytest", "Terraform", "Grafana", "Neovim", "uv", "GitLab CI", "Lua"]
 
 
@@ -39,12 +47,21 @@ def big_export(path: Path, count: int) -> Path:
         for i in range(6):
             node = f"n{i}"
             if i % 2 == 0:
-                text = (f"I prefer {TOOLS[(n + i) % 8]} over {TOOLS[(n + i + 3) % 8]} for "
-                        f"{TOPICS[(n * 3 + i) % 8]} (case {n}-{i}).")
+                text = (
+                    f"I prefer {TOOLS[(n + i) % 8]} over {TOOLS[(n + i + 3) % 8]} for "
+                    f"{TOPICS[(n * 3 + i) % 8]} (case {n}-{i})."
+                )
             else:
                 text = "Understood."
-            nodes.append((node, parent, gpt_message(
-                "user" if i % 2 == 0 else "assistant", text, start + (i // 2) * DAY + i)))
+            nodes.append(
+                (
+                    node,
+                    parent,
+                    gpt_message(
+                        "user" if i % 2 == 0 else "assistant", text, start + (i // 2) * DAY + i
+                    ),
+                )
+            )
             parent = node
         conversations.append(gpt_conversation(f"{n:08x}-1111-2222", f"Chat {n}", nodes, parent))
     path.write_text(json.dumps(conversations))
@@ -53,12 +70,17 @@ def big_export(path: Path, count: int) -> Path:
 
 def import_process(vault: Path, source: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "VAULT_PATH": str(vault)}
-    return subprocess.Popen([sys.executable, "-m", "vault_memory", "-q", "import", str(source)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "vault_memory", "-q", "import", str(source)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
-def kill_when(process: subprocess.Popen[bytes], ready: Callable[[], bool],
-              timeout: float = 60.0) -> bool:
+def kill_when(
+    process: subprocess.Popen[bytes], ready: Callable[[], bool], timeout: float = 60.0
+) -> bool:
     """SIGKILL the process once `ready()` holds; False when it finished first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

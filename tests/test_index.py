@@ -50,9 +50,13 @@ def db(root: Path) -> Iterator[sqlite3.Connection]:
 
 def chunks(root: Path, relpath: str) -> list[tuple[int, int, str]]:
     with db(root) as conn:
-        return list(conn.execute(
-            "SELECT c.start_line, c.end_line, c.text FROM chunks c JOIN files f ON f.id=c.file_id"
-            " WHERE f.path=? ORDER BY c.ord", (relpath,)))
+        return list(
+            conn.execute(
+                "SELECT c.start_line, c.end_line, c.text FROM chunks c JOIN files f ON f.id=c.file_id"  # noqa: E501
+                " WHERE f.path=? ORDER BY c.ord",
+                (relpath,),
+            )
+        )
 
 
 def indexed_paths(root: Path) -> set[str]:
@@ -105,7 +109,9 @@ def test_first_index_embeds_every_unit(small_vault: Path) -> None:
 
 
 def test_noop_index_embeds_nothing_and_writes_nothing(
-    indexed_sample: Path, tree_state: Snapshot, vault_warnings: Callable[[], list[str]],
+    indexed_sample: Path,
+    tree_state: Snapshot,
+    vault_warnings: Callable[[], list[str]],
 ) -> None:
     before = tree_state(indexed_sample)
     assert {".vault/index.sqlite", ".vault/write.lock"} <= set(before)
@@ -120,7 +126,9 @@ def test_noop_index_embeds_nothing_and_writes_nothing(
 
 
 def test_noop_cli_index_writes_nothing(
-    indexed_sample: Path, tree_state: Snapshot, run_cli: Callable[..., Any],
+    indexed_sample: Path,
+    tree_state: Snapshot,
+    run_cli: Callable[..., Any],
 ) -> None:
     before = tree_state(indexed_sample)
     result = run_cli("--vault", str(indexed_sample), "index")
@@ -213,8 +221,11 @@ HOSTILE: dict[str, bytes] = {
     "notes/binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00",
     "notes/huge.md": b"- a very long note line\n" * 1000,  # 24 kB, over the limit set below
 }
-SKIPPED = {"notes/latin1.md": "not valid UTF-8", "notes/binary.md": "binary file",
-           "notes/huge.md": "over the 10,000-byte limit"}
+SKIPPED = {
+    "notes/latin1.md": "not valid UTF-8",
+    "notes/binary.md": "binary file",
+    "notes/huge.md": "over the 10,000-byte limit",
+}
 
 
 def add_hostile_files(root: Path) -> None:
@@ -223,7 +234,9 @@ def add_hostile_files(root: Path) -> None:
 
 
 def test_indexing_never_changes_a_vault_file(
-    indexed_sample: Path, tree_state: Snapshot, vault_warnings: Callable[[], list[str]],
+    indexed_sample: Path,
+    tree_state: Snapshot,
+    vault_warnings: Callable[[], list[str]],
 ) -> None:
     add_hostile_files(indexed_sample)
     before = vault_files(tree_state(indexed_sample))
@@ -239,12 +252,15 @@ def test_indexing_never_changes_a_vault_file(
     assert len(warnings) == 4, warnings  # the three skipped files, and the broken frontmatter
     assert any("notes/broken-frontmatter.md" in w and "broken frontmatter" in w for w in warnings)
     assert chunks(indexed_sample, "notes/broken-frontmatter.md")[-1][2] == "- still indexed"
-    assert chunks(indexed_sample, "notes/crlf.md") == [(3, 3, "- saved on windows"),
-                                                      (4, 4, "- second line")]
+    assert chunks(indexed_sample, "notes/crlf.md") == [
+        (3, 3, "- saved on windows"),
+        (4, 4, "- second line"),
+    ]
     assert chunks(indexed_sample, "notes/bom.md") == [(3, 3, "- after a byte order mark")]
     assert chunks(indexed_sample, "notes/frontmatter.md") == [(7, 7, "- body")]  # properties
     assert chunks(indexed_sample, "notes/no-newline.md") == [
-        (1, 1, "- last line without a newline")]
+        (1, 1, "- last line without a newline")
+    ]
     assert chunks(indexed_sample, "notes/empty.md") == []
     assert_spans_match_files(indexed_sample)
     # Skipped files are reported once per change (issue 22): not again while unchanged, and
@@ -265,11 +281,22 @@ def test_indexing_never_changes_a_vault_file(
 
 
 def test_ignored_paths_are_never_indexed(
-    vault_dir: Path, escapes: dict[str, Path], run_cli: Callable[..., Any],
+    vault_dir: Path,
+    escapes: dict[str, Path],
+    run_cli: Callable[..., Any],
 ) -> None:
-    for relpath in (".obsidian/workspace.md", ".trash/old.md", ".git/notes.md", ".hidden.md",
-                    "notes/.draft.md", "notes/foo.md~", "notes/~$lock.md",
-                    "node_modules/pkg/readme.md", "notes/picture.png", "notes/plain.txt"):
+    for relpath in (
+        ".obsidian/workspace.md",
+        ".trash/old.md",
+        ".git/notes.md",
+        ".hidden.md",
+        "notes/.draft.md",
+        "notes/foo.md~",
+        "notes/~$lock.md",
+        "node_modules/pkg/readme.md",
+        "notes/picture.png",
+        "notes/plain.txt",
+    ):
         (vault_dir / relpath).parent.mkdir(parents=True, exist_ok=True)
         (vault_dir / relpath).write_text("SECRET ignored\n")
     report = index(vault_dir)
@@ -285,13 +312,22 @@ def test_ignored_paths_are_never_indexed(
 
 
 def test_partial_index_refuses_what_a_full_scan_skips(
-    vault_dir: Path, escapes: dict[str, Path],
+    vault_dir: Path,
+    escapes: dict[str, Path],
 ) -> None:
     index(vault_dir)
     with Vault(vault_dir) as vault:
-        report = vault.index(paths=["leak.md", "leakdir/secret.md", "notesdir/real.md",
-                                    str(escapes["secret"]), ".obsidian/x.md", "../outside/x.md",
-                                    "notes/real.md"])
+        report = vault.index(
+            paths=[
+                "leak.md",
+                "leakdir/secret.md",
+                "notesdir/real.md",
+                str(escapes["secret"]),
+                ".obsidian/x.md",
+                "../outside/x.md",
+                "notes/real.md",
+            ]
+        )
     assert (report.new, report.unchanged, report.files) == (0, 1, 3)
     assert indexed_paths(vault_dir) == {"MEMORY.md", "notes/real.md", "alias.md"}
 
@@ -335,22 +371,35 @@ def _change_schema_version(cache: Path) -> None:
         (_garbage_sqlite, "the index is damaged (index.sqlite: file is not a database)", True),
         (_damage_whoosh_segment, "the keyword index files changed", False),
         (_delete_whoosh, "the keyword index is missing", False),
-        (_change_schema_version,
-         f"the index has schema version 0, this vault-memory uses {SCHEMA_VERSION}", True),
+        (
+            _change_schema_version,
+            f"the index has schema version 0, this vault-memory uses {SCHEMA_VERSION}",
+            True,
+        ),
     ],
-    ids=["truncated-sqlite", "garbage-sqlite", "damaged-whoosh-segment", "whoosh-deleted",
-         "schema-version"],
+    ids=[
+        "truncated-sqlite",
+        "garbage-sqlite",
+        "damaged-whoosh-segment",
+        "whoosh-deleted",
+        "schema-version",
+    ],
 )
 def test_damage_is_repaired_with_one_warning(
-    indexed_small: Path, tree_state: Snapshot, vault_warnings: Callable[[], list[str]],
-    damage: Callable[[Path], None], announced: str, reembeds: bool,
+    indexed_small: Path,
+    tree_state: Snapshot,
+    vault_warnings: Callable[[], list[str]],
+    damage: Callable[[Path], None],
+    announced: str,
+    reembeds: bool,
 ) -> None:
     damage(indexed_small / ".vault")
     report = index(indexed_small)
     (warning,) = vault_warnings()
     assert warning.startswith(announced), warning
-    assert warning.endswith("rebuilding it from the files." if reembeds
-                            else "rebuilding it from the index.")
+    assert warning.endswith(
+        "rebuilding it from the files." if reembeds else "rebuilding it from the index."
+    )
     assert report.rebuilt is not None and report.rebuilt.startswith(announced)
     assert report.units == report.embedded_units == SMALL_UNITS
     assert report.units_embedded == (SMALL_UNITS if reembeds else 0)
@@ -366,7 +415,8 @@ def test_damage_is_repaired_with_one_warning(
 
 
 def test_deleted_cache_is_rebuilt_from_the_files(
-    indexed_small: Path, vault_warnings: Callable[[], list[str]],
+    indexed_small: Path,
+    vault_warnings: Callable[[], list[str]],
 ) -> None:
     shutil.rmtree(indexed_small / ".vault")
     report = index(indexed_small)
@@ -377,7 +427,8 @@ def test_deleted_cache_is_rebuilt_from_the_files(
 
 
 def test_model_change_reembeds_every_unit_announced(
-    indexed_small: Path, vault_warnings: Callable[[], list[str]],
+    indexed_small: Path,
+    vault_warnings: Callable[[], list[str]],
 ) -> None:
     # The index as another embedding model left it (a second model needs the network).
     conn = sqlite3.connect(indexed_small / ".vault" / "index.sqlite")
@@ -394,7 +445,9 @@ def test_model_change_reembeds_every_unit_announced(
     assert report.units_embedded == report.embedded_units == SMALL_UNITS
     # The previous model's vectors are kept, so switching back re-embeds nothing (test_remote).
     assert {model for _, model in embedding_rows(indexed_small)} == {
-        BUNDLED_MODEL_ID, "other/model"}
+        BUNDLED_MODEL_ID,
+        "other/model",
+    }
     assert index(indexed_small).units_embedded == 0
 
 
@@ -402,7 +455,9 @@ def test_model_change_reembeds_every_unit_announced(
 
 
 def test_keyword_only_without_the_model_then_catching_up(
-    small_vault: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., Any],
+    small_vault: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli: Callable[..., Any],
     vault_warnings: Callable[[], list[str]],
 ) -> None:
     monkeypatch.setenv(DISABLE_ENV, "1")
@@ -419,8 +474,9 @@ def test_keyword_only_without_the_model_then_catching_up(
     refused = run_cli("--vault", vault, "search", "--mode", "semantic", "dentist")
     assert refused.exit_code == 1
     error = refused.stderr.splitlines()[-1]  # after the model's own warning
-    assert error.startswith("Error: semantic search needs the embedding model, which is not "
-                            "available (embedding model ")
+    assert error.startswith(
+        "Error: semantic search needs the embedding model, which is not available (embedding model "
+    )
     assert error.endswith("Use --mode keyword or hybrid.")
     assert refused.stdout == ""
 
@@ -428,8 +484,11 @@ def test_keyword_only_without_the_model_then_catching_up(
     caught_up = run_cli("--vault", vault, "index", "--json")
     assert caught_up.exit_code == 0, caught_up.stderr
     data = json.loads(caught_up.stdout)
-    assert (data["new"], data["units_embedded"], data["embedded_units"]) == (0, SMALL_UNITS,
-                                                                            SMALL_UNITS)
+    assert (data["new"], data["units_embedded"], data["embedded_units"]) == (
+        0,
+        SMALL_UNITS,
+        SMALL_UNITS,
+    )
     assert data["model"] == BUNDLED_MODEL_ID
     semantic = run_cli("--vault", vault, "search", "--mode", "semantic", "dentist", "--json")
     assert semantic.exit_code == 0, semantic.stderr
@@ -437,7 +496,8 @@ def test_keyword_only_without_the_model_then_catching_up(
 
 
 def test_unreadable_indexed_file_keeps_its_units(
-    indexed_small: Path, make_unreadable: Callable[[Path], None],
+    indexed_small: Path,
+    make_unreadable: Callable[[Path], None],
     vault_warnings: Callable[[], list[str]],
 ) -> None:
     import builtins
@@ -478,7 +538,9 @@ with lock_file(Path(sys.argv[1]), "index writer", 5):
 def test_second_writer_waits_while_readers_go_on(indexed_small: Path) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c", LOCK_HOLDER, str(indexed_small / ".vault" / "write.lock")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
@@ -516,8 +578,21 @@ def test_second_writer_waits_while_readers_go_on(indexed_small: Path) -> None:
 # -- `vault index` on the command line ----------------------------------------------------------
 
 REPORT_KEYS = {
-    "new", "modified", "moved", "deleted", "unchanged", "unreadable", "skipped_links", "files",
-    "units", "units_embedded", "embedded_units", "model", "rebuilt", "seconds", "warnings",
+    "new",
+    "modified",
+    "moved",
+    "deleted",
+    "unchanged",
+    "unreadable",
+    "skipped_links",
+    "files",
+    "units",
+    "units_embedded",
+    "embedded_units",
+    "model",
+    "rebuilt",
+    "seconds",
+    "warnings",
     "pending_units",
 }
 
@@ -528,10 +603,22 @@ def test_cli_index_json(small_vault: Path, run_cli: Callable[..., Any]) -> None:
     data = json.loads(first.stdout)
     assert set(data) == REPORT_KEYS
     assert data | {"seconds": 0} == {
-        "new": SMALL_FILES, "modified": 0, "moved": 0, "deleted": 0, "unchanged": 0,
-        "unreadable": 0, "skipped_links": 0, "files": SMALL_FILES, "units": SMALL_UNITS,
-        "units_embedded": SMALL_UNITS, "embedded_units": SMALL_UNITS, "model": BUNDLED_MODEL_ID,
-        "rebuilt": None, "seconds": 0, "warnings": [], "pending_units": 0,
+        "new": SMALL_FILES,
+        "modified": 0,
+        "moved": 0,
+        "deleted": 0,
+        "unchanged": 0,
+        "unreadable": 0,
+        "skipped_links": 0,
+        "files": SMALL_FILES,
+        "units": SMALL_UNITS,
+        "units_embedded": SMALL_UNITS,
+        "embedded_units": SMALL_UNITS,
+        "model": BUNDLED_MODEL_ID,
+        "rebuilt": None,
+        "seconds": 0,
+        "warnings": [],
+        "pending_units": 0,
     }
     assert isinstance(data["seconds"], float)
     noop = json.loads(run_cli("--vault", str(small_vault), "index", "--json").stdout)
@@ -561,11 +648,13 @@ def test_cli_index_reports_skipped_files(indexed_small: Path, run_cli: Callable[
 
 
 def test_a_run_killed_while_embedding_is_finished_by_the_next_one(
-        indexed_small: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    indexed_small: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from vault_memory.index import indexer
 
     (indexed_small / "notes" / "more.md").write_text(
-        "# More\n\n- First new fact.\n- Second new fact.\n- Third new fact.\n")
+        "# More\n\n- First new fact.\n- Second new fact.\n- Third new fact.\n"
+    )
     monkeypatch.setattr(indexer, "EMBED_BATCH", 1)  # one commit per vector
 
     def die_after_first_vector(phase: str, done: int, total: int) -> None:
@@ -596,7 +685,9 @@ def test_a_folder_path_stands_for_its_files(indexed_small: Path) -> None:
 
 
 def test_symlink_loops_dangling_and_outside_links_are_skipped_with_one_warning_each(
-    vault_dir: Path, run_cli: Callable[..., Any], tmp_path: Path,
+    vault_dir: Path,
+    run_cli: Callable[..., Any],
+    tmp_path: Path,
 ) -> None:
     """`ln -s self.md notes/self.md` once made index, search, status and the MCP search tool
     exit with a RuntimeError traceback."""
@@ -616,27 +707,30 @@ def test_symlink_loops_dangling_and_outside_links_are_skipped_with_one_warning_e
     ]
     result = run_cli("--vault", str(vault_dir), "index", env={DISABLE_ENV: "1"})
     assert result.exit_code == 0, result.stderr
-    assert [line.removeprefix("Warning: ") for line in result.stderr.splitlines()
-            if "symlink" in line] == expected
+    assert [
+        line.removeprefix("Warning: ") for line in result.stderr.splitlines() if "symlink" in line
+    ] == expected
     assert "3 skipped" in result.stdout
     assert indexed_paths(vault_dir) == {"MEMORY.md", "notes/real.md"}
 
-    found = run_cli("--vault", str(vault_dir), "search", "loop test", "--json",
-                    env={DISABLE_ENV: "1"})
+    found = run_cli(
+        "--vault", str(vault_dir), "search", "loop test", "--json", env={DISABLE_ENV: "1"}
+    )
     assert found.exit_code == 0, found.stderr
     assert json.loads(found.stdout)["results"][0]["path"] == "notes/real.md"
 
     status = run_cli("--vault", str(vault_dir), "status", "--json")
     assert status.exit_code == 0, status.stderr
     assert json.loads(status.stdout)["skipped"] == {
-        line.split(": ", 1)[0].removeprefix("skipped "): line.split(": ", 1)[1]
-        for line in expected}
+        line.split(": ", 1)[0].removeprefix("skipped "): line.split(": ", 1)[1] for line in expected
+    }
 
     with Vault(vault_dir) as vault:
         reply = json.loads(call_tool(make_tools(vault), "search_memory", {"query": "loop test"}))
         assert reply["results"][0]["path"] == "notes/real.md"
         assert "error" in json.loads(
-            call_tool(make_tools(vault), "get_memory", {"path": "notes/self.md"}))
+            call_tool(make_tools(vault), "get_memory", {"path": "notes/self.md"})
+        )
     shown = run_cli("--vault", str(vault_dir), "get", "notes/self.md")
     assert shown.exit_code == 1 and "symlink loop" in shown.stderr
 
@@ -648,20 +742,24 @@ def _whoosh_generations(root: Path) -> tuple[int, int]:
     from whoosh import index as whoosh_index
 
     folder = str(root / ".vault" / "whoosh")
-    return (whoosh_index.open_dir(folder, indexname="units").latest_generation(),
-            whoosh_index.open_dir(folder, indexname="files").latest_generation())
+    return (
+        whoosh_index.open_dir(folder, indexname="units").latest_generation(),
+        whoosh_index.open_dir(folder, indexname="files").latest_generation(),
+    )
 
 
 def _many_notes(root: Path, count: int, start: int = 0) -> None:
     folder = root / "kb"
     folder.mkdir(exist_ok=True)
     for i in range(start, start + count):
-        (folder / f"page-{i:04d}.md").write_text(f"# Page {i}\n\n- point {i} about topic "
-                                                  f"{i % 13}\n- another {i}\n")
+        (folder / f"page-{i:04d}.md").write_text(
+            f"# Page {i}\n\n- point {i} about topic {i % 13}\n- another {i}\n"
+        )
 
 
-def test_one_run_commits_the_keyword_index_once(vault_dir: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_run_commits_the_keyword_index_once(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Many batches of files (SQLite commits every FILE_BATCH files) are one Whoosh commit on
     each index: a large change is not written and merged segment by segment."""
     from vault_memory.index import indexer
@@ -684,11 +782,13 @@ def test_one_run_commits_the_keyword_index_once(vault_dir: Path,
         check = vault._index.verify()
         assert check.equal, check.differences
         assert [h.path for h in vault.search("rewritten", mode="keyword", limit=50)].count(
-            "kb/page-0007.md") == 1
+            "kb/page-0007.md"
+        ) == 1
 
 
 def test_a_run_stopped_between_batches_leaves_the_keyword_index_equal(
-        vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A run stopped after some batches (the watcher stopping) commits to Whoosh what it
     committed to SQLite: the keyword index is not marked interrupted, the next run goes on."""
     from vault_memory.index import indexer
@@ -735,8 +835,15 @@ def _whoosh_contents(folder: Path) -> list[Any]:
                 for fieldname, text in reader.all_terms():
                     matcher = reader.postings(fieldname, text)
                     if fieldname in ("text", "heading"):  # the block's length statistics
-                        out.append((key, fieldname, text, matcher.block_min_length(),
-                                    matcher.block_max_length()))
+                        out.append(
+                            (
+                                key,
+                                fieldname,
+                                text,
+                                matcher.block_min_length(),
+                                matcher.block_max_length(),
+                            )
+                        )
                     found = []
                     while matcher.is_active():
                         if not reader.is_deleted(matcher.id()):
@@ -744,8 +851,12 @@ def _whoosh_contents(folder: Path) -> list[Any]:
                         matcher.next()
                     if found:
                         out.append((key, fieldname, text, sorted(found)))
-                out += sorted((ids[d], f, reader.doc_field_length(d, f))
-                              for d in live for f in ("text", "heading") if key == "uid")
+                out += sorted(
+                    (ids[d], f, reader.doc_field_length(d, f))
+                    for d in live
+                    for f in ("text", "heading")
+                    if key == "uid"
+                )
                 out += sorted((ids[d], sorted(reader.stored_fields(d).items())) for d in live)
     finally:
         fulltext.close()
@@ -799,8 +910,8 @@ def _sample_documents(indexed: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("in_memory", [None, 50])
 def test_the_run_writer_writes_the_segment_whoosh_writes_byte_for_byte(
-        indexed_sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        in_memory: int | None) -> None:
+    indexed_sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_memory: int | None
+) -> None:
     """The run writer keeps postings by term and writes each term's blocks itself
     (fulltext._Postings, _term_writer); past POSTINGS_IN_MEMORY it hands them to Whoosh's
     pool. Either way every file of the segment is the one Whoosh's own writer makes."""
@@ -828,7 +939,8 @@ def test_the_run_writer_writes_the_segment_whoosh_writes_byte_for_byte(
 
 
 def test_the_run_writer_merges_segments_as_whoosh_does(
-        indexed_sample: Path, tmp_path: Path) -> None:
+    indexed_sample: Path, tmp_path: Path
+) -> None:
     """A run's commit that merges the index's segments into its own (a rebuild optimises;
     Whoosh's merge policy adds their postings to the writer's pool: here, `_Postings.add`)
     writes the segment Whoosh's own writer writes."""
@@ -859,7 +971,8 @@ def test_the_run_writer_merges_segments_as_whoosh_does(
 
 
 def test_the_run_writer_makes_the_index_whoosh_itself_makes(
-        indexed_sample: Path, tmp_path: Path) -> None:
+    indexed_sample: Path, tmp_path: Path
+) -> None:
     """The keyword index written by a run (terms from `terms_of`, repeated values turned into
     postings once, lengths kept in memory) holds exactly what Whoosh's own writer and
     analyzer make of the same documents."""

@@ -91,8 +91,11 @@ def _future_schema(root: Path) -> None:
 
 
 def _wrong_vector_bytes(root: Path) -> None:
-    _sql(root, "UPDATE embeddings SET vector=X'00010203' WHERE sha256 IN "
-               "(SELECT sha256 FROM embeddings LIMIT 3)")
+    _sql(
+        root,
+        "UPDATE embeddings SET vector=X'00010203' WHERE sha256 IN "
+        "(SELECT sha256 FROM embeddings LIMIT 3)",
+    )
 
 
 def _dangling_symlink(root: Path) -> None:
@@ -126,8 +129,10 @@ CASES: dict[str, Damage] = {
     "whoosh-toc-deleted": lambda r: _toc(r).unlink(),
     "whoosh-segment-deleted": lambda r: next((r / ".vault/whoosh").glob("*.seg")).unlink(),
     "whoosh-deleted": lambda r: shutil.rmtree(r / ".vault/whoosh"),
-    "whoosh-is-a-file": lambda r: (shutil.rmtree(r / ".vault/whoosh"),
-                                   (r / ".vault/whoosh").write_text("x")),
+    "whoosh-is-a-file": lambda r: (
+        shutil.rmtree(r / ".vault/whoosh"),
+        (r / ".vault/whoosh").write_text("x"),
+    ),
     "arrays-data-garbage": _garbage_arrays_data,
     "arrays-zeroed": _zero_arrays,
     "arrays-truncated": lambda r: _truncate(_arrays(r), 0.6),
@@ -138,8 +143,15 @@ CASES: dict[str, Damage] = {
 # Damage that changes no answer: SQLite ignores a WAL whose checksums fail, and the hit log
 # skips lines it cannot read. Status need not report these; everything else must hold.
 HARMLESS = {"sqlite-wal-garbage", "hitlog-garbage"}
-QUICK = ["sqlite-half-truncated", "chunks-dropped", "whoosh-toc-overwritten",
-         "arrays-data-garbage", "arrays-zeroed", "vectors-deleted", "vault-is-a-file"]
+QUICK = [
+    "sqlite-half-truncated",
+    "chunks-dropped",
+    "whoosh-toc-overwritten",
+    "arrays-data-garbage",
+    "arrays-zeroed",
+    "vectors-deleted",
+    "vault-is-a-file",
+]
 
 
 def _search(run_cli: Callable[..., Result], root: Path) -> list[tuple[str, int]]:
@@ -184,15 +196,15 @@ def _run_matrix(case: str, root: Path, run_cli: Callable[..., Result]) -> None:
 
 
 @pytest.mark.parametrize("case", QUICK)
-def test_damage_is_reported_healed_and_proved(case: str, searched_small: Path,
-                                              run_cli: Callable[..., Result]) -> None:
+def test_damage_is_reported_healed_and_proved(
+    case: str, searched_small: Path, run_cli: Callable[..., Result]
+) -> None:
     _run_matrix(case, searched_small, run_cli)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(set(CASES) - set(QUICK)))
-def test_damage_matrix(case: str, searched_small: Path,
-                       run_cli: Callable[..., Result]) -> None:
+def test_damage_matrix(case: str, searched_small: Path, run_cli: Callable[..., Result]) -> None:
     _run_matrix(case, searched_small, run_cli)
 
 
@@ -204,10 +216,13 @@ def test_the_matrix_holds_at_least_25_cases() -> None:
 
 
 def test_doctor_repairs_what_status_reports_and_says_what_it_did(
-        searched_small: Path, run_cli: Callable[..., Result]) -> None:
+    searched_small: Path, run_cli: Callable[..., Result]
+) -> None:
     _garbage_arrays_data(searched_small)
-    _sql(searched_small, "DELETE FROM embeddings WHERE sha256 IN "
-                         "(SELECT sha256 FROM embeddings LIMIT 2)")
+    _sql(
+        searched_small,
+        "DELETE FROM embeddings WHERE sha256 IN (SELECT sha256 FROM embeddings LIMIT 2)",
+    )
     status = _status(run_cli, searched_small)
     assert any("checksum" in d for d in status["damaged"]), status
     result = run_cli("doctor", cwd=searched_small)
@@ -215,20 +230,24 @@ def test_doctor_repairs_what_status_reports_and_says_what_it_did(
     assert "fails its checksum" in result.output
     assert "2 units have no vector" in result.output
     assert _status(run_cli, searched_small)["damaged"] == []
-    assert check_arrays(_arrays(searched_small)) is None if list(
-        (searched_small / ".vault").glob("units-*.arrays")) else True
+    assert (
+        check_arrays(_arrays(searched_small)) is None
+        if list((searched_small / ".vault").glob("units-*.arrays"))
+        else True
+    )
     result = run_cli("doctor", cwd=searched_small)
     assert "nothing damaged" in result.output
 
 
-def test_verify_names_the_difference(searched_small: Path,
-                                     run_cli: Callable[..., Result]) -> None:
+def test_verify_names_the_difference(searched_small: Path, run_cli: Callable[..., Result]) -> None:
     _sql(searched_small, "UPDATE files SET sha256='0000' WHERE path='notes/renderer.md'")
     with Vault(searched_small) as vault:
         check = vault._index.verify()
     assert not check.equal
-    assert any(d.startswith("notes/renderer.md: the index holds another version")
-               for d in check.differences), check.differences
+    assert any(
+        d.startswith("notes/renderer.md: the index holds another version")
+        for d in check.differences
+    ), check.differences
     (searched_small / "notes/extra.md").write_text("# Extra\n\nunindexed text\n")
     with Vault(searched_small) as vault:
         check = vault._index.verify()
@@ -244,11 +263,14 @@ def test_verify_names_the_difference(searched_small: Path,
 
 
 def test_units_without_vectors_under_a_complete_flag_are_found_and_embedded(
-        indexed_small: Path, run_cli: Callable[..., Result]) -> None:
+    indexed_small: Path, run_cli: Callable[..., Result]
+) -> None:
     """The state a kill left before issue 24: units committed, the flag still saying every
     vector is there. `vault index` alone never repaired it; the check finds it."""
-    _sql(indexed_small, "DELETE FROM embeddings WHERE sha256 IN "
-                        "(SELECT sha256 FROM embeddings LIMIT 2)")
+    _sql(
+        indexed_small,
+        "DELETE FROM embeddings WHERE sha256 IN (SELECT sha256 FROM embeddings LIMIT 2)",
+    )
     status = _status(run_cli, indexed_small)
     assert status["embedded_units"] == status["units"] - 2
     result = run_cli("doctor", cwd=indexed_small)
@@ -258,7 +280,8 @@ def test_units_without_vectors_under_a_complete_flag_are_found_and_embedded(
 
 
 def test_vectors_of_the_wrong_length_never_break_a_search(
-        searched_small: Path, run_cli: Callable[..., Result]) -> None:
+    searched_small: Path, run_cli: Callable[..., Result]
+) -> None:
     """The unit table is rebuilt (a file changed) while some vectors are damaged: those
     units go by keywords, the others keep their vectors, and the search answers."""
     _wrong_vector_bytes(searched_small)
@@ -266,5 +289,6 @@ def test_vectors_of_the_wrong_length_never_break_a_search(
     note.write_text(note.read_text() + "\nIt renders PostgreSQL billing invoices too.\n")
     hits = _search(run_cli, searched_small)
     assert hits
-    assert "3 vectors have the wrong length" in " ".join(_status(run_cli, searched_small)[
-        "damaged"])
+    assert "3 vectors have the wrong length" in " ".join(
+        _status(run_cli, searched_small)["damaged"]
+    )

@@ -20,8 +20,9 @@ from .multilingual_corpus import NOTES, QUERIES
 def write_notes(root: Path) -> None:
     (root / "notes").mkdir(parents=True, exist_ok=True)
     for note in NOTES:
-        (root / "notes" / f"{note.name}.md").write_text(f"# {note.name}\n\n{note.text}\n",
-                                                        encoding="utf-8")
+        (root / "notes" / f"{note.name}.md").write_text(
+            f"# {note.name}\n\n{note.text}\n", encoding="utf-8"
+        )
 
 
 @pytest.fixture
@@ -42,7 +43,16 @@ def found_first(vault: Vault, query: str, limit: int = 1) -> list[str]:
 
 def test_a_cjk_run_gives_its_characters_and_pairs_and_a_query_asks_for_the_pairs() -> None:
     assert list(words("東京タワー")) == [
-        "東", "東京", "京", "京タ", "タ", "タワ", "ワ", "ワー", "ー"]
+        "東",
+        "東京",
+        "京",
+        "京タ",
+        "タ",
+        "タワ",
+        "ワ",
+        "ワー",
+        "ー",
+    ]
     assert list(words("東京タワー", query=True)) == ["東京", "京タ", "タワ", "ワー"]
     assert list(words("猫", query=True)) == ["猫"]  # one character: itself
     assert list(words("iPhone15を買った", query=True)) == ["iphone15", "を買", "買っ", "った"]
@@ -86,7 +96,8 @@ def test_exact_phrases_are_found_in_every_script(keyword_vault: Vault) -> None:
     for q in QUERIES:
         assert q.variant or q.text in next(n.text for n in NOTES if n.name == q.note), q
         found[scripts[q.note] + ("+typed" if q.variant else "")].append(
-            f"notes/{q.note}.md" in found_first(keyword_vault, q.text))
+            f"notes/{q.note}.md" in found_first(keyword_vault, q.text)
+        )
     written = [ok for group, oks in found.items() if "+typed" not in group for ok in oks]
     typed = [ok for group, oks in found.items() if "+typed" in group for ok in oks]
     assert sum(written) / len(written) >= 0.9, dict(found)
@@ -99,12 +110,13 @@ def test_a_quoted_phrase_filters_inside_cjk_runs_and_across_accents(keyword_vaul
     assert found_first(keyword_vault, '"東京タワー"', limit=10) == ["notes/ja-tower.md"]
     assert found_first(keyword_vault, '"cafe de la gare"', limit=10) == ["notes/fr-cafe.md"]
     assert set(found_first(keyword_vault, '"数据库"', limit=10)) == {
-        "notes/zh-server.md", "notes/zh-db.md"}
+        "notes/zh-server.md",
+        "notes/zh-db.md",
+    }
 
 
 def test_a_one_character_query_finds_its_word(keyword_vault: Vault) -> None:
-    assert set(found_first(keyword_vault, "猫", limit=10)) == {
-        "notes/zh-cat.md", "notes/ja-cat.md"}
+    assert set(found_first(keyword_vault, "猫", limit=10)) == {"notes/zh-cat.md", "notes/ja-cat.md"}
 
 
 # -- an index written by the analyzer before this one ---------------------------------------
@@ -162,8 +174,9 @@ def test_an_index_of_the_old_analyzer_gets_its_words_again_and_keeps_its_vectors
     assert _index_meta(vault_dir, "analyzer") == str(ANALYZER)
 
 
-def test_an_old_index_of_ascii_text_is_not_indexed_again(vault_dir: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_old_index_of_ascii_text_is_not_indexed_again(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_MODEL_DISABLED", "1")
     (vault_dir / "notes").mkdir()
     (vault_dir / "notes" / "plain.md").write_text("Plain English: the deploy moved.\n", "utf-8")
@@ -182,7 +195,7 @@ def test_an_old_index_of_ascii_text_is_not_indexed_again(vault_dir: Path,
 def test_a_chat_line_with_an_emoji_is_found_by_the_word_it_stands_for(
     vault_dir: Path, loaded_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """"got a 🐶 today!!" (issue 20, real chats): found by "dog", keyword and hybrid; an
+    """ "got a 🐶 today!!" (issue 20, real chats): found by "dog", keyword and hybrid; an
     index of analyzer 2 (emoji left out) gets the words of those files again, and keeps
     their vectors."""
     import vault_memory.index.words as words_module
@@ -192,7 +205,9 @@ def test_a_chat_line_with_an_emoji_is_found_by_the_word_it_stands_for(
         "- **Ria**: guess who got a 🐶 today!!\n"
         "- **Sam**: omg no way\n"
         "- **Ria**: and we had 🍕 for dinner to celebrate\n"
-        "- **Sam**: I walked past the shelter on Main Street yesterday\n", "utf-8")
+        "- **Sam**: I walked past the shelter on Main Street yesterday\n",
+        "utf-8",
+    )
     with monkeypatch.context() as before:  # the analyzer of the version before: no emoji
         before.setattr(words_module, "name_pictographs", lambda text: text)
         with Vault(vault_dir) as vault:
@@ -211,15 +226,18 @@ def test_a_chat_line_with_an_emoji_is_found_by_the_word_it_stands_for(
 
 # -- emoji in the vectors (embedder.PICTOGRAPHS) -----------------------------------------------
 
-PARTY = ("# 2023-05-08\n\n## 20:01 — session 3\n\n"
-         "- **Ria**: 🎂🎉 best day ever!!\n"
-         "- **Sam**: the printer at work jammed again\n"
-         "- **Ria**: my train was late this morning\n"
-         "- **Sam**: finished the tax forms, finally\n")
+PARTY = (
+    "# 2023-05-08\n\n## 20:01 — session 3\n\n"
+    "- **Ria**: 🎂🎉 best day ever!!\n"
+    "- **Sam**: the printer at work jammed again\n"
+    "- **Ria**: my train was late this morning\n"
+    "- **Sam**: finished the tax forms, finally\n"
+)
 
 
 def test_the_bundled_model_reads_a_pictograph_as_its_words(
-        loaded_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Its vocabulary holds no emoji: "🎂🎉" was two [UNK]s, as far from a birthday as from
     anything. The full embedder and the light query encoder give them the same words."""
     from vault_memory.index.embedder import QueryEncoder
@@ -251,7 +269,8 @@ def test_a_line_of_emoji_is_found_by_meaning_and_an_old_index_embeds_it_again(
 
     (vault_dir / "memory" / "2023-05-08.md").write_text(PARTY, "utf-8")
     (vault_dir / "memory" / "2023-05-09.md").write_text(
-        "# 2023-05-09\n\n## 09:00 — notes\n\n- Bought milk and bread.\n", "utf-8")
+        "# 2023-05-09\n\n## 09:00 — notes\n\n- Bought milk and bread.\n", "utf-8"
+    )
     query = "When was the birthday party?"
     with monkeypatch.context() as before:  # the embedder of the version before
         before.setattr(embedder_module, "spelled_pictographs", lambda text: text)

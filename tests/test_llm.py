@@ -22,8 +22,9 @@ from .llm_server import ScriptedLLMServer
 
 
 def client(server: ScriptedLLMServer, timeout: float = 5.0, key: str | None = None) -> LLMClient:
-    return LLMClient(LLMSettings(base_url=server.base_url, model="m1", timeout_seconds=timeout),
-                     api_key=key)
+    return LLMClient(
+        LLMSettings(base_url=server.base_url, model="m1", timeout_seconds=timeout), api_key=key
+    )
 
 
 def test_chat_sends_the_protocol_and_returns_the_text(llm_server: ScriptedLLMServer) -> None:
@@ -80,7 +81,8 @@ def test_unreachable_server_is_an_llm_error() -> None:
 def test_from_config(vault_dir, monkeypatch: pytest.MonkeyPatch) -> None:
     assert LLMClient.from_config(load_config(vault_dir)) is None
     (vault_dir / "vault.toml").write_text(
-        '[llm]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "qwen"\napi_key_env = "MY_KEY"\n')
+        '[llm]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "qwen"\napi_key_env = "MY_KEY"\n'
+    )
     monkeypatch.delenv("MY_KEY", raising=False)
     with pytest.raises(ConfigError, match="MY_KEY, which is not set"):
         LLMClient.from_config(load_config(vault_dir))
@@ -101,8 +103,9 @@ def test_parse_json_reply_plain_values() -> None:
 
 
 def recording(server: ScriptedLLMServer, **settings: Any) -> tuple[LLMClient, list[float]]:
-    made = LLMClient(LLMSettings(base_url=server.base_url, model="m1", timeout_seconds=5,
-                                 **settings))
+    made = LLMClient(
+        LLMSettings(base_url=server.base_url, model="m1", timeout_seconds=5, **settings)
+    )
     waits: list[float] = []
     made.sleep = waits.append
     return made, waits
@@ -172,10 +175,19 @@ def test_the_wait_is_real(llm_server: ScriptedLLMServer) -> None:
     assert time.monotonic() - started >= 1.0
 
 
-@pytest.mark.parametrize(("header", "seconds"), [
-    ("0", 0.0), ("120", 120.0), (" 5 ", 5.0), ("", None), (None, None), ("soon", None),
-    ("-3", None), ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
-])
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        ("0", 0.0),
+        ("120", 120.0),
+        (" 5 ", 5.0),
+        ("", None),
+        (None, None),
+        ("soon", None),
+        ("-3", None),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+    ],
+)
 def test_parse_retry_after(header: str | None, seconds: float | None) -> None:
     assert parse_retry_after(header) == seconds
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now=1445412480.0) == 30.0

@@ -40,8 +40,13 @@ Curated by hand.
 def test_sections_entries_and_pins() -> None:
     doc = parse_memory(MEMORY)
     titles = [(s.title, s.level, s.pinned) for s in doc.sections]
-    assert titles == [("MEMORY", 1, False), ("About Maya #pin", 2, True), ("People", 2, False),
-                      ("Preferences", 2, False), ("Decisions", 2, False)]
+    assert titles == [
+        ("MEMORY", 1, False),
+        ("About Maya #pin", 2, True),
+        ("People", 2, False),
+        ("Preferences", 2, False),
+        ("Decisions", 2, False),
+    ]
     people = doc.section("people")
     assert people is not None
     texts = [e.text for e in people.entries]
@@ -115,4 +120,7 @@ def test_a_paragraph_ending_a_section_gets_a_blank_line_before_new_entries() -> 
 
 def test_sources_of_reads_every_src_comment() -> None:
     assert sources_of("- a <!-- src: memory/a.md#L1, memory/b.md#L2-L3 --> <!--src:x-->") == (
-        "memory/a.md#L1", "memory/b.md#L2-L3", "x")
+        "memory/a.md#L1",
+        "memory/b.md#L2-L3",
+        "x",
+    )

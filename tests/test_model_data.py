@@ -52,17 +52,21 @@ def llm_server(_server: ScriptedLLMServer) -> ScriptedLLMServer:
 
 
 @pytest.fixture
-def vault(vault_dir: Path, llm_server: ScriptedLLMServer,
-          monkeypatch: pytest.MonkeyPatch) -> Path:
+def vault(vault_dir: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("VAULT_MODEL_DISABLED", "1")
     (vault_dir / "MEMORY.md").write_text(MEMORY)
     (vault_dir / "memory/2026-11-20.md").write_text(
         "# 2026-11-20\n\n## 09:15 · note\n"
-        "- Chose PostgreSQL 16 for the billing-core service. #decision\n")
+        "- Chose PostgreSQL 16 for the billing-core service. #decision\n"
+    )
     config = vault_dir / "vault.toml"
-    config.write_text(config.read_text() + (
-        f'\n[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "qwen-test"\n'
-        "timeout_seconds = 2\n"))
+    config.write_text(
+        config.read_text()
+        + (
+            f'\n[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "qwen-test"\n'
+            "timeout_seconds = 2\n"
+        )
+    )
     return vault_dir
 
 
@@ -70,9 +74,13 @@ def reply(new_text: str, people: list[dict] | None = None) -> dict:
     return {
         "sections": [
             {"heading": "People", "entries": people or [{"id": "m1"}]},
-            {"heading": "Decisions", "entries": [
-                {"id": "m2"},
-                {"text": new_text, "sources": [SOURCE], "reason": "a decision"}]},
+            {
+                "heading": "Decisions",
+                "entries": [
+                    {"id": "m2"},
+                    {"text": new_text, "sources": [SOURCE], "reason": "a decision"},
+                ],
+            },
         ],
         "archived": [],
         "merged": [],
@@ -81,13 +89,16 @@ def reply(new_text: str, people: list[dict] | None = None) -> dict:
 
 @pytest.mark.parametrize(
     ("text", "reason"),
-    [("PostgreSQL 16 for billing-core.\u0000", "U+0000 (a control character)"),
-     ("PostgreSQL 16 \x1b[31mfor billing-core.", "U+001B (a control character)"),
-     ("PostgreSQL 16 for billing-core. \ud800", "U+D800 (a lone surrogate)")],
+    [
+        ("PostgreSQL 16 for billing-core.\u0000", "U+0000 (a control character)"),
+        ("PostgreSQL 16 \x1b[31mfor billing-core.", "U+001B (a control character)"),
+        ("PostgreSQL 16 for billing-core. \ud800", "U+D800 (a lone surrogate)"),
+    ],
     ids=["nul", "escape", "surrogate"],
 )
 def test_control_characters_and_lone_surrogates_are_refused_and_recorded(
-        vault: Path, llm_server: ScriptedLLMServer, text: str, reason: str) -> None:
+    vault: Path, llm_server: ScriptedLLMServer, text: str, reason: str
+) -> None:
     llm_server.reply_raw(200, completion(json.dumps(reply(text))))
     with Vault(vault) as v, pytest.raises(DreamRefusedError) as info:
         v.dream(now=NOW)
@@ -100,8 +111,7 @@ def test_control_characters_and_lone_surrogates_are_refused_and_recorded(
         assert v.get("MEMORY.md").text == MEMORY
 
 
-def test_a_secret_the_model_writes_is_redacted(vault: Path,
-                                               llm_server: ScriptedLLMServer) -> None:
+def test_a_secret_the_model_writes_is_redacted(vault: Path, llm_server: ScriptedLLMServer) -> None:
     llm_server.reply_json(reply(f"PostgreSQL 16 for billing-core; deploy with {TOKEN}."))
     with Vault(vault) as v:
         v.dream(now=NOW)
@@ -110,12 +120,21 @@ def test_a_secret_the_model_writes_is_redacted(vault: Path,
     assert "PostgreSQL 16 for billing-core; deploy with [REDACTED:github-token]." in memory
 
 
-def test_pin_and_comments_the_model_adds_are_stripped(vault: Path,
-                                                      llm_server: ScriptedLLMServer) -> None:
-    llm_server.reply_json(reply(
-        "PostgreSQL 16 for billing-core. #pin <!-- src: memory/1999-01-01.md#L1 -->",
-        people=[{"id": "m1", "text": "Jonas Berg: Head of Engineering, Maya's manager. #pin",
-                 "reason": "important"}]))
+def test_pin_and_comments_the_model_adds_are_stripped(
+    vault: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.reply_json(
+        reply(
+            "PostgreSQL 16 for billing-core. #pin <!-- src: memory/1999-01-01.md#L1 -->",
+            people=[
+                {
+                    "id": "m1",
+                    "text": "Jonas Berg: Head of Engineering, Maya's manager. #pin",
+                    "reason": "important",
+                }
+            ],
+        )
+    )
     with Vault(vault) as v:
         v.dream(now=NOW)
     memory = (vault / "MEMORY.md").read_text()
@@ -125,8 +144,7 @@ def test_pin_and_comments_the_model_adds_are_stripped(vault: Path,
 
 
 @pytest.mark.slow
-def test_one_deadline_covers_the_whole_reply(vault: Path,
-                                             llm_server: ScriptedLLMServer) -> None:
+def test_one_deadline_covers_the_whole_reply(vault: Path, llm_server: ScriptedLLMServer) -> None:
     llm_server.reply_trickle(json.dumps(reply("PostgreSQL 16 for billing-core.")), 0.05)
     started = time.monotonic()
     with Vault(vault) as v, pytest.raises(DreamRefusedError) as info:
@@ -139,9 +157,15 @@ def test_one_deadline_covers_the_whole_reply(vault: Path,
 
 
 def test_flush_refuses_a_control_character_from_the_model(
-        vault: Path, llm_server: ScriptedLLMServer) -> None:
-    llm_server.reply_json({"entries": [
-        {"text": "Maya moved billing to PostgreSQL 16.\u0000", "category": "decision"}]})
+    vault: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.reply_json(
+        {
+            "entries": [
+                {"text": "Maya moved billing to PostgreSQL 16.\u0000", "category": "decision"}
+            ]
+        }
+    )
     chat = [{"role": "user", "content": "We moved billing to PostgreSQL 16 today."}]
     with Vault(vault) as v:
         report = v.flush(chat, session="s1", date=dt.date(2026, 11, 22))

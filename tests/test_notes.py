@@ -93,8 +93,10 @@ def test_heading_path_encloses_a_line_outermost_first() -> None:
 
 
 def test_heading_path_before_any_heading_and_with_skipped_levels() -> None:
-    note = parse_note("n.md", md(
-        """
+    note = parse_note(
+        "n.md",
+        md(
+            """
         preamble
         # A
         ### deep
@@ -102,7 +104,8 @@ def test_heading_path_before_any_heading_and_with_skipped_levels() -> None:
         ## B
         y
         """
-    ))
+        ),
+    )
     assert note.heading_path(1) == []
     assert [h.title for h in note.heading_path(4)] == ["A", "deep"]
     assert [h.title for h in note.heading_path(6)] == ["A", "B"]
@@ -155,8 +158,11 @@ def test_frontmatter_parsed_and_excluded_from_the_body() -> None:
         """
     )
     note = parse_note("notes/b.md", text)
-    assert note.frontmatter == {"title": "Billing", "tags": ["Decision", "db"],
-                                "date": dt.date(2026, 11, 22)}
+    assert note.frontmatter == {
+        "title": "Billing",
+        "tags": ["Decision", "db"],
+        "date": dt.date(2026, 11, 22),
+    }
     assert note.frontmatter_end == 6
     assert note.frontmatter_error is None
     assert spans(note) == [(1, "Body #inline", 7, 7)]
@@ -215,7 +221,10 @@ def test_inline_tags() -> None:
         """
     )
     assert parse_note("n.md", text).tags == {
-        "inheading", "decision", "project/billing-2026", "start-of-line",
+        "inheading",
+        "decision",
+        "project/billing-2026",
+        "start-of-line",
     }
 
 
@@ -316,8 +325,10 @@ def test_daily_log_entries() -> None:
     note = parse_note("memory/2026-11-22.md", DAILY)
     assert note.kind == "daily"
     assert note.date == dt.date(2026, 11, 22)
-    got = [(e.time, e.source, e.session, e.heading_line, e.start_line, e.end_line)
-           for e in note.entries()]
+    got = [
+        (e.time, e.source, e.session, e.heading_line, e.start_line, e.end_line)
+        for e in note.entries()
+    ]
     assert got == [
         ("09:00", "", "3", 3, 4, 5),
         ("14:03", "flush", "7f3a", 6, 7, 9),
@@ -345,8 +356,13 @@ def test_parse_entry_heading(title: str, parsed: tuple[str, str, str | None] | N
 
 def test_format_entry_round_trips_through_the_parser() -> None:
     when = dt.datetime(2026, 11, 22, 14, 3)
-    block = format_entry("Chose PostgreSQL\n- already a bullet\n\n  indented", when, "flush",
-                         "7f3a", tags=("decision", "#db"))
+    block = format_entry(
+        "Chose PostgreSQL\n- already a bullet\n\n  indented",
+        when,
+        "flush",
+        "7f3a",
+        tags=("decision", "#db"),
+    )
     assert block == (
         "\n## 14:03 · flush · session 7f3a\n- Chose PostgreSQL\n- already a bullet\n\n"
         "  indented #decision #db\n"
@@ -375,8 +391,7 @@ def test_format_entry_round_trips_through_the_parser() -> None:
 )
 def test_valid_tags_are_written_as_given(tag: str, written: str) -> None:
     assert check_tag(tag) == written
-    block = format_entry("Chose PostgreSQL", dt.datetime(2026, 11, 22, 14, 3), "note",
-                         tags=(tag,))
+    block = format_entry("Chose PostgreSQL", dt.datetime(2026, 11, 22, 14, 3), "note", tags=(tag,))
     assert block.endswith(f"- Chose PostgreSQL #{written}\n")
 
 
@@ -400,21 +415,26 @@ def test_a_tag_obsidian_would_not_read_is_refused(tag: str, advice: str) -> None
     with pytest.raises(InvalidTagError) as info:
         format_entry("x", dt.datetime(2026, 11, 22, 14, 3), "note", tags=("ok", tag))
     message = str(info.value)
-    assert message.startswith(f"{tag!r} is not a valid tag: a tag holds letters, digits, _, - "
-                              "and / (between nested parts), and not only digits. ")
+    assert message.startswith(
+        f"{tag!r} is not a valid tag: a tag holds letters, digits, _, - "
+        "and / (between nested parts), and not only digits. "
+    )
     assert advice in message and "\n" not in message
 
 
-def test_vault_add_refuses_a_bad_tag_and_writes_nothing(vault_dir: Path, run_cli,
-                                                         tree_state) -> None:
+def test_vault_add_refuses_a_bad_tag_and_writes_nothing(
+    vault_dir: Path, run_cli, tree_state
+) -> None:
     before = tree_state(vault_dir)
     with pytest.raises(InvalidTagError, match="Use 'two-words' instead"):
         Vault(vault_dir).add("Chose PostgreSQL", tags=("two words",))
     result = run_cli("add", "Chose PostgreSQL", "--tag", "#two words", cwd=vault_dir)
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr == ("Error: 'two words' is not a valid tag: a tag holds letters, "
-                             "digits, _, - and / (between nested parts), and not only digits. "
-                             "Use 'two-words' instead.\n")
+    assert result.stderr == (
+        "Error: 'two words' is not a valid tag: a tag holds letters, "
+        "digits, _, - and / (between nested parts), and not only digits. "
+        "Use 'two-words' instead.\n"
+    )
     assert tree_state(vault_dir) == before
     assert run_cli("add", "Chose PostgreSQL", "--tag", "two-words", cwd=vault_dir).exit_code == 0
 
@@ -457,8 +477,9 @@ def test_every_read_path_leaves_the_file_byte_identical(
 @pytest.mark.parametrize("tag", ["decision", "2024-goals", "_inbox", "élan", "project/alpha-2"])
 def test_a_tag_that_is_accepted_is_read_back_as_a_tag(tag: str) -> None:
     """What `vault add --tag` accepts, the index reads as a tag (and Obsidian does too)."""
-    block = format_entry("Chose PostgreSQL", dt.datetime(2026, 11, 22, 14, 3), "note",
-                         tags=(check_tag(tag),))
+    block = format_entry(
+        "Chose PostgreSQL", dt.datetime(2026, 11, 22, 14, 3), "note", tags=(check_tag(tag),)
+    )
     assert tag in parse_note("memory/2026-11-22.md", "# 2026-11-22\n" + block).tags
 
 

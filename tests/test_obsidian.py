@@ -59,8 +59,16 @@ def test_properties_of_every_yaml_type_become_text() -> None:
     assert ("empty", "") in pairs
     assert ("nested", '{"a": 1}') in pairs
     terms = obsidian.property_terms(pairs)
-    assert {"count:3", "done:false", "due:2026-11-30", "empty", "owner:priya", "owner:raman",
-            "due_date:soon", "reviewers:aino"} <= set(terms)
+    assert {
+        "count:3",
+        "done:false",
+        "due:2026-11-30",
+        "empty",
+        "owner:priya",
+        "owner:raman",
+        "due_date:soon",
+        "reviewers:aino",
+    } <= set(terms)
 
 
 def test_property_values_of_dates_and_lists() -> None:
@@ -98,7 +106,11 @@ def test_frontmatter_tags_in_every_form(value: object, expected: list[str]) -> N
 
 def test_nested_tags_are_also_their_parents() -> None:
     assert obsidian.tag_terms(["team/propulsion/engines", "#x"]) == [
-        "team", "team/propulsion", "team/propulsion/engines", "x"]
+        "team",
+        "team/propulsion",
+        "team/propulsion/engines",
+        "x",
+    ]
 
 
 def test_note_fields_hold_tags_names_and_properties_but_no_text() -> None:
@@ -113,10 +125,13 @@ def test_note_fields_hold_tags_names_and_properties_but_no_text() -> None:
 
 # -- links -------------------------------------------------------------------------------------
 
+
 def test_every_form_of_link_is_read() -> None:
-    line = ("See [[Priya Raman]], [[Priya Raman|Priya]], [[Rocket#Budget]], "
-            "![[diagram.png]], [[Rocket#Budget|the budget]], [sheet](../notes/budget%20plan.md),"
-            " ![img](attachments/a.png), [web](https://example.com) and `[[not a link]]`.")
+    line = (
+        "See [[Priya Raman]], [[Priya Raman|Priya]], [[Rocket#Budget]], "
+        "![[diagram.png]], [[Rocket#Budget|the budget]], [sheet](../notes/budget%20plan.md),"
+        " ![img](attachments/a.png), [web](https://example.com) and `[[not a link]]`."
+    )
     found = list(obsidian.links_in_line(line, 7))
     assert [(f.target, f.subpath, f.display, f.embed, f.kind) for f in found] == [
         ("Priya Raman", "", "", False, "wikilink"),
@@ -146,7 +161,10 @@ def test_links_in_properties_and_text_but_not_in_code() -> None:
     )
     found = obsidian.note_links(parse_note("n.md", text))
     assert [(f.line, f.target, f.kind) for f in found] == [
-        (2, "Priya Raman", "property"), (9, "Jonas Berg", "wikilink"), (9, "Table", "wikilink")]
+        (2, "Priya Raman", "property"),
+        (9, "Jonas Berg", "wikilink"),
+        (9, "Table", "wikilink"),
+    ]
     assert found[2].subpath == "#Row" and found[2].display == "shown"
 
 
@@ -180,12 +198,14 @@ FILES = [
         ("../../outside", "x.md", None),
     ],
 )
-def test_links_resolve_as_obsidian_resolves_them(target: str, source: str,
-                                                  expected: str | None) -> None:
+def test_links_resolve_as_obsidian_resolves_them(
+    target: str, source: str, expected: str | None
+) -> None:
     assert LinkTargets(FILES).resolve(target, source) == expected
 
 
 # -- Obsidian's "Excluded files" ----------------------------------------------------------------
+
 
 def test_excluded_files_from_app_json() -> None:
     app = json.dumps({"userIgnoreFilters": ["archive/", "/\\.draft\\.md$/", "Templates", 3]})
@@ -202,27 +222,60 @@ def test_excluded_files_from_app_json() -> None:
 # -- canvas -----------------------------------------------------------------------------------
 
 NODES = [
-    {"id": "g1", "type": "group", "label": "Launch", "x": 0, "y": 0, "width": 800,
-     "height": 600},
-    {"id": "t1", "type": "text", "text": "Fuel check with [[Priya Raman]]\n\n- weather go/no-go"
-     " #launch", "x": 10, "y": 10, "width": 200, "height": 100},
-    {"id": "t2", "type": "text", "text": "Outside any group", "x": 900, "y": 0, "width": 100,
-     "height": 100},
-    {"id": "f1", "type": "file", "file": "projects/rocket.md", "subpath": "#Budget", "x": 300,
-     "y": 10, "width": 200, "height": 100},
-    {"id": "l1", "type": "link", "url": "https://example.com", "x": 0, "y": 700, "width": 10,
-     "height": 10},
+    {"id": "g1", "type": "group", "label": "Launch", "x": 0, "y": 0, "width": 800, "height": 600},
+    {
+        "id": "t1",
+        "type": "text",
+        "text": "Fuel check with [[Priya Raman]]\n\n- weather go/no-go #launch",
+        "x": 10,
+        "y": 10,
+        "width": 200,
+        "height": 100,
+    },
+    {
+        "id": "t2",
+        "type": "text",
+        "text": "Outside any group",
+        "x": 900,
+        "y": 0,
+        "width": 100,
+        "height": 100,
+    },
+    {
+        "id": "f1",
+        "type": "file",
+        "file": "projects/rocket.md",
+        "subpath": "#Budget",
+        "x": 300,
+        "y": 10,
+        "width": 200,
+        "height": 100,
+    },
+    {
+        "id": "l1",
+        "type": "link",
+        "url": "https://example.com",
+        "x": 0,
+        "y": 700,
+        "width": 10,
+        "height": 10,
+    },
 ]
 # As Obsidian writes it: one node per line (a node is cited by its line).
-CANVAS = ('{\n  "nodes": [\n' + ",\n".join(f"    {json.dumps(n)}" for n in NODES)
-          + '\n  ],\n  "edges": [{"id": "e1", "fromNode": "t1", "toNode": "f1"}]\n}\n')
+CANVAS = (
+    '{\n  "nodes": [\n'
+    + ",\n".join(f"    {json.dumps(n)}" for n in NODES)
+    + '\n  ],\n  "edges": [{"id": "e1", "fromNode": "t1", "toNode": "f1"}]\n}\n'
+)
 
 
 def test_canvas_text_nodes_are_units_and_file_nodes_links() -> None:
     canvas = parse_canvas("board.canvas", CANVAS)
     assert [(t.line, t.group) for t in canvas.texts] == [(4, "Launch"), (5, "")]
     assert [(link.line, link.target, link.kind) for link in canvas.links] == [
-        (4, "Priya Raman", "wikilink"), (6, "projects/rocket.md", "canvas")]
+        (4, "Priya Raman", "wikilink"),
+        (6, "projects/rocket.md", "canvas"),
+    ]
     assert canvas.links[1].subpath == "#Budget"
     units = make_canvas_units(canvas, "board")
     assert [(u.start_line, u.text, u.heading) for u in units] == [

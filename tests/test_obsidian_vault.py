@@ -19,14 +19,42 @@ from .conftest import copy_vault
 Snapshot = Callable[[Path], dict[str, tuple[bytes, int, int]]]
 
 NODES = [
-    {"id": "grp", "type": "group", "label": "Launch day", "x": 0, "y": 0, "width": 900,
-     "height": 600},
-    {"id": "txt", "type": "text", "text": "Countdown checklist: fuel, telemetry, range safety "
-     "#launch/checklist", "x": 20, "y": 20, "width": 300, "height": 200},
-    {"id": "fil", "type": "file", "file": "projects/Rocket.md", "x": 400, "y": 20, "width": 300,
-     "height": 200},
-    {"id": "pic", "type": "file", "file": "attachments/engine.png", "x": 400, "y": 300,
-     "width": 100, "height": 100},
+    {
+        "id": "grp",
+        "type": "group",
+        "label": "Launch day",
+        "x": 0,
+        "y": 0,
+        "width": 900,
+        "height": 600,
+    },
+    {
+        "id": "txt",
+        "type": "text",
+        "text": "Countdown checklist: fuel, telemetry, range safety #launch/checklist",
+        "x": 20,
+        "y": 20,
+        "width": 300,
+        "height": 200,
+    },
+    {
+        "id": "fil",
+        "type": "file",
+        "file": "projects/Rocket.md",
+        "x": 400,
+        "y": 20,
+        "width": 300,
+        "height": 200,
+    },
+    {
+        "id": "pic",
+        "type": "file",
+        "file": "attachments/engine.png",
+        "x": 400,
+        "y": 300,
+        "width": 100,
+        "height": 100,
+    },
 ]
 
 OBSIDIAN_FILES: dict[str, str | bytes] = {
@@ -83,7 +111,8 @@ OBSIDIAN_FILES: dict[str, str | bytes] = {
         "# 2026-11-20\n\n## 10:00 · note\n"
         "- Lunch with [[Priya Raman]]: Priya Raman wants the go/no-go list by Monday.\n"
     ),
-    "board.canvas": '{\n  "nodes": [\n' + ",\n".join(f"    {json.dumps(n)}" for n in NODES)
+    "board.canvas": '{\n  "nodes": [\n'
+    + ",\n".join(f"    {json.dumps(n)}" for n in NODES)
     + '\n  ],\n  "edges": []\n}\n',
     "attachments/engine.png": b"\x89PNG\r\n\x1a\n fake image",
     "attachments/spec.pdf": b"%PDF-1.4 fake",
@@ -144,8 +173,12 @@ def vault_files(state: dict[str, tuple[bytes, int, int]]) -> dict[str, tuple[byt
 
 # -- the round trip ---------------------------------------------------------------------------
 
+
 def test_round_trip_leaves_every_file_as_it_was(
-    tmp_path: Path, loaded_embedder: Any, tree_state: Snapshot, run_cli: Callable[..., Any],
+    tmp_path: Path,
+    loaded_embedder: Any,
+    tree_state: Snapshot,
+    run_cli: Callable[..., Any],
 ) -> None:
     root = Vault.init(tmp_path / "vault").root
     write_files(root, OBSIDIAN_FILES)
@@ -158,14 +191,20 @@ def test_round_trip_leaves_every_file_as_it_was(
         assert vault.links("projects/Rocket.md")
         assert vault.backlinks("Priya Raman")
         vault.status()
-    for args in (["search", "countdown checklist"], ["links", "Rocket"],
-                 ["backlinks", "engine.png"], ["status"], ["index"]):
+    for args in (
+        ["search", "countdown checklist"],
+        ["links", "Rocket"],
+        ["backlinks", "engine.png"],
+        ["status"],
+        ["index"],
+    ):
         result = run_cli("--vault", str(root), *args)
         assert result.exit_code == 0, result.stderr
     assert vault_files(tree_state(root)) == before
 
 
 # -- properties, tags and aliases are fields, not text ------------------------------------------
+
 
 @pytest.mark.parametrize("word", FRONTMATTER_WORDS)
 def test_frontmatter_is_never_a_hit(obsidian_vault: Path, word: str) -> None:
@@ -184,7 +223,8 @@ def test_tags_aliases_and_properties_select_the_note(obsidian_vault: Path) -> No
     assert set(paths(search(obsidian_vault, "[due:2026-12-15]"))) == {"projects/Rocket.md"}
     assert set(paths(search(obsidian_vault, "[empty]"))) == {"projects/Rocket.md"}
     assert set(paths(search(obsidian_vault, "[role:propulsion]"))) == {
-        "notes/people/Priya Raman.md"}
+        "notes/people/Priya Raman.md"
+    }
     # The inline nested tag, as Obsidian tags a note: every unit of the note.
     assert set(paths(search(obsidian_vault, "tag:#risk"))) == {"projects/Rocket.md"}
 
@@ -200,7 +240,9 @@ def test_tags_aliases_and_properties_select_the_note(obsidian_vault: Path) -> No
     ],
 )
 def test_a_query_naming_a_note_ranks_its_own_units_first(
-    obsidian_vault: Path, query: str, note: str,
+    obsidian_vault: Path,
+    query: str,
+    note: str,
 ) -> None:
     hits = search(obsidian_vault, query)
     assert hits[0].path == note, [(h.path, h.start_line, h.score) for h in hits]
@@ -221,10 +263,12 @@ def test_a_mention_through_a_link_is_still_evidence(obsidian_vault: Path) -> Non
 
 # -- links -------------------------------------------------------------------------------------
 
+
 def test_links_of_a_note_resolve_as_obsidian_does(obsidian_vault: Path) -> None:
     with Vault(obsidian_vault) as vault:
-        found = [(link.line, link.target, link.resolved, link.kind)
-                 for link in vault.links("Rocket")]
+        found = [
+            (link.line, link.target, link.resolved, link.kind) for link in vault.links("Rocket")
+        ]
     assert found == [
         (11, "Priya Raman", "notes/people/Priya Raman.md", "property"),
         (13, "Jonas Berg", "notes/people/Jonas Berg.md", "property"),
@@ -243,18 +287,24 @@ def test_backlinks_with_their_lines(obsidian_vault: Path, run_cli: Callable[...,
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert [(b["source"], b["line"]) for b in data["links"]] == [
-        ("memory/2026-11-20.md", 4), ("projects/Rocket.md", 11), ("projects/Rocket.md", 19)]
+        ("memory/2026-11-20.md", 4),
+        ("projects/Rocket.md", 11),
+        ("projects/Rocket.md", 19),
+    ]
     assert data["links"][2]["text"].startswith("- Static fire of the engine on Friday")
     text = run_cli("--vault", str(obsidian_vault), "backlinks", "notes/people/Priya Raman.md")
     assert "projects/Rocket.md:19  - Static fire of the engine" in text.stdout
     # An attachment is a link target: embedded by the note and by the canvas.
     pic = run_cli("--vault", str(obsidian_vault), "backlinks", "engine.png", "--json")
     assert [(b["source"], b["kind"]) for b in json.loads(pic.stdout)["links"]] == [
-        ("board.canvas", "canvas"), ("projects/Rocket.md", "wikilink")]
+        ("board.canvas", "canvas"),
+        ("projects/Rocket.md", "wikilink"),
+    ]
 
 
 def test_links_cli_and_a_note_nobody_answers_to(
-    obsidian_vault: Path, run_cli: Callable[..., Any],
+    obsidian_vault: Path,
+    run_cli: Callable[..., Any],
 ) -> None:
     result = run_cli("--vault", str(obsidian_vault), "links", "projects/Rocket.md")
     assert result.exit_code == 0, result.stderr
@@ -276,13 +326,15 @@ def test_a_note_added_later_resolves_the_links_that_named_it(obsidian_vault: Pat
 
 
 def test_status_lists_unresolved_links_and_skipped_files(
-    obsidian_vault: Path, run_cli: Callable[..., Any],
+    obsidian_vault: Path,
+    run_cli: Callable[..., Any],
 ) -> None:
     result = run_cli("--vault", str(obsidian_vault), "status", "--json")
     info = json.loads(result.stdout)
     assert info["unresolved_links"] == 1
     assert [(u["source"], u["line"], u["target"]) for u in info["unresolved"]] == [
-        ("projects/Rocket.md", 21, "Nowhere")]
+        ("projects/Rocket.md", 21, "Nowhere")
+    ]
     assert "not valid UTF-8" in info["skipped"]["notes/latin1.md"]
     assert info["drift"] == {"new": 0, "changed": 0, "deleted": 0}
     text = run_cli("--vault", str(obsidian_vault), "status").stdout
@@ -293,6 +345,7 @@ def test_status_lists_unresolved_links_and_skipped_files(
 
 # -- canvas, excluded files, attachments, unreadable files --------------------------------------
 
+
 def test_canvas_text_nodes_are_searched_and_cited(obsidian_vault: Path) -> None:
     (hit,) = search(obsidian_vault, "countdown checklist telemetry", limit=1)
     assert (hit.path, hit.start_line, hit.heading) == ("board.canvas", 4, "board > Launch day")
@@ -302,16 +355,23 @@ def test_canvas_text_nodes_are_searched_and_cited(obsidian_vault: Path) -> None:
 def test_files_obsidian_ignores_are_never_indexed(obsidian_vault: Path) -> None:
     with Vault(obsidian_vault) as vault:
         indexed = {row[0] for row in vault._index.store.conn.execute("SELECT path FROM files")}
-    assert indexed == {"MEMORY.md", "notes/people/Priya Raman.md", "notes/people/Jonas Berg.md",
-                       "projects/Rocket.md", "notes/runbook.md", "memory/2026-11-20.md",
-                       "board.canvas"}
+    assert indexed == {
+        "MEMORY.md",
+        "notes/people/Priya Raman.md",
+        "notes/people/Jonas Berg.md",
+        "projects/Rocket.md",
+        "notes/runbook.md",
+        "memory/2026-11-20.md",
+        "board.canvas",
+    }
     hits = search(obsidian_vault, "static fire desert canceled", limit=20)
     assert "archive/Old plan.md" not in paths(hits)
 
 
 def test_excluded_files_follow_obsidians_settings(obsidian_vault: Path) -> None:
     (obsidian_vault / ".obsidian" / "app.json").write_text(
-        json.dumps({"userIgnoreFilters": ["notes/runbook.md"]}))
+        json.dumps({"userIgnoreFilters": ["notes/runbook.md"]})
+    )
     with Vault(obsidian_vault) as vault:
         report = vault.index()
         assert (report.new, report.deleted) == (1, 1)  # archive/ in, the runbook out
@@ -319,7 +379,8 @@ def test_excluded_files_follow_obsidians_settings(obsidian_vault: Path) -> None:
 
 
 def test_an_unreadable_file_is_reported_once_per_change(
-    obsidian_vault: Path, vault_warnings: Callable[[], list[str]],
+    obsidian_vault: Path,
+    vault_warnings: Callable[[], list[str]],
 ) -> None:
     for _ in range(2):
         with Vault(obsidian_vault) as vault:
@@ -357,27 +418,32 @@ def test_deleting_the_cache_rebuilds_the_same_fields(obsidian_vault: Path) -> No
 
 
 def test_links_never_reveal_a_file_of_a_scope_the_view_may_not_see(
-    tmp_path: Path, loaded_embedder: Any,
+    tmp_path: Path,
+    loaded_embedder: Any,
 ) -> None:
     from vault_memory.errors import VaultError
 
     root = Vault.init(tmp_path / "vault").root
-    write_files(root, {
-        "notes/Shared.md": "# Shared\n\n- Everyone sees this note.\n",
-        "scopes/acme/alpha/notes/Plan.md": "# Plan\n\n- See [[Secret]] and [[Shared]].\n",
-        "scopes/acme/beta/notes/Secret.md": "# Secret\n\n- Beta's own note. [[Plan]]\n",
-    })
+    write_files(
+        root,
+        {
+            "notes/Shared.md": "# Shared\n\n- Everyone sees this note.\n",
+            "scopes/acme/alpha/notes/Plan.md": "# Plan\n\n- See [[Secret]] and [[Shared]].\n",
+            "scopes/acme/beta/notes/Secret.md": "# Secret\n\n- Beta's own note. [[Plan]]\n",
+        },
+    )
     with Vault(root) as vault:
         vault.index()
         # The whole vault sees both sides.
         (secret, shared) = vault.links("scopes/acme/alpha/notes/Plan.md")
         assert (secret.resolved, shared.resolved) == (
-            "scopes/acme/beta/notes/Secret.md", "notes/Shared.md")
+            "scopes/acme/beta/notes/Secret.md",
+            "notes/Shared.md",
+        )
         alpha = vault.scope("acme", "alpha")
         (secret, shared) = alpha.links("Plan")
         assert (secret.resolved, shared.resolved) == (None, "notes/Shared.md")
-        assert [b.source for b in alpha.backlinks("Shared")] == [
-            "scopes/acme/alpha/notes/Plan.md"]
+        assert [b.source for b in alpha.backlinks("Shared")] == ["scopes/acme/alpha/notes/Plan.md"]
         assert alpha.status()["unresolved"][0]["target"] == "Secret"
         with pytest.raises(VaultError):
             alpha.links("Secret")

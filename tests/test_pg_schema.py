@@ -16,8 +16,9 @@ psycopg = pytest.importorskip("psycopg")
 
 
 def _tables(conn: Any) -> set[str]:
-    return {r[0] for r in conn.execute(
-        "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+    return {
+        r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+    }
 
 
 def test_migrate_records_each_step_once(pg_database: str) -> None:
@@ -25,8 +26,17 @@ def test_migrate_records_each_step_once(pg_database: str) -> None:
         assert pgschema.applied(conn) == []
         assert pgschema.migrate(conn) == [v for v, _, _ in pgschema.MIGRATIONS]
         assert pgschema.applied(conn) == [v for v, _, _ in pgschema.MIGRATIONS]
-        assert {"meta", "files", "units", "embeddings", "properties", "names", "links",
-                "skipped", "schema_migrations"} <= _tables(conn)
+        assert {
+            "meta",
+            "files",
+            "units",
+            "embeddings",
+            "properties",
+            "names",
+            "links",
+            "skipped",
+            "schema_migrations",
+        } <= _tables(conn)
         assert pgschema.migrate(conn) == []  # up to date: nothing applied again
         row = conn.execute("SELECT extname FROM pg_extension WHERE extname = 'vector'").fetchone()
         assert row == ("vector",)
@@ -55,8 +65,10 @@ def test_processes_migrating_together_apply_each_step_once(pg_database: str) -> 
 def test_a_newer_database_is_refused_unchanged(pg_database: str) -> None:
     with psycopg.connect(pg_database) as conn:
         pgschema.migrate(conn)
-        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, 'future')",
-                     (pgschema.LATEST + 1,))
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES (%s, 'future')",
+            (pgschema.LATEST + 1,),
+        )
         conn.commit()
         before = _tables(conn)
         with pytest.raises(VaultError, match="upgrade vault-memory"):

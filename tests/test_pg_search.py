@@ -19,8 +19,13 @@ from .test_obsidian_vault import _obsidian_template, obsidian_vault  # noqa: F40
 pytestmark = pytest.mark.slow
 
 QUERIES = [
-    "ERR_LEDGER_409", "which database did we pick for billing", "invoice renderer fonts",
-    "who is Jonas", "what does Priya prefer", "VAT rounding", "cutover runbook owner",
+    "ERR_LEDGER_409",
+    "which database did we pick for billing",
+    "invoice renderer fonts",
+    "who is Jonas",
+    "what does Priya prefer",
+    "VAT rounding",
+    "cutover runbook owner",
     "retry budget ledger-api",
 ]
 
@@ -87,13 +92,15 @@ def test_candidates_are_filtered_by_scope_and_kind_inside_sql(
 
         from vault_memory.index import terms_of
 
-        vector = np.asarray(vault._index.query_embedder().embed_query("ledger conflict"),
-                            dtype=np.float32).tobytes()
+        vector = np.asarray(
+            vault._index.query_embedder().embed_query("ledger conflict"), dtype=np.float32
+        ).tobytes()
         terms = terms_of("ledger conflict", query=True)
 
         def served(scopes: Any, conditions: dict[str, Any]) -> dict[str, Any]:
-            return store.served(model, vector, terms, terms, [], scopes,
-                                conditions, 20, 20, 2, None)
+            return store.served(
+                model, vector, terms, terms, [], scopes, conditions, 20, 20, 2, None
+            )
 
         everything = served(None, {})
         assert everything["rows"] and everything["stats"][0] == store.counts(model)["units"]
@@ -144,7 +151,8 @@ def test_a_warm_search_is_one_statement_and_sees_another_machines_write(
         # another machine indexes a new note into the same vault on the server
         (other / "notes").mkdir(exist_ok=True)
         (other / "notes" / "zanzibar.md").write_text(
-            "# Zanzibar\n\n- The quokka migration runs on Zanzibar hosts.\n", encoding="utf-8")
+            "# Zanzibar\n\n- The quokka migration runs on Zanzibar hosts.\n", encoding="utf-8"
+        )
         on_server(other, pg_database, "team")
         statements.clear()
         hits = vault.search("quokka migration", fresh=False)
@@ -158,7 +166,8 @@ def test_a_warm_search_is_one_statement_and_sees_another_machines_write(
 
 
 def test_status_lists_the_unresolved_links_the_server_holds(
-    obsidian_vault: Path, pg_database: str  # noqa: F811 - the fixture
+    obsidian_vault: Path,  # noqa: F811 - the fixture
+    pg_database: str,
 ) -> None:
     settings = {"index.backend": "postgres", "index.dsn": pg_database}
     with Vault(obsidian_vault, settings) as vault:
@@ -167,7 +176,8 @@ def test_status_lists_the_unresolved_links_the_server_holds(
     assert info["backend"] == "postgres"
     assert info["unresolved_links"] == 1
     assert [(u["source"], u["line"], u["target"]) for u in info["unresolved"]] == [
-        ("projects/Rocket.md", 21, "Nowhere")]
+        ("projects/Rocket.md", 21, "Nowhere")
+    ]
 
 
 def test_a_table_of_the_servers_rows_is_never_taken_for_the_embedded_indexs(

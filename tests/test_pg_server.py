@@ -16,18 +16,22 @@ def test_server_has_pgvector_with_hnsw_cosine(pg_server: Any) -> None:
     with psycopg.connect(pg_server.dsn, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         version = conn.execute(
-            "SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
         assert version is not None and tuple(map(int, version[0].split("."))) >= (0, 5, 0)
         conn.execute("DROP TABLE IF EXISTS smoke")
         conn.execute("CREATE TABLE smoke (id int PRIMARY KEY, v vector(3))")
         conn.execute("INSERT INTO smoke VALUES (1, '[1,0,0]'), (2, '[0,1,0]'), (3, '[1,1,0]')")
         conn.execute("CREATE INDEX smoke_hnsw ON smoke USING hnsw (v vector_cosine_ops)")
         conn.execute("SET enable_seqscan = off")  # the plan must use the HNSW index
-        plan = "\n".join(r[0] for r in conn.execute(
-            "EXPLAIN SELECT id FROM smoke ORDER BY v <=> '[1,0.1,0]' LIMIT 2"))
+        plan = "\n".join(
+            r[0]
+            for r in conn.execute("EXPLAIN SELECT id FROM smoke ORDER BY v <=> '[1,0.1,0]' LIMIT 2")
+        )
         assert "smoke_hnsw" in plan
-        ids = [r[0] for r in conn.execute(
-            "SELECT id FROM smoke ORDER BY v <=> '[1,0.1,0]' LIMIT 2")]
+        ids = [
+            r[0] for r in conn.execute("SELECT id FROM smoke ORDER BY v <=> '[1,0.1,0]' LIMIT 2")
+        ]
         assert ids == [1, 3]
         conn.execute("DROP TABLE smoke")
 
@@ -55,9 +59,11 @@ def test_literals_keep_the_analyzers_terms_and_weights(pg_server: Any) -> None:
         split = 0
         for text in texts:
             terms = terms_of(text)
-            row = conn.execute("SELECT tsvector_to_array(%s::tsvector),"
-                               " tsvector_to_array(to_tsvector('simple', %s))",
-                               (tsvector_literal([(terms, "D")]), " ".join(terms))).fetchone()
+            row = conn.execute(
+                "SELECT tsvector_to_array(%s::tsvector),"
+                " tsvector_to_array(to_tsvector('simple', %s))",
+                (tsvector_literal([(terms, "D")]), " ".join(terms)),
+            ).fetchone()
             assert row is not None
             assert sorted(row[0]) == sorted(set(terms))
             split += sorted(row[1]) != sorted(set(terms))

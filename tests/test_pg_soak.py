@@ -73,13 +73,15 @@ def final_text(k: int) -> str:
 def make_checkout(path: Path, dsn: str, vault_id: str) -> Path:
     shutil.copytree(SAMPLE, path, ignore=shutil.ignore_patterns(".vault"))
     for k in range(FILES):
-        (path / "notes" / f"soak-{k:02}.md").write_text(f"# Soak {k}\n\n- first\n",
-                                                        encoding="utf-8")
+        (path / "notes" / f"soak-{k:02}.md").write_text(
+            f"# Soak {k}\n\n- first\n", encoding="utf-8"
+        )
     return use_server(path, dsn, vault_id)
 
 
 def test_four_writers_and_eight_readers_converge_with_no_error(
-        pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
     seconds = float(os.environ.get("VAULT_PG_SOAK_SECONDS", "60"))
     first = make_checkout(tmp_path / "seed", pg_database, "team")
@@ -92,14 +94,32 @@ def test_four_writers_and_eight_readers_converge_with_no_error(
     env = dict(os.environ)
     for i, part in enumerate(slices):
         root = make_checkout(tmp_path / f"writer-{i}", pg_database, "team")
-        procs.append((f"writer {i}", subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(root), json.dumps(part), str(seconds)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)))
+        procs.append(
+            (
+                f"writer {i}",
+                subprocess.Popen(
+                    [sys.executable, "-c", WRITER, str(root), json.dumps(part), str(seconds)],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=env,
+                ),
+            )
+        )
     for i in range(READERS):
         root = make_checkout(tmp_path / f"reader-{i}", pg_database, "team")
-        procs.append((f"reader {i}", subprocess.Popen(
-            [sys.executable, "-c", READER, str(root), str(seconds)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)))
+        procs.append(
+            (
+                f"reader {i}",
+                subprocess.Popen(
+                    [sys.executable, "-c", READER, str(root), str(seconds)],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=env,
+                ),
+            )
+        )
     failures, done = [], {}
     for name, proc in procs:
         out, err = proc.communicate(timeout=seconds + 600)

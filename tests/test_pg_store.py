@@ -28,8 +28,10 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 def use_server(root: Path, dsn: str, vault_id: str = "") -> Path:
     """Point the vault at `dsn` (its vault.toml gets an [index] section)."""
     with (root / "vault.toml").open("a", encoding="utf-8") as fh:
-        fh.write(f'\n[index]\nbackend = "postgres"\ndsn = "{dsn}"\n'
-                 + (f'vault_id = "{vault_id}"\n' if vault_id else ""))
+        fh.write(
+            f'\n[index]\nbackend = "postgres"\ndsn = "{dsn}"\n'
+            + (f'vault_id = "{vault_id}"\n' if vault_id else "")
+        )
     return root
 
 
@@ -51,28 +53,39 @@ def server_state(dsn: str, vault: str) -> dict[str, Any]:
     import psycopg
 
     with psycopg.connect(dsn) as conn:
+
         def rows(sql: str) -> list[tuple[Any, ...]]:
             return sorted(conn.execute(sql, (vault,)).fetchall())
 
         return {
-            "files": rows("SELECT path, kind, sha256, date, title, tags, scope, note_tags"
-                          " FROM files WHERE vault=%s"),
-            "units": rows("SELECT f.path, u.ord, u.start_line, u.end_line, u.sha256, u.kind,"
-                          " u.salience, u.terms, u.tsv::text FROM units u JOIN files f"
-                          " ON f.id = u.file_id WHERE f.vault=%s"),
-            "vectors": rows("SELECT sha256, model, embedding::text FROM embeddings"
-                            " WHERE vault=%s"),
-            "names": rows("SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
-                          " WHERE f.vault=%s"),
-            "links": rows("SELECT f.path, l.ord, l.line, l.target, l.key FROM links l"
-                          " JOIN files f ON f.id = l.file_id WHERE f.vault=%s"),
-            "properties": rows("SELECT f.path, p.ord, p.name, p.value FROM properties p"
-                               " JOIN files f ON f.id = p.file_id WHERE f.vault=%s"),
+            "files": rows(
+                "SELECT path, kind, sha256, date, title, tags, scope, note_tags"
+                " FROM files WHERE vault=%s"
+            ),
+            "units": rows(
+                "SELECT f.path, u.ord, u.start_line, u.end_line, u.sha256, u.kind,"
+                " u.salience, u.terms, u.tsv::text FROM units u JOIN files f"
+                " ON f.id = u.file_id WHERE f.vault=%s"
+            ),
+            "vectors": rows("SELECT sha256, model, embedding::text FROM embeddings WHERE vault=%s"),
+            "names": rows(
+                "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
+                " WHERE f.vault=%s"
+            ),
+            "links": rows(
+                "SELECT f.path, l.ord, l.line, l.target, l.key FROM links l"
+                " JOIN files f ON f.id = l.file_id WHERE f.vault=%s"
+            ),
+            "properties": rows(
+                "SELECT f.path, p.ord, p.name, p.value FROM properties p"
+                " JOIN files f ON f.id = p.file_id WHERE f.vault=%s"
+            ),
         }
 
 
-def test_the_server_holds_what_the_sqlite_index_holds(pg_database: str, tmp_path: Path,
-                                                      loaded_embedder: Any) -> None:
+def test_the_server_holds_what_the_sqlite_index_holds(
+    pg_database: str, tmp_path: Path, loaded_embedder: Any
+) -> None:
     local, served = checkout(tmp_path, "local"), checkout(tmp_path, "served")
     use_server(served, pg_database)
     with Vault(local) as a, Vault(served) as b:
@@ -93,8 +106,9 @@ def test_the_server_holds_what_the_sqlite_index_holds(pg_database: str, tmp_path
         import numpy as np
         from psycopg.sql import SQL as psycopg_sql  # noqa: N811
 
-        query = np.asarray(b._index.query_embedder().embed_query("ledger conflict error"),
-                           dtype=np.float32)
+        query = np.asarray(
+            b._index.query_embedder().embed_query("ledger conflict error"), dtype=np.float32
+        )
         ids = np.array([r[0] for r in rows_b])
         matrix = np.stack([np.frombuffer(r[5], dtype=np.float32) for r in rows_b])
         brute = [int(i) for i in ids[np.argsort(-(matrix @ query), kind="stable")[:5]]]
@@ -109,15 +123,19 @@ def test_the_server_holds_what_the_sqlite_index_holds(pg_database: str, tmp_path
         texts = pg_store.chunks_by_id(i for i, _ in found)
         assert found and all("ERR_LEDGER_409" in texts[i].text for i, _ in found)
         assert pg_store.keyword(code, ["x"], 5) == []
-        assert pg_store.conn.execute(
-            "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'embeddings_hnsw_%'"
-        ).fetchone()[0] == 1  # made when the model's dimensions were recorded
+        assert (
+            pg_store.conn.execute(
+                "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'embeddings_hnsw_%'"
+            ).fetchone()[0]
+            == 1
+        )  # made when the model's dimensions were recorded
         pg_store.conn.execute("ANALYZE embeddings")  # as autovacuum would, on a real server
         pg_store.conn.execute("SET enable_seqscan = off")  # 192 rows: a scan is cheaper
         vec = "[" + ",".join(["0.05"] * 384) + "]"
         plan = pg_store.conn.execute(
             psycopg_sql("EXPLAIN ") + pg_store.nearest_query(model, 384, [""]),
-            [vec, "served", vec, 20, "served", [""], 5]).fetchall()
+            [vec, "served", vec, 20, "served", [""], 5],
+        ).fetchall()
         assert any("embeddings_hnsw_" in line[0] for line in plan), plan
         pg_store.conn.execute("RESET enable_seqscan")
         # a second run finds nothing to do
@@ -126,8 +144,9 @@ def test_the_server_holds_what_the_sqlite_index_holds(pg_database: str, tmp_path
         assert b.status()["drift"] == {"new": 0, "changed": 0, "deleted": 0}
 
 
-def test_two_machines_indexing_one_commit_converge(pg_database: str, tmp_path: Path,
-                                                  loaded_embedder: Any) -> None:
+def test_two_machines_indexing_one_commit_converge(
+    pg_database: str, tmp_path: Path, loaded_embedder: Any
+) -> None:
     """Two checkouts (other folders, other mtimes) share one vault id on the server: after
     both index, interleaved with edits they both make, the server's state equals one
     single-machine rebuild of the final files."""
@@ -160,8 +179,9 @@ def test_two_machines_indexing_one_commit_converge(pg_database: str, tmp_path: P
     assert converged == server_state(pg_database, "single")
 
 
-def test_status_shows_drift_against_the_server(pg_database: str, tmp_path: Path,
-                                              loaded_embedder: Any) -> None:
+def test_status_shows_drift_against_the_server(
+    pg_database: str, tmp_path: Path, loaded_embedder: Any
+) -> None:
     root = use_server(checkout(tmp_path, "v"), pg_database)
     with Vault(root) as vault:
         assert vault.status()["problem"] == "not indexed yet on the server: run `vault index`"
@@ -175,10 +195,10 @@ def test_status_shows_drift_against_the_server(pg_database: str, tmp_path: Path,
 
 
 def test_the_cli_indexes_into_the_server_given_on_its_command_line(
-        pg_database: str, tmp_path: Path, run_cli: Any, loaded_embedder: Any) -> None:
+    pg_database: str, tmp_path: Path, run_cli: Any, loaded_embedder: Any
+) -> None:
     root = checkout(tmp_path, "v")
-    result = run_cli("--vault", str(root), "index", "--backend", "postgres",
-                     "--dsn", pg_database)
+    result = run_cli("--vault", str(root), "index", "--backend", "postgres", "--dsn", pg_database)
     assert result.exit_code == 0, result.output
     assert not (root / ".vault" / "index.sqlite").exists()
     import psycopg
@@ -187,8 +207,9 @@ def test_the_cli_indexes_into_the_server_given_on_its_command_line(
         assert conn.execute("SELECT count(*) FROM files WHERE vault='v'").fetchone()[0] == 25
 
 
-def test_a_dsn_password_is_never_shown(tmp_path: Path, run_cli: Any, pg_server: Any,
-                                       tree_state: Callable[[Path], Any]) -> None:
+def test_a_dsn_password_is_never_shown(
+    tmp_path: Path, run_cli: Any, pg_server: Any, tree_state: Callable[[Path], Any]
+) -> None:
     """A refused port: one line naming host:port/db and the reason, never the password;
     the vault's files are left as they were, for `index`, `search` and `status`."""
     root = checkout(tmp_path, "v")
@@ -207,13 +228,13 @@ def test_a_dsn_password_is_never_shown(tmp_path: Path, run_cli: Any, pg_server: 
     assert vault_files(tree_state(root)) == vault_files(before)
 
 
-def test_a_missing_database_and_a_wrong_user_are_one_line(tmp_path: Path, pg_server: Any
-                                                          ) -> None:
+def test_a_missing_database_and_a_wrong_user_are_one_line(tmp_path: Path, pg_server: Any) -> None:
     root = checkout(tmp_path, "v")
     base = pg_server.dsn.rsplit("/", 1)[0]
-    for dsn, reason in ((base + "/nowhere", 'database "nowhere" does not exist'),
-                        (base.replace("postgres@", "mallory:pw@") + "/postgres",
-                         'role "mallory" does not exist')):
+    for dsn, reason in (
+        (base + "/nowhere", 'database "nowhere" does not exist'),
+        (base.replace("postgres@", "mallory:pw@") + "/postgres", 'role "mallory" does not exist'),
+    ):
         shutil.copy2(SAMPLE / "vault.toml", root / "vault.toml")
         use_server(root, dsn)
         with Vault(root) as vault, pytest.raises(IndexServerError) as caught:
@@ -236,8 +257,11 @@ def own_server() -> Any:
 
 
 def test_a_server_stopped_mid_life_is_one_line_and_touches_nothing(
-        own_server: Any, tmp_path: Path, tree_state: Callable[[Path], Any],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    own_server: Any,
+    tmp_path: Path,
+    tree_state: Callable[[Path], Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
     root = use_server(checkout(tmp_path, "v"), own_server.dsn)
     with Vault(root) as vault:
@@ -258,8 +282,12 @@ def test_a_server_stopped_mid_life_is_one_line_and_touches_nothing(
 
 
 def test_the_watcher_retries_with_back_off_until_the_server_is_back(
-        own_server: Any, tmp_path: Path, tree_state: Callable[[Path], Any],
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    own_server: Any,
+    tmp_path: Path,
+    tree_state: Callable[[Path], Any],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     from vault_memory.live.watch import Watcher
 
     monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
@@ -271,6 +299,7 @@ def test_the_watcher_retries_with_back_off_until_the_server_is_back(
     watcher = Watcher(Vault(root), dream=False, serve=False, quiet_ms=100)
     watcher.start()
     try:
+
         def retries() -> list[str]:
             return [r.getMessage() for r in caplog.records if "Trying again in" in r.getMessage()]
 
@@ -289,16 +318,15 @@ def test_the_watcher_retries_with_back_off_until_the_server_is_back(
             with psycopg.connect(own_server.dsn) as conn:
                 if conn.execute("SELECT to_regclass('files')").fetchone()[0] is None:
                     return 0
-                return int(conn.execute(
-                    "SELECT count(*) FROM files WHERE vault='v'").fetchone()[0])
+                return int(conn.execute("SELECT count(*) FROM files WHERE vault='v'").fetchone()[0])
 
         deadline = time.monotonic() + 60  # the next retry is at most 8 s away
         while indexed() < 25 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert indexed() == 25, "the watcher did not index once the server was back"
+
         def answered() -> bool:
-            return any("the index server answers again" in r.getMessage()
-                       for r in caplog.records)
+            return any("the index server answers again" in r.getMessage() for r in caplog.records)
 
         while not answered() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -308,8 +336,9 @@ def test_the_watcher_retries_with_back_off_until_the_server_is_back(
         watcher.vault.close()
 
 
-def test_readers_never_see_half_a_batch(pg_database: str, tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readers_never_see_half_a_batch(
+    pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """While one process writes batches, another's reads always agree with the counts the
     writer records at the end of each batch (in the batch's transaction): a reader that saw
     a batch half applied would find more or fewer rows than recorded."""
@@ -318,7 +347,8 @@ def test_readers_never_see_half_a_batch(pg_database: str, tmp_path: Path,
     for i in range(60):
         (root / "notes" / f"bulk-{i:02}.md").write_text(
             "# Bulk\n\n" + "".join(f"## part {j}\n- line {i} {j}\n\n" for j in range(6)),
-            encoding="utf-8")
+            encoding="utf-8",
+        )
     from vault_memory.index.pgstore import PgStore
 
     reader = PgStore(pg_database, "v", tmp_path / "reader-cache", readonly=True)
@@ -349,7 +379,8 @@ def test_readers_never_see_half_a_batch(pg_database: str, tmp_path: Path,
 
 
 def test_a_read_only_replica_answers_searches_and_refuses_writes_in_one_line(
-        pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Readers may point at a replica: opening an up-to-date database writes nothing (no
     migration step), searches work, and indexing says where to go instead."""
     import psycopg
@@ -368,23 +399,26 @@ def test_a_read_only_replica_answers_searches_and_refuses_writes_in_one_line(
             vault.index()
 
 
-def test_a_database_migrated_by_a_newer_version_is_refused(pg_database: str,
-                                                           tmp_path: Path) -> None:
+def test_a_database_migrated_by_a_newer_version_is_refused(
+    pg_database: str, tmp_path: Path
+) -> None:
     import psycopg
 
     from vault_memory.index.pgschema import LATEST, ServerSchemaError, migrate
 
     with psycopg.connect(pg_database, autocommit=True) as conn:
         migrate(conn)
-        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, 'future')",
-                     (LATEST + 1,))
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES (%s, 'future')", (LATEST + 1,)
+        )
     root = use_server(checkout(tmp_path, "v"), pg_database)
     with Vault(root) as vault, pytest.raises(ServerSchemaError, match="upgrade vault-memory"):
         vault.index()
 
 
-def test_doctor_and_verify_check_the_server(pg_database: str, tmp_path: Path, run_cli: Any,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_and_verify_check_the_server(
+    pg_database: str, tmp_path: Path, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
     root = use_server(checkout(tmp_path, "v"), pg_database)
     first = run_cli("--vault", str(root), "doctor")
@@ -402,14 +436,16 @@ def test_doctor_and_verify_check_the_server(pg_database: str, tmp_path: Path, ru
 
 
 def test_an_index_on_the_server_from_before_embeds_its_emoji_again(
-        pg_database: str, tmp_path: Path, loaded_embedder: Any) -> None:
+    pg_database: str, tmp_path: Path, loaded_embedder: Any
+) -> None:
     """The upgrade that gives the bundled model emoji as words (`embedder.PICTOGRAPHS`) on
     the server: the texts holding one are embedded again once, the other vectors kept."""
     import psycopg
 
     root = use_server(checkout(tmp_path, "emoji"), pg_database)
     (root / "memory" / "2023-05-08.md").write_text(
-        "# 2023-05-08\n\n## 20:01 — chat\n\n- **Ria**: 🎂🎉 best day ever!!\n", "utf-8")
+        "# 2023-05-08\n\n## 20:01 — chat\n\n- **Ria**: 🎂🎉 best day ever!!\n", "utf-8"
+    )
     with Vault(root) as vault:
         vault.index()
     with psycopg.connect(pg_database) as conn:
@@ -417,7 +453,8 @@ def test_an_index_on_the_server_from_before_embeds_its_emoji_again(
     with Vault(root) as vault:
         report = vault.index()
         assert (report.modified, report.units_embedded) == (1, 1)
-        hit = vault.search("When was the birthday party?", mode="semantic", limit=1,
-                           within="memory/2023-05-08.md")[0]
+        hit = vault.search(
+            "When was the birthday party?", mode="semantic", limit=1, within="memory/2023-05-08.md"
+        )[0]
         assert hit.flags == []  # near: the words of 🎂🎉, not two [UNK]s
         assert vault.index().units_embedded == 0

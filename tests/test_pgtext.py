@@ -35,5 +35,6 @@ def test_bad_weight_is_refused() -> None:
 
 def test_query_ors_distinct_terms() -> None:
     assert tsquery_literal(["err_ledger_409", "payment", "payment", ""]) == (
-        "'err_ledger_409' | 'payment'")
+        "'err_ledger_409' | 'payment'"
+    )
     assert tsquery_literal([]) == ""

@@ -22,16 +22,20 @@ def changed(sha: str, mtime: int = 200, size: int = 10) -> DiskFile:
 
 def as_dict(plan: ChangePlan) -> dict[str, list]:
     return {
-        "new": plan.new, "modified": plan.modified, "moved": plan.moved,
-        "deleted": plan.deleted, "unchanged": plan.unchanged, "touched": plan.touched,
+        "new": plan.new,
+        "modified": plan.modified,
+        "moved": plan.moved,
+        "deleted": plan.deleted,
+        "unchanged": plan.unchanged,
+        "touched": plan.touched,
         "unreadable": plan.unreadable,
     }
 
 
 def expect(**lists: list) -> dict[str, list]:
-    empty: dict[str, list] = {k: [] for k in
-                              ("new", "modified", "moved", "deleted", "unchanged", "touched",
-                               "unreadable")}
+    empty: dict[str, list] = {
+        k: [] for k in ("new", "modified", "moved", "deleted", "unchanged", "touched", "unreadable")
+    }
     return empty | lists
 
 
@@ -119,8 +123,14 @@ def test_unreadable_indexed_file_is_modified_never_deleted() -> None:
     disk = {"a.md": DiskFile(200, 10, unreadable="cannot read (Permission denied)")}
     plan = plan_changes(disk, {"a.md": indexed("A")})
     assert as_dict(plan) == expect(modified=["a.md"], unreadable=["a.md"])
-    assert plan.counts() == {"new": 0, "modified": 1, "moved": 0, "deleted": 0, "unchanged": 0,
-                             "unreadable": 1}
+    assert plan.counts() == {
+        "new": 0,
+        "modified": 1,
+        "moved": 0,
+        "deleted": 0,
+        "unchanged": 0,
+        "unreadable": 1,
+    }
 
 
 def test_unreadable_new_file_is_only_reported() -> None:
@@ -142,22 +152,39 @@ def test_unreadable_with_unchanged_stat_is_unchanged() -> None:
 
 def test_every_path_lands_in_exactly_one_list() -> None:
     rows = {
-        "same.md": indexed("S"), "touch.md": indexed("T"), "edit.md": indexed("E"),
-        "gone.md": indexed("G"), "from.md": indexed("M"), "locked.md": indexed("L"),
+        "same.md": indexed("S"),
+        "touch.md": indexed("T"),
+        "edit.md": indexed("E"),
+        "gone.md": indexed("G"),
+        "from.md": indexed("M"),
+        "locked.md": indexed("L"),
     }
     disk = {
-        "same.md": same(rows["same.md"]), "touch.md": changed("T"), "edit.md": changed("E2"),
-        "to.md": changed("M"), "fresh.md": changed("F"),
+        "same.md": same(rows["same.md"]),
+        "touch.md": changed("T"),
+        "edit.md": changed("E2"),
+        "to.md": changed("M"),
+        "fresh.md": changed("F"),
         "locked.md": DiskFile(5, 5, unreadable="no access"),
     }
     plan = plan_changes(disk, rows)
     assert as_dict(plan) == expect(
-        new=["fresh.md"], modified=["edit.md", "locked.md"], moved=[("from.md", "to.md")],
-        deleted=["gone.md"], unchanged=["same.md"], touched=["touch.md"],
+        new=["fresh.md"],
+        modified=["edit.md", "locked.md"],
+        moved=[("from.md", "to.md")],
+        deleted=["gone.md"],
+        unchanged=["same.md"],
+        touched=["touch.md"],
         unreadable=["locked.md"],
     )
-    assert plan.counts() == {"new": 1, "modified": 2, "moved": 1, "deleted": 1, "unchanged": 2,
-                             "unreadable": 1}
+    assert plan.counts() == {
+        "new": 1,
+        "modified": 2,
+        "moved": 1,
+        "deleted": 1,
+        "unchanged": 2,
+        "unreadable": 1,
+    }
 
 
 # -- scope: a partial update for a few paths ---------------------------------------------

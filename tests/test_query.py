@@ -30,6 +30,7 @@ BOARD = "board.canvas"
 
 # -- reading a query (pure) --------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "query",
     [
@@ -75,11 +76,13 @@ def test_a_query_without_operators_is_left_as_it_is(query: str) -> None:
         ("-draft", "", "Not(Free(draft))"),
         ("line:(static fire)", "static fire", "Within(line, All(Free(static) Free(fire)))"),
         ("section:risks", "risks", "Within(section, Free(risks))"),
-        ("tag:#a billing -draft", "billing",
-         "All(Field(tag:a) Free(billing) Not(Free(draft)))"),
+        ("tag:#a billing -draft", "billing", "All(Field(tag:a) Free(billing) Not(Free(draft)))"),
         ("tag:#a OR tag:#b", "", "Any(Field(tag:a) Field(tag:b))"),
-        ("(tag:#a OR path:x/) -[status:done] engine", "engine",
-         "All(Any(Field(tag:a) Field(pathpart:x/*)) Not(Field(prop:status:done)) Free(engine))"),
+        (
+            "(tag:#a OR path:x/) -[status:done] engine",
+            "engine",
+            "All(Any(Field(tag:a) Field(pathpart:x/*)) Not(Field(prop:status:done)) Free(engine))",
+        ),
         ("tag:(#a OR #b)", "", "Any(Field(tag:a) Field(tag:b))"),
     ],
 )
@@ -153,6 +156,7 @@ def test_date_ranges(value: str, bounds: tuple[str | None, str | None] | None) -
 
 # -- operators on a vault ----------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def _obsidian_template(tmp_path_factory: pytest.TempPathFactory, loaded_embedder: Any) -> Path:
     return make_obsidian_vault(tmp_path_factory.mktemp("obsidian") / "vault")
@@ -198,8 +202,9 @@ def found(root: Path, query: str, **options: Any) -> set[str]:
         ("scope:acme tag:#person", set()),
     ],
 )
-def test_operators_select_what_they_say(obsidian_vault: Path, query: str,
-                                        expected: set[str]) -> None:
+def test_operators_select_what_they_say(
+    obsidian_vault: Path, query: str, expected: set[str]
+) -> None:
     assert found(obsidian_vault, query) == expected
 
 
@@ -234,27 +239,40 @@ def test_section_and_line_scopes(obsidian_vault: Path) -> None:
 def test_kind_diary_and_the_options_combine(obsidian_vault: Path) -> None:
     with Vault(obsidian_vault) as vault:
         assert vault.search("kind:diary anything") == []
-        assert {h.path for h in vault.search("tag:#person", within="notes/people/Jonas Berg.md")
-                } == {JONAS}
+        assert {
+            h.path for h in vault.search("tag:#person", within="notes/people/Jonas Berg.md")
+        } == {JONAS}
         assert vault.search("tag:#person", kinds=("memory",)) == []
 
 
-def test_a_malformed_query_in_the_cli(obsidian_vault: Path, run_cli: Callable[..., Any],
-                                      tree_state: Any) -> None:
+def test_a_malformed_query_in_the_cli(
+    obsidian_vault: Path, run_cli: Callable[..., Any], tree_state: Any
+) -> None:
     before = tree_state(obsidian_vault)
     result = run_cli("--vault", str(obsidian_vault), "search", "tag:#person", "(engine")
     assert result.exit_code == 1
     assert result.stderr.startswith(
-        "Error: cannot read the search query 'tag:#person (engine': a parenthesis is not closed.")
+        "Error: cannot read the search query 'tag:#person (engine': a parenthesis is not closed."
+    )
     assert "[status:active]" in result.stderr
     assert result.stdout == ""
     assert tree_state(obsidian_vault) == before
 
 
-def test_minus_words_need_no_quoting_in_the_cli(obsidian_vault: Path,
-                                                 run_cli: Callable[..., Any]) -> None:
-    result = run_cli("--vault", str(obsidian_vault), "search", "-tag:#person", "-n", "20",
-                     "-dashboards", "telemetry", "--json")
+def test_minus_words_need_no_quoting_in_the_cli(
+    obsidian_vault: Path, run_cli: Callable[..., Any]
+) -> None:
+    result = run_cli(
+        "--vault",
+        str(obsidian_vault),
+        "search",
+        "-tag:#person",
+        "-n",
+        "20",
+        "-dashboards",
+        "telemetry",
+        "--json",
+    )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["query"] == "-tag:#person -dashboards telemetry"
@@ -289,7 +307,12 @@ def test_filters_follow_edits_through_deleted_documents(obsidian_vault: Path) ->
         assert {h.path for h in vault.search("tag:#contractor")} == {JONAS}
         searcher = vault._index.fulltext.searcher()
         assert any(leaf.has_deletions() for leaf, _ in searcher.reader().leaf_readers())
-        for query in (Term("tag", "person"), Term("tag", "contractor"), Prefix("pathpart", "n"),
-                      Or([Term("kind", "note"), Term("kind", "daily")]), Term("tag", "none")):
+        for query in (
+            Term("tag", "person"),
+            Term("tag", "contractor"),
+            Prefix("pathpart", "n"),
+            Or([Term("kind", "note"), Term("kind", "daily")]),
+            Term("tag", "none"),
+        ):
             slow = sorted(searcher.docs_for_query(query))
             assert matching_docs(searcher, query).tolist() == slow, query

@@ -87,7 +87,8 @@ def test_submit_spools_and_the_flush_follows_the_quiet_period(vault: Vault) -> N
     assert entries(vault.root) == []  # not yet: the session is not quiet yet
     wait_for(lambda: vault.updates.status().pending == 0)
     assert entries(vault.root) == [
-        "- User: We decided that service number 1 runs on Postgres. #decision"]
+        "- User: We decided that service number 1 runs on Postgres. #decision"
+    ]
     assert "## 10:00 · flush · session s1" in log_text(vault.root)
 
 
@@ -99,26 +100,38 @@ def test_a_growing_conversation_is_spooled_as_what_it_adds(vault: Vault) -> None
         vault.updates.submit(talk, session="g")
     talk[0] = fact(99)  # a changed message: the whole conversation again
     vault.updates.submit(talk, session="g")
-    lines = [json.loads(x) for p in (vault.cache_dir / "queue").glob("*.jsonl")
-             for x in p.read_text().splitlines()]
+    lines = [
+        json.loads(x)
+        for p in (vault.cache_dir / "queue").glob("*.jsonl")
+        for x in p.read_text().splitlines()
+    ]
     kinds = ["add" if "add" in r else "full" for r in lines if "seq" in r]
     assert kinds == ["full", "add", "add", "add", "full"]
     assert [len(r["add"]) for r in lines if "add" in r] == [1, 1, 1]
     assert vault.updates.flush_now(timeout=10)
     assert sorted(entries(vault.root)) == sorted(
         f"- User: We decided that service number {i} runs on Postgres. #decision"
-        for i in (0, 1, 2, 3, 99))
+        for i in (0, 1, 2, 3, 99)
+    )
 
 
 @pytest.mark.slow
 def test_a_burst_costs_one_llm_extraction(vault_dir: Path, llm_server: ScriptedLLMServer) -> None:
     """1,000 submissions of a growing conversation within the quiet period: one flush, one
     request to the model (counted on the real server), every entry written once."""
-    llm_server.reply_json({"entries": [
-        {"text": f"Service number {i} runs on Postgres.", "category": "decision"}
-        for i in range(0, 1000, 100)]})
-    configure(vault_dir, "debounce_seconds = 1\nmax_delay_seconds = 120\n",
-              f'[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "m"\n')
+    llm_server.reply_json(
+        {
+            "entries": [
+                {"text": f"Service number {i} runs on Postgres.", "category": "decision"}
+                for i in range(0, 1000, 100)
+            ]
+        }
+    )
+    configure(
+        vault_dir,
+        "debounce_seconds = 1\nmax_delay_seconds = 120\n",
+        f'[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "m"\n',
+    )
     with Vault(vault_dir) as vault:
         talk: list[dict[str, str]] = []
         for i in range(1000):
@@ -168,7 +181,8 @@ def test_merge_versions() -> None:
     assert merge_versions([[a, b]], [c]) == [[a, b, c]]  # no overlap: both, in order
     assert merge_versions([[a]], [a]) == [[a]]
     assert merge_versions(["User: hi"], "User: hi\nAssistant: hello") == [
-        "User: hi\nAssistant: hello"]
+        "User: hi\nAssistant: hello"
+    ]
     assert merge_versions(["text one"], [a]) == ["text one", [a]]
 
 
@@ -219,8 +233,9 @@ def test_threads_submit_at_once(vault: Vault) -> None:
 # -- errors never reach the caller -------------------------------------------------------------
 
 
-def test_a_conversation_that_cannot_be_flushed_is_recorded(vault: Vault, run_cli: Any,
-                                                           vault_warnings: Any) -> None:
+def test_a_conversation_that_cannot_be_flushed_is_recorded(
+    vault: Vault, run_cli: Any, vault_warnings: Any
+) -> None:
     vault.updates.submit("   \n  ", session="empty-text")
     vault.updates.submit([fact(1)], session="bad id with spaces")
     vault.updates.submit([fact(2)], session="fine")
@@ -228,9 +243,11 @@ def test_a_conversation_that_cannot_be_flushed_is_recorded(vault: Vault, run_cli
     stats = vault.updates.status()
     assert (stats.failed, stats.flushes) == (2, 1)
     assert entries(vault.root) == [
-        "- User: We decided that service number 2 runs on Postgres. #decision"]
-    failed = [json.loads(x) for x in
-              (vault.cache_dir / "queue" / "failed.jsonl").read_text().splitlines()]
+        "- User: We decided that service number 2 runs on Postgres. #decision"
+    ]
+    failed = [
+        json.loads(x) for x in (vault.cache_dir / "queue" / "failed.jsonl").read_text().splitlines()
+    ]
     assert [f["session"] for f in failed] == ["empty-text", "bad id with spaces"]
     assert failed[1]["messages"] == [[fact(1)]]  # kept, not lost
     assert any("could not be flushed" in w for w in vault_warnings())
@@ -277,7 +294,8 @@ def test_scopes(vault_dir: Path) -> None:
         assert vault.updates.flush_now(timeout=10)
     assert len(entries(vault_dir / "scopes" / "org" / "acme")) == 1
     assert entries(vault_dir) == [
-        "- User: We decided that service number 2 runs on Postgres. #decision"]
+        "- User: We decided that service number 2 runs on Postgres. #decision"
+    ]
 
 
 def test_bad_settings(vault_dir: Path) -> None:
@@ -302,28 +320,36 @@ def spool_of_a_dead_process(root: Path, owner: str, lines: list[Any], torn: bool
 def test_the_next_queue_drains_what_a_dead_process_left(vault_dir: Path) -> None:
     configure(vault_dir)
     base = {"day": DAY, "scope": None, "t": 0}
-    spool_of_a_dead_process(vault_dir, "4242-dead", [
-        {**base, "seq": 1, "session": "a", "messages": [fact(1)]},
-        {**base, "seq": 2, "session": "a", "base": 1, "add": [fact(2)]},
-        {**base, "seq": 3, "session": "b", "messages": [fact(30)]},
-        {"done": [3]},  # flushed before the process died (not in the log: proves it is skipped)
-        {**base, "seq": 4, "session": "a", "base": 2, "add": [fact(3)]},
-    ], torn=True)
+    spool_of_a_dead_process(
+        vault_dir,
+        "4242-dead",
+        [
+            {**base, "seq": 1, "session": "a", "messages": [fact(1)]},
+            {**base, "seq": 2, "session": "a", "base": 1, "add": [fact(2)]},
+            {**base, "seq": 3, "session": "b", "messages": [fact(30)]},
+            {"done": [3]},  # flushed before the process died (not in the log: proves it is skipped)
+            {**base, "seq": 4, "session": "a", "base": 2, "add": [fact(3)]},
+        ],
+        torn=True,
+    )
     assert queue_status(vault_dir / ".vault")["abandoned"] == 1
     with Vault(vault_dir) as vault:
         vault.updates  # noqa: B018 - its worker looks for dead processes' spools at once
         wait_for(lambda: not (vault.cache_dir / "queue" / "4242-dead.0.jsonl").exists())
         assert vault.updates.status().reclaimed == 3
     assert sorted(entries(vault_dir)) == sorted(
-        f"- User: We decided that service number {i} runs on Postgres. #decision"
-        for i in (1, 2, 3))
+        f"- User: We decided that service number {i} runs on Postgres. #decision" for i in (1, 2, 3)
+    )
     assert queue_files(vault_dir) == []
 
 
 def test_a_live_process_spool_is_left_alone(vault_dir: Path) -> None:
     configure(vault_dir)
-    spool_of_a_dead_process(vault_dir, "4243-alive", [
-        {"day": DAY, "scope": None, "t": 0, "seq": 1, "session": "a", "messages": [fact(1)]}])
+    spool_of_a_dead_process(
+        vault_dir,
+        "4243-alive",
+        [{"day": DAY, "scope": None, "t": 0, "seq": 1, "session": "a", "messages": [fact(1)]}],
+    )
     fd = os.open(vault_dir / ".vault" / "queue" / "4243-alive.lock", os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_EX)  # as its living owner does
     try:
@@ -347,8 +373,11 @@ def test_the_watcher_drains_abandoned_queues(vault_dir: Path) -> None:
     from vault_memory.live import Watcher
 
     configure(vault_dir)
-    spool_of_a_dead_process(vault_dir, "4244-dead", [
-        {"day": DAY, "scope": None, "t": 0, "seq": 1, "session": "w", "messages": [fact(5)]}])
+    spool_of_a_dead_process(
+        vault_dir,
+        "4244-dead",
+        [{"day": DAY, "scope": None, "t": 0, "seq": 1, "session": "w", "messages": [fact(5)]}],
+    )
     with Vault(vault_dir) as vault, Watcher(vault, dream=False, serve=False):
         wait_for(lambda: len(entries(vault_dir)) == 1)
         wait_for(lambda: "4244-dead.0.jsonl" not in queue_files(vault_dir))

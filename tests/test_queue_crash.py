@@ -49,20 +49,26 @@ def wait_for(condition, timeout: float = 30.0) -> None:  # type: ignore[no-untyp
 
 
 @pytest.mark.slow
-def test_kill_9_loses_nothing_and_duplicates_nothing(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kill_9_loses_nothing_and_duplicates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_NOW", f"{DAY}T10:00")
     rng = random.Random(19)
     lost = duplicated = 0
     for trial in range(TRIALS):
         root = Vault.init(tmp_path / f"v{trial}").root
-        (root / "vault.toml").write_text("[queue]\ndebounce_seconds = 0.01\n"
-                                         "max_delay_seconds = 0.05\n")
+        (root / "vault.toml").write_text(
+            "[queue]\ndebounce_seconds = 0.01\nmax_delay_seconds = 0.05\n"
+        )
         total = rng.randint(20, 120)
         kill_after = rng.randint(1, total)
-        child = subprocess.Popen([sys.executable, "-c", CHILD, str(root), str(total)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                 env=os.environ.copy())
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(root), str(total)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=os.environ.copy(),
+        )
         acknowledged = -1
         assert child.stdout is not None
         while acknowledged + 1 < kill_after:
@@ -80,11 +86,14 @@ def test_kill_9_loses_nothing_and_duplicates_nothing(tmp_path: Path,
             folder = root / ".vault" / "queue"
             wait_for(lambda folder=folder: all(_own(p) for p in folder.glob("*.jsonl")))
         log = root / "memory" / f"{DAY}.md"
-        lines = [x for x in log.read_text().splitlines() if x.startswith("- ")] \
-            if log.exists() else []
+        lines = (
+            [x for x in log.read_text().splitlines() if x.startswith("- ")] if log.exists() else []
+        )
         counts = Counter(lines)
-        expected = {f"- User: We decided that service number {i} runs on Postgres. #decision"
-                    for i in range(acknowledged + 1)}
+        expected = {
+            f"- User: We decided that service number {i} runs on Postgres. #decision"
+            for i in range(acknowledged + 1)
+        }
         lost += len(expected - set(counts))
         duplicated += sum(n - 1 for n in counts.values())
         assert not (root / ".vault" / "queue" / "failed.jsonl").exists()
@@ -103,10 +112,14 @@ def test_a_process_that_exits_without_closing_flushes_at_exit(
     monkeypatch.setenv("VAULT_NOW", f"{DAY}T10:00")
     root = Vault.init(tmp_path / "v").root
     (root / "vault.toml").write_text("[queue]\ndebounce_seconds = 60\n")
-    code = ("import sys\nfrom vault_memory import Vault\nv = Vault(sys.argv[1])\n"
-            "v.updates.submit([{'role': 'user', 'content': 'We decided to keep Postgres.'}],"
-            " session='bye')\n")
+    code = (
+        "import sys\nfrom vault_memory import Vault\nv = Vault(sys.argv[1])\n"
+        "v.updates.submit([{'role': 'user', 'content': 'We decided to keep Postgres.'}],"
+        " session='bye')\n"
+    )
     subprocess.run([sys.executable, "-c", code, str(root)], check=True, timeout=60)
-    assert "- User: We decided to keep Postgres. #decision" in \
-        (root / "memory" / f"{DAY}.md").read_text()
+    assert (
+        "- User: We decided to keep Postgres. #decision"
+        in (root / "memory" / f"{DAY}.md").read_text()
+    )
     assert not list((root / ".vault" / "queue").glob("*.jsonl"))

@@ -20,8 +20,9 @@ from .conftest import SAMPLE_VAULT, copy_vault
 
 WORKTREE = Path(__file__).resolve().parent.parent
 README = (WORKTREE / "README.md").read_text(encoding="utf-8")
-FENCE = re.compile(r"^(?P<fence>`{3,})(?P<lang>[\w-]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$",
-                   re.M | re.S)
+FENCE = re.compile(
+    r"^(?P<fence>`{3,})(?P<lang>[\w-]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
+)
 # The clock the transcript was made at: its `vault add` says 04:55 on 2026-11-22.
 TRANSCRIPT_NOW = "2026-11-22T04:55"
 
@@ -92,8 +93,12 @@ def test_every_shell_line_parses(line: str) -> None:
 
 
 def test_ci_runs_the_set_up_commands_literally_in_order() -> None:
-    setup = [line for block in blocks("sh", text=section("Set up"))
-             for line in block.splitlines() if line.strip()]
+    setup = [
+        line
+        for block in blocks("sh", text=section("Set up"))
+        for line in block.splitlines()
+        if line.strip()
+    ]
     assert len(setup) == 2  # install and run the main job; install and run the tests
     ci = (WORKTREE / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     positions = [ci.index(line) for line in setup]  # ValueError: CI does not run it as written
@@ -101,15 +106,20 @@ def test_ci_runs_the_set_up_commands_literally_in_order() -> None:
 
 
 def test_set_up_shows_as_many_hits_as_the_transcript() -> None:
-    setup_search = next(line for line in blocks("sh", text=section("Set up"))[0].splitlines()
-                        if " search " in line)
-    shown = next(c for c, _ in commands(blocks("console")[0]) if c.startswith("vault")
-                 and " search " in c and "--json" not in c)
+    setup_search = next(
+        line for line in blocks("sh", text=section("Set up"))[0].splitlines() if " search " in line
+    )
+    shown = next(
+        c
+        for c, _ in commands(blocks("console")[0])
+        if c.startswith("vault") and " search " in c and "--json" not in c
+    )
     assert setup_search.split("&& ", 1)[1] == shown
 
 
-def test_the_transcript_still_says_what_it_shows(tmp_path: Path, run_cli,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_transcript_still_says_what_it_shows(
+    tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = copy_vault(SAMPLE_VAULT, tmp_path / "sample_vault")
     monkeypatch.setenv("VAULT_NOW", TRANSCRIPT_NOW)
     transcript = commands(blocks("console", text=section("What it looks like"))[0])
@@ -121,7 +131,7 @@ def test_the_transcript_still_says_what_it_shows(tmp_path: Path, run_cli,
         result = run_cli(*args[1:])
         output = (result.stdout + result.stderr).splitlines()
         if piped.startswith("tail -"):  # the end of what it prints
-            tail = result.stdout.splitlines()[-int(piped.removeprefix("tail -")):]
+            tail = result.stdout.splitlines()[-int(piped.removeprefix("tail -")) :]
             assert result.exit_code == 0 and tail == shown, command
             continue
         if piped:
@@ -134,7 +144,8 @@ def test_the_transcript_still_says_what_it_shows(tmp_path: Path, run_cli,
         if shown[0].startswith("{"):  # JSON: the same hits, in order
             got, want = json.loads(result.stdout), json.loads(shown[0])
             assert [(h["path"], h["start_line"], h["end_line"]) for h in got["results"]] == [
-                (h["path"], h["start_line"], h["end_line"]) for h in want["results"]]
+                (h["path"], h["start_line"], h["end_line"]) for h in want["results"]
+            ]
             continue
         if args[1:3] == ["--vault", str(root)] and args[3] == "index":
             assert output[0] == shown[0]  # the counts; the second line holds a timing

@@ -32,19 +32,38 @@ def test_no_look_alike_changes() -> None:
 
 @pytest.mark.parametrize(
     "family",
-    ["card-visa", "card-amex", "iban-de", "iban-gb", "prose-named-password", "aws-secret-prose",
-     "discord-bot", "hashicorp-vault", "age", "postman", "linear", "doppler", "square-access",
-     "twitter-bearer", "zero-width-github", "fullwidth-github", "fullwidth-aws"],
+    [
+        "card-visa",
+        "card-amex",
+        "iban-de",
+        "iban-gb",
+        "prose-named-password",
+        "aws-secret-prose",
+        "discord-bot",
+        "hashicorp-vault",
+        "age",
+        "postman",
+        "linear",
+        "doppler",
+        "square-access",
+        "twitter-bearer",
+        "zero-width-github",
+        "fullwidth-github",
+        "fullwidth-aws",
+    ],
 )
 def test_the_formats_the_attack_found_missing_are_caught(family: str) -> None:
-    (text, secret), = [(t, s) for f, t, s in SECRETS if f == family]
+    ((text, secret),) = [(t, s) for f, t, s in SECRETS if f == family]
     assert _caught(text, secret), redact(text).text
 
 
 @pytest.mark.parametrize(
     "text",
-    ["PWD=/home/maya/projects/billing-core", "OLDPWD=/home/maya",
-     "Token: 2026-11-24 rotation done"],
+    [
+        "PWD=/home/maya/projects/billing-core",
+        "OLDPWD=/home/maya",
+        "Token: 2026-11-24 rotation done",
+    ],
 )
 def test_the_false_positives_of_shell_dumps_are_gone(text: str) -> None:
     assert redact(text).text == text

@@ -25,8 +25,12 @@ from .conftest import copy_vault
 from .llm_server import ScriptedLLMServer
 
 REMOTE_ID = f"openai:{BUNDLED_MODEL}"
-QUERIES = ["which database does billing run on?", "ERR_LEDGER_409", "when is standup?",
-           "what does the invoice renderer need?"]
+QUERIES = [
+    "which database does billing run on?",
+    "ERR_LEDGER_409",
+    "when is standup?",
+    "what does the invoice renderer need?",
+]
 
 
 @pytest.fixture
@@ -42,7 +46,9 @@ def server(loaded_embedder: Any) -> Iterator[ScriptedLLMServer]:
 def use_provider(root: Path, base_url: str, extra: str = "", timeout: float = 2) -> Path:
     (root / "vault.toml").write_text(
         f'[index]\nprovider = "openai"\nbase_url = "{base_url}"\nmodel = "{BUNDLED_MODEL}"\n'
-        f"batch_size = 4\ntimeout_seconds = {timeout}\n{extra}", encoding="utf-8")
+        f"batch_size = 4\ntimeout_seconds = {timeout}\n{extra}",
+        encoding="utf-8",
+    )
     return root
 
 
@@ -87,13 +93,16 @@ def test_a_provider_indexes_and_searches_like_the_bundled_model(
 
 def test_the_fingerprint_names_provider_model_and_dimensions() -> None:
     assert remote_model_id(IndexSettings(provider="openai", model="nomic")) == "openai:nomic"
-    assert remote_model_id(IndexSettings(provider="openai", model="m", dimensions=256)) == \
-        "openai:m:256d"
+    assert (
+        remote_model_id(IndexSettings(provider="openai", model="m", dimensions=256))
+        == "openai:m:256d"
+    )
     assert REMOTE_ID != BUNDLED_MODEL_ID
 
 
-def test_dimensions_are_asked_for_and_kept_apart(small_vault: Path,
-                                                 server: ScriptedLLMServer) -> None:
+def test_dimensions_are_asked_for_and_kept_apart(
+    small_vault: Path, server: ScriptedLLMServer
+) -> None:
     use_provider(small_vault, server.base_url, "dimensions = 128\n")
     with Vault(small_vault) as vault:
         report = vault.index()
@@ -106,8 +115,9 @@ def test_dimensions_are_asked_for_and_kept_apart(small_vault: Path,
         assert {len(v) for (v,) in conn.execute("SELECT vector FROM embeddings")} == {128 * 4}
 
 
-def test_switching_models_reembeds_only_what_it_must(indexed_small: Path,
-                                                     server: ScriptedLLMServer) -> None:
+def test_switching_models_reembeds_only_what_it_must(
+    indexed_small: Path, server: ScriptedLLMServer
+) -> None:
     before = models_stored(indexed_small)
     assert list(before) == [BUNDLED_MODEL_ID]
     units = before[BUNDLED_MODEL_ID]
@@ -122,8 +132,10 @@ def test_switching_models_reembeds_only_what_it_must(indexed_small: Path,
         assert (report.units_embedded, report.model) == (0, BUNDLED_MODEL_ID)
         assert vault.search("billing database", fresh=False)
         with db(indexed_small) as conn:
-            assert conn.execute("SELECT value FROM meta WHERE key='model_id'").fetchone()[0] \
+            assert (
+                conn.execute("SELECT value FROM meta WHERE key='model_id'").fetchone()[0]
                 == BUNDLED_MODEL_ID
+            )
     assert len(server.embedding_requests) == asked
     # Back again to the provider, with one new note: only that note's text is sent.
     (indexed_small / "notes" / "new.md").write_text("# New\n\nThe cutover is on Sunday.\n")
@@ -132,7 +144,8 @@ def test_switching_models_reembeds_only_what_it_must(indexed_small: Path,
         report = vault.index()
     assert report.units_embedded == 1 and report.model == REMOTE_ID
     assert [t for r in server.embedding_requests[asked:] for t in r["input"]] == [
-        "The cutover is on Sunday."]
+        "The cutover is on Sunday."
+    ]
 
 
 def test_a_search_never_mixes_two_models(indexed_small: Path, server: ScriptedLLMServer) -> None:
@@ -163,7 +176,10 @@ HOSTILE = {
 
 @pytest.mark.parametrize("kind", list(HOSTILE))
 def test_a_failing_provider_leaves_units_pending_and_search_keyword_only(
-    small_vault: Path, server: ScriptedLLMServer, kind: str, run_cli: Any,
+    small_vault: Path,
+    server: ScriptedLLMServer,
+    kind: str,
+    run_cli: Any,
     vault_warnings: Any,
 ) -> None:
     base = "http://127.0.0.1:9/v1" if kind == "down" else server.base_url
@@ -196,16 +212,20 @@ def test_a_failing_provider_leaves_units_pending_and_search_keyword_only(
         assert hits.warnings == [] and hits[0].scores["vector"] > 0
 
 
-def test_nan_vectors_leave_only_their_units_pending(small_vault: Path,
-                                                    server: ScriptedLLMServer) -> None:
+def test_nan_vectors_leave_only_their_units_pending(
+    small_vault: Path, server: ScriptedLLMServer
+) -> None:
     use_provider(small_vault, server.base_url)
     with Vault(small_vault) as vault:
         units = vault.index().units
     (small_vault / "notes" / "two.md").write_text("# Two\n\nFirst odd line.\n")
     (small_vault / "notes" / "three.md").write_text("# Three\n\nSecond odd line.\n")
     # Two new texts: NaN for the first vector (JSON parsers accept it), numbers for the second.
-    server.embed_raw(200, '{"data": [{"index": 0, "embedding": [NaN' + ", 0.1" * 383 + "]},"
-                     ' {"index": 1, "embedding": [0.2' + ", 0.1" * 383 + "]}]}")
+    server.embed_raw(
+        200,
+        '{"data": [{"index": 0, "embedding": [NaN' + ", 0.1" * 383 + "]},"
+        ' {"index": 1, "embedding": [0.2' + ", 0.1" * 383 + "]}]}",
+    )
     with Vault(small_vault) as vault:
         report = vault.index()
         assert (report.units, report.pending_units, report.units_embedded) == (units + 2, 1, 1)
@@ -248,7 +268,9 @@ def test_vectors_of_another_length_under_the_same_name_are_refused(
 
 
 def test_the_api_key_is_sent_and_a_missing_one_is_a_warning(
-    small_vault: Path, server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch,
+    small_vault: Path,
+    server: ScriptedLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
     vault_warnings: Any,
 ) -> None:
     use_provider(small_vault, server.base_url, 'api_key_env = "EMBED_KEY"\n')
@@ -272,8 +294,9 @@ def test_settings_are_checked(small_vault: Path) -> None:
 
 
 def test_retry_after_is_honoured_for_embeddings(server: ScriptedLLMServer) -> None:
-    embedder = RemoteEmbedder(IndexSettings(provider="openai", base_url=server.base_url,
-                                            model=BUNDLED_MODEL))
+    embedder = RemoteEmbedder(
+        IndexSettings(provider="openai", base_url=server.base_url, model=BUNDLED_MODEL)
+    )
     waits: list[float] = []
     embedder.sleep = waits.append
     server.embed_raw(429, "slow down", headers={"Retry-After": "3"})

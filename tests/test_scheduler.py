@@ -66,8 +66,9 @@ def schedulers() -> Iterator[list[DreamScheduler]]:
         scheduler.shutdown(wait=True)
 
 
-def make(vault_dir: Path, made: list[DreamScheduler], job: Callable[[], Any],
-         **options: Any) -> DreamScheduler:
+def make(
+    vault_dir: Path, made: list[DreamScheduler], job: Callable[[], Any], **options: Any
+) -> DreamScheduler:
     scheduler = DreamScheduler(load_config(vault_dir), job, **options)
     made.append(scheduler)
     return scheduler
@@ -88,14 +89,16 @@ def test_crontab_weekdays_are_read_as_crontab_reads_them() -> None:
     assert crontab_weekdays("*/2") == "sun,tue,thu,sat"
     assert crontab_weekdays("1,3,sat") == "mon,wed,sat"
     sunday = cron_trigger("30 3 * * 0", UTC).get_next_fire_time(
-        None, dt.datetime(2026, 11, 22, 12, tzinfo=UTC))  # a Sunday noon
+        None, dt.datetime(2026, 11, 22, 12, tzinfo=UTC)
+    )  # a Sunday noon
     assert sunday == dt.datetime(2026, 11, 29, 3, 30, tzinfo=UTC)
     assert sunday.weekday() == 6
 
 
 def test_schedule_and_time_zone_come_from_the_config(vault_dir: Path) -> None:
     (vault_dir / "vault.toml").write_text(
-        '[dream]\nschedule = "15 4 * * 1-5"\ntimezone = "Asia/Tokyo"\n')
+        '[dream]\nschedule = "15 4 * * 1-5"\ntimezone = "Asia/Tokyo"\n'
+    )
     scheduler = DreamScheduler(load_config(vault_dir), Recorder())
     after = dt.datetime(2026, 11, 20, 20, 0, tzinfo=UTC)  # Saturday 05:00 in Tokyo
     fire = scheduler.trigger.get_next_fire_time(None, after)
@@ -107,21 +110,24 @@ def test_bad_schedule_or_zone_is_a_config_error(vault_dir: Path) -> None:
         cron_trigger("every night", UTC)
     assert str(caught.value) == (
         "dream.schedule 'every night' is not a cron expression (2 fields instead of 5). Use "
-        "five fields, minute hour day month weekday, e.g. '30 3 * * *' for 03:30 every night.")
+        "five fields, minute hour day month weekday, e.g. '30 3 * * *' for 03:30 every night."
+    )
     with pytest.raises(ConfigError, match=r"dream.schedule '61 3 \* \* \*' is not a cron"):
         cron_trigger("61 3 * * *", UTC)
     with pytest.raises(ConfigError) as caught:
         time_zone("Mars/Olympus")
     assert str(caught.value) == (
         "dream.timezone 'Mars/Olympus' is not a known time zone. Use a name such as "
-        "'Europe/Berlin' or 'UTC', or leave it empty for the machine's local zone.")
+        "'Europe/Berlin' or 'UTC', or leave it empty for the machine's local zone."
+    )
 
 
 # -- running with the real APScheduler -------------------------------------------------------
 
 
-def test_job_fires_and_its_time_is_stored(vault_dir: Path,
-                                          schedulers: list[DreamScheduler]) -> None:
+def test_job_fires_and_its_time_is_stored(
+    vault_dir: Path, schedulers: list[DreamScheduler]
+) -> None:
     job = Recorder()
     scheduler = make(vault_dir, schedulers, job, trigger=CronTrigger(second="*", timezone=UTC))
     before = time.time()
@@ -133,8 +139,7 @@ def test_job_fires_and_its_time_is_stored(vault_dir: Path,
 
 
 @pytest.mark.slow
-def test_overlapping_runs_never_overlap(vault_dir: Path,
-                                        schedulers: list[DreamScheduler]) -> None:
+def test_overlapping_runs_never_overlap(vault_dir: Path, schedulers: list[DreamScheduler]) -> None:
     """A dream still running when the next fire time comes is not started twice."""
     job = Recorder(hold=True)
     scheduler = make(vault_dir, schedulers, job, trigger=CronTrigger(second="*", timezone=UTC))
@@ -150,8 +155,9 @@ def test_overlapping_runs_never_overlap(vault_dir: Path,
     job.wait_for(lambda r: r.running == 0)
 
 
-def test_missed_fire_times_coalesce_into_one_run(vault_dir: Path,
-                                                 schedulers: list[DreamScheduler]) -> None:
+def test_missed_fire_times_coalesce_into_one_run(
+    vault_dir: Path, schedulers: list[DreamScheduler]
+) -> None:
     job = Recorder()
     scheduler = make(vault_dir, schedulers, job, trigger=IntervalTrigger(hours=1, timezone=UTC))
     scheduler.start(paused=True)
@@ -165,8 +171,9 @@ def test_missed_fire_times_coalesce_into_one_run(vault_dir: Path,
     assert job.calls == 1
 
 
-def test_a_dream_missed_while_down_runs_once_at_start(vault_dir: Path,
-                                                     schedulers: list[DreamScheduler]) -> None:
+def test_a_dream_missed_while_down_runs_once_at_start(
+    vault_dir: Path, schedulers: list[DreamScheduler]
+) -> None:
     from vault_memory.dream.scheduler import write_json
 
     two_days_ago = time.time() - 2 * 86400
@@ -217,8 +224,8 @@ def test_a_new_vault_does_not_dream_at_first_start(vault_dir: Path) -> None:
 
 @pytest.mark.slow
 def test_a_failed_dream_is_logged_and_the_schedule_goes_on(
-        vault_dir: Path, schedulers: list[DreamScheduler],
-        vault_warnings: Callable[[], list[str]]) -> None:
+    vault_dir: Path, schedulers: list[DreamScheduler], vault_warnings: Callable[[], list[str]]
+) -> None:
     job = Recorder(fail=VaultError("MEMORY.md changed during the dream; nothing was written."))
     scheduler = make(vault_dir, schedulers, job, trigger=CronTrigger(second="*", timezone=UTC))
     scheduler.start()
@@ -226,8 +233,9 @@ def test_a_failed_dream_is_logged_and_the_schedule_goes_on(
     scheduler.shutdown(wait=True)
     assert "last_dream_at" not in state(vault_dir)
     assert state(vault_dir)["last_error"].startswith("VaultError: MEMORY.md changed")
-    assert ("the scheduled dream failed: MEMORY.md changed during the dream; nothing was "
-            "written.") in vault_warnings()
+    assert (
+        "the scheduled dream failed: MEMORY.md changed during the dream; nothing was written."
+    ) in vault_warnings()
 
 
 # -- inside the watcher ----------------------------------------------------------------------
@@ -238,11 +246,16 @@ def keyword_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
 
 
-def test_watcher_runs_the_dream_job_and_shows_the_next_run(vault_dir: Path,
-                                                           keyword_only: None) -> None:
+def test_watcher_runs_the_dream_job_and_shows_the_next_run(
+    vault_dir: Path, keyword_only: None
+) -> None:
     job = Recorder()
-    watcher = Watcher(Vault(vault_dir), quiet_ms=50, dream_job=job,
-                      dream_trigger=CronTrigger(second="*", timezone=UTC))
+    watcher = Watcher(
+        Vault(vault_dir),
+        quiet_ms=50,
+        dream_job=job,
+        dream_trigger=CronTrigger(second="*", timezone=UTC),
+    )
     with watcher:
         job.wait_for(lambda r: r.calls >= 1 and r.running == 0)
         info = Vault(vault_dir).status()["watcher"]
@@ -252,8 +265,9 @@ def test_watcher_runs_the_dream_job_and_shows_the_next_run(vault_dir: Path,
 
 
 @pytest.mark.parametrize("how", ["--no-dream", "dream.enabled = false"])
-def test_a_disabled_dream_has_no_side_effects(vault_dir: Path, keyword_only: None,
-                                              how: str) -> None:
+def test_a_disabled_dream_has_no_side_effects(
+    vault_dir: Path, keyword_only: None, how: str
+) -> None:
     write_json_time = time.time() - 2 * 86400  # a dream would be due at once if enabled
     from vault_memory.dream.scheduler import write_json
 
@@ -263,8 +277,7 @@ def test_a_disabled_dream_has_no_side_effects(vault_dir: Path, keyword_only: Non
     if how == "--no-dream":
         watcher = Watcher(Vault(vault_dir), dream=False, dream_job=job)
     else:
-        toml = (vault_dir / "vault.toml").read_text().replace("enabled = true",
-                                                              "enabled = false")
+        toml = (vault_dir / "vault.toml").read_text().replace("enabled = true", "enabled = false")
         (vault_dir / "vault.toml").write_text(toml)
         watcher = Watcher(Vault(vault_dir), dream_job=job)
     with watcher:
@@ -283,8 +296,9 @@ def test_default_job_is_the_facades_dream(vault_dir: Path, keyword_only: None) -
 
 
 @pytest.mark.slow
-def test_the_scheduled_job_runs_a_real_dream(tmp_path: Path, keyword_only: None,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_scheduled_job_runs_a_real_dream(
+    tmp_path: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The watcher's scheduler fires, the facade's dream consolidates sample_vault/ into
     MEMORY.md and writes its diary, and the run is recorded for the catch-up logic."""
     from .conftest import SAMPLE_VAULT, copy_vault
@@ -295,8 +309,9 @@ def test_the_scheduled_job_runs_a_real_dream(tmp_path: Path, keyword_only: None,
 
     root = copy_vault(SAMPLE_VAULT, tmp_path / "vault")
     memory_before = (root / "MEMORY.md").read_bytes()
-    watcher = Watcher(Vault(root), quiet_ms=50,
-                      dream_trigger=CronTrigger(second="*/2", timezone=UTC))
+    watcher = Watcher(
+        Vault(root), quiet_ms=50, dream_trigger=CronTrigger(second="*/2", timezone=UTC)
+    )
     with watcher:
         assert watcher.ready.wait(60)
         deadline = time.monotonic() + 60

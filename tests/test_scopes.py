@@ -24,20 +24,37 @@ from .scoped import ALPHA, ALPHA_DIR, BETA_DIR, HIDDEN, TODAY, YESTERDAY
 # -- names and paths (pure) ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["acme", "agent-alpha", "u-123", "zoë", "a.b", "x@y.z", "_x",
-                                  "Team+1", "a" * 64])
+@pytest.mark.parametrize(
+    "name", ["acme", "agent-alpha", "u-123", "zoë", "a.b", "x@y.z", "_x", "Team+1", "a" * 64]
+)
 def test_good_scope_names(name: str) -> None:
     assert check_scope([name]) == (name,)
 
 
 @pytest.mark.parametrize(
     ("name", "why"),
-    [("", "empty"), (".", "folder of its own"), ("..", "folder of its own"),
-     ("a/b", "no '/'"), ("a\\b", "no '/'"), (".hidden", "dot"), ("a" * 65, "at most 64"),
-     ("two words", "no spaces"), ("memory", "vault's own"), ("Dreams", "vault's own"),
-     ("sessions", "vault's own"), ("notes", "vault's own"), ("scopes", "vault's own"),
-     ("vault.toml", "vault's own"), ("MEMORY.md", "vault's own"), ("x.md", "file name"),
-     ("trailing.", "dot"), ("-dash", "letters"), ("a\x00b", "letters"), (3, "not int")],
+    [
+        ("", "empty"),
+        (".", "folder of its own"),
+        ("..", "folder of its own"),
+        ("a/b", "no '/'"),
+        ("a\\b", "no '/'"),
+        (".hidden", "dot"),
+        ("a" * 65, "at most 64"),
+        ("two words", "no spaces"),
+        ("memory", "vault's own"),
+        ("Dreams", "vault's own"),
+        ("sessions", "vault's own"),
+        ("notes", "vault's own"),
+        ("scopes", "vault's own"),
+        ("vault.toml", "vault's own"),
+        ("MEMORY.md", "vault's own"),
+        ("x.md", "file name"),
+        ("trailing.", "dot"),
+        ("-dash", "letters"),
+        ("a\x00b", "letters"),
+        (3, "not int"),
+    ],
 )
 def test_bad_scope_names_say_why(name: object, why: str) -> None:
     problem = name_problem(name)
@@ -45,7 +62,8 @@ def test_bad_scope_names_say_why(name: object, why: str) -> None:
     with pytest.raises(ScopeNameError) as caught:
         check_scope(["org", name])
     assert "is not a scope name" in str(caught.value) and "org/acme/agent-alpha" in str(
-        caught.value)
+        caught.value
+    )
 
 
 def test_parse_scope() -> None:
@@ -78,8 +96,9 @@ def test_parse_scope() -> None:
         ("scopes/Maya Lindqvist/MEMORY.md", ("Maya Lindqvist",), "MEMORY.md", "memory"),
     ],
 )
-def test_a_files_scope_comes_from_its_path(relpath: str, scope: tuple[str, ...], inside: str,
-                                           kind: str) -> None:
+def test_a_files_scope_comes_from_its_path(
+    relpath: str, scope: tuple[str, ...], inside: str, kind: str
+) -> None:
     assert split_scope(relpath) == (scope, inside)
     assert note_kind(relpath) == kind
 
@@ -88,8 +107,9 @@ scope_trees = st.lists(st.sampled_from(["a", "b", "c"]), max_size=4).map(tuple)
 
 
 @given(scope_trees, scope_trees)
-def test_visibility_is_the_scope_and_its_ancestors(viewer: tuple[str, ...],
-                                                   owner: tuple[str, ...]) -> None:
+def test_visibility_is_the_scope_and_its_ancestors(
+    viewer: tuple[str, ...], owner: tuple[str, ...]
+) -> None:
     assert sees(viewer, owner) == (owner in visible_scopes(viewer))
     assert sees(viewer, owner) == (viewer[: len(owner)] == owner)
     assert sees(None, owner)  # unbound sees everything
@@ -123,8 +143,11 @@ def test_a_bound_layout_names_the_scopes_files(tmp_path: Path) -> None:
     assert layout.memory_relpath == f"{ALPHA_DIR}/MEMORY.md"
     assert layout.daily_relpath(TODAY) == f"{ALPHA_DIR}/memory/{TODAY}.md"
     assert layout.diary_relpath(TODAY) == f"{ALPHA_DIR}/dreams/{TODAY}.md"
-    assert layout.shared_memory() == ["scopes/org/acme/MEMORY.md", "scopes/org/MEMORY.md",
-                                      "MEMORY.md"]
+    assert layout.shared_memory() == [
+        "scopes/org/acme/MEMORY.md",
+        "scopes/org/MEMORY.md",
+        "MEMORY.md",
+    ]
     unbound = layout_of(tmp_path, None)
     assert not unbound.bound and unbound.memory_relpath == "MEMORY.md"
     assert unbound.shared_memory() == [] and unbound.daily_relpath(TODAY) == f"memory/{TODAY}.md"
@@ -166,8 +189,9 @@ def test_a_bound_layout_resolves_only_what_its_scope_may_see(
     else:
         with pytest.raises(ScopeAccessError) as caught:
             resolve(given)
-        assert "refusing" in str(caught.value) and ("may not see" in str(caught.value)
-                                                    or "writes only" in str(caught.value))
+        assert "refusing" in str(caught.value) and (
+            "may not see" in str(caught.value) or "writes only" in str(caught.value)
+        )
     unbound = layout_of(vault_root, None)
     assert unbound.resolve(given)[0].exists()  # unbound: everything in the vault
 
@@ -179,12 +203,14 @@ def test_scope_error_messages(vault_root: Path) -> None:
     assert str(caught.value) == (
         f"refusing '{BETA_DIR}/MEMORY.md': it belongs to scope org/acme/agent-beta, which "
         "scope org/acme/agent-alpha may not see (a scope sees its own files and those of the "
-        "scopes above it). Give a path of a file it may see.")
+        "scopes above it). Give a path of a file it may see."
+    )
     with pytest.raises(ScopeAccessError) as caught:
         layout.resolve_own("MEMORY.md")
     assert str(caught.value) == (
         "refusing 'MEMORY.md': it belongs to the root scope, and scope org/acme/agent-alpha "
-        f"writes only its own files (in {ALPHA_DIR}/). Give a path of a file it may write.")
+        f"writes only its own files (in {ALPHA_DIR}/). Give a path of a file it may write."
+    )
 
 
 # -- settings -------------------------------------------------------------------------------------
@@ -192,11 +218,13 @@ def test_scope_error_messages(vault_root: Path) -> None:
 
 def test_a_scope_may_carry_its_own_settings(tmp_path: Path) -> None:
     root = Vault.init(tmp_path / "v").root
-    (root / "vault.toml").write_text('[dream]\nschedule = "30 3 * * *"\nlookback_days = 9\n'
-                                     "[search]\nlimit = 7\n")
+    (root / "vault.toml").write_text(
+        '[dream]\nschedule = "30 3 * * *"\nlookback_days = 9\n[search]\nlimit = 7\n'
+    )
     (root / "scopes/org").mkdir(parents=True)
     (root / "scopes/org/vault.toml").write_text(
-        '[dream]\nschedule = "0 4 * * *"\n[index]\nmodel = "none"\n[nonsense]\nx = 1\n')
+        '[dream]\nschedule = "0 4 * * *"\n[index]\nmodel = "none"\n[nonsense]\nx = 1\n'
+    )
     (root / "scopes/org/a").mkdir()
     (root / "scopes/org/a/vault.toml").write_text("[search]\nlimit = 3\n[flush]\ndedupe_days = 2\n")
     config = load_config(root, scope=("org", "a"), environ={})
@@ -262,11 +290,16 @@ def test_a_scope_writes_only_its_own_files(vault_root: Path) -> None:
         assert daily.path == f"{ALPHA_DIR}/memory/{TODAY}.md"
         updated = alpha.manage("Alpha prefers green tea.", "update", created.hash)
         assert updated.path == f"{ALPHA_DIR}/MEMORY.md"
-        report = alpha.flush([{"role": "user", "content": "I prefer the blue dashboard."}],
-                             session="alpha-2")
+        report = alpha.flush(
+            [{"role": "user", "content": "I prefer the blue dashboard."}], session="alpha-2"
+        )
         assert report.path == f"{ALPHA_DIR}/memory/{TODAY}.md" and report.written
-        for entry_id in ("MEMORY.md#L5", "scopes/org/acme/MEMORY.md:5",
-                         f"{BETA_DIR}/MEMORY.md#L5", f"memory/{TODAY}.md#L4"):
+        for entry_id in (
+            "MEMORY.md#L5",
+            "scopes/org/acme/MEMORY.md:5",
+            f"{BETA_DIR}/MEMORY.md#L5",
+            f"memory/{TODAY}.md#L4",
+        ):
             with pytest.raises(ScopeAccessError):
                 alpha.manage("x", "update", entry_id)
         # a hash of an entry above it, or of a sibling's, is not found among its own files
@@ -284,12 +317,17 @@ def test_a_scope_reads_what_it_may_see(vault_root: Path) -> None:
         alpha = vault.scope(*ALPHA)
         assert "Rootcanary" in alpha.get("MEMORY.md").text
         assert "Acmecanary" in alpha.get(f"{ALPHA_DIR}/notes/up.md").text
-        for path in (f"{BETA_DIR}/MEMORY.md", f"{ALPHA_DIR}/notes/peek.md",
-                     f"{ALPHA_DIR}/sub/MEMORY.md", "notes/peek-beta.md"):
+        for path in (
+            f"{BETA_DIR}/MEMORY.md",
+            f"{ALPHA_DIR}/notes/peek.md",
+            f"{ALPHA_DIR}/sub/MEMORY.md",
+            "notes/peek-beta.md",
+        ):
             with pytest.raises(ScopeAccessError):
                 alpha.get(path)
-        text = json.dumps([h.to_dict() for h in alpha.search("billing invoices database",
-                                                              limit=50)])
+        text = json.dumps(
+            [h.to_dict() for h in alpha.search("billing invoices database", limit=50)]
+        )
         assert not [word for word in HIDDEN if word in text]
         assert "Alphalogcanary" in text
         with pytest.raises(ScopeAccessError):
@@ -303,23 +341,27 @@ def test_the_context_of_a_scope(vault_root: Path) -> None:
         block = vault.scope(*ALPHA).context_block(2000, query="billing database")
     kinds = [(p.kind, p.path) for p in block.parts]
     assert kinds[:6] == [
-        ("memory", f"{ALPHA_DIR}/MEMORY.md"), ("memory", "scopes/org/acme/MEMORY.md"),
-        ("memory", "scopes/org/MEMORY.md"), ("memory", "MEMORY.md"),
+        ("memory", f"{ALPHA_DIR}/MEMORY.md"),
+        ("memory", "scopes/org/acme/MEMORY.md"),
+        ("memory", "scopes/org/MEMORY.md"),
+        ("memory", "MEMORY.md"),
         ("today", f"{ALPHA_DIR}/memory/{TODAY}.md"),
         ("yesterday", f"{ALPHA_DIR}/memory/{YESTERDAY}.md"),
     ]
     assert all(p.kind == "hit" for p in block.parts[6:])
     assert not [word for word in HIDDEN if word in block.text]
     assert "Rootlogcanary" not in block.text.split("<relevant")[0]  # the root's log: no part
-    positions = [block.text.index(word) for word in ("Alphacanary", "Acmecanary", "Orgcanary",
-                                                     "Rootcanary", "Alphatodaycanary")]
+    positions = [
+        block.text.index(word)
+        for word in ("Alphacanary", "Acmecanary", "Orgcanary", "Rootcanary", "Alphatodaycanary")
+    ]
     assert positions == sorted(positions)
 
 
 def test_a_scopes_context_cuts_the_farthest_memory_first(vault_root: Path) -> None:
     (vault_root / "MEMORY.md").write_text(
-        "# MEMORY\n\n" + "".join(f"- Root fact number {n} about the office.\n"
-                                 for n in range(200)))
+        "# MEMORY\n\n" + "".join(f"- Root fact number {n} about the office.\n" for n in range(200))
+    )
     with Vault(vault_root) as vault:
         block = vault.scope(*ALPHA).context_block(400)
     assert block.tokens <= 400
@@ -338,15 +380,19 @@ def test_sessions_and_status_per_scope(vault_root: Path) -> None:
         everyone = {(s.scope, s.id) for s in vault.sessions()}
         assert everyone == {("org/acme/agent-alpha", "alpha-1"), ("org/acme/agent-beta", "beta-7")}
         assert vault.session("beta-7").scope == "org/acme/agent-beta"
-        vault.scope().flush([{"role": "user", "content": "I prefer tea over coffee."}],
-                            session="beta-7")
+        vault.scope().flush(
+            [{"role": "user", "content": "I prefer tea over coffee."}], session="beta-7"
+        )
         with pytest.raises(Exception, match="flushed in several scopes"):
             vault.session("beta-7")  # unbound: which one is meant?
         assert vault.scope().session("beta-7").scope == ""
         info = alpha.status()
-        assert info["scope"] == {"name": "org/acme/agent-alpha",
-                                 "sees": ["", "org", "org/acme", "org/acme/agent-alpha"],
-                                 "files": 5, "units": info["scope"]["units"]}
+        assert info["scope"] == {
+            "name": "org/acme/agent-alpha",
+            "sees": ["", "org", "org/acme", "org/acme/agent-alpha"],
+            "files": 5,
+            "units": info["scope"]["units"],
+        }
         assert info["scope"]["units"] >= 5
         assert info["files"] == 10  # root 2, org 1, acme 2, alpha 5 (its symlink into acme)
         assert not [p for p in info["skipped"] if p.startswith(BETA_DIR)]
@@ -358,8 +404,16 @@ def test_scopes_are_listed_with_their_files_and_units(vault_root: Path) -> None:
     (vault_root / "scopes" / "Maya Lindqvist" / "MEMORY.md").write_text("# M\n\n- x\n")
     with Vault(vault_root) as vault:
         listed = {info.name: info for info in vault.scopes()}
-        assert list(listed) == ["", "Maya Lindqvist", "org", "org/acme", "org/acme/agent-alpha",
-                                "org/acme/agent-alpha/sub", "org/acme/agent-beta", "other"]
+        assert list(listed) == [
+            "",
+            "Maya Lindqvist",
+            "org",
+            "org/acme",
+            "org/acme/agent-alpha",
+            "org/acme/agent-alpha/sub",
+            "org/acme/agent-beta",
+            "other",
+        ]
         alpha = listed["org/acme/agent-alpha"]
         assert (alpha.files, alpha.memory, alpha.daily_logs) == (5, True, 2) and alpha.units >= 5
         assert listed["org"].units == 1 and listed["org"].files == 1
@@ -372,11 +426,13 @@ def test_scopes_are_listed_with_their_files_and_units(vault_root: Path) -> None:
 def test_a_symlink_into_another_scope_is_not_indexed(vault_root: Path) -> None:
     with Vault(vault_root) as vault:
         report = vault.index()
-        paths = {h.path for h in vault.search("Betacanary password hunter2", mode="keyword",
-                                              limit=20)}
+        paths = {
+            h.path for h in vault.search("Betacanary password hunter2", mode="keyword", limit=20)
+        }
     assert paths == {f"{BETA_DIR}/MEMORY.md"}  # not alpha's notes/peek.md, not notes/peek-beta.md
     assert vault.status()["skipped"][f"{ALPHA_DIR}/notes/peek.md"] == (
-        "a symlink into scope org/acme/agent-beta, which scope org/acme/agent-alpha may not see")
+        "a symlink into scope org/acme/agent-beta, which scope org/acme/agent-alpha may not see"
+    )
     assert "notes/peek-beta.md" in vault.status()["skipped"]
     assert report.skipped_links == 3  # peek.md, peek-beta.md, away.md (out of the vault)
 
@@ -395,6 +451,8 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_one_warning(
         hits = vault.scope(*ALPHA).search("Alphacanary", mode="keyword")
     assert hits and hits[0].path == f"{ALPHA_DIR}/MEMORY.md"
     warnings = [w for w in vault_warnings() if "schema version" in w]
-    assert warnings == [f"the index has schema version 2, this vault-memory uses {SCHEMA_VERSION}: "
-                        "rebuilding it from the files; searching by keywords until `vault index` "
-                        "adds the vectors."]
+    assert warnings == [
+        f"the index has schema version 2, this vault-memory uses {SCHEMA_VERSION}: "
+        "rebuilding it from the files; searching by keywords until `vault index` "
+        "adds the vectors."
+    ]

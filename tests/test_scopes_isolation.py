@@ -91,9 +91,17 @@ HASHES = [
     sha256_text("- Acmecanary: Acme deploys on Tuesdays.")[:12],
     sha256_text("- Subcanary: the child keeps its own counsel.")[:12],
 ]
-QUERIES = ["Betacanary", "hunter2 password", "Betalogcanary Fridays", "Subcanary counsel",
-           "Othercanary secrets", "Outsidecanary billing key", "Betadiarycanary",
-           "Betanotecanary plan", "billing invoices database password secrets"]
+QUERIES = [
+    "Betacanary",
+    "hunter2 password",
+    "Betalogcanary Fridays",
+    "Subcanary counsel",
+    "Othercanary secrets",
+    "Outsidecanary billing key",
+    "Betadiarycanary",
+    "Betanotecanary plan",
+    "billing invoices database password secrets",
+]
 
 
 @pytest.fixture
@@ -142,11 +150,24 @@ def test_the_tools_of_a_scope(vault_root: Path, attack: Callable[..., Any]) -> N
                 if path in READ_ATTACKS:
                     assert "error" in data, (path, data)
         for path in READ_ATTACKS + WRITE_ONLY_ATTACKS:
-            for action, entry_id in (("create", path), ("create", f"{path}#Inbox"),
-                                     ("update", f"{path}#L3"), ("update", f"{path}:4"),
-                                     ("delete", f"{path}#L4"), ("delete", f"{path}:3-4")):
-                data = json.loads(attack("tools", call_tool(
-                    tools, "manage_memory", {"action": action, "content": "x", "id": entry_id})))
+            for action, entry_id in (
+                ("create", path),
+                ("create", f"{path}#Inbox"),
+                ("update", f"{path}#L3"),
+                ("update", f"{path}:4"),
+                ("delete", f"{path}#L4"),
+                ("delete", f"{path}:3-4"),
+            ):
+                data = json.loads(
+                    attack(
+                        "tools",
+                        call_tool(
+                            tools,
+                            "manage_memory",
+                            {"action": action, "content": "x", "id": entry_id},
+                        ),
+                    )
+                )
                 if action == "create" and path == "MEMORY.md":  # means its own MEMORY.md
                     assert data["path"] == f"{ALPHA_DIR}/MEMORY.md", data
                 else:
@@ -154,30 +175,56 @@ def test_the_tools_of_a_scope(vault_root: Path, attack: Callable[..., Any]) -> N
         for digest in HASHES:
             for action in ("update", "delete"):
                 for entry_id in (digest, f"{BETA_DIR}/MEMORY.md#{digest}"):
-                    data = json.loads(attack("tools", call_tool(
-                        tools, "manage_memory",
-                        {"action": action, "content": "x", "id": entry_id})))
+                    data = json.loads(
+                        attack(
+                            "tools",
+                            call_tool(
+                                tools,
+                                "manage_memory",
+                                {"action": action, "content": "x", "id": entry_id},
+                            ),
+                        )
+                    )
                     assert "error" in data
         for query in QUERIES:
             for limit in (5, 20):
-                data = json.loads(attack("tools", call_tool(
-                    tools, "search_memory", {"query": query, "limit": limit}), query))
-                assert all(r["path"].startswith((f"{ALPHA_DIR}/", "scopes/org/acme/MEMORY.md",
-                                                 "scopes/org/acme/memory/", "scopes/org/MEMORY",
-                                                 "MEMORY.md", "memory/"))
-                           for r in data["results"]), data
-        for name, args in (("search_memory", {"query": "Betacanary", "scope": BETA_DIR}),
-                           ("get_memory", {"path": f"{BETA_DIR}/MEMORY.md", "scope": "/"}),
-                           ("get_memory", {"path": "MEMORY.md", "scope": "org/acme/agent-beta"}),
-                           ("manage_memory", {"action": "create", "content": "x",
-                                              "scope": "org/acme/agent-beta"})):
+                data = json.loads(
+                    attack(
+                        "tools",
+                        call_tool(tools, "search_memory", {"query": query, "limit": limit}),
+                        query,
+                    )
+                )
+                assert all(
+                    r["path"].startswith(
+                        (
+                            f"{ALPHA_DIR}/",
+                            "scopes/org/acme/MEMORY.md",
+                            "scopes/org/acme/memory/",
+                            "scopes/org/MEMORY",
+                            "MEMORY.md",
+                            "memory/",
+                        )
+                    )
+                    for r in data["results"]
+                ), data
+        for name, args in (
+            ("search_memory", {"query": "Betacanary", "scope": BETA_DIR}),
+            ("get_memory", {"path": f"{BETA_DIR}/MEMORY.md", "scope": "/"}),
+            ("get_memory", {"path": "MEMORY.md", "scope": "org/acme/agent-beta"}),
+            ("manage_memory", {"action": "create", "content": "x", "scope": "org/acme/agent-beta"}),
+        ):
             sent = [str(value) for value in args.values()]
             data = json.loads(attack("tools", call_tool(tools, name, args), *sent))
             assert "unknown argument" in data["error"]
         # what it may do still works: its own memory, and what is shared above it
-        own = json.loads(call_tool(tools, "manage_memory",
-                                   {"action": "create", "content": "Alpha drinks tea.",
-                                    "id": "MEMORY.md#Preferences"}))
+        own = json.loads(
+            call_tool(
+                tools,
+                "manage_memory",
+                {"action": "create", "content": "Alpha drinks tea.", "id": "MEMORY.md#Preferences"},
+            )
+        )
         assert own["path"] == f"{ALPHA_DIR}/MEMORY.md"
         shared = json.loads(call_tool(tools, "get_memory", {"path": "scopes/org/MEMORY.md"}))
         assert "Orgcanary" in shared["text"]
@@ -188,11 +235,13 @@ def test_the_facade_of_a_scope(vault_root: Path, attack: Callable[..., Any]) -> 
         alpha = vault.scope(*ALPHA)
         for path in READ_ATTACKS:
             assert "Error" in attack("library", errors_of(lambda p=path: alpha.get(p)))
-            assert "Error" in attack("library",
-                                     errors_of(lambda p=path: alpha.search("bill", within=p)))
+            assert "Error" in attack(
+                "library", errors_of(lambda p=path: alpha.search("bill", within=p))
+            )
         for query in QUERIES:
-            attack("library", errors_of(lambda q=query: [h.to_dict() for h in alpha.search(q)]),
-                   query)
+            attack(
+                "library", errors_of(lambda q=query: [h.to_dict() for h in alpha.search(q)]), query
+            )
             attack("library", errors_of(lambda q=query: alpha.search(q, kinds=["diary"])), query)
             attack("library", alpha.context(4000, query=query), query)
         attack("library", errors_of(lambda: alpha.session("beta-7")))
@@ -204,13 +253,18 @@ def test_the_facade_of_a_scope(vault_root: Path, attack: Callable[..., Any]) -> 
         attack("library", errors_of(lambda: alpha.dream(dry_run=True)))
         attack("library", errors_of(lambda: alpha.dream()))
         attack("library", errors_of(lambda: alpha.undo_dream()))
-        for uri in ("vault://MEMORY.md", "vault://today", "vault://context",
-                    f"vault://{BETA_DIR}/MEMORY.md"):
+        for uri in (
+            "vault://MEMORY.md",
+            "vault://today",
+            "vault://context",
+            f"vault://{BETA_DIR}/MEMORY.md",
+        ):
             attack("library", errors_of(lambda u=uri: read_resource_text(alpha, u)))
 
 
-def test_the_cli_bound_to_a_scope(vault_root: Path, run_cli: Callable[..., Any],
-                                  attack: Callable[..., Any]) -> None:
+def test_the_cli_bound_to_a_scope(
+    vault_root: Path, run_cli: Callable[..., Any], attack: Callable[..., Any]
+) -> None:
     def vault(*args: str, **kwargs: Any) -> Any:
         result = run_cli("--vault", str(vault_root), *args, "--scope", SCOPE, **kwargs)
         attack("cli", result.stdout + result.stderr, *args)
@@ -226,23 +280,38 @@ def test_the_cli_bound_to_a_scope(vault_root: Path, run_cli: Callable[..., Any],
         vault("search", query, "--json")
         vault("search", query, "--kind", "diary", "--kind", "note")
         vault("context", "--query", query, "--budget", "4000")
-    for args in (("sessions",), ("sessions", "--json"), ("status",), ("status", "--json"),
-                 ("dream", "--dry-run"), ("dream",), ("dream", "--undo"), ("context",)):
+    for args in (
+        ("sessions",),
+        ("sessions", "--json"),
+        ("status",),
+        ("status", "--json"),
+        ("dream", "--dry-run"),
+        ("dream",),
+        ("dream", "--undo"),
+        ("context",),
+    ):
         vault(*args)
     assert vault("sessions", "show", "beta-7").exit_code == 1
     chat = json.dumps([{"role": "user", "content": "Our invoices go out on Fridays."}])
     vault("flush", "-", "--session", "beta-7", input=chat)
     vault("add", "Alpha was here.")
-    for bad in ("org/acme/agent-beta/../agent-alpha", "../org", "org/acme/agent-alpha/..",
-                "org/acme/memory", "org\\acme", "./org"):
+    for bad in (
+        "org/acme/agent-beta/../agent-alpha",
+        "../org",
+        "org/acme/agent-alpha/..",
+        "org/acme/memory",
+        "org\\acme",
+        "./org",
+    ):
         result = run_cli("--vault", str(vault_root), "get", "MEMORY.md", "--scope", bad)
         attack("cli", result.stdout + result.stderr)
         assert result.exit_code == 1 and "is not a scope name" in result.stderr
 
 
 @pytest.mark.slow
-def test_the_mcp_server_bound_to_a_scope(vault_root: Path, tmp_path: Path,
-                                         attack: Callable[..., Any]) -> None:
+def test_the_mcp_server_bound_to_a_scope(
+    vault_root: Path, tmp_path: Path, attack: Callable[..., Any]
+) -> None:
     """The server runs in a subprocess under the audit hook (its touches go to a log)."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -251,8 +320,19 @@ def test_the_mcp_server_bound_to_a_scope(vault_root: Path, tmp_path: Path,
     forbidden = [str(p) for p in scoped.forbidden(vault_root)]
     params = StdioServerParameters(
         command=sys.executable,
-        args=[str(Path(audit.__file__)), str(log), *forbidden, "--",
-              "-m", "vault_memory", "--vault", str(vault_root), "mcp", "--scope", SCOPE],
+        args=[
+            str(Path(audit.__file__)),
+            str(log),
+            *forbidden,
+            "--",
+            "-m",
+            "vault_memory",
+            "--vault",
+            str(vault_root),
+            "mcp",
+            "--scope",
+            SCOPE,
+        ],
         env=server_env(PYTHONPATH=str(WORKTREE), VAULT_NOW=scoped.NOW),
         cwd=str(vault_root.parent),
     )
@@ -266,17 +346,23 @@ def test_the_mcp_server_bound_to_a_scope(vault_root: Path, tmp_path: Path,
             assert result.is_error, path
             attack("mcp", text_of(result))
         for path in READ_ATTACKS[:12] + WRITE_ONLY_ATTACKS:
-            for action, entry_id in (("update", f"{path}#L3"), ("delete", f"{path}:4"),
-                                     ("create", f"{path}/x" if path == "MEMORY.md" else path)):
+            for action, entry_id in (
+                ("update", f"{path}#L3"),
+                ("delete", f"{path}:4"),
+                ("create", f"{path}/x" if path == "MEMORY.md" else path),
+            ):
                 result = await session.call_tool(
-                    "manage_memory", {"action": action, "content": "x", "id": entry_id})
+                    "manage_memory", {"action": action, "content": "x", "id": entry_id}
+                )
                 assert result.is_error, (action, entry_id)
                 attack("mcp", text_of(result))
         for query in QUERIES:
             result = await session.call_tool("search_memory", {"query": query, "limit": 20})
             attack("mcp", text_of(result), query)
-        for args in ({"query": "Betacanary", "scope": BETA_DIR},
-                     {"query": "Betacanary", "path": f"{BETA_DIR}/MEMORY.md"}):
+        for args in (
+            {"query": "Betacanary", "scope": BETA_DIR},
+            {"query": "Betacanary", "path": f"{BETA_DIR}/MEMORY.md"},
+        ):
             result = await session.call_tool("search_memory", args)
             assert result.is_error
             attack("mcp", text_of(result), "Betacanary")
@@ -314,10 +400,14 @@ def test_the_audit_hook_sees_a_forbidden_read(vault_root: Path) -> None:
     assert recorder.touched == [("open", str((vault_root / BETA_DIR / "MEMORY.md").resolve()))]
     log = vault_root.parent / "sub.jsonl"
     (vault_root.parent / "probe.py").write_text(
-        f"open({str(vault_root / 'notes' / 'peek-beta.md')!r}).close()\n")
-    subprocess.run([sys.executable, audit.__file__, str(log), str(vault_root / BETA_DIR), "--",
-                    "-m", "probe"], check=True, cwd=vault_root.parent,
-                   env={**os.environ, "PYTHONPATH": str(vault_root.parent)})
+        f"open({str(vault_root / 'notes' / 'peek-beta.md')!r}).close()\n"
+    )
+    subprocess.run(
+        [sys.executable, audit.__file__, str(log), str(vault_root / BETA_DIR), "--", "-m", "probe"],
+        check=True,
+        cwd=vault_root.parent,
+        env={**os.environ, "PYTHONPATH": str(vault_root.parent)},
+    )
     assert "agent-beta/MEMORY.md" in log.read_text()
 
 

@@ -17,15 +17,29 @@ from vault_memory.files import scope_of, sees
 
 from . import scoped
 
-WORDS = ["billing", "invoice", "postgres", "deploy", "oslo", "tuesday", "vendor", "password",
-         "friday", "release", "budget", "coffee"]
+WORDS = [
+    "billing",
+    "invoice",
+    "postgres",
+    "deploy",
+    "oslo",
+    "tuesday",
+    "vendor",
+    "password",
+    "friday",
+    "release",
+    "budget",
+    "coffee",
+]
 NAMES = ["a", "b", "c"]
 
-scope_paths = st.lists(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map(tuple),
-                       min_size=1, max_size=6)
+scope_paths = st.lists(
+    st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map(tuple), min_size=1, max_size=6
+)
 sentences = st.lists(st.sampled_from(WORDS), min_size=2, max_size=6).map(" ".join)
-file_kinds = st.sampled_from(["MEMORY.md", "memory/2026-11-20.md", "notes/n.md",
-                              "dreams/2026-11-20.md"])
+file_kinds = st.sampled_from(
+    ["MEMORY.md", "memory/2026-11-20.md", "notes/n.md", "dreams/2026-11-20.md"]
+)
 
 
 @st.composite
@@ -52,15 +66,18 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def check_scoped_searches(
-    vault: tuple[dict[str, str], list[tuple[str, ...]]], queries: list[str], mode: str,
+    vault: tuple[dict[str, str], list[tuple[str, ...]]],
+    queries: list[str],
+    mode: str,
     diary: bool,
 ) -> None:
     files, tree = vault
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "v"
         write(root, files)
-        on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*.md")
-                   if ".vault" not in p.parts}
+        on_disk = {
+            p.relative_to(root).as_posix() for p in root.rglob("*.md") if ".vault" not in p.parts
+        }
         with Vault(root) as whole:
             whole.index()
             kinds = ("diary", "memory", "daily", "note") if diary else ()
@@ -73,35 +90,48 @@ def check_scoped_searches(
                     assert shown <= visible, (scope, shown - visible)
 
 
-search_cases = given(vaults(), st.lists(sentences, min_size=1, max_size=3),
-                     st.sampled_from(["hybrid", "keyword", "semantic"]), st.booleans())
+search_cases = given(
+    vaults(),
+    st.lists(sentences, min_size=1, max_size=3),
+    st.sampled_from(["hybrid", "keyword", "semantic"]),
+    st.booleans(),
+)
 
 
 @pytest.mark.slow
-@settings(max_examples=20, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=20, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @search_cases
 def test_a_scoped_search_returns_only_what_the_scope_may_see(
-    loaded_embedder: Any, vault: tuple[dict[str, str], list[tuple[str, ...]]],
-    queries: list[str], mode: str, diary: bool,
+    loaded_embedder: Any,
+    vault: tuple[dict[str, str], list[tuple[str, ...]]],
+    queries: list[str],
+    mode: str,
+    diary: bool,
 ) -> None:
     check_scoped_searches(vault, queries, mode, diary)
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @search_cases
 def test_a_scoped_search_returns_only_what_the_scope_may_see_at_length(
-    loaded_embedder: Any, vault: tuple[dict[str, str], list[tuple[str, ...]]],
-    queries: list[str], mode: str, diary: bool,
+    loaded_embedder: Any,
+    vault: tuple[dict[str, str], list[tuple[str, ...]]],
+    queries: list[str],
+    mode: str,
+    diary: bool,
 ) -> None:
     check_scoped_searches(vault, queries, mode, diary)
 
 
 @pytest.fixture
-def alpha_and_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                    loaded_embedder: Any) -> tuple[Path, Path]:
+def alpha_and_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loaded_embedder: Any
+) -> tuple[Path, Path]:
     """The scoped vault of tests/scoped.py, and a vault holding only the files alpha sees."""
     monkeypatch.setenv("VAULT_NOW", scoped.NOW)
     whole = scoped.build(tmp_path / "whole")
@@ -118,8 +148,16 @@ def alpha_and_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "semantic"])
-@pytest.mark.parametrize("query", ["billing database password", "Betacanary hunter2",
-                                   "when do invoices go out", "PostgreSQL", "Oslo office"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "billing database password",
+        "Betacanary hunter2",
+        "when do invoices go out",
+        "PostgreSQL",
+        "Oslo office",
+    ],
+)
 def test_a_scope_ranks_as_if_the_vault_held_only_what_it_sees(
     alpha_and_alone: tuple[Path, Path], mode: str, query: str
 ) -> None:
@@ -129,7 +167,8 @@ def test_a_scope_ranks_as_if_the_vault_held_only_what_it_sees(
         alone_hits = only.search(query, limit=20, mode=mode, fresh=False)
         unscoped = vault.search(query, limit=20, mode=mode, fresh=False)
     assert [(h.path, h.start_line, h.end_line) for h in scoped_hits] == [
-        (h.path, h.start_line, h.end_line) for h in alone_hits]
+        (h.path, h.start_line, h.end_line) for h in alone_hits
+    ]
     for mine, theirs in zip(scoped_hits, alone_hits, strict=True):
         # float32 cosines: a product over a slice of the matrix may round its last bit apart
         assert mine.score == pytest.approx(theirs.score, rel=1e-5)

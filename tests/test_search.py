@@ -23,8 +23,18 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 ZOE_QUESTION = "How does Zoë like product changes explained to her?"
 ZOE_ANSWER = ("memory/2026-11-03.md", 12)
 IDS = ["ERR_LEDGER_409", "BIL-1423", "RENDER_E_FONT_MISSING"]
-RESULT_KEYS = {"path", "start_line", "end_line", "heading", "text", "score", "scores", "date",
-               "kind", "flags"}
+RESULT_KEYS = {
+    "path",
+    "start_line",
+    "end_line",
+    "heading",
+    "text",
+    "score",
+    "scores",
+    "date",
+    "kind",
+    "flags",
+}
 
 
 # The index backends these tests run against (issue 21): SQLite, and in the slow suite a
@@ -46,8 +56,12 @@ def on_server(root: Path, dsn: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory, _sample_template: Path, backend: str,
-            request: pytest.FixtureRequest) -> Iterator[Path]:
+def indexed(
+    tmp_path_factory: pytest.TempPathFactory,
+    _sample_template: Path,
+    backend: str,
+    request: pytest.FixtureRequest,
+) -> Iterator[Path]:
     """The run's indexed sample vault (conftest), copied once for this module, which only
     reads it: tests that edit files use `indexed_sample`, a copy of their own."""
     root = tmp_path_factory.mktemp("search") / "vault"
@@ -150,7 +164,10 @@ def test_units_holding_an_exact_id_rank_above_all_others(
     holders = hits[:first_without]
     for path, line in lines_holding(indexed, token):
         assert any(h.path == path and h.start_line <= line <= h.end_line for h in holders), (
-            path, line, where(holders))
+            path,
+            line,
+            where(holders),
+        )
 
 
 def test_an_exact_id_inside_a_question_still_wins(vault: Vault) -> None:
@@ -224,8 +241,12 @@ def test_in_a_folder_does_not_match_a_longer_name(fresh_copy: Path) -> None:
 
 @pytest.mark.parametrize(
     ("kinds", "allowed"),
-    [(["memory"], {"memory"}), (["daily"], {"daily"}), (["note"], {"note"}),
-     (["daily", "note"], {"daily", "note"})],
+    [
+        (["memory"], {"memory"}),
+        (["daily"], {"daily"}),
+        (["note"], {"note"}),
+        (["daily", "note"], {"daily", "note"}),
+    ],
 )
 def test_kind_filter(vault: Vault, kinds: list[str], allowed: set[str]) -> None:
     hits = vault.search("Jonas rollback plan", limit=40, kinds=kinds)
@@ -241,8 +262,19 @@ def test_filters_through_the_cli(run_cli, indexed: Path) -> None:
     data = search_json(run_cli, indexed, "Jonas", "--in", "notes/", "--kind", "note", "-n", "50")
     assert data["results"]
     assert all(r["path"].startswith("notes/") and r["kind"] == "note" for r in data["results"])
-    data = search_json(run_cli, indexed, "Jonas", "--kind", "memory", "--kind", "daily",
-                       "--since", "2026-11-05", "--until", "2026-11-05")
+    data = search_json(
+        run_cli,
+        indexed,
+        "Jonas",
+        "--kind",
+        "memory",
+        "--kind",
+        "daily",
+        "--since",
+        "2026-11-05",
+        "--until",
+        "2026-11-05",
+    )
     assert data["results"]
     assert {r["path"] for r in data["results"]} == {"memory/2026-11-05.md"}
 
@@ -282,7 +314,10 @@ def test_json_output_has_exactly_the_documented_shape(run_cli, indexed: Path) ->
 def test_no_results_is_an_empty_list_in_json_and_a_note_on_stderr(run_cli, indexed: Path) -> None:
     args = ("--vault", str(indexed), "search", "xylophone", "--mode", "keyword")
     assert json.loads(run_cli(*args, "--json").stdout) == {
-        "query": "xylophone", "mode": "keyword", "results": []}
+        "query": "xylophone",
+        "mode": "keyword",
+        "results": [],
+    }
     result = run_cli(*args)
     assert result.exit_code == 0
     assert result.stdout == ""
@@ -302,8 +337,9 @@ def test_text_output_cites_path_and_lines(run_cli, indexed: Path) -> None:
 @pytest.mark.parametrize(
     "query", [ZOE_QUESTION, "ERR_LEDGER_409", "fonts for the invoice renderer", "Jonas"]
 )
-def test_line_spans_point_at_the_hit_text(vault: Vault, indexed: Path, query: str,
-                                          mode: str) -> None:
+def test_line_spans_point_at_the_hit_text(
+    vault: Vault, indexed: Path, query: str, mode: str
+) -> None:
     hits = vault.search(query, limit=20, mode=mode)
     assert hits
     for hit in hits:
@@ -324,8 +360,9 @@ def test_results_are_distinct(vault: Vault) -> None:
 def test_an_edited_file_is_searched_without_vault_index(fresh_copy: Path) -> None:
     daily = fresh_copy / "memory" / "2026-11-21.md"
     before = daily.read_text(encoding="utf-8")
-    daily.write_text(before + "\n## 18:00 · note\n- The sandbox tenant is PELICAN_7731 now.\n",
-                     encoding="utf-8")
+    daily.write_text(
+        before + "\n## 18:00 · note\n- The sandbox tenant is PELICAN_7731 now.\n", encoding="utf-8"
+    )
     line = len(before.split("\n")) + 2
     with Vault(fresh_copy) as vault:
         hits = vault.search("PELICAN_7731")
@@ -364,24 +401,38 @@ def test_too_many_changed_files_warn_and_search_the_old_index(run_cli, fresh_cop
     result = run_cli("--vault", str(fresh_copy), "search", "ZEBRA_0042", "--json", env=env)
     assert result.exit_code == 0, result.stderr
     assert all("ZEBRA_0042" not in r["text"] for r in json.loads(result.stdout)["results"])
-    assert "Warning: 3 files changed since the last index; searching the index as it is. " \
-           "Run `vault index` (or `vault watch`) to include them." in result.stderr
+    assert (
+        "Warning: 3 files changed since the last index; searching the index as it is. "
+        "Run `vault index` (or `vault watch`) to include them." in result.stderr
+    )
     # within the budget the same search indexes them first
-    data = search_json(run_cli, fresh_copy, "ZEBRA_0042", "--mode", "keyword",
-                       env={"VAULT_SEARCH_FRESHNESS_MAX_FILES": "3"})
+    data = search_json(
+        run_cli,
+        fresh_copy,
+        "ZEBRA_0042",
+        "--mode",
+        "keyword",
+        env={"VAULT_SEARCH_FRESHNESS_MAX_FILES": "3"},
+    )
     assert {r["path"] for r in data["results"] if "ZEBRA_0042" in r["text"]} == {
-        "memory/2026-11-19.md", "memory/2026-11-20.md", "memory/2026-11-21.md"}
+        "memory/2026-11-19.md",
+        "memory/2026-11-20.md",
+        "memory/2026-11-21.md",
+    }
 
 
 def test_a_vault_never_indexed_is_indexed_by_its_first_search(run_cli, tmp_path: Path) -> None:
     root = tmp_path / "vault"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vault"))
     env = {DISABLE_ENV: "1"}  # embedding the whole sample vault is slow
-    result = run_cli("--vault", str(root), "search", "ERR_LEDGER_409", "--mode", "keyword",
-                     "--json", env=env)
+    result = run_cli(
+        "--vault", str(root), "search", "ERR_LEDGER_409", "--mode", "keyword", "--json", env=env
+    )
     assert result.exit_code == 0, result.stderr
-    assert "Warning: no index yet: indexing the vault first (later searches are fast)." \
+    assert (
+        "Warning: no index yet: indexing the vault first (later searches are fast)."
         in result.stderr
+    )
     results = json.loads(result.stdout)["results"]
     assert any(contains_token(r["text"], "ERR_LEDGER_409") for r in results)
     assert (root / ".vault" / "index.sqlite").is_file()
@@ -391,8 +442,16 @@ def test_a_vault_never_indexed_is_indexed_by_its_first_search(run_cli, tmp_path:
 
 
 def test_keyword_mode_works_with_the_model_disabled(run_cli, indexed: Path) -> None:
-    result = run_cli("--vault", str(indexed), "search", "BIL-1423", "--mode", "keyword", "--json",
-                     env={DISABLE_ENV: "1"})
+    result = run_cli(
+        "--vault",
+        str(indexed),
+        "search",
+        "BIL-1423",
+        "--mode",
+        "keyword",
+        "--json",
+        env={DISABLE_ENV: "1"},
+    )
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""  # keyword mode never asks for the model
     results = json.loads(result.stdout)["results"]
@@ -400,10 +459,10 @@ def test_keyword_mode_works_with_the_model_disabled(run_cli, indexed: Path) -> N
     assert all(r["scores"]["vector"] == 0 for r in results)
 
 
-def test_hybrid_mode_falls_back_to_keywords_with_the_model_disabled(run_cli,
-                                                                    indexed: Path) -> None:
-    result = run_cli("--vault", str(indexed), "search", "BIL-1423", "--json",
-                     env={DISABLE_ENV: "1"})
+def test_hybrid_mode_falls_back_to_keywords_with_the_model_disabled(run_cli, indexed: Path) -> None:
+    result = run_cli(
+        "--vault", str(indexed), "search", "BIL-1423", "--json", env={DISABLE_ENV: "1"}
+    )
     assert result.exit_code == 0, result.stderr
     assert "disabled by VAULT_MODEL_DISABLED=1" in result.stderr
     results = json.loads(result.stdout)["results"]
@@ -411,16 +470,25 @@ def test_hybrid_mode_falls_back_to_keywords_with_the_model_disabled(run_cli,
 
 
 def test_semantic_mode_with_the_model_disabled_is_an_error(run_cli, indexed: Path) -> None:
-    result = run_cli("--vault", str(indexed), "search", ZOE_QUESTION, "--mode", "semantic",
-                     env={DISABLE_ENV: "1"})
+    result = run_cli(
+        "--vault",
+        str(indexed),
+        "search",
+        ZOE_QUESTION,
+        "--mode",
+        "semantic",
+        env={DISABLE_ENV: "1"},
+    )
     assert result.exit_code == 1, result.stderr
     assert result.stdout == ""
     warning, error = result.stderr.splitlines()  # the model's own warning, then the error
     assert warning.startswith("Warning: embedding model ")
     message = error.removeprefix("Error: ")
-    assert message.startswith("semantic search needs the embedding model, which is not "
-                              "available (embedding model sentence-transformers/all-MiniLM-L6-v2 "
-                              "is unavailable: disabled by VAULT_MODEL_DISABLED=1")
+    assert message.startswith(
+        "semantic search needs the embedding model, which is not "
+        "available (embedding model sentence-transformers/all-MiniLM-L6-v2 "
+        "is unavailable: disabled by VAULT_MODEL_DISABLED=1"
+    )
     assert message.endswith("Use --mode keyword or hybrid.")
 
 
@@ -449,8 +517,10 @@ def test_a_bad_date_is_refused(run_cli, indexed: Path, option: str, value: str) 
 def test_an_unknown_mode_is_a_usage_error(run_cli, indexed: Path) -> None:
     result = run_cli("--vault", str(indexed), "search", "billing", "--mode", "fuzzy")
     assert result.exit_code == 2
-    assert "Invalid value for '--mode': 'fuzzy' is not one of 'hybrid', 'keyword', 'semantic'." \
+    assert (
+        "Invalid value for '--mode': 'fuzzy' is not one of 'hybrid', 'keyword', 'semantic'."
         in result.stderr
+    )
 
 
 def test_an_unknown_kind_is_a_usage_error(run_cli, indexed: Path) -> None:
@@ -460,21 +530,25 @@ def test_an_unknown_kind_is_a_usage_error(run_cli, indexed: Path) -> None:
 
 
 def test_the_library_refuses_unknown_modes_and_kinds(vault: Vault) -> None:
-    with pytest.raises(VaultError, match="unknown search mode 'fuzzy'; use one of: hybrid, "
-                                         "keyword, semantic."):
+    with pytest.raises(
+        VaultError, match="unknown search mode 'fuzzy'; use one of: hybrid, keyword, semantic."
+    ):
         vault.search("billing", mode="fuzzy")
-    with pytest.raises(VaultError, match="unknown kind 'journal'; use one of: memory, daily, "
-                                         "note, diary."):
+    with pytest.raises(
+        VaultError, match="unknown kind 'journal'; use one of: memory, daily, note, diary."
+    ):
         vault.search("billing", kinds=["journal"])
 
 
 @pytest.mark.parametrize(
     ("within", "reason"),
-    [("../outside", "it climbs out with '..'"), ("notes/../../x", "it climbs out with '..'"),
-     ("/etc", "absolute paths are not accepted")],
+    [
+        ("../outside", "it climbs out with '..'"),
+        ("notes/../../x", "it climbs out with '..'"),
+        ("/etc", "absolute paths are not accepted"),
+    ],
 )
-def test_in_outside_the_vault_is_refused(run_cli, indexed: Path, within: str,
-                                         reason: str) -> None:
+def test_in_outside_the_vault_is_refused(run_cli, indexed: Path, within: str, reason: str) -> None:
     result = run_cli("--vault", str(indexed), "search", "billing", "--in", within)
     assert error_of(result) == (
         f"refusing {within!r}: {reason}. Give a path relative to the vault root, "
@@ -482,22 +556,39 @@ def test_in_outside_the_vault_is_refused(run_cli, indexed: Path, within: str,
     )
 
 
-def test_in_through_a_symlink_leading_outside_is_refused(fresh_copy: Path,
-                                                        tmp_path: Path) -> None:
+def test_in_through_a_symlink_leading_outside_is_refused(fresh_copy: Path, tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     (fresh_copy / "away").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
-    with Vault(fresh_copy) as vault, pytest.raises(PathOutsideVaultError,
-                                                   match="a symlink leads outside the vault"):
+    with (
+        Vault(fresh_copy) as vault,
+        pytest.raises(PathOutsideVaultError, match="a symlink leads outside the vault"),
+    ):
         vault.search("billing", within="away")
 
 
 def test_hit_to_dict_rounds_scores() -> None:
-    hit = Hit("MEMORY.md", 3, 4, "MEMORY > People", "- a\n- b", 0.123456789,
-              {"keyword": 0.333333, "vector": 2 / 3}, None, "memory")
+    hit = Hit(
+        "MEMORY.md",
+        3,
+        4,
+        "MEMORY > People",
+        "- a\n- b",
+        0.123456789,
+        {"keyword": 0.333333, "vector": 2 / 3},
+        None,
+        "memory",
+    )
     assert hit.to_dict() == {
-        "path": "MEMORY.md", "start_line": 3, "end_line": 4, "heading": "MEMORY > People",
-        "text": "- a\n- b", "score": 0.1235, "scores": {"keyword": 0.3333, "vector": 0.6667},
-        "date": None, "kind": "memory", "flags": [],
+        "path": "MEMORY.md",
+        "start_line": 3,
+        "end_line": 4,
+        "heading": "MEMORY > People",
+        "text": "- a\n- b",
+        "score": 0.1235,
+        "scores": {"keyword": 0.3333, "vector": 0.6667},
+        "date": None,
+        "kind": "memory",
+        "flags": [],
     }
 
 
@@ -537,11 +628,17 @@ def test_an_index_built_without_the_model_says_so(
 def test_a_nonsense_query_marks_its_hits_weak(indexed_sample: Path, run_cli) -> None:
     """A query nothing in the vault answers still returns its nearest lines; each says it is a
     weak match, so a caller can tell them from answers."""
-    nonsense = json.loads(run_cli("--vault", str(indexed_sample), "search",
-                                  "quantum chromodynamics lattice", "--json").stdout)
+    nonsense = json.loads(
+        run_cli(
+            "--vault", str(indexed_sample), "search", "quantum chromodynamics lattice", "--json"
+        ).stdout
+    )
     assert nonsense["results"] and all(h["flags"] == ["weak"] for h in nonsense["results"])
-    real = json.loads(run_cli("--vault", str(indexed_sample), "search",
-                              "who owns the invoice renderer?", "--json").stdout)
+    real = json.loads(
+        run_cli(
+            "--vault", str(indexed_sample), "search", "who owns the invoice renderer?", "--json"
+        ).stdout
+    )
     assert real["results"][0]["flags"] == []
     text = run_cli("--vault", str(indexed_sample), "search", "banana helicopter", "-n", "1")
     assert "weak match" in text.stdout
@@ -551,17 +648,21 @@ def test_inverted_dates_and_a_missing_folder_say_so(indexed_sample: Path, run_cl
     from .test_cli_basic import error_of
 
     root = str(indexed_sample)
-    assert error_of(run_cli("--vault", root, "search", "billing", "--since", "2026-11-20",
-                            "--until", "2026-11-10")) == (
-        "--since 2026-11-20 is after --until 2026-11-10: no date can match. Swap them.")
+    assert error_of(
+        run_cli(
+            "--vault", root, "search", "billing", "--since", "2026-11-20", "--until", "2026-11-10"
+        )
+    ) == ("--since 2026-11-20 is after --until 2026-11-10: no date can match. Swap them.")
     assert error_of(run_cli("--vault", root, "search", "billing", "--in", "notez")) == (
         "--in notez: there is no such file or folder in the vault. Check the path (relative to "
-        "the vault root), e.g. --in memory or --in notes/a.md.")
+        "the vault root), e.g. --in memory or --in notes/a.md."
+    )
 
 
 @pytest.mark.slow
-def test_the_dream_diary_is_left_out_unless_asked_for(indexed_sample: Path, run_cli,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_dream_diary_is_left_out_unless_asked_for(
+    indexed_sample: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """After a dream and its undo, 3 of the top 5 hits for "parental leave" were diary lines
     (one a removal line of the diff), above the daily log that holds the fact."""
     from vault_memory.agents.tools import call_tool, make_tools
@@ -578,10 +679,13 @@ def test_the_dream_diary_is_left_out_unless_asked_for(indexed_sample: Path, run_
         assert vault.search("parental leave", within="dreams")  # asked for by folder
         block = vault.context(3000, query="parental leave")
         assert "dreams/" not in block
-        tool = json.loads(call_tool(make_tools(vault), "search_memory",
-                                    {"query": "parental leave", "limit": 20}))
-        assert tool["results"] and not any(r["path"].startswith("dreams/")
-                                           for r in tool["results"])
-    shown = json.loads(run_cli("--vault", str(indexed_sample), "search", "parental leave",
-                               "--kind", "diary", "--json").stdout)
+        tool = json.loads(
+            call_tool(make_tools(vault), "search_memory", {"query": "parental leave", "limit": 20})
+        )
+        assert tool["results"] and not any(r["path"].startswith("dreams/") for r in tool["results"])
+    shown = json.loads(
+        run_cli(
+            "--vault", str(indexed_sample), "search", "parental leave", "--kind", "diary", "--json"
+        ).stdout
+    )
     assert shown["results"] and all(h["kind"] == "diary" for h in shown["results"])

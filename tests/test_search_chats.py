@@ -75,8 +75,9 @@ def test_one_person_under_two_labels_is_one_subject(vault_dir: Path) -> None:
     hit = vault.search("Does Joanna like turtles?", limit=3, fresh=False)[0]
     assert "trains turtles" in hit.text
     assert hit.scores["subject"] == 1.5 and hit.scores["alias"] == 1.0  # Jo is Joanna
-    before = configure(vault, label_partners=False).search("Does Joanna like turtles?", limit=3,
-                                                           fresh=False)[0]
+    before = configure(vault, label_partners=False).search(
+        "Does Joanna like turtles?", limit=3, fresh=False
+    )[0]
     assert "Nate" in before.text  # without: Jo is someone else, Nate's turtles come first
 
 
@@ -116,7 +117,7 @@ SHORT_TURNS = """\
 
 
 def test_a_turn_of_one_word_ranks_below_what_states_something(vault_dir: Path) -> None:
-    """"lol", "ok", "yes!!" (issue 20): lifted by the lines around them, they took the places
+    """ "lol", "ok", "yes!!" (issue 20): lifted by the lines around them, they took the places
     of lines that say something; now they rank below them and come with their neighbours."""
     vault = configure(chat_vault(vault_dir, SHORT_TURNS), coalesce_depth=0)
     query = "How was the concert?"
@@ -129,8 +130,9 @@ def test_a_turn_of_one_word_ranks_below_what_states_something(vault_dir: Path) -
     hits = configure(vault, coalesce_depth=3).search(query, limit=10, fresh=False)
     lol = next(h for h in hits if h.text.endswith("lol"))
     assert lol.scores["short"] == 0.5  # --explain: `short`
-    before = configure(vault, short_penalty=0.0, coalesce_depth=0).search(query, limit=3,
-                                                                           fresh=False)
+    before = configure(vault, short_penalty=0.0, coalesce_depth=0).search(
+        query, limit=3, fresh=False
+    )
     assert min(said(before)) == 1  # without: "omg" among the first three
 
 
@@ -147,13 +149,14 @@ INTRODUCED = """\
 
 
 def test_a_name_a_speaker_asked_to_be_called_names_them(vault_dir: Path) -> None:
-    """"call me Bob" said by Robert (issue 20): a question about Bob asks about Robert."""
+    """ "call me Bob" said by Robert (issue 20): a question about Bob asks about Robert."""
     vault = configure(chat_vault(vault_dir, INTRODUCED), coalesce_depth=0)
     hit = vault.search("What does Bob restore?", limit=3, fresh=False)[0]
     assert "1972 Honda" in hit.text
     assert hit.scores["subject"] == 1.5 and hit.scores["alias"] == 1.0
-    before = configure(vault, label_partners=False).search("What does Bob restore?", limit=3,
-                                                           fresh=False)[0]
+    before = configure(vault, label_partners=False).search(
+        "What does Bob restore?", limit=3, fresh=False
+    )[0]
     assert before.scores["subject"] == 1.0
 
 
@@ -223,7 +226,7 @@ SLIPS = """\
 
 
 def test_a_typing_slip_in_a_chat_is_found_by_the_word_it_meant(vault_dir: Path) -> None:
-    """"restuarant" typed for "restaurant" (issue 20, real chats): a question that spells it
+    """ "restuarant" typed for "restaurant" (issue 20, real chats): a question that spells it
     right finds the line at half the word's weight; `spelling` in --explain says why."""
     vault = configure(chat_vault(vault_dir, SLIPS), coalesce_depth=0)
     query = "Which restaurant did Ria try?"
@@ -239,12 +242,13 @@ def test_a_misspelt_query_word_finds_the_vaults_spelling(vault_dir: Path) -> Non
     hits = vault.search("resturant", mode="keyword", limit=3, fresh=False)
     # the query's slip and the chat's: one edit apart, and only the lever finds it
     assert "restuarant on 5th" in hits[0].text and hits[0].scores["spelling"] == 1.0
-    assert not configure(vault, typo_weight=0.0).search("resturant", mode="keyword", limit=3,
-                                                        fresh=False)
+    assert not configure(vault, typo_weight=0.0).search(
+        "resturant", mode="keyword", limit=3, fresh=False
+    )
 
 
 def test_a_common_word_one_letter_away_is_another_word(vault_dir: Path) -> None:
-    """"bread" and "break" are one letter apart and both said here several times: neither is
+    """ "bread" and "break" are one letter apart and both said here several times: neither is
     a slip of the other."""
     vault = configure(chat_vault(vault_dir, SLIPS), coalesce_depth=0)
     for word in ("bread", "break"):
@@ -256,7 +260,8 @@ def test_a_common_word_one_letter_away_is_another_word(vault_dir: Path) -> None:
 
 def test_slips_are_typing_slips() -> None:
     assert {"restuarant", "resaurant", "restaurnat", "restaurrant", "restsurant"} <= slips_of(
-        "restaurant")  # swapped, dropped, doubled, a key next to the meant one
+        "restaurant"
+    )  # swapped, dropped, doubled, a key next to the meant one
     assert "definately" in slips_of("definitely")  # another vowel for the same sound
     assert "break" not in slips_of("bread") and "planet" not in slips_of("plant")
     for word in ("restaurant", "breakfast", "swimming"):
@@ -264,15 +269,22 @@ def test_slips_are_typing_slips() -> None:
 
 
 def test_spelling_variants_take_the_rarer_word_as_the_slip() -> None:
-    held = {"restaurant": 40, "restuarant": 1, "definitely": 30, "definately": 4,
-            "dinner": 5, "diner": 5, "state": 20, "stage": 1}
+    held = {
+        "restaurant": 40,
+        "restuarant": 1,
+        "definitely": 30,
+        "definately": 4,
+        "dinner": 5,
+        "diner": 5,
+        "state": 20,
+        "stage": 1,
+    }
 
     def count(word: str) -> int:
         return held.get(word, 0)
 
     def known(word: str) -> bool:  # English words (stems, in the search: known_stems.txt)
-        return word in {"restaurant", "definitely", "dinner", "diner", "state", "stage",
-                        "bread"}
+        return word in {"restaurant", "definitely", "dinner", "diner", "state", "stage", "bread"}
 
     assert spelling_variants("restaurant", count, known) == ["restuarant"]  # rare
     # never the commoner word for a rare one
@@ -312,7 +324,7 @@ SHORT_FORMS = """\
 
 
 def test_a_short_form_in_a_chat_is_found_by_the_full_word(vault_dir: Path) -> None:
-    """"bday", "bf" (issue 20, real chats): a question in full words finds the line that
+    """ "bday", "bf" (issue 20, real chats): a question in full words finds the line that
     typed them short; `form` in --explain says why."""
     vault = configure(chat_vault(vault_dir, SHORT_FORMS), coalesce_depth=0)
     query = "What did Ria's boyfriend give her for her birthday?"
@@ -320,8 +332,9 @@ def test_a_short_form_in_a_chat_is_found_by_the_full_word(vault_dir: Path) -> No
     assert "for my bday" in hit.text and hit.scores["form"] == 1.0
     off = configure(vault, form_weight=0.0).search(query, mode="keyword", limit=2, fresh=False)
     assert not any("bday" in h.text for h in off)  # no word of the question in it
-    sister = configure(vault, form_weight=1.0).search("her sister", mode="keyword", limit=1,
-                                                      fresh=False)[0]
+    sister = configure(vault, form_weight=1.0).search(
+        "her sister", mode="keyword", limit=1, fresh=False
+    )[0]
     assert "my sis too" in sister.text and sister.scores["form"] == 1.0  # "sis" stems to "si"
 
 
@@ -338,7 +351,7 @@ def test_short_forms_pair_both_ways_as_the_index_analyses_them() -> None:
 
 
 def test_without_the_word_list_no_word_is_taken_for_a_slip(
-        vault_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from vault_memory.search import spelling
 
@@ -346,8 +359,7 @@ def test_without_the_word_list_no_word_is_taken_for_a_slip(
     spelling.known_stems.cache_clear()
     monkeypatch.setattr(spelling, "KNOWN_STEMS", vault_dir / "gone.txt")
     try:
-        hits = vault.search("Which restaurant did Ria try?", mode="keyword", limit=3,
-                            fresh=False)
+        hits = vault.search("Which restaurant did Ria try?", mode="keyword", limit=3, fresh=False)
         assert not any(h.scores["spelling"] for h in hits)
         assert "typing slips are not matched: gone.txt cannot be read" in caplog.text
     finally:
@@ -368,22 +380,23 @@ STRETCHED = """\
 
 
 def test_a_stretched_word_in_a_chat_is_found_by_the_word(vault_dir: Path) -> None:
-    """"loooove", "goooood" (issue 20, real chats): a word stretched for emphasis is found by
+    """ "loooove", "goooood" (issue 20, real chats): a word stretched for emphasis is found by
     the word, and the other way round; `form` in --explain says why."""
     vault = configure(chat_vault(vault_dir, STRETCHED), coalesce_depth=0)
     query = "What does Ria love?"
     hit = vault.search(query, mode="keyword", limit=1, fresh=False)[0]
     assert "loooove the new climbing gym" in hit.text and hit.scores["form"] == 1.0
-    off = configure(vault, form_weight=0.0).search(query, mode="keyword", limit=1,
-                                                   fresh=False)[0]
+    off = configure(vault, form_weight=0.0).search(query, mode="keyword", limit=1, fresh=False)[0]
     assert "loooove" not in off.text  # without the rule: Sam's "I love clay"
-    good = configure(vault, form_weight=1.0).search("are the walls good", mode="keyword",
-                                                    limit=1, fresh=False)[0]
+    good = configure(vault, form_weight=1.0).search(
+        "are the walls good", mode="keyword", limit=1, fresh=False
+    )[0]
     assert "sooo goooood" in good.text and good.scores["form"] == 1.0
     typed = vault.search("clay, loooove", mode="keyword", limit=3, fresh=False)
     assert any("I love clay" in h.text and h.scores["form"] for h in typed)  # and back
-    assert not any(h.scores["form"] for h in vault.search("a god", mode="keyword", limit=3,
-                                                          fresh=False))  # "good", not "god"
+    assert not any(
+        h.scores["form"] for h in vault.search("a god", mode="keyword", limit=3, fresh=False)
+    )  # "good", not "god"
 
 
 def test_stretched_words_read_as_the_words_they_stretch() -> None:
@@ -402,14 +415,34 @@ def test_stretched_words_read_as_the_words_they_stretch() -> None:
     assert stretched_as(term("boooring")) == term("boring")  # "booor" / "bore"
     assert stretch_key(term("yaaay")) == stretch_key(term("yay"))  # "yaaai" / "yai"
     assert stretched_as(term("coffee")) is None and stretched_as(term("free")) is None
-    vocabulary = "\n".join(sorted({term(w) for w in (
-        "apple", "coffee", "free", "goooood", "good", "funnn", "loveee", "loooove", "matt")}))
+    vocabulary = "\n".join(
+        sorted(
+            {
+                term(w)
+                for w in (
+                    "apple",
+                    "coffee",
+                    "free",
+                    "goooood",
+                    "good",
+                    "funnn",
+                    "loveee",
+                    "loooove",
+                    "matt",
+                )
+            }
+        )
+    )
     lines = stretched_lines(vocabulary.encode())
-    assert set(lines) == {term("goooood"), term("funnn"), term("loveee"), term("loooove"),
-                          "free"}  # a final doubled vowel: looked at, and a known word
+    assert set(lines) == {
+        term("goooood"),
+        term("funnn"),
+        term("loveee"),
+        term("loooove"),
+        "free",
+    }  # a final doubled vowel: looked at, and a known word
     found = stretched_terms(lines)
-    assert "free" not in {t for terms in (*found[0].values(), *found[1].values())
-                          for t in terms}
+    assert "free" not in {t for terms in (*found[0].values(), *found[1].values()) for t in terms}
     held = set(vocabulary.split("\n"))
 
     def count(word: str) -> int:
@@ -489,8 +522,9 @@ TYPED_TOGETHER = """\
 
 
 def test_two_words_typed_as_one_are_found_by_either_spelling(
-        vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """"icecream", "roadtrip", "bookshelf" (issue 20, real chats): people write two words as
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "icecream", "roadtrip", "bookshelf" (issue 20, real chats): people write two words as
     one, or one as two. A question's "ice cream" finds the vault's "icecream" (the one term
     holds both words), and "roadtrip" finds "road trip" (a unit holding both); `form` in the
     scores. Before, the ice on the rink came first."""
@@ -506,8 +540,10 @@ def test_two_words_typed_as_one_are_found_by_either_spelling(
     monkeypatch.setattr(searcher, "split_words", lambda query: [])
     before = vault.search(question, limit=3, fresh=False)
     assert "ice at the rink" in before[0].text and not any(h.scores["form"] for h in before)
-    assert vault.search("Where did Nate go on his roadtrip?", limit=1,
-                        fresh=False)[0].scores["form"] == 0.0
+    assert (
+        vault.search("Where did Nate go on his roadtrip?", limit=1, fresh=False)[0].scores["form"]
+        == 0.0
+    )
 
 
 def test_words_typed_together_or_apart_as_the_index_analyses_them() -> None:

@@ -74,8 +74,9 @@ def test_a_weekday_and_the_next_week(vault: Vault) -> None:
     later = vault.search("support group", since="2023-05-15", until="2023-05-21", fresh=False)
     assert lines(later) == {("memory/2023-05-08.md", 7)}
     # The other filters still hold.
-    elsewhere = vault.search("museum", since="2023-05-05", until="2023-05-05",
-                             within="memory/2023-05-07.md", fresh=False)
+    elsewhere = vault.search(
+        "museum", since="2023-05-05", until="2023-05-05", within="memory/2023-05-07.md", fresh=False
+    )
     assert ("memory/2023-05-08.md", 6) not in lines(elsewhere)
 
 
@@ -98,10 +99,12 @@ def test_days_a_chat_tells_ahead_are_found_by_since_until(vault_dir: Path) -> No
     weekend = opened.search("hiking", since="2023-05-13", until="2023-05-14", fresh=False)
     assert lines(weekend) == {("memory/2023-05-08.md", 5)}  # not the "wedding" line
     assert weekend[0].scores["told_date"] == 1.0
-    assert lines(opened.search("dentist", since="2023-05-09", until="2023-05-09",
-                               fresh=False)) == {("memory/2023-05-08.md", 6)}
-    assert lines(opened.search("sister", since="2023-05-22", until="2023-05-28",
-                               fresh=False)) == {("memory/2023-05-08.md", 8)}
+    assert lines(opened.search("dentist", since="2023-05-09", until="2023-05-09", fresh=False)) == {
+        ("memory/2023-05-08.md", 6)
+    }
+    assert lines(opened.search("sister", since="2023-05-22", until="2023-05-28", fresh=False)) == {
+        ("memory/2023-05-08.md", 8)
+    }
     assert opened.search("sister", since="2023-05-15", until="2023-05-21", fresh=False) == []
 
 
@@ -133,22 +136,36 @@ def test_every_relative_date_of_a_line_is_found(vault_dir: Path) -> None:
 
 def test_told_ranges() -> None:
     assert told_ranges("dentist tmr and my sister visits in two weeks", MONDAY) == [
-        (dt.date(2023, 5, 9), dt.date(2023, 5, 9)), (dt.date(2023, 5, 22), dt.date(2023, 5, 28))]
+        (dt.date(2023, 5, 9), dt.date(2023, 5, 9)),
+        (dt.date(2023, 5, 22), dt.date(2023, 5, 28)),
+    ]
     # Each range once, in the order said, at most MOST_TOLD of them.
     assert told_ranges("yesterday, yesterday!", MONDAY) == [(dt.date(2023, 5, 7),) * 2]
     many = "yesterday, tomorrow, last week, next month, last year"
     assert len(told_ranges(many, MONDAY)) == MOST_TOLD
     # One past the calendar names none; the others still count.
     assert told_ranges("yesterday and tomorrow", dt.date(9999, 12, 31)) == [
-        (dt.date(9999, 12, 30),) * 2]
-    assert mentioned_days("tomorrow or yesterday", dt.date(9999, 12, 31)) == (
-        dt.date(9999, 12, 30),) * 2
+        (dt.date(9999, 12, 30),) * 2
+    ]
+    assert (
+        mentioned_days("tomorrow or yesterday", dt.date(9999, 12, 31))
+        == (dt.date(9999, 12, 30),) * 2
+    )
     assert told_ranges("no dates here", MONDAY) == []
 
 
 def test_json_scores_name_the_told_date(run_cli, vault: Vault) -> None:
-    result = run_cli("--vault", str(vault.root), "search", "support group", "--since",
-                     "2023-05-07", "--until", "2023-05-07", "--json")
+    result = run_cli(
+        "--vault",
+        str(vault.root),
+        "search",
+        "support group",
+        "--since",
+        "2023-05-07",
+        "--until",
+        "2023-05-07",
+        "--json",
+    )
     assert result.exit_code == 0, result.stderr
     assert '"told_date": 1.0' in result.stdout
 
@@ -202,19 +219,37 @@ MONDAY = dt.date(2023, 5, 8)
     ],
 )
 def test_mentioned_days(text: str, first: str, last: str) -> None:
-    assert mentioned_days(text, MONDAY) == (dt.date.fromisoformat(first),
-                                            dt.date.fromisoformat(last))
+    assert mentioned_days(text, MONDAY) == (
+        dt.date.fromisoformat(first),
+        dt.date.fromisoformat(last),
+    )
 
 
-@pytest.mark.parametrize("text", [
-    "the last thing", "a weekday", "next steps", "fried rice",
-    # A word a weekday's name begins is no weekday; a span of time is no day ahead.
-    "at the last wedding", "this friend of mine", "this sunset!", "next saturation test",
-    "finished it in two days of work", "once in a week", "twice in a month",
-    "in two weeks later", "an hour ago",
-    # A span that does not last up to the line's day tells no day.
-    "we stayed for two weeks", "I'll be away for a week", "I had lived there for ten years",
-    "I have news. We met for 3 days", "for 3 years he ran the shop"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the last thing",
+        "a weekday",
+        "next steps",
+        "fried rice",
+        # A word a weekday's name begins is no weekday; a span of time is no day ahead.
+        "at the last wedding",
+        "this friend of mine",
+        "this sunset!",
+        "next saturation test",
+        "finished it in two days of work",
+        "once in a week",
+        "twice in a month",
+        "in two weeks later",
+        "an hour ago",
+        # A span that does not last up to the line's day tells no day.
+        "we stayed for two weeks",
+        "I'll be away for a week",
+        "I had lived there for ten years",
+        "I have news. We met for 3 days",
+        "for 3 years he ran the shop",
+    ],
+)
 def test_no_relative_date(text: str) -> None:
     assert mentioned_days(text, MONDAY) is None
 
@@ -227,9 +262,13 @@ def test_a_day_past_the_calendar_is_no_day() -> None:
 
 def test_across_a_month_and_a_year() -> None:
     assert mentioned_days("last month", dt.date(2024, 1, 15)) == (
-        dt.date(2023, 12, 1), dt.date(2023, 12, 31))
+        dt.date(2023, 12, 1),
+        dt.date(2023, 12, 31),
+    )
     assert mentioned_days("yesterday", dt.date(2024, 3, 1)) == (
-        dt.date(2024, 2, 29), dt.date(2024, 2, 29))
+        dt.date(2024, 2, 29),
+        dt.date(2024, 2, 29),
+    )
 
 
 WHEN = """\
@@ -255,8 +294,12 @@ def test_a_when_question_prefers_the_line_that_tells_a_day(vault_dir: Path) -> N
     searcher.settings = dataclasses.replace(searcher.settings, when_boost=0.0)
     assert opened.search(query, limit=3, fresh=False)[0].start_line == 5  # without it
     searcher.settings = dataclasses.replace(searcher.settings, when_boost=0.1)
-    assert opened.search("What did Caroline say about the support group?", limit=3,
-                         fresh=False)[0].scores["when"] == 1.0  # not asking when
+    assert (
+        opened.search("What did Caroline say about the support group?", limit=3, fresh=False)[
+            0
+        ].scores["when"]
+        == 1.0
+    )  # not asking when
 
 
 LASTED = """\
@@ -272,7 +315,7 @@ LASTED = """\
 
 
 def test_a_span_up_to_the_lines_day_tells_when_it_began(vault_dir: Path) -> None:
-    """"I've had them for 3 years now", written on 2022-01-23, tells 2019 (issue 20, time):
+    """ "I've had them for 3 years now", written on 2022-01-23, tells 2019 (issue 20, time):
     `--since/--until` over 2019 find it, and a question asking how long (or when) raises it
     as a line that tells a day; "we stayed … for two weeks" lasts to no day of its own."""
     (vault_dir / "memory" / "2022-01-23.md").write_text(LASTED, encoding="utf-8")
@@ -306,7 +349,7 @@ def test_asks_when(query: str, asks: bool) -> None:
 
 PAINTED = {
     "2023-09-01": "- **Caroline**: the bus was late again\n- **Caroline**: fixed the bike chain\n"
-                  "- **Melanie**: baked bread with the kids",
+    "- **Melanie**: baked bread with the kids",
     "2023-10-13": "- **Melanie**: painted a lake picture at dawn for the kids",
     "2023-11-02": "- **Melanie**: painted the lake at dusk, I love to paint a lake",
 }
@@ -316,7 +359,8 @@ PAINTED = {
 def painted(vault_dir: Path) -> Vault:
     for day, line in PAINTED.items():
         (vault_dir / "memory" / f"{day}.md").write_text(
-            f"# {day}\n\n## 18:00 — chat\n\n{line}\n", encoding="utf-8")
+            f"# {day}\n\n## 18:00 — chat\n\n{line}\n", encoding="utf-8"
+        )
     opened = Vault(vault_dir)
     opened.index()
     return opened
@@ -333,7 +377,8 @@ def test_a_question_naming_a_day_prefers_that_days_lines(painted: Vault) -> None
 
 
 def test_a_relative_day_in_the_question_is_seen_from_today(
-        painted: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    painted: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_NOW", "2023-10-14T09:30")
     hits = painted.search("what did Melanie paint yesterday?", limit=2, fresh=False)
     assert (hits[0].path, hits[0].scores["date"]) == ("memory/2023-10-13.md", 1.5)
@@ -363,21 +408,32 @@ def test_named_days(query: str, days: list) -> None:
 
 
 def test_asked_days_and_on_days() -> None:
-    assert asked_days("what did we do last week?", MONDAY) == [
-        (2023, 5, n) for n in range(1, 8)]
+    assert asked_days("what did we do last week?", MONDAY) == [(2023, 5, n) for n in range(1, 8)]
     assert asked_days("and last month", MONDAY) == [(2023, 4, None)]
     assert asked_days("and last year", MONDAY) == [(2022, 0, None)]
     assert asked_days("on 1 May 2023, not yesterday", MONDAY) == [(2023, 5, 1)]  # named first
-    days = np.array([0, dt.date(2023, 10, 13).toordinal(), dt.date(2022, 10, 13).toordinal(),
-                     dt.date(2024, 2, 29).toordinal()])
+    days = np.array(
+        [
+            0,
+            dt.date(2023, 10, 13).toordinal(),
+            dt.date(2022, 10, 13).toordinal(),
+            dt.date(2024, 2, 29).toordinal(),
+        ]
+    )
     assert on_days(days, [(2023, 10, 13)]).tolist() == [False, True, False, False]
     assert on_days(days, [(None, 10, 13)]).tolist() == [False, True, True, False]
-    assert on_days(days, [(2024, 2, None), (2022, 0, None)]).tolist() == [
-        False, False, True, True]
+    assert on_days(days, [(2024, 2, None), (2022, 0, None)]).tolist() == [False, False, True, True]
 
 
 def test_explain_names_the_date(run_cli, painted: Vault) -> None:
-    result = run_cli("--vault", str(painted.root), "search", "What did Melanie paint in October?",
-                     "--explain", "--limit", "1")
+    result = run_cli(
+        "--vault",
+        str(painted.root),
+        "search",
+        "What did Melanie paint in October?",
+        "--explain",
+        "--limit",
+        "1",
+    )
     assert result.exit_code == 0, result.stderr
     assert "2023-10-13.md" in result.stdout and "date=1.500" in result.stdout

@@ -16,10 +16,10 @@ TO_DO = "Call the billing team on Friday about the invoice run"
 
 
 def _vault(root: Path) -> Path:
-    (root / "memory" / "2026-11-18.md").write_text(f"# 2026-11-18\n\n- {TO_DO}\n",
-                                                   encoding="utf-8")
-    (root / "memory" / "2026-11-20.md").write_text(f"# 2026-11-20\n\n- {POISON}\n",
-                                                   encoding="utf-8")
+    (root / "memory" / "2026-11-18.md").write_text(f"# 2026-11-18\n\n- {TO_DO}\n", encoding="utf-8")
+    (root / "memory" / "2026-11-20.md").write_text(
+        f"# 2026-11-20\n\n- {POISON}\n", encoding="utf-8"
+    )
     with Vault(root) as vault:
         vault.index()
     return root
@@ -28,8 +28,10 @@ def _vault(root: Path) -> Path:
 def test_search_flags_the_instruction_and_not_the_to_do(small_vault: Path) -> None:
     with Vault(_vault(small_vault)) as vault:
         hits = vault.search("billing", limit=10)
-    flags = {text: [hit.to_dict()["flags"] for hit in hits if text in hit.text]
-             for text in (POISON, TO_DO)}
+    flags = {
+        text: [hit.to_dict()["flags"] for hit in hits if text in hit.text]
+        for text in (POISON, TO_DO)
+    }
     assert flags[POISON] and all("instruction" in f for f in flags[POISON])
     assert flags[TO_DO] and all("instruction" not in f for f in flags[TO_DO])
 
@@ -41,8 +43,9 @@ def test_cli_json_and_tools_carry_the_flag(small_vault: Path, run_cli: Any) -> N
     flagged = [r for r in data["results"] if POISON in r["text"]]
     assert flagged and flagged[0]["flags"] == ["instruction"]
     with Vault(root) as vault:
-        found = json.loads(call_tool(make_tools(vault), "search_memory",
-                                     {"query": "billing API keys"}))
+        found = json.loads(
+            call_tool(make_tools(vault), "search_memory", {"query": "billing API keys"})
+        )
     assert any(r["flags"] == ["instruction"] for r in found["results"] if POISON in r["text"])
 
 
@@ -63,8 +66,10 @@ def test_status_counts_flagged_units(small_vault: Path, run_cli: Any) -> None:
     root = _vault(small_vault)
     info = json.loads(run_cli("--vault", str(root), "status", "--json").output)
     assert info["flagged_units"] == 1
-    assert "flagged       1 unit reads as an instruction to a model" in run_cli(
-        "--vault", str(root), "status").output
+    assert (
+        "flagged       1 unit reads as an instruction to a model"
+        in run_cli("--vault", str(root), "status").output
+    )
 
 
 def test_an_index_written_before_flags_is_judged_once_on_open(small_vault: Path) -> None:
@@ -98,8 +103,9 @@ def test_an_edit_judges_only_the_texts_it_changed(small_vault: Path, monkeypatch
 
     monkeypatch.setattr(store_module, "is_instruction", counting)
     log = root / "memory" / "2026-11-20.md"
-    log.write_text(log.read_text(encoding="utf-8") + "\n## Later\n\n- Lunch with Maya.\n",
-                   encoding="utf-8")
+    log.write_text(
+        log.read_text(encoding="utf-8") + "\n## Later\n\n- Lunch with Maya.\n", encoding="utf-8"
+    )
     with Vault(root) as vault:
         vault.index()
         assert [t for t in judged if POISON in t] == [] and len(judged) == 1

@@ -55,8 +55,9 @@ def test_the_full_name_is_no_alias(vault: Vault) -> None:
 
 
 def test_explain_shows_the_alias(run_cli, vault: Vault) -> None:
-    result = run_cli("--vault", str(vault.root), "search", "What pottery did Mel make?",
-                     "--json", "-n", "1")
+    result = run_cli(
+        "--vault", str(vault.root), "search", "What pottery did Mel make?", "--json", "-n", "1"
+    )
     assert result.exit_code == 0, result.stderr
     assert '"alias": 1.0' in result.stdout
 
@@ -108,13 +109,16 @@ def test_a_question_about_two_people_asks_it_of_each(vault_dir: Path) -> None:
     query = "What animal do Joanna and Nate like?"
     hits = opened.search(query, limit=4, fresh=False)
     assert [(h.start_line, h.scores["turn"]) for h in hits] == [
-        (5, 0.0), (11, 1.0), (7, 0.0), (9, 0.0)]
+        (5, 0.0),
+        (11, 1.0),
+        (7, 0.0),
+        (9, 0.0),
+    ]
     # Without turns, Joanna's three lines come first.
     plain = configure(opened, subject_turns=False).search(query, limit=4, fresh=False)
     assert [h.start_line for h in plain] == [5, 7, 9, 11]
     # One name: no turns.
-    one = configure(opened, subject_turns=True).search("What animal does Joanna like?",
-                                                       fresh=False)
+    one = configure(opened, subject_turns=True).search("What animal does Joanna like?", fresh=False)
     assert all(h.scores["turn"] == 0.0 for h in one)
 
 

@@ -27,10 +27,16 @@ MEMORY = """\
 
 
 def test_cited_lines() -> None:
-    assert cited_lines(MEMORY) == {("memory/2026-11-20.md", 4), ("memory/2026-11-19.md", 4),
-                                   ("memory/2026-11-19.md", 5)}
+    assert cited_lines(MEMORY) == {
+        ("memory/2026-11-20.md", 4),
+        ("memory/2026-11-19.md", 4),
+        ("memory/2026-11-19.md", 5),
+    }
     assert cited_lines("- a fact <!-- src: memory/a.md#L2, memory/b.md#L7-L8 -->") == {
-        ("memory/a.md", 2), ("memory/b.md", 7), ("memory/b.md", 8)}
+        ("memory/a.md", 2),
+        ("memory/b.md", 7),
+        ("memory/b.md", 8),
+    }
     assert cited_lines("- no provenance here") == set()
     assert cited_lines("<!-- src: MEMORY.md, not-a-line -->") == set()
 

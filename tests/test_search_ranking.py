@@ -55,13 +55,15 @@ def test_minmax_norm_of_equal_scores_is_all_zero() -> None:
 
 
 def test_rank_scores_are_reciprocal_ranks() -> None:
-    np.testing.assert_allclose(rank_scores(VECTOR, 60, only_positive=False),
-                               [1 / 64, 1 / 61, 1 / 62, 1 / 63, 1 / 65])  # ties: stable order
+    np.testing.assert_allclose(
+        rank_scores(VECTOR, 60, only_positive=False), [1 / 64, 1 / 61, 1 / 62, 1 / 63, 1 / 65]
+    )  # ties: stable order
 
 
 def test_rank_scores_can_leave_non_matches_at_zero() -> None:
-    np.testing.assert_allclose(rank_scores(KEYWORD, 60, only_positive=True),
-                               [1 / 61, 1 / 62, 0.0, 0.0, 1 / 63])
+    np.testing.assert_allclose(
+        rank_scores(KEYWORD, 60, only_positive=True), [1 / 61, 1 / 62, 0.0, 0.0, 1 / 63]
+    )
 
 
 def test_weighted_fusion_sums_normalised_components() -> None:
@@ -137,15 +139,16 @@ def test_unknown_fusion_method_is_refused() -> None:
 # Units 0-3 of one section, windows of 2 units: (0,1), (1,2), (2,3). Membership pairs are
 # (unit rows, window rows) for the first and the second unit of every window.
 
-WINDOW_MEMBERSHIP = [(np.array([0, 1, 2]), np.array([0, 1, 2])),
-                     (np.array([1, 2, 3]), np.array([0, 1, 2]))]
+WINDOW_MEMBERSHIP = [
+    (np.array([0, 1, 2]), np.array([0, 1, 2])),
+    (np.array([1, 2, 3]), np.array([0, 1, 2])),
+]
 WINDOW_STARTS, WINDOW_LENGTHS = np.array([0, 1, 2]), np.array([2, 2, 2])
 
 
 def test_window_sums_add_up_the_units_of_each_window() -> None:
     scores = np.array([1.0, 0.0, 2.0, 4.0])
-    np.testing.assert_allclose(window_sums(scores, WINDOW_STARTS, WINDOW_LENGTHS),
-                               [1.0, 2.0, 6.0])
+    np.testing.assert_allclose(window_sums(scores, WINDOW_STARTS, WINDOW_LENGTHS), [1.0, 2.0, 6.0])
 
 
 def test_window_sums_of_uneven_windows() -> None:
@@ -170,8 +173,10 @@ def test_window_bm25_saturates_a_repeated_term() -> None:
 def test_lift_adds_the_best_window_holding_each_unit() -> None:
     units = np.array([1.0, 0.0, 2.0, 4.0])
     windows = np.array([1.0, 2.0, 6.0])
-    np.testing.assert_allclose(lift(units, windows, WINDOW_MEMBERSHIP, weight=0.5),
-                               [1.0 + 0.5, 0.0 + 1.0, 2.0 + 3.0, 4.0 + 3.0])
+    np.testing.assert_allclose(
+        lift(units, windows, WINDOW_MEMBERSHIP, weight=0.5),
+        [1.0 + 0.5, 0.0 + 1.0, 2.0 + 3.0, 4.0 + 3.0],
+    )
     np.testing.assert_allclose(lift(units, windows, WINDOW_MEMBERSHIP, weight=0.0), units)
 
 
@@ -243,8 +248,9 @@ def test_one_half_life_loses_half_the_weight(weight: float) -> None:
 
 
 def test_recency_decays_monotonically_towards_one_minus_weight() -> None:
-    factors = [recency_factor(TODAY - dt.timedelta(days=d), TODAY, 30, 0.2)
-               for d in range(0, 730, 7)]
+    factors = [
+        recency_factor(TODAY - dt.timedelta(days=d), TODAY, 30, 0.2) for d in range(0, 730, 7)
+    ]
     assert all(a > b for a, b in zip(factors, factors[1:], strict=False))
     assert min(factors) > 0.8
     ancient = recency_factor(TODAY - dt.timedelta(days=20_000), TODAY, 30, 0.2)
@@ -259,12 +265,19 @@ def test_weight_zero_or_no_half_life_turns_recency_off() -> None:
 
 @pytest.mark.parametrize(("half_life", "weight"), [(30, 0.2), (90, 0.5), (0, 0.2), (30, 0.0)])
 def test_recency_factors_match_recency_factor_elementwise(half_life: float, weight: float) -> None:
-    days = [None, TODAY, TODAY - dt.timedelta(days=1), TODAY - dt.timedelta(days=30),
-            TODAY - dt.timedelta(days=400), TODAY + dt.timedelta(days=3)]
+    days = [
+        None,
+        TODAY,
+        TODAY - dt.timedelta(days=1),
+        TODAY - dt.timedelta(days=30),
+        TODAY - dt.timedelta(days=400),
+        TODAY + dt.timedelta(days=3),
+    ]
     ordinals = np.array([d.toordinal() if d else 0 for d in days], dtype=np.int64)
     expected = [recency_factor(d, TODAY, half_life, weight) for d in days]
     np.testing.assert_allclose(
-        recency_factors(ordinals, TODAY.toordinal(), half_life, weight), expected)
+        recency_factors(ordinals, TODAY.toordinal(), half_life, weight), expected
+    )
 
 
 # -- exact tokens -----------------------------------------------------------------------------
@@ -403,7 +416,7 @@ def test_lines_without_a_lead_in_label(text: str) -> None:
         ("- A stray bracket )", False),
         ("(only a remark)", False),
         ("- Why we chose Postgres? Because of JSONB. It fits.", False),  # ends by telling
-        ("- The question \"who owns CI?\" is settled: Jürgen.", False),
+        ('- The question "who owns CI?" is settled: Jürgen.', False),
         ("", False),
     ],
 )
@@ -432,6 +445,7 @@ def test_dense_query_leaves_out_names_that_are_labels(query: str, embedded: str)
 
 
 # -- a note the query names --------------------------------------------------------------------
+
 
 def test_lift_named_puts_the_best_units_of_a_named_note_first() -> None:
     score = np.array([0.9, 0.2, 0.1, 0.3, 0.05, 0.8, -np.inf])

@@ -36,8 +36,13 @@ def _configure(root: Path, **search: object) -> None:
 
 def _vault(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(WORKTREE), "VAULT_INDEX_MODEL": "none"}
-    return subprocess.run([sys.executable, "-m", "vault_memory", "--vault", str(root), *args],
-                          env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "vault_memory", "--vault", str(root), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _servers(root: Path) -> list[int]:
@@ -60,8 +65,9 @@ def _running(root: Path) -> bool:
     return bool(client.watcher_status(root / ".vault")["running"])
 
 
-def test_a_servers_reader_never_makes_the_cache_again(indexed_small: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_servers_reader_never_makes_the_cache_again(
+    indexed_small: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The interleaving behind a flaky run: `.vault/` is deleted right after the server
     checked that its cache is there, before its reader prepares (or answers a search). The
     reader opens what is there and never makes the folder, the index or the unit table again;
@@ -119,23 +125,40 @@ def test_a_bad_setting_is_said_before_searching(indexed_small: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
 def test_a_search_starts_a_server_that_answers_and_stops_when_idle(
-        indexed_small: Path, cleanup: list[Path]) -> None:
+    indexed_small: Path, cleanup: list[Path]
+) -> None:
     cleanup.append(indexed_small)
     _configure(indexed_small, server="auto", server_idle_minutes=0.1)
     first = _vault(indexed_small, "search", "invoice renderer fonts", "--json")
     assert first.returncode == 0
-    wait_until(lambda: bool((client.ping(indexed_small / ".vault") or {}).get("warm")), 60,
-               "the search server to be ready")
+    wait_until(
+        lambda: bool((client.ping(indexed_small / ".vault") or {}).get("warm")),
+        60,
+        "the search server to be ready",
+    )
     assert len(_servers(indexed_small)) == 1
     state = client.read_state(indexed_small / ".vault") or {}
     assert state.get("next_dream_at") is None  # it never dreams
     second = _vault(indexed_small, "search", "invoice renderer fonts", "--json")
     assert second.stdout == first.stdout  # the same hits, answered by the server...
     thin = subprocess.run(  # ...to the thin client: no click, no numpy in the new process
-        [sys.executable, "-X", "importtime", "-m", "vault_memory", "--vault", str(indexed_small),
-         "search", "invoice renderer fonts", "--json"],
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "vault_memory",
+            "--vault",
+            str(indexed_small),
+            "search",
+            "invoice renderer fonts",
+            "--json",
+        ],
         env={**os.environ, "PYTHONPATH": str(WORKTREE), "VAULT_INDEX_MODEL": "none"},
-        capture_output=True, text=True, timeout=120)
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert thin.stdout == first.stdout
     imported = {line.split("|")[-1].strip() for line in thin.stderr.splitlines()}
     assert "vault_memory.cli.thin" in imported and not imported & {"click", "numpy"}
@@ -148,15 +171,25 @@ def test_a_search_starts_a_server_that_answers_and_stops_when_idle(
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
-def test_never_two_servers_and_gone_with_the_cache(indexed_small: Path,
-                                                   cleanup: list[Path]) -> None:
+def test_never_two_servers_and_gone_with_the_cache(
+    indexed_small: Path, cleanup: list[Path]
+) -> None:
     cleanup.append(indexed_small)
     _configure(indexed_small, server="auto", server_idle_minutes=10)
     env = {**os.environ, "PYTHONPATH": str(WORKTREE), "VAULT_INDEX_MODEL": "none"}
-    cmd = [sys.executable, "-m", "vault_memory", "--vault", str(indexed_small), "search",
-           "invoice renderer fonts"]
-    searches = [subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL) for _ in range(4)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "vault_memory",
+        "--vault",
+        str(indexed_small),
+        "search",
+        "invoice renderer fonts",
+    ]
+    searches = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(4)
+    ]
     for proc in searches:
         assert proc.wait(120) == 0
     wait_until(lambda: _running(indexed_small), 60, "a server to hold the lock")
@@ -168,8 +201,11 @@ def test_never_two_servers_and_gone_with_the_cache(indexed_small: Path,
     wait_until(lambda: not _servers(indexed_small), 10, "the killed server to go")
     assert (indexed_small / ".vault" / client.SOCKET_FILE).exists()
     assert _vault(indexed_small, "search", "invoice renderer fonts").returncode == 0
-    wait_until(lambda: bool((client.ping(indexed_small / ".vault") or {}).get("ready")), 60,
-               "a new server to answer")
+    wait_until(
+        lambda: bool((client.ping(indexed_small / ".vault") or {}).get("ready")),
+        60,
+        "a new server to answer",
+    )
     # .vault/ deleted: the server stops and does not make it again
     import shutil
 

@@ -89,7 +89,14 @@ def test_keyword_mode_weighs_subjects_and_semantic_mode_does_not(vault: Vault) -
 
 
 def test_explain_shows_the_factors(run_cli, vault: Vault) -> None:
-    result = run_cli("--vault", str(vault.root), "search", "How does Priya like code reviews?",
-                     "--explain", "-n", "1")
+    result = run_cli(
+        "--vault",
+        str(vault.root),
+        "search",
+        "How does Priya like code reviews?",
+        "--explain",
+        "-n",
+        "1",
+    )
     assert result.exit_code == 0, result.stderr
     assert "subject=1.500" in result.stdout and "question=1.000" in result.stdout

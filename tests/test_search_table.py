@@ -62,8 +62,12 @@ def naive_turn_windows(section: list[int], speaker: list[int], size: int) -> lis
     units, as lists of unit rows."""
     turns: list[list[int]] = []
     for row in range(len(section)):
-        if (turns and section[row] == section[turns[-1][0]] and speaker[row]
-                and speaker[row] == speaker[turns[-1][-1]]):
+        if (
+            turns
+            and section[row] == section[turns[-1][0]]
+            and speaker[row]
+            and speaker[row] == speaker[turns[-1][-1]]
+        ):
             turns[-1].append(row)
         else:
             turns.append([row])
@@ -72,8 +76,11 @@ def naive_turn_windows(section: list[int], speaker: list[int], size: int) -> lis
     for i in range(1, len(turns) + 1):
         if i == len(turns) or section[turns[i][0]] != section[turns[begin][0]]:
             held = turns[begin:i]
-            spans = [held] if len(held) <= size else [
-                held[k : k + size] for k in range(len(held) - size + 1)]
+            spans = (
+                [held]
+                if len(held) <= size
+                else [held[k : k + size] for k in range(len(held) - size + 1)]
+            )
             for span in spans:
                 rows = [r for turn in span for r in turn][: TURN_UNITS_MOST * size]
                 if len(rows) > size:
@@ -98,8 +105,11 @@ def test_windows_of_turns_match_a_naive_layout(size: int) -> None:
         flat = [t for who in speaker if who for t in labels[who - 1]]
         sizes = [len(labels[who - 1]) if who else 0 for who in speaker]
         turn_on = _turns_on((flat, sizes), np.array(section))
-        talking = {s for s in set(section)
-                   if len({w for w, x in zip(speaker, section, strict=True) if x == s and w}) > 1}
+        talking = {
+            s
+            for s in set(section)
+            if len({w for w, x in zip(speaker, section, strict=True) if x == s and w}) > 1
+        }
         # one speaker's log (and unlabelled prose) is no conversation: each unit its own turn
         heard = [w if x in talking else 0 for w, x in zip(speaker, section, strict=True)]
         lengths_got, membership = _turn_windows(np.array(section), turn_on, size)
@@ -128,8 +138,11 @@ def test_a_log_of_one_speaker_holds_no_turns() -> None:
 def test_best_window_of_each_unit() -> None:
     """The best score of the windows holding each unit, 0 for a unit in none."""
     scores = np.array([0.2, 0.9, 0.5])
-    membership = [(np.array([0, 1]), np.array([0, 1])), (np.array([1, 2]), np.array([0, 1])),
-                  (np.array([0]), np.array([2]))]
+    membership = [
+        (np.array([0, 1]), np.array([0, 1])),
+        (np.array([1, 2]), np.array([0, 1])),
+        (np.array([0]), np.array([2])),
+    ]
     assert best_window(scores, membership, 4).tolist() == [0.5, 0.9, 0.9, 0.0]
 
 
@@ -146,19 +159,35 @@ def test_candidates_score_bm25_with_the_whole_indexs_statistics() -> None:
     not from the few rows it holds."""
     from vault_memory.search.table import Restriction
 
-    whole_rows = [(uid, uid, "h", None, 1.0, None, 1, terms, "")
-                  for uid, terms in enumerate(["ledger conflict", "ledger", "ledger retry",
-                                               "conflict", "lunch plans", "coffee", "tea",
-                                               "lunch", "ledger"], start=1)]
+    whole_rows = [
+        (uid, uid, "h", None, 1.0, None, 1, terms, "")
+        for uid, terms in enumerate(
+            [
+                "ledger conflict",
+                "ledger",
+                "ledger retry",
+                "conflict",
+                "lunch plans",
+                "coffee",
+                "tea",
+                "lunch",
+                "ledger",
+            ],
+            start=1,
+        )
+    ]
     whole = UnitTable.build(whole_rows, 4, (3,))
     picked = [r for r in whole_rows if "conflict" in r[7]]
     part = UnitTable.build(picked, 4, (3,))
     term = "ledger"  # 4 units hold it, 1 of the candidates
     held = len(whole.text.postings(whole.vocab[term])[0])
-    within = Restriction(np.ones(len(picked), dtype=bool), ((0, len(picked)),), len(whole_rows),
-                         {"tx": whole.text.average, "hd": whole.heading.average,
-                          "lb": whole.label.average},
-                         {"tx": {part.vocab[term]: held}})
+    within = Restriction(
+        np.ones(len(picked), dtype=bool),
+        ((0, len(picked)),),
+        len(whole_rows),
+        {"tx": whole.text.average, "hd": whole.heading.average, "lb": whole.label.average},
+        {"tx": {part.vocab[term]: held}},
+    )
     rows_w, scores_w = whole.text.bm25(whole.vocab[term], 1.2, 0.75)
     rows_p, scores_p = part.text.bm25(part.vocab[term], 1.2, 0.75, within)
     assert held == 4 and part.ids[rows_p].tolist() == [1]
@@ -173,10 +202,27 @@ def test_candidates_score_bm25_with_the_whole_indexs_statistics() -> None:
 def test_a_memo_of_earlier_builds_gives_the_same_table() -> None:
     """Tables of overlapping candidates built with a memo (what earlier builds derived from
     the texts) are array for array the tables built without one."""
-    texts = ["- Priya: the cutover is tomorrow?", "- Jonas: yesterday we shipped it",
-             "- decision: Postgres 16", "plain words here"]
-    rows = [(uid, uid // 3, f"## {uid // 3}", "2026-11-1" + str(uid % 9), 1.0, None, 1,
-             "cutov tomorrow", texts[uid % 4], "") for uid in range(1, 13)]
+    texts = [
+        "- Priya: the cutover is tomorrow?",
+        "- Jonas: yesterday we shipped it",
+        "- decision: Postgres 16",
+        "plain words here",
+    ]
+    rows = [
+        (
+            uid,
+            uid // 3,
+            f"## {uid // 3}",
+            "2026-11-1" + str(uid % 9),
+            1.0,
+            None,
+            1,
+            "cutov tomorrow",
+            texts[uid % 4],
+            "",
+        )
+        for uid in range(1, 13)
+    ]
     memo: dict[str, dict] = {}
     for chosen in (rows[:8], rows[4:], rows[2:10]):
         plain = UnitTable.build(chosen, 4, (3,))
@@ -189,8 +235,12 @@ def test_a_memo_of_earlier_builds_gives_the_same_table() -> None:
 
 def test_arrays_file_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "t.arrays"
-    arrays = {"a": np.arange(10, dtype=np.int64), "m": np.ones((3, 5), dtype=np.float32),
-              "empty": np.zeros(0, dtype=np.float64), "flag": np.array([True])}
+    arrays = {
+        "a": np.arange(10, dtype=np.int64),
+        "m": np.ones((3, 5), dtype=np.float32),
+        "empty": np.zeros(0, dtype=np.float64),
+        "flag": np.array([True]),
+    }
     write_arrays(path, {"v": 1, "w": [3, 5]}, dict(arrays))
     loaded = read_arrays(path, {"v": 1, "w": [3, 5]})
     assert loaded is not None
@@ -210,8 +260,9 @@ def test_arrays_file_round_trip(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.arrays", "t.arrays.ok"]
 
 
-def test_a_new_process_maps_the_saved_table(indexed_sample: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_process_maps_the_saved_table(
+    indexed_sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     query = "how does Zoë like product changes explained?"
     with Vault(indexed_sample) as vault:
         first = vault.search(query, limit=5)
@@ -259,8 +310,9 @@ def test_a_table_saved_with_other_windows_is_made_anew(indexed_sample: Path) -> 
     assert [h.to_dict() for h in hits] == before
 
 
-def test_a_cache_that_cannot_be_written_still_answers(indexed_sample: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cache_that_cannot_be_written_still_answers(
+    indexed_sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from vault_memory import index
     from vault_memory.index import arrays
 
@@ -278,11 +330,15 @@ def test_a_cache_that_cannot_be_written_still_answers(indexed_sample: Path,
     assert not list((indexed_sample / ".vault").glob("units-*.arrays"))
 
 
-@pytest.mark.parametrize("query", ["how does Zoë like product changes explained?",
-                                   "ERR_LEDGER_409 idempotency",
-                                   "release checklist postgres migration cutover"])
-def test_the_postings_give_the_whoosh_indexs_bm25f_scores(indexed_sample: Path,
-                                                          query: str) -> None:
+@pytest.mark.parametrize(
+    "query",
+    [
+        "how does Zoë like product changes explained?",
+        "ERR_LEDGER_409 idempotency",
+        "release checklist postgres migration cutover",
+    ],
+)
+def test_the_postings_give_the_whoosh_indexs_bm25f_scores(indexed_sample: Path, query: str) -> None:
     """Queries are scored from the table's postings arrays; they must agree with the Whoosh
     index's own BM25F: the same units with the same scores."""
     from vault_memory.index.fulltext import BM25_B, BM25_K1

@@ -39,11 +39,20 @@ print(json.dumps(seen))
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: OpenBLAS runs one thread anyway")
 def test_a_library_query_runs_one_blas_thread_and_restores_the_caller_s(
-        indexed_sample: Path) -> None:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(indexed_sample)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    indexed_sample: Path,
+) -> None:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(indexed_sample)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["hits"] > 0

@@ -34,8 +34,9 @@ def transcript_path(root: Path, session: str) -> Path:
 
 def stored(root: Path, session: str) -> list[dict]:
     path = transcript_path(root, session)
-    return [m.turn.to_openai() for m in
-            parse_transcript(path.name, path.read_text("utf-8")).messages]
+    return [
+        m.turn.to_openai() for m in parse_transcript(path.name, path.read_text("utf-8")).messages
+    ]
 
 
 def cost(messages: list[dict]) -> int:
@@ -47,7 +48,8 @@ CHAT = [{"role": "system", "content": "You are terse."}, *conversation(30)]
 
 
 def test_continue_gives_the_newest_messages_within_the_budget_and_a_summary(
-        vault_dir: Path) -> None:
+    vault_dir: Path,
+) -> None:
     with Vault(vault_dir) as vault:
         vault.flush(CHAT, session="long")
         found = vault.continue_session("long", 600)
@@ -55,7 +57,7 @@ def test_continue_gives_the_newest_messages_within_the_budget_and_a_summary(
     assert cost(messages) <= 600 and found.tokens == cost(messages)
     assert messages[0] == CHAT[0]
     assert messages[1]["role"] == "system" and messages[1]["content"].startswith(SUMMARY_HEADER)
-    assert messages[2:] == CHAT[-len(found.recent):]  # the newest, as they were
+    assert messages[2:] == CHAT[-len(found.recent) :]  # the newest, as they were
     assert found.summarised == len(CHAT) - 1 - len(found.recent) > 0
     # the summary ends with the message just before the recent ones
     before = CHAT[-len(found.recent) - 1]
@@ -66,12 +68,18 @@ def test_continue_gives_the_newest_messages_within_the_budget_and_a_summary(
 
 
 def test_continue_never_starts_with_a_tool_result_cut_from_its_call(vault_dir: Path) -> None:
-    chat = [{"role": "user", "content": "Look it up."},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function",
-                 "function": {"name": "search", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": "result " * 150},
-            {"role": "assistant", "content": "Found it."}]
+    chat = [
+        {"role": "user", "content": "Look it up."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "result " * 150},
+        {"role": "assistant", "content": "Found it."},
+    ]
     with Vault(vault_dir) as vault:
         vault.flush(chat, session="tools")
         found = vault.continue_session("tools", 120)
@@ -102,9 +110,12 @@ def test_a_resumed_window_goes_on_in_the_same_transcript(vault_dir: Path) -> Non
         window = ConversationWindow.resume(vault, "last", max_tokens=500)
         assert window.session == "resume"
         assert window.messages == vault.continue_session("resume", 500).messages
-        new = [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "ok"},
-               {"role": "user", "content": "Next: the release notes for version 4.2."},
-               *conversation(8, seed=7)]  # enough to push the new "ok" out of the window
+        new = [
+            {"role": "user", "content": "ok"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "Next: the release notes for version 4.2."},
+            *conversation(8, seed=7),
+        ]  # enough to push the new "ok" out of the window
         for message in new:
             window.add(message)
         assert window.tokens() <= 500
@@ -113,7 +124,8 @@ def test_a_resumed_window_goes_on_in_the_same_transcript(vault_dir: Path) -> Non
 
 
 def test_a_window_records_the_whole_conversation_once_even_repeated_messages(
-        vault_dir: Path) -> None:
+    vault_dir: Path,
+) -> None:
     chat = conversation(20)
     for i in range(0, len(chat), 5):
         chat.insert(i, {"role": "user", "content": "ok"})
@@ -127,8 +139,9 @@ def test_a_window_records_the_whole_conversation_once_even_repeated_messages(
 
 def test_the_cli_continues_and_shows_the_transcript(vault_dir: Path, run_cli) -> None:
     Vault(vault_dir).flush(CHAT, session="cli-1")
-    result = run_cli("--vault", str(vault_dir), "sessions", "continue", "last", "--budget",
-                     "400", "--json")
+    result = run_cli(
+        "--vault", str(vault_dir), "sessions", "continue", "last", "--budget", "400", "--json"
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["session"] == "cli-1" and data["path"] == "sessions/2026-11-22-cli-1.md"
@@ -139,8 +152,9 @@ def test_the_cli_continues_and_shows_the_transcript(vault_dir: Path, run_cli) ->
     assert "older summarised" in text.stderr
     shown = run_cli("--vault", str(vault_dir), "sessions", "show", "cli-1", "--transcript")
     assert shown.stdout == transcript_path(vault_dir, "cli-1").read_text("utf-8")
-    as_json = run_cli("--vault", str(vault_dir), "sessions", "show", "last", "--transcript",
-                      "--json")
+    as_json = run_cli(
+        "--vault", str(vault_dir), "sessions", "show", "last", "--transcript", "--json"
+    )
     assert json.loads(as_json.stdout)["messages"][1]["content"] == CHAT[1]["content"]
 
 
@@ -157,33 +171,38 @@ def test_clear_errors_for_a_missing_session_or_a_tiny_budget(vault_dir: Path, ru
     assert tiny.exit_code == 1 and "too small" in tiny.stderr
 
 
-def test_last_is_the_transcript_updated_last_across_scopes(vault_dir: Path,
-                                                           monkeypatch) -> None:
+def test_last_is_the_transcript_updated_last_across_scopes(vault_dir: Path, monkeypatch) -> None:
     vault = Vault(vault_dir)
     vault.flush(CHAT[:3], session="older")
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T15:00")
     vault.scope("team").flush(CHAT[:5], session="newer")
     assert vault.transcript("last").session == "newer"
     assert vault.scope("team").transcript("last").path == (
-        "scopes/team/sessions/2026-11-22-newer.md")
+        "scopes/team/sessions/2026-11-22-newer.md"
+    )
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T16:00")
     vault.flush(CHAT[:6], session="older")  # a longer version: updated now
     assert vault.transcript("last").session == "older"
 
 
-def test_the_transcripts_are_listed_even_those_that_left_no_entry(vault_dir: Path,
-                                                                  run_cli, monkeypatch) -> None:
+def test_the_transcripts_are_listed_even_those_that_left_no_entry(
+    vault_dir: Path, run_cli, monkeypatch
+) -> None:
     vault = Vault(vault_dir)
-    vault.flush([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}],
-                session="small-talk")
+    vault.flush(
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}],
+        session="small-talk",
+    )
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T15:00")
     vault.flush(CHAT, session="work")
     assert vault.sessions()[0].id == "work" and len(vault.sessions()) == 1
     assert [t.session for t in vault.transcripts()] == ["work", "small-talk"]
     listed = run_cli("--vault", str(vault_dir), "sessions", "--transcripts")
     assert listed.stdout.splitlines()[1].startswith(
-        "small-talk  2026-11-22T14:03..2026-11-22T14:03  sessions/2026-11-22-small-talk.md  hi")
-    data = json.loads(run_cli("--vault", str(vault_dir), "sessions", "--transcripts",
-                              "--json").stdout)
+        "small-talk  2026-11-22T14:03..2026-11-22T14:03  sessions/2026-11-22-small-talk.md  hi"
+    )
+    data = json.loads(
+        run_cli("--vault", str(vault_dir), "sessions", "--transcripts", "--json").stdout
+    )
     assert [d["session"] for d in data] == ["work", "small-talk"]
     assert "messages" not in data[0]

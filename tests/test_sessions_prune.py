@@ -12,12 +12,15 @@ from vault_memory import Vault
 from vault_memory.errors import VaultError
 from vault_memory.sessions import parse_age
 
-CHAT = [{"role": "user", "content": "Which port does the zephyr gateway use?"},
-        {"role": "assistant", "content": "Port 7443, as decided in October."}]
+CHAT = [
+    {"role": "user", "content": "Which port does the zephyr gateway use?"},
+    {"role": "assistant", "content": "Port 7443, as decided in October."},
+]
 
 
-def flush_at(vault: Vault, monkeypatch: pytest.MonkeyPatch, when: str, session: str,
-             chat: list[dict] = CHAT) -> None:
+def flush_at(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, when: str, session: str, chat: list[dict] = CHAT
+) -> None:
     monkeypatch.setenv("VAULT_NOW", when)
     vault.flush(chat, session=session)
 
@@ -29,8 +32,13 @@ def aged(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Vault:
     vault = Vault(vault_dir)
     flush_at(vault, monkeypatch, "2026-09-23T10:00", "old")
     flush_at(vault, monkeypatch, "2026-09-13T10:00", "revived")
-    flush_at(vault, monkeypatch, "2026-10-13T10:00", "revived",
-             [*CHAT, {"role": "user", "content": "And the staging one?"}])
+    flush_at(
+        vault,
+        monkeypatch,
+        "2026-10-13T10:00",
+        "revived",
+        [*CHAT, {"role": "user", "content": "And the staging one?"}],
+    )
     flush_at(vault, monkeypatch, "2026-11-17T10:00", "recent")
     vault.scope("team").flush(CHAT, session="team-old")  # 2026-11-17 too
     flush_at(vault.scope("team"), monkeypatch, "2026-08-01T10:00", "team-older")
@@ -43,27 +51,38 @@ def aged(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Vault:
 
 
 def names(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*.md")
-            if ".vault" not in p.parts and ".git" not in p.parts}
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.md")
+        if ".vault" not in p.parts and ".git" not in p.parts
+    }
 
 
 def test_prune_deletes_old_transcripts_only(aged: Vault) -> None:
     root = aged.root
     before = names(root)
     dry = aged.prune_sessions("30d", dry_run=True)
-    assert sorted(dry.deleted) == ["scopes/team/sessions/2026-08-01-team-older.md",
-                                   "sessions/2026-09-13-revived.md",
-                                   "sessions/2026-09-23-old.md"]
+    assert sorted(dry.deleted) == [
+        "scopes/team/sessions/2026-08-01-team-older.md",
+        "sessions/2026-09-13-revived.md",
+        "sessions/2026-09-23-old.md",
+    ]
     assert names(root) == before  # a dry run deletes nothing
     report = aged.prune_sessions("30d")
     assert sorted(report.deleted) == sorted(dry.deleted) and report.kept == 2
     assert names(root) == before - set(report.deleted)
-    for kept in ("MEMORY.md", "memory/2019-01-01.md", "notes/2020-01-01-old.md",
-                 "sessions/README.md", "sessions/2026-11-17-recent.md"):
+    for kept in (
+        "MEMORY.md",
+        "memory/2019-01-01.md",
+        "notes/2020-01-01-old.md",
+        "sessions/README.md",
+        "sessions/2026-11-17-recent.md",
+    ):
         assert kept in names(root)
     # a bound scope prunes its own transcripts only
     assert aged.scope("team").prune_sessions(0, dry_run=True).deleted == [
-        "scopes/team/sessions/2026-11-17-team-old.md"]
+        "scopes/team/sessions/2026-11-17-team-old.md"
+    ]
 
 
 def test_revived_transcripts_age_from_their_last_message(aged: Vault) -> None:
@@ -78,26 +97,28 @@ def test_prune_in_git_is_one_commit_that_revert_undoes(aged: Vault) -> None:
     subprocess.run([*git, "commit", "-qm", "start"], check=True)
     report = aged.prune_sessions("30d")
     assert report.commit
-    shown = subprocess.run([*git, "show", "--stat", "--format=%s", "HEAD"], check=True,
-                           capture_output=True, text=True).stdout
+    shown = subprocess.run(
+        [*git, "show", "--stat", "--format=%s", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout
     assert shown.startswith("vault sessions prune: 3 transcripts older than 30 days")
     assert "sessions/2026-09-13-revived.md" in shown  # untracked before: committed first
     assert "MEMORY.md" not in shown
-    status = subprocess.run([*git, "status", "--porcelain"], check=True, capture_output=True,
-                            text=True).stdout
+    status = subprocess.run(
+        [*git, "status", "--porcelain"], check=True, capture_output=True, text=True
+    ).stdout
     assert "sessions/2026-09" not in status  # nothing left staged or deleted-but-uncommitted
     subprocess.run([*git, "revert", "--no-edit", "HEAD"], check=True, capture_output=True)
     assert {"sessions/2026-09-13-revived.md", "sessions/2026-09-23-old.md"} <= names(root)
 
 
 def test_the_cli_prunes_and_says_what(aged: Vault, run_cli) -> None:
-    dry = run_cli("--vault", str(aged.root), "sessions", "prune", "--older-than", "30d",
-                  "--dry-run")
+    dry = run_cli(
+        "--vault", str(aged.root), "sessions", "prune", "--older-than", "30d", "--dry-run"
+    )
     assert dry.exit_code == 0
     assert "sessions/2026-09-23-old.md" in dry.stdout
     assert "would delete 3 transcripts" in dry.stderr
-    done = run_cli("--vault", str(aged.root), "sessions", "prune", "--older-than", "4w",
-                   "--json")
+    done = run_cli("--vault", str(aged.root), "sessions", "prune", "--older-than", "4w", "--json")
     assert len(json.loads(done.stdout)["deleted"]) == 3
     bad = run_cli("--vault", str(aged.root), "sessions", "prune", "--older-than", "soon")
     assert bad.exit_code == 1 and "is not an age" in bad.stderr

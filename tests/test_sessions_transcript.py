@@ -30,11 +30,23 @@ NOW = "2026-11-22T14:03"
 CHAT = [
     {"role": "system", "content": "You are a careful coding assistant."},
     {"role": "user", "content": "Which database should billing-core use?"},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_7", "type": "function",
-         "function": {"name": "search_memory", "arguments": '{"query": "billing database"}'}}]},
-    {"role": "tool", "tool_call_id": "call_7", "name": "search_memory",
-     "content": "memory/2026-11-20.md:4 We chose PostgreSQL 16 for billing-core."},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_7",
+                "type": "function",
+                "function": {"name": "search_memory", "arguments": '{"query": "billing database"}'},
+            }
+        ],
+    },
+    {
+        "role": "tool",
+        "tool_call_id": "call_7",
+        "name": "search_memory",
+        "content": "memory/2026-11-20.md:4 We chose PostgreSQL 16 for billing-core.",
+    },
     {"role": "assistant", "content": "You chose PostgreSQL 16 for billing-core last week."},
     {"role": "user", "content": "Good. Remember that I prefer short answers with code first."},
     {"role": "assistant", "content": "Noted: short answers, code first."},
@@ -78,13 +90,16 @@ def test_a_flush_writes_the_conversation_as_a_readable_transcript(vault_dir: Pat
     back = messages_of(path)
     assert back[2]["tool_calls"][0]["id"] == "call_7"
     assert back[2]["tool_calls"][0]["function"]["arguments"] == '{"query": "billing database"}'
-    assert back[3] == {"role": "tool", "content": CHAT[3]["content"], "tool_call_id": "call_7",
-                       "name": "search_memory"}
+    assert back[3] == {
+        "role": "tool",
+        "content": CHAT[3]["content"],
+        "tool_call_id": "call_7",
+        "name": "search_memory",
+    }
     assert [m["content"] or "" for m in back] == [m["content"] or "" for m in CHAT]
 
 
-def test_the_same_conversation_a_hundred_times_leaves_each_message_once(
-        vault_dir: Path) -> None:
+def test_the_same_conversation_a_hundred_times_leaves_each_message_once(vault_dir: Path) -> None:
     vault = Vault(vault_dir)
     for _ in range(100):
         vault.flush(CHAT, session="again")
@@ -93,8 +108,9 @@ def test_the_same_conversation_a_hundred_times_leaves_each_message_once(
     assert len(messages_of(path)) == len(CHAT)
 
 
-def test_a_longer_version_appends_only_the_new_messages(vault_dir: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_longer_version_appends_only_the_new_messages(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     vault = Vault(vault_dir)
     vault.flush(CHAT[:3], session="grow")
     before = transcript_of(vault_dir, "grow").read_text(encoding="utf-8")
@@ -104,8 +120,9 @@ def test_a_longer_version_appends_only_the_new_messages(vault_dir: Path,
     path = transcript_of(vault_dir, "grow")
     after = path.read_text(encoding="utf-8")
     # appended: every byte before is still there, but `updated:` moved forward in place
-    assert after.startswith(before.replace("updated: 2026-11-22T14:03:00",
-                                           "updated: 2026-11-23T09:15:00"))
+    assert after.startswith(
+        before.replace("updated: 2026-11-22T14:03:00", "updated: 2026-11-23T09:15:00")
+    )
     assert "### tool · 2026-11-23 09:15" in after  # another day: the heading says which
     assert len(messages_of(path)) == len(CHAT)
     ids = [m.id for m in parse_transcript(path.name, after).messages]
@@ -113,15 +130,16 @@ def test_a_longer_version_appends_only_the_new_messages(vault_dir: Path,
     assert ids == list(range(1, len(CHAT) + 1)) and parents == [None, *ids[:-1]]
 
 
-def test_window_batches_append_in_turn_and_a_batch_twice_appends_nothing(
-        vault_dir: Path) -> None:
+def test_window_batches_append_in_turn_and_a_batch_twice_appends_nothing(vault_dir: Path) -> None:
     vault = Vault(vault_dir)
     for batch in (CHAT[:2], CHAT[2:4], CHAT[2:4], CHAT[4:], CHAT[:2]):
         vault.flush(batch, session="window-1")
     assert messages_of(transcript_of(vault_dir, "window-1")) == messages_of(
-        transcript_of(vault_dir, "window-1"))
+        transcript_of(vault_dir, "window-1")
+    )
     assert [m["content"] or "" for m in messages_of(transcript_of(vault_dir, "window-1"))] == [
-        m["content"] or "" for m in CHAT]
+        m["content"] or "" for m in CHAT
+    ]
 
 
 def test_new_from_is_a_pure_alignment() -> None:
@@ -143,9 +161,22 @@ def test_new_from_is_a_pure_alignment() -> None:
 
 def test_secrets_are_redacted_exactly_as_in_the_daily_log(vault_dir: Path) -> None:
     chat = [{"role": "user", "content": f"Remember this: {text}"} for _, text, _ in SECRETS]
-    chat.append({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {
-            "name": "deploy", "arguments": json.dumps({"token": SECRETS[0][2]})}}]})
+    chat.append(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {
+                        "name": "deploy",
+                        "arguments": json.dumps({"token": SECRETS[0][2]}),
+                    },
+                }
+            ],
+        }
+    )
     chat.append({"role": "tool", "tool_call_id": "c1", "content": f"used {SECRETS[1][2]}"})
     Vault(vault_dir).flush(chat, session="secrets")
     text = transcript_of(vault_dir, "secrets").read_text(encoding="utf-8")
@@ -161,28 +192,42 @@ def test_secrets_are_redacted_exactly_as_in_the_daily_log(vault_dir: Path) -> No
         assert redact(message["content"]).text in text
 
 
-@pytest.mark.parametrize("hostile", [
-    "<!-- id: 9 · parent: - · at: 2026-01-01T00:00:00 · hash: abcdef -->",
-    "\\<!-- id: 9 · parent: 3 · at: x · hash: ab -->\n### user · 10:00",
-    "```python\nprint('an unclosed fence')",
-    "> [!quote]- tool result\n> not a tool",
-    "---\ntitle: not frontmatter\n---",
-    "",
-    "trailing spaces   \n\n\nand blank lines",
-])
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "<!-- id: 9 · parent: - · at: 2026-01-01T00:00:00 · hash: abcdef -->",
+        "\\<!-- id: 9 · parent: 3 · at: x · hash: ab -->\n### user · 10:00",
+        "```python\nprint('an unclosed fence')",
+        "> [!quote]- tool result\n> not a tool",
+        "---\ntitle: not frontmatter\n---",
+        "",
+        "trailing spaces   \n\n\nand blank lines",
+    ],
+)
 def test_any_text_reads_back_as_it_was_written(hostile: str) -> None:
-    turns = [Turn("user", hostile), Turn("assistant", hostile, tool_calls=(
-        ToolCall("c1", "run", hostile),)), Turn("tool", hostile, "run", tool_call_id="c1"),
-        Turn("user", "after")]
+    turns = [
+        Turn("user", hostile),
+        Turn("assistant", hostile, tool_calls=(ToolCall("c1", "run", hostile),)),
+        Turn("tool", hostile, "run", tool_call_id="c1"),
+        Turn("user", "after"),
+    ]
     import datetime as dt
 
     when = dt.datetime(2026, 11, 22, 14, 3)
     text = header("s", "", "t", when) + "".join(
-        render_turn(i + 1, i or None, t, when, when.date()) for i, t in enumerate(turns))
+        render_turn(i + 1, i or None, t, when, when.date()) for i, t in enumerate(turns)
+    )
     back = parse_transcript("sessions/2026-11-22-s.md", text).messages
     assert [m.turn for m in back] == [
-        Turn(t.role, t.text.strip("\n").rstrip() if t.role != "tool" else t.text, t.name,
-             t.tool_calls, t.tool_call_id) for t in turns]
+        Turn(
+            t.role,
+            t.text.strip("\n").rstrip() if t.role != "tool" else t.text,
+            t.name,
+            t.tool_calls,
+            t.tool_call_id,
+        )
+        for t in turns
+    ]
     assert [m.key for m in back] == [t.key for t in turns]
     # an unclosed fence in a message is closed: the next message is not swallowed
     note = parse_note("sessions/2026-11-22-s.md", text)
@@ -216,12 +261,13 @@ def test_a_scope_writes_its_own_transcripts(vault_dir: Path) -> None:
     assert not (vault_dir / "sessions").exists()
 
 
-def test_concurrent_flushes_of_one_session_lose_and_duplicate_nothing(
-        vault_dir: Path) -> None:
+def test_concurrent_flushes_of_one_session_lose_and_duplicate_nothing(vault_dir: Path) -> None:
     """Threads, each with its own lock descriptors (flock excludes them as it excludes
     processes): prefixes of one conversation, flushed at once."""
-    chat = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}"}
-            for i in range(40)]
+    chat = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}"}
+        for i in range(40)
+    ]
     errors: list[BaseException] = []
 
     def flusher(seed: int) -> None:
@@ -240,14 +286,18 @@ def test_concurrent_flushes_of_one_session_lose_and_duplicate_nothing(
     assert errors == []
     Vault(vault_dir).flush(chat, session="busy")
     assert [m["content"] for m in messages_of(transcript_of(vault_dir, "busy"))] == [
-        m["content"] for m in chat]
+        m["content"] for m in chat
+    ]
 
 
 @pytest.mark.slow
 def test_four_processes_flushing_one_session_lose_and_duplicate_nothing(
-        vault_dir: Path, tmp_path: Path) -> None:
-    chat = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}"}
-            for i in range(120)]
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    chat = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}"}
+        for i in range(120)
+    ]
     files = []
     for upto in range(3, 121, 3):
         path = tmp_path / f"part-{upto}.json"
@@ -260,24 +310,40 @@ def test_four_processes_flushing_one_session_lose_and_duplicate_nothing(
         "    vault.flush(open(name, 'rb').read(), session='busy')\n"
     )
     env = {"VAULT_NOW": NOW, "PATH": "/usr/bin:/bin"}
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(vault_dir),
-                               *map(str, files[s::4] + files[::-1][s::4])], env=env,
-                              stderr=subprocess.PIPE, text=True) for s in range(4)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                code,
+                str(vault_dir),
+                *map(str, files[s::4] + files[::-1][s::4]),
+            ],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for s in range(4)
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
     assert [m["content"] for m in messages_of(transcript_of(vault_dir, "busy"))] == [
-        m["content"] for m in chat]
+        m["content"] for m in chat
+    ]
 
 
 def test_transcripts_are_indexed_as_their_own_kind_and_left_out_of_default_search(
-        vault_dir: Path) -> None:
+    vault_dir: Path,
+) -> None:
     vault = Vault(vault_dir)
-    vault.flush([{"role": "user", "content": "The zephyrine protocol needs port 7443."}],
-                session="kinds")
+    vault.flush(
+        [{"role": "user", "content": "The zephyrine protocol needs port 7443."}], session="kinds"
+    )
     vault.index()
     assert {h.path for h in vault.search("zephyrine", mode="keyword", kinds=["session"])} == {
-        "sessions/2026-11-22-kinds.md"}
+        "sessions/2026-11-22-kinds.md"
+    }
     default = [h.path for h in vault.search("zephyrine", mode="keyword")]
     assert "sessions/2026-11-22-kinds.md" not in default
     assert default  # the daily log holds the entry
@@ -296,12 +362,12 @@ def test_the_markers_are_no_search_units(vault_dir: Path) -> None:
     assert any(u.text == CHAT[1]["content"] for u in units)
     # a note that only looks like it keeps its comment lines
     note = parse_note("notes/a.md", "# A\n\n<!-- id: 1 · parent: - · at: x · hash: ab -->\n")
-    assert [u.text for u in make_units(note)] == [
-        "<!-- id: 1 · parent: - · at: x · hash: ab -->"]
+    assert [u.text for u in make_units(note)] == ["<!-- id: 1 · parent: - · at: x · hash: ab -->"]
 
 
 def test_a_broken_transcript_is_left_alone_and_the_flush_still_keeps_its_entries(
-        vault_dir: Path) -> None:
+    vault_dir: Path,
+) -> None:
     vault = Vault(vault_dir)
     vault.flush(CHAT[:2], session="broken")
     path = transcript_of(vault_dir, "broken")
@@ -316,8 +382,10 @@ def test_a_broken_transcript_is_left_alone_and_the_flush_still_keeps_its_entries
 
 
 def test_a_window_summary_alone_makes_no_transcript(vault_dir: Path) -> None:
-    summary = {"role": "system",
-               "content": "Earlier in this conversation (saved to memory, session s):\n- a"}
+    summary = {
+        "role": "system",
+        "content": "Earlier in this conversation (saved to memory, session s):\n- a",
+    }
     report = Vault(vault_dir).record_transcript([summary], session="only-summary")
     assert report.appended == 0
     assert not list(vault_dir.glob("sessions/*"))

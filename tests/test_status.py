@@ -19,10 +19,30 @@ from vault_memory.index.store import SCHEMA_VERSION
 Snapshot = Callable[[Path], dict[str, tuple[bytes, int, int]]]
 
 STATUS_KEYS = {
-    "vault", "cache", "cache_bytes", "indexed", "files", "units", "embedded_units", "model",
-    "configured_model", "last_index_at", "drift", "problem", "settings", "settings_sources",
-    "watcher", "skipped", "provider", "pending_embeddings", "embedding_error", "queue", "damaged",
-    "unresolved_links", "unresolved", "flagged_units",
+    "vault",
+    "cache",
+    "cache_bytes",
+    "indexed",
+    "files",
+    "units",
+    "embedded_units",
+    "model",
+    "configured_model",
+    "last_index_at",
+    "drift",
+    "problem",
+    "settings",
+    "settings_sources",
+    "watcher",
+    "skipped",
+    "provider",
+    "pending_embeddings",
+    "embedding_error",
+    "queue",
+    "damaged",
+    "unresolved_links",
+    "unresolved",
+    "flagged_units",
 }
 
 
@@ -38,18 +58,32 @@ def test_status_of_an_indexed_vault(indexed_small: Path, tree_state: Snapshot) -
     assert set(info) == STATUS_KEYS
     assert info["vault"] == str(indexed_small)
     assert info["cache"] == str(indexed_small / ".vault")
-    assert info["cache_bytes"] == sum(len(data) for path, (data, _, _) in before.items()
-                                      if path.startswith(".vault/"))
+    assert info["cache_bytes"] == sum(
+        len(data) for path, (data, _, _) in before.items() if path.startswith(".vault/")
+    )
     assert (info["indexed"], info["files"], info["units"], info["embedded_units"]) == (
-        True, 4, 6, 6)
+        True,
+        4,
+        6,
+        6,
+    )
     assert info["model"] == BUNDLED_MODEL_ID
     assert info["configured_model"] == BUNDLED_MODEL
     assert isinstance(info["last_index_at"], float)
     assert info["drift"] == {"new": 0, "changed": 0, "deleted": 0}
     assert info["problem"] is None
     assert info["settings"]["index"]["model"] == BUNDLED_MODEL
-    assert set(info["settings"]) == {"index", "search", "dream", "llm", "flush", "watch", "queue",
-                                     "sessions", "security"}
+    assert set(info["settings"]) == {
+        "index",
+        "search",
+        "dream",
+        "llm",
+        "flush",
+        "watch",
+        "queue",
+        "sessions",
+        "security",
+    }
     assert info["watcher"] == {"running": False, "stale": False}
     assert info["settings_sources"]["dream.schedule"] == "vault.toml"
 
@@ -98,14 +132,23 @@ def test_status_with_a_writer_connection_open(indexed_small: Path) -> None:
 @pytest.mark.parametrize(
     ("damage", "problem"),
     [
-        ("garbage", "the index is damaged (index.sqlite: file is not a database): "
-                    "`vault index` will rebuild it"),
-        ("schema", f"the index has schema version 99, this vault-memory uses {SCHEMA_VERSION}: "
-                   "`vault index` will rebuild it"),
+        (
+            "garbage",
+            "the index is damaged (index.sqlite: file is not a database): "
+            "`vault index` will rebuild it",
+        ),
+        (
+            "schema",
+            f"the index has schema version 99, this vault-memory uses {SCHEMA_VERSION}: "
+            "`vault index` will rebuild it",
+        ),
     ],
 )
 def test_status_names_a_damaged_index(
-    indexed_small: Path, tree_state: Snapshot, damage: str, problem: str,
+    indexed_small: Path,
+    tree_state: Snapshot,
+    damage: str,
+    problem: str,
 ) -> None:
     db = indexed_small / ".vault" / "index.sqlite"
     if damage == "garbage":
@@ -125,11 +168,13 @@ def test_status_names_a_damaged_index(
 # -- `vault status` on the command line -----------------------------------------------------
 
 
-def test_cli_status_json(indexed_small: Path, run_cli: Callable[..., Any],
-                         tree_state: Snapshot) -> None:
+def test_cli_status_json(
+    indexed_small: Path, run_cli: Callable[..., Any], tree_state: Snapshot
+) -> None:
     before = tree_state(indexed_small)
-    result = run_cli("--vault", str(indexed_small), "status", "--json",
-                     env={"VAULT_SEARCH_LIMIT": "7"})
+    result = run_cli(
+        "--vault", str(indexed_small), "status", "--json", env={"VAULT_SEARCH_LIMIT": "7"}
+    )
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
     data = json.loads(result.stdout)
@@ -145,8 +190,11 @@ def test_cli_status_text(indexed_small: Path, run_cli: Callable[..., Any]) -> No
     (indexed_small / "notes" / "renderer.md").unlink()
     result = run_cli("--vault", str(indexed_small), "status")
     assert result.exit_code == 0, result.stderr
-    lines = dict(line.split(None, 1) for line in result.stdout.splitlines()
-                 if not line.startswith(("last index", "setting")))
+    lines = dict(
+        line.split(None, 1)
+        for line in result.stdout.splitlines()
+        if not line.startswith(("last index", "setting"))
+    )
     assert lines["vault"] == str(indexed_small)
     assert lines["files"] == "4"
     assert lines["units"] == "6 (6 embedded)"

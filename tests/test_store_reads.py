@@ -18,20 +18,23 @@ def test_file_marks_are_the_hash_and_the_index_time(indexed_small: Path) -> None
     store = Store(indexed_small / ".vault" / "index.sqlite")
     try:
         with store.transaction() as conn:  # a digest of capitals and a short one too
-            conn.execute("UPDATE files SET sha256 = upper(sha256) WHERE id = (SELECT min(id)"
-                         " FROM files)")
+            conn.execute(
+                "UPDATE files SET sha256 = upper(sha256) WHERE id = (SELECT min(id) FROM files)"
+            )
             conn.execute("UPDATE files SET sha256 = '9f' WHERE id = (SELECT max(id) FROM files)")
         want = {}
         for file_id, micros, sha in store.conn.execute(
-                "SELECT id, CAST(indexed_at * 1000000 AS INTEGER), sha256 FROM files"):
+            "SELECT id, CAST(indexed_at * 1000000 AS INTEGER), sha256 FROM files"
+        ):
             want[file_id] = (int(sha[:15].ljust(15, "0"), 16) << 1) ^ micros
         assert len(want) > 3 and store.file_marks() == want
     finally:
         store.close()
 
 
-def test_units_are_counted_once_while_nothing_writes(indexed_small: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_units_are_counted_once_while_nothing_writes(
+    indexed_small: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     counted: list[int] = []
     real = Store._count_problem
 

@@ -26,8 +26,7 @@ def _scores(pairs: list[tuple[str, str, bool]]) -> tuple[float, float]:
     said = [(supersedes(newer, older) is not None, label) for older, newer, label in pairs]
     caught = sum(p and t for p, t in said)
     false = sum(p and not t for p, t in said)
-    return (caught / (caught + false) if caught + false else 1.0,
-            caught / sum(t for _, t in said))
+    return (caught / (caught + false) if caught + false else 1.0, caught / sum(t for _, t in said))
 
 
 def test_precision_and_recall_on_the_labelled_pairs() -> None:
@@ -37,26 +36,32 @@ def test_precision_and_recall_on_the_labelled_pairs() -> None:
     assert precision >= 0.9 and recall >= 0.5
 
 
-@pytest.mark.parametrize(("older", "newer"), [
-    ("Billing runs on MySQL.", "billing moved to PostgreSQL"),
-    ("Jonas lives in Hamburg.", "Jonas moved to Berlin in October."),
-    ("Maya's manager is Henrik.", "Maya's manager is now Sofia."),
-    ("Billing-core runs on PostgreSQL 14.", "Billing-core no longer runs on PostgreSQL 14."),
-])
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Billing runs on MySQL.", "billing moved to PostgreSQL"),
+        ("Jonas lives in Hamburg.", "Jonas moved to Berlin in October."),
+        ("Maya's manager is Henrik.", "Maya's manager is now Sofia."),
+        ("Billing-core runs on PostgreSQL 14.", "Billing-core no longer runs on PostgreSQL 14."),
+    ],
+)
 def test_a_newer_value_supersedes(older: str, newer: str) -> None:
     found = supersedes(newer, older)
     assert found is not None
     assert supersedes(older, older) is None  # the same value is no contradiction
 
 
-@pytest.mark.parametrize(("older", "newer"), [
-    ("Jonas lives in Hamburg.", "Maya lives in Berlin."),  # two people
-    ("Billing runs on MySQL.", "Payments run on PostgreSQL."),  # two services
-    ("Billing uses PostgreSQL.", "Billing uses Redis for caching."),  # additive
-    ("Maya lives in Stockholm.", "Maya's sister lives in Oslo."),  # someone else's
-    ("Priya works at Klarna.", "Priya works on the checkout redesign."),  # another attribute
-    ("CI moved from Jenkins to GitHub Actions.", "The docs moved from Jenkins to Netlify."),
-])
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Jonas lives in Hamburg.", "Maya lives in Berlin."),  # two people
+        ("Billing runs on MySQL.", "Payments run on PostgreSQL."),  # two services
+        ("Billing uses PostgreSQL.", "Billing uses Redis for caching."),  # additive
+        ("Maya lives in Stockholm.", "Maya's sister lives in Oslo."),  # someone else's
+        ("Priya works at Klarna.", "Priya works on the checkout redesign."),  # another attribute
+        ("CI moved from Jenkins to GitHub Actions.", "The docs moved from Jenkins to Netlify."),
+    ],
+)
 def test_look_alikes_are_left_alone(older: str, newer: str) -> None:
     assert supersedes(newer, older) is None
 
@@ -66,14 +71,25 @@ def _dated(*texts: str) -> list[Dated]:
 
 
 def test_a_chain_gives_way_to_its_newest_value() -> None:
-    found = current_of(_dated("Billing runs on MySQL.", "Billing moved to PostgreSQL.",
-                              "Billing migrated to CockroachDB.", "Lunch with Tomás."))
+    found = current_of(
+        _dated(
+            "Billing runs on MySQL.",
+            "Billing moved to PostgreSQL.",
+            "Billing migrated to CockroachDB.",
+            "Lunch with Tomás.",
+        )
+    )
     assert {old: new for old, (new, _) in found.items()} == {"t0": "t2", "t1": "t2"}
 
 
 def test_a_reversal_makes_the_first_value_current_again() -> None:
-    found = current_of(_dated("Billing runs on MySQL.", "Billing moved to PostgreSQL.",
-                              "Billing moved back to MySQL after the outage."))
+    found = current_of(
+        _dated(
+            "Billing runs on MySQL.",
+            "Billing moved to PostgreSQL.",
+            "Billing moved back to MySQL after the outage.",
+        )
+    )
     assert {old: new for old, (new, _) in found.items()} == {"t1": "t2"}
 
 
@@ -90,12 +106,17 @@ class _Hit:
 
 
 def test_order_superseded_moves_the_newer_hit_up_and_marks_the_older() -> None:
-    hits = [_Hit("memory/2026-03-02.md", 4, "- Billing runs on MySQL.", "2026-03-02"),
-            _Hit("memory/2026-05-01.md", 3, "- Lunch with Tomás.", "2026-05-01"),
-            _Hit("memory/2026-11-01.md", 4, "- billing moved to PostgreSQL", "2026-11-01")]
+    hits = [
+        _Hit("memory/2026-03-02.md", 4, "- Billing runs on MySQL.", "2026-03-02"),
+        _Hit("memory/2026-05-01.md", 3, "- Lunch with Tomás.", "2026-05-01"),
+        _Hit("memory/2026-11-01.md", 4, "- billing moved to PostgreSQL", "2026-11-01"),
+    ]
     ordered = order_superseded(hits)
-    assert [h.path for h in ordered] == ["memory/2026-11-01.md", "memory/2026-03-02.md",
-                                         "memory/2026-05-01.md"]
+    assert [h.path for h in ordered] == [
+        "memory/2026-11-01.md",
+        "memory/2026-03-02.md",
+        "memory/2026-05-01.md",
+    ]
     assert ordered[1].superseded_by == "memory/2026-11-01.md#L4"
     assert ordered[0].superseded_by is None and ordered[2].superseded_by is None
 
@@ -120,11 +141,15 @@ MEMORY = """\
 
 def test_consolidate_marks_the_older_entry_and_never_a_pinned_one() -> None:
     memory = parse_memory(MEMORY)
-    items = daily("2026-11-01", "- billing moved to PostgreSQL 16. #decision\n"
-                  "- Maya moved to Gothenburg in October.\n"
-                  "- Tomás lives in Hamburg now.\n")
-    plan = consolidate(memory, items, Policy(), TokenSimilarity(), evidence=items,
-                       today=dt.date(2026, 11, 2))
+    items = daily(
+        "2026-11-01",
+        "- billing moved to PostgreSQL 16. #decision\n"
+        "- Maya moved to Gothenburg in October.\n"
+        "- Tomás lives in Hamburg now.\n",
+    )
+    plan = consolidate(
+        memory, items, Policy(), TokenSimilarity(), evidence=items, today=dt.date(2026, 11, 2)
+    )
     (marked,) = plan.superseded
     assert marked.entry.text.startswith("- Billing runs on MySQL.")
     assert marked.by == "memory/2026-11-01.md#L3" and "mysql -> postgresql" in marked.reason
@@ -132,12 +157,15 @@ def test_consolidate_marks_the_older_entry_and_never_a_pinned_one() -> None:
     assert "billing moved to PostgreSQL 16." in {t.split(" <!--")[0] for t in added}
     assert any("pinned: left as it is" in r for r in added.values())  # Maya's move: added
     text = render(memory, plan)
-    assert ("- Billing runs on MySQL. <!-- src: memory/2026-03-02.md#L4 --> "
-            "<!-- superseded-by: memory/2026-11-01.md#L3 -->") in text
+    assert (
+        "- Billing runs on MySQL. <!-- src: memory/2026-03-02.md#L4 --> "
+        "<!-- superseded-by: memory/2026-11-01.md#L3 -->"
+    ) in text
     assert "- Maya lives in Stockholm. #pin\n" in text  # pinned: untouched
     assert "- Payments run on PostgreSQL." in text and "- Jonas lives in Hamburg." in text
     assert "superseded-by" not in text.replace(
-        "<!-- superseded-by: memory/2026-11-01.md#L3 -->", "")
+        "<!-- superseded-by: memory/2026-11-01.md#L3 -->", ""
+    )
     sources = [i.source for i in items]
     assert validate(memory, plan, text, Policy(), sources) == []
 
@@ -145,12 +173,15 @@ def test_consolidate_marks_the_older_entry_and_never_a_pinned_one() -> None:
 def test_validate_refuses_a_superseded_pinned_entry() -> None:
     memory = parse_memory(MEMORY)
     items = daily("2026-11-01", "- billing moved to PostgreSQL 16. #decision\n")
-    plan = consolidate(memory, items, Policy(), TokenSimilarity(), evidence=items,
-                       today=dt.date(2026, 11, 2))
+    plan = consolidate(
+        memory, items, Policy(), TokenSimilarity(), evidence=items, today=dt.date(2026, 11, 2)
+    )
     pinned = next(e for e in memory.entries if e.pinned)
     plan.superseded[0].entry = pinned
-    problems = [p.message for p in validate(memory, plan, render(memory, plan), Policy(),
-                                            [i.source for i in items])]
+    problems = [
+        p.message
+        for p in validate(memory, plan, render(memory, plan), Policy(), [i.source for i in items])
+    ]
     assert any("pinned entry" in p for p in problems), problems
 
 
@@ -158,10 +189,18 @@ def test_validate_refuses_a_superseded_pinned_entry() -> None:
 def billing(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("VAULT_MODEL_DISABLED", "1")
     write(vault_dir, "MEMORY.md", MEMORY)
-    write(vault_dir, "memory/2026-03-02.md", "# 2026-03-02\n\n## 10:00 · note\n"
-          "- Billing runs on MySQL.\n- Payments run on PostgreSQL.\n")
-    write(vault_dir, "memory/2026-11-20.md", "# 2026-11-20\n\n## 09:00 · note\n"
-          "- billing moved to PostgreSQL 16 over the weekend. #decision\n")
+    write(
+        vault_dir,
+        "memory/2026-03-02.md",
+        "# 2026-03-02\n\n## 10:00 · note\n"
+        "- Billing runs on MySQL.\n- Payments run on PostgreSQL.\n",
+    )
+    write(
+        vault_dir,
+        "memory/2026-11-20.md",
+        "# 2026-11-20\n\n## 09:00 · note\n"
+        "- billing moved to PostgreSQL 16 over the weekend. #decision\n",
+    )
     return vault_dir
 
 
@@ -169,8 +208,10 @@ def test_a_dream_marks_it_with_the_evidence_in_its_diary(billing: Path) -> None:
     with Vault(billing) as vault:
         report = vault.dream(now=NOW)
     text = (billing / "MEMORY.md").read_text(encoding="utf-8")
-    assert ("- Billing runs on MySQL. <!-- src: memory/2026-03-02.md#L4 --> "
-            "<!-- superseded-by: memory/2026-11-20.md#L4 -->") in text
+    assert (
+        "- Billing runs on MySQL. <!-- src: memory/2026-03-02.md#L4 --> "
+        "<!-- superseded-by: memory/2026-11-20.md#L4 -->"
+    ) in text
     assert [s["by"] for s in report.superseded] == ["memory/2026-11-20.md#L4"]
     diary = (billing / "dreams/2026-11-22.md").read_text(encoding="utf-8")
     assert "Superseded" in diary and "superseded by `memory/2026-11-20.md#L4`" in diary
@@ -180,20 +221,19 @@ def test_a_dream_marks_it_with_the_evidence_in_its_diary(billing: Path) -> None:
     assert (billing / "MEMORY.md").read_text(encoding="utf-8") == MEMORY
 
 
-def test_search_ranks_the_newer_first_and_context_shows_it(billing: Path, run_cli: Any,
-                                                           monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
+def test_search_ranks_the_newer_first_and_context_shows_it(
+    billing: Path, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")
     (billing / "MEMORY.md").write_text("# MEMORY\n", encoding="utf-8")  # the logs alone
-    data = json.loads(run_cli("--vault", str(billing), "search", "billing database",
-                              "--json").stdout)
-    texts = [(r["path"], r.get("superseded_by")) for r in data["results"]
-             if "illing" in r["text"]]
+    data = json.loads(
+        run_cli("--vault", str(billing), "search", "billing database", "--json").stdout
+    )
+    texts = [(r["path"], r.get("superseded_by")) for r in data["results"] if "illing" in r["text"]]
     assert texts[0] == ("memory/2026-11-20.md", None)
     assert ("memory/2026-03-02.md", "memory/2026-11-20.md#L4") in texts
     with Vault(billing) as vault:
-        block = vault.context_block(2000, query="billing database",
-                                    today=dt.date(2026, 11, 22))
+        block = vault.context_block(2000, query="billing database", today=dt.date(2026, 11, 22))
     assert "billing moved to PostgreSQL 16" in block.text
     assert "- Billing runs on MySQL." not in block.text
 
@@ -203,8 +243,8 @@ def test_a_models_plan_gets_the_supersessions_it_missed() -> None:
 
     memory = parse_memory(MEMORY)
     items = daily("2026-11-01", "- billing moved to PostgreSQL 16. #decision\n")
-    reply = {"sections": [{"heading": "Inbox",
-                           "entries": [{"id": e.key} for e in memory.entries]}]}
+    reply = {"sections": [{"heading": "Inbox", "entries": [{"id": e.key} for e in memory.entries]}]}
     plan = plan_from_reply(reply, memory, items)
     assert [(s.entry.text.split(" <!--")[0], s.by) for s in plan.superseded] == [
-        ("- Billing runs on MySQL.", "memory/2026-11-01.md#L3")]
+        ("- Billing runs on MySQL.", "memory/2026-11-01.md#L3")
+    ]

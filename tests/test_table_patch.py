@@ -14,12 +14,44 @@ import pytest
 from vault_memory import Vault
 from vault_memory.search.table import VECTOR_ARRAYS, UnitTable
 
-WORDS = ("billing", "ledger", "refund", "cutover", "Jonas", "Priya", "PostgreSQL", "Kafka",
-         "invoice", "renderer", "fonts", "retry", "budget", "standup", "deploy", "staging",
-         "rollback", "Zoë", "Jürgen", "naïve", "café", "ERR_LEDGER_409", "why", "what",
-         "decided", "moved", "approved", "owns")
-FOLDERS = ("notes", "memory", "scopes/alpha/notes", "scopes/alpha/memory", "scopes/beta/notes",
-           "scopes/alpha/gamma/notes")
+WORDS = (
+    "billing",
+    "ledger",
+    "refund",
+    "cutover",
+    "Jonas",
+    "Priya",
+    "PostgreSQL",
+    "Kafka",
+    "invoice",
+    "renderer",
+    "fonts",
+    "retry",
+    "budget",
+    "standup",
+    "deploy",
+    "staging",
+    "rollback",
+    "Zoë",
+    "Jürgen",
+    "naïve",
+    "café",
+    "ERR_LEDGER_409",
+    "why",
+    "what",
+    "decided",
+    "moved",
+    "approved",
+    "owns",
+)
+FOLDERS = (
+    "notes",
+    "memory",
+    "scopes/alpha/notes",
+    "scopes/alpha/memory",
+    "scopes/beta/notes",
+    "scopes/alpha/gamma/notes",
+)
 
 
 def same_arrays(got: UnitTable, want: UnitTable) -> None:
@@ -41,10 +73,10 @@ def note_text(rnd: random.Random) -> str:
     for _ in range(rnd.randint(0, 3)):
         lines.append(f"## {' '.join(rnd.sample(WORDS, rnd.randint(1, 3)))}")
         chat = rnd.random() < 0.5  # a chat: a speaker often sends several messages in a row
-        speaker = rnd.choice(['Maya', 'Jonas', 'Ops'])
+        speaker = rnd.choice(["Maya", "Jonas", "Ops"])
         for _ in range(rnd.randint(0, 9 if chat else 4)):
             if not chat or rnd.random() < 0.4:
-                speaker = rnd.choice(['Maya', 'Jonas', 'Ops'])
+                speaker = rnd.choice(["Maya", "Jonas", "Ops"])
             words = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(2, 9)))
             lines.append(f"- {speaker}: {words}{rnd.choice(['.', '?', ' #decision', ''])}")
         lines.append("")
@@ -53,10 +85,14 @@ def note_text(rnd: random.Random) -> str:
 
 def random_step(root: Path, rnd: random.Random, made: list[int]) -> str:
     """One random change to the vault's files; returns what it did."""
-    files = sorted(p for p in root.rglob("*.md") if ".vault" not in p.parts
-                   and p.name != "MEMORY.md" and "dreams" not in p.parts)
-    kind = rnd.choice(["edit", "edit", "append", "add", "add", "delete", "rename", "move",
-                       "empty", "same"])
+    files = sorted(
+        p
+        for p in root.rglob("*.md")
+        if ".vault" not in p.parts and p.name != "MEMORY.md" and "dreams" not in p.parts
+    )
+    kind = rnd.choice(
+        ["edit", "edit", "append", "add", "add", "delete", "rename", "move", "empty", "same"]
+    )
     if kind in ("add",) or not files:
         made[0] += 1
         path = root / rnd.choice(FOLDERS) / f"n{made[0]}.md"
@@ -126,8 +162,9 @@ def rebuilt(vault: Vault, model: str | None) -> UnitTable:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_a_patched_table_equals_a_rebuilt_one(indexed_small: Path, seed: int,
-                                               patches: list[int]) -> None:
+def test_a_patched_table_equals_a_rebuilt_one(
+    indexed_small: Path, seed: int, patches: list[int]
+) -> None:
     rnd = random.Random(seed)
     made = [0]
     for _ in range(3):  # scopes and more files to start from
@@ -151,12 +188,12 @@ def test_a_patched_table_equals_a_rebuilt_one(indexed_small: Path, seed: int,
     assert turns
 
 
-def test_a_new_process_patches_the_saved_table(indexed_small: Path,
-                                               patches: list[int]) -> None:
+def test_a_new_process_patches_the_saved_table(indexed_small: Path, patches: list[int]) -> None:
     with Vault(indexed_small) as vault:
         vault.search("renderer fonts")  # saves the table
     (indexed_small / "notes" / "renderer.md").write_text(
-        "# Renderer\n\nThe renderer needs fonts-dejavu now.\n", encoding="utf-8")
+        "# Renderer\n\nThe renderer needs fonts-dejavu now.\n", encoding="utf-8"
+    )
     (indexed_small / "memory" / "2026-11-20.md").unlink()
     with Vault(indexed_small) as vault:
         hits = vault.search("which fonts does the renderer need")
@@ -181,8 +218,10 @@ def test_units_that_get_their_vectors_later_are_patched_in(
         store = vault._index.store
         model = store.get_meta("model_id")
         with store.transaction() as conn:  # as if the embedding had failed
-            conn.execute("DELETE FROM embeddings WHERE sha256 IN (SELECT c.sha256 FROM chunks c"
-                         " JOIN files f ON f.id = c.file_id WHERE f.path = 'notes/late.md')")
+            conn.execute(
+                "DELETE FROM embeddings WHERE sha256 IN (SELECT c.sha256 FROM chunks c"
+                " JOIN files f ON f.id = c.file_id WHERE f.path = 'notes/late.md')"
+            )
         first = vault._searcher.table(model)
         row = int(first.positions(first.ids[first.arrays["vectored"] == 0][:1])[0])
         assert not first.matrix[row].any()
@@ -193,26 +232,34 @@ def test_units_that_get_their_vectors_later_are_patched_in(
     assert patches and patches[-1] == 1
 
 
-
-def test_a_search_after_an_edit_embeds_with_the_query_encoder(indexed_small: Path,
-                                                               loaded_embedder: Any) -> None:
+def test_a_search_after_an_edit_embeds_with_the_query_encoder(
+    indexed_small: Path, loaded_embedder: Any
+) -> None:
     """The few units of a search's index run are embedded by the light query encoder (no
     fastembed import, no second session of the model), to fastembed's vectors."""
     line = "The renderer also needs fonts-dejavu-core for Cyrillic invoices."
     path = indexed_small / "notes" / "renderer.md"
-    path.write_text(path.read_text(encoding="utf-8").replace("WeasyPrint 63.1", "WeasyPrint 64")
-                    + f"\n{line}\n", encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("WeasyPrint 63.1", "WeasyPrint 64")
+        + f"\n{line}\n",
+        encoding="utf-8",
+    )
     with Vault(indexed_small) as vault:
         hits = vault.search("Cyrillic invoices")
         assert "Cyrillic" in hits[0].text
         assert vault._index._embedder is None  # the full embedder was never loaded
         store = vault._index.store
         sha, text = store.conn.execute(
-            "SELECT sha256, text FROM chunks WHERE text LIKE '%Cyrillic%'").fetchone()
-        stored = store.conn.execute("SELECT vector FROM embeddings WHERE sha256 = ? AND model = ?",
-                                    (sha, store.get_meta("model_id"))).fetchone()[0]
-        orphans = store.conn.execute("SELECT count(*) FROM embeddings e WHERE NOT EXISTS"
-                                     " (SELECT 1 FROM chunks c WHERE c.sha256 = e.sha256)")
+            "SELECT sha256, text FROM chunks WHERE text LIKE '%Cyrillic%'"
+        ).fetchone()
+        stored = store.conn.execute(
+            "SELECT vector FROM embeddings WHERE sha256 = ? AND model = ?",
+            (sha, store.get_meta("model_id")),
+        ).fetchone()[0]
+        orphans = store.conn.execute(
+            "SELECT count(*) FROM embeddings e WHERE NOT EXISTS"
+            " (SELECT 1 FROM chunks c WHERE c.sha256 = e.sha256)"
+        )
         assert orphans.fetchone()[0] == 0  # the old line's vector went with it
     got = np.frombuffer(stored, dtype=np.float32)
     want = loaded_embedder.embed([text])[0]
@@ -227,8 +274,9 @@ def test_other_windows_make_a_new_table(indexed_small: Path) -> None:
         searcher = vault._searcher
         model = searcher._model_for("hybrid")
         searcher.table(model)
-        (indexed_small / "notes" / "renderer.md").write_text("# Renderer\n\n- Fonts.\n",
-                                                             encoding="utf-8")
+        (indexed_small / "notes" / "renderer.md").write_text(
+            "# Renderer\n\n- Fonts.\n", encoding="utf-8"
+        )
         vault.index()
         searcher.settings = dataclasses.replace(searcher.settings, windows=(2,))
         table = searcher.table(model)
@@ -244,11 +292,20 @@ def test_a_few_files_run_reports_the_index_counts(indexed_small: Path) -> None:
         totals = vault._index.store.counts(vault._index.model_id)
     assert report.new == 1 and report.units_embedded == 2
     assert (report.files, report.units, report.embedded_units) == (
-        totals["files"], totals["units"], totals["embedded_units"])
+        totals["files"],
+        totals["units"],
+        totals["embedded_units"],
+    )
 
 
-QUERIES = ("billing ledger refund", "who owns the Kafka cutover?", "Jonas decided to deploy",
-           "ERR_LEDGER_409", "naïve café budget", "what did Priya approve?")
+QUERIES = (
+    "billing ledger refund",
+    "who owns the Kafka cutover?",
+    "Jonas decided to deploy",
+    "ERR_LEDGER_409",
+    "naïve café budget",
+    "what did Priya approve?",
+)
 
 
 def hits_with(vault: Vault, table: UnitTable, mode: str) -> list[list[dict[str, Any]]]:
@@ -256,8 +313,9 @@ def hits_with(vault: Vault, table: UnitTable, mode: str) -> list[list[dict[str, 
     searcher = vault._searcher
     searcher.table(searcher._model_for(mode))  # the version it is kept under
     searcher._table, searcher._hidden = table, {}
-    return [[h.to_dict() for h in vault.search(q, mode=mode, fresh=False, limit=8)]
-            for q in QUERIES]
+    return [
+        [h.to_dict() for h in vault.search(q, mode=mode, fresh=False, limit=8)] for q in QUERIES
+    ]
 
 
 def same_hits(a: list[list[dict[str, Any]]], b: list[list[dict[str, Any]]]) -> bool:
@@ -265,6 +323,7 @@ def same_hits(a: list[list[dict[str, Any]]], b: list[list[dict[str, Any]]]) -> b
     arrays equal a rebuilt one's, but a matrix product over a mapped file and over one in
     memory may sum in another order (BLAS kernels follow the alignment), and a 1e-9
     difference can round to either side of the 4th place `to_dict` keeps."""
+
     def close(x: float, y: float) -> bool:
         return abs(x - y) <= 2e-4
 
@@ -272,21 +331,33 @@ def same_hits(a: list[list[dict[str, Any]]], b: list[list[dict[str, Any]]]) -> b
         return {k: v for k, v in hit.items() if k not in ("score", "scores")}
 
     return len(a) == len(b) and all(
-        len(ha) == len(hb) and all(
-            plain(x) == plain(y) and close(x["score"], y["score"])
+        len(ha) == len(hb)
+        and all(
+            plain(x) == plain(y)
+            and close(x["score"], y["score"])
             and x["scores"].keys() == y["scores"].keys()
             and all(close(x["scores"][k], y["scores"][k]) for k in x["scores"])
-            for x, y in zip(ha, hb, strict=True))
-        for ha, hb in zip(a, b, strict=True))
+            for x, y in zip(ha, hb, strict=True)
+        )
+        for ha, hb in zip(a, b, strict=True)
+    )
 
 
-@pytest.mark.parametrize(("seed", "appended_most"), [
-    (4, 4096),
-    pytest.param(5, 3, marks=pytest.mark.slow),
-    pytest.param(6, 0, marks=pytest.mark.slow)])
-def test_saved_patches_give_a_rebuilds_hits(indexed_small: Path, seed: int, appended_most: int,
-                                            patches: list[int],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("seed", "appended_most"),
+    [
+        (4, 4096),
+        pytest.param(5, 3, marks=pytest.mark.slow),
+        pytest.param(6, 0, marks=pytest.mark.slow),
+    ],
+)
+def test_saved_patches_give_a_rebuilds_hits(
+    indexed_small: Path,
+    seed: int,
+    appended_most: int,
+    patches: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Random edits, each searched by a new process (a Vault of its own): it maps the table
     the last one saved, patches it (appending the new rows' vectors) and saves it; hits and
     arrays equal those of a table built whole. A small bound makes it compact on the way."""
@@ -310,8 +381,10 @@ def test_saved_patches_give_a_rebuilds_hits(indexed_small: Path, seed: int, appe
                     bases.add(patched.base_id)
                 whole = rebuilt(vault, model)
                 same_arrays(patched, whole)
-                assert same_hits(hits_with(vault, patched, mode),
-                                 hits_with(vault, whole, mode)), (step, done)
+                assert same_hits(hits_with(vault, patched, mode), hits_with(vault, whole, mode)), (
+                    step,
+                    done,
+                )
     assert patches
     if appended_most == 4096:
         assert len(bases) == 1  # patched by appending: the base of the first save throughout
@@ -322,13 +395,15 @@ def test_saved_patches_give_a_rebuilds_hits(indexed_small: Path, seed: int, appe
 
 
 @pytest.mark.parametrize("damage", ["base gone", "base damaged", "table names another base"])
-def test_a_table_whose_vectors_are_lost_is_made_anew(indexed_small: Path, damage: str,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_a_table_whose_vectors_are_lost_is_made_anew(
+    indexed_small: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
     """A crash or a hand between the two files of a saved table (its base missing, damaged,
     or another than the one it names) is found by the next reader, which builds the table
     from the index: the same hits as before."""
     (indexed_small / "notes" / "renderer.md").write_text(
-        "# Renderer\n\n- The renderer needs fonts-dejavu now.\n", encoding="utf-8")
+        "# Renderer\n\n- The renderer needs fonts-dejavu now.\n", encoding="utf-8"
+    )
     with Vault(indexed_small) as vault:
         before = [h.to_dict() for h in vault.search("which fonts does the renderer need")]
     cache = indexed_small / ".vault"
@@ -350,8 +425,9 @@ def test_a_table_whose_vectors_are_lost_is_made_anew(indexed_small: Path, damage
     assert (damage != "base damaged") or "damaged" in caplog.text
 
 
-def synthetic_rows(rnd: random.Random, files: dict[int, tuple[str, int]], next_id: list[int],
-                   dims: int) -> dict[int, list[Any]]:
+def synthetic_rows(
+    rnd: random.Random, files: dict[int, tuple[str, int]], next_id: list[int], dims: int
+) -> dict[int, list[Any]]:
     """Units for each file (file id -> (scope, version)): terms from a small shared pool and
     some of the file's own version (terms that come and go with it), a few headings."""
     out: dict[int, list[Any]] = {}
@@ -360,27 +436,44 @@ def synthetic_rows(rnd: random.Random, files: dict[int, tuple[str, int]], next_i
         for ordinal in range(rnd.randint(0, 5)):
             next_id[0] += 1
             words = rnd.sample(WORDS, rnd.randint(0, 4)) + [
-                f"only{file_id}v{version}" for _ in range(rnd.randint(0, 2))]
+                f"only{file_id}v{version}" for _ in range(rnd.randint(0, 2))
+            ]
             terms = " ".join(w.lower() for w in words)
-            vector = (np.asarray([rnd.random() for _ in range(dims)], dtype=np.float32).tobytes()
-                      if rnd.random() < 0.9 else None)
-            units.append((next_id[0], file_id, rnd.choice(["", "# A", "# B"]),
-                          "2026-11-0" + str(rnd.randint(1, 9)) if ordinal % 2 else None,
-                          1.0, vector, 1, terms, " ".join(words) or "-", scope))
+            vector = (
+                np.asarray([rnd.random() for _ in range(dims)], dtype=np.float32).tobytes()
+                if rnd.random() < 0.9
+                else None
+            )
+            units.append(
+                (
+                    next_id[0],
+                    file_id,
+                    rnd.choice(["", "# A", "# B"]),
+                    "2026-11-0" + str(rnd.randint(1, 9)) if ordinal % 2 else None,
+                    1.0,
+                    vector,
+                    1,
+                    terms,
+                    " ".join(words) or "-",
+                    scope,
+                )
+            )
         out[file_id] = units
     return out
 
 
 def ordered(units: dict[int, list[Any]], files: dict[int, tuple[str, int]]) -> list[Any]:
     """The rows as the store gives them: by scope, then file id, then order in the file."""
-    return [row for file_id in sorted(units, key=lambda f: (files[f][0], f))
-            for row in units[file_id]]
+    return [
+        row for file_id in sorted(units, key=lambda f: (files[f][0], f)) for row in units[file_id]
+    ]
 
 
 @pytest.mark.parametrize("bounds", [(8, 2048, 8), (0, 0, 0)])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_a_patch_of_terms_that_come_and_go_equals_a_build(
-        monkeypatch: pytest.MonkeyPatch, seed: int, bounds: tuple[int, int, int]) -> None:
+    monkeypatch: pytest.MonkeyPatch, seed: int, bounds: tuple[int, int, int]
+) -> None:
     """Straight on `UnitTable`: files edited, added and removed, terms added to and dropped
     from the vocabulary (or none: the vocabulary kept), many runs of rows shifted (with the
     bounds 0, the kept rows are renumbered by lookup, postings copied through masks and those
@@ -414,15 +507,21 @@ def test_a_patch_of_terms_that_come_and_go_equals_a_build(
         table = table.patch(changed, rows, dims, marks)
         same_arrays(table, UnitTable.build(ordered(units, files), dims, windows, marks))
         for field in ("tx", "hd", "lb"):  # each scope's field length: the sum of its rows'
-            assert np.array_equal(table.arrays[f"{field}_scope_len"], np.bincount(
-                table.scope_codes, weights=table.arrays[f"{field}_count"],
-                minlength=len(table.scope_names)))
+            assert np.array_equal(
+                table.arrays[f"{field}_scope_len"],
+                np.bincount(
+                    table.scope_codes,
+                    weights=table.arrays[f"{field}_count"],
+                    minlength=len(table.scope_names),
+                ),
+            )
 
 
 def narrow(table: UnitTable) -> dict[str, str]:
     """The dtype of each array that numbers rows, sections, windows, days or lines."""
     names = ["section", "order", "line_counts", "day_numbers", "told", "vec_rows"] + [
-        name for name in table.arrays if name.startswith("w") and not name.endswith("_norm")]
+        name for name in table.arrays if name.startswith("w") and not name.endswith("_norm")
+    ]
     return {name: str(table.arrays[name].dtype) for name in names if name in table.arrays}
 
 

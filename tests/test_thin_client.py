@@ -100,15 +100,19 @@ def printed(stream: io.TextIOWrapper) -> str:
 
 
 @pytest.fixture
-def watched_sample(indexed_sample: Path, start_watcher: Callable[..., Watcher],  # noqa: F811
-                   monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Watcher]:
+def watched_sample(
+    indexed_sample: Path,
+    start_watcher: Callable[..., Watcher],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[Path, Watcher]:
     monkeypatch.chdir(indexed_sample)
     monkeypatch.setenv("VAULT_NOW", os.environ.get("VAULT_NOW", "2026-11-20T10:00"))
     return indexed_sample, start_watcher(indexed_sample)
 
 
-def test_same_bytes_as_the_full_cli(watched_sample: tuple[Path, Watcher],
-                                    run_cli: Callable[..., Any]) -> None:
+def test_same_bytes_as_the_full_cli(
+    watched_sample: tuple[Path, Watcher], run_cli: Callable[..., Any]
+) -> None:
     root, watcher = watched_sample
     for argv in ANSWERED:
         thin_said = thin_run(argv)
@@ -120,8 +124,8 @@ def test_same_bytes_as_the_full_cli(watched_sample: tuple[Path, Watcher],
 
 
 def test_without_a_watcher_a_search_prints_what_the_full_cli_prints(
-        indexed_sample: Path, run_cli: Callable[..., Any],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    indexed_sample: Path, run_cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No watcher: `vault search` runs the library here without click (stderr not a terminal,
     an index there), with the full CLI's bytes; anything else goes to the full CLI."""
     from vault_memory.index import settings
@@ -139,7 +143,8 @@ def test_without_a_watcher_a_search_prints_what_the_full_cli_prints(
     # a warning of the library reaches stderr as the CLI prints it
     (indexed_sample / "vault.toml").write_text(
         (indexed_sample / "vault.toml").read_text(encoding="utf-8") + "\n[odd]\nx = 1\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     said = thin_run(["search", "billing", "-n", "1"])
     full = full_cli(run_cli, "search", "billing", "-n", "1")
     assert said == (full.stdout, full.stderr) and "Warning: " in said[1]
@@ -159,7 +164,8 @@ def test_errors_and_help_are_left_to_the_full_cli(watched_sample: tuple[Path, Wa
 
 
 def test_refuses_what_the_full_cli_would_do_otherwise(
-        watched_sample: tuple[Path, Watcher], tmp_path: Path) -> None:
+    watched_sample: tuple[Path, Watcher], tmp_path: Path
+) -> None:
     root, watcher = watched_sample
     argv = ["context", "--query", "billing", "--budget", "500"]  # (a search would run here)
     assert thin_run(argv) is not None
@@ -191,8 +197,9 @@ def test_refuses_what_the_full_cli_would_do_otherwise(
     assert thin_run(argv) is None
 
 
-def test_no_watcher_or_a_stale_socket(indexed_sample: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_watcher_or_a_stale_socket(
+    indexed_sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(indexed_sample)
     argv = ["get", "MEMORY.md"]  # (a search would run here, without a watcher)
     assert thin_run(argv) is None  # never ran: no lock file
@@ -210,17 +217,24 @@ def test_no_watcher_or_a_stale_socket(indexed_sample: Path,
 def test_parsing_reads_options_as_click_does() -> None:
     env: dict[str, str] = {}
     _, vault, quiet, request = thin.parse(
-        ["--vault=/v", "-q", "search", "-tag:#x", "a", "-n7", "--kind", "daily", "--", "-n"],
-        env)
+        ["--vault=/v", "-q", "search", "-tag:#x", "a", "-n7", "--kind", "daily", "--", "-n"], env
+    )
     assert (vault, quiet) == ("/v", True)
     assert request["query"] == "-tag:#x a -n" and request["limit"] == 7
     assert request["kinds"] == ["daily"]
-    _, vault, _, request = thin.parse(["get", "a.md:3-4", "--json"],
-                                      {"VAULT_PATH": "/w", "VAULT_SCOPE": "org/a"})
+    _, vault, _, request = thin.parse(
+        ["get", "a.md:3-4", "--json"], {"VAULT_PATH": "/w", "VAULT_SCOPE": "org/a"}
+    )
     assert (vault, request["scope"]) == ("/w", "org/a")
     assert (request["path"], request["start"], request["end"]) == ("a.md", 3, 4)
-    for argv in (["search", "x", "-n", "-3"], ["search", "x", "--limit", "1001"], ["add", "x"],
-                 ["context", "-j"], ["get", "a.md", "b.md"], ["search", "x", "--vault", "y"]):
+    for argv in (
+        ["search", "x", "-n", "-3"],
+        ["search", "x", "--limit", "1001"],
+        ["add", "x"],
+        ["context", "-j"],
+        ["get", "a.md", "b.md"],
+        ["search", "x", "--vault", "y"],
+    ):
         with pytest.raises(thin.Doubt):
             thin.parse(argv, env)
 
@@ -237,9 +251,11 @@ def test_copies_agree_with_the_library() -> None:
     assert thin.PROTOCOL == watch_client.PROTOCOL
     assert (thin.CACHE_DIR, thin.CONFIG_FILE) == (config.CACHE_DIR, config.CONFIG_FILE)
     assert (thin.ENV_PREFIX, thin.ENV_NAMES, thin.ENV_HANDLED) == (
-        thin_ops.ENV_PREFIX, thin_ops.ENV_NAMES, thin_ops.ENV_HANDLED)
-    for spec in ("MEMORY.md", "a.md:3", "a.md:3-9", "x:b.md", "x:y/z", "notes/t:12",
-                 "x:٣"):
+        thin_ops.ENV_PREFIX,
+        thin_ops.ENV_NAMES,
+        thin_ops.ENV_HANDLED,
+    )
+    for spec in ("MEMORY.md", "a.md:3", "a.md:3-9", "x:b.md", "x:y/z", "notes/t:12", "x:٣"):
         assert thin.parse_location(spec) == parse_location(spec)
     for spec in ("MEMORY.md:abc", "x:-3", "x:3-", "dir.d/x:y"):
         with pytest.raises(thin.Doubt):
@@ -251,21 +267,31 @@ def test_copies_agree_with_the_library() -> None:
 
 
 def test_the_vault_command_through_a_watcher_imports_no_click(
-        watched_sample: tuple[Path, Watcher]) -> None:
+    watched_sample: tuple[Path, Watcher],
+) -> None:
     """The real entry point, in a process of its own: the thin client answers without
     importing click, numpy or the library; an error still comes from the full CLI."""
     root, _ = watched_sample
-    script = ("import sys; from vault_memory.cli import main; main()")
+    script = "import sys; from vault_memory.cli import main; main()"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-X", "importtime", "-c", script, *argv],
-                              cwd=root, env=env, capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", script, *argv],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     done = run("search", "billing", "--json", "-n", "2")
     assert done.returncode == 0 and '"results": [{' in done.stdout
-    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
-                if line.startswith("import time:")}
+    imported = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert "vault_memory.cli.thin" in imported
     assert not imported & {"click", "numpy", "typing", "vault_memory.vault", "dataclasses"}
     done = run("get", "no-such-file.md")
@@ -274,7 +300,8 @@ def test_the_vault_command_through_a_watcher_imports_no_click(
 
 
 def test_the_entry_point_turns_the_cycle_collector_off_only_for_its_own_answer(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A command the thin client answers ends in os._exit, so it runs without the cycle
     collector; one it leaves to the full CLI (any command, of any length) runs with it."""
     import gc

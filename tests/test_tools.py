@@ -155,9 +155,7 @@ def test_arguments_the_schema_rejects_come_back_as_errors(
     assert set(data) == {"error", "tool"} and data["tool"] == name, data
 
 
-INTEGER_WANTED = (
-    "must be a whole number written as a JSON integer (e.g. 5, no quotes, no fraction)"
-)
+INTEGER_WANTED = "must be a whole number written as a JSON integer (e.g. 5, no quotes, no fraction)"
 
 
 @pytest.mark.parametrize(

@@ -257,8 +257,11 @@ def test_sha256_is_of_the_text() -> None:
 
 
 def _sample_files() -> list[Path]:
-    return sorted(p for p in SAMPLE.rglob("*.md")
-                  if not any(part.startswith(".") for part in p.relative_to(SAMPLE).parts))
+    return sorted(
+        p
+        for p in SAMPLE.rglob("*.md")
+        if not any(part.startswith(".") for part in p.relative_to(SAMPLE).parts)
+    )
 
 
 @pytest.mark.parametrize("path", _sample_files(), ids=lambda p: p.relative_to(SAMPLE).as_posix())
@@ -283,8 +286,11 @@ def test_units_are_exact_line_spans_of_the_file(path: Path) -> None:
     # properties are fields), headings and fences (and table rules) is in exactly one unit.
     for number, line in enumerate(lines, 1):
         structural = (
-            not line.strip() or number in headings or line.strip().startswith(("```", "~~~"))
-            or number <= note.frontmatter_end or set(line.strip()) <= set("|-: ")
+            not line.strip()
+            or number in headings
+            or line.strip().startswith(("```", "~~~"))
+            or number <= note.frontmatter_end
+            or set(line.strip()) <= set("|-: ")
         )
         if not structural:
             assert number in covered, f"{relpath}:{number} {line!r} is in no unit"
@@ -320,8 +326,11 @@ def test_an_index_of_the_units_before_captions_joined_is_cut_again(tmp_path: Pat
 
     (tmp_path / "memory").mkdir()
     photo = tmp_path / "memory" / "2026-03-01.md"
-    photo.write_text("# Sunday\n\n- **Ana**: look at the lake this morning\n\n"
-                     "(photo: a misty lake at sunrise)\n", encoding="utf-8")
+    photo.write_text(
+        "# Sunday\n\n- **Ana**: look at the lake this morning\n\n"
+        "(photo: a misty lake at sunrise)\n",
+        encoding="utf-8",
+    )
     other = tmp_path / "memory" / "2026-03-02.md"
     other.write_text("# Monday\n\nBack at work, the lake far away.\n", encoding="utf-8")
     with Vault(tmp_path) as vault:
@@ -330,8 +339,10 @@ def test_an_index_of_the_units_before_captions_joined_is_cut_again(tmp_path: Pat
         (caption,) = [r for r in store.conn.execute("SELECT text FROM chunks") if "misty" in r[0]]
         assert "look at the lake" in caption[0]
         with store.transaction() as conn:  # as version 1 left it: the caption a unit alone
-            conn.execute("UPDATE chunks SET text='(photo: a misty lake at sunrise)' "
-                         "WHERE text LIKE '%misty%'")
+            conn.execute(
+                "UPDATE chunks SET text='(photo: a misty lake at sunrise)' "
+                "WHERE text LIKE '%misty%'"
+            )
             conn.execute("DELETE FROM meta WHERE key='units'")
     with Vault(tmp_path) as vault:
         report = vault.index()
@@ -362,8 +373,13 @@ def test_one_speakers_quick_messages_are_one_unit() -> None:
     """A burst (issue 20, real chats): one speaker's messages in a row, short together, are one
     unit; the other speaker's turn ends it, and long messages stay units of their own."""
     found = spans(BURSTS, "memory/2024-06-01.md")
-    assert [(start, end) for start, end, _ in found] == [(5, 7), (8, 9), (10, 10), (11, 11),
-                                                         (12, 12)]
+    assert [(start, end) for start, end, _ in found] == [
+        (5, 7),
+        (8, 9),
+        (10, 10),
+        (11, 11),
+        (12, 12),
+    ]
     assert found[0][2].endswith("caught 3 fish!!")
     assert sum(len(line) for line in BURSTS.splitlines()[10:12]) > BURST_CHARS
 
@@ -389,15 +405,16 @@ def test_an_index_of_the_units_before_bursts_is_cut_again(tmp_path: Path) -> Non
     chat = tmp_path / "memory" / "2024-06-01.md"
     chat.write_text(BURSTS, encoding="utf-8")
     prose = tmp_path / "memory" / "2024-06-02.md"
-    prose.write_text("# Sunday\n\nA quiet day at home, reading by the window.\n",
-                     encoding="utf-8")
+    prose.write_text("# Sunday\n\nA quiet day at home, reading by the window.\n", encoding="utf-8")
     assert chunked_otherwise("- **Sam**: one sec") and not chunked_otherwise("- one sec")
     with Vault(tmp_path) as vault:
         vault.index()
         store = vault._index.store
         with store.transaction() as conn:  # as version 2 left it: each message a unit
-            conn.execute("UPDATE chunks SET text='- **Sam**: caught 3 fish!!' "
-                         "WHERE text LIKE '%caught 3 fish%'")
+            conn.execute(
+                "UPDATE chunks SET text='- **Sam**: caught 3 fish!!' "
+                "WHERE text LIKE '%caught 3 fish%'"
+            )
             conn.execute("UPDATE meta SET value='2' WHERE key='units'")
     with Vault(tmp_path) as vault:
         report = vault.index()

@@ -80,8 +80,9 @@ def rebuilt_units(root: Path, scratch: Path) -> Units:
 
 
 def whoosh_matches_sqlite(root: Path) -> None:
-    conn = sqlite3.connect((root / ".vault" / "index.sqlite").absolute().as_uri() + "?mode=ro",
-                           uri=True)
+    conn = sqlite3.connect(
+        (root / ".vault" / "index.sqlite").absolute().as_uri() + "?mode=ro", uri=True
+    )
     try:
         ids = {row[0] for row in conn.execute("SELECT id FROM chunks")}
     finally:
@@ -116,7 +117,8 @@ def assert_converges(root: Path, scratch: Path, timeout: float = 15.0) -> Units:
     except AssertionError:
         current = last[0] if last else {}
         diff = sorted(set(current) ^ set(expected)) or sorted(
-            p for p in expected if current.get(p) != expected[p])
+            p for p in expected if current.get(p) != expected[p]
+        )
         raise AssertionError(f"index differs from a rebuild at {diff[:10]}") from None
     whoosh_matches_sqlite(root)
     return expected
@@ -158,18 +160,25 @@ def start_watcher() -> Iterator[Callable[..., Watcher]]:
 
 
 @pytest.fixture
-def watched(vault_dir: Path, keyword_only: None,
-            start_watcher: Callable[..., Watcher]) -> tuple[Path, Watcher]:
+def watched(
+    vault_dir: Path, keyword_only: None, start_watcher: Callable[..., Watcher]
+) -> tuple[Path, Watcher]:
     """An initialised vault with a few notes and a running watcher (keyword-only)."""
-    write(vault_dir / "memory" / "2026-11-20.md",
-          "# 2026-11-20\n\n## 09:15 · note\n- Standup moved to 09:45.\n")
+    write(
+        vault_dir / "memory" / "2026-11-20.md",
+        "# 2026-11-20\n\n## 09:15 · note\n- Standup moved to 09:45.\n",
+    )
     write(vault_dir / "notes" / "renderer.md", "# Renderer\n\nUses WeasyPrint 63.1.\n")
     write(vault_dir / "notes" / "deep" / "er" / "a.md", "# A\n\n- alpha\n")
     write(vault_dir / "notes" / "deep" / "er" / "b.md", "# B\n\n- beta\n")
     watcher = start_watcher(vault_dir)
     assert set(index_units(vault_dir)) == {
-        "MEMORY.md", "memory/2026-11-20.md", "notes/renderer.md", "notes/deep/er/a.md",
-        "notes/deep/er/b.md"}
+        "MEMORY.md",
+        "memory/2026-11-20.md",
+        "notes/renderer.md",
+        "notes/deep/er/a.md",
+        "notes/deep/er/b.md",
+    }
     return vault_dir, watcher
 
 
@@ -205,8 +214,9 @@ def test_rename_and_move(watched: tuple[Path, Watcher], tmp_path: Path) -> None:
     assert "notes/deep/renderer-2.md" not in assert_converges(root, tmp_path)
 
 
-def test_atomic_save_is_a_move_onto_the_target(watched: tuple[Path, Watcher],
-                                                tmp_path: Path) -> None:
+def test_atomic_save_is_a_move_onto_the_target(
+    watched: tuple[Path, Watcher], tmp_path: Path
+) -> None:
     root, _ = watched
     target = root / "notes" / "renderer.md"
     tmp = root / "notes" / ".renderer.md.tmp4711"
@@ -233,8 +243,9 @@ def test_vim_style_save(watched: tuple[Path, Watcher], tmp_path: Path) -> None:
     wait_until(lambda: watcher.report.paths >= 1, 10, "the batch to be counted")
 
 
-def test_directories_created_removed_and_renamed(watched: tuple[Path, Watcher],
-                                                 tmp_path: Path) -> None:
+def test_directories_created_removed_and_renamed(
+    watched: tuple[Path, Watcher], tmp_path: Path
+) -> None:
     root, _ = watched
     # created with files inside at once (races the watch on the new folder)
     for i in range(5):
@@ -258,8 +269,9 @@ def test_directories_created_removed_and_renamed(watched: tuple[Path, Watcher],
     assert not [p for p in units if p.startswith(("projects/", "imported/", "archive/"))]
 
 
-def test_vault_reached_through_a_symlink(vault_dir: Path, keyword_only: None, tmp_path: Path,
-                                        start_watcher: Callable[..., Watcher]) -> None:
+def test_vault_reached_through_a_symlink(
+    vault_dir: Path, keyword_only: None, tmp_path: Path, start_watcher: Callable[..., Watcher]
+) -> None:
     link = tmp_path / "link-to-vault"
     link.symlink_to(vault_dir, target_is_directory=True)
     start_watcher(link)
@@ -267,8 +279,7 @@ def test_vault_reached_through_a_symlink(vault_dir: Path, keyword_only: None, tm
     assert "notes/via-link.md" in assert_converges(vault_dir, tmp_path)
 
 
-def test_ignored_paths_are_not_even_recorded(watched: tuple[Path, Watcher],
-                                             tmp_path: Path) -> None:
+def test_ignored_paths_are_not_even_recorded(watched: tuple[Path, Watcher], tmp_path: Path) -> None:
     root, watcher = watched
     before = watcher.report.paths
     write(root / ".git" / "notes.md", "# git internals\n")
@@ -287,14 +298,17 @@ def test_ignored_paths_are_not_even_recorded(watched: tuple[Path, Watcher],
     assert watcher.report.paths - before == 1
 
 
-@pytest.mark.parametrize("count", [pytest.param(300, marks=pytest.mark.slow),
-                                   pytest.param(2000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "count", [pytest.param(300, marks=pytest.mark.slow), pytest.param(2000, marks=pytest.mark.slow)]
+)
 def test_burst_of_files(watched: tuple[Path, Watcher], tmp_path: Path, count: int) -> None:
     root, watcher = watched
     started = time.monotonic()
     for i in range(count):
-        write(root / "burst" / f"d{i % 20:02d}" / f"note-{i:04d}.md",
-              f"# Note {i}\n\n- item {i} about topic {i % 37}\n")
+        write(
+            root / "burst" / f"d{i % 20:02d}" / f"note-{i:04d}.md",
+            f"# Note {i}\n\n- item {i} about topic {i % 37}\n",
+        )
     units = assert_converges(root, tmp_path, timeout=120)
     elapsed = time.monotonic() - started
     assert sum(p.startswith("burst/") for p in units) == count
@@ -304,7 +318,8 @@ def test_burst_of_files(watched: tuple[Path, Watcher], tmp_path: Path, count: in
 
 @pytest.mark.slow
 def test_a_burst_is_written_to_the_keyword_index_in_few_commits(
-        watched: tuple[Path, Watcher], tmp_path: Path) -> None:
+    watched: tuple[Path, Watcher], tmp_path: Path
+) -> None:
     """3,000 files at once (issue 23): the index equals a rebuild, and Whoosh was committed
     once per index run the watcher made, not once per 200 files (bench/watch.py: a
     15,000-file checkout)."""
@@ -314,8 +329,10 @@ def test_a_burst_is_written_to_the_keyword_index_in_few_commits(
     folder = str(root / ".vault" / "whoosh")
     before = whoosh_index.open_dir(folder, indexname="units").latest_generation()
     for i in range(3000):
-        write(root / "burst" / f"d{i % 30:02d}" / f"note-{i:04d}.md",
-              f"# Note {i}\n\n- item {i} about topic {i % 37}\n- and {i % 11}\n")
+        write(
+            root / "burst" / f"d{i % 30:02d}" / f"note-{i:04d}.md",
+            f"# Note {i}\n\n- item {i} about topic {i % 37}\n- and {i % 11}\n",
+        )
     units = assert_converges(root, tmp_path, timeout=300)
     assert sum(p.startswith("burst/") for p in units) == 3000
     commits = whoosh_index.open_dir(folder, indexname="units").latest_generation() - before
@@ -323,16 +340,23 @@ def test_a_burst_is_written_to_the_keyword_index_in_few_commits(
 
 
 @pytest.mark.slow
-def test_git_checkout_between_branches(vault_dir: Path, keyword_only: None, tmp_path: Path,
-                                       start_watcher: Callable[..., Watcher]) -> None:
+def test_git_checkout_between_branches(
+    vault_dir: Path, keyword_only: None, tmp_path: Path, start_watcher: Callable[..., Watcher]
+) -> None:
     """A real `git checkout`: a hundred files each deleted, created and rewritten at once
     (bench/watch.py checks out 15,000)."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
 
     def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(vault_dir), *args], check=True, env=env,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(vault_dir), *args], check=True, env=env, capture_output=True
+        )
 
     git("init", "-q", "-b", "main")
     for i in range(100):
@@ -359,8 +383,9 @@ def test_git_checkout_between_branches(vault_dir: Path, keyword_only: None, tmp_
 
 
 @pytest.mark.slow
-def test_inotify_queue_overflow_triggers_a_reconcile(watched: tuple[Path, Watcher],
-                                                     tmp_path: Path) -> None:
+def test_inotify_queue_overflow_triggers_a_reconcile(
+    watched: tuple[Path, Watcher], tmp_path: Path
+) -> None:
     """A real overflow: the test holds watchdog's reader while more events than the kernel
     queues (/proc/sys/fs/inotify/max_queued_events) happen, then writes a file whose events
     are lost. Only the overflow's reconcile can find it."""
@@ -391,8 +416,12 @@ def test_inotify_queue_overflow_triggers_a_reconcile(watched: tuple[Path, Watche
 
 
 def test_overflow_hook_and_periodic_reconcile_find_unseen_changes(
-        vault_dir: Path, keyword_only: None, tmp_path: Path,
-        start_watcher: Callable[..., Watcher], monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_dir: Path,
+    keyword_only: None,
+    tmp_path: Path,
+    start_watcher: Callable[..., Watcher],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     watcher = start_watcher(vault_dir, reconcile_minutes=0)
     monkeypatch.setattr(watcher, "_record", lambda paths: None)  # events get lost from here
     write(vault_dir / "notes" / "unseen.md", "# Unseen\n\n- no event reached the watcher\n")
@@ -408,8 +437,9 @@ def test_overflow_hook_and_periodic_reconcile_find_unseen_changes(
     assert "notes/unseen-2.md" in assert_converges(vault_dir, tmp_path)
 
 
-def test_deleting_the_cache_while_watching_is_safe(watched: tuple[Path, Watcher],
-                                                   tmp_path: Path) -> None:
+def test_deleting_the_cache_while_watching_is_safe(
+    watched: tuple[Path, Watcher], tmp_path: Path
+) -> None:
     root, watcher = watched
     shutil.rmtree(root / ".vault")
     write(root / "notes" / "after.md", "# After\n\n- KESTREL_3 written after the deletion\n")
@@ -423,8 +453,9 @@ def test_deleting_the_cache_while_watching_is_safe(watched: tuple[Path, Watcher]
     assert "was deleted: rebuilding it" in (root / ".vault" / "logs" / "watch.log").read_text()
 
 
-def test_a_rebuild_by_another_process_while_watching(watched: tuple[Path, Watcher],
-                                                     tmp_path: Path) -> None:
+def test_a_rebuild_by_another_process_while_watching(
+    watched: tuple[Path, Watcher], tmp_path: Path
+) -> None:
     """`vault index --rebuild` replaces index.sqlite: the watcher must write to the new one,
     not to the file it had open."""
     root, watcher = watched
@@ -441,19 +472,24 @@ def test_a_rebuild_by_another_process_while_watching(watched: tuple[Path, Watche
 # -- one watcher, status, locks --------------------------------------------------------------
 
 
-def test_one_watcher_per_vault_and_status(watched: tuple[Path, Watcher],
-                                          run_cli: Callable[..., Any]) -> None:
+def test_one_watcher_per_vault_and_status(
+    watched: tuple[Path, Watcher], run_cli: Callable[..., Any]
+) -> None:
     root, watcher = watched
     with pytest.raises(WatcherRunningError) as caught:
         Watcher(Vault(root), dream=False).start()
     assert str(caught.value) == (
         f"a watcher already runs for this vault (pid {os.getpid()}). Searches already go "
-        "through it; stop it first with `vault watch --stop` to start another.")
+        "through it; stop it first with `vault watch --stop` to start another."
+    )
     write(root / "notes" / "event.md", "# Event\n")
     wait_until(lambda: "notes/event.md" in index_units(root), 10, "the event")
     # the state file is rewritten after each batch: the event shows up there a moment later
-    wait_until(lambda: Vault(root).status()["watcher"]["last_event_at"] is not None, 10,
-               "the last event in the status")
+    wait_until(
+        lambda: Vault(root).status()["watcher"]["last_event_at"] is not None,
+        10,
+        "the last event in the status",
+    )
     info = Vault(root).status()["watcher"]
     assert info["running"] is True and info["pid"] == os.getpid()
     assert 0 <= info["uptime_seconds"] < 600
@@ -495,8 +531,9 @@ def test_a_clean_stop_removes_the_lock_file(watched: tuple[Path, Watcher]) -> No
     assert not lock.exists()
 
 
-def _stops_between_open_and_flock(monkeypatch: pytest.MonkeyPatch, lock: Path,
-                                  then: Callable[[], None] = lambda: None) -> list[int]:
+def _stops_between_open_and_flock(
+    monkeypatch: pytest.MonkeyPatch, lock: Path, then: Callable[[], None] = lambda: None
+) -> list[int]:
     """The holder of `lock` stops cleanly (unlinks the file while locked, then closes it) just
     after the next watcher opened the file and before its flock: the race a clean stop's
     unlink opens. `then` runs right after (e.g. a third watcher takes the new file)."""
@@ -512,13 +549,17 @@ def _stops_between_open_and_flock(monkeypatch: pytest.MonkeyPatch, lock: Path,
         calls.append(fd)
         fcntl.flock(fd, operation)
 
-    monkeypatch.setattr(watch_module, "fcntl", SimpleNamespace(
-        flock=flock, LOCK_EX=fcntl.LOCK_EX, LOCK_NB=fcntl.LOCK_NB))
+    monkeypatch.setattr(
+        watch_module,
+        "fcntl",
+        SimpleNamespace(flock=flock, LOCK_EX=fcntl.LOCK_EX, LOCK_NB=fcntl.LOCK_NB),
+    )
     return calls
 
 
 def test_the_lock_is_taken_anew_when_its_holder_removed_the_file(
-        vault_dir: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_dir: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 14: a flock that succeeds on a file a stopping watcher has just unlinked locks
     nothing anyone else can see: the watcher must lock the file the path names now."""
     lock = vault_dir / ".vault" / "watch.lock"
@@ -536,7 +577,8 @@ def test_the_lock_is_taken_anew_when_its_holder_removed_the_file(
 
 
 def test_a_watcher_that_took_the_new_file_meanwhile_keeps_the_vault(
-        vault_dir: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_dir: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The same race with a third watcher that created and locked the new file first: the
     second one must refuse to start rather than run beside it."""
     lock = vault_dir / ".vault" / "watch.lock"
@@ -557,7 +599,8 @@ def test_a_watcher_that_took_the_new_file_meanwhile_keeps_the_vault(
 
 
 def test_an_unexpected_error_stops_the_watcher_and_says_where_to_look(
-        vault_dir: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_dir: Path, keyword_only: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     watcher = Watcher(Vault(vault_dir), dream=False)
 
     def broken() -> bool:
@@ -567,8 +610,7 @@ def test_an_unexpected_error_stops_the_watcher_and_says_where_to_look(
     with pytest.raises(VaultError) as caught:
         watcher.run()
     log_file = vault_dir / ".vault" / "logs" / "watch.log"
-    assert str(caught.value) == (
-        f"the watcher stopped after an unexpected error; see {log_file}.")
+    assert str(caught.value) == (f"the watcher stopped after an unexpected error; see {log_file}.")
     assert "RuntimeError: boom" in log_file.read_text()
     assert Vault(vault_dir).status()["watcher"] == {"running": False, "stale": False}
 
@@ -595,8 +637,8 @@ QUERIES: list[tuple[str, dict[str, Any]]] = [
 
 
 def test_socket_search_returns_the_in_process_hits(
-        indexed_sample: Path, start_watcher: Callable[..., Watcher],
-        run_cli: Callable[..., Any]) -> None:
+    indexed_sample: Path, start_watcher: Callable[..., Watcher], run_cli: Callable[..., Any]
+) -> None:
     """With the bundled model: the watcher's hits equal in-process hits, and `vault search
     --json` prints the same bytes either way."""
     watcher = start_watcher(indexed_sample)
@@ -643,8 +685,11 @@ def test_the_search_side_is_brought_up_to_date_after_an_edit(
     table = searcher._table
     with (root / "memory" / "2026-11-20.md").open("a", encoding="utf-8") as fh:
         fh.write("- WOMBAT_12 arrived.\n")
-    wait_until(lambda: searcher._table is not table and not watcher._table_stale, 10,
-               "the unit table to be rebuilt")
+    wait_until(
+        lambda: searcher._table is not table and not watcher._table_stale,
+        10,
+        "the unit table to be rebuilt",
+    )
     rebuilt = searcher._table
     assert searcher.table(None) is rebuilt  # current: the query will not build it again
     with Vault(root) as here:
@@ -655,7 +700,8 @@ def test_the_search_side_is_brought_up_to_date_after_an_edit(
 
 
 def test_search_falls_back_without_a_usable_watcher(
-        watched: tuple[Path, Watcher], monkeypatch: pytest.MonkeyPatch) -> None:
+    watched: tuple[Path, Watcher], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, watcher = watched
     # other settings in this environment: the watcher would rank differently
     monkeypatch.setenv("VAULT_SEARCH_HALF_LIFE_DAYS", "7")
@@ -684,15 +730,15 @@ def test_search_falls_back_without_a_usable_watcher(
 
 
 def test_long_vault_path_puts_the_socket_in_the_temp_folder(
-        tmp_path: Path, keyword_only: None, start_watcher: Callable[..., Watcher]) -> None:
+    tmp_path: Path, keyword_only: None, start_watcher: Callable[..., Watcher]
+) -> None:
     deep = tmp_path / ("x" * 60) / ("y" * 60)
     root = Vault.init(deep / "vault").root
     write(root / "notes" / "a.md", "# A\n\n- PELICAN_9 lives here\n")
     watcher = start_watcher(root)
     assert watcher.socket is not None and watcher.socket.parent != root / ".vault"
     assert len(os.fsencode(watcher.socket)) <= client.MAX_SOCKET_PATH
-    assert json.loads((root / ".vault" / "watch.json").read_text())["socket"] == str(
-        watcher.socket)
+    assert json.loads((root / ".vault" / "watch.json").read_text())["socket"] == str(watcher.socket)
     with Vault(root) as here:
         assert here.search("PELICAN_9", via_watcher=True)[0].path == "notes/a.md"
     assert watcher.report.searches == 1
@@ -707,9 +753,23 @@ def _spawn_watcher(root: Path, *extra: str) -> subprocess.Popen[str]:
     """`vault watch` in its own process. A quiet period of 1 s makes a burst one batch."""
     env = {**os.environ, "PYTHONPATH": str(WORKTREE), "VAULT_INDEX_MODEL": "none"}
     return subprocess.Popen(
-        [sys.executable, "-m", "vault_memory", "--vault", str(root), "watch", "--no-dream",
-         "--quiet-ms", "1000", *extra],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "vault_memory",
+            "--vault",
+            str(root),
+            "watch",
+            "--no-dream",
+            "--quiet-ms",
+            "1000",
+            *extra,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_ready(root: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:
@@ -754,8 +814,12 @@ def processes() -> Iterator[list[subprocess.Popen[str]]]:
 
 @pytest.mark.slow
 def test_sigkill_mid_batch_then_restart_converges(
-        vault_dir: Path, keyword_only: None, tmp_path: Path,
-        processes: list[subprocess.Popen[str]], run_cli: Callable[..., Any]) -> None:
+    vault_dir: Path,
+    keyword_only: None,
+    tmp_path: Path,
+    processes: list[subprocess.Popen[str]],
+    run_cli: Callable[..., Any],
+) -> None:
     first = _spawn_watcher(vault_dir)
     processes.append(first)
     _wait_ready(vault_dir, first)
@@ -771,7 +835,8 @@ def test_sigkill_mid_batch_then_restart_converges(
     assert info == {"running": False, "stale": True}
     stopping = run_cli("--vault", str(vault_dir), "watch", "--stop")
     assert stopping.exit_code == 0 and stopping.stdout == (
-        f"no watcher runs for {vault_dir} (a killed one left its state file); nothing to stop\n")
+        f"no watcher runs for {vault_dir} (a killed one left its state file); nothing to stop\n"
+    )
 
     second = _spawn_watcher(vault_dir)
     processes.append(second)
@@ -790,8 +855,8 @@ def test_sigkill_mid_batch_then_restart_converges(
 
 @pytest.mark.slow
 def test_sigterm_mid_batch_stops_cleanly(
-        vault_dir: Path, keyword_only: None, tmp_path: Path,
-        processes: list[subprocess.Popen[str]]) -> None:
+    vault_dir: Path, keyword_only: None, tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
     proc = _spawn_watcher(vault_dir, "-v")
     processes.append(proc)
     _wait_ready(vault_dir, proc)
@@ -814,16 +879,16 @@ def test_sigterm_mid_batch_stops_cleanly(
 
 @pytest.mark.slow
 def test_sigkill_while_embedding_then_restart_embeds_everything(
-        vault_dir: Path, tmp_path: Path, processes: list[subprocess.Popen[str]],
-        loaded_embedder: Any) -> None:
+    vault_dir: Path, tmp_path: Path, processes: list[subprocess.Popen[str]], loaded_embedder: Any
+) -> None:
     """With the model: killed between two embedding commits, the next watcher finishes
     embedding even though no file changed since."""
     env = {**os.environ, "PYTHONPATH": str(WORKTREE)}
     env.pop("VAULT_INDEX_MODEL", None)
-    cmd = [sys.executable, "-m", "vault_memory", "--vault", str(vault_dir), "watch",
-           "--no-dream"]
-    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+    cmd = [sys.executable, "-m", "vault_memory", "--vault", str(vault_dir), "watch", "--no-dream"]
+    first = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     processes.append(first)
     _wait_ready(vault_dir, first, timeout=120)
     _burst(vault_dir, 600)
@@ -840,8 +905,9 @@ def test_sigkill_while_embedding_then_restart_embeds_everything(
     wait_until(lambda: embedded() > start, 120, "the first embedding commit")
     first.kill()
     first.wait()
-    second = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
+    second = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     processes.append(second)
     _wait_ready(vault_dir, second, timeout=300)
     with Vault(vault_dir) as vault:
@@ -853,9 +919,12 @@ def test_sigkill_while_embedding_then_restart_embeds_everything(
 
 
 @pytest.mark.slow
-def test_vault_watch_stop(vault_dir: Path, keyword_only: None,
-                          processes: list[subprocess.Popen[str]],
-                          run_cli: Callable[..., Any]) -> None:
+def test_vault_watch_stop(
+    vault_dir: Path,
+    keyword_only: None,
+    processes: list[subprocess.Popen[str]],
+    run_cli: Callable[..., Any],
+) -> None:
     """Issue 14: there was no way to stop a watcher but `kill PID`. `vault watch --stop` asks
     it over its socket and waits until it is gone; the watcher's lines agree in number."""
     proc = _spawn_watcher(vault_dir)
@@ -865,11 +934,13 @@ def test_vault_watch_stop(vault_dir: Path, keyword_only: None,
     wait_until(lambda: "memory/2026-11-20.md" in index_units(vault_dir), 30, "the batch")
     with Vault(vault_dir) as here:
         assert here.search("HERON_4", via_watcher=True, fresh=False)[0].path == (
-            "memory/2026-11-20.md")
+            "memory/2026-11-20.md"
+        )
     result = run_cli("--vault", str(vault_dir), "watch", "--stop")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(
-        f"stopped the watcher of {vault_dir} (pid {proc.pid}; asked over its socket) in ")
+        f"stopped the watcher of {vault_dir} (pid {proc.pid}; asked over its socket) in "
+    )
     assert not client.lock_held(vault_dir / ".vault" / "watch.lock")  # it waited for that
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
@@ -884,13 +955,22 @@ def test_vault_watch_stop(vault_dir: Path, keyword_only: None,
     assert again.stdout == f"no watcher runs for {vault_dir}; nothing to stop\n"
     as_json = run_cli("--vault", str(vault_dir), "watch", "--stop", "--json")
     assert as_json.exit_code == 0 and json.loads(as_json.stdout) == {
-        "vault": str(vault_dir), "running": False, "stopped": False, "pid": None, "via": None,
-        "seconds": 0.0, "stale": False}
+        "vault": str(vault_dir),
+        "running": False,
+        "stopped": False,
+        "pid": None,
+        "via": None,
+        "seconds": 0.0,
+        "stale": False,
+    }
 
 
 def test_vault_watch_stop_signals_a_watcher_that_does_not_answer(
-        vault_dir: Path, keyword_only: None, processes: list[subprocess.Popen[str]],
-        run_cli: Callable[..., Any]) -> None:
+    vault_dir: Path,
+    keyword_only: None,
+    processes: list[subprocess.Popen[str]],
+    run_cli: Callable[..., Any],
+) -> None:
     """Without its socket (removed here; a watcher of an older version refuses the request)
     the pid of the state file gets SIGTERM, since the lock shows that it runs."""
     proc = _spawn_watcher(vault_dir)
@@ -901,7 +981,11 @@ def test_vault_watch_stop_signals_a_watcher_that_does_not_answer(
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert (report["running"], report["stopped"], report["pid"], report["via"]) == (
-        True, True, proc.pid, "SIGTERM")
+        True,
+        True,
+        proc.pid,
+        "SIGTERM",
+    )
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "stopped: 0 batches (0 paths), 1 reconcile, 0 searches" in err
     log_text = (vault_dir / ".vault" / "logs" / "watch.log").read_text()
@@ -909,8 +993,7 @@ def test_vault_watch_stop_signals_a_watcher_that_does_not_answer(
     assert not (vault_dir / ".vault" / "watch.lock").exists()
 
 
-def test_stop_watcher_gives_up_waiting_after_its_timeout(
-        watched: tuple[Path, Watcher]) -> None:
+def test_stop_watcher_gives_up_waiting_after_its_timeout(watched: tuple[Path, Watcher]) -> None:
     """A watcher inside a program (`Watcher.start()`, not `run()`) only records the request:
     the program decides. The caller is told it still runs, and what to do."""
     root, watcher = watched
@@ -920,7 +1003,8 @@ def test_stop_watcher_gives_up_waiting_after_its_timeout(
         f"the watcher (pid {os.getpid()}) was asked to stop but still runs after 0.2 s: it lets "
         "a running dream or batch finish first. Run `vault watch --stop` again to wait longer, "
         f"or end it at once with `kill -9 {os.getpid()}` (safe: the next start compares the "
-        "files with the index).")
+        "files with the index)."
+    )
     assert watcher._stop_requested.is_set() and client.lock_held(root / ".vault" / "watch.lock")
 
 
@@ -941,7 +1025,8 @@ def test_cli_watch_usage(run_cli: Callable[..., Any], vault_dir: Path) -> None:
 
 
 def test_watch_runs_until_stopped_from_another_thread(
-        vault_dir: Path, keyword_only: None, tmp_path: Path) -> None:
+    vault_dir: Path, keyword_only: None, tmp_path: Path
+) -> None:
     """`Vault.watch` blocks; outside the main thread it installs no signal handlers and
     stops when asked."""
     seen: list[Watcher] = []

@@ -31,8 +31,10 @@ def conversation(n: int, seed: int = 1) -> list[dict]:
     out = []
     for i in range(n):
         fact = FACTS[i % len(FACTS)]
-        filler = " ".join(rng.choice(["really", "so", "the", "plan", "looks", "fine", "ok"])
-                          for _ in range(rng.randint(0, 60)))
+        filler = " ".join(
+            rng.choice(["really", "so", "the", "plan", "looks", "fine", "ok"])
+            for _ in range(rng.randint(0, 60))
+        )
         out.append({"role": "user", "content": f"{fact} {filler}".strip()})
         out.append({"role": "assistant", "content": f"Noted ({i}). {filler[:80]}".strip()})
     return out
@@ -42,8 +44,16 @@ def daily_text(root: Path) -> str:
     return "\n".join(p.read_text("utf-8") for p in sorted((root / "memory").glob("*.md")))
 
 
-@pytest.mark.parametrize("budget", [64, 100, pytest.param(250, marks=pytest.mark.slow),
-                                    pytest.param(600, marks=pytest.mark.slow), 2000])
+@pytest.mark.parametrize(
+    "budget",
+    [
+        64,
+        100,
+        pytest.param(250, marks=pytest.mark.slow),
+        pytest.param(600, marks=pytest.mark.slow),
+        2000,
+    ],
+)
 def test_the_window_never_exceeds_its_budget(vault_dir: Path, budget: int) -> None:
     counter = load_counter()
     with Vault(vault_dir) as vault:
@@ -51,8 +61,7 @@ def test_the_window_never_exceeds_its_budget(vault_dir: Path, budget: int) -> No
         window.add({"role": "system", "content": "You are terse."})
         for message in conversation(24, seed=budget):
             window.add(message)
-            total = sum(counter.count(_content_text(m)) + MESSAGE_OVERHEAD
-                        for m in window.messages)
+            total = sum(counter.count(_content_text(m)) + MESSAGE_OVERHEAD for m in window.messages)
             assert total <= budget
             assert window.tokens() <= budget
             assert window.messages[0]["content"] == "You are terse."
@@ -93,9 +102,19 @@ def test_a_tool_result_leaves_with_its_call(vault_dir: Path) -> None:
     with Vault(vault_dir) as vault:
         window = ConversationWindow(vault, max_tokens=200, session="s-tool")
         window.add({"role": "user", "content": "What is the weather in Oslo?"})
-        window.add({"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}}]})
+        window.add(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "weather", "arguments": '{"city": "Oslo"}'},
+                    }
+                ],
+            }
+        )
         window.add({"role": "tool", "tool_call_id": "c1", "content": "4°C, rain " * 10})
         for message in conversation(8):
             window.add(message)
@@ -127,10 +146,10 @@ def test_bad_settings_and_messages_are_clear_errors(vault_dir: Path) -> None:
             window.add({"role": "system", "content": "rule " * 200})
 
 
-def test_the_summary_can_come_from_a_model(vault_dir: Path,
-                                           llm_server: ScriptedLLMServer) -> None:
+def test_the_summary_can_come_from_a_model(vault_dir: Path, llm_server: ScriptedLLMServer) -> None:
     (vault_dir / "vault.toml").write_text(
-        f'[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "m"\ntimeout_seconds = 5\n')
+        f'[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "m"\ntimeout_seconds = 5\n'
+    )
     llm_server.reply_json({"summary": ["Zoë runs billing; prefers short answers."]})
     with Vault(vault_dir) as vault:
         window = ConversationWindow(vault, max_tokens=200, session="s-llm", use_llm=True)
@@ -140,10 +159,12 @@ def test_the_summary_can_come_from_a_model(vault_dir: Path,
     assert any("Messages leaving the context window" in p for p in prompts)
 
 
-def test_an_unusable_model_summary_falls_back_offline(vault_dir: Path,
-                                                     llm_server: ScriptedLLMServer) -> None:
+def test_an_unusable_model_summary_falls_back_offline(
+    vault_dir: Path, llm_server: ScriptedLLMServer
+) -> None:
     (vault_dir / "vault.toml").write_text(
-        f'[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "m"\ntimeout_seconds = 5\n')
+        f'[llm]\nbase_url = "{llm_server.base_url}"\nmodel = "m"\ntimeout_seconds = 5\n'
+    )
     llm_server.reply_raw(500, "boom")
     with Vault(vault_dir) as vault:
         window = ConversationWindow(vault, max_tokens=200, session="s-fallback", use_llm=True)
@@ -153,23 +174,46 @@ def test_an_unusable_model_summary_falls_back_offline(vault_dir: Path,
 
 
 @pytest.mark.parametrize(
-    "seed", [0, 1, *(pytest.param(s, marks=pytest.mark.slow) for s in range(2, 6))])
+    "seed", [0, 1, *(pytest.param(s, marks=pytest.mark.slow) for s in range(2, 6))]
+)
 def test_random_conversations_stay_within_budget(vault_dir: Path, seed: int) -> None:
     rng = random.Random(seed)
     budget = rng.choice([64, 80, 128, 333, 1000])
-    words = ["plan", "deploy", "ledger", "invoice", "Zoë", "prefers", "short", "answers",
-             "decided", "Friday", "Postgres"]
+    words = [
+        "plan",
+        "deploy",
+        "ledger",
+        "invoice",
+        "Zoë",
+        "prefers",
+        "short",
+        "answers",
+        "decided",
+        "Friday",
+        "Postgres",
+    ]
     with Vault(vault_dir) as vault:
-        window = ConversationWindow(vault, max_tokens=budget, session=f"r{seed}",
-                                    summary_tokens=rng.choice([None, 10, 30]))
+        window = ConversationWindow(
+            vault, max_tokens=budget, session=f"r{seed}", summary_tokens=rng.choice([None, 10, 30])
+        )
         for i in range(30):
             size = rng.choice([1, 5, 20, 80, 400])
             text = " ".join(rng.choice(words) for _ in range(size)) + "."
             role = rng.choice(["user", "assistant"])
             if rng.random() < 0.15:
-                window.add({"role": "assistant", "content": None, "tool_calls": [
-                    {"id": f"c{i}", "type": "function",
-                     "function": {"name": "lookup", "arguments": "{}"}}]})
+                window.add(
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": f"c{i}",
+                                "type": "function",
+                                "function": {"name": "lookup", "arguments": "{}"},
+                            }
+                        ],
+                    }
+                )
                 window.add({"role": "tool", "tool_call_id": f"c{i}", "content": text})
             else:
                 window.add({"role": role, "content": text})
@@ -215,7 +259,9 @@ def test_a_window_flushing_many_times_a_minute_leaves_one_heading(
         [block] = vault.session("win-1").blocks
     lines = (vault_dir / "memory" / "2026-11-22.md").read_text("utf-8").split("\n")
     assert [line for line in lines if line.startswith("#")] == [
-        "# 2026-11-22", "## 06:14 · flush · session win-1"]
+        "# 2026-11-22",
+        "## 06:14 · flush · session win-1",
+    ]
     expected = [f"- User: I prefer build step {i} on runner R{i}. #preference" for i in range(16)]
-    assert lines[block.heading_line: block.end_line] == expected
+    assert lines[block.heading_line : block.end_line] == expected
     assert window.flushed_entries == 16

@@ -41,18 +41,49 @@ def test_the_vocabulary_file_is_the_tokenizers() -> None:
     assert lines[-1] == ""
     assert lines[:-1] == sorted(vocab, key=vocab.__getitem__)
     assert list(vocab.values()) == [vocab[t] for t in vocab] and sorted(vocab.values()) == list(
-        range(len(vocab)))
+        range(len(vocab))
+    )
 
 
 # Plain words, word pieces, punctuation, the special tokens and every ASCII character,
 # controls included: the pieces the rules are about.
-_PIECES = st.sampled_from([
-    *SPECIAL, "[mask]", "[MASK", "MASK]", " ", "  ", "\t", "\n", "\r\n", "\x00", "\x0b", "\x0c",
-    "\x1f", "\x7f", "un", "##", "ing", "affable", "Billing", "DB", "e-mail", "don't", "409",
-    "x" * 101, "a" * 100, "ERR_LEDGER", "...", "$", "~", "`", "^", "|",
-])
-_ASCII = st.lists(st.one_of(_PIECES, st.characters(max_codepoint=127)), max_size=60).map(
-    "".join)
+_PIECES = st.sampled_from(
+    [
+        *SPECIAL,
+        "[mask]",
+        "[MASK",
+        "MASK]",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\x00",
+        "\x0b",
+        "\x0c",
+        "\x1f",
+        "\x7f",
+        "un",
+        "##",
+        "ing",
+        "affable",
+        "Billing",
+        "DB",
+        "e-mail",
+        "don't",
+        "409",
+        "x" * 101,
+        "a" * 100,
+        "ERR_LEDGER",
+        "...",
+        "$",
+        "~",
+        "`",
+        "^",
+        "|",
+    ]
+)
+_ASCII = st.lists(st.one_of(_PIECES, st.characters(max_codepoint=127)), max_size=60).map("".join)
 
 
 @settings(max_examples=400, deadline=None)
@@ -71,9 +102,23 @@ def test_any_ascii_string_gets_the_tokenizers_ids(
     assert wordpiece.ids(text) == reference.encode(text).ids
 
 
-EDGES = ["", "ab\x00cd", "ab\x0bcd", "ab\x0ccd", "a\x1cb\x1fc\x7fd", "tab\there\r\nnew", "x[MASK]y",
-         "[CLS][SEP]", "[mask] [MASK ]", "a" * 100, "a" * 101, "unaffable", "ERR_LEDGER_409",
-         "don't stop-believing; $100 @home #tag ~x^y|z`q_r\\s", "billing " * 400]
+EDGES = [
+    "",
+    "ab\x00cd",
+    "ab\x0bcd",
+    "ab\x0ccd",
+    "a\x1cb\x1fc\x7fd",
+    "tab\there\r\nnew",
+    "x[MASK]y",
+    "[CLS][SEP]",
+    "[mask] [MASK ]",
+    "a" * 100,
+    "a" * 101,
+    "unaffable",
+    "ERR_LEDGER_409",
+    "don't stop-believing; $100 @home #tag ~x^y|z`q_r\\s",
+    "billing " * 400,
+]
 
 
 @pytest.mark.parametrize("text", EDGES)
@@ -85,8 +130,11 @@ def test_edge_cases_get_the_tokenizers_ids(
 
 def _real_texts() -> list[str]:
     """Every line and every whole file of the sample vault, the README and the docs."""
-    files = [*sorted((REPO / "sample_vault").rglob("*.md")), REPO / "README.md",
-             *sorted((REPO / "docs").rglob("*.md"))]
+    files = [
+        *sorted((REPO / "sample_vault").rglob("*.md")),
+        REPO / "README.md",
+        *sorted((REPO / "docs").rglob("*.md")),
+    ]
     texts = []
     for path in files:
         text = path.read_text("utf-8")
@@ -105,8 +153,18 @@ def test_real_text_gets_the_tokenizers_ids(reference: Tokenizer, wordpiece: Word
     assert truncated is not None and len(truncated) == MAX_LENGTH
 
 
-NOT_ASCII = ["Zoë likes diagrams", "naïve café", "数据库 billing", "deploy 🚀 friday",
-             "İstanbul ΣΟΦΙΑ", "tab\u00a0nbsp", "line\u2028sep", "x\u200by", "Ǆ ǅ ǆ", "\ufffd"]
+NOT_ASCII = [
+    "Zoë likes diagrams",
+    "naïve café",
+    "数据库 billing",
+    "deploy 🚀 friday",
+    "İstanbul ΣΟΦΙΑ",
+    "tab\u00a0nbsp",
+    "line\u2028sep",
+    "x\u200by",
+    "Ǆ ǅ ǆ",
+    "\ufffd",
+]
 
 
 def test_other_text_is_declined_and_given_to_tokenizers(

@@ -231,9 +231,7 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc.strerror}.") from exc
 
 
-def _scope_files(
-    root: Path, scope: tuple[str, ...], warnings: list[str]
-) -> list[tuple[str, Any]]:
+def _scope_files(root: Path, scope: tuple[str, ...], warnings: list[str]) -> list[tuple[str, Any]]:
     """(vault-relative name, parsed TOML) of the vault.toml of each scope from the outermost to
     `scope` itself, those that exist. A file reached through a symlink is not read: a scope's
     settings are its own folder's."""
@@ -254,8 +252,9 @@ def _scope_files(
                     f"{relpath}: [{name}] holds settings of the whole vault; set them in the "
                     f"root's {CONFIG_FILE} (ignored here)"
                 )
-        found.append((relpath, {k: v for k, v in data.items() if k in SCOPE_SECTIONS
-                                or k not in SECTIONS}))
+        found.append(
+            (relpath, {k: v for k, v in data.items() if k in SCOPE_SECTIONS or k not in SECTIONS})
+        )
     return found
 
 

@@ -40,8 +40,12 @@ _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(?P<body>.*?)\n?```\s*$", re.S)
 class LLMError(VaultError):
     """The model could not be reached or its reply is unusable."""
 
-    def __init__(self, what: str, hint: str = "check the [llm] section of vault.toml",
-                 prefix: str = "LLM request failed") -> None:
+    def __init__(
+        self,
+        what: str,
+        hint: str = "check the [llm] section of vault.toml",
+        prefix: str = "LLM request failed",
+    ) -> None:
         super().__init__(f"{prefix}: {what}; {hint}")
         self.what = what
 
@@ -109,8 +113,9 @@ def post_json(
                 asked = parse_retry_after(exc.retry_after)
                 why = exc.what
                 if asked is not None and asked > policy.max_wait:
-                    why += (f"; it asks to retry after {asked:.0f} s, more than "
-                            f"{policy.max_wait:g} s")
+                    why += (
+                        f"; it asks to retry after {asked:.0f} s, more than {policy.max_wait:g} s"
+                    )
                 elif attempt:
                     why += f" ({attempt + 1} tries)"
                 raise LLMError(why, hint, prefix) from None
@@ -179,8 +184,14 @@ class _Deadline:
         return urllib.request.build_opener(Handler, SecureHandler)
 
 
-def _send_once(request: urllib.request.Request, url: str, timeout: float, hint: str,
-               timeout_hint: str, prefix: str) -> bytes:
+def _send_once(
+    request: urllib.request.Request,
+    url: str,
+    timeout: float,
+    hint: str,
+    timeout_hint: str,
+    prefix: str,
+) -> bytes:
     deadline = _Deadline(timeout)
     try:
         with deadline.opener().open(request, timeout=timeout) as response:
@@ -200,27 +211,32 @@ def _send_once(request: urllib.request.Request, url: str, timeout: float, hint: 
                 raise _Retryable(what, exc.headers.get("Retry-After")) from None
         raise LLMError(what, hint, prefix) from None
     except TimeoutError:
-        raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint,
-                       prefix) from None
+        raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint, prefix) from None
     except urllib.error.URLError as exc:
         reason = exc.reason
         if isinstance(reason, TimeoutError):
-            raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint,
-                           prefix) from None
-        raise LLMError(f"cannot reach {url} ({reason})", "is the server running?",
-                       prefix) from None
+            raise LLMError(
+                f"no answer from {url} within {timeout:g} s", timeout_hint, prefix
+            ) from None
+        raise LLMError(f"cannot reach {url} ({reason})", "is the server running?", prefix) from None
     except (ConnectionError, OSError) as exc:
         if deadline.passed:
-            raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint,
-                           prefix) from None
-        raise LLMError(f"connection to {url} failed ({exc})", "is the server running?",
-                       prefix) from None
+            raise LLMError(
+                f"no answer from {url} within {timeout:g} s", timeout_hint, prefix
+            ) from None
+        raise LLMError(
+            f"connection to {url} failed ({exc})", "is the server running?", prefix
+        ) from None
     except http.client.HTTPException as exc:
         if deadline.passed:
-            raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint,
-                           prefix) from None
-        raise LLMError(f"{url} broke the HTTP protocol ({type(exc).__name__})",
-                       "is base_url the OpenAI-compatible /v1 endpoint?", prefix) from None
+            raise LLMError(
+                f"no answer from {url} within {timeout:g} s", timeout_hint, prefix
+            ) from None
+        raise LLMError(
+            f"{url} broke the HTTP protocol ({type(exc).__name__})",
+            "is base_url the OpenAI-compatible /v1 endpoint?",
+            prefix,
+        ) from None
     finally:
         deadline.cancel()
     if len(raw) > MAX_REPLY_BYTES:
@@ -258,36 +274,57 @@ class LLMClient:
             if not api_key:
                 raise ConfigError(
                     f"[llm] api_key_env names {settings.api_key_env}, which is not set; "
-                    f"export it or remove api_key_env for a local server")
+                    f"export it or remove api_key_env for a local server"
+                )
         return cls(settings, api_key)
 
     @property
     def model(self) -> str:
         return self.settings.model
 
-    def chat(self, messages: list[dict[str, Any]], *, json_mode: bool = False,
-             temperature: float = 0.0, max_tokens: int | None = None) -> ChatReply:
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        json_mode: bool = False,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> ChatReply:
         """Send `messages` and return the first choice's text."""
-        body: dict[str, Any] = {"model": self.settings.model, "messages": messages,
-                                "temperature": temperature, "stream": False}
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": temperature,
+            "stream": False,
+        }
         if json_mode:
             body["response_format"] = {"type": "json_object"}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
-        raw = post_json(self.url, body, api_key=self.api_key,
-                        timeout=self.settings.timeout_seconds, policy=self.policy,
-                        sleep=self.sleep)
+        raw = post_json(
+            self.url,
+            body,
+            api_key=self.api_key,
+            timeout=self.settings.timeout_seconds,
+            policy=self.policy,
+            sleep=self.sleep,
+        )
         try:
             payload = json.loads(raw)
             choice = payload["choices"][0]
             text = choice["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise LLMError(f"{self.url} did not answer in the chat-completions format",
-                           "is base_url the OpenAI-compatible /v1 endpoint?") from None
+            raise LLMError(
+                f"{self.url} did not answer in the chat-completions format",
+                "is base_url the OpenAI-compatible /v1 endpoint?",
+            ) from None
         if not isinstance(text, str):
             raise LLMError("the reply has no text content")
-        return ChatReply(text=text, model=str(payload.get("model") or self.settings.model),
-                         finish_reason=choice.get("finish_reason"))
+        return ChatReply(
+            text=text,
+            model=str(payload.get("model") or self.settings.model),
+            finish_reason=choice.get("finish_reason"),
+        )
 
     def chat_json(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
         """`chat` in JSON mode, parsed. Tolerates a Markdown code fence around the JSON."""
@@ -303,5 +340,7 @@ def parse_json_reply(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise LLMError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})",
-                       "the offline path is used instead") from None
+        raise LLMError(
+            f"the reply is not valid JSON ({exc.msg} at char {exc.pos})",
+            "the offline path is used instead",
+        ) from None

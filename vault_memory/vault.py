@@ -89,8 +89,7 @@ class DoctorReport:
         return {
             "healthy": self.healthy,
             "findings": [dataclasses.asdict(f) for f in self.findings],
-            "verification": None if self.verification is None
-            else self.verification.to_dict(),
+            "verification": None if self.verification is None else self.verification.to_dict(),
         }
 
 
@@ -353,10 +352,10 @@ class Vault:
         asked_for_diary = bool(kinds) or inside.split("/")[0] == DIARY_DIR or parsed.diary
         # Transcripts too: the raw conversation, whose keepers the daily logs already hold
         # (README "Sessions": measured on the dev benchmark).
-        asked_for_sessions = (
-            bool(kinds) or inside.split("/")[0] == "sessions" or parsed.sessions)
+        asked_for_sessions = bool(kinds) or inside.split("/")[0] == "sessions" or parsed.sessions
         hidden = (() if asked_for_diary else ("diary",)) + (
-            () if asked_for_sessions else ("session",))
+            () if asked_for_sessions else ("session",)
+        )
         scopes = None
         if self.scope_path is not None:
             scopes = tuple(scope_text(s) for s in visible_scopes(self.scope_path))
@@ -407,20 +406,33 @@ class Vault:
                 )
             if not self._warned_no_vectors:
                 self._warned_no_vectors = True
-                log.warning("the index holds no embeddings yet: searching by keywords only. "
-                            "Run `vault index` to add them.")
+                log.warning(
+                    "the index holds no embeddings yet: searching by keywords only. "
+                    "Run `vault index` to add them."
+                )
         limit = limit or self.config.search.limit
         try:
-            hits = self._searcher.search(parsed.text, limit=limit, mode=mode, filters=filters,
-                                         today=today, settings=self._rank_settings())
+            hits = self._searcher.search(
+                parsed.text,
+                limit=limit,
+                mode=mode,
+                filters=filters,
+                today=today,
+                settings=self._rank_settings(),
+            )
         except (sqlite3.DatabaseError, CorruptIndexError) as exc:
             if not (self._owner or self).cache_writes:
                 raise  # a search server's reader: its caller searches in-process
             # Damage found by the query itself: rebuilt from the files, then by keywords.
             self._heal(exc)
-            hits = self._searcher.search(parsed.text, limit=limit, mode="keyword",
-                                         filters=filters, today=today,
-                                         settings=self._rank_settings())
+            hits = self._searcher.search(
+                parsed.text,
+                limit=limit,
+                mode="keyword",
+                filters=filters,
+                today=today,
+                settings=self._rank_settings(),
+            )
         from .search import record
 
         record(self.cache_dir, hits)
@@ -483,8 +495,13 @@ class Vault:
             )
             return
         try:
-            index.run(paths=stale, lock_timeout=0.2, progress=self.progress,
-                      embed_repairs=False, defer_fulltext=True)
+            index.run(
+                paths=stale,
+                lock_timeout=0.2,
+                progress=self.progress,
+                embed_repairs=False,
+                defer_fulltext=True,
+            )
         except LockTimeoutError:
             log.info("another process is indexing; searching the index as it is.")
         except CannotWriteError as exc:
@@ -500,8 +517,11 @@ class Vault:
     def _read_only(self, exc: CannotWriteError) -> None:
         if not self._warned_read_only:
             self._warned_read_only = True
-            log.warning("searching the index as it is: %s, so files changed since the last "
-                        "index are not searched.", exc.reason)
+            log.warning(
+                "searching the index as it is: %s, so files changed since the last "
+                "index are not searched.",
+                exc.reason,
+            )
 
     def _heal(self, exc: Exception | None) -> None:
         """Repair a damaged cache inside a search: rebuild the index from the files (its
@@ -513,14 +533,25 @@ class Vault:
         self._owned_searcher_reset()
         index.store.close()
         if exc is not None:
-            reason = str(exc) if isinstance(exc, SchemaVersionError) else (
-                f"the index is damaged ({exc})")
-            log.warning("%s: rebuilding it from the files%s.", reason,
-                        "; searching by keywords until `vault index` adds the vectors"
-                        if index.model_id else "")
+            reason = (
+                str(exc)
+                if isinstance(exc, SchemaVersionError)
+                else (f"the index is damaged ({exc})")
+            )
+            log.warning(
+                "%s: rebuilding it from the files%s.",
+                reason,
+                "; searching by keywords until `vault index` adds the vectors"
+                if index.model_id
+                else "",
+            )
         try:
-            report = index.run(rebuild=exc is not None, progress=self.progress,
-                               lock_timeout=5.0, embed_repairs=False)
+            report = index.run(
+                rebuild=exc is not None,
+                progress=self.progress,
+                lock_timeout=5.0,
+                embed_repairs=False,
+            )
         except CannotWriteError as error:
             raise VaultError(
                 f"the index is damaged ({exc or 'see `vault status`'}) and cannot be repaired "
@@ -548,9 +579,13 @@ class Vault:
         self._owned_searcher_reset()
         report.findings += self._index.doctor()
         for relpath, links in self._hard_linked():
-            report.findings.append(Finding(
-                relpath, f"has {links} hard links (it may be a file outside the vault)",
-                "the agent tools refuse it unless [security] allow_hardlinks = true"))
+            report.findings.append(
+                Finding(
+                    relpath,
+                    f"has {links} hard links (it may be a file outside the vault)",
+                    "the agent tools refuse it unless [security] allow_hardlinks = true",
+                )
+            )
         if verify:
             report.verification = self._index.verify()
             if not report.verification.equal:  # repaired, then proved again
@@ -570,8 +605,11 @@ class Vault:
     def _hard_linked(self) -> list[tuple[str, int]]:
         from .index import indexer
 
-        return [(path, st.st_nlink) for path, st in sorted(indexer.scan(self.root).items())
-                if st.st_nlink > 1]
+        return [
+            (path, st.st_nlink)
+            for path, st in sorted(indexer.scan(self.root).items())
+            if st.st_nlink > 1
+        ]
 
     # -- links ------------------------------------------------------------------------------
 
@@ -639,8 +677,12 @@ class Vault:
 
         # One watcher serves every scope of the vault: a view watches the whole vault.
         whole = self if self.scope_path is None else type(self)(self.root, self._overrides)
-        return Watcher(whole, dream=dream and idle_minutes is None, quiet_ms=quiet_ms,
-                       idle_minutes=idle_minutes).run(on_ready)
+        return Watcher(
+            whole,
+            dream=dream and idle_minutes is None,
+            quiet_ms=quiet_ms,
+            idle_minutes=idle_minutes,
+        ).run(on_ready)
 
     def stop_watcher(self, timeout: float | None = None) -> StopReport:
         """Ask the running `vault watch` of this vault to stop and wait (at most `timeout`
@@ -661,8 +703,10 @@ class Vault:
         try:
             return Vault._init(root, git)
         except OSError as exc:
-            raise VaultError(f"cannot create a vault at {root}: {exc.strerror or exc} "
-                             f"({exc.filename or root}). Choose a folder you can write.") from None
+            raise VaultError(
+                f"cannot create a vault at {root}: {exc.strerror or exc} "
+                f"({exc.filename or root}). Choose a folder you can write."
+            ) from None
 
     @staticmethod
     def _init(root: Path, git: bool) -> InitReport:
@@ -725,9 +769,12 @@ class Vault:
             raise UnreadableNoteError(relpath, "is a folder; give a file path")
         links = fsutil.hard_links(real)
         if links > 1:
-            log.warning("%s has %d hard links: it may be a file outside the vault (the agent "
-                        "tools refuse it unless [security] allow_hardlinks = true).", relpath,
-                        links)
+            log.warning(
+                "%s has %d hard links: it may be a file outside the vault (the agent "
+                "tools refuse it unless [security] allow_hardlinks = true).",
+                relpath,
+                links,
+            )
         note = fsutil.read_text(real, relpath, self.config.index.max_file_bytes)
         lines = fsutil.split_lines(note.text)
         total = len(lines)
@@ -758,8 +805,9 @@ class Vault:
 
         return Manager(self.layout, MAX_ENTRY_BYTES).run(content, action, id, force)
 
-    def context(self, max_tokens: int = 2000, query: str | None = None, *,
-                agent: bool = False) -> str:
+    def context(
+        self, max_tokens: int = 2000, query: str | None = None, *, agent: bool = False
+    ) -> str:
         """A block for a system prompt: MEMORY.md, today's and yesterday's logs and, with a
         query, the most relevant hits not already shown, within `max_tokens` (counted offline
         by the bundled tokenizer). A cut MEMORY.md is announced in the block. `agent`: read
@@ -768,8 +816,12 @@ class Vault:
         return self.context_block(max_tokens, query, agent=agent).text
 
     def context_block(
-        self, max_tokens: int = 2000, query: str | None = None, today: dt.date | None = None,
-        *, agent: bool = False,
+        self,
+        max_tokens: int = 2000,
+        query: str | None = None,
+        today: dt.date | None = None,
+        *,
+        agent: bool = False,
     ) -> ContextBlock:
         """`context` with what went in: parts, notices, token count (for `--json`)."""
         from .search import build_context
@@ -782,8 +834,10 @@ class Vault:
                 links = fsutil.hard_links(real)
                 if links <= 1:
                     return None
-                return (f"it has {links} hard links, so it may be a file outside the vault "
-                        "(set [security] allow_hardlinks = true to allow it)")
+                return (
+                    f"it has {links} hard links, so it may be a file outside the vault "
+                    "(set [security] allow_hardlinks = true to allow it)"
+                )
 
         return build_context(self.layout, self.search, max_tokens, query, today, refuse=refuse)
 
@@ -809,17 +863,18 @@ class Vault:
                 groups.setdefault((settings.schedule, settings.timezone), []).append(scope)
         return groups
 
-    def dream_scopes(
-        self, schedule: tuple[str, str] | None = None
-    ) -> dict[str, DreamReport | str]:
+    def dream_scopes(self, schedule: tuple[str, str] | None = None) -> dict[str, DreamReport | str]:
         """Dream every scope that has new entries in its daily logs (the root included),
         each into its own MEMORY.md with its own diary entry; with `schedule`, only the scopes
         that dream on it (see `dream_schedules`). Scopes with nothing new write nothing. A
         scope whose dream fails is reported (its error message) and the others still dream.
         What `vault watch` runs on a schedule."""
         groups = self.dream_schedules()
-        chosen = groups.get(schedule, []) if schedule is not None else [
-            s for members in groups.values() for s in members]
+        chosen = (
+            groups.get(schedule, [])
+            if schedule is not None
+            else [s for members in groups.values() for s in members]
+        )
         done: dict[str, DreamReport | str] = {}
         for scope in sorted(chosen):
             try:
@@ -887,7 +942,11 @@ class Vault:
             return transcript_for_flush(self.layout, messages, parsed, session_id, when)
 
         return flush_conversation(
-            self.layout, messages, session=session, dry_run=dry_run, date=date,
+            self.layout,
+            messages,
+            session=session,
+            dry_run=dry_run,
+            date=date,
             record=record if transcript else None,
         )
 
@@ -932,9 +991,11 @@ class Vault:
         if self.scope_path is None:
             layouts += [self.scope(*s).layout for s in self._scope_folders()]
         max_bytes = self.config.index.max_file_bytes
-        return [block for layout in layouts
-                for block in scan_sessions(self.root, max_bytes, session_id,
-                                           folder=layout.daily_dir)]
+        return [
+            block
+            for layout in layouts
+            for block in scan_sessions(self.root, max_bytes, session_id, folder=layout.daily_dir)
+        ]
 
     # -- transcripts: sessions/ --------------------------------------------------------------
 
@@ -952,9 +1013,11 @@ class Vault:
         messages), the one updated last first."""
         from .sessions import transcript_files, transcript_head
 
-        heads = [transcript_head(path, relpath, name, day)
-                 for folder in self._transcript_folders()
-                 for path, relpath, name, day in transcript_files(self.root, folder)]
+        heads = [
+            transcript_head(path, relpath, name, day)
+            for folder in self._transcript_folders()
+            for path, relpath, name, day in transcript_files(self.root, folder)
+        ]
         return sorted(heads, key=lambda t: (t.updated, t.path), reverse=True)
 
     def transcript(self, session: str = "last") -> Transcript:
@@ -981,8 +1044,9 @@ class Vault:
 
         parsed = parse_conversation(messages)
         session_id = check_session_id(session) if session else derive_session_id(parsed)
-        report = transcript_for_flush(self.layout, messages, parsed, session_id, when, threads,
-                                      force=True)
+        report = transcript_for_flush(
+            self.layout, messages, parsed, session_id, when, threads, force=True
+        )
         assert report is not None
         return report
 
@@ -1001,10 +1065,12 @@ class Vault:
         from .sessions import MIN_BUDGET, continue_from
 
         if max_tokens < MIN_BUDGET:
-            raise VaultError(f"--budget {max_tokens} is too small; give at least {MIN_BUDGET} "
-                             "tokens.")
-        return continue_from(self.transcript(session), max_tokens, load_counter(),
-                             summary_tokens, threaded)
+            raise VaultError(
+                f"--budget {max_tokens} is too small; give at least {MIN_BUDGET} tokens."
+            )
+        return continue_from(
+            self.transcript(session), max_tokens, load_counter(), summary_tokens, threaded
+        )
 
     def graph(
         self,
@@ -1025,29 +1091,41 @@ class Vault:
             raise VaultError(f"--limit {limit}: give 1 node or more.")
         if session is not None:
             return session_graph(self.transcript(session), day, limit)
-        entries = [FlushedEntry(block.session, block.path, block.date, line, text)
-                   for block in self._session_blocks(None) for line, text in block.entries]
+        entries = [
+            FlushedEntry(block.session, block.path, block.date, line, text)
+            for block in self._session_blocks(None)
+            for line, text in block.entries
+        ]
         heads = self.transcripts()
         layouts = [self.layout]
         if self.scope_path is None:
             layouts += [self.scope(*s).layout for s in self._scope_folders()]
         return vault_graph(
-            self.root, entries, heads, [la.memory_relpath for la in layouts],
-            [la.diary_dir for la in layouts], notes_in(self.root, self.layout.sees),
-            self.config.index.max_file_bytes, day, limit,
+            self.root,
+            entries,
+            heads,
+            [la.memory_relpath for la in layouts],
+            [la.diary_dir for la in layouts],
+            notes_in(self.root, self.layout.sees),
+            self.config.index.max_file_bytes,
+            day,
+            limit,
         )
 
-    def prune_sessions(
-        self, older_than_days: int | str, dry_run: bool = False
-    ) -> PruneReport:
+    def prune_sessions(self, older_than_days: int | str, dry_run: bool = False) -> PruneReport:
         """Delete the transcripts (sessions/) last updated more than `older_than_days` ago
         ("30d", "4w" or a number of days): never a daily log, MEMORY.md or any other file.
         In a git vault the deletion is one commit (`git revert` undoes it)."""
         from .sessions import parse_age, prune_transcripts
 
         days = older_than_days if isinstance(older_than_days, int) else parse_age(older_than_days)
-        return prune_transcripts(self.root, self._transcript_folders(), days, dry_run,
-                                 git_commit=self.config.dream.git_commit)
+        return prune_transcripts(
+            self.root,
+            self._transcript_folders(),
+            days,
+            dry_run,
+            git_commit=self.config.dream.git_commit,
+        )
 
     def prune_sessions_if_due(self) -> PruneReport | None:
         """`prune_sessions([sessions] keep_days)` once a day, when keep_days is set (what
@@ -1055,8 +1133,7 @@ class Vault:
         from .sessions import prune_if_due
 
         keep = self.config.sessions.keep_days
-        return prune_if_due(self.cache_dir, lambda: self.prune_sessions(keep), keep,
-                            clock.today())
+        return prune_if_due(self.cache_dir, lambda: self.prune_sessions(keep), keep, clock.today())
 
     # -- import and export ------------------------------------------------------------------
 
@@ -1099,8 +1176,9 @@ class Vault:
         from .sessions import transcript_for_flush
         from .transfer import import_history
 
-        def record(raw: Any, parsed: list[Any], session: str, when: dt.datetime,
-                   title: str | None) -> Any:
+        def record(
+            raw: Any, parsed: list[Any], session: str, when: dt.datetime, title: str | None
+        ) -> Any:
             return transcript_for_flush(self.layout, raw, parsed, session, when, title=title)
 
         return import_history(
@@ -1113,8 +1191,7 @@ class Vault:
         """The scopes with a folder under scopes/ (whose names can be bound to)."""
         from .files import find_scopes, scopes
 
-        return [s for s in find_scopes(self.root)
-                if all(scopes.is_scope_name(name) for name in s)]
+        return [s for s in find_scopes(self.root) if all(scopes.is_scope_name(name) for name in s)]
 
     def scopes(self) -> list[ScopeInfo]:
         """The scopes of the vault (those this view may see, when bound), the root first, with
@@ -1122,7 +1199,6 @@ class Vault:
         from .index import list_scopes
 
         return list_scopes(self.config)
-
 
 
 def _git_init(root: Path) -> bool:

@@ -163,8 +163,9 @@ class BackgroundIndex:
                     pass  # free: the run takes it at once (unless another process does first)
                 self._waiting = False
                 # spare_cores=False: the agent's process keeps this embedder (see watch).
-                return vault.index(progress=self._progress, lock_timeout=LOCK_WAIT,
-                                   spare_cores=False)
+                return vault.index(
+                    progress=self._progress, lock_timeout=LOCK_WAIT, spare_cores=False
+                )
             except LockTimeoutError:
                 if self._stopping.is_set():
                     raise _Stopped() from None

@@ -75,8 +75,10 @@ def _agent_read(vault: Vault, relpath: str) -> str:
     real, _ = vault.layout.resolve(relpath)
     links = fsutil.hard_links(real)
     if links > 1 and not vault.config.security.allow_hardlinks:
-        raise VaultError(f"refusing {relpath}: it has {links} hard links, so it may be a file "
-                         "outside the vault (set [security] allow_hardlinks = true to allow it).")
+        raise VaultError(
+            f"refusing {relpath}: it has {links} hard links, so it may be a file "
+            "outside the vault (set [security] allow_hardlinks = true to allow it)."
+        )
     return vault.get(relpath).text
 
 

@@ -101,21 +101,30 @@ class Tool:
             values = check_arguments(self.parameters, arguments)
             text = _json(self.func(**values))
             if len(text) > MAX_TOOL_RESULT_CHARS:  # the last guard: the tools cut before this
-                return _error(self.name, f"the result is {len(text):,} characters, over the "
-                                         f"{MAX_TOOL_RESULT_CHARS:,} a tool returns; ask for "
-                                         "less (a smaller limit, or get_memory with a line "
-                                         "range).")
+                return _error(
+                    self.name,
+                    f"the result is {len(text):,} characters, over the "
+                    f"{MAX_TOOL_RESULT_CHARS:,} a tool returns; ask for "
+                    "less (a smaller limit, or get_memory with a line "
+                    "range).",
+                )
             return ToolResult(text, False)
         except VaultError as exc:
             return _error(self.name, str(exc))
         except OSError as exc:  # the disk: read-only, full, gone
             where = f" ({exc.filename})" if exc.filename else ""
-            return _error(self.name, f"the memory vault cannot be used right now: "
-                                     f"{exc.strerror or exc}{where}. Try again later.")
+            return _error(
+                self.name,
+                f"the memory vault cannot be used right now: "
+                f"{exc.strerror or exc}{where}. Try again later.",
+            )
         except Exception:  # a bug: logged with its traceback, never raised into the agent
             log.exception("the tool %s failed", self.name)
-            return _error(self.name, "the tool failed unexpectedly (the error is in the log); "
-                                     "try again, or go on without it.")
+            return _error(
+                self.name,
+                "the tool failed unexpectedly (the error is in the log); "
+                "try again, or go on without it.",
+            )
 
 
 def _json(data: Any) -> str:
@@ -305,7 +314,8 @@ class _Bound:
                 item["text"] = text[:room]
                 item["note"] = (
                     f"text cut at {room:,} of {len(text):,} characters; read the rest with "
-                    f"get_memory({item['path']!r}, {item['start_line']}, {item['end_line']}).")
+                    f"get_memory({item['path']!r}, {item['start_line']}, {item['end_line']})."
+                )
             total += len(item["text"])
             kept.append(item)
             if total >= MAX_RESULT_CHARS:
@@ -324,8 +334,10 @@ class _Bound:
         links = fsutil.hard_links(real)
         if links > 1:
             raise PathOutsideVaultError(
-                path, f"{relpath} has {links} hard links, so it may be a file outside the "
-                "vault (set [security] allow_hardlinks = true in vault.toml to allow it)")
+                path,
+                f"{relpath} has {links} hard links, so it may be a file outside the "
+                "vault (set [security] allow_hardlinks = true in vault.toml to allow it)",
+            )
 
     def manage_memory(
         self, action: str, content: str = "", id: str | None = None
@@ -420,7 +432,7 @@ def make_tools(vault: Vault, indexing: BackgroundIndex | None = None) -> list[To
                         "description": (
                             "A question or keywords, e.g. 'which database for billing'. "
                             "Obsidian's search operators narrow it down: tag:#decision, "
-                            "path:projects/, file:name, [status:active], \"exact phrase\", "
+                            'path:projects/, file:name, [status:active], "exact phrase", '
                             "-word, a OR b, date:2026-11-01..2026-11-15, kind:daily|memory|note."
                         ),
                         "maxLength": MAX_QUERY_CHARS,

@@ -128,8 +128,12 @@ class ConversationWindow:
     def stats(self) -> WindowStats:
         summary = self._summary_message()
         return WindowStats(
-            len(self.messages), self.tokens(), self.max_tokens,
-            self.cost(summary) if summary else 0, self.dropped, self.flushed_entries,
+            len(self.messages),
+            self.tokens(),
+            self.max_tokens,
+            self.cost(summary) if summary else 0,
+            self.dropped,
+            self.flushed_entries,
             list(self.warnings),
         )
 
@@ -169,10 +173,19 @@ class ConversationWindow:
         """A window picking up a flushed session (`"last"`: the one updated last) where it
         stopped: its system messages, the newest messages that fit, the older ones as the
         running summary; messages added from here on go on in the same transcript."""
-        found = vault.continue_session(session, max_tokens, summary_tokens=summary_tokens,
-                                       threaded=threaded)
-        window = cls(vault, max_tokens, session=found.session, summary_tokens=summary_tokens,
-                     use_llm=use_llm, counter=counter, threaded=threaded, threads=threads)
+        found = vault.continue_session(
+            session, max_tokens, summary_tokens=summary_tokens, threaded=threaded
+        )
+        window = cls(
+            vault,
+            max_tokens,
+            session=found.session,
+            summary_tokens=summary_tokens,
+            use_llm=use_llm,
+            counter=counter,
+            threaded=threaded,
+            threads=threads,
+        )
         window.system = found.system
         window.summary_lines = list(found.summary_lines)
         window.recent = found.recent
@@ -188,8 +201,9 @@ class ConversationWindow:
         """Record `message` (its parent chosen by the transcript); when it continues an
         earlier exchange, the messages off that thread's path leave the window (flushed and
         summarised). Returns them."""
-        report = self.vault.record_transcript([*self.system, *self._added, message],
-                                              session=self.session, threads=self.threads)
+        report = self.vault.record_transcript(
+            [*self.system, *self._added, message], session=self.session, threads=self.threads
+        )
         self._added = [*self._added, message][-TAIL:]
         if not report.appended or report.first_id is None:
             return []  # held already (it cannot be told from an earlier, identical message)
@@ -315,8 +329,10 @@ class ConversationWindow:
     def _summary_message(self) -> dict[str, Any] | None:
         if not self.summary_lines:
             return None
-        return {"role": "system",
-                "content": self._summary_header() + "\n" + "\n".join(self.summary_lines)}
+        return {
+            "role": "system",
+            "content": self._summary_header() + "\n" + "\n".join(self.summary_lines),
+        }
 
     def _llm_summary(self, batch: list[dict[str, Any]]) -> list[str] | None:
         from ..capture import redact_text
@@ -337,7 +353,8 @@ class ConversationWindow:
         prompt = (
             "Update the running summary of a conversation. Keep facts, decisions, preferences "
             "and open tasks; drop small talk. Answer with JSON: "
-            '{"summary": ["short line", ...]}, at most ' f"{budget_words} words in all.\n\n"
+            '{"summary": ["short line", ...]}, at most '
+            f"{budget_words} words in all.\n\n"
             f"Summary so far:\n{redact_text(self.summary) or '(empty)'}\n\n"
             f"Messages leaving the context window:\n{redact_text(transcript)}"
         )
@@ -360,8 +377,10 @@ class ConversationWindow:
 
 def _checked(message: Any) -> dict[str, Any]:
     if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-        raise VaultError('a message is a dict with a "role" and a "content", e.g. '
-                         '{"role": "user", "content": "hello"}.')
+        raise VaultError(
+            'a message is a dict with a "role" and a "content", e.g. '
+            '{"role": "user", "content": "hello"}.'
+        )
     content = message.get("content")
     if content is not None and not isinstance(content, (str, list)):
         raise VaultError("a message's content must be text (or a list of content parts).")

@@ -261,13 +261,18 @@ _NAMED_LINE = re.compile(
     r"[ \t]*(?:\*\*|__)?:(?:\*\*|__)?[ \t]+(?P<rest>\S.*)$"
 )
 #: Labels people put in notes ("Decision: …"), never a speaker's name.
-NOTE_LABELS = frozenset(re.findall(r"\S+", """
+NOTE_LABELS = frozenset(
+    re.findall(
+        r"\S+",
+        """
     decision decisions note notes update updates correction reminder todo to-do fix fixed plan
     idea question answer summary context status result action problem issue goal next why
     warning important tip example rule policy fyi ps nb remember owner deadline cause reason
     outcome agenda follow-up blocker risk done doing task tasks see also eta cost price time
     date where when who what how source link ref re subject topic
-"""))
+""",
+    )
+)
 
 
 def _named_turns(text: str) -> list[Message] | None:
@@ -280,8 +285,12 @@ def _named_turns(text: str) -> list[Message] | None:
     for line in lines:
         match = _NAMED_LINE.match(line)
         name = match["name"].strip() if match else None
-        if name and name[0].isupper() and name.split()[0].lower() not in NOTE_LABELS \
-                and name.lower() not in NOTE_LABELS:
+        if (
+            name
+            and name[0].isupper()
+            and name.split()[0].lower() not in NOTE_LABELS
+            and name.lower() not in NOTE_LABELS
+        ):
             turns.append((name, [match["rest"]]))  # type: ignore[index]
         elif turns:
             turns[-1][1].append(line)
@@ -289,11 +298,13 @@ def _named_turns(text: str) -> list[Message] | None:
     for name, _ in turns:
         counts[name] = counts.get(name, 0) + 1
     changes = sum(1 for a, b in zip(turns, turns[1:], strict=False) if a[0] != b[0])
-    if (len([n for n, c in counts.items() if c >= 2]) < 2 or changes < 2
-            or len(turns) * 2 < len(lines)):
+    if (
+        len([n for n, c in counts.items() if c >= 2]) < 2
+        or changes < 2
+        or len(turns) * 2 < len(lines)
+    ):
         return None
-    return [Message("user", "\n".join(body).strip(), _clean_name(name))
-            for name, body in turns]
+    return [Message("user", "\n".join(body).strip(), _clean_name(name)) for name, body in turns]
 
 
 def derive_session_id(messages: list[Message]) -> str:

@@ -16,11 +16,28 @@ import datetime as dt
 import re
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-           "a couple of": 2, "a couple": 2}
-_COUNT = r"(?P<count>\d{1,2}|a couple of|a couple|an|a|one|two|three|four|five|six|seven|" \
-         r"eight|nine|ten|eleven|twelve)"
+_COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a couple": 2,
+}
+_COUNT = (
+    r"(?P<count>\d{1,2}|a couple of|a couple|an|a|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten|eleven|twelve)"
+)
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 
 _EXPRESSION = re.compile(
@@ -34,8 +51,11 @@ _EXPRESSION = re.compile(
     r"|(?P<last_span>last (?P<last_unit>week|month|year))"
     r"|(?P<next_span>next (?P<next_unit>week|month|year))"
     r"|(?P<ago>" + _COUNT + r" " + _UNIT + r" ago)"
-    r"|(?P<later>in " + _COUNT.replace("count", "count2") + r" "
-    + _UNIT.replace("unit", "unit2") + r"(?! (?:of|or)\b))"
+    r"|(?P<later>in "
+    + _COUNT.replace("count", "count2")
+    + r" "
+    + _UNIT.replace("unit", "unit2")
+    + r"(?! (?:of|or)\b))"
     r")\b(?!['’]s\b)(?!\s*\((?:week of |weekend of )?\d{4})",  # "'s", or pinned already
     re.IGNORECASE,
 )
@@ -45,6 +65,7 @@ _PIN = re.compile(r" \((?:week of |weekend of )?\d{4}(?:-\d{2}){0,2}\)")
 
 def pin_dates(text: str, day: dt.date) -> str:
     """`text` with the date written after each relative expression resolved against `day`."""
+
     def annotate(match: re.Match[str]) -> str:
         when = resolve(match, day)
         return f"{match[0]} ({when})" if when else match[0]

@@ -70,12 +70,16 @@ _UNSAID_I = re.compile(
     r"finishing|loving|enjoying|doing|feeling|keeping|gonna|gotta|wanna|can't wait|love|"
     r"hope|wish|need|want|miss|think)\b"
 )
-_HAS_SUBJECT = re.compile(r"^\S+(?:\s+\S+){0,3}?\s+(?:is|are|was|were|has|have|can|will|makes?|"
-                          r"helps?|brings?|gives?)\b")
+_HAS_SUBJECT = re.compile(
+    r"^\S+(?:\s+\S+){0,3}?\s+(?:is|are|was|were|has|have|can|will|makes?|"
+    r"helps?|brings?|gives?)\b"
+)
 # a reaction to what the listener said or showed ("That sounds amazing!", "Wow, so cool"); "It
 # was an awesome time" describes the speaker's own day and is kept
-_OWN_DESCRIPTION = re.compile(r"^(?:it|it's|it is|it was|it has|it's been|they|they're|they are|"
-                              r"they were|we|we're)\b")
+_OWN_DESCRIPTION = re.compile(
+    r"^(?:it|it's|it is|it was|it has|it's been|they|they're|they are|"
+    r"they were|we|we're)\b"
+)
 # courtesy that opens a sentence: thanks, congratulations, farewells, sympathy
 _COURTESY = re.compile(
     r"^(?:(?:and|but|so|oh|well|also|yeah|yes|yep|wow|hey|hi|aw+|omg|ok|okay)[\s,!.]+)*"
@@ -220,8 +224,10 @@ _CHEER = re.compile(
     r"wonderful|blast|safe)|fun)|enjoy (?:it|the|your)|take care|go for it|you(?:'ve)? got "
     r"this|believe in yourself|good luck|let's keep)\b"
 )
-_OWN_DOING = re.compile(r"^(?:(?:now|then|also|and|so|but)\s+)+(?:i|i'm|i've|i'll|i'd|we|we're|"
-                        r"we've|we'll|my|our)\b")
+_OWN_DOING = re.compile(
+    r"^(?:(?:now|then|also|and|so|but)\s+)+(?:i|i'm|i've|i'll|i'd|we|we're|"
+    r"we've|we'll|my|our)\b"
+)
 _CONNECTORS = _words("and or & of the a an in at on with from to")
 
 
@@ -232,7 +238,8 @@ def _names_things(words: list[str], listeners: Collection[str]) -> bool:
     # the first word is capitalised anyway: "Idea!" is not a name, "Luna and Oliver!" holds one
     return any(w[:1].isupper() for w in words[1:]) and all(
         w[:1].isupper() and not is_filler([w]) and not _is_listener(w, set(listeners))
-        for w in named)
+        for w in named
+    )
 
 
 def _only_feeling(words: list[str]) -> bool:
@@ -247,7 +254,7 @@ def _without_courtesy(sentence: str) -> str | None:
     if match is None:
         return sentence
     boundary = _CLAUSE_END.search(sentence, match.end())
-    rest = sentence[boundary.end():].strip() if boundary else ""
+    rest = sentence[boundary.end() :].strip() if boundary else ""
     if len(_WORD.findall(rest)) < 4:
         return None
     return rest[:1].upper() + rest[1:]
@@ -273,7 +280,9 @@ _CATCH_UP = re.compile(
 
 _QUESTION_OPENING = re.compile(
     r"^(?:what|what's|how|how's|why|when|where|who|which|is|are|was|were|do|does|did|have|has|"
-    r"had|can|could|would|will|should|shall|may|any|wanna|want|got|ever)\b", re.I)
+    r"had|can|could|would|will|should|shall|may|any|wanna|want|got|ever)\b",
+    re.I,
+)
 
 
 def _told_part(sentence: str) -> str:
@@ -299,7 +308,7 @@ def _without_catch_up(sentence: str) -> str | None:
         return sentence
     clauses, start = [], 0
     for boundary in _CLAUSE_END.finditer(sentence):
-        clauses.append(sentence[start:boundary.end()])
+        clauses.append(sentence[start : boundary.end()])
         start = boundary.end()
     clauses.append(sentence[start:])
     kept = [c for c in clauses if not _CATCH_UP.search(c.strip().lower().replace("’", "'"))]
@@ -312,7 +321,9 @@ def _without_catch_up(sentence: str) -> str | None:
 # "Tomas, …", "Hey Tomas, …", "Wow Jo! …": a name called out, after an interjection or not
 _ADDRESS = re.compile(
     r"^(?:(?:hey|hi|hello|oh|wow|woah|whoa|yeah|yes|yep|aw+|omg|ok|okay|well)[\s,!]+)?"
-    r"([A-Z][\w'-]+)\s*[,!]\s+(?=\S)", re.I)
+    r"([A-Z][\w'-]+)\s*[,!]\s+(?=\S)",
+    re.I,
+)
 
 
 def _unaddressed(sentence: str, listeners: set[str]) -> str:
@@ -320,7 +331,7 @@ def _unaddressed(sentence: str, listeners: set[str]) -> str:
     while" or "That was fun, Jo!" (a first name or its short form, "Jo" for Joana)."""
     start = _ADDRESS.match(sentence)
     if start and _is_listener(start[1], listeners):
-        rest = sentence[start.end():]
+        rest = sentence[start.end() :]
         sentence = rest[:1].upper() + rest[1:]
     end = re.search(r",\s*([A-Z][\w'-]+)\s*([!.]*)\s*$", sentence)
     if end and _is_listener(end[1], listeners):
@@ -333,7 +344,9 @@ def _is_listener(word: str, listeners: set[str]) -> bool:
     word = word.strip()
     return len(word) >= 2 and any(
         part == word or (len(word) >= 3 and part.startswith(word))
-        for name in listeners for part in name.split())
+        for name in listeners
+        for part in name.split()
+    )
 
 
 def _pack(
@@ -356,8 +369,9 @@ def _pack(
     for group in groups:
         labels = [f for _, f in group if f is not None]
         category, importance = max(labels, key=lambda f: f[1]) if labels else ("fact", 1)
-        entry = make_entry(" ".join(s for s, _ in group), category, importance, speaker,
-                           max_chars, day)
+        entry = make_entry(
+            " ".join(s for s, _ in group), category, importance, speaker, max_chars, day
+        )
         if entry is not None:
             entries.append(entry)
     return entries

@@ -683,8 +683,7 @@ def extract_llm(
         )
     known = "\n".join(f"- {line}" for line in recorded[-200:]) or "(nothing yet)"
     when = f"The conversation took place on {day:%A %Y-%m-%d}.\n\n" if day else ""
-    prompt = (f"{when}Already recorded for this session:\n{known}\n\n"
-              f"Conversation:\n{transcript}")
+    prompt = f"{when}Already recorded for this session:\n{known}\n\nConversation:\n{transcript}"
     reply = client.chat_json(
         [{"role": "system", "content": LLM_PROMPT}, {"role": "user", "content": prompt}],
         max_tokens=4000,

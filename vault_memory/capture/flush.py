@@ -145,8 +145,11 @@ def daily_logs(
     if not (root / folder).is_dir():
         return []
     found = []
-    listed = (root / folder).iterdir() if only is None else (
-        root / relpath for relpath in only if relpath.rpartition("/")[0] == folder)
+    listed = (
+        (root / folder).iterdir()
+        if only is None
+        else (root / relpath for relpath in only if relpath.rpartition("/")[0] == folder)
+    )
     for path in listed:
         relpath = f"{folder}/{path.name}"
         if not date_from_name(relpath):
@@ -300,7 +303,6 @@ def _input_size(raw: Any) -> int:
         raise MalformedConversationError("the messages are not JSON-like data") from None
 
 
-
 def flush_conversation(
     layout: Layout,
     messages: str | bytes | list[Any] | dict[str, Any],
@@ -370,7 +372,15 @@ def flush_conversation(
         near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
         folder = layout.daily_dir
         block = _select_new(
-            layout.root, max_bytes, session_id, candidates, report, when, near, folder, title,
+            layout.root,
+            max_bytes,
+            session_id,
+            candidates,
+            report,
+            when,
+            near,
+            folder,
+            title,
             logs,
         )
         if dry_run or not block:
@@ -378,7 +388,15 @@ def flush_conversation(
         with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
             fsutil.settle(path)  # a killed flush's journaled block is in the log before we look
             block = _select_new(
-                layout.root, max_bytes, session_id, candidates, report, when, near, folder, title,
+                layout.root,
+                max_bytes,
+                session_id,
+                candidates,
+                report,
+                when,
+                near,
+                folder,
+                title,
                 logs,
             )
             if not block:
@@ -398,7 +416,9 @@ def flush_conversation(
                 return entries
 
             first = fsutil.append_entry(
-                path, block, create_with=layout.daily_header(when.date()),
+                path,
+                block,
+                create_with=layout.daily_header(when.date()),
                 compose=continue_or_open,
             )
         if open_block:

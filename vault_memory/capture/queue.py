@@ -88,8 +88,13 @@ class QueuedVault(Protocol):
     @property
     def cache_dir(self) -> Path: ...
 
-    def flush(self, messages: Any, session: str | None = None, dry_run: bool = False,
-              date: dt.date | str | None = None) -> Any: ...
+    def flush(
+        self,
+        messages: Any,
+        session: str | None = None,
+        dry_run: bool = False,
+        date: dt.date | str | None = None,
+    ) -> Any: ...
 
     def scope(self, *names: str) -> QueuedVault: ...
 
@@ -232,8 +237,11 @@ def replay(records: list[dict[str, Any]], done: set[Any]) -> dict[Key, _Pending]
         if "add" in record:
             base = current.get(key)
             if not isinstance(base, list) or record.get("base") != len(base):
-                log.warning("update queue: record %s of session %s lost its base; skipped",
-                            record.get("seq"), key[1])
+                log.warning(
+                    "update queue: record %s of session %s lost its base; skipped",
+                    record.get("seq"),
+                    key[1],
+                )
                 continue
             version: Any = base + list(record["add"])
         else:
@@ -243,8 +251,9 @@ def replay(records: list[dict[str, Any]], done: set[Any]) -> dict[Key, _Pending]
             continue
         group = grouping_key(key, version, record["seq"])
         item = pending.setdefault(group, _Pending(group, key[1]))
-        item.add(record["seq"], version, str(record.get("day") or ""), float(record.get("t", 0)),
-                 base)
+        item.add(
+            record["seq"], version, str(record.get("day") or ""), float(record.get("t", 0)), base
+        )
     return pending
 
 
@@ -280,8 +289,15 @@ class _Pending:
         """Add a submission; `extends` is the version it was spooled as an extension of."""
         self.add_many([seq], version, day, at, at, extends)
 
-    def add_many(self, seqs: list[Any], version: Any, day: str, first: float, last: float,
-                 extends: Any = None) -> None:
+    def add_many(
+        self,
+        seqs: list[Any],
+        version: Any,
+        day: str,
+        first: float,
+        last: float,
+        extends: Any = None,
+    ) -> None:
         if extends is not None and self.parts and self.parts[-1] is extends:
             self.parts[-1] = version  # a grown conversation: no need to compare
         else:
@@ -334,8 +350,12 @@ class _Append:
 
 
 def _line(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"),
-                      default=_jsonable).encode("utf-8", "surrogateescape") + b"\n"
+    return (
+        json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=_jsonable).encode(
+            "utf-8", "surrogateescape"
+        )
+        + b"\n"
+    )
 
 
 def _lock_owner(folder: Path, owner: str) -> int | None:
@@ -398,8 +418,12 @@ class UpdateQueue:
     def __init__(self, vault: QueuedVault) -> None:
         self.vault = vault
         settings = vault.config.queue
-        for name in ("debounce_seconds", "max_delay_seconds", "max_spool_mb",
-                     "close_timeout_seconds"):
+        for name in (
+            "debounce_seconds",
+            "max_delay_seconds",
+            "max_spool_mb",
+            "close_timeout_seconds",
+        ):
             if getattr(settings, name) < 0:
                 from ..errors import ConfigError
 
@@ -452,8 +476,13 @@ class UpdateQueue:
             if not messages:
                 return self._seq  # nothing to remember
             seq = self._seq + 1
-            record: dict[str, Any] = {"seq": seq, "t": round(time.time(), 3), "day": day,
-                                      "session": session, "scope": scope}
+            record: dict[str, Any] = {
+                "seq": seq,
+                "t": round(time.time(), 3),
+                "day": day,
+                "session": session,
+                "scope": scope,
+            }
             version: Any = original
             snapshot = self._snapshots.get(key) if session is not None else None
             if (
@@ -573,13 +602,17 @@ class UpdateQueue:
             self._spool.write(line)
         except OSError as exc:  # kept in memory: flushed by this process, not crash-safe
             self.stats.last_error = f"cannot write the spool in {self.folder} ({exc})"
-            log.warning("update queue: %s; this submission is kept in memory only.",
-                        self.stats.last_error)
+            log.warning(
+                "update queue: %s; this submission is kept in memory only.", self.stats.last_error
+            )
             return
         if self._spool_bytes() > self.max_spool and not self._spool_warned:
             self._spool_warned = True
-            log.warning("update queue: the spool is over %s MB; flushing without waiting "
-                        "for quiet periods.", self.max_spool // 1_000_000)
+            log.warning(
+                "update queue: the spool is over %s MB; flushing without waiting "
+                "for quiet periods.",
+                self.max_spool // 1_000_000,
+            )
 
     def _open_spool(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -678,8 +711,12 @@ class UpdateQueue:
             wait = min(RETRY_MAX, RETRY_FIRST * 2 ** (item.failures - 1))
             item.retry_at = time.monotonic() + wait
             self.stats.last_error = str(exc)
-            log.warning("update queue: flushing session %s failed (%s); retrying in %.0f s.",
-                        session or "(derived)", exc, wait)
+            log.warning(
+                "update queue: flushing session %s failed (%s); retrying in %.0f s.",
+                session or "(derived)",
+                exc,
+                wait,
+            )
             return False
         except Exception as exc:  # cannot succeed: recorded with its messages, never retried
             why = str(exc) if isinstance(exc, VaultError) else f"{type(exc).__name__}: {exc}"
@@ -687,8 +724,9 @@ class UpdateQueue:
                 log.exception("update queue: flushing session %s failed", session)
             self.stats.failed += 1
             self.stats.last_error = why
-            log.warning("update queue: session %s could not be flushed: %s",
-                        session or "(derived)", why)
+            log.warning(
+                "update queue: session %s could not be flushed: %s", session or "(derived)", why
+            )
             _record_failure(self.folder, item.key, why, item.parts)
         self._mark_done(item, own, done_to)
         return True
@@ -773,8 +811,11 @@ class UpdateQueue:
         left = replay(records, done)
         if not left:
             return True
-        log.info("update queue: flushing %d sessions left by a process that stopped (%s)",
-                 len(left), owner)
+        log.info(
+            "update queue: flushing %d sessions left by a process that stopped (%s)",
+            len(left),
+            owner,
+        )
         ok = True
         for item in left.values():
             if self._closing:
@@ -795,8 +836,12 @@ def _append_line(path: Path, line: bytes) -> None:
 
 
 def _record_failure(folder: Path, key: Key, why: str, messages: Any) -> None:
-    record = {"at": clock.now_local().isoformat(timespec="seconds"), "scope": key[0],
-              "session": key[1], "error": why}
+    record = {
+        "at": clock.now_local().isoformat(timespec="seconds"),
+        "scope": key[0],
+        "session": key[1],
+        "error": why,
+    }
     try:
         folder.mkdir(parents=True, exist_ok=True)
         try:
@@ -811,8 +856,14 @@ def _record_failure(folder: Path, key: Key, why: str, messages: Any) -> None:
 def queue_status(cache_dir: Path) -> dict[str, Any]:
     """What waits in `.vault/queue/` and what failed, for `vault status`. Reads only."""
     folder = queue_dir(cache_dir)
-    info: dict[str, Any] = {"pending": 0, "sessions": 0, "processes": 0, "abandoned": 0,
-                            "failed": 0, "last_error": None}
+    info: dict[str, Any] = {
+        "pending": 0,
+        "sessions": 0,
+        "processes": 0,
+        "abandoned": 0,
+        "failed": 0,
+        "last_error": None,
+    }
     if not folder.is_dir():
         return info
     sessions: set[tuple[str, Key]] = set()

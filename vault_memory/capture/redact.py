@@ -40,19 +40,25 @@ class SecretPattern:
         return any(needle in haystack for needle in self.needles)
 
 
-def _p(kind: str, pattern: str, needles: str, group: int = 0, flags: int = 0,
-       valid: Callable[[str], bool] | None = None) -> SecretPattern:
+def _p(
+    kind: str,
+    pattern: str,
+    needles: str,
+    group: int = 0,
+    flags: int = 0,
+    valid: Callable[[str], bool] | None = None,
+) -> SecretPattern:
     fold = bool(flags & re.I)
-    return SecretPattern(kind, re.compile(pattern, flags), tuple(needles.split()), group, fold,
-                         valid)
+    return SecretPattern(
+        kind, re.compile(pattern, flags), tuple(needles.split()), group, fold, valid
+    )
 
 
 def luhn(text: str) -> bool:
     """A payment card number: 13-19 digits (spaces and dashes aside) of a card network's
     ranges, passing the Luhn check."""
     digits = re.sub(r"[ -]", "", text)
-    if not 13 <= len(digits) <= 19 or not re.match(r"4|5[1-5]|2[2-7]|3[47]|6(?:011|5)|35",
-                                                   digits):
+    if not 13 <= len(digits) <= 19 or not re.match(r"4|5[1-5]|2[2-7]|3[47]|6(?:011|5)|35", digits):
         return False
     total = 0
     for i, ch in enumerate(reversed(digits)):
@@ -74,8 +80,9 @@ def iban(text: str) -> bool:
 
 def _randomish(text: str) -> bool:
     """Mixed case with digits: a generated secret, not a word or a number."""
-    return bool(re.search(r"[a-z]", text) and re.search(r"[A-Z]", text)
-                and re.search(r"[0-9]", text))
+    return bool(
+        re.search(r"[a-z]", text) and re.search(r"[A-Z]", text) and re.search(r"[0-9]", text)
+    )
 
 
 # Words that name a secret in an assignment (`password=…`, `"api_key": "…"`, `SECRET: …`);
@@ -200,28 +207,30 @@ PATTERNS: tuple[SecretPattern, ...] = (
         r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",
         "access_token$",
     ),
-    _p("firebase-fcm-key", _B + r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}" + _E,
-       ":APA91b"),
+    _p(
+        "firebase-fcm-key", _B + r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}" + _E, ":APA91b"
+    ),
     _p("azure-ad-secret", _B + r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}" + _E, "Q~"),
     _p("alibaba-key", _B + r"LTAI[A-Za-z0-9]{12,20}" + _E, "LTAI"),
     _p("vault-token", _B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,}" + _E, "hvs. hvb. hvr."),
-    _p("terraform-token", _B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}" + _E,
-       ".atlasv1."),
+    _p("terraform-token", _B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}" + _E, ".atlasv1."),
     _p("pulumi-token", _B + r"pul-[a-f0-9]{40}" + _E, "pul-"),
     _p("heroku-key", _B + r"HRKU-[A-Za-z0-9_\-]{40,}" + _E, "HRKU-"),
     _p("docker-token", _B + r"dckr_pat_[A-Za-z0-9_\-]{27,}" + _E, "dckr_pat_"),
     _p("rubygems-key", _B + r"rubygems_[a-f0-9]{48}" + _E, "rubygems_"),
     _p("nuget-key", _B + r"oy2[a-z0-9]{43}" + _E, "oy2"),
-    _p("planetscale-token", _B + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.=]{32,64}" + _E,
-       "pscale_"),
+    _p(
+        "planetscale-token", _B + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.=]{32,64}" + _E, "pscale_"
+    ),
     _p("supabase-token", _B + r"sbp_[a-f0-9]{40}" + _E, "sbp_"),
     _p("sentry-token", _B + r"sntry[su]_[A-Za-z0-9_=+/\-]{40,}" + _E, "sntrys_ sntryu_"),
     _p("grafana-token", _B + r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}" + _E, "glsa_"),
     _p("grafana-token", _B + r"glc_[A-Za-z0-9+/]{32,}={0,2}", "glc_"),
     _p("newrelic-key", _B + r"NRAK-[A-Z0-9]{27}" + _E, "NRAK-"),
     _p("linear-key", _B + r"lin_(?:api|oauth)_[A-Za-z0-9]{40}" + _E, "lin_"),
-    _p("notion-token", _B + r"(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})" + _E,
-       "ntn_ secret_"),
+    _p(
+        "notion-token", _B + r"(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})" + _E, "ntn_ secret_"
+    ),
     _p("figma-token", _B + r"figd_[A-Za-z0-9_\-]{40,}" + _E, "figd_"),
     _p("postman-key", _B + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + _E, "PMAK-"),
     _p(
@@ -229,16 +238,27 @@ PATTERNS: tuple[SecretPattern, ...] = (
         _B + r"dp\.(?:st|pt|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{2,35}\.)?[A-Za-z0-9]{40,44}" + _E,
         "dp.",
     ),
-    _p("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
-       "AGE-SECRET-KEY-1"),
+    _p(
+        "age-secret-key",
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        "AGE-SECRET-KEY-1",
+    ),
     _p("mailchimp-key", _B + r"[a-f0-9]{32}-us\d{1,2}" + _E, "-us"),
     _p("twitter-bearer", _B + r"A{20,22}[A-Za-z0-9%]{30,}" + _E, "AAAAAAAAAAAAAAAAAAAA"),
     _p("mapbox-token", _B + r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}" + _E, "sk.eyJ"),
     # -- payment data: shapes with a checksum -------------------------------------------------
-    _p("card-number", r"(?<![\w.\-/])\d(?:[ \-]?\d){12,18}(?![\w.\-/])", "0 1 2 3 4 5 6 7 8 9",
-       valid=luhn),
-    _p("iban", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b",
-       "A B C D E F G H I J K L M N O P Q R S T U V W X Y Z", valid=iban),
+    _p(
+        "card-number",
+        r"(?<![\w.\-/])\d(?:[ \-]?\d){12,18}(?![\w.\-/])",
+        "0 1 2 3 4 5 6 7 8 9",
+        valid=luhn,
+    ),
+    _p(
+        "iban",
+        r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b",
+        "A B C D E F G H I J K L M N O P Q R S T U V W X Y Z",
+        valid=iban,
+    ),
     # -- tokens in context --------------------------------------------------------------------
     _p(
         "jwt",
@@ -345,8 +365,9 @@ _CASE_NEEDLES = tuple(sorted({n for p in PATTERNS if not p.fold for n in p.needl
 _FOLD_NEEDLES = tuple(sorted({n for p in PATTERNS if p.fold for n in p.needles}))
 
 
-_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061"
-                                     "\u2062\u2063\u2064\ufeff"))
+_INVISIBLE = dict.fromkeys(
+    map(ord, "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff")
+)
 
 
 def fold(text: str) -> str:
@@ -376,7 +397,8 @@ def _redact(text: str) -> Redacted:
     counts: Counter[str] = Counter()
     lowered = text.lower()
     if not any(map(text.__contains__, _CASE_NEEDLES)) and not any(
-            map(lowered.__contains__, _FOLD_NEEDLES)):
+        map(lowered.__contains__, _FOLD_NEEDLES)
+    ):
         return Redacted(text, {})
     for pattern in PATTERNS:
         if not pattern.may_match(text, lowered) or not pattern.regex.search(text):
@@ -424,7 +446,8 @@ def redact_texts(texts: list[str]) -> list[str]:
     for text in texts:
         seen = fold(text)
         if any(map(seen.__contains__, case)) or (
-                folded and any(map(seen.lower().__contains__, folded))):
+            folded and any(map(seen.lower().__contains__, folded))
+        ):
             out.append(redact(text).text)
         else:
             out.append(text)

@@ -29,8 +29,12 @@ def _command_name(argv: list[str]) -> str | None:
     while i < len(argv) and argv[i].startswith("-"):
         if argv[i] == "--vault":
             i += 1
-        elif not (argv[i].startswith("--vault=") or argv[i] in ("-q", "--quiet", "--verbose")
-                  or argv[i].lstrip("-v") == "" and argv[i] != "-"):
+        elif not (
+            argv[i].startswith("--vault=")
+            or argv[i] in ("-q", "--quiet", "--verbose")
+            or argv[i].lstrip("-v") == ""
+            and argv[i] != "-"
+        ):
             return None
         i += 1
     return argv[i] if i < len(argv) else None

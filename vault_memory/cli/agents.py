@@ -1,5 +1,4 @@
-"""`vault mcp`: the memory tools over MCP.
-"""
+"""`vault mcp`: the memory tools over MCP."""
 
 from __future__ import annotations
 
@@ -29,4 +28,3 @@ def mcp(vault: Vault) -> None:
     from ..agents import serve_stdio
 
     serve_stdio(vault)
-

@@ -19,10 +19,13 @@ if TYPE_CHECKING:
 
 
 scope_option = click.option(
-    "--scope", metavar="SCOPE", envvar="VAULT_SCOPE",
+    "--scope",
+    metavar="SCOPE",
+    envvar="VAULT_SCOPE",
     help="Bind to a scope, e.g. org/acme/agent-alpha (/: the root scope; env VAULT_SCOPE): "
     "see its files and those above it, write only its own.",
 )
+
 
 def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
     """Pass the `Vault` as the first argument, found when the command runs rather than in the
@@ -56,6 +59,7 @@ def pass_vault(f: Callable[..., Any]) -> Callable[..., Any]:
 
     return new_func
 
+
 def _setup_logging(verbose: int, quiet: bool) -> None:
     """Library warnings go to stderr as `Warning: ...` (logging is imported here, not at
     start-up: `vault --help` never needs it)."""
@@ -82,10 +86,12 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
             logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING
         )
 
+
 def _print_json(data: Any) -> None:
     import json
 
     click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+
 
 class VaultGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
@@ -102,6 +108,7 @@ class VaultGroup(click.Group):
                 "folders exist and are readable (and writable, for a command that writes); "
                 "`vault doctor` repairs the cache."
             ) from None
+
 
 @click.group(cls=VaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
@@ -132,6 +139,7 @@ def cli(ctx: click.Context, vault_path: str | None, verbose: int, quiet: bool) -
     ctx.meta["vault_path"] = vault_path
     ctx.meta["quiet"] = quiet
 
+
 class ProgressBars:
     """Long work (a full index, the first search's index) as tqdm bars on stderr, one per
     phase, with counts, rate and ETA. Only on a terminal and without --quiet: piped output
@@ -153,8 +161,14 @@ class ProgressBars:
             from tqdm import tqdm
 
             self.phase = phase
-            self.bar = tqdm(total=total, desc=phase, unit=self.UNITS.get(phase, "it"),
-                            file=sys.stderr, leave=False, dynamic_ncols=True)
+            self.bar = tqdm(
+                total=total,
+                desc=phase,
+                unit=self.UNITS.get(phase, "it"),
+                file=sys.stderr,
+                leave=False,
+                dynamic_ncols=True,
+            )
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
@@ -162,6 +176,7 @@ class ProgressBars:
             self.bar.close()
             self.bar = None
             self.phase = ""
+
 
 def main() -> None:
     # numpy's OpenBLAS spins a waiting thread per core; on small machines it takes the other
@@ -189,4 +204,3 @@ def main() -> None:
         sys.stderr.flush()
         os._exit(code if isinstance(code, int) else 1)
     sys.exit(code)
-

@@ -1,5 +1,4 @@
-"""`vault flush`, `vault sessions`: conversations into daily logs.
-"""
+"""`vault flush`, `vault sessions`: conversations into daily logs."""
 
 from __future__ import annotations
 
@@ -92,10 +91,14 @@ def flush(
             f"{messages}; nothing written"
         )
 
+
 @cli.group(invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
-@click.option("--transcripts", is_flag=True,
-              help="List the transcripts (sessions/) instead, the one updated last first.")
+@click.option(
+    "--transcripts",
+    is_flag=True,
+    help="List the transcripts (sessions/) instead, the one updated last first.",
+)
 @scope_option
 @click.pass_context
 def sessions(ctx: click.Context, as_json: bool, transcripts: bool, scope: str | None) -> None:
@@ -115,6 +118,7 @@ def sessions(ctx: click.Context, as_json: bool, transcripts: bool, scope: str | 
         else:
             _list_sessions(as_json)
 
+
 @pass_vault
 def _list_transcripts(vault: Vault, as_json: bool) -> None:
     found = vault.transcripts()
@@ -124,8 +128,10 @@ def _list_transcripts(vault: Vault, as_json: bool) -> None:
     if not found:
         click.echo("no transcripts", err=True)
     for head in found:
-        click.echo(f"{head.session}  {head.started[:16]}..{head.updated[:16]}  {head.path}  "
-                   f"{head.title}")
+        click.echo(
+            f"{head.session}  {head.started[:16]}..{head.updated[:16]}  {head.path}  {head.title}"
+        )
+
 
 @pass_vault
 def _list_sessions(vault: Vault, as_json: bool) -> None:
@@ -140,11 +146,15 @@ def _list_sessions(vault: Vault, as_json: bool) -> None:
         entries = f"{info.entries} {'entry' if info.entries == 1 else 'entries'}"
         click.echo(f"{info.id}  {dates}  {entries}  {', '.join(info.locations)}")
 
+
 @sessions.command("show")
 @click.argument("session_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print the session and its entries as JSON.")
-@click.option("--transcript", is_flag=True,
-              help="Print the conversation itself (sessions/DATE-ID.md); ID may be `last`.")
+@click.option(
+    "--transcript",
+    is_flag=True,
+    help="Print the conversation itself (sessions/DATE-ID.md); ID may be `last`.",
+)
 @scope_option
 @pass_vault
 def sessions_show(vault: Vault, session_id: str, as_json: bool, transcript: bool) -> None:
@@ -170,4 +180,3 @@ def sessions_show(vault: Vault, session_id: str, as_json: bool, transcript: bool
         click.echo(f"{block.location}  {block.time} · flush · session {block.session}")
         for line, text in block.entries:
             click.echo(f"  {line:>4}  {text}")
-

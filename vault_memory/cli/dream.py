@@ -1,5 +1,4 @@
-"""`vault dream`: consolidating the daily logs into MEMORY.md.
-"""
+"""`vault dream`: consolidating the daily logs into MEMORY.md."""
 
 from __future__ import annotations
 
@@ -71,7 +70,7 @@ def dream(
     if report.commit:
         click.echo(f"commit: {report.commit[:12]}")
 
+
 def _short(text: str, width: int = 72) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
-

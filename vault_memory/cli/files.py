@@ -1,5 +1,5 @@
-"""`vault init`, `vault add`, `vault get`: making a vault, appending to today's log, reading a file.
-"""
+"""`vault init`, `vault add`, `vault get`: making a vault, appending to today's log, reading a
+file."""
 
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ def init(ctx: click.Context, path: str | None, git: bool, as_json: bool) -> None
         click.echo("git      initialised a repository")
     click.echo(f"Vault ready at {report.root}")
 
+
 @cli.command()
 @click.argument("text", nargs=-1)
 @click.option("-t", "--tag", "tags", multiple=True, metavar="TAG", help="Add #TAG (repeatable).")
@@ -79,6 +80,7 @@ def add(
     else:
         click.echo(f"{report.path}:{report.start_line}-{report.end_line}  {report.heading}")
 
+
 @cli.command()
 @click.argument("location")
 @click.option("--json", "as_json", is_flag=True, help="Print path, lines and text as JSON.")
@@ -102,4 +104,3 @@ def get(vault: Vault, location: str, as_json: bool) -> None:
         _print_json(result.to_dict())
     else:
         click.echo(result.text, nl=False)
-

@@ -1,5 +1,4 @@
-"""`vault index`, `vault status`, `vault scopes`: the cache and what it holds.
-"""
+"""`vault index`, `vault status`, `vault scopes`: the cache and what it holds."""
 
 from __future__ import annotations
 
@@ -18,14 +17,23 @@ UNRESOLVED_SHOWN = 20  # unresolved links listed by `vault status` (all with --j
 @cli.command()
 @click.option("--rebuild", is_flag=True, help="Throw the cache away and rebuild it from the files.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default=None,
-              help="Where the index lives (default: [index] backend, else sqlite).")
-@click.option("--dsn", default=None, metavar="DSN",
-              help="The PostgreSQL server's DSN, for --backend postgres (prefer [index] dsn_env: "
-                   "a password on a command line is seen by other users).")
+@click.option(
+    "--backend",
+    type=click.Choice(["sqlite", "postgres"]),
+    default=None,
+    help="Where the index lives (default: [index] backend, else sqlite).",
+)
+@click.option(
+    "--dsn",
+    default=None,
+    metavar="DSN",
+    help="The PostgreSQL server's DSN, for --backend postgres (prefer [index] dsn_env: "
+    "a password on a command line is seen by other users).",
+)
 @pass_vault
-def index(vault: Vault, rebuild: bool, as_json: bool, backend: str | None = None,
-          dsn: str | None = None) -> None:
+def index(
+    vault: Vault, rebuild: bool, as_json: bool, backend: str | None = None, dsn: str | None = None
+) -> None:
     """Bring the search cache (.vault/) in line with the files.
 
     Only changed files are read; moved files and unchanged text are never re-embedded.
@@ -59,9 +67,13 @@ def index(vault: Vault, rebuild: bool, as_json: bool, backend: str | None = None
         f"in {report.seconds:.2f} s"
     )
 
+
 @cli.command()
-@click.option("--verify", is_flag=True,
-              help="Then prove the index equals the files (reads and parses every file).")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Then prove the index equals the files (reads and parses every file).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @pass_vault
 def doctor(vault: Vault, verify: bool, as_json: bool) -> None:
@@ -89,9 +101,11 @@ def doctor(vault: Vault, verify: bool, as_json: bool) -> None:
         check = report.verification
         if check is not None:
             if check.equal:
-                click.echo(f"index equals the files ({check.files} files, {check.units} "
-                           f"units, {check.embedded} with vectors; digest "
-                           f"{check.files_digest[:16]})")
+                click.echo(
+                    f"index equals the files ({check.files} files, {check.units} "
+                    f"units, {check.embedded} with vectors; digest "
+                    f"{check.files_digest[:16]})"
+                )
             else:
                 click.echo("index differs from the files:")
                 for line in check.differences:
@@ -135,15 +149,22 @@ def status(vault: Vault, as_json: bool) -> None:
         from ..text import plural
 
         n = info["flagged_units"]
-        lines.append(f"flagged       {plural(n, 'unit')} {'reads' if n == 1 else 'read'} as "
-                     "an instruction to a model (search and context mark it; nothing is deleted)")
+        lines.append(
+            f"flagged       {plural(n, 'unit')} {'reads' if n == 1 else 'read'} as "
+            "an instruction to a model (search and context mark it; nothing is deleted)"
+        )
     if info.get("pending_embeddings"):
-        lines.append(f"pending       {info['pending_embeddings']} units wait for their vectors "
-                     f"({info['embedding_error']}); `vault index` adds them")
+        lines.append(
+            f"pending       {info['pending_embeddings']} units wait for their vectors "
+            f"({info['embedding_error']}); `vault index` adds them"
+        )
     if "scope" in info:
         own, above = info["scope"], ", ".join(n or "/" for n in info["scope"]["sees"][:-1])
-        lines.insert(1, f"scope         {own['name'] or '/'} ({own['files']} files, "
-                        f"{own['units']} units of its own; sees {above or 'nothing above'})")
+        lines.insert(
+            1,
+            f"scope         {own['name'] or '/'} ({own['files']} files, "
+            f"{own['units']} units of its own; sees {above or 'nothing above'})",
+        )
     if info.get("damaged"):
         lines.insert(1, "health        damaged: " + "; ".join(info["damaged"]))
     if info["problem"]:
@@ -156,17 +177,20 @@ def status(vault: Vault, as_json: bool) -> None:
         from ..text import plural
 
         count = info["unresolved_links"]
-        lines.append(f"unresolved    {plural(count, 'link')} lead{'s' if count == 1 else ''} "
-                     "to no file"
-                     + (f" ({more} more: `vault status --json`)" if more > 0 else ""))
-        lines += [f"unresolved    {link['source']}:{link['line']} -> {link['target']}"
-                  for link in shown]
+        lines.append(
+            f"unresolved    {plural(count, 'link')} lead{'s' if count == 1 else ''} "
+            "to no file" + (f" ({more} more: `vault status --json`)" if more > 0 else "")
+        )
+        lines += [
+            f"unresolved    {link['source']}:{link['line']} -> {link['target']}" for link in shown
+        ]
     lines.append(f"watcher       {_describe_watcher(info['watcher'])}")
     lines.append(f"queue         {_describe_queue(info['queue'])}")
     for key, source in sorted(info["settings_sources"].items()):
         section, _, name = key.partition(".")
         lines.append(f"setting       {key} = {info['settings'][section][name]!r} ({source})")
     click.echo("\n".join(lines))
+
 
 def _describe_queue(queue: dict[str, Any]) -> str:
     from ..text import plural
@@ -178,9 +202,12 @@ def _describe_queue(queue: dict[str, Any]) -> str:
             text += f", {queue['abandoned']} left by stopped processes"
         text += ")"
     if queue["failed"]:
-        text += (f", {plural(queue['failed'], 'update')} failed: {queue['last_error']} "
-                 "(kept in .vault/queue/failed.jsonl)")
+        text += (
+            f", {plural(queue['failed'], 'update')} failed: {queue['last_error']} "
+            "(kept in .vault/queue/failed.jsonl)"
+        )
     return text
+
 
 def _describe_watcher(watcher: dict[str, Any]) -> str:
     import datetime as dt
@@ -195,6 +222,7 @@ def _describe_watcher(watcher: dict[str, Any]) -> str:
     if watcher["next_dream_at"]:
         text += f", next dream {watcher['next_dream_at'][:16].replace('T', ' ')}"
     return text + ")"
+
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the scopes as JSON.")
@@ -217,9 +245,17 @@ def scopes(vault: Vault, as_json: bool) -> None:
         _print_json([info.to_dict() for info in found])
         return
     for info in found:
-        notes = [what for what, flag in (("MEMORY.md", info.memory), ("own vault.toml",
-                 info.settings), ("not bindable: rename the folder", not info.bindable)) if flag]
-        click.echo(f"{info.name or '/':<28} {plural(info.files, 'file'):>10} "
-                   f"{plural(info.units, 'unit'):>11}  {plural(info.daily_logs, 'daily log')}"
-                   + (f"  ({', '.join(notes)})" if notes else ""))
-
+        notes = [
+            what
+            for what, flag in (
+                ("MEMORY.md", info.memory),
+                ("own vault.toml", info.settings),
+                ("not bindable: rename the folder", not info.bindable),
+            )
+            if flag
+        ]
+        click.echo(
+            f"{info.name or '/':<28} {plural(info.files, 'file'):>10} "
+            f"{plural(info.units, 'unit'):>11}  {plural(info.daily_logs, 'daily log')}"
+            + (f"  ({', '.join(notes)})" if notes else "")
+        )

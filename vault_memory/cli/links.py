@@ -1,5 +1,4 @@
-"""`vault links`, `vault backlinks`: the links between notes, as Obsidian resolves them.
-"""
+"""`vault links`, `vault backlinks`: the links between notes, as Obsidian resolves them."""
 
 from __future__ import annotations
 

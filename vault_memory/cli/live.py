@@ -1,5 +1,4 @@
-"""`vault watch`: keeping the cache exact while files change.
-"""
+"""`vault watch`: keeping the cache exact while files change."""
 
 from __future__ import annotations
 
@@ -30,12 +29,20 @@ from .app import _print_json, cli, pass_vault
 )
 @click.option("--json", "as_json", is_flag=True, help="With --stop: print what happened as JSON.")
 @click.option(
-    "--server-idle", type=click.FloatRange(min=0, min_open=True), metavar="MINUTES",
-    hidden=True, help="Run as the search server [search] server = \"auto\" starts.",
+    "--server-idle",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="MINUTES",
+    hidden=True,
+    help='Run as the search server [search] server = "auto" starts.',
 )
 @pass_vault
 def watch(
-    vault: Vault, no_dream: bool, quiet_ms: int | None, verbose: int, stop: bool, as_json: bool,
+    vault: Vault,
+    no_dream: bool,
+    quiet_ms: int | None,
+    verbose: int,
+    stop: bool,
+    as_json: bool,
     server_idle: float | None,
 ) -> None:
     """Keep the search cache in line with the files until stopped (Ctrl-C, SIGTERM, or
@@ -87,12 +94,12 @@ def watch(
     def ready(watcher: Any) -> None:
         click.echo(f"watching {vault.root} (pid {os.getpid()}); Ctrl-C to stop", err=True)
 
-    report = vault.watch(dream=not no_dream, quiet_ms=quiet_ms, on_ready=ready,
-                         idle_minutes=server_idle)
+    report = vault.watch(
+        dream=not no_dream, quiet_ms=quiet_ms, on_ready=ready, idle_minutes=server_idle
+    )
     click.echo(
         f"stopped: {plural(report.batches, 'batch')} ({plural(report.paths, 'path')}), "
         f"{plural(report.reconciles, 'reconcile')}, "
         f"{plural(report.searches, 'search')} answered",
         err=True,
     )
-

@@ -1,5 +1,4 @@
-"""`vault search`, `vault context`: finding what memory says.
-"""
+"""`vault search`, `vault context`: finding what memory says."""
 
 from __future__ import annotations
 
@@ -21,15 +20,24 @@ class QueryCommand(click.Command):
     the command's short options (`-n 5`, `-n5`, `-h`) is a word of the query."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        shorts = {opt for param in self.get_params(ctx) for opt in param.opts
-                  if opt.startswith("-") and not opt.startswith("--")}
+        shorts = {
+            opt
+            for param in self.get_params(ctx)
+            for opt in param.opts
+            if opt.startswith("-") and not opt.startswith("--")
+        }
         marked: list[str] = []
         rest = False
         for arg in args:
             rest = rest or arg == "--"
-            is_word = (not rest and arg.startswith("-") and not arg.startswith("--")
-                       and len(arg) > 1 and arg not in shorts
-                       and not any(arg.startswith(s) and arg[len(s):].isdigit() for s in shorts))
+            is_word = (
+                not rest
+                and arg.startswith("-")
+                and not arg.startswith("--")
+                and len(arg) > 1
+                and arg not in shorts
+                and not any(arg.startswith(s) and arg[len(s) :].isdigit() for s in shorts)
+            )
             marked.append(_WORD_MARK + arg if is_word else arg)
         return super().parse_args(ctx, marked)
 
@@ -105,8 +113,11 @@ def search(
         via_watcher=True,
     )
     if as_json:
-        found: dict[str, Any] = {"query": text, "mode": mode,
-                                 "results": [h.to_dict() for h in hits]}
+        found: dict[str, Any] = {
+            "query": text,
+            "mode": mode,
+            "results": [h.to_dict() for h in hits],
+        }
         if getattr(hits, "warnings", None):  # e.g. keywords only: the embedding provider failed
             found["warning"] = " ".join(hits.warnings)
         _print_json(found)
@@ -127,13 +138,13 @@ def _print_hits(hits: Any, explain: bool) -> None:
         )
         click.secho(f"{hit.path}:{span}", fg="cyan", nl=False)
         click.echo(f"  {hit.heading}" if hit.heading else "", nl=False)
-        click.secho(f"  ({hit.score:.3f}{', weak match' if 'weak' in hit.flags else ''})",
-                    dim=True)
+        click.secho(f"  ({hit.score:.3f}{', weak match' if 'weak' in hit.flags else ''})", dim=True)
         for line in hit.text.split("\n"):
             click.echo(f"    {line}")
         if explain:
             parts = ", ".join(f"{k}={v:.3f}" for k, v in hit.scores.items())
             click.secho(f"    [{parts}]", dim=True)
+
 
 @cli.command()
 @click.option(
@@ -163,4 +174,3 @@ def context(vault: Vault, budget: int, query: str | None, as_json: bool) -> None
         _print_json(block.to_dict())
     else:
         click.echo(block.text)
-

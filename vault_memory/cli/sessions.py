@@ -17,12 +17,21 @@ from .capture import sessions
 
 @sessions.command("continue")
 @click.argument("session_id", metavar="ID|last", default="last")
-@click.option("--budget", type=int, default=8000, show_default=True, metavar="N",
-              help="The tokens the messages may take (counted by the bundled tokenizer).")
+@click.option(
+    "--budget",
+    type=int,
+    default=8000,
+    show_default=True,
+    metavar="N",
+    help="The tokens the messages may take (counted by the bundled tokenizer).",
+)
 @click.option("--threaded", is_flag=True, help="Only the current thread's messages.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the session, the cut and the messages as JSON (`.messages` is the "
-              "list to resend).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the session, the cut and the messages as JSON (`.messages` is the list to resend).",
+)
 @scope_option
 @pass_vault
 def sessions_continue(
@@ -54,8 +63,13 @@ def sessions_continue(
 
 
 @sessions.command("prune")
-@click.option("--older-than", "older_than", required=True, metavar="AGE",
-              help="Delete transcripts last updated longer ago than this: 30d, 4w.")
+@click.option(
+    "--older-than",
+    "older_than",
+    required=True,
+    metavar="AGE",
+    help="Delete transcripts last updated longer ago than this: 30d, 4w.",
+)
 @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @scope_option
@@ -78,24 +92,53 @@ def sessions_prune(vault: Vault, older_than: str, dry_run: bool, as_json: bool) 
     verb = "would delete" if dry_run else "deleted"
     count = len(report.deleted)
     commit = f"; git commit {report.commit[:10]}" if report.commit else ""
-    click.echo(f"{verb} {count} transcript{'s' if count != 1 else ''} last updated before "
-               f"{report.cutoff}, kept {report.kept}{commit}", err=True)
+    click.echo(
+        f"{verb} {count} transcript{'s' if count != 1 else ''} last updated before "
+        f"{report.cutoff}, kept {report.kept}{commit}",
+        err=True,
+    )
 
 
 @cli.command()
-@click.option("--session", "session_id", metavar="ID|last",
-              help="One session's thread tree (default: the whole vault).")
-@click.option("--format", "fmt", type=click.Choice(["mermaid", "json"]), default="mermaid",
-              show_default=True, help="Mermaid flowchart or JSON nodes and edges.")
-@click.option("--out", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
-              help="Write to FILE (a .md file gets a ```mermaid block) instead of stdout.")
+@click.option(
+    "--session",
+    "session_id",
+    metavar="ID|last",
+    help="One session's thread tree (default: the whole vault).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["mermaid", "json"]),
+    default="mermaid",
+    show_default=True,
+    help="Mermaid flowchart or JSON nodes and edges.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE",
+    help="Write to FILE (a .md file gets a ```mermaid block) instead of stdout.",
+)
 @click.option("--since", metavar="DATE", help="Only sessions (messages) since this day.")
-@click.option("-n", "--limit", type=int, default=None, metavar="N",
-              help="At most N nodes (default 200); a cut graph says so.")
+@click.option(
+    "-n",
+    "--limit",
+    type=int,
+    default=None,
+    metavar="N",
+    help="At most N nodes (default 200); a cut graph says so.",
+)
 @scope_option
 @pass_vault
-def graph(vault: Vault, session_id: str | None, fmt: str, out: str | None, since: str | None,
-          limit: int | None) -> None:
+def graph(
+    vault: Vault,
+    session_id: str | None,
+    fmt: str,
+    out: str | None,
+    since: str | None,
+    limit: int | None,
+) -> None:
     """Draw what conversations left behind: sessions -> the daily entries they flushed ->
     the MEMORY.md items dreams promoted from them, and [[wikilinks]] between notes; or one
     session's thread tree. Mermaid renders as is in Obsidian and on GitHub.

@@ -53,8 +53,11 @@ class Doubt(Exception):
 
 def request_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The environment variables whose values must match the watcher's."""
-    return {k: v for k, v in environ.items()
-            if (k.startswith(ENV_PREFIX) and k not in ENV_HANDLED) or k in ENV_NAMES}
+    return {
+        k: v
+        for k, v in environ.items()
+        if (k.startswith(ENV_PREFIX) and k not in ENV_HANDLED) or k in ENV_NAMES
+    }
 
 
 def _take_value(args: list[str], i: int, arg: str) -> tuple[str, int]:
@@ -85,13 +88,28 @@ def parse_search(args: list[str]) -> dict[str, Any]:
     `-n`/`-h` belongs to the query."""
     kinds: list[str] = []
     request: dict[str, Any] = {
-        "limit": None, "mode": "hybrid", "since": None, "until": None, "within": None,
-        "kinds": kinds, "json": False, "explain": False, "scope": None}
+        "limit": None,
+        "mode": "hybrid",
+        "since": None,
+        "until": None,
+        "within": None,
+        "kinds": kinds,
+        "json": False,
+        "explain": False,
+        "scope": None,
+    }
     words = []
     rest = False
     i = 0
-    values = {"--limit": "limit", "--mode": "mode", "--since": "since", "--until": "until",
-              "--in": "within", "--kind": "kinds", "--scope": "scope"}
+    values = {
+        "--limit": "limit",
+        "--mode": "mode",
+        "--since": "since",
+        "--until": "until",
+        "--in": "within",
+        "--kind": "kinds",
+        "--scope": "scope",
+    }
     while i < len(args):
         arg = args[i]
         if rest:
@@ -199,7 +217,7 @@ def parse(
         i += 1
     if i >= len(argv):
         raise Doubt
-    command, args = argv[i], argv[i + 1:]
+    command, args = argv[i], argv[i + 1 :]
     if command == "search":
         request = parse_search(args)
     elif command in ("context", "get"):
@@ -219,9 +237,11 @@ def find_root(explicit: str | None) -> str:
         path = os.path.expanduser(explicit)
         if not os.path.isdir(path):
             raise Doubt
-        if not (os.path.isfile(os.path.join(path, CONFIG_FILE))
-                or os.path.isfile(os.path.join(path, "MEMORY.md"))
-                or os.path.isdir(os.path.join(path, "memory"))):
+        if not (
+            os.path.isfile(os.path.join(path, CONFIG_FILE))
+            or os.path.isfile(os.path.join(path, "MEMORY.md"))
+            or os.path.isdir(os.path.join(path, "memory"))
+        ):
             raise Doubt
         return os.path.realpath(path)
     folder = os.path.realpath(os.getcwd())
@@ -300,15 +320,16 @@ def hit_dict(hit: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_search(
-    request: dict[str, Any], reply: dict[str, Any], quiet: bool
-) -> tuple[str, str]:
+def render_search(request: dict[str, Any], reply: dict[str, Any], quiet: bool) -> tuple[str, str]:
     """(stdout, stderr) of cli/search.py `search` for the hits of `reply`."""
     hits, warnings = reply["hits"], reply["warnings"]
     err = "" if quiet else "".join(f"Warning: {w}\n" for w in warnings)
     if request["json"]:
-        found: dict[str, Any] = {"query": request["query"], "mode": request["mode"],
-                 "results": [hit_dict(h) for h in hits]}
+        found: dict[str, Any] = {
+            "query": request["query"],
+            "mode": request["mode"],
+            "results": [hit_dict(h) for h in hits],
+        }
         if warnings:
             found["warning"] = " ".join(warnings)
         return json.dumps(found, ensure_ascii=False, indent=None, default=str) + "\n", err
@@ -371,10 +392,16 @@ def search_here(root: str, quiet: bool, request: dict[str, Any]) -> dict[str, An
             view.config  # noqa: B018
         if view.config.search.server.strip().lower() != "off":
             raise Doubt  # the full CLI starts the server
-        hits = view.search(request["query"], limit=request["limit"], mode=request["mode"],
-                           since=request["since"], until=request["until"],
-                           within=request["within"], kinds=tuple(request["kinds"]),
-                           via_watcher=True)
+        hits = view.search(
+            request["query"],
+            limit=request["limit"],
+            mode=request["mode"],
+            since=request["since"],
+            until=request["until"],
+            within=request["within"],
+            kinds=tuple(request["kinds"]),
+            via_watcher=True,
+        )
         import dataclasses
 
         found = [dataclasses.asdict(hit) for hit in hits]
@@ -396,8 +423,14 @@ def answer(argv: list[str], environ: Mapping[str, str]) -> int:
             raise Doubt
     command, vault, quiet, request = parse(argv, environ)
     root = find_root(vault)
-    payload = {"op": "thin", "protocol": PROTOCOL, "command": command, "root": root,
-               "env": request_env(environ), "request": request}
+    payload = {
+        "op": "thin",
+        "protocol": PROTOCOL,
+        "command": command,
+        "root": root,
+        "env": request_env(environ),
+        "request": request,
+    }
     try:
         reply = ask(socket_of(root), payload)
     except Exception:
@@ -425,8 +458,10 @@ def answer(argv: list[str], environ: Mapping[str, str]) -> int:
 def main() -> None:
     """The `vault` console script: the thin client when a watcher answers, else the full CLI."""
     argv = sys.argv[1:]
-    if argv and argv[0] in ("search", "context", "get", "--vault", "-q", "--quiet") or any(
-        a.startswith("--vault=") for a in argv[:1]
+    if (
+        argv
+        and argv[0] in ("search", "context", "get", "--vault", "-q", "--quiet")
+        or any(a.startswith("--vault=") for a in argv[:1])
     ):
         import gc
 

@@ -1,5 +1,4 @@
-"""`vault import`, `vault export`: memory in from other tools, and out as JSON records.
-"""
+"""`vault import`, `vault export`: memory in from other tools, and out as JSON records."""
 
 from __future__ import annotations
 
@@ -23,7 +22,11 @@ SHOWN = 5  # positions of what was left out, on stderr
 @cli.command("import")
 @click.argument("source", metavar="FILE|DIR", type=click.Path(exists=True))
 @click.option(
-    "--format", "fmt", type=click.Choice(IMPORT_FORMATS), default="auto", show_default=True,
+    "--format",
+    "fmt",
+    type=click.Choice(IMPORT_FORMATS),
+    default="auto",
+    show_default=True,
     help="chatgpt / claude: a data export; openai: messages as `vault flush` reads them; "
     "jsonl: a `vault export` file.",
 )
@@ -86,18 +89,39 @@ def _summary(report: ImportReport) -> list[str]:
 
 
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "json"]), default="jsonl",
-              show_default=True, help="One record a line, or one JSON array.")
-@click.option("--kind", "kinds", metavar="KINDS",
-              help="Only these, comma-separated: daily, memory, notes, diary, sessions.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "json"]),
+    default="jsonl",
+    show_default=True,
+    help="One record a line, or one JSON array.",
+)
+@click.option(
+    "--kind",
+    "kinds",
+    metavar="KINDS",
+    help="Only these, comma-separated: daily, memory, notes, diary, sessions.",
+)
 @click.option("--since", metavar="DATE", help="Only dated files of this day or later.")
 @click.option("--until", metavar="DATE", help="Only dated files of this day or earlier.")
-@click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False),
-              help="Write to FILE (complete or not at all) instead of stdout.")
+@click.option(
+    "-o",
+    "--output",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Write to FILE (complete or not at all) instead of stdout.",
+)
 @scope_option
 @pass_vault
-def export(vault: Vault, fmt: str, kinds: str | None, since: str | None, until: str | None,
-           output: str | None) -> None:
+def export(
+    vault: Vault,
+    fmt: str,
+    kinds: str | None,
+    since: str | None,
+    until: str | None,
+    output: str | None,
+) -> None:
     """Take it with you: the vault's Markdown as JSON records on stdout, one per section of
     each file (path, line range, date, heading, text, tags, kind, scope, session, sha256),
     after a header with the format versions. `vault import` of it into an empty vault writes

@@ -151,8 +151,9 @@ class Dreamer:
     """One vault's dreams. `writer_lock` is `Index.writer_lock` (shared with the indexer);
     `now` fixes the clock (tests, reproducible runs)."""
 
-    def __init__(self, config: Config, writer_lock: WriterLock,
-                 now: dt.datetime | None = None) -> None:
+    def __init__(
+        self, config: Config, writer_lock: WriterLock, now: dt.datetime | None = None
+    ) -> None:
         self.config = config
         self.root = config.root
         self.writer_lock = writer_lock
@@ -170,15 +171,17 @@ class Dreamer:
 
     # -- dreaming -------------------------------------------------------------------------------
 
-    def dream(self, dry_run: bool = False, force: bool = False,
-              lookback_days: int | None = None) -> DreamReport:
+    def dream(
+        self, dry_run: bool = False, force: bool = False, lookback_days: int | None = None
+    ) -> DreamReport:
         settings = self.config.dream
         if not settings.enabled and not dry_run:
             raise DreamDisabledError()
         days = settings.lookback_days if lookback_days is None else lookback_days
         if days < 1:
-            raise VaultError(f"the lookback must be at least 1 day, got {days}. "
-                             "Pass --days N with N >= 1.")
+            raise VaultError(
+                f"the lookback must be at least 1 day, got {days}. Pass --days N with N >= 1."
+            )
         now = self.now()
         start = now.date() - dt.timedelta(days=days)
         inputs = self._read(start, now.date())
@@ -186,8 +189,10 @@ class Dreamer:
             # Nothing new: nothing to lock, nothing written (not even `.vault/`).
             report = self._dream(now, start, inputs, dry_run=dry_run, force=force)
             if dry_run and not settings.enabled:
-                report.warnings.append("dreaming is disabled ([dream] enabled = false): this "
-                                       "preview is all `vault dream` would show.")
+                report.warnings.append(
+                    "dreaming is disabled ([dream] enabled = false): this "
+                    "preview is all `vault dream` would show."
+                )
                 log.warning("%s", report.warnings[-1])
             return report
         with fsutil.lock_file(self.lock_path, "dream", timeout=0.5):
@@ -219,8 +224,9 @@ class Dreamer:
                 "Europe/Stockholm, or leave it empty for local time."
             ) from None
 
-    def _dream(self, now: dt.datetime, start: dt.date, inputs: _Inputs, dry_run: bool,
-               force: bool) -> DreamReport:
+    def _dream(
+        self, now: dt.datetime, start: dt.date, inputs: _Inputs, dry_run: bool, force: bool
+    ) -> DreamReport:
         today = now.date()
         candidates = self._candidates(inputs)
         report = DreamReport(
@@ -240,8 +246,8 @@ class Dreamer:
                 f"nothing new to dream about: the {seen} entries of the daily logs from "
                 f"{start} to {today} were all consumed by earlier dreams. "
                 f"{self.memory_file} is unchanged."
-                if seen else
-                f"nothing to dream about: no daily-log entries from {start} to {today}. "
+                if seen
+                else f"nothing to dream about: no daily-log entries from {start} to {today}. "
                 f"{self.memory_file} is unchanged."
             )
             return report
@@ -253,12 +259,20 @@ class Dreamer:
 
         client = LLMClient.from_config(self.config)
         if client is None:
-            plan = consolidate(inputs.memory, candidates, policy, similarity,
-                               evidence=inputs.items, hits=hits, today=today)
+            plan = consolidate(
+                inputs.memory,
+                candidates,
+                policy,
+                similarity,
+                evidence=inputs.items,
+                hits=hits,
+                today=today,
+            )
         else:
             report.mode = "llm"
-            plan, report.model = self._ask_model(client, inputs, candidates, policy,
-                                                 similarity, hits, today)
+            plan, report.model = self._ask_model(
+                client, inputs, candidates, policy, similarity, hits, today
+            )
         new_text = render(inputs.memory, plan)
         sources = {i.source for i in plan.consumed}
         problems = validate(inputs.memory, plan, new_text, policy, sources, similarity)
@@ -271,9 +285,15 @@ class Dreamer:
         _describe(report, plan, inputs.memory_text, new_text, self.memory_file)
         if dry_run:
             report.refused = [] if force else soft
-            report.message = _summary(report, plan) + (
-                "; would be refused without --force: " + "; ".join(soft) if report.refused
-                else "") + ". Dry run: nothing was written."
+            report.message = (
+                _summary(report, plan)
+                + (
+                    "; would be refused without --force: " + "; ".join(soft)
+                    if report.refused
+                    else ""
+                )
+                + ". Dry run: nothing was written."
+            )
             return report
         self._apply(report, inputs, plan, new_text, now)
         return report
@@ -285,8 +305,9 @@ class Dreamer:
         disabled = model_disabled()
         if model_id_for(self.config.index.model) and not disabled:
             try:
-                embedder = shared_embedder(self.config.index.model,
-                                           self.config.index.threads or None)
+                embedder = shared_embedder(
+                    self.config.index.model, self.config.index.threads or None
+                )
                 similarity = EmbeddingSimilarity(embedder)
             except ModelUnavailable as exc:
                 report.warnings.append(f"{exc} Comparing entries by their words instead.")
@@ -294,9 +315,16 @@ class Dreamer:
         report.similarity = similarity.name
         return similarity
 
-    def _ask_model(self, client: Any, inputs: _Inputs, candidates: list[Item],
-                   policy: Policy, similarity: Similarity, hits: Any,
-                   today: dt.date) -> tuple[DreamPlan, str]:
+    def _ask_model(
+        self,
+        client: Any,
+        inputs: _Inputs,
+        candidates: list[Item],
+        policy: Policy,
+        similarity: Similarity,
+        hits: Any,
+        today: dt.date,
+    ) -> tuple[DreamPlan, str]:
         from ..llm import LLMError, parse_json_reply
         from .llm_plan import ReplyError, build_messages, plan_from_reply, select_inputs
 
@@ -305,23 +333,29 @@ class Dreamer:
         scores = assess(live, policy, similarity, evidence=inputs.items, hits=hits, today=today)
         chosen = select_inputs(live, {k: v[0] for k, v in scores.items()})
         notes = {k: ", ".join(v[1]) for k, v in scores.items() if v[1]}
-        junk_skipped = [Skipped(i.source, i.text, f"junk: {reason}")
-                        for i, reason in junk if reason]
+        junk_skipped = [
+            Skipped(i.source, i.text, f"junk: {reason}") for i, reason in junk if reason
+        ]
         if not chosen:  # only junk: nothing to ask
             return DreamPlan(skipped=junk_skipped, consumed=[i for i, _ in junk]), client.model
         messages = build_messages(inputs.memory, chosen, notes, policy)
         try:
             reply = client.chat(messages, json_mode=True, temperature=0.0)
             if reply.finish_reason == "length":
-                raise DreamRefusedError(["the model's reply was cut off (finish_reason "
-                                         "= length); use a model with a longer output limit"])
+                raise DreamRefusedError(
+                    [
+                        "the model's reply was cut off (finish_reason "
+                        "= length); use a model with a longer output limit"
+                    ]
+                )
             data = parse_json_reply(reply.text)
             plan = plan_from_reply(data, inputs.memory, chosen)
         except LLMError as exc:
             raise DreamRefusedError([str(exc)]) from None
         except ReplyError as exc:
-            raise DreamRefusedError([f"the model's proposal is unusable: {p}"
-                                     for p in exc.problems]) from None
+            raise DreamRefusedError(
+                [f"the model's proposal is unusable: {p}" for p in exc.problems]
+            ) from None
         plan.skipped[:0] = junk_skipped
         plan.consumed = [i for i, reason in junk if reason] + chosen
         return plan, reply.model
@@ -352,10 +386,11 @@ class Dreamer:
         for record in self._records(since=start):
             for keys in record.consumed.values():
                 consumed.update(keys)
-        files = [(p, h, sum(1 for i in items if i.path == p and i.key not in consumed))
-                 for p, h, _ in files]
-        return _Inputs(memory_text, memory_sha, parse_memory(memory_text), items, files,
-                       consumed)
+        files = [
+            (p, h, sum(1 for i in items if i.path == p and i.key not in consumed))
+            for p, h, _ in files
+        ]
+        return _Inputs(memory_text, memory_sha, parse_memory(memory_text), items, files, consumed)
 
     def _dated(self, folder: str, start: dt.date | None, end: dt.date | None) -> list[str]:
         """`folder/YYYY-MM-DD.md` files within [start, end], oldest first."""
@@ -394,8 +429,9 @@ class Dreamer:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def _apply(self, report: DreamReport, inputs: _Inputs, plan: DreamPlan, new_text: str,
-               now: dt.datetime) -> None:
+    def _apply(
+        self, report: DreamReport, inputs: _Inputs, plan: DreamPlan, new_text: str, now: dt.datetime
+    ) -> None:
         """Write the dream: backup, archive, MEMORY.md, diary, in that order, with a journal
         (`dreams/.backup/pending.json`) written before the first change that names every
         write to come. A process killed at any point leaves a state that `recover_dream`
@@ -428,18 +464,32 @@ class Dreamer:
                 report.message = _summary(report, plan) + "."
                 entry = _diary_entry(report, plan, record, now, self.archive_file)
                 written.append(diary_rel)
-                fsutil.write_atomic(journal, json.dumps({
-                    "id": record.id, "memory_file": self.memory_file,
-                    "before": inputs.memory_sha, "after": record.memory_after,
-                    "backup": record.backup, "archive": record.archive,
-                    "diary": diary_rel, "entry": entry, "written": written,
-                    "commit": _commit_message(report, diary_rel)}), None, self.journal_file)
+                fsutil.write_atomic(
+                    journal,
+                    json.dumps(
+                        {
+                            "id": record.id,
+                            "memory_file": self.memory_file,
+                            "before": inputs.memory_sha,
+                            "after": record.memory_after,
+                            "backup": record.backup,
+                            "archive": record.archive,
+                            "diary": diary_rel,
+                            "entry": entry,
+                            "written": written,
+                            "commit": _commit_message(report, diary_rel),
+                        }
+                    ),
+                    None,
+                    self.journal_file,
+                )
                 undo.append(lambda: journal.unlink(missing_ok=True))
                 fsutil.kill_point("dream.after-journal")
                 if record.backup:
                     backup_path = self._prepare(record.backup)
-                    fsutil.write_atomic(backup_path, inputs.memory_text, None,
-                                        relpath=record.backup)
+                    fsutil.write_atomic(
+                        backup_path, inputs.memory_text, None, relpath=record.backup
+                    )
                     undo.append(backup_path.unlink)
                     fsutil.kill_point("dream.after-backup")
                 if plan.archived:
@@ -447,16 +497,23 @@ class Dreamer:
                     fsutil.kill_point("dream.after-archive")
                 if plan.changes_memory:
                     try:
-                        fsutil.write_atomic(memory_path, new_text, inputs.memory_sha,
-                                            relpath=self.memory_file)
+                        fsutil.write_atomic(
+                            memory_path, new_text, inputs.memory_sha, relpath=self.memory_file
+                        )
                     except NoteChangedError:
                         raise NoteChangedError(self.memory_file, "the dream") from None
                     fsutil.kill_point("dream.after-memory")
-                    undo.append(lambda: self._restore(memory_path, inputs.memory_text,
-                                                      inputs.memory_sha,
-                                                      record.memory_after or ""))
-                fsutil.append_entry(diary_path, entry,
-                                    create_with=DIARY_TITLE.format(date=now.date().isoformat()))
+                    undo.append(
+                        lambda: self._restore(
+                            memory_path,
+                            inputs.memory_text,
+                            inputs.memory_sha,
+                            record.memory_after or "",
+                        )
+                    )
+                fsutil.append_entry(
+                    diary_path, entry, create_with=DIARY_TITLE.format(date=now.date().isoformat())
+                )
                 fsutil.kill_point("dream.after-diary")
             except BaseException:
                 for step in reversed(undo):
@@ -501,15 +558,22 @@ class Dreamer:
                     diary_text = diary_path.read_text(encoding="utf-8")
                 except FileNotFoundError:
                     diary_text = ""
-                if not any(r.id == data["id"] and r.action == "dream"
-                           for r in parse_records(diary_rel, diary_text)):
-                    fsutil.append_entry(diary_path, entry, create_with=DIARY_TITLE.format(
-                        date=Path(diary_rel).stem))
-                    done.append(f"completed the dream of {data['id']}: its record was added to "
-                                f"{diary_rel}")
+                if not any(
+                    r.id == data["id"] and r.action == "dream"
+                    for r in parse_records(diary_rel, diary_text)
+                ):
+                    fsutil.append_entry(
+                        diary_path, entry, create_with=DIARY_TITLE.format(date=Path(diary_rel).stem)
+                    )
+                    done.append(
+                        f"completed the dream of {data['id']}: its record was added to {diary_rel}"
+                    )
                     report = DreamReport(status="dreamed", dream_id=data["id"])
-                    self._commit(report, [p for p in data.get("written", []) if
-                                          (self.root / p).exists()], str(data.get("commit", "")))
+                    self._commit(
+                        report,
+                        [p for p in data.get("written", []) if (self.root / p).exists()],
+                        str(data.get("commit", "")),
+                    )
             elif current == before:
                 # Killed before MEMORY.md was replaced: take back the archive and the backup.
                 if data.get("archive"):
@@ -520,32 +584,45 @@ class Dreamer:
                 if data.get("backup"):
                     backup_path, _ = self.layout.resolve_own(data["backup"])
                     backup_path.unlink(missing_ok=True)
-                done.append(f"rolled back the dream of {data['id']}, killed before it changed "
-                            f"{self.memory_file}")
+                done.append(
+                    f"rolled back the dream of {data['id']}, killed before it changed "
+                    f"{self.memory_file}"
+                )
             else:
-                done.append(f"the dream of {data['id']} was interrupted and {self.memory_file} "
-                            f"changed since: left as it is (its backup: {data.get('backup')})")
+                done.append(
+                    f"the dream of {data['id']} was interrupted and {self.memory_file} "
+                    f"changed since: left as it is (its backup: {data.get('backup')})"
+                )
             journal_path.unlink(missing_ok=True)
         for line in done:
             log.warning("%s", line)
         return done
 
-    def _record_refusal(self, now: dt.datetime, exc: DreamRefusedError,
-                        inputs: _Inputs) -> None:
+    def _record_refusal(self, now: dt.datetime, exc: DreamRefusedError, inputs: _Inputs) -> None:
         """A refused dream is recorded in the diary with every reason (MEMORY.md unchanged,
         nothing consumed: the next dream tries again)."""
         diary_rel = self.layout.diary_relpath(now.date())
-        record = Record("refused", now.isoformat(timespec="seconds"), inputs.memory_sha,
-                        inputs.memory_sha)
-        facts = [("When", now.isoformat(timespec="seconds")),
-                 ("Result", f"refused; {self.memory_file} unchanged, nothing consumed")]
-        entry = render_entry(f"{now:%H:%M} · dream · refused", facts,
-                             [("Reasons", [one_line(visible(p), 300) for p in exc.problems])], "",
-                             record)
+        record = Record(
+            "refused", now.isoformat(timespec="seconds"), inputs.memory_sha, inputs.memory_sha
+        )
+        facts = [
+            ("When", now.isoformat(timespec="seconds")),
+            ("Result", f"refused; {self.memory_file} unchanged, nothing consumed"),
+        ]
+        entry = render_entry(
+            f"{now:%H:%M} · dream · refused",
+            facts,
+            [("Reasons", [one_line(visible(p), 300) for p in exc.problems])],
+            "",
+            record,
+        )
         try:
             with self.writer_lock():
-                fsutil.append_entry(self._prepare(diary_rel), entry,
-                                    create_with=DIARY_TITLE.format(date=now.date().isoformat()))
+                fsutil.append_entry(
+                    self._prepare(diary_rel),
+                    entry,
+                    create_with=DIARY_TITLE.format(date=now.date().isoformat()),
+                )
         except (OSError, VaultError) as error:
             log.warning("could not record the refusal in %s: %s", diary_rel, error)
             return
@@ -567,8 +644,10 @@ class Dreamer:
             if path.exists():
                 continue
             return relpath
-        raise VaultError(f"too many backups named {self.backup_dir}/MEMORY.{stamp}*.md; "
-                         "wait a second and run the dream again.")
+        raise VaultError(
+            f"too many backups named {self.backup_dir}/MEMORY.{stamp}*.md; "
+            "wait a second and run the dream again."
+        )
 
     @staticmethod
     def _archive_block(plan: DreamPlan, dream_id: str) -> str:
@@ -591,13 +670,16 @@ class Dreamer:
             after = ARCHIVE_TITLE.encode("utf-8") + block
         else:
             after = before + (b"\n" if before and not before.endswith(b"\n") else b"") + block
-        return {"path": self.archive_file,
-                "before_size": len(before) if before is not None else None,
-                "before_sha256": fsutil.sha256_bytes(before) if before is not None else None,
-                "after_sha256": fsutil.sha256_bytes(after)}
+        return {
+            "path": self.archive_file,
+            "before_size": len(before) if before is not None else None,
+            "before_sha256": fsutil.sha256_bytes(before) if before is not None else None,
+            "after_sha256": fsutil.sha256_bytes(after),
+        }
 
-    def _archive(self, plan: DreamPlan, dream_id: str,
-                 undo: list[Callable[[], None]]) -> dict[str, Any]:
+    def _archive(
+        self, plan: DreamPlan, dream_id: str, undo: list[Callable[[], None]]
+    ) -> dict[str, Any]:
         path = self._prepare(self.archive_file)
         state = self._archive_state(plan, dream_id)
         fsutil.append_entry(path, self._archive_block(plan, dream_id), create_with=ARCHIVE_TITLE)
@@ -636,11 +718,19 @@ class Dreamer:
             skipped = gitops.ignored(self.root, paths)
             if skipped:
                 prefix = self.layout.prefix
-                where = sorted({prefix + p[len(prefix):].split("/")[0] + "/"
-                                if "/" in p[len(prefix):] else p for p in skipped})
-                note = (f"{', '.join(where)} {'is' if len(where) == 1 else 'are'} ignored by "
-                        "git (.gitignore): written but not committed. Remove the ignore rule "
-                        "to keep the dream diary in git, or set [dream] git_commit = false.")
+                where = sorted(
+                    {
+                        prefix + p[len(prefix) :].split("/")[0] + "/"
+                        if "/" in p[len(prefix) :]
+                        else p
+                        for p in skipped
+                    }
+                )
+                note = (
+                    f"{', '.join(where)} {'is' if len(where) == 1 else 'are'} ignored by "
+                    "git (.gitignore): written but not committed. Remove the ignore rule "
+                    "to keep the dream diary in git, or set [dream] git_commit = false."
+                )
                 report.warnings.append(note)
                 log.warning("%s", note)
                 paths = [p for p in paths if p not in skipped]
@@ -668,7 +758,8 @@ class Dreamer:
                     f"the last dream ({record.undoes}) was already undone "
                     f"({record.diary}); only the last dream can be undone. Older versions of "
                     f"MEMORY.md are in {self.backup_dir}/ (and in git history, if the vault is a "
-                    "repository).")
+                    "repository)."
+                )
             if record.action == "dream" and record.changed_memory:
                 target = record
                 break
@@ -685,22 +776,30 @@ class Dreamer:
             raise UndoError(
                 f"MEMORY.md was edited after the dream of {target.id}; undoing it would throw "
                 f"those edits away, so nothing was changed. The version from before that dream "
-                f"is {target.backup}: copy what you need from it by hand.")
+                f"is {target.backup}: copy what you need from it by hand."
+            )
         restored_text = ""
         if target.memory_before is not None:
             try:
                 real, _ = self.layout.resolve_own(target.backup or "")
                 backup = fsutil.read_text(real, target.backup, 50_000_000)
             except VaultError as exc:
-                raise UndoError(f"cannot undo the dream of {target.id}: its backup of MEMORY.md "
-                                f"cannot be read ({exc}). Nothing was changed.") from None
+                raise UndoError(
+                    f"cannot undo the dream of {target.id}: its backup of MEMORY.md "
+                    f"cannot be read ({exc}). Nothing was changed."
+                ) from None
             if backup.sha256 != target.memory_before:
-                raise UndoError(f"cannot undo the dream of {target.id}: its backup "
-                                f"{target.backup} was modified since. Nothing was changed.")
+                raise UndoError(
+                    f"cannot undo the dream of {target.id}: its backup "
+                    f"{target.backup} was modified since. Nothing was changed."
+                )
             restored_text = backup.text
-        report = DreamReport(status="undone", dream_id=now.isoformat(timespec="seconds"),
-                             backup=target.backup,
-                             memory_chars=(len(current_text), len(restored_text)))
+        report = DreamReport(
+            status="undone",
+            dream_id=now.isoformat(timespec="seconds"),
+            backup=target.backup,
+            memory_chars=(len(current_text), len(restored_text)),
+        )
         report.diff = unified_diff(current_text, restored_text, self.memory_file)
         diary_rel = self.layout.diary_relpath(now.date())
         written = [self.memory_file]
@@ -710,8 +809,7 @@ class Dreamer:
                 self._restore(memory_path, "", None, current_sha or "")
             else:
                 try:
-                    fsutil.write_atomic(memory_path, restored_text, current_sha,
-                                        self.memory_file)
+                    fsutil.write_atomic(memory_path, restored_text, current_sha, self.memory_file)
                 except NoteChangedError:
                     raise NoteChangedError(self.memory_file, "the undo") from None
             archive_note = "untouched (that dream archived nothing)"
@@ -725,30 +823,40 @@ class Dreamer:
                     archive_note = "the entries that dream archived were taken back out"
                     written.append(target.archive["path"])
                 else:
-                    archive_note = (f"{target.archive['path']} changed since that dream, so the "
-                                    "entries it archived are still there")
+                    archive_note = (
+                        f"{target.archive['path']} changed since that dream, so the "
+                        "entries it archived are still there"
+                    )
                     report.warnings.append(archive_note)
-            record = Record("undo", report.dream_id or "", current_sha, target.memory_before,
-                            undoes=target.id)
+            record = Record(
+                "undo", report.dream_id or "", current_sha, target.memory_before, undoes=target.id
+            )
             facts = [
                 ("When", now.isoformat(timespec="seconds")),
                 ("Undid", f"the dream of {target.id} (recorded in `{target.diary}`)"),
-                ("MEMORY.md", f"restored from `{target.backup}`, sha256 "
-                              f"`{target.memory_before}`"),
+                ("MEMORY.md", f"restored from `{target.backup}`, sha256 `{target.memory_before}`"),
                 ("Archive", archive_note),
-                ("Still consumed", "the entries that dream read stay consumed, so the next "
-                                   "dream does not redo it"),
+                (
+                    "Still consumed",
+                    "the entries that dream read stay consumed, so the next dream does not redo it",
+                ),
             ]
             entry = render_entry(f"{now:%H:%M} · undo", facts, [], report.diff, record)
-            fsutil.append_entry(diary_path, entry,
-                                create_with=DIARY_TITLE.format(date=now.date().isoformat()))
+            fsutil.append_entry(
+                diary_path, entry, create_with=DIARY_TITLE.format(date=now.date().isoformat())
+            )
             written.append(diary_rel)
         report.written = written
         report.diary = diary_rel
-        report.message = (f"restored MEMORY.md from before the dream of {target.id} "
-                          f"({target.backup}); recorded in {diary_rel}.")
-        self._commit(report, written, f"vault dream --undo: restore MEMORY.md from before the "
-                                      f"dream of {target.id}")
+        report.message = (
+            f"restored MEMORY.md from before the dream of {target.id} "
+            f"({target.backup}); recorded in {diary_rel}."
+        )
+        self._commit(
+            report,
+            written,
+            f"vault dream --undo: restore MEMORY.md from before the dream of {target.id}",
+        )
         return report
 
 
@@ -782,8 +890,9 @@ def _scope_hits(hits: dict[tuple[str, str], int], memory_file: str) -> dict[tupl
     return out
 
 
-def _describe(report: DreamReport, plan: DreamPlan, before: str, after: str,
-              memory_file: str = MEMORY_FILE) -> None:
+def _describe(
+    report: DreamReport, plan: DreamPlan, before: str, after: str, memory_file: str = MEMORY_FILE
+) -> None:
     report.added = [a.to_dict() for a in plan.added]
     report.merged = [m.to_dict() for m in plan.merged]
     report.archived = [a.to_dict() for a in plan.archived]
@@ -795,22 +904,37 @@ def _describe(report: DreamReport, plan: DreamPlan, before: str, after: str,
 
 
 def _summary(report: DreamReport, plan: DreamPlan) -> str:
-    parts = [f"{len(plan.added)} added", f"{len(plan.merged)} merged",
-             f"{len(plan.archived)} archived"]
+    parts = [
+        f"{len(plan.added)} added",
+        f"{len(plan.merged)} merged",
+        f"{len(plan.archived)} archived",
+    ]
     if plan.edited:
         parts.append(f"{len(plan.edited)} reworded")
     if plan.superseded:
         parts.append(f"{len(plan.superseded)} superseded")
     parts.append(f"{len(plan.skipped)} not promoted")
-    head = (f"{report.new_entries} new entries from the daily logs "
-            f"{report.window[0]} to {report.window[1]}" if report.window else "")
-    tail = ("MEMORY.md unchanged" if not plan.changes_memory
-            else f"MEMORY.md {report.memory_chars[0]:,} -> {report.memory_chars[1]:,} characters")
+    head = (
+        f"{report.new_entries} new entries from the daily logs "
+        f"{report.window[0]} to {report.window[1]}"
+        if report.window
+        else ""
+    )
+    tail = (
+        "MEMORY.md unchanged"
+        if not plan.changes_memory
+        else f"MEMORY.md {report.memory_chars[0]:,} -> {report.memory_chars[1]:,} characters"
+    )
     return f"{head}: " + ", ".join(parts) + f"; {tail}"
 
 
-def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.datetime,
-                 archive_file: str = ARCHIVE_FILE) -> str:
+def _diary_entry(
+    report: DreamReport,
+    plan: DreamPlan,
+    record: Record,
+    now: dt.datetime,
+    archive_file: str = ARCHIVE_FILE,
+) -> str:
     mode = report.mode + (f" ({report.model})" if report.model else "")
     facts = [
         ("When", now.isoformat(timespec="seconds")),
@@ -820,28 +944,47 @@ def _diary_entry(report: DreamReport, plan: DreamPlan, record: Record, now: dt.d
     ]
     if record.backup:
         facts.append(("Backup", f"`{record.backup}` (what `vault dream --undo` restores)"))
-    inputs = [f"`{i['path']}` sha256 `{i['sha256']}`"
-              + (f" ({i['new_entries']} new entries)" if "new_entries" in i else "")
-              for i in report.inputs]
-    added = [f"to **{a.section}**: {one_line(a.text)} ← `{', '.join(a.sources)}` — {a.reason}"
-             for a in plan.added]
-    edited = [f"in **{e.entry.section}**: {one_line(e.entry.text, 80)} → {one_line(e.text)} "
-              f"— {e.reason}" for e in plan.edited]
-    merged = [f"`{m.source}` {one_line(m.text, 80)} → into the "
-              f"{'MEMORY.md' if m.into.startswith('MEMORY.md') else f'new `{m.into}`'} "
-              f"entry \"{one_line(plain_text(m.into_text), 60)}\" — {m.reason}"
-              for m in plan.merged]
-    archived = [f"from **{a.entry.section}**: {one_line(a.entry.text)} → `{archive_file}` — "
-                f"{a.reason}" for a in plan.archived]
+    inputs = [
+        f"`{i['path']}` sha256 `{i['sha256']}`"
+        + (f" ({i['new_entries']} new entries)" if "new_entries" in i else "")
+        for i in report.inputs
+    ]
+    added = [
+        f"to **{a.section}**: {one_line(a.text)} ← `{', '.join(a.sources)}` — {a.reason}"
+        for a in plan.added
+    ]
+    edited = [
+        f"in **{e.entry.section}**: {one_line(e.entry.text, 80)} → {one_line(e.text)} — {e.reason}"
+        for e in plan.edited
+    ]
+    merged = [
+        f"`{m.source}` {one_line(m.text, 80)} → into the "
+        f"{'MEMORY.md' if m.into.startswith('MEMORY.md') else f'new `{m.into}`'} "
+        f'entry "{one_line(plain_text(m.into_text), 60)}" — {m.reason}'
+        for m in plan.merged
+    ]
+    archived = [
+        f"from **{a.entry.section}**: {one_line(a.entry.text)} → `{archive_file}` — {a.reason}"
+        for a in plan.archived
+    ]
     skipped = [f"`{s.source}` {_quoted(s.text)} — {s.reason}" for s in plan.skipped]
-    superseded = [f"in **{s.entry.section}**: {one_line(s.entry.text)} → superseded by "
-                  f"`{s.by}` \"{_quoted(s.by_text)}\" — {s.reason}"
-                  for s in plan.superseded]
-    sections = [("Inputs", inputs), ("Added", added), ("Reworded", edited),
-                ("Superseded", superseded), ("Merged", merged), ("Archived", archived),
-                ("Not promoted", skipped)]
-    return render_entry(f"{now:%H:%M} · dream · {report.mode}", facts, sections, report.diff,
-                        record)
+    superseded = [
+        f"in **{s.entry.section}**: {one_line(s.entry.text)} → superseded by "
+        f'`{s.by}` "{_quoted(s.by_text)}" — {s.reason}'
+        for s in plan.superseded
+    ]
+    sections = [
+        ("Inputs", inputs),
+        ("Added", added),
+        ("Reworded", edited),
+        ("Superseded", superseded),
+        ("Merged", merged),
+        ("Archived", archived),
+        ("Not promoted", skipped),
+    ]
+    return render_entry(
+        f"{now:%H:%M} · dream · {report.mode}", facts, sections, report.diff, record
+    )
 
 
 def _quoted(text: str) -> str:
@@ -853,21 +996,30 @@ def _quoted(text: str) -> str:
 
 
 def _commit_message(report: DreamReport, diary: str | None = None) -> str:
-    return (f"vault dream {report.dream_id}: {len(report.added)} added, "
-            f"{len(report.merged)} merged, {len(report.archived)} archived\n\n"
-            f"{report.message}\nDiary: {diary or report.diary or ''}")
+    return (
+        f"vault dream {report.dream_id}: {len(report.added)} added, "
+        f"{len(report.merged)} merged, {len(report.archived)} archived\n\n"
+        f"{report.message}\nDiary: {diary or report.diary or ''}"
+    )
 
 
 def recover_dream(config: Config) -> list[Any]:
     """`Dreamer.recover` for the scope of `config` (what `vault doctor` runs), as findings."""
     from ..index import Finding
 
-    dreamer = Dreamer(config, lambda: fsutil.lock_file(config.cache_dir / "write.lock",
-                                                       "index writer"))
+    dreamer = Dreamer(
+        config, lambda: fsutil.lock_file(config.cache_dir / "write.lock", "index writer")
+    )
     with fsutil.lock_file(dreamer.lock_path, "dream", timeout=5.0):
         done = dreamer.recover()
     return [Finding(dreamer.memory_file, "a dream was interrupted", line) for line in done]
 
 
-__all__ = ["DreamDisabledError", "DreamRefusedError", "DreamReport", "Dreamer", "UndoError",
-           "recover_dream"]
+__all__ = [
+    "DreamDisabledError",
+    "DreamRefusedError",
+    "DreamReport",
+    "Dreamer",
+    "UndoError",
+    "recover_dream",
+]

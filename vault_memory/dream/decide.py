@@ -40,8 +40,14 @@ from .similarity import Similarity, tokens
 from .wording import as_memory, speaker_label
 
 #: Tags that make an entry worth keeping, with their weight in the score.
-SALIENT_TAGS = {"pin": 3.0, "important": 2.0, "decision": 1.5, "remember": 1.5,
-                "preference": 1.0, "fact": 1.0}
+SALIENT_TAGS = {
+    "pin": 3.0,
+    "important": 2.0,
+    "decision": 1.5,
+    "remember": 1.5,
+    "preference": 1.0,
+    "fact": 1.0,
+}
 #: Tags of things that pass (a to-do is done next week; memory is for what lasts).
 TRANSIENT_TAGS = {"todo": 1.5, "tmp": 1.5, "draft": 1.0}
 #: Score per other day on which a candidate's fact comes up again (at most four days count):
@@ -160,9 +166,7 @@ def extract_items(note: Note) -> list[Item]:
         for h in note.heading_path(number):
             if h.level == 2:
                 entry_heading = h.title
-        items.append(
-            Item(note.relpath, note.date, number, end, text, tuple(span), entry_heading)
-        )
+        items.append(Item(note.relpath, note.date, number, end, text, tuple(span), entry_heading))
         number = end + 1
     return items
 
@@ -191,8 +195,13 @@ class Added:
     item: Item | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"section": self.section, "text": self.text, "sources": list(self.sources),
-                "reason": self.reason, "score": round(self.score, 3)}
+        return {
+            "section": self.section,
+            "text": self.text,
+            "sources": list(self.sources),
+            "reason": self.reason,
+            "score": round(self.score, 3),
+        }
 
 
 @dataclass
@@ -204,8 +213,13 @@ class Merged:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "text": self.text, "into": self.into,
-                "into_text": self.into_text, "reason": self.reason}
+        return {
+            "source": self.source,
+            "text": self.text,
+            "into": self.into,
+            "into_text": self.into_text,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -214,8 +228,12 @@ class Archived:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"section": self.entry.section, "text": self.entry.text,
-                "sources": list(self.entry.sources), "reason": self.reason}
+        return {
+            "section": self.entry.section,
+            "text": self.entry.text,
+            "sources": list(self.entry.sources),
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -226,8 +244,13 @@ class Edited:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"section": self.entry.section, "before": self.entry.text, "text": self.text,
-                "sources": list(self.sources), "reason": self.reason}
+        return {
+            "section": self.entry.section,
+            "before": self.entry.text,
+            "text": self.text,
+            "sources": list(self.sources),
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -240,8 +263,13 @@ class Superseded:
     reason: str  # the subject, attribute and both values
 
     def to_dict(self) -> dict[str, Any]:
-        return {"section": self.entry.section, "text": self.entry.text, "by": self.by,
-                "by_text": self.by_text, "reason": self.reason}
+        return {
+            "section": self.entry.section,
+            "text": self.entry.text,
+            "by": self.by,
+            "by_text": self.by_text,
+            "reason": self.reason,
+        }
 
     def lines(self) -> list[str]:
         lines = self.entry.text.split("\n")
@@ -290,8 +318,7 @@ HitCounts = Mapping[tuple[str, str], int]  # (path, line_hash) -> times returned
 
 
 def hit_count(path: str, lines: Iterable[str], hits: HitCounts) -> int:
-    return max((hits.get((path, line_hash(line)), 0) for line in lines if line.strip()),
-               default=0)
+    return max((hits.get((path, line_hash(line)), 0) for line in lines if line.strip()), default=0)
 
 
 def score_item(
@@ -348,8 +375,12 @@ def _source_date(source: str) -> dt.date | None:
 # -- placement --------------------------------------------------------------------------------
 
 
-def place(item_tags: Iterable[str], memory: MemoryDoc, similar: tuple[MemoryEntry, float] | None,
-          threshold: float) -> tuple[str, str]:
+def place(
+    item_tags: Iterable[str],
+    memory: MemoryDoc,
+    similar: tuple[MemoryEntry, float] | None,
+    threshold: float,
+) -> tuple[str, str]:
     """The section a new entry goes to, and why: a section named after one of its tags, else
     the section of the most similar existing entry, else `## Inbox`. Pinned sections and the
     text before the first `##` heading never receive entries."""
@@ -377,9 +408,12 @@ def place(item_tags: Iterable[str], memory: MemoryDoc, similar: tuple[MemoryEntr
 # "Actually, …") or a negated alternative ("…, not Friday 13 Nov", "instead of MySQL").
 _CORRECTION_LABEL = re.compile(
     r"^\s*(?:correction|corrected|update|updated|actually|changed(?: plan)?)"
-    r"\s*[:,\u2013\u2014-]\s*", re.IGNORECASE)
+    r"\s*[:,\u2013\u2014-]\s*",
+    re.IGNORECASE,
+)
 _NEGATED = re.compile(
-    r"\b(?:not|instead of|rather than|no longer)\s+(?P<what>[^.;!?()]{3,120})", re.IGNORECASE)
+    r"\b(?:not|instead of|rather than|no longer)\s+(?P<what>[^.;!?()]{3,120})", re.IGNORECASE
+)
 
 
 def correction_target(
@@ -396,12 +430,15 @@ def correction_target(
     if negated:
         said = tokens(negated["what"])
         if said:
-            covered = [(len(said & tokens(e.body)) / len(said), scores[i], i)
-                       for i, e in enumerate(entries)]
+            covered = [
+                (len(said & tokens(e.body)) / len(said), scores[i], i)
+                for i, e in enumerate(entries)
+            ]
             share, score, index = max(covered)
             if share >= 0.5 and score >= related / 2:
-                return entries[index], (f"corrects it: says \"not {negated['what'].strip()}\" "
-                                        f"({score:.2f} similar)")
+                return entries[index], (
+                    f'corrects it: says "not {negated["what"].strip()}" ({score:.2f} similar)'
+                )
     if label:
         best = _best(scores)
         if best is not None and best[1] >= related:
@@ -409,8 +446,7 @@ def correction_target(
     return None
 
 
-def superseded_entries(item: Item, entries: Sequence[MemoryEntry]
-                       ) -> list[tuple[MemoryEntry, str]]:
+def superseded_entries(item: Item, entries: Sequence[MemoryEntry]) -> list[tuple[MemoryEntry, str]]:
     """The MEMORY.md entries `item` states a different value for (same subject and attribute:
     search/supersede.py), with why; pinned ones too (the caller leaves them as they are).
     An entry already marked superseded, or sourced from a later day than the item, is not."""
@@ -430,8 +466,11 @@ def superseded_entries(item: Item, entries: Sequence[MemoryEntry]
 def add_offline_supersessions(memory: MemoryDoc, items: Sequence[Item], plan: DreamPlan) -> None:
     """To a plan a model made: the supersessions the offline rule finds among the entries the
     plan keeps as they are (a model's own proposals come first)."""
-    touched = ({a.entry.key for a in plan.archived} | {e.entry.key for e in plan.edited}
-               | {s.entry.key for s in plan.superseded})
+    touched = (
+        {a.entry.key for a in plan.archived}
+        | {e.entry.key for e in plan.edited}
+        | {s.entry.key for s in plan.superseded}
+    )
     kept = [e for e in memory.entries if e.key not in touched and not e.pinned]
     for item in sorted(items, key=lambda i: (i.date, i.start_line), reverse=True):
         if junk_reason(item.text):
@@ -489,16 +528,20 @@ def consolidate(
     edited: set[str] = set()
     corrections: dict[int, str] = {}  # corrections that cannot edit their entry: always added
     for i, item in enumerate(live):
-        target = correction_target(item, entries, to_memory[i], similarity.related) if (
-            entries) else None
+        target = (
+            correction_target(item, entries, to_memory[i], similarity.related)
+            if (entries)
+            else None
+        )
         if target is not None:
             entry, why = target
             if not entry.pinned and entry.key not in edited:
                 edited.add(entry.key)
                 plan.edited.append(Edited(entry, corrected_text(item), (item.source,), why))
             else:
-                corrections[i] = ("corrects the pinned entry " if entry.pinned else
-                                  "corrects the entry ") + _quote(entry.text)
+                corrections[i] = (
+                    "corrects the pinned entry " if entry.pinned else "corrects the entry "
+                ) + _quote(entry.text)
                 fresh.append(i)
             continue
         stale = superseded_entries(item, entries) if entries else []
@@ -506,8 +549,10 @@ def consolidate(
             notes = []
             for entry, why in stale:
                 if entry.pinned:
-                    notes.append(f"states another value than the pinned entry "
-                                 f"{_quote(entry.text)} ({why}; pinned: left as it is)")
+                    notes.append(
+                        f"states another value than the pinned entry "
+                        f"{_quote(entry.text)} ({why}; pinned: left as it is)"
+                    )
                 elif entry.key not in edited:
                     edited.add(entry.key)
                     plan.superseded.append(Superseded(entry, item.source, item.text, why))
@@ -519,14 +564,22 @@ def consolidate(
         best = _best(to_memory[i] if entries else [])
         if best is not None and best[1] >= similarity.duplicate:
             entry = entries[best[0]]
-            plan.merged.append(Merged(item.source, item.text, f"MEMORY.md {entry.key}", entry.text,
-                                      f"already in MEMORY.md ({best[1]:.2f} similar)"))
+            plan.merged.append(
+                Merged(
+                    item.source,
+                    item.text,
+                    f"MEMORY.md {entry.key}",
+                    entry.text,
+                    f"already in MEMORY.md ({best[1]:.2f} similar)",
+                )
+            )
         else:
             fresh.append(i)
 
     # 2. Score what is new.
-    assessed = assess([live[i] for i in fresh], policy, similarity, evidence=evidence,
-                      hits=hits, today=today)
+    assessed = assess(
+        [live[i] for i in fresh], policy, similarity, evidence=evidence, hits=hits, today=today
+    )
     scored = {i: assessed[live[i].key] for i in fresh}
 
     # 3. Near-duplicates among the new items: the best one stands for the group. A topic that
@@ -534,8 +587,11 @@ def consolidate(
     #    the new items about it, and none when MEMORY.md already has an entry about it.
     groups = _groups(fresh, among, similarity.duplicate)
     rank = {i: (scored[i][0], live[i].date, len(live[i].body)) for i in fresh}
-    leads = sorted(((max(g, key=rank.__getitem__), g) for g in groups),
-                   key=lambda pair: rank[pair[0]], reverse=True)
+    leads = sorted(
+        ((max(g, key=rank.__getitem__), g) for g in groups),
+        key=lambda pair: rank[pair[0]],
+        reverse=True,
+    )
     topics: list[int] = []  # leads promoted on recurrence alone
     additions: list[tuple[float, Added]] = []
     for lead, group in leads:
@@ -547,13 +603,19 @@ def consolidate(
             earlier = next((t for t in topics if among[lead][t] >= similarity.related), None)
             if covered is not None and covered[1] >= similarity.related:
                 promoted = False
-                reasons = [*reasons, "its topic is in MEMORY.md already (\""
-                           f"{_quote(entries[covered[0]].text, 40)[1:-1]}\", "
-                           f"{covered[1]:.2f} similar)"]
+                reasons = [
+                    *reasons,
+                    'its topic is in MEMORY.md already ("'
+                    f'{_quote(entries[covered[0]].text, 40)[1:-1]}", '
+                    f"{covered[1]:.2f} similar)",
+                ]
             elif earlier is not None:
                 promoted = False
-                reasons = [*reasons, f"{live[earlier].source} stands for its topic "
-                                     f"({among[lead][earlier]:.2f} similar)"]
+                reasons = [
+                    *reasons,
+                    f"{live[earlier].source} stands for its topic "
+                    f"({among[lead][earlier]:.2f} similar)",
+                ]
             else:
                 topics.append(lead)
         if lead in corrections:
@@ -563,24 +625,31 @@ def consolidate(
                 continue
             said = f"says what {item.source} says ({among[other][lead]:.2f} similar)"
             if promoted:
-                plan.merged.append(Merged(live[other].source, live[other].text, item.source,
-                                          item.statement(), said))
+                plan.merged.append(
+                    Merged(
+                        live[other].source, live[other].text, item.source, item.statement(), said
+                    )
+                )
             else:
-                plan.skipped.append(Skipped(live[other].source, live[other].text,
-                                            f"not promoted: {said}"))
+                plan.skipped.append(
+                    Skipped(live[other].source, live[other].text, f"not promoted: {said}")
+                )
         if not promoted:
             why = ", ".join(reasons) if reasons else "mentioned once, no salient tag"
-            verdict = (f"score {score:.2f} < {policy.promote_at:g}" if score < policy.promote_at
-                       else f"score {score:.2f}, but")
-            plan.skipped.append(Skipped(item.source, item.text,
-                                        f"not promoted: {verdict} ({why})"))
+            verdict = (
+                f"score {score:.2f} < {policy.promote_at:g}"
+                if score < policy.promote_at
+                else f"score {score:.2f}, but"
+            )
+            plan.skipped.append(Skipped(item.source, item.text, f"not promoted: {verdict} ({why})"))
             continue
         similar = _best(to_memory[lead] if entries else [])
         near = (entries[similar[0]], similar[1]) if similar else None
         section, where = place(item.tags, memory, near, similarity.place_at)
         reason = ", ".join(reasons) + f"; score {score:.2f}; placed: {where}"
-        additions.append((score, Added(section, item.statement(), (item.source,), reason, score,
-                                       item)))
+        additions.append(
+            (score, Added(section, item.statement(), (item.source,), reason, score, item))
+        )
 
     plan.added = [a for _, a in sorted(additions, key=lambda p: (-p[0], p[1].sources))]
     drop_duplicates(memory, plan)
@@ -606,8 +675,15 @@ def drop_duplicates(memory: MemoryDoc, plan: DreamPlan) -> None:
         if key in seen:
             into = seen[key]
             for source in added.sources:
-                plan.merged.append(Merged(source, added.item.text if added.item else added.text,
-                                          into, texts[into], "already in MEMORY.md word for word"))
+                plan.merged.append(
+                    Merged(
+                        source,
+                        added.item.text if added.item else added.text,
+                        into,
+                        texts[into],
+                        "already in MEMORY.md word for word",
+                    )
+                )
             continue
         seen[key] = added.sources[0] if added.sources else key
         texts[seen[key]] = added.text
@@ -650,8 +726,9 @@ def _best(row: Sequence[float]) -> tuple[int, float] | None:
     return index, float(row[index])
 
 
-def _groups(indices: Sequence[int], among: Sequence[Sequence[float]],
-            threshold: float) -> list[list[int]]:
+def _groups(
+    indices: Sequence[int], among: Sequence[Sequence[float]], threshold: float
+) -> list[list[int]]:
     parent = {i: i for i in indices}
 
     def find(i: int) -> int:
@@ -670,8 +747,9 @@ def _groups(indices: Sequence[int], among: Sequence[Sequence[float]],
     return list(groups.values())
 
 
-def _fit_budget(memory: MemoryDoc, plan: DreamPlan, hits: HitCounts, today: dt.date,
-                policy: Policy) -> None:
+def _fit_budget(
+    memory: MemoryDoc, plan: DreamPlan, hits: HitCounts, today: dt.date, policy: Policy
+) -> None:
     """Over the budget: the least valuable unpinned entries go, old ones to the archive and
     new ones back to the logs (not promoted), until the text fits."""
     budget = policy.max_memory_chars
@@ -695,8 +773,9 @@ def _fit_budget(memory: MemoryDoc, plan: DreamPlan, hits: HitCounts, today: dt.d
             plan.skipped.append(Skipped(victim.sources[0], victim.text, f"not promoted: {why}"))
             for merged in [m for m in plan.merged if m.into == victim.sources[0]]:
                 plan.merged.remove(merged)
-                plan.skipped.append(Skipped(merged.source, merged.text,
-                                            f"not promoted: {merged.reason}; {why}"))
+                plan.skipped.append(
+                    Skipped(merged.source, merged.text, f"not promoted: {merged.reason}; {why}")
+                )
         else:
             plan.archived.append(Archived(victim, why))
 
@@ -714,8 +793,9 @@ def render(memory: MemoryDoc, plan: DreamPlan) -> str:
         insert.setdefault(title, []).append(entry_lines(added.text, added.sources))
     replace = {e.entry.key: _edited_lines(e) for e in plan.edited}
     replace |= {s.entry.key: s.lines() for s in plan.superseded}
-    return render_memory(memory, remove=[a.entry.key for a in plan.archived], replace=replace,
-                         insert=insert)
+    return render_memory(
+        memory, remove=[a.entry.key for a in plan.archived], replace=replace, insert=insert
+    )
 
 
 def _edited_lines(edit: Edited) -> list[str]:
@@ -725,8 +805,11 @@ def _edited_lines(edit: Edited) -> list[str]:
 
 def unified_diff(before: str, after: str, path: str = "MEMORY.md") -> str:
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True),
-        f"a/{path}", f"b/{path}", n=2,
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        f"a/{path}",
+        f"b/{path}",
+        n=2,
     )
     out = []
     for line in lines:
@@ -755,18 +838,24 @@ def validate(
     touched = {a.entry.key for a in plan.archived} | {e.entry.key for e in plan.edited}
     for marked in plan.superseded:  # kept word for word, its mark added: checked as such
         if marked.by not in known:
-            problems.append(Problem(f"it marks {_quote(marked.entry.text)} superseded by "
-                                    f"{marked.by!r}, which is not one of this dream's inputs"))
+            problems.append(
+                Problem(
+                    f"it marks {_quote(marked.entry.text)} superseded by "
+                    f"{marked.by!r}, which is not one of this dream's inputs"
+                )
+            )
         if marked.entry.pinned:
-            problems.append(Problem(f"it would mark the pinned entry "
-                                    f"{_quote(marked.entry.text)} superseded"))
+            problems.append(
+                Problem(f"it would mark the pinned entry {_quote(marked.entry.text)} superseded")
+            )
         elif after_texts.get("\n".join(marked.lines()), 0) <= 0:
             problems.append(Problem(f"it would lose the entry {_quote(marked.entry.text)}"))
         touched.add(marked.entry.key)
     for entry in memory.entries:
         if entry.pinned and entry.key in touched:
-            problems.append(Problem(f"it would change or remove the pinned entry "
-                                    f"{_quote(entry.text)}"))
+            problems.append(
+                Problem(f"it would change or remove the pinned entry {_quote(entry.text)}")
+            )
         elif entry.key not in touched:
             if after_texts.get(entry.text, 0) <= 0:
                 problems.append(Problem(f"it would lose the entry {_quote(entry.text)}"))
@@ -775,9 +864,9 @@ def validate(
     for section in memory.sections:
         if not section.pinned:
             continue
-        old = "".join(memory.lines[section.start:section.end]).rstrip("\r\n")
+        old = "".join(memory.lines[section.start : section.end]).rstrip("\r\n")
         new = after.section(section.title)
-        if new is None or "".join(after.lines[new.start:new.end]).rstrip("\r\n") != old:
+        if new is None or "".join(after.lines[new.start : new.end]).rstrip("\r\n") != old:
             problems.append(Problem(f"it would change the pinned section ## {section.title}"))
     for added in plan.added:
         target = memory.section(added.section)
@@ -788,45 +877,69 @@ def validate(
         problems.extend(_check_new_text(edit.text, edit.sources, known, policy, edit=True))
     dropped = len(plan.archived)
     if similarity is not None:
-        dropped += sum(similarity.pair(plain_text(e.text), e.entry.body) < similarity.related
-                       for e in plan.edited)
+        dropped += sum(
+            similarity.pair(plain_text(e.text), e.entry.body) < similarity.related
+            for e in plan.edited
+        )
     existing = len(memory.entries)
     if existing and dropped / existing > policy.max_drop_ratio:
-        problems.append(Problem(
-            f"it would drop {dropped} of {existing} existing entries "
-            f"({dropped / existing:.0%}, more than {policy.max_drop_ratio:.0%})", forceable=True))
+        problems.append(
+            Problem(
+                f"it would drop {dropped} of {existing} existing entries "
+                f"({dropped / existing:.0%}, more than {policy.max_drop_ratio:.0%})",
+                forceable=True,
+            )
+        )
     budget = policy.max_memory_chars
     size, before = len(new_text), len(memory.text)
     if size > budget and size > before:
-        problems.append(Problem(f"MEMORY.md would be {size:,} characters, over the "
-                                f"{budget:,}-character budget", forceable=True))
+        problems.append(
+            Problem(
+                f"MEMORY.md would be {size:,} characters, over the {budget:,}-character budget",
+                forceable=True,
+            )
+        )
     if size > 4 * max(budget, before):
-        problems.append(Problem(f"the result is {size:,} characters, more than four times "
-                                "the budget: not a plausible memory"))
+        problems.append(
+            Problem(
+                f"the result is {size:,} characters, more than four times "
+                "the budget: not a plausible memory"
+            )
+        )
     return problems
 
 
-def _check_new_text(text: str, sources: Sequence[str], known: set[str], policy: Policy,
-                    edit: bool = False) -> list[Problem]:
+def _check_new_text(
+    text: str, sources: Sequence[str], known: set[str], policy: Policy, edit: bool = False
+) -> list[Problem]:
     problems = []
     what = "reworded entry" if edit else "new entry"
     if "<!--" in text or "-->" in text:
         problems.append(Problem(f"the {what} {_quote(text)} contains an HTML comment"))
-    if any(line.lstrip().startswith("#") and not line.lstrip().startswith("#[")
-           and line.lstrip()[1:2].isspace() for line in text.split("\n")):
+    if any(
+        line.lstrip().startswith("#")
+        and not line.lstrip().startswith("#[")
+        and line.lstrip()[1:2].isspace()
+        for line in text.split("\n")
+    ):
         problems.append(Problem(f"the {what} {_quote(text)} contains a heading"))
     reason = junk_reason(text)
     if reason:
         problems.append(Problem(f"the {what} {_quote(text)} is junk ({reason})"))
     if len(plain_text(text)) > policy.max_entry_chars:
-        problems.append(Problem(f"the {what} {_quote(text)} is longer than "
-                                f"{policy.max_entry_chars} characters"))
+        problems.append(
+            Problem(f"the {what} {_quote(text)} is longer than {policy.max_entry_chars} characters")
+        )
     if not sources and not edit:
         problems.append(Problem(f"the {what} {_quote(text)} names no source"))
     for source in sources:
         if source not in known:
-            problems.append(Problem(f"the {what} {_quote(text)} cites {source!r}, "
-                                    "which is not one of this dream's inputs"))
+            problems.append(
+                Problem(
+                    f"the {what} {_quote(text)} cites {source!r}, "
+                    "which is not one of this dream's inputs"
+                )
+            )
     return problems
 
 

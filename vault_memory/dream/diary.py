@@ -60,8 +60,9 @@ def parse_records(relpath: str, text: str) -> list[Record]:
                 memory_after=data.get("memory_after"),
                 backup=data.get("backup"),
                 archive=data.get("archive"),
-                consumed={str(k): [str(h) for h in v]
-                          for k, v in dict(data.get("consumed") or {}).items()},
+                consumed={
+                    str(k): [str(h) for h in v] for k, v in dict(data.get("consumed") or {}).items()
+                },
                 undoes=data.get("undoes"),
                 diary=relpath,
             )

@@ -92,28 +92,44 @@ def select_inputs(items: Sequence[Item], scores: dict[str, float]) -> list[Item]
     return sorted(chosen, key=lambda i: (i.date, i.path, i.start_line))
 
 
-def build_messages(memory: MemoryDoc, items: Sequence[Item], notes: dict[str, str],
-                   policy: Policy) -> list[dict[str, str]]:
+def build_messages(
+    memory: MemoryDoc, items: Sequence[Item], notes: dict[str, str], policy: Policy
+) -> list[dict[str, str]]:
     """The chat messages for one dream. `notes` maps an item's key to what the offline
     scoring found (recurrence, search hits), as hints."""
     sections = []
     for section in memory.sections:
         if not section.level and not section.entries:
             continue
-        sections.append({
-            "heading": section.title or "(before the first heading)",
-            "pinned": section.pinned,
-            "entries": [{"id": e.key, "text": e.text, "pinned": e.pinned}
-                        for e in section.entries],
-        })
-    inputs = [{"source": i.source, "date": i.date.isoformat(), "text": i.text,
-               **({"hint": notes[i.key]} if notes.get(i.key) else {})} for i in items]
-    payload = {"memory": sections, "new_items": inputs,
-               "budget_chars": policy.max_memory_chars,
-               "current_chars": len(memory.text)}
+        sections.append(
+            {
+                "heading": section.title or "(before the first heading)",
+                "pinned": section.pinned,
+                "entries": [
+                    {"id": e.key, "text": e.text, "pinned": e.pinned} for e in section.entries
+                ],
+            }
+        )
+    inputs = [
+        {
+            "source": i.source,
+            "date": i.date.isoformat(),
+            "text": i.text,
+            **({"hint": notes[i.key]} if notes.get(i.key) else {}),
+        }
+        for i in items
+    ]
+    payload = {
+        "memory": sections,
+        "new_items": inputs,
+        "budget_chars": policy.max_memory_chars,
+        "current_chars": len(memory.text),
+    }
     system = SYSTEM_PROMPT.replace("{budget}", f"{policy.max_memory_chars:,}")
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": json.dumps(payload, ensure_ascii=False, indent=1)}]
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": json.dumps(payload, ensure_ascii=False, indent=1)},
+    ]
 
 
 def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> DreamPlan:
@@ -134,8 +150,13 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
         if isinstance(heading, str) and (bad := unsafe_character(heading)):
             problems.append(f"section {s_index + 1}'s heading holds {bad}")
             continue
-        if not isinstance(heading, str) or not heading.strip("# \t") or "\n" in heading \
-                or len(heading) > MAX_HEADING_CHARS or any(c in heading for c in "<>`["):
+        if (
+            not isinstance(heading, str)
+            or not heading.strip("# \t")
+            or "\n" in heading
+            or len(heading) > MAX_HEADING_CHARS
+            or any(c in heading for c in "<>`[")
+        ):
             problems.append(f"section {s_index + 1} has no usable heading ({heading!r:.60})")
             continue
         heading = heading.strip().lstrip("#").strip()
@@ -190,9 +211,15 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
             if not sources:
                 continue
             first = by_source[sources[0]]
-            plan.added.append(Added(target.title if target else heading or INBOX,
-                                    first.restate(" ".join(text.split())), sources, str(reason),
-                                    item=first))
+            plan.added.append(
+                Added(
+                    target.title if target else heading or INBOX,
+                    first.restate(" ".join(text.split())),
+                    sources,
+                    str(reason),
+                    item=first,
+                )
+            )
     archived = reply.get("archived", [])
     if not isinstance(archived, list):
         problems.append('"archived" is not a list')
@@ -217,11 +244,15 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
     lost = [k for k in by_key if k not in seen]
     pinned_lost = [k for k in lost if by_key[k].pinned]
     if pinned_lost:
-        problems.append(f"it drops pinned entries {', '.join(pinned_lost)} "
-                        f"({_short(by_key[pinned_lost[0]].text)})")
+        problems.append(
+            f"it drops pinned entries {', '.join(pinned_lost)} "
+            f"({_short(by_key[pinned_lost[0]].text)})"
+        )
     if lost:
-        problems.append(f"it loses {len(lost)} of {len(by_key)} entries without archiving them "
-                        f"({', '.join(lost[:8])}{'…' if len(lost) > 8 else ''})")
+        problems.append(
+            f"it loses {len(lost)} of {len(by_key)} entries without archiving them "
+            f"({', '.join(lost[:8])}{'…' if len(lost) > 8 else ''})"
+        )
     merged = reply.get("merged", [])
     for entry in merged if isinstance(merged, list) else []:
         if not isinstance(entry, dict):
@@ -231,9 +262,15 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
             problems.append(f"merged source {source!r} is not one of this dream's inputs")
             continue
         into = by_key.get(str(entry.get("into")))
-        plan.merged.append(Merged(str(source), by_source[str(source)].text,
-                                  f"MEMORY.md {into.key}" if into else "",
-                                  into.text if into else "", str(entry.get("reason") or "")))
+        plan.merged.append(
+            Merged(
+                str(source),
+                by_source[str(source)].text,
+                f"MEMORY.md {into.key}" if into else "",
+                into.text if into else "",
+                str(entry.get("reason") or ""),
+            )
+        )
     superseded = reply.get("superseded", [])
     if not isinstance(superseded, list):
         problems.append('"superseded" is not a list')
@@ -245,19 +282,22 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
             problems.append(f"superseded entry {key!r} does not exist in MEMORY.md")
             continue
         by, why = entry.get("by"), entry.get("reason")
-        if seen.get(key) != "kept" or any(e.entry.key == key for e in plan.edited) or any(
-                m.entry.key == key for m in plan.superseded):
-            problems.append(f"superseded entry {key} must be kept as it is ({{\"id\"}}), once")
+        if (
+            seen.get(key) != "kept"
+            or any(e.entry.key == key for e in plan.edited)
+            or any(m.entry.key == key for m in plan.superseded)
+        ):
+            problems.append(f'superseded entry {key} must be kept as it is ({{"id"}}), once')
         elif old.pinned:
             problems.append(f"it marks the pinned entry {key} superseded ({_short(old.text)})")
         elif not isinstance(by, str) or by not in by_source:
-            problems.append(f"entry {key} is superseded by {by!r}, which is not one of this "
-                            "dream's inputs")
+            problems.append(
+                f"entry {key} is superseded by {by!r}, which is not one of this dream's inputs"
+            )
         elif not _has_reason(why):
             problems.append(f"marking {key} superseded gives no reason")
         else:
-            plan.superseded.append(Superseded(old, by, by_source[by].text,
-                                              f"the model: {why}"))
+            plan.superseded.append(Superseded(old, by, by_source[by].text, f"the model: {why}"))
     if problems:
         raise ReplyError(problems)
     add_offline_supersessions(memory, items, plan)
@@ -266,13 +306,15 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
     used |= {s for e in plan.edited for s in e.sources}
     for item in items:
         if item.source not in used:
-            plan.skipped.append(Skipped(item.source, item.text,
-                                        "not promoted: the model left it out"))
+            plan.skipped.append(
+                Skipped(item.source, item.text, "not promoted: the model left it out")
+            )
     return plan
 
 
-def _sources(entry: dict[str, Any], by_source: dict[str, Item], problems: list[str],
-             allow_empty: bool) -> tuple[str, ...]:
+def _sources(
+    entry: dict[str, Any], by_source: dict[str, Item], problems: list[str], allow_empty: bool
+) -> tuple[str, ...]:
     raw = entry.get("sources", entry.get("source"))
     if isinstance(raw, str):
         raw = [raw]
@@ -283,9 +325,11 @@ def _sources(entry: dict[str, Any], by_source: dict[str, Item], problems: list[s
         return ()
     invented = [s for s in raw if s not in by_source]
     if invented:
-        problems.append(f"the entry {_short(str(entry.get('text')))} cites "
-                        f"{', '.join(repr(s) for s in invented[:3])}, which "
-                        f"{'is' if len(invented) == 1 else 'are'} not among this dream's inputs")
+        problems.append(
+            f"the entry {_short(str(entry.get('text')))} cites "
+            f"{', '.join(repr(s) for s in invented[:3])}, which "
+            f"{'is' if len(invented) == 1 else 'are'} not among this dream's inputs"
+        )
         return ()
     return tuple(dict.fromkeys(raw))
 

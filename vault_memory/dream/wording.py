@@ -31,26 +31,40 @@ ASSISTANT_LABELS = frozenset({"assistant"})
 
 _LABEL = re.compile(r"^(?P<label>[^\W\d_][\w .'’-]{0,39}?):[ \t]+(?P<rest>\S.*)$", re.S)
 _TRAILING_TAGS = re.compile(rf"(?:\s+#{TAG_NAME})+\s*$")
-_ADVERB = r"(?:(?:just|also|really|finally|recently|actually|still|already|even|only|never|" \
-          r"always|once|totally|definitely|first|then|ultimately|eventually|originally)\s+)*"
-_IRREGULAR_PAST = re.findall(r"\S+", (
-    "went got made took saw did had found bought met left felt ran began came gave kept lost "
-    "wrote won told thought spent sent built brought caught chose drove fell fought flew forgot "
-    "grew heard held hid hurt knew led lent lit meant paid put quit rode rang rose said sat "
-    "sold shot shut sang slept spoke stood stole swam taught threw understood woke wore"
-))
+_ADVERB = (
+    r"(?:(?:just|also|really|finally|recently|actually|still|already|even|only|never|"
+    r"always|once|totally|definitely|first|then|ultimately|eventually|originally)\s+)*"
+)
+_IRREGULAR_PAST = re.findall(
+    r"\S+",
+    (
+        "went got made took saw did had found bought met left felt ran began came gave kept lost "
+        "wrote won told thought spent sent built brought caught chose drove fell fought flew forgot "  # noqa: E501
+        "grew heard held hid hurt knew led lent lit meant paid put quit rode rang rose said sat "
+        "sold shot shut sang slept spoke stood stole swam taught threw understood woke wore"
+    ),
+)
 # (opener, what replaces it after the subject): "I'm" -> "Ines is"
 _OPENERS = (
     (re.compile(r"^I(?:'|’)m\s+|^I am\s+"), "is "),
     (re.compile(r"^I was\s+"), "was "),
     (re.compile(r"^I(?:'|’)ve\s+|^I have\s+(?=" + _ADVERB + r"\w+(?:ed|en|wn)\b)"), "has "),
     (re.compile(r"^I(?:'|’)ll\s+|^I will\s+"), "will "),
-    (re.compile(r"^I\s+(?=" + _ADVERB + r"(?:can|could|should|must|might|would|may|shall|had|"
-                r"did|didn't|can't|won't|couldn't|wouldn't|shouldn't|\w+ed|"
-                + "|".join(_IRREGULAR_PAST) + r")\b)"), ""),
+    (
+        re.compile(
+            r"^I\s+(?=" + _ADVERB + r"(?:can|could|should|must|might|would|may|shall|had|"
+            r"did|didn't|can't|won't|couldn't|wouldn't|shouldn't|\w+ed|"
+            + "|".join(_IRREGULAR_PAST)
+            + r")\b)"
+        ),
+        "",
+    ),
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|we'll|"
-                           r"we'd|us|our|ours|ourselves)\b", re.I)
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|we'll|"
+    r"we'd|us|our|ours|ourselves)\b",
+    re.I,
+)
 
 
 def speaker_label(text: str) -> tuple[str, str] | None:
@@ -95,11 +109,11 @@ def _third_person(body: str, subject: str) -> str | None:
     for opener, verb in _OPENERS:
         match = opener.match(body)
         if match:
-            rest = body[match.end():]
+            rest = body[match.end() :]
             if _FIRST_PERSON.search(rest):
                 return None
             return f"{subject} {verb}{rest}"
     match = re.match(r"^My\s+", body)
-    if match and not _FIRST_PERSON.search(body[match.end():]):
-        return f"{subject}'s {body[match.end():]}"
+    if match and not _FIRST_PERSON.search(body[match.end() :]):
+        return f"{subject}'s {body[match.end() :]}"
     return None

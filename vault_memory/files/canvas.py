@@ -44,9 +44,12 @@ def _number(value: Any) -> float:
 def _inside(node: dict[str, Any], group: dict[str, Any]) -> bool:
     x, y = _number(node.get("x")), _number(node.get("y"))
     gx, gy = _number(group.get("x")), _number(group.get("y"))
-    return (gx <= x and gy <= y
-            and x + _number(node.get("width")) <= gx + _number(group.get("width"))
-            and y + _number(node.get("height")) <= gy + _number(group.get("height")))
+    return (
+        gx <= x
+        and gy <= y
+        and x + _number(node.get("width")) <= gx + _number(group.get("width"))
+        and y + _number(node.get("height")) <= gy + _number(group.get("height"))
+    )
 
 
 def parse_canvas(relpath: str, text: str) -> Canvas:
@@ -81,19 +84,37 @@ def parse_canvas(relpath: str, text: str) -> Canvas:
             line = line_of(node)
             # The innermost group holding the node (the smallest one) names its section.
             holders = [g for g in groups if g is not node and _inside(node, g)]
-            holder = min(holders, key=lambda g: _number(g.get("width")) * _number(g.get("height")),
-                         default=None)
+            holder = min(
+                holders,
+                key=lambda g: _number(g.get("width")) * _number(g.get("height")),
+                default=None,
+            )
             label = holder.get("label") if holder is not None else None
             texts.append(CanvasText(node["text"], line, label if isinstance(label, str) else ""))
             for text_line in node["text"].split("\n"):
                 links.extend(
-                    Link(line, found.target, found.subpath, found.display, found.embed,
-                         found.kind, f"[canvas text] {found.text}")
+                    Link(
+                        line,
+                        found.target,
+                        found.subpath,
+                        found.display,
+                        found.embed,
+                        found.kind,
+                        f"[canvas text] {found.text}",
+                    )
                     for found in links_in_line(text_line, line)
                 )
         elif kind == "file" and isinstance(node.get("file"), str) and node["file"].strip():
             subpath = node.get("subpath")
-            links.append(Link(line_of(node), node["file"].strip(),
-                              subpath if isinstance(subpath, str) else "", "", True, "canvas",
-                              f"[canvas file node] {node['file'].strip()}"))
+            links.append(
+                Link(
+                    line_of(node),
+                    node["file"].strip(),
+                    subpath if isinstance(subpath, str) else "",
+                    "",
+                    True,
+                    "canvas",
+                    f"[canvas file node] {node['file'].strip()}",
+                )
+            )
     return Canvas(relpath, texts, links)

@@ -247,7 +247,8 @@ def _open_lock(path: Path) -> int:
         import shutil
 
         logging.getLogger("vault_memory").warning(
-            "%s was a folder, not a lock file: removed it.", path)
+            "%s was a folder, not a lock file: removed it.", path
+        )
         shutil.rmtree(path, ignore_errors=True)
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
 
@@ -390,8 +391,11 @@ def _append_once(
         first_line = existing.count(b"\n") + 1 + len(prefix)
         data = prefix + text.encode("utf-8")
         journal = path.parent / APPEND_JOURNAL.format(name=path.name)
-        record = {"size": len(existing), "sha256": sha256_bytes(existing),
-                  "data": data.decode("utf-8")}
+        record = {
+            "size": len(existing),
+            "sha256": sha256_bytes(existing),
+            "data": data.decode("utf-8"),
+        }
         _replace_atomically(journal, json.dumps(record).encode("utf-8"), None)
         kill_point("append.after-journal")
         half = len(data) // 2
@@ -474,7 +478,7 @@ def _finish_append(path: Path, journal: Path) -> str:
         outcome = "the append was complete"
     elif sha256_bytes(current[:size]) == before and data.startswith(tail):
         with open(path, "ab") as fh:
-            fh.write(data[len(tail):])
+            fh.write(data[len(tail) :])
             fh.flush()
             os.fsync(fh.fileno())
         outcome = f"completed an append cut off after {len(tail)} of {len(data)} bytes"

@@ -21,14 +21,21 @@ FALLBACK_IDENTITY = ("-c", "user.name=vault-memory", "-c", "user.email=vault-mem
 
 class GitError(VaultError):
     def __init__(self, what: str, detail: str) -> None:
-        super().__init__(f"git {what} failed: {detail}. The files are written; commit them "
-                         "by hand or set [dream] git_commit = false.")
+        super().__init__(
+            f"git {what} failed: {detail}. The files are written; commit them "
+            "by hand or set [dream] git_commit = false."
+        )
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     try:
-        result = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
-                                text=True, stdin=subprocess.DEVNULL, timeout=TIMEOUT)
+        result = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=TIMEOUT,
+        )
     except FileNotFoundError:
         raise GitError(args[0], "git is not installed") from None
     except subprocess.TimeoutExpired:
@@ -65,8 +72,9 @@ def commit_only(root: Path, paths: Sequence[str], message: str) -> str:
     If git refuses (a path it ignores, a locked index, a failing config), the staging area is
     put back exactly as it was: a failed commit never leaves files staged behind it."""
     paths = list(dict.fromkeys(paths))
-    index = Path(_git(root, "rev-parse", "--path-format=absolute", "--git-path", "index")
-                 .stdout.strip())
+    index = Path(
+        _git(root, "rev-parse", "--path-format=absolute", "--git-path", "index").stdout.strip()
+    )
     try:
         saved: bytes | None = index.read_bytes()
     except OSError:
@@ -76,8 +84,18 @@ def commit_only(root: Path, paths: Sequence[str], message: str) -> str:
         identity: tuple[str, ...] = ()
         if not _git(root, "config", "user.email", check=False).stdout.strip():
             identity = FALLBACK_IDENTITY
-        _git(root, *identity, "commit", "--only", "--no-verify", "--quiet", "-m", message,
-             "--", *paths)
+        _git(
+            root,
+            *identity,
+            "commit",
+            "--only",
+            "--no-verify",
+            "--quiet",
+            "-m",
+            message,
+            "--",
+            *paths,
+        )
     except GitError:
         _restore_index(index, saved)
         raise

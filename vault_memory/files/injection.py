@@ -37,13 +37,19 @@ THRESHOLD = 2
 STRONG = 2
 WEAK = 1
 
-_AI = (r"(?:ai|a\.i\.|llm|llms|language models?|models?|assistants?|agents?|chat ?bots?|bots?|"
-       r"chatgpt|gpt(?:-?\w+)?|claude|gemini|copilot)")
-_RULES = (r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|"
-          r"policies|constraints|programming|context|messages)")
+_AI = (
+    r"(?:ai|a\.i\.|llm|llms|language models?|models?|assistants?|agents?|chat ?bots?|bots?|"
+    r"chatgpt|gpt(?:-?\w+)?|claude|gemini|copilot)"
+)
+_RULES = (
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|"
+    r"policies|constraints|programming|context|messages)"
+)
 _EARLIER = r"(?:previous|prior|above|earlier|preceding|original|initial|old|existing|safety|system)"
-_SECRET = (r"(?:api[ _-]?keys?|credentials?|passwords?|passphrases?|secrets?|tokens?|"
-           r"private keys?|ssh keys?|\.env\b|~/\.ssh|~/\.aws|id_rsa|system prompt|hidden prompt)")
+_SECRET = (
+    r"(?:api[ _-]?keys?|credentials?|passwords?|passphrases?|secrets?|tokens?|"
+    r"private keys?|ssh keys?|\.env\b|~/\.ssh|~/\.aws|id_rsa|system prompt|hidden prompt)"
+)
 _W = r"(?:[\w'’,-]+\s+)"  # one word and its space
 
 
@@ -54,96 +60,222 @@ def _rx(pattern: str) -> str:
 # (reason, weight, pattern) over the folded text (NFKC, invisible characters removed)
 _CUES: list[tuple[str, int, str]] = [
     # overriding what the model was told before
-    ("override", STRONG, _rx(
-        rf"\b(?:ignore|disregard|forget|override|bypass|do not follow|don'?t follow|"
-        rf"stop following|set aside|put aside|discard|abandon)\s+"
-        rf"{_W}{{0,4}}?(?:all\s+|any\s+|your\s+|the\s+)?{_EARLIER}?\s*"
-        rf"{_W}{{0,2}}?{_RULES}\b")),
+    (
+        "override",
+        STRONG,
+        _rx(
+            rf"\b(?:ignore|disregard|forget|override|bypass|do not follow|don'?t follow|"
+            rf"stop following|set aside|put aside|discard|abandon)\s+"
+            rf"{_W}{{0,4}}?(?:all\s+|any\s+|your\s+|the\s+)?{_EARLIER}?\s*"
+            rf"{_W}{{0,2}}?{_RULES}\b"
+        ),
+    ),
     ("override", STRONG, _rx(r"\bforget (?:everything|all)\b.{0,40}\b(?:told|said|above|before)")),
-    ("override", STRONG, _rx(r"\b(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+"
-                             r"(?:(?:of\s+)?the\s+)?(?:above|before|prior|earlier|said|written)")),
-    ("override", STRONG, _rx(
-        rf"\b(?:your|the|these|{_EARLIER})\s+(?:\w+\s+)?{_RULES}\s+(?:have|has|are|were)?\s*"
-        r"(?:changed|been (?:updated|changed|replaced|revoked)|outdated|obsolete|void|"
-        r"cancell?ed|superseded|no longer appl\w*)")),
+    (
+        "override",
+        STRONG,
+        _rx(
+            r"\b(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+"
+            r"(?:(?:of\s+)?the\s+)?(?:above|before|prior|earlier|said|written)"
+        ),
+    ),
+    (
+        "override",
+        STRONG,
+        _rx(
+            rf"\b(?:your|the|these|{_EARLIER})\s+(?:\w+\s+)?{_RULES}\s+(?:have|has|are|were)?\s*"
+            r"(?:changed|been (?:updated|changed|replaced|revoked)|outdated|obsolete|void|"
+            r"cancell?ed|superseded|no longer appl\w*)"
+        ),
+    ),
     ("override", STRONG, _rx(rf"\b{_RULES}\s+no longer appl")),
-    ("override", STRONG, _rx(r"\b(?:take|takes) (?:priority|precedence) over (?:everything|all|"
-                             r"any|your|the)")),
-    ("prompt-leak", STRONG, _rx(
-        r"\b(?:reveal|print|show|output|repeat|leak|dump)\s+(?:\w+\s+){0,2}?(?:system|hidden|"
-        r"initial|secret)\s+(?:prompt|instructions|configuration)")),
+    (
+        "override",
+        STRONG,
+        _rx(
+            r"\b(?:take|takes) (?:priority|precedence) over (?:everything|all|"
+            r"any|your|the)"
+        ),
+    ),
+    (
+        "prompt-leak",
+        STRONG,
+        _rx(
+            r"\b(?:reveal|print|show|output|repeat|leak|dump)\s+(?:\w+\s+){0,2}?(?:system|hidden|"
+            r"initial|secret)\s+(?:prompt|instructions|configuration)"
+        ),
+    ),
     # addressed to a model
-    ("addressed", STRONG, _rx(
-        rf"\b(?:note|message|instructions?|reminder|this)\s+(?:is\s+)?(?:to|for)\s+"
-        rf"(?:any|all|every)\s+(?:\w+\s+)?{_AI}\b")),
+    (
+        "addressed",
+        STRONG,
+        _rx(
+            rf"\b(?:note|message|instructions?|reminder|this)\s+(?:is\s+)?(?:to|for)\s+"
+            rf"(?:any|all|every)\s+(?:\w+\s+)?{_AI}\b"
+        ),
+    ),
     ("addressed", STRONG, _rx(rf"\bif you(?:'re| are) (?:an? |the )?{_AI}\b")),
-    ("addressed", STRONG, _rx(rf"^\W*(?:dear|hey|hi|hello|attention|attn)\b,?\s+(?:the\s+)?"
-                              rf"{_AI}\b")),
-    ("addressed", STRONG, _rx(rf"\b(?:to the|any|all|every)\s+(?:\w+\s+)?{_AI}\s+"
-                              r"(?:reading|processing|that reads?|who reads?|that process\w*|"
-                              r"summari[sz]ing)")),
-    ("addressed", STRONG, _rx(rf"\b(?:ai|llm)\s+{_AI}\s+(?:that|which|who)?\s*(?:read|process|"
-                              r"see|load)")),
+    (
+        "addressed",
+        STRONG,
+        _rx(
+            rf"^\W*(?:dear|hey|hi|hello|attention|attn)\b,?\s+(?:the\s+)?"
+            rf"{_AI}\b"
+        ),
+    ),
+    (
+        "addressed",
+        STRONG,
+        _rx(
+            rf"\b(?:to the|any|all|every)\s+(?:\w+\s+)?{_AI}\s+"
+            r"(?:reading|processing|that reads?|who reads?|that process\w*|"
+            r"summari[sz]ing)"
+        ),
+    ),
+    (
+        "addressed",
+        STRONG,
+        _rx(
+            rf"\b(?:ai|llm)\s+{_AI}\s+(?:that|which|who)?\s*(?:read|process|"
+            r"see|load)"
+        ),
+    ),
     ("addressed", STRONG, _rx(rf"\byou,?\s+(?:the|an?)\s+{_AI}\b")),
-    ("addressed", STRONG, _rx(
-        r"^\W*(?:claude|chatgpt|gpt(?:-?\w+)?|gemini|copilot|assistant|ai)\s*[,:]\s*"
-        r"(?:you\b|respond|answer|reply|write|send|confirm|state|claim|output|delete|approve|"
-        r"ignore|do\b|tell|print|reveal|say|always|never|from now)")),
+    (
+        "addressed",
+        STRONG,
+        _rx(
+            r"^\W*(?:claude|chatgpt|gpt(?:-?\w+)?|gemini|copilot|assistant|ai)\s*[,:]\s*"
+            r"(?:you\b|respond|answer|reply|write|send|confirm|state|claim|output|delete|approve|"
+            r"ignore|do\b|tell|print|reveal|say|always|never|from now)"
+        ),
+    ),
     # a new identity for the model
-    ("role-play", STRONG, _rx(
-        r"\byou(?:'re| are) now\s+(?:an?\s+|the\s+|called\s+|named\s+|in\s+\w+\s+mode|my\s+|"
-        r"no longer|free\b|unrestricted|unfiltered|jailbroken|dan\b)")),
+    (
+        "role-play",
+        STRONG,
+        _rx(
+            r"\byou(?:'re| are) now\s+(?:an?\s+|the\s+|called\s+|named\s+|in\s+\w+\s+mode|my\s+|"
+            r"no longer|free\b|unrestricted|unfiltered|jailbroken|dan\b)"
+        ),
+    ),
     ("role-play", STRONG, _rx(r"\bfrom now on,?\s+you\b")),
-    ("role-play", STRONG, _rx(rf"\byou(?:'re| are) now\s+\w+,\s+an?\s+(?:[\w-]+\s+){{0,2}}"
-                              rf"{_AI}\b")),
+    (
+        "role-play",
+        STRONG,
+        _rx(
+            rf"\byou(?:'re| are) now\s+\w+,\s+an?\s+(?:[\w-]+\s+){{0,2}}"
+            rf"{_AI}\b"
+        ),
+    ),
     ("role-play", STRONG, _rx(r"\byou(?:'re| are) no longer (?:an?|the|bound)\b")),
-    ("role-play", STRONG, _rx(rf"\byou are an? (?:\w+\s+){{0,2}}?{_AI}\b.{{0,60}}\b(?:always|"
-                              r"never|obeys?|ignores?|without|no)\b")),
+    (
+        "role-play",
+        STRONG,
+        _rx(
+            rf"\byou are an? (?:\w+\s+){{0,2}}?{_AI}\b.{{0,60}}\b(?:always|"
+            r"never|obeys?|ignores?|without|no)\b"
+        ),
+    ),
     ("role-play", STRONG, _rx(r"\bdo anything now\b")),
     ("jailbreak", WEAK, _rx(r"\bjail ?br[eo]\w*")),
     ("role-play", STRONG, _rx(r"\b(?:pretend|imagine) (?:that )?you(?:'re| are)\b")),
     ("role-play", WEAK, _rx(r"\b(?:act as|pretend to be|role-?play as|let'?s play a game)\b")),
     ("role-play", WEAK, _rx(r"\bdeveloper mode\b|\bgod mode\b|\badmin(?:istrator)? mode\b")),
-    ("no-limits", WEAK, _rx(
-        r"\b(?:no|without|any|ignores? (?:its|your)) (?:\w+ )?(?:restrictions|filters|content "
-        r"policy|guidelines|warnings|limits|rules|safety)\b")),
-    ("privilege", WEAK, _rx(r"\b(?:root access|full permissions|admin(?:istrator)? rights|"
-                            r"grant (?:me|you|the caller)|granted you)\b")),
+    (
+        "no-limits",
+        WEAK,
+        _rx(
+            r"\b(?:no|without|any|ignores? (?:its|your)) (?:\w+ )?(?:restrictions|filters|content "
+            r"policy|guidelines|warnings|limits|rules|safety)\b"
+        ),
+    ),
+    (
+        "privilege",
+        WEAK,
+        _rx(
+            r"\b(?:root access|full permissions|admin(?:istrator)? rights|"
+            r"grant (?:me|you|the caller)|granted you)\b"
+        ),
+    ),
     # chat roles and template tokens
-    ("role-prefix", WEAK, _rx(r"^\W{0,3}(?:system|assistant|user|human|ai|developer|tool|model)"
-                              r"(?: message| prompt)?\s*:")),
-    ("chat-template", STRONG, _rx(
-        r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|"
-        r"\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user|instructions?)>|\[system\]\(#")),
+    (
+        "role-prefix",
+        WEAK,
+        _rx(
+            r"^\W{0,3}(?:system|assistant|user|human|ai|developer|tool|model)"
+            r"(?: message| prompt)?\s*:"
+        ),
+    ),
+    (
+        "chat-template",
+        STRONG,
+        _rx(
+            r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|"
+            r"\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user|instructions?)>|\[system\]\(#"
+        ),
+    ),
     # an instruction-tuning heading ("### Instruction:"); "## Instructions" over a recipe and
     # "### system" over a session transcript's turn are headings people write too
     ("template-heading", WEAK, _rx(r"^#{2,}\s*(?:instruction|system|response)s?\s*:?\s*$")),
     ("new-instructions", WEAK, _rx(r"\bnew (?:system )?instructions\s*:")),
     ("delimiter", WEAK, _rx(r"\bend of (?:the )?(?:user )?(?:data|input|context|document)\b")),
     # tool calls
-    ("tool-call", STRONG, _rx(
-        r"</?(?:tool_call|tool_use|function_calls?|invoke|tool_code)\b|```tool_code|"
-        r"\"(?:function_call|tool_calls?|tool_use)\"\s*:|"
-        r"\"(?:name|tool|function)\"\s*:\s*\"[^\"]+\"\s*,\s*\"(?:arguments|parameters|args|"
-        r"input)\"\s*:")),
+    (
+        "tool-call",
+        STRONG,
+        _rx(
+            r"</?(?:tool_call|tool_use|function_calls?|invoke|tool_code)\b|```tool_code|"
+            r"\"(?:function_call|tool_calls?|tool_use)\"\s*:|"
+            r"\"(?:name|tool|function)\"\s*:\s*\"[^\"]+\"\s*,\s*\"(?:arguments|parameters|args|"
+            r"input)\"\s*:"
+        ),
+    ),
     # what the model is asked to do
-    ("exfiltration", WEAK, _rx(
-        rf"\b(?:send|upload|e-?mail|forward|post|leak|exfiltrate|include|paste|share|output)\b"
-        rf"\s+(?:[\w'’~./-]+\s+){{0,5}}?(?:the\s+)?(?:contents of\s+)?{_SECRET}")),
-    ("secrecy", WEAK, _rx(
-        r"\b(?:without|don'?t|do not|never)\s+(?:telling|tell|informing|inform|mention\w*|"
-        r"asking|ask|alerting|notifying)\s+(?:the user|them|the human|the owner|anyone|"
-        r"for confirmation|this)\b|\bdo not ask\b|\b(?:silently|quietly|secretly)\b")),
-    ("the-user", WEAK, _rx(r"\bthe user(?:'s|s')?\b(?!\s+(?:feedback|interface|guide|manual|"
-                           r"research|story|stories|base|group|name)\b)")),
-    ("model-output", WEAK, _rx(r"\b(?:in|to|with) your (?:replies|answers|responses|output)\b|"
-                               r"\balways (?:respond|reply|answer|recommend|obey|say)\b|"
-                               r"\byou must\b|\byou are required\b|"
-                               r"\bthe assistant (?:must|should)\b")),
-    ("dangerous-command", WEAK, _rx(r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:ba|z)?sh\b|"
-                                    r"\brm -rf (?:/|~)")),
+    (
+        "exfiltration",
+        WEAK,
+        _rx(
+            rf"\b(?:send|upload|e-?mail|forward|post|leak|exfiltrate|include|paste|share|output)\b"
+            rf"\s+(?:[\w'’~./-]+\s+){{0,5}}?(?:the\s+)?(?:contents of\s+)?{_SECRET}"
+        ),
+    ),
+    (
+        "secrecy",
+        WEAK,
+        _rx(
+            r"\b(?:without|don'?t|do not|never)\s+(?:telling|tell|informing|inform|mention\w*|"
+            r"asking|ask|alerting|notifying)\s+(?:the user|them|the human|the owner|anyone|"
+            r"for confirmation|this)\b|\bdo not ask\b|\b(?:silently|quietly|secretly)\b"
+        ),
+    ),
+    (
+        "the-user",
+        WEAK,
+        _rx(
+            r"\bthe user(?:'s|s')?\b(?!\s+(?:feedback|interface|guide|manual|"
+            r"research|story|stories|base|group|name)\b)"
+        ),
+    ),
+    (
+        "model-output",
+        WEAK,
+        _rx(
+            r"\b(?:in|to|with) your (?:replies|answers|responses|output)\b|"
+            r"\balways (?:respond|reply|answer|recommend|obey|say)\b|"
+            r"\byou must\b|\byou are required\b|"
+            r"\bthe assistant (?:must|should)\b"
+        ),
+    ),
+    (
+        "dangerous-command",
+        WEAK,
+        _rx(
+            r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:ba|z)?sh\b|"
+            r"\brm -rf (?:/|~)"
+        ),
+    ),
 ]
-
 
 
 class _Cue:
@@ -172,8 +304,9 @@ class _Needs:
     __slots__ = ("sets",)
 
     def __init__(self, sets: list[tuple[str, ...]]) -> None:
-        shortest = [tuple(s for s in found if not any(o != s and o in s for o in found))
-                    for found in sets]
+        shortest = [
+            tuple(s for s in found if not any(o != s and o in s for o in found)) for found in sets
+        ]
         self.sets = sorted(shortest, key=lambda found: (-min(map(len, found)), len(found)))
 
     def search(self, lowered: str) -> bool:
@@ -210,15 +343,20 @@ def needed_table() -> str:
     tests/test_injection_needed.py when a cue changed)."""
     import json
 
-    lines = [f"_NEEDED_OF = {_cues_digest():#010x}",
-             "_NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = ("]
+    lines = [
+        f"_NEEDED_OF = {_cues_digest():#010x}",
+        "_NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (",
+    ]
     for _, _, pattern in _CUES:
         line = "    ("
         for one in _needed_sets(pattern):
             for number, item in enumerate(one):
-                part = ("(" if number == 0 else "") + json.dumps(item) + (
-                    "," if number < len(one) - 1 or len(one) == 1 else "") + (
-                    ")," if number == len(one) - 1 else "")
+                part = (
+                    ("(" if number == 0 else "")
+                    + json.dumps(item)
+                    + ("," if number < len(one) - 1 or len(one) == 1 else "")
+                    + (")," if number == len(one) - 1 else "")
+                )
                 if len(line) + len(part) + 3 > 100:
                     lines.append(line.rstrip())
                     line = "     "
@@ -290,78 +428,469 @@ def _needed_sets(pattern: str) -> list[tuple[str, ...]]:
 #: process that judges a text (a search after an edit: a twelfth of what the edit adds). Used
 #: while `_NEEDED_OF` is the digest of the patterns; an edited cue is parsed again, and
 #: tests/test_injection_needed.py fails, printing the table anew (`needed_table`).
-_NEEDED_OF = 0x19858d92
+_NEEDED_OF = 0x19858D92
 _NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (
-    (("ignore", "disregard", "forget", "override", "bypass", "do not follow", "t follow",
-     "stop following", "set aside", "put aside", "discard", "abandon"), ("instruction", "prompt",
-     "rules", "directions", "directives", "guidelines", "guidance", "policies", "constraints",
-     "programming", "context", "messages"),),
-    (("forget ",), ("everything", "all"), ("told", "said", "above", "before"),),
-    (("ignore", "disregard", "forget"), ("everything", "all", "anything"), ("above", "before",
-     "prior", "earlier", "said", "written"),),
-    (("your", "the", "these", "previous", "prior", "above", "earlier", "preceding", "original",
-     "initial", "old", "existing", "safety", "system"), ("instruction", "prompt", "rules",
-     "directions", "directives", "guidelines", "guidance", "policies", "constraints",
-     "programming", "context", "messages"), ("changed", "updated", "replaced", "revoked",
-     "outdated", "obsolete", "void", "cancel", "superseded", "no longer appl"),),
-    (("instruction", "prompt", "rules", "directions", "directives", "guidelines", "guidance",
-     "policies", "constraints", "programming", "context", "messages"), ("no longer appl",),),
-    (("take",), (" pr",), ("iority", "ecedence"), (" over ",), ("everything", "all", "any",
-     "your", "the"),),
-    (("reveal", "print", "show", "output", "repeat", "leak", "dump"), ("system", "hidden",
-     "initial", "secret"), ("prompt", "instructions", "configuration"),),
-    (("note", "message", "instruction", "reminder", "this"), ("to", "for"), ("any", "all",
-     "every"), ("ai", "a.i.", "llm", "llms", "language model", "model", "assistant", "agent",
-     "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"),),
-    (("if you",), ("'re", " are"), (" ",), ("ai", "a.i.", "llm", "llms", "language model",
-     "model", "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini",
-     "copilot"),),
-    (("dear", "hey", "hi", "hello", "attention", "attn"), ("ai", "a.i.", "llm", "llms",
-     "language model", "model", "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude",
-     "gemini", "copilot"),),
-    (("to the", "any", "all", "every"), ("ai", "a.i.", "llm", "llms", "language model", "model",
-     "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"),
-     ("reading", "processing", "that read", "who read", "that process", "summari"),),
-    (("ai", "llm"), ("ai", "a.i.", "llm", "llms", "language model", "model", "assistant",
-     "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"), ("read",
-     "process", "see", "load"),),
-    (("you",), ("the", "a"), ("ai", "a.i.", "llm", "llms", "language model", "model",
-     "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"),),
-    (("claude", "chatgpt", "gpt", "gemini", "copilot", "assistant", "ai"), ("you", "respond",
-     "answer", "reply", "write", "send", "confirm", "state", "claim", "output", "delete",
-     "approve", "ignore", "do", "tell", "print", "reveal", "say", "always", "never", "from now"),),
-    (("you",), ("'re", " are"), (" now",), ("a", "the", "called", "named", "mode", "my",
-     "no longer", "free", "unrestricted", "unfiltered", "jailbroken", "dan"),),
-    (("from now on",), ("you",),),
-    (("you",), ("'re", " are"), (" now",), (",",), ("a",), ("ai", "a.i.", "llm", "llms",
-     "language model", "model", "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude",
-     "gemini", "copilot"),),
-    (("you",), ("'re", " are"), (" no longer ",), ("a", "the", "bound"),),
-    (("you are a",), (" ",), ("ai", "a.i.", "llm", "llms", "language model", "model",
-     "assistant", "agent", "chat", "bot", "chatgpt", "gpt", "claude", "gemini", "copilot"),
-     ("always", "never", "obey", "ignore", "without", "no"),),
+    (
+        (
+            "ignore",
+            "disregard",
+            "forget",
+            "override",
+            "bypass",
+            "do not follow",
+            "t follow",
+            "stop following",
+            "set aside",
+            "put aside",
+            "discard",
+            "abandon",
+        ),
+        (
+            "instruction",
+            "prompt",
+            "rules",
+            "directions",
+            "directives",
+            "guidelines",
+            "guidance",
+            "policies",
+            "constraints",
+            "programming",
+            "context",
+            "messages",
+        ),
+    ),
+    (
+        ("forget ",),
+        ("everything", "all"),
+        ("told", "said", "above", "before"),
+    ),
+    (
+        ("ignore", "disregard", "forget"),
+        ("everything", "all", "anything"),
+        ("above", "before", "prior", "earlier", "said", "written"),
+    ),
+    (
+        (
+            "your",
+            "the",
+            "these",
+            "previous",
+            "prior",
+            "above",
+            "earlier",
+            "preceding",
+            "original",
+            "initial",
+            "old",
+            "existing",
+            "safety",
+            "system",
+        ),
+        (
+            "instruction",
+            "prompt",
+            "rules",
+            "directions",
+            "directives",
+            "guidelines",
+            "guidance",
+            "policies",
+            "constraints",
+            "programming",
+            "context",
+            "messages",
+        ),
+        (
+            "changed",
+            "updated",
+            "replaced",
+            "revoked",
+            "outdated",
+            "obsolete",
+            "void",
+            "cancel",
+            "superseded",
+            "no longer appl",
+        ),
+    ),
+    (
+        (
+            "instruction",
+            "prompt",
+            "rules",
+            "directions",
+            "directives",
+            "guidelines",
+            "guidance",
+            "policies",
+            "constraints",
+            "programming",
+            "context",
+            "messages",
+        ),
+        ("no longer appl",),
+    ),
+    (
+        ("take",),
+        (" pr",),
+        ("iority", "ecedence"),
+        (" over ",),
+        ("everything", "all", "any", "your", "the"),
+    ),
+    (
+        ("reveal", "print", "show", "output", "repeat", "leak", "dump"),
+        ("system", "hidden", "initial", "secret"),
+        ("prompt", "instructions", "configuration"),
+    ),
+    (
+        ("note", "message", "instruction", "reminder", "this"),
+        ("to", "for"),
+        ("any", "all", "every"),
+        (
+            "ai",
+            "a.i.",
+            "llm",
+            "llms",
+            "language model",
+            "model",
+            "assistant",
+            "agent",
+            "chat",
+            "bot",
+            "chatgpt",
+            "gpt",
+            "claude",
+            "gemini",
+            "copilot",
+        ),
+    ),
+    (
+        ("if you",),
+        ("'re", " are"),
+        (" ",),
+        (
+            "ai",
+            "a.i.",
+            "llm",
+            "llms",
+            "language model",
+            "model",
+            "assistant",
+            "agent",
+            "chat",
+            "bot",
+            "chatgpt",
+            "gpt",
+            "claude",
+            "gemini",
+            "copilot",
+        ),
+    ),
+    (
+        ("dear", "hey", "hi", "hello", "attention", "attn"),
+        (
+            "ai",
+            "a.i.",
+            "llm",
+            "llms",
+            "language model",
+            "model",
+            "assistant",
+            "agent",
+            "chat",
+            "bot",
+            "chatgpt",
+            "gpt",
+            "claude",
+            "gemini",
+            "copilot",
+        ),
+    ),
+    (
+        ("to the", "any", "all", "every"),
+        (
+            "ai",
+            "a.i.",
+            "llm",
+            "llms",
+            "language model",
+            "model",
+            "assistant",
+            "agent",
+            "chat",
+            "bot",
+            "chatgpt",
+            "gpt",
+            "claude",
+            "gemini",
+            "copilot",
+        ),
+        ("reading", "processing", "that read", "who read", "that process", "summari"),
+    ),
+    (
+        ("ai", "llm"),
+        (
+            "ai",
+            "a.i.",
+            "llm",
+            "llms",
+            "language model",
+            "model",
+            "assistant",
+            "agent",
+            "chat",
+            "bot",
+            "chatgpt",
+            "gpt",
+            "claude",
+            "gemini",
+            "copilot",
+        ),
+        ("read", "process", "see", "load"),
+    ),
+    (
+        ("you",),
+        ("the", "a"),
+        (
+            "ai",
+            "a.i.",
+            "llm",
+            "llms",
+            "language model",
+            "model",
+            "assistant",
+            "agent",
+            "chat",
+            "bot",
+            "chatgpt",
+            "gpt",
+            "claude",
+            "gemini",
+            "copilot",
+        ),
+    ),
+    (
+        ("claude", "chatgpt", "gpt", "gemini", "copilot", "assistant", "ai"),
+        (
+            "you",
+            "respond",
+            "answer",
+            "reply",
+            "write",
+            "send",
+            "confirm",
+            "state",
+            "claim",
+            "output",
+            "delete",
+            "approve",
+            "ignore",
+            "do",
+            "tell",
+            "print",
+            "reveal",
+            "say",
+            "always",
+            "never",
+            "from now",
+        ),
+    ),
+    (
+        ("you",),
+        ("'re", " are"),
+        (" now",),
+        (
+            "a",
+            "the",
+            "called",
+            "named",
+            "mode",
+            "my",
+            "no longer",
+            "free",
+            "unrestricted",
+            "unfiltered",
+            "jailbroken",
+            "dan",
+        ),
+    ),
+    (
+        ("from now on",),
+        ("you",),
+    ),
+    (
+        ("you",),
+        ("'re", " are"),
+        (" now",),
+        (",",),
+        ("a",),
+        (
+            "ai",
+            "a.i.",
+            "llm",
+            "llms",
+            "language model",
+            "model",
+            "assistant",
+            "agent",
+            "chat",
+            "bot",
+            "chatgpt",
+            "gpt",
+            "claude",
+            "gemini",
+            "copilot",
+        ),
+    ),
+    (
+        ("you",),
+        ("'re", " are"),
+        (" no longer ",),
+        ("a", "the", "bound"),
+    ),
+    (
+        ("you are a",),
+        (" ",),
+        (
+            "ai",
+            "a.i.",
+            "llm",
+            "llms",
+            "language model",
+            "model",
+            "assistant",
+            "agent",
+            "chat",
+            "bot",
+            "chatgpt",
+            "gpt",
+            "claude",
+            "gemini",
+            "copilot",
+        ),
+        ("always", "never", "obey", "ignore", "without", "no"),
+    ),
     (("do anything now",),),
-    (("jail",), ("br",),),
-    (("pretend", "imagine"), (" ",), ("you",), ("'re", " are"),),
+    (
+        ("jail",),
+        ("br",),
+    ),
+    (
+        ("pretend", "imagine"),
+        (" ",),
+        ("you",),
+        ("'re", " are"),
+    ),
     (("act as", "pretend to be", "play as", "s play a game"),),
     (("developer mode", "god mode", "admin"),),
-    (("no", "without", "any", "ignore"), (" ",), ("restrictions", "filters", "content policy",
-     "guidelines", "warnings", "limits", "rules", "safety"),),
+    (
+        ("no", "without", "any", "ignore"),
+        (" ",),
+        (
+            "restrictions",
+            "filters",
+            "content policy",
+            "guidelines",
+            "warnings",
+            "limits",
+            "rules",
+            "safety",
+        ),
+    ),
     (("root access", "full permissions", " rights", "grant ", "granted you"),),
-    (("system", "assistant", "user", "human", "ai", "developer", "tool", "model"), (":",),),
-    (("im_start", "im_end", "system", "user", "assistant", "endoftext", "eot_id",
-     "start_header_id", "inst]", "sys>>", "instruction", "[system](#"),),
-    (("#",), ("instruction", "system", "response"),),
-    (("new ",), ("instructions",), (":",),),
-    (("end of ",), ("data", "input", "context", "document"),),
-    (("tool_call", "tool_use", "function_call", "invoke", "tool_code", "```tool_code", "name",
-     "tool", "function"),),
-    (("send", "upload", "mail", "forward", "post", "leak", "exfiltrate", "include", "paste",
-     "share", "output"), ("api", "credential", "password", "passphrase", "secret", "token",
-     "private key", "ssh key", ".env", "~/.ssh", "~/.aws", "id_rsa", "system prompt",
-     "hidden prompt"),),
-    (("the user", "them", "the human", "the owner", "anyone", "for confirmation", "this",
-     "do not ask", "silently", "quietly", "secretly"),),
+    (
+        ("system", "assistant", "user", "human", "ai", "developer", "tool", "model"),
+        (":",),
+    ),
+    (
+        (
+            "im_start",
+            "im_end",
+            "system",
+            "user",
+            "assistant",
+            "endoftext",
+            "eot_id",
+            "start_header_id",
+            "inst]",
+            "sys>>",
+            "instruction",
+            "[system](#",
+        ),
+    ),
+    (
+        ("#",),
+        ("instruction", "system", "response"),
+    ),
+    (
+        ("new ",),
+        ("instructions",),
+        (":",),
+    ),
+    (
+        ("end of ",),
+        ("data", "input", "context", "document"),
+    ),
+    (
+        (
+            "tool_call",
+            "tool_use",
+            "function_call",
+            "invoke",
+            "tool_code",
+            "```tool_code",
+            "name",
+            "tool",
+            "function",
+        ),
+    ),
+    (
+        (
+            "send",
+            "upload",
+            "mail",
+            "forward",
+            "post",
+            "leak",
+            "exfiltrate",
+            "include",
+            "paste",
+            "share",
+            "output",
+        ),
+        (
+            "api",
+            "credential",
+            "password",
+            "passphrase",
+            "secret",
+            "token",
+            "private key",
+            "ssh key",
+            ".env",
+            "~/.ssh",
+            "~/.aws",
+            "id_rsa",
+            "system prompt",
+            "hidden prompt",
+        ),
+    ),
+    (
+        (
+            "the user",
+            "them",
+            "the human",
+            "the owner",
+            "anyone",
+            "for confirmation",
+            "this",
+            "do not ask",
+            "silently",
+            "quietly",
+            "secretly",
+        ),
+    ),
     (("the user",),),
     ((" your ", "always ", "you must", "you are required", "the assistant "),),
     (("curl", "wget", "rm -rf "),),
@@ -375,7 +904,8 @@ _TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _ZERO_WIDTH = "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e"
 _INVISIBLE = {ord(c): None for c in _ZERO_WIDTH + "\u00ad"} | {
-    cp: None for cp in [*range(0xE0000, 0xE0080), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]}
+    cp: None for cp in [*range(0xE0000, 0xE0080), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+}
 _JOINERS = "\u200c\u200d"
 
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=_-])")
@@ -482,6 +1012,8 @@ def _blocks(text: str) -> list[str]:
         if line.strip():
             blocks[-1].append(line)
     return ["\n".join(block) for block in blocks if block]
+
+
 _ROLE_TURN = r"^\W{0,3}(system|assistant|user|human)\s*:"
 TURN_GAP = 3  # two role lines this close (in lines) make a conversation turn
 
@@ -489,10 +1021,12 @@ TURN_GAP = 3  # two role lines this close (in lines) make a conversation turn
 def _made_up_turn(text: str) -> bool:
     """Lines that open with two different chat roles a few lines apart: a conversation
     written into the note for the model to continue."""
-    roles = [(i, m.group(1).lower()) for i, line in enumerate(fold(text).splitlines())
-             if (m := re.match(_ROLE_TURN, line, re.I | re.M))]
-    return any(b[0] - a[0] <= TURN_GAP and a[1] != b[1]
-               for a, b in itertools.pairwise(roles))
+    roles = [
+        (i, m.group(1).lower())
+        for i, line in enumerate(fold(text).splitlines())
+        if (m := re.match(_ROLE_TURN, line, re.I | re.M))
+    ]
+    return any(b[0] - a[0] <= TURN_GAP and a[1] != b[1] for a, b in itertools.pairwise(roles))
 
 
 def judge_instruction(text: str) -> Verdict:
@@ -531,9 +1065,20 @@ def flagged_lines(text: str) -> list[int]:
     return [i for i, line in enumerate(lines) if line.strip()]
 
 
-_DEFANG = str.maketrans({" ": "\u2423", "<": "\u2039", ">": "\u203a", "[": "\u27e6",
-                         "]": "\u27e7", "`": "'", "{": "(", "}": ")", "|": "\u00a6",
-                         '"': "\u201d"})
+_DEFANG = str.maketrans(
+    {
+        " ": "\u2423",
+        "<": "\u2039",
+        ">": "\u203a",
+        "[": "\u27e6",
+        "]": "\u27e7",
+        "`": "'",
+        "{": "(",
+        "}": ")",
+        "|": "\u00a6",
+        '"': "\u201d",
+    }
+)
 DEFANG_WIDTH = 80
 
 

@@ -246,8 +246,10 @@ def _spans(raw: list[tuple[int, int, str]], total: int) -> list[Heading]:
         while open_ and raw[open_[-1]][1] >= level:
             ends[open_.pop()] = line - 1
         open_.append(i)
-    return [Heading(level, title, line, end)
-            for (line, level, title), end in zip(raw, ends, strict=True)]
+    return [
+        Heading(level, title, line, end)
+        for (line, level, title), end in zip(raw, ends, strict=True)
+    ]
 
 
 def iter_tags(text: str) -> Iterator[str]:

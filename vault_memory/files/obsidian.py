@@ -186,8 +186,15 @@ def links_in_line(line: str, number: int, kind: str = "wikilink") -> Iterator[Li
         target = match[2].strip()
         if not target:
             continue  # [[#Heading]]: a heading of the note itself
-        yield Link(number, target, (match[3] or "").strip(), (match[4] or "").strip(),
-                   bool(match[1]), kind, shown)
+        yield Link(
+            number,
+            target,
+            (match[3] or "").strip(),
+            (match[4] or "").strip(),
+            bool(match[1]),
+            kind,
+            shown,
+        )
     if "](" not in clean:
         return
     for match in _MDLINK.finditer(clean):
@@ -197,8 +204,15 @@ def links_in_line(line: str, number: int, kind: str = "wikilink") -> Iterator[Li
         path, _, subpath = raw.partition("#")
         target = unquote(path).strip()
         if target:
-            yield Link(number, target, f"#{subpath}" if subpath else "", match[2].strip(),
-                       bool(match[1]), "markdown", shown)
+            yield Link(
+                number,
+                target,
+                f"#{subpath}" if subpath else "",
+                match[2].strip(),
+                bool(match[1]),
+                "markdown",
+                shown,
+            )
 
 
 def note_links(note: Note) -> list[Link]:
@@ -259,8 +273,9 @@ class LinkTargets:
         target = target.lstrip("/")
         if not target:
             return None
-        forms = [target] if _norm(target).endswith(NOTE_SUFFIX) else [f"{target}{NOTE_SUFFIX}",
-                                                                        target]
+        forms = (
+            [target] if _norm(target).endswith(NOTE_SUFFIX) else [f"{target}{NOTE_SUFFIX}", target]
+        )
         folder = posixpath.dirname(source)
         for form in forms:
             if not absolute and folder:
@@ -277,11 +292,16 @@ class LinkTargets:
             if absolute:
                 continue
             ending = "/" + _norm(normal)
-            candidates = [p for p in self._by_key.get(file_key(normal), ())
-                          if ("/" + _norm(p)).endswith(ending)]
+            candidates = [
+                p
+                for p in self._by_key.get(file_key(normal), ())
+                if ("/" + _norm(p)).endswith(ending)
+            ]
             if candidates:
-                return min(candidates, key=lambda p: (posixpath.dirname(p) != folder,
-                                                      p.count("/"), len(p), p))
+                return min(
+                    candidates,
+                    key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), len(p), p),
+                )
         return None
 
 
@@ -320,9 +340,7 @@ def compile_filters(filters: Sequence[str]) -> tuple[tuple[str, ...], re.Pattern
     return tuple(p for p in prefixes if p), re.compile("|".join(patterns)) if patterns else None
 
 
-def is_excluded(
-    relpath: str, compiled: tuple[tuple[str, ...], re.Pattern[str] | None]
-) -> bool:
+def is_excluded(relpath: str, compiled: tuple[tuple[str, ...], re.Pattern[str] | None]) -> bool:
     """Whether Obsidian's "Excluded files" leave out the vault path `relpath`."""
     prefixes, pattern = compiled
     return relpath.startswith(prefixes) or (pattern is not None and bool(pattern.search(relpath)))

@@ -32,8 +32,16 @@ MAX_NAME = 64
 #: Folder names inside a scope that are not scopes (compared case-insensitively, since
 #: `Memory/` and `memory/` are one folder on macOS and Windows).
 RESERVED = frozenset(
-    {DAILY_DIR, DIARY_DIR, "sessions", "notes", SCOPES_DIR, MEMORY_FILE.lower(),
-     CONFIG_FILE, CACHE_DIR}
+    {
+        DAILY_DIR,
+        DIARY_DIR,
+        "sessions",
+        "notes",
+        SCOPES_DIR,
+        MEMORY_FILE.lower(),
+        CONFIG_FILE,
+        CACHE_DIR,
+    }
 )
 _NAME = re.compile(r"^\w[\w.@+-]*$")
 _FILE_LIKE = (".md", ".markdown", ".canvas")
@@ -180,4 +188,3 @@ def find_scopes(root: Path) -> list[Scope]:
                 found.append(child)
                 pending.append((entry.path, child))
     return sorted(found)
-

@@ -15,10 +15,19 @@ from .words import terms_of
 class Terms(Tokenizer):
     """The analyzed terms of a text (`terms_of`) as Whoosh tokens."""
 
-    def __call__(self, value: str, positions: bool = False, chars: bool = False,
-                 keeporiginal: bool = False, removestops: bool = True, start_pos: int = 0,
-                 start_char: int = 0, tokenize: bool = True, mode: str = "",
-                 **kwargs: Any) -> Iterator[Token]:
+    def __call__(
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         for pos, term in enumerate(terms_of(value) if tokenize else [value]):
             token.text = term

@@ -48,8 +48,12 @@ def write_arrays(path: Path, stamp: dict[str, Any], arrays: dict[str, np.ndarray
     for name, array in arrays.items():
         array = np.ascontiguousarray(array)
         arrays[name] = array
-        layout[name] = [array.dtype.str, list(array.shape), offset,
-                        _digest(array.data) if array.nbytes else 0]
+        layout[name] = [
+            array.dtype.str,
+            list(array.shape),
+            offset,
+            _digest(array.data) if array.nbytes else 0,
+        ]
         offset += _padded(array.nbytes)
     header = json.dumps({"stamp": stamp, "arrays": layout}, sort_keys=True).encode()
     start = -(-(len(MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
@@ -60,8 +64,7 @@ def write_arrays(path: Path, stamp: dict[str, Any], arrays: dict[str, np.ndarray
             out.write(b"\0" * (start - out.tell()))
             for name, array in arrays.items():
                 out.write(array.data.cast("B") if array.nbytes else b"")  # no copy
-                out.write(b"\0" * (start + layout[name][2] + _padded(array.nbytes)
-                                   - out.tell()))
+                out.write(b"\0" * (start + layout[name][2] + _padded(array.nbytes) - out.tell()))
         os.replace(tmp, path)
         _note_checked(path)  # its sums are those of the arrays just written
     except BaseException:
@@ -135,7 +138,9 @@ def _was_checked(path: Path, st: os.stat_result) -> bool:
 
 
 def _read_arrays(
-    path: Path, stamp: dict[str, Any] | None, seen: dict[str, Any] | None = None,
+    path: Path,
+    stamp: dict[str, Any] | None,
+    seen: dict[str, Any] | None = None,
     trust_checked: bool = True,
 ) -> dict[str, np.ndarray] | None:
     import numpy as np
@@ -179,8 +184,9 @@ def _read_arrays(
             if count == 0:
                 result[name] = np.zeros(shape, dtype=dtype_)
                 continue
-            array = np.frombuffer(mapped, dtype=dtype_, count=count,
-                                  offset=start + offset).reshape(shape)
+            array = np.frombuffer(mapped, dtype=dtype_, count=count, offset=start + offset).reshape(
+                shape
+            )
             if not checked and _digest(array.data) != crc:
                 raise ArraysDamaged(f"array {name} fails its checksum")
             result[name] = array

@@ -123,8 +123,14 @@ class IndexBackend(Protocol):
     # the unit table patched by the files that changed (an empty mark set: built whole)
     def file_marks(self) -> dict[int, int]: ...
     def unit_rows_and_marks(self, model: str | None) -> tuple[list[Any], dict[int, int]]: ...
-    def changed_unit_rows(self, model: str | None, dims: int, marks: dict[int, int],
-                          unvectored: dict[int, int], most: int) -> Any: ...
+    def changed_unit_rows(
+        self,
+        model: str | None,
+        dims: int,
+        marks: dict[int, int],
+        unvectored: dict[int, int],
+        most: int,
+    ) -> Any: ...
 
     # units judged as instructions when indexed (issue 25): None where not kept
     def flagged_ids(self, ids: Iterable[int]) -> set[int] | None: ...

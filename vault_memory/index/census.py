@@ -31,9 +31,15 @@ class ScopeInfo:
         return scopes.scope_text(self.scope)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scope": self.name, "files": self.files, "units": self.units,
-                "memory": self.memory, "daily_logs": self.daily_logs,
-                "settings": self.settings, "bindable": self.bindable}
+        return {
+            "scope": self.name,
+            "files": self.files,
+            "units": self.units,
+            "memory": self.memory,
+            "daily_logs": self.daily_logs,
+            "settings": self.settings,
+            "bindable": self.bindable,
+        }
 
 
 def list_scopes(config: Config) -> list[ScopeInfo]:

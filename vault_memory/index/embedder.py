@@ -134,8 +134,9 @@ class ModelUnavailable(VaultError):
 class Embedder:
     """A loaded fastembed model that returns float32, L2-normalised vectors."""
 
-    def __init__(self, model: Any, *, name: str, model_id: str, dims: int,
-                 spells_pictographs: bool = False) -> None:
+    def __init__(
+        self, model: Any, *, name: str, model_id: str, dims: int, spells_pictographs: bool = False
+    ) -> None:
         self._model = model
         self.name = name
         self.model_id = model_id
@@ -244,8 +245,13 @@ def _load_bundled(cache: Path, threads: int | None) -> Embedder:
         specific_model_path=str(model_dir),
         local_files_only=True,
     )
-    return Embedder(text_embedding, name=BUNDLED_MODEL, model_id=BUNDLED_MODEL_ID,
-                    dims=BUNDLED_DIMS, spells_pictographs=True)
+    return Embedder(
+        text_embedding,
+        name=BUNDLED_MODEL,
+        model_id=BUNDLED_MODEL_ID,
+        dims=BUNDLED_DIMS,
+        spells_pictographs=True,
+    )
 
 
 def _load_other(model: str, cache: Path, threads: int | None) -> Embedder:
@@ -376,8 +382,15 @@ def _verify_sha256(path: Path) -> None:
 
 
 def _stamp(real: str, st: os.stat_result) -> dict[str, Any]:
-    return {"path": real, "sha256": BUNDLED_ONNX_SHA256, "dev": st.st_dev, "ino": st.st_ino,
-            "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns}
+    return {
+        "path": real,
+        "sha256": BUNDLED_ONNX_SHA256,
+        "dev": st.st_dev,
+        "ino": st.st_ino,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+    }
 
 
 #: Files remembered as verified: one per installation (each virtual environment has its own
@@ -397,8 +410,9 @@ def _remember(stamp: dict[str, Any]) -> None:
     import tempfile
 
     folder = default_cache_dir()
-    kept = [old for old in _verified()
-            if isinstance(old, dict) and old.get("path") != stamp["path"]]
+    kept = [
+        old for old in _verified() if isinstance(old, dict) and old.get("path") != stamp["path"]
+    ]
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=VERIFIED_FILE, dir=folder)

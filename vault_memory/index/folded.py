@@ -117,20 +117,31 @@ def build(source: Path, source_sha256: str, folder: Path) -> None:
         options.intra_op_num_threads = 1
         options.optimized_model_filepath = str(tmp / GRAPH)
         options.add_session_config_entry(
-            "session.optimized_model_external_initializers_file_name", DATA)
+            "session.optimized_model_external_initializers_file_name", DATA
+        )
         options.add_session_config_entry(
-            "session.optimized_model_external_initializers_min_size_in_bytes", "1024")
-        ort.InferenceSession(str(source), sess_options=options,
-                             providers=["CPUExecutionProvider"])
+            "session.optimized_model_external_initializers_min_size_in_bytes", "1024"
+        )
+        ort.InferenceSession(str(source), sess_options=options, providers=["CPUExecutionProvider"])
         files = {}
         for name in (GRAPH, DATA):
             with open(tmp / name, "rb") as fh:
                 os.fsync(fh.fileno())  # on disk before the manifest vouches for it
                 st = os.fstat(fh.fileno())
-                files[name] = {"sha256": hashlib.file_digest(fh, "sha256").hexdigest(),
-                               "size": st.st_size, "stamp": _stamp(st)}
-        _write_json(tmp / MANIFEST, {"format": FORMAT, "source_sha256": source_sha256,
-                                     "onnxruntime": ort.__version__, "files": files})
+                files[name] = {
+                    "sha256": hashlib.file_digest(fh, "sha256").hexdigest(),
+                    "size": st.st_size,
+                    "stamp": _stamp(st),
+                }
+        _write_json(
+            tmp / MANIFEST,
+            {
+                "format": FORMAT,
+                "source_sha256": source_sha256,
+                "onnxruntime": ort.__version__,
+                "files": files,
+            },
+        )
         try:
             os.rename(tmp, folder)
         except OSError:

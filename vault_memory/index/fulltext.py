@@ -126,7 +126,7 @@ def name_parts(relpath: str) -> list[str]:
     """The file name from each of its words on: `file:X` matches a file when one of these
     starts with X (lower-case): `Priya Raman.md` -> priya raman.md, raman.md, md."""
     name = relpath.rsplit("/", 1)[-1].lower()
-    return list(dict.fromkeys(name[m.start():] for m in _WORD_START.finditer(name)))
+    return list(dict.fromkeys(name[m.start() :] for m in _WORD_START.finditer(name)))
 
 
 def documents(
@@ -150,15 +150,20 @@ def documents(
     yield from _documents(pending, properties, property_terms, tag_terms, seen)
 
 
-def _documents(rows: list[Any], properties: Any, property_terms: Any, tag_terms: Any,
-               seen: set[int]) -> Iterator[dict[str, Any]]:
+def _documents(
+    rows: list[Any], properties: Any, property_terms: Any, tag_terms: Any, seen: set[int]
+) -> Iterator[dict[str, Any]]:
     props = properties(sorted({row[1] for row in rows} - seen)) if rows else {}
     for uid, file_id, path, text, heading, date, kind, unit_tags, note_tags, scope in rows:
         if file_id not in seen:  # the file's own document (it holds a "fid")
             seen.add(file_id)
-            fdoc: dict[str, Any] = {"fid": file_id, "path": path, "scope": scope or "/",
-                                    "pathpart": "\n".join(path_parts(path)),
-                                    "filename": "\n".join(name_parts(path))}
+            fdoc: dict[str, Any] = {
+                "fid": file_id,
+                "path": path,
+                "scope": scope or "/",
+                "pathpart": "\n".join(path_parts(path)),
+                "filename": "\n".join(name_parts(path)),
+            }
             note = tag_terms(note_tags.split())
             if note:
                 fdoc["tag"] = "\n".join(note)
@@ -166,8 +171,14 @@ def _documents(rows: list[Any], properties: Any, property_terms: Any, tag_terms:
             if found:
                 fdoc["prop"] = "\n".join(found)
             yield fdoc
-        doc: dict[str, Any] = {"id": uid, "uid": uid, "path": path, "text": text,
-                               "heading": heading, "kind": kind}
+        doc: dict[str, Any] = {
+            "id": uid,
+            "uid": uid,
+            "path": path,
+            "text": text,
+            "heading": heading,
+            "kind": kind,
+        }
         tags = tag_terms(unit_tags.split()) if unit_tags else []
         if tags:
             doc["tag"] = "\n".join(tags)
@@ -207,8 +218,10 @@ def matching_docs(searcher: Any, query: Any) -> Any:
     if node is q.NullQuery or isinstance(node, type(q.NullQuery)):
         return np.zeros(0, dtype=np.int64)
     if isinstance(node, q.Term):
-        parts = [_postings(leaf, node.fieldname, node.text) + offset
-                 for leaf, offset in reader.leaf_readers()]
+        parts = [
+            _postings(leaf, node.fieldname, node.text) + offset
+            for leaf, offset in reader.leaf_readers()
+        ]
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
     if isinstance(node, q.Or | q.And) and not isinstance(node, q.DisjunctionMax):
         found = [matching_docs(searcher, sub) for sub in node.subqueries]
@@ -241,7 +254,7 @@ def _postings(leaf: Any, fieldname: str, text: str) -> Any:
         blocks = []
         while matcher.is_active():
             matcher._read_ids()
-            blocks.append(np.asarray(matcher._ids[matcher._i:], dtype=np.int64))
+            blocks.append(np.asarray(matcher._ids[matcher._i :], dtype=np.int64))
             matcher._next_block()
         docs = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
     else:
@@ -295,8 +308,11 @@ def _lengths_known_missing(writer: Any) -> None:
     lenfield = getattr(whoosh3, "_lenfield", None)
     if make is None or lenfield is None:
         return
-    unscored = [lenfield(name) for name, field in writer.schema.items()
-                if field.indexed and not field.scorable]
+    unscored = [
+        lenfield(name)
+        for name, field in writer.schema.items()
+        if field.indexed and not field.scorable
+    ]
 
     def per_document_reader() -> Any:
         reader = make()
@@ -345,26 +361,41 @@ def _postings_made_quickly(writer: Any, known: dict[str, list[str]] | None = Non
                 continue
             boost = fmt.field_boost
 
-            def index(value: Any, boost: float = boost, original: Any = index,
-                      **kwargs: Any) -> Any:
+            def index(
+                value: Any, boost: float = boost, original: Any = index, **kwargs: Any
+            ) -> Any:
                 if kwargs or not isinstance(value, str):
                     return original(value, **kwargs)
                 counts: dict[str, int] = {}
                 terms = known.get(value) if known else None
                 for term in terms_of(value) if terms is None else terms:
                     counts[term] = counts.get(term, 0) + 1
-                return [(term.encode("utf-8"), n, n * boost, pack_uint(n))
-                        for term, n in counts.items()]
+                return [
+                    (term.encode("utf-8"), n, n * boost, pack_uint(n)) for term, n in counts.items()
+                ]
 
-        elif type(fmt) is formats.Existence and not field.vector and (
-                type(field.analyzer) is IDTokenizer or (
-                    type(field.analyzer) is RegexTokenizer and not field.analyzer.gaps
-                    and field.analyzer.expression.pattern == LIST_FIELD)):
+        elif (
+            type(fmt) is formats.Existence
+            and not field.vector
+            and (
+                type(field.analyzer) is IDTokenizer
+                or (
+                    type(field.analyzer) is RegexTokenizer
+                    and not field.analyzer.gaps
+                    and field.analyzer.expression.pattern == LIST_FIELD
+                )
+            )
+        ):
             whole = type(field.analyzer) is IDTokenizer
             boost = fmt.field_boost
 
-            def index(value: Any, boost: float = boost, original: Any = index,
-                      whole: bool = whole, **kwargs: Any) -> Any:
+            def index(
+                value: Any,
+                boost: float = boost,
+                original: Any = index,
+                whole: bool = whole,
+                **kwargs: Any,
+            ) -> Any:
                 if kwargs or not isinstance(value, str):
                     return original(value, **kwargs)
                 if whole:  # IDTokenizer: the value, even empty
@@ -383,8 +414,9 @@ def _postings_made_quickly(writer: Any, known: dict[str, list[str]] | None = Non
             def postings(value: str, plain: Any = plain) -> tuple[Any, ...]:
                 return tuple(plain(value))
 
-            def index(value: Any, postings: Any = postings, plain: Any = plain,
-                      **kwargs: Any) -> Any:
+            def index(
+                value: Any, postings: Any = postings, plain: Any = plain, **kwargs: Any
+            ) -> Any:
                 if kwargs or not isinstance(value, str):
                     return plain(value, **kwargs)
                 return postings(value)
@@ -409,8 +441,13 @@ def _lengths_kept_in_memory(writer: Any) -> None:
     make = getattr(writer, "per_document_reader", None)
     to_byte = getattr(whoosh3, "length_to_byte", None)
     to_length = getattr(whoosh3, "byte_to_length", None)
-    if perdoc is None or make is None or to_byte is None or to_length is None \
-            or not hasattr(perdoc, "_docnum"):
+    if (
+        perdoc is None
+        or make is None
+        or to_byte is None
+        or to_length is None
+        or not hasattr(perdoc, "_docnum")
+    ):
         return
     recorded: dict[str, dict[int, int]] = {}
     add_field = perdoc.add_field
@@ -508,8 +545,11 @@ class _Postings:
     def iter_postings(self) -> Iterator[tuple[str, bytes, int, Any, Any]]:
         if self.spilled:
             return iter(self.pool.iter_postings())
-        return ((fieldname, tbytes, *posting) for fieldname, tbytes in sorted(self.terms)
-                for posting in self.postings(self.terms[fieldname, tbytes]))
+        return (
+            (fieldname, tbytes, *posting)
+            for fieldname, tbytes in sorted(self.terms)
+            for posting in self.postings(self.terms[fieldname, tbytes])
+        )
 
     def write(self, fieldwriter: Any, schema: Any, lengths: Any) -> None:
         """What Whoosh's `FieldWriter.add_postings` does with the pool's sorted postings."""
@@ -520,8 +560,11 @@ class _Postings:
         fields: dict[str, list[bytes]] = {}
         for fieldname, tbytes in self.terms:
             fields.setdefault(fieldname, []).append(tbytes)
-        start_term, add, finish_term = (fieldwriter.start_term, fieldwriter.add,
-                                        fieldwriter.finish_term)
+        start_term, add, finish_term = (
+            fieldwriter.start_term,
+            fieldwriter.add,
+            fieldwriter.finish_term,
+        )
         for fieldname in sorted(fields):
             fsutil.kill_point("index.mid-keyword-segment")  # a test's kill -9, field by field
             fieldwriter.start_field(fieldname, schema[fieldname])
@@ -529,13 +572,20 @@ class _Postings:
             for tbytes in sorted(fields[fieldname]):
                 postings = self.postings(self.terms[fieldname, tbytes])
                 if write_term is not None:
-                    write_term(tbytes, postings,
-                               [length_of(docnum, fieldname) for docnum, _, _ in postings])
+                    write_term(
+                        tbytes,
+                        postings,
+                        [length_of(docnum, fieldname) for docnum, _, _ in postings],
+                    )
                     continue
                 start_term(tbytes)
                 for docnum, weight, vbytes in postings:
-                    add(docnum, weight, b"" if vbytes is None else vbytes,
-                        length_of(docnum, fieldname))
+                    add(
+                        docnum,
+                        weight,
+                        b"" if vbytes is None else vbytes,
+                        length_of(docnum, fieldname),
+                    )
                 finish_term()
             fieldwriter.finish_field()
 
@@ -555,16 +605,26 @@ def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], No
     from whoosh.codec import whoosh3
 
     writer: Any = getattr(fieldwriter, "_postwriter", None)
-    needed = ("W3TermInfo", "WHOOSH3_HEADER_MAGIC", "dumps", "length_to_byte", "delta_encode",
-              "pack_ushort")
-    if type(fieldwriter) is not getattr(whoosh3, "W3FieldWriter", None) \
-            or type(writer) is not getattr(whoosh3, "W3PostingsWriter", None) \
-            or not all(hasattr(whoosh3, name) for name in needed) \
-            or not all(hasattr(writer, name) for name in (
-                "_byteids", "_blocklimit", "_compression", "_inlinelimit", "_postfile")) \
-            or not all(hasattr(fieldwriter, name) for name in (
-                "_format", "_fieldid", "_tindex")) \
-            or writer._byteids or writer._inlinelimit > 1:
+    needed = (
+        "W3TermInfo",
+        "WHOOSH3_HEADER_MAGIC",
+        "dumps",
+        "length_to_byte",
+        "delta_encode",
+        "pack_ushort",
+    )
+    if (
+        type(fieldwriter) is not getattr(whoosh3, "W3FieldWriter", None)
+        or type(writer) is not getattr(whoosh3, "W3PostingsWriter", None)
+        or not all(hasattr(whoosh3, name) for name in needed)
+        or not all(
+            hasattr(writer, name)
+            for name in ("_byteids", "_blocklimit", "_compression", "_inlinelimit", "_postfile")
+        )
+        or not all(hasattr(fieldwriter, name) for name in ("_format", "_fieldid", "_tindex"))
+        or writer._byteids
+        or writer._inlinelimit > 1
+    ):
         return None
     import zlib
     from array import array
@@ -598,8 +658,9 @@ def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], No
         data = dumps(((docnum,), None if as_float == 1.0 else as_float, mini_values), 2)
         if comp:
             data = zlib.compress(data, comp)
-        head = dumps((1, docnum, top, comp, length_to_byte(length or None),
-                      length_to_byte(length or 0)), 2)
+        head = dumps(
+            (1, docnum, top, comp, length_to_byte(length or None), length_to_byte(length or 0)), 2
+        )
         postfile.write_int(-(len(head) + len(data)))
         postfile.write(head)
         postfile.write(data)
@@ -615,7 +676,7 @@ def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], No
         info = term_info()
         start = postfile.tell()
         for first in range(0, count, limit):  # W3PostingsWriter._write_block, a block each
-            block = postings[first:first + limit]
+            block = postings[first : first + limit]
             ids = array("I", [docnum for docnum, _, _ in block])
             weights = array("f", [weight for _, weight, _ in block])
             values = [vbytes for _, _, vbytes in block if vbytes]
@@ -623,7 +684,7 @@ def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], No
             for _, weight, _ in block:
                 if weight > top:
                     top = weight
-            known = [length for length in lengths[first:first + limit] if length]
+            known = [length for length in lengths[first : first + limit] if length]
             shortest = min(known) if known else None
             longest = max(known) if known else 0
             if not first:
@@ -631,8 +692,9 @@ def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], No
             # W3TermInfo.add_block
             info._weight += sum(weights)
             info._df += len(ids)
-            info._minlength = shortest if info._minlength is None \
-                else min(info._minlength, shortest)
+            info._minlength = (
+                shortest if info._minlength is None else min(info._minlength, shortest)
+            )
             info._maxlength = max(info._maxlength, longest)
             info._maxweight = max(info._maxweight, top)
             if info._minid is None:
@@ -653,8 +715,9 @@ def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], No
             data = dumps((tuple(delta_encode(ids)), mini_weights, mini_values), 2)
             if comp:
                 data = zlib.compress(data, comp)
-            head = dumps((len(ids), ids[-1], top, comp, length_to_byte(shortest),
-                          length_to_byte(longest)), 2)
+            head = dumps(
+                (len(ids), ids[-1], top, comp, length_to_byte(shortest), length_to_byte(longest)), 2
+            )
             size = len(head) + len(data)
             postfile.write_int(-size if first + limit >= count else size)
             postfile.write(head)
@@ -673,9 +736,18 @@ def _postings_kept(writer: Any, limit: int | None = None) -> _Postings | None:
 
     pool = getattr(writer, "pool", None)
     if type(pool) is not PostingPool or not all(
-            hasattr(writer, name) for name in (
-                "_flush_segment", "perdocwriter", "fieldwriter", "codec", "docnum",
-                "per_document_reader", "_check_fields", "_check_state")):
+        hasattr(writer, name)
+        for name in (
+            "_flush_segment",
+            "perdocwriter",
+            "fieldwriter",
+            "codec",
+            "docnum",
+            "per_document_reader",
+            "_check_fields",
+            "_check_state",
+        )
+    ):
         return None
     if any(field.vector or field.separate_spelling() for _, field in writer.schema.items()):
         return None
@@ -702,15 +774,19 @@ def _add_document(writer: Any, postings: _Postings, fields: dict[str, Any]) -> N
         writer.add_document(**fields)
         return
     writer._check_state()
-    perdoc, docnum, terms, known, pairs = writer.perdocwriter, writer.docnum, \
-        postings.terms, postings.fields, postings.pairs
+    perdoc, docnum, terms, known, pairs = (
+        writer.perdocwriter,
+        writer.docnum,
+        postings.terms,
+        postings.fields,
+        postings.pairs,
+    )
     names = sorted(fields)
     for name in names:
         if name not in known:
             writer._check_fields(writer.schema, [name])
             field = writer.schema[name]
-            known[name] = (field, field.indexed, field.scorable, field.stored,
-                           field.column_type)
+            known[name] = (field, field.indexed, field.scorable, field.stored, field.column_type)
     perdoc.start_doc(docnum)
     count = 0
     try:
@@ -861,8 +937,13 @@ class FullText:
             return False
         folder = str(self.folder)
         try:
-            return bool(_guarded(lambda: index.exists_in(folder, INDEX_NAME)
-                                 and index.exists_in(folder, FILES_INDEX)))
+            return bool(
+                _guarded(
+                    lambda: (
+                        index.exists_in(folder, INDEX_NAME) and index.exists_in(folder, FILES_INDEX)
+                    )
+                )
+            )
         except FullTextDamaged:  # a damaged table of contents: there, but unreadable (`check`)
             return True
 
@@ -923,8 +1004,11 @@ class FullText:
                     continue
                 st = entry.stat()
                 was = known.get(entry.name)
-                if isinstance(was, list) and len(was) == 3 and was[:2] == [
-                        st.st_size, st.st_mtime_ns]:
+                if (
+                    isinstance(was, list)
+                    and len(was) == 3
+                    and was[:2] == [st.st_size, st.st_mtime_ns]
+                ):
                     out[entry.name] = was
                 else:
                     out[entry.name] = [st.st_size, st.st_mtime_ns, _sha256_of(entry.path)]
@@ -940,7 +1024,8 @@ class FullText:
         except OSError:
             return False
         return bool(now) and {k: (v[0], v[2]) for k, v in now.items()} == {
-            k: (v[0], v[2]) for k, v in recorded.items() if isinstance(v, list) and len(v) == 3}
+            k: (v[0], v[2]) for k, v in recorded.items() if isinstance(v, list) and len(v) == 3
+        }
 
     def check(self) -> None:
         """Read every segment's term and doc tables a little: raises if a segment is damaged."""

@@ -119,8 +119,12 @@ def scan(
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith(".") and name not in IGNORED_DIRS and (
-                        scope is None or scopes.sees(scope, scopes.folder_scope(prefix + name))
+                    if (
+                        not name.startswith(".")
+                        and name not in IGNORED_DIRS
+                        and (
+                            scope is None or scopes.sees(scope, scopes.folder_scope(prefix + name))
+                        )
                     ):
                         pending.append((entry.path, f"{prefix}{name}/"))
                     continue
@@ -133,7 +137,8 @@ def scan(
                 if not _utf8(name):
                     if skipped is not None:
                         skipped[_shown(prefix + name)] = (
-                            "its name is not valid UTF-8; rename it to index it")
+                            "its name is not valid UTF-8; rename it to index it"
+                        )
                     continue
                 if entry.is_symlink():
                     problem = fsutil.link_problem(entry.path, real_root) or _scope_problem(
@@ -352,9 +357,12 @@ def open_store(config: Config, readonly: bool = False, create: bool = True) -> A
     if backend == "postgres":
         from .pgstore import PgStore, dsn_of
 
-        return PgStore(dsn_of(settings.dsn, settings.dsn_env),
-                       settings.vault_id or config.root.name, config.cache_dir,
-                       readonly=readonly)
+        return PgStore(
+            dsn_of(settings.dsn, settings.dsn_env),
+            settings.vault_id or config.root.name,
+            config.cache_dir,
+            readonly=readonly,
+        )
     raise ConfigError(f'[index] backend is "sqlite" or "postgres", not {settings.backend!r}.')
 
 
@@ -407,8 +415,11 @@ class Index:
 
                 try:
                     if model_disabled():  # the switch tests and users rely on: no model at all
-                        raise ModelUnavailable(self.model_id, "disabled by VAULT_MODEL_DISABLED",
-                                               "Unset it to use semantic search.")
+                        raise ModelUnavailable(
+                            self.model_id,
+                            "disabled by VAULT_MODEL_DISABLED",
+                            "Unset it to use semantic search.",
+                        )
                     self._embedder = RemoteEmbedder.from_settings(self.config.index)
                 except VaultError as exc:
                     self._embedder_failed = str(exc)
@@ -521,12 +532,16 @@ class Index:
                 raise CannotWriteError(CACHE_NAME, f"the cache folder {cache} is read-only")
             return
         db = self.store.path
-        if self.store.fell_back or (cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK)) \
-                or (db.is_file() and not writable(db)):
+        if (
+            self.store.fell_back
+            or (cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK))
+            or (db.is_file() and not writable(db))
+        ):
             raise CannotWriteError(
                 f"{CACHE_NAME}/{db.name}",
                 f"the cache folder {cache} is read-only (the index can be searched but not "
-                "updated)")
+                "updated)",
+            )
 
     def _fulltext_needs_rebuild(self) -> str | None:
         dirty = self.store.get_meta("fulltext_dirty", "0")
@@ -560,8 +575,7 @@ class Index:
             digests = json.loads(self.store.get_meta("fulltext_digests") or "{}")
         except ValueError:
             return False
-        if not isinstance(digests, dict) or not digests or not self.fulltext.same_content(
-                digests):
+        if not isinstance(digests, dict) or not digests or not self.fulltext.same_content(digests):
             return False
         log.info("the keyword index was copied (new file times, same content): kept.")
         with self.store.transaction() as conn:
@@ -578,8 +592,13 @@ class Index:
         except ValueError:
             known = {}
         self.store.set_meta(conn, "fulltext_files", self.fulltext.fingerprint())
-        self.store.set_meta(conn, "fulltext_digests", json.dumps(
-            self.fulltext.digests(known if isinstance(known, dict) else {}), sort_keys=True))
+        self.store.set_meta(
+            conn,
+            "fulltext_digests",
+            json.dumps(
+                self.fulltext.digests(known if isinstance(known, dict) else {}), sort_keys=True
+            ),
+        )
 
     def rebuild_fulltext(self) -> None:
         """Re-create the Whoosh index from the units in SQLite (no embedding needed)."""
@@ -728,11 +747,15 @@ class Index:
         # those of the files it stores: looked up alone, not by a pass over every unit.
         self._embed_only: list[str] | None = None
         self._few = paths is not None
-        if (paths is not None and stored_model == self.model_id
-                and store.get_meta("embeddings_complete") == "1"):
+        if (
+            paths is not None
+            and stored_model == self.model_id
+            and store.get_meta("embeddings_complete") == "1"
+        ):
             self._embed_only = [*plan.new, *plan.modified, *(new for _, new in plan.moved)]
             self._embed_gone = store.shas_of(
-                [*plan.deleted, *plan.modified, *(old for old, _ in plan.moved)])
+                [*plan.deleted, *plan.modified, *(old for old, _ in plan.moved)]
+            )
         self._record_racy(texts, plan, applied=False)
         if not plan.is_noop:
             self._apply(plan, texts, progress)
@@ -752,28 +775,40 @@ class Index:
             # version) are embedded, never left for good.
             bad = store.drop_bad_vectors(self.model_id)
             if bad:
-                log.warning("%d vectors had the wrong length (damage): embedding their units "
-                            "again.", bad)
+                log.warning(
+                    "%d vectors had the wrong length (damage): embedding their units again.", bad
+                )
             totals = store.counts(self.model_id)
             if totals["embedded_units"] < totals["units"]:
-                log.warning("%d units have no vector although the index says all have: "
-                            "embedding them.", totals["units"] - totals["embedded_units"])
+                log.warning(
+                    "%d units have no vector although the index says all have: embedding them.",
+                    totals["units"] - totals["embedded_units"],
+                )
                 report.units_embedded = self._embed_missing(progress)
         return self._totals(report)
 
     def _totals(self, report: IndexReport) -> IndexReport:
         store = self.store
-        recorded = {key: value for key in ("files_count", "units_count", "embeddings_complete",
-                                           "model_id")
-                    if (value := store.get_meta(key)) is not None}
-        if (getattr(self, "_few", False) and self.model_id
-                and recorded.get("embeddings_complete") == "1"
-                and recorded.get("model_id") == self.model_id and "units_count" in recorded):
+        recorded = {
+            key: value
+            for key in ("files_count", "units_count", "embeddings_complete", "model_id")
+            if (value := store.get_meta(key)) is not None
+        }
+        if (
+            getattr(self, "_few", False)
+            and self.model_id
+            and recorded.get("embeddings_complete") == "1"
+            and recorded.get("model_id") == self.model_id
+            and "units_count" in recorded
+        ):
             # A run over a few files that left every unit with its vector: the counts its
             # transactions recorded, not a join over every unit (0.3 s at 100,000 units).
             units = int(recorded["units_count"])
-            totals = {"files": int(recorded["files_count"]), "units": units,
-                      "embedded_units": units}
+            totals = {
+                "files": int(recorded["files_count"]),
+                "units": units,
+                "embedded_units": units,
+            }
         else:
             totals = store.counts(self.model_id)
         report.files, report.units = totals["files"], totals["units"]
@@ -803,8 +838,9 @@ class Index:
         else:
             paths = list(paths)
             exclusions = obsidian_exclusions(self.root)
-            scope = {p for p in paths
-                     if is_indexable(p) and not excluded_by_obsidian(p, exclusions)}
+            scope = {
+                p for p in paths if is_indexable(p) and not excluded_by_obsidian(p, exclusions)
+            }
             folders = [p for p in paths if p not in scope]
             if folders:  # a folder stands for the files under it, on disk and in the index
                 scope.update(self._files_under(folders, known))
@@ -823,8 +859,12 @@ class Index:
         limit = self.config.index.max_file_bytes
         for relpath, st in stats.items():
             row = known.get(relpath)
-            if (row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size
-                    and relpath not in racy):
+            if (
+                row is not None
+                and row[0] == st.st_mtime_ns
+                and row[1] == st.st_size
+                and relpath not in racy
+            ):
                 unchanged.append(relpath)
                 continue
             was = held.get(relpath)
@@ -843,9 +883,13 @@ class Index:
                 entry = DiskFile(st.st_mtime_ns, st.st_size, unreadable=str(exc))
                 # Held until the file changes only for what is in its bytes (encoding, NUL
                 # bytes, size, not a canvas); a failing read (permissions, I/O) is tried again.
-                texts[relpath] = Unreadable(f"skipped {exc}", st.st_mtime_ns, st.st_size,
-                                            exc.reason,
-                                            lasting=not isinstance(exc.__cause__, OSError))
+                texts[relpath] = Unreadable(
+                    f"skipped {exc}",
+                    st.st_mtime_ns,
+                    st.st_size,
+                    exc.reason,
+                    lasting=not isinstance(exc.__cause__, OSError),
+                )
             disk[relpath] = entry
         settled = set(unchanged) | set(still_held)
         # A run over a few paths plans only those (`plan_changes` keeps the scope's paths).
@@ -909,10 +953,13 @@ class Index:
         if paths is None:
             return
         if paths:
-            log.warning("keyword search now folds accents, splits Chinese, Japanese and "
-                        "Korean into character pairs and reads emoji as words: indexing the "
-                        "words of %d %s again.", len(paths),
-                        "file" if len(paths) == 1 else "files")
+            log.warning(
+                "keyword search now folds accents, splits Chinese, Japanese and "
+                "Korean into character pairs and reads emoji as words: indexing the "
+                "words of %d %s again.",
+                len(paths),
+                "file" if len(paths) == 1 else "files",
+            )
         with self.store.transaction() as conn:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "analyzer", ANALYZER)
@@ -929,10 +976,14 @@ class Index:
         shas = self.store.texts_holding(has_pictograph)
         paths = self.store.files_with_units(has_pictograph) if shas else []
         if paths and self.model_id == BUNDLED_MODEL_ID:
-            log.warning("semantic search now reads emoji as the words they stand for: "
-                        "embedding %d %s of %d %s again.", len(shas),
-                        "text" if len(shas) == 1 else "texts", len(paths),
-                        "file" if len(paths) == 1 else "files")
+            log.warning(
+                "semantic search now reads emoji as the words they stand for: "
+                "embedding %d %s of %d %s again.",
+                len(shas),
+                "text" if len(shas) == 1 else "texts",
+                len(paths),
+                "file" if len(paths) == 1 else "files",
+            )
         with self.store.transaction() as conn:
             self.store.drop_vectors(conn, BUNDLED_MODEL_ID, shas)
             self.store.forget_content(conn, paths)
@@ -949,9 +1000,12 @@ class Index:
             return
         paths = self.store.files_with_units(chunked_otherwise)
         if paths:
-            log.warning("units are cut otherwise since this version (a photo caption joins "
-                        "the turn that shows it; one speaker's quick messages are one unit): "
-                        "indexing %d files again.", len(paths))
+            log.warning(
+                "units are cut otherwise since this version (a photo caption joins "
+                "the turn that shows it; one speaker's quick messages are one unit): "
+                "indexing %d files again.",
+                len(paths),
+            )
         with self.store.transaction() as conn:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "units", UNITS)
@@ -994,7 +1048,8 @@ class Index:
         if applied:
             gone = {*plan.deleted, *(old for old, _ in plan.moved)}
             now = {p for p in before if p not in read and p not in gone} | {
-                p for p, f in read.items() if f.mtime_ns >= began}
+                p for p, f in read.items() if f.mtime_ns >= began
+            }
         if now != before:
             with self.store.transaction() as conn:
                 self.store.set_meta(conn, "racy_files", json.dumps(sorted(now)))
@@ -1049,8 +1104,9 @@ class Index:
                 with store.transaction() as conn:
                     store.set_meta(conn, "fulltext_dirty", 1)
                     first = number == 0
-                    self._store_changes(conn, removals if first else [],
-                                        touched if first else [], batch, texts)
+                    self._store_changes(
+                        conn, removals if first else [], touched if first else [], batch, texts
+                    )
                 whole = False
                 fsutil.kill_point("index.after-units")
                 writer.remove(batch + (removals if number == 0 else []))
@@ -1071,8 +1127,9 @@ class Index:
             raise
         self._commit_fulltext(writer)
 
-    def _apply_deferred(self, plan: ChangePlan, to_parse: list[str], removals: list[str],
-                        texts: dict[str, Any]) -> None:
+    def _apply_deferred(
+        self, plan: ChangePlan, to_parse: list[str], removals: list[str], texts: dict[str, Any]
+    ) -> None:
         """`_apply` for a search's run over a few files: SQLite in one transaction, with the
         files the keyword index now lags behind by (`fulltext_pending`); Whoosh untouched."""
         import json
@@ -1084,8 +1141,14 @@ class Index:
             self._store_changes(conn, removals, plan.touched, to_parse, texts)
         fsutil.kill_point("index.after-units")
 
-    def _store_changes(self, conn: Any, removals: list[str], touched: list[str],
-                       parsed: list[str], texts: dict[str, Any]) -> None:
+    def _store_changes(
+        self,
+        conn: Any,
+        removals: list[str],
+        touched: list[str],
+        parsed: list[str],
+        texts: dict[str, Any],
+    ) -> None:
         """One transaction's share of a run in SQLite: files gone, files whose stamps alone
         changed, files parsed anew, then the counts and the run's time."""
         store = self.store
@@ -1169,8 +1232,16 @@ class Index:
             properties=fields.properties,
             names=[" ".join(terms_of(name)) for name in fields.names],
             links=[
-                (link.line, link.kind, link.target, link.subpath, link.display, link.embed,
-                 obsidian_link_key(link.target), link.text)
+                (
+                    link.line,
+                    link.kind,
+                    link.target,
+                    link.subpath,
+                    link.display,
+                    link.embed,
+                    obsidian_link_key(link.target),
+                    link.text,
+                )
                 for link in fields.links
             ],
         )

@@ -63,6 +63,7 @@ class Index(Protocol):
 
     def rebuild_fulltext(self) -> None: ...
 
+
 LOCK_FILES = ("write.lock", "dream.lock", "flush.lock")
 
 
@@ -96,8 +97,13 @@ def heal_cache_shape(cache: Path) -> list[Finding]:
         aside = cache.with_name(f"{cache.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
         with contextlib.suppress(FileNotFoundError):
             os.replace(cache, aside)
-        found.append(Finding(cache.name, "is a file, not the cache folder",
-                             f"moved aside to {aside.name} and rebuilt"))
+        found.append(
+            Finding(
+                cache.name,
+                "is a file, not the cache folder",
+                f"moved aside to {aside.name} and rebuilt",
+            )
+        )
         return found
     wrong: list[tuple[str, bool]] = [("index.sqlite", True), ("whoosh", False)]
     wrong += [(name, True) for name in LOCK_FILES]
@@ -107,7 +113,7 @@ def heal_cache_shape(cache: Path) -> list[Finding]:
             mode = os.lstat(path).st_mode
         except OSError:
             continue
-        if (stat.S_ISREG(mode) if regular else stat.S_ISDIR(mode)):
+        if stat.S_ISREG(mode) if regular else stat.S_ISDIR(mode):
             continue
         what = "a regular file" if regular else "a folder"
         try:
@@ -118,8 +124,9 @@ def heal_cache_shape(cache: Path) -> list[Finding]:
         except FileNotFoundError:
             continue
         except OSError as exc:
-            found.append(Finding(f".vault/{name}", f"is not {what}",
-                                 f"could not remove it ({exc.strerror})"))
+            found.append(
+                Finding(f".vault/{name}", f"is not {what}", f"could not remove it ({exc.strerror})")
+            )
             continue
         if name == "index.sqlite":
             for suffix in ("-wal", "-shm"):
@@ -258,9 +265,15 @@ def repair_differences(index: Index, check: Verification) -> list[Finding]:
             for path in check.paths:
                 index.store.delete_file(conn, path)
             index.store.record_counts(conn)
-        found.append(Finding("index", f"{len(check.paths)} files differ from the index",
-                             "read them again: " + ", ".join(check.paths[:5])
-                             + (" …" if len(check.paths) > 5 else "")))
+        found.append(
+            Finding(
+                "index",
+                f"{len(check.paths)} files differ from the index",
+                "read them again: "
+                + ", ".join(check.paths[:5])
+                + (" …" if len(check.paths) > 5 else ""),
+            )
+        )
     if check.paths or any("no vector" in d for d in check.differences):
         with index.store.transaction() as conn:
             index.store.set_meta(conn, "embeddings_complete", 0)
@@ -268,8 +281,9 @@ def repair_differences(index: Index, check: Verification) -> list[Finding]:
     if any(d.startswith("the keyword index") for d in check.differences):
         with index.writer_lock():
             index.rebuild_fulltext()
-        found.append(Finding(".vault/whoosh/", "it differs from the index",
-                             "rebuilt it from the index"))
+        found.append(
+            Finding(".vault/whoosh/", "it differs from the index", "rebuilt it from the index")
+        )
     return found
 
 
@@ -283,13 +297,16 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
     expected: dict[str, tuple[str, list[tuple[int, int, str]]]] = {}
     for relpath in sorted(disk):
         try:
-            note_file = fsutil.read_text(config.root / relpath, relpath,
-                                         config.index.max_file_bytes)
+            note_file = fsutil.read_text(
+                config.root / relpath, relpath, config.index.max_file_bytes
+            )
         except VaultError:
             continue  # unreadable files are skipped by the indexer too
         units = make_units(parse_note(relpath, note_file.text))
-        expected[relpath] = (note_file.sha256, [(u.start_line, u.end_line, u.sha256)
-                                                for u in units])
+        expected[relpath] = (
+            note_file.sha256,
+            [(u.start_line, u.end_line, u.sha256) for u in units],
+        )
     store = index.store
     held: dict[str, tuple[str, list[tuple[int, int, str]]]] = {}
     try:
@@ -319,11 +336,15 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
         elif want is None:
             diffs.append(f"{path}: in the index, not on disk")
         elif want[0] != have[0]:
-            diffs.append(f"{path}: the index holds another version (sha256 {have[0][:12]}, "
-                         f"the file has {want[0][:12]})")
+            diffs.append(
+                f"{path}: the index holds another version (sha256 {have[0][:12]}, "
+                f"the file has {want[0][:12]})"
+            )
         elif want[1] != have[1]:
-            diffs.append(f"{path}: the index holds {len(have[1])} units, the file gives "
-                         f"{len(want[1])} (or other line spans)")
+            diffs.append(
+                f"{path}: the index holds {len(have[1])} units, the file gives "
+                f"{len(want[1])} (or other line spans)"
+            )
     result.files = len(expected)
     result.units = sum(len(units) for _, units in expected.values())
     if model:
@@ -334,10 +355,16 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
     ft = check_fulltext(index, sum(len(units) for _, units in held.values()))
     if ft:
         diffs.append(f"the keyword index: {ft}")
-    result.files_digest = _digest(expected, sorted(
-        {sha for _, units in expected.values() for _, _, sha in units}) if model else None)
-    result.cache_digest = _digest(held, sorted(
-        {sha for _, units in held.values() for _, _, sha in units} & vectors) if model else None)
+    result.files_digest = _digest(
+        expected,
+        sorted({sha for _, units in expected.values() for _, _, sha in units}) if model else None,
+    )
+    result.cache_digest = _digest(
+        held,
+        sorted({sha for _, units in held.values() for _, _, sha in units} & vectors)
+        if model
+        else None,
+    )
     if len(diffs) > limit:
         more = len(diffs) - limit
         del diffs[limit:]
@@ -345,8 +372,9 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
     return result
 
 
-def _digest(files: dict[str, tuple[str, list[tuple[int, int, str]]]],
-            vectors: list[str] | None) -> str:
+def _digest(
+    files: dict[str, tuple[str, list[tuple[int, int, str]]]], vectors: list[str] | None
+) -> str:
     digest = hashlib.sha256()
     for path in sorted(files):
         sha, units = files[path]
@@ -373,18 +401,27 @@ def diagnose_and_repair(index: Index) -> list[Finding]:
         index.fulltext.close()
     store = index.store
     if not store.exists():
-        found.append(Finding(".vault/index.sqlite" if index.backend == "sqlite" else
-                             "the index server", "is missing" if index.backend == "sqlite"
-                             else "holds nothing of this vault", "built it from the files"))
+        found.append(
+            Finding(
+                ".vault/index.sqlite" if index.backend == "sqlite" else "the index server",
+                "is missing" if index.backend == "sqlite" else "holds nothing of this vault",
+                "built it from the files",
+            )
+        )
         index.run()
         return found
     problem = check_store(store, full=True)
     if problem:
         index.store.close()
         report = index.run(rebuild=True)
-        found.append(Finding(".vault/index.sqlite", f"is damaged ({problem})",
-                             f"rebuilt it from the files ({report.units} units, "
-                             f"{report.embedded_units} with vectors)"))
+        found.append(
+            Finding(
+                ".vault/index.sqlite",
+                f"is damaged ({problem})",
+                f"rebuilt it from the files ({report.units} units, "
+                f"{report.embedded_units} with vectors)",
+            )
+        )
         return found + _check_tables(cache)
     missing = check_vectors(store, index.model_id)
     if missing:
@@ -410,8 +447,13 @@ def _check_tables(cache: Path) -> list[Finding]:
         if problem:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            found.append(Finding(f".vault/{path.name}", f"is damaged ({problem})",
-                                 "removed it (the next search rebuilds it)"))
+            found.append(
+                Finding(
+                    f".vault/{path.name}",
+                    f"is damaged ({problem})",
+                    "removed it (the next search rebuilds it)",
+                )
+            )
     return found
 
 

@@ -53,8 +53,9 @@ def targets(store: Store, viewer: scopes.Scope | None, others: Iterable[str]) ->
 
 def _info(row: tuple[str, int, str, str, str, str, bool, str], to: LinkTargets) -> LinkInfo:
     source, line, kind, target, subpath, display, embed, text = row
-    return LinkInfo(source, line, target, to.resolve(target, source), subpath, display, embed,
-                    kind, text)
+    return LinkInfo(
+        source, line, target, to.resolve(target, source), subpath, display, embed, kind, text
+    )
 
 
 def outgoing(store: Store, to: LinkTargets, path: str) -> list[LinkInfo]:
@@ -62,8 +63,9 @@ def outgoing(store: Store, to: LinkTargets, path: str) -> list[LinkInfo]:
     return [_info(row, to) for row in store.links(paths=[path])]
 
 
-def incoming(store: Store, to: LinkTargets, path: str,
-             viewer: scopes.Scope | None) -> list[LinkInfo]:
+def incoming(
+    store: Store, to: LinkTargets, path: str, viewer: scopes.Scope | None
+) -> list[LinkInfo]:
     """The links that lead to `path`, from the files `viewer` sees, by source and line."""
     rows = store.links(keys=[obsidian.file_key(path)])
     found = []

@@ -24,8 +24,8 @@ def _psycopg() -> Any:
         import psycopg
     except ImportError as exc:
         raise IndexServerError(
-            "the postgres index backend needs psycopg: "
-            "pip install 'vault-memory[postgres]'") from exc
+            "the postgres index backend needs psycopg: pip install 'vault-memory[postgres]'"
+        ) from exc
     return psycopg
 
 
@@ -50,13 +50,14 @@ def connect(dsn: str, **options: Any) -> Any:
         return psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT, **options)
     except psycopg.ProgrammingError as exc:  # a DSN that cannot be parsed
         raise IndexServerError(
-            "the index server DSN cannot be read; check [index] dsn or the variable dsn_env "
-            "names.") from exc
+            "the index server DSN cannot be read; check [index] dsn or the variable dsn_env names."
+        ) from exc
     except psycopg.OperationalError as exc:
         reason = _reason(str(exc), dsn)
         raise IndexServerError(
             f"cannot reach the index server at {describe(dsn)}: {reason}; check that it is "
-            "running and that [index] dsn (or dsn_env) is right.") from exc
+            "running and that [index] dsn (or dsn_env) is right."
+        ) from exc
 
 
 def _reason(message: str, dsn: str) -> str:

@@ -19,7 +19,10 @@ from ..errors import VaultError
 MIGRATION_LOCK = 0x766D2D736368656D
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
-    (1, "units, files, hashes, vectors", """
+    (
+        1,
+        "units, files, hashes, vectors",
+        """
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE TABLE meta (
     vault text NOT NULL, key text NOT NULL, value text NOT NULL,
@@ -64,11 +67,15 @@ CREATE TABLE skipped (
     vault text NOT NULL, path text NOT NULL, mtime_ns bigint NOT NULL, size bigint NOT NULL,
     reason text NOT NULL,
     PRIMARY KEY (vault, path));
-"""),
+""",
+    ),
     # Search on the server (docs/postgres-design.md §4) computes BM25 as the unit table does:
     # it needs the visible units' number and their fields' total lengths, summed per file
     # here (a search sums the files of its scopes, not every unit).
-    (2, "per-file unit counts and field lengths", """
+    (
+        2,
+        "per-file unit counts and field lengths",
+        """
 ALTER TABLE files ADD COLUMN units integer NOT NULL DEFAULT 0,
     ADD COLUMN tx_terms bigint NOT NULL DEFAULT 0,
     ADD COLUMN hd_terms bigint NOT NULL DEFAULT 0;
@@ -79,12 +86,17 @@ UPDATE files f SET units = s.units, tx_terms = s.tx, hd_terms = s.hd FROM (
         sum((SELECT count(*) FROM unnest(u.tsv) x, unnest(x.weights) w WHERE w = 'A')) AS hd
     FROM units u GROUP BY u.file_id) s
 WHERE s.file_id = f.id;
-"""),
+""",
+    ),
     # Whether a unit reads as an instruction to a model, judged when indexed as the embedded
     # index does (NULL: written before this step; search judges the returned text then).
-    (3, "instruction flags", """
+    (
+        3,
+        "instruction flags",
+        """
 ALTER TABLE units ADD COLUMN flagged boolean;
-"""),
+""",
+    ),
 )
 LATEST = MIGRATIONS[-1][0]
 
@@ -108,19 +120,22 @@ def migrate(conn: Any) -> list[int]:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
-            " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+            " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
         done = set(applied(conn))
         newer = [v for v in done if v > LATEST]
         if newer:
             raise ServerSchemaError(
                 f"the index server's database has schema version {max(newer)}, this "
-                f"vault-memory knows up to {LATEST}; upgrade vault-memory on this machine.")
+                f"vault-memory knows up to {LATEST}; upgrade vault-memory on this machine."
+            )
         now = []
         for version, name, sql in MIGRATIONS:
             if version in done:
                 continue
             conn.execute(sql)
-            conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                         (version, name))
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name)
+            )
             now.append(version)
     return now

@@ -117,12 +117,14 @@ class PgStore:
         except psycopg.errors.ReadOnlySqlTransaction as exc:
             raise IndexServerError(
                 f"the index server at {self.server} is read-only (a replica?): search it, "
-                "but index against the primary server.") from exc
+                "but index against the primary server."
+            ) from exc
         except psycopg.OperationalError as exc:
             self.close()
             raise IndexServerError(
                 f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
-                "nothing was changed here, run the command again when it is back.") from exc
+                "nothing was changed here, run the command again when it is back."
+            ) from exc
 
     @contextmanager
     def search_reads(self) -> Iterator[None]:
@@ -138,8 +140,10 @@ class PgStore:
         """Whether the server holds anything of this vault yet."""
         if self._search_reads and self._meta is not None:
             return bool(self._meta)
-        return self._execute("SELECT 1 FROM meta WHERE vault=%s LIMIT 1",
-                             (self.vault,)).fetchone() is not None
+        return (
+            self._execute("SELECT 1 FROM meta WHERE vault=%s LIMIT 1", (self.vault,)).fetchone()
+            is not None
+        )
 
     def reset(self) -> None:
         """Forget everything the server holds of this vault (a rebuild)."""
@@ -164,18 +168,22 @@ class PgStore:
                 if self._unanalyzed >= ANALYZE_AFTER_ROWS:
                     self._execute("ANALYZE files, units, embeddings")
                     self._unanalyzed = 0
-                for key, bump in (("generation", self._wrote),
-                                  ("units_generation", self._wrote_units)):
+                for key, bump in (
+                    ("generation", self._wrote),
+                    ("units_generation", self._wrote_units),
+                ):
                     if bump:
                         self._execute(
                             "INSERT INTO meta VALUES (%s, %s, '1') ON CONFLICT (vault, key) DO"
                             " UPDATE SET value = (meta.value::bigint + 1)::text",
-                            (self.vault, key))
+                            (self.vault, key),
+                        )
         except psycopg.OperationalError as exc:
             self.close()
             raise IndexServerError(
                 f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
-                "nothing was changed here, run the command again when it is back.") from exc
+                "nothing was changed here, run the command again when it is back."
+            ) from exc
 
     @contextmanager
     def _read_snapshot(self) -> Iterator[Any]:
@@ -207,8 +215,9 @@ class PgStore:
         os.replace(temporary, target)
 
     def _generation(self, key: str = "generation") -> str:
-        row = self._execute("SELECT value FROM meta WHERE vault=%s AND key=%s",
-                            (self.vault, key)).fetchone()
+        row = self._execute(
+            "SELECT value FROM meta WHERE vault=%s AND key=%s", (self.vault, key)
+        ).fetchone()
         return row[0] if row else "0"
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
@@ -223,8 +232,9 @@ class PgStore:
             return str(value) if value is not None else default
         if self._search_reads and self._meta is not None:
             return self._meta.get(key, default)
-        row = self._execute("SELECT value FROM meta WHERE vault=%s AND key=%s",
-                            (self.vault, key)).fetchone()
+        row = self._execute(
+            "SELECT value FROM meta WHERE vault=%s AND key=%s", (self.vault, key)
+        ).fetchone()
         return row[0] if row else default
 
     def set_meta(self, conn: Any, key: str, value: Any) -> None:
@@ -233,12 +243,16 @@ class PgStore:
             local[key] = str(value)
             # the generation this transaction commits: the current one, bumped if it wrote
             local["units_generation"] = str(
-                int(self._generation("units_generation")) + (1 if self._wrote_units else 0))
+                int(self._generation("units_generation")) + (1 if self._wrote_units else 0)
+            )
             self._local_write(local)
             return
         self._wrote = True
-        self._execute("INSERT INTO meta VALUES (%s, %s, %s) ON CONFLICT (vault, key)"
-                      " DO UPDATE SET value = excluded.value", (self.vault, key, str(value)))
+        self._execute(
+            "INSERT INTO meta VALUES (%s, %s, %s) ON CONFLICT (vault, key)"
+            " DO UPDATE SET value = excluded.value",
+            (self.vault, key, str(value)),
+        )
         if key == "dims":  # the model's vectors are all in: build its HNSW index once, in bulk
             model = self.get_meta("model_id")
             if model and str(value).isdigit():
@@ -249,14 +263,24 @@ class PgStore:
 
     def state_stamp(self) -> dict[str, Any]:
         with self._read_snapshot():
-            meta = dict(self._execute(
-                "SELECT key, value FROM meta WHERE vault=%s AND key IN"
-                " ('last_index_at', 'vectors_added', 'generation')", (self.vault,)).fetchall())
+            meta = dict(
+                self._execute(
+                    "SELECT key, value FROM meta WHERE vault=%s AND key IN"
+                    " ('last_index_at', 'vectors_added', 'generation')",
+                    (self.vault,),
+                ).fetchall()
+            )
             chunk = self._execute(
                 "SELECT max(u.id), count(*) FROM units u JOIN files f ON f.id = u.file_id"
-                " WHERE f.vault=%s", (self.vault,)).fetchone()
-        return {"last_index_at": meta.get("last_index_at"), "chunks": list(chunk),
-                "vectors": meta.get("vectors_added"), "generation": meta.get("generation")}
+                " WHERE f.vault=%s",
+                (self.vault,),
+            ).fetchone()
+        return {
+            "last_index_at": meta.get("last_index_at"),
+            "chunks": list(chunk),
+            "vectors": meta.get("vectors_added"),
+            "generation": meta.get("generation"),
+        }
 
     def _count(self, table: str) -> int:
         if table == "units":
@@ -271,9 +295,13 @@ class PgStore:
 
     def count_problem(self) -> str | None:
         with self._read_snapshot():
-            rows = dict(self._execute(
-                "SELECT key, value FROM meta WHERE vault=%s AND key IN"
-                " ('files_count', 'units_count')", (self.vault,)).fetchall())
+            rows = dict(
+                self._execute(
+                    "SELECT key, value FROM meta WHERE vault=%s AND key IN"
+                    " ('files_count', 'units_count')",
+                    (self.vault,),
+                ).fetchall()
+            )
             if not rows:
                 return None
             have = {"files": self._count("files"), "units": self._count("units")}
@@ -289,13 +317,15 @@ class PgStore:
     # -- files and units ------------------------------------------------------------------
 
     def files(self) -> dict[str, FileRow]:
-        rows = self._execute("SELECT id, path, kind, mtime_ns, size, sha256 FROM files"
-                             " WHERE vault=%s", (self.vault,))
+        rows = self._execute(
+            "SELECT id, path, kind, mtime_ns, size, sha256 FROM files WHERE vault=%s", (self.vault,)
+        )
         return {r[1]: FileRow(*r) for r in rows}
 
     def file_stats(self) -> dict[str, tuple[int, int, str]]:
-        rows = self._execute("SELECT path, mtime_ns, size, sha256 FROM files WHERE vault=%s",
-                             (self.vault,))
+        rows = self._execute(
+            "SELECT path, mtime_ns, size, sha256 FROM files WHERE vault=%s", (self.vault,)
+        )
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     def delete_file(self, conn: Any, path: str) -> None:
@@ -307,44 +337,73 @@ class PgStore:
         from .words import analyzed_otherwise
 
         return analyzed_otherwise(
-            self._execute("SELECT f.path, u.text, u.terms FROM units u JOIN files f"
-                          " ON f.id = u.file_id WHERE f.vault=%s", (self.vault,)).fetchall(),
-            self._execute("SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
-                          " WHERE f.vault=%s", (self.vault,)).fetchall(),
-            analyze)
+            self._execute(
+                "SELECT f.path, u.text, u.terms FROM units u JOIN files f"
+                " ON f.id = u.file_id WHERE f.vault=%s",
+                (self.vault,),
+            ).fetchall(),
+            self._execute(
+                "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
+                " WHERE f.vault=%s",
+                (self.vault,),
+            ).fetchall(),
+            analyze,
+        )
 
     def files_with_units(self, match: Callable[[str], bool]) -> list[str]:
         """As `Store.files_with_units`."""
-        return sorted({path for path, text in self._execute(
-            "SELECT f.path, u.text FROM units u JOIN files f ON f.id = u.file_id"
-            " WHERE f.vault=%s", (self.vault,)) if match(text)})
+        return sorted(
+            {
+                path
+                for path, text in self._execute(
+                    "SELECT f.path, u.text FROM units u JOIN files f ON f.id = u.file_id"
+                    " WHERE f.vault=%s",
+                    (self.vault,),
+                )
+                if match(text)
+            }
+        )
 
     def texts_holding(self, match: Callable[[str], bool]) -> list[str]:
         """As `Store.texts_holding`."""
-        return sorted({sha for sha, text in self._execute(
-            "SELECT u.sha256, u.text FROM units u JOIN files f ON f.id = u.file_id"
-            " WHERE f.vault=%s", (self.vault,)) if match(text)})
+        return sorted(
+            {
+                sha
+                for sha, text in self._execute(
+                    "SELECT u.sha256, u.text FROM units u JOIN files f ON f.id = u.file_id"
+                    " WHERE f.vault=%s",
+                    (self.vault,),
+                )
+                if match(text)
+            }
+        )
 
     def drop_vectors(self, conn: Any, model: str, shas: Iterable[str]) -> None:
         """As `Store.drop_vectors`."""
         wanted = list(shas)
         if wanted:
             self._wrote = True
-            self._execute("DELETE FROM embeddings WHERE vault=%s AND model=%s"
-                          " AND sha256 = ANY(%s)", (self.vault, model, wanted))
+            self._execute(
+                "DELETE FROM embeddings WHERE vault=%s AND model=%s AND sha256 = ANY(%s)",
+                (self.vault, model, wanted),
+            )
 
     def forget_content(self, conn: Any, paths: Iterable[str]) -> None:
         """Make the next index run read `paths` again and store them anew."""
         wanted = list(paths)
         if wanted:
             self._wrote = True
-            self._execute("UPDATE files SET mtime_ns=-1, sha256='' WHERE vault=%s"
-                          " AND path = ANY(%s)", (self.vault, wanted))
+            self._execute(
+                "UPDATE files SET mtime_ns=-1, sha256='' WHERE vault=%s AND path = ANY(%s)",
+                (self.vault, wanted),
+            )
 
     def touch_file(self, conn: Any, path: str, mtime_ns: int, size: int) -> None:
         # a stat is this machine's: another machine's checkout has other mtimes; no bump
-        self._execute("UPDATE files SET mtime_ns=%s, size=%s WHERE vault=%s AND path=%s",
-                      (mtime_ns, size, self.vault, path))
+        self._execute(
+            "UPDATE files SET mtime_ns=%s, size=%s WHERE vault=%s AND path=%s",
+            (mtime_ns, size, self.vault, path),
+        )
 
     def replace_file(
         self,
@@ -371,8 +430,9 @@ class PgStore:
 
         v = self.vault
         self._execute("DELETE FROM skipped WHERE vault=%s AND path=%s", (v, path))
-        held = self._execute("SELECT sha256 FROM files WHERE vault=%s AND path=%s",
-                             (v, path)).fetchone()
+        held = self._execute(
+            "SELECT sha256 FROM files WHERE vault=%s AND path=%s", (v, path)
+        ).fetchone()
         if held is not None and held[0] == sha256:
             self.touch_file(conn, path, mtime_ns, size)
             return
@@ -385,33 +445,69 @@ class PgStore:
             "INSERT INTO files (vault, path, kind, mtime_ns, size, sha256, date, title, tags,"
             " indexed_at, scope, note_tags, units, tx_terms, hd_terms) VALUES (%s, %s, %s, %s,"
             " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (v, path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time(),
-             scope, " ".join(note_tags), len(units),
-             sum(len(unit[7].split()) for unit in units),
-             sum(len(headings[unit[2]]) for unit in units))).fetchone()[0]
+            (
+                v,
+                path,
+                kind,
+                mtime_ns,
+                size,
+                sha256,
+                date,
+                title,
+                " ".join(tags),
+                time.time(),
+                scope,
+                " ".join(note_tags),
+                len(units),
+                sum(len(unit[7].split()) for unit in units),
+                sum(len(headings[unit[2]]) for unit in units),
+            ),
+        ).fetchone()[0]
         with self.conn.cursor() as cur:
-            cur.executemany("INSERT INTO properties (file_id, ord, name, value)"
-                            " VALUES (%s, %s, %s, %s)",
-                            [(file_id, i, n, val) for i, (n, val) in enumerate(properties)])
-            cur.executemany("INSERT INTO names (key, file_id) VALUES (%s, %s)",
-                            [(key, file_id) for key in dict.fromkeys(names) if key])
+            cur.executemany(
+                "INSERT INTO properties (file_id, ord, name, value) VALUES (%s, %s, %s, %s)",
+                [(file_id, i, n, val) for i, (n, val) in enumerate(properties)],
+            )
+            cur.executemany(
+                "INSERT INTO names (key, file_id) VALUES (%s, %s)",
+                [(key, file_id) for key in dict.fromkeys(names) if key],
+            )
             cur.executemany(
                 "INSERT INTO links (file_id, ord, line, kind, target, subpath, display, embed,"
                 " key, text) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [(file_id, i, *link) for i, link in enumerate(links)])
+                [(file_id, i, *link) for i, link in enumerate(links)],
+            )
             cur.executemany(
                 "INSERT INTO units (file_id, ord, start_line, end_line, heading, text, sha256,"
                 " date, kind, salience, tags, terms, tsv, flagged) VALUES (%s, %s, %s, %s, %s,"
                 " %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s)",
-                [(file_id, i, start, end, heading, text, sha, date, kind, salience, utags,
-                  terms, tsvector_literal([(headings[heading], "A"), (terms.split(), "D")]),
-                  is_instruction(text))
-                 for i, (start, end, heading, text, sha, salience, utags, terms)
-                 in enumerate(units)])
+                [
+                    (
+                        file_id,
+                        i,
+                        start,
+                        end,
+                        heading,
+                        text,
+                        sha,
+                        date,
+                        kind,
+                        salience,
+                        utags,
+                        terms,
+                        tsvector_literal([(headings[heading], "A"), (terms.split(), "D")]),
+                        is_instruction(text),
+                    )
+                    for i, (start, end, heading, text, sha, salience, utags, terms) in enumerate(
+                        units
+                    )
+                ],
+            )
 
     def skipped(self) -> dict[str, tuple[int, int, str]]:
-        rows = self._execute("SELECT path, mtime_ns, size, reason FROM skipped WHERE vault=%s",
-                             (self.vault,))
+        rows = self._execute(
+            "SELECT path, mtime_ns, size, reason FROM skipped WHERE vault=%s", (self.vault,)
+        )
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     def set_skipped(self, conn: Any, path: str, mtime_ns: int, size: int, reason: str) -> None:
@@ -419,23 +515,32 @@ class PgStore:
         self._execute(
             "INSERT INTO skipped VALUES (%s, %s, %s, %s, %s) ON CONFLICT (vault, path)"
             " DO UPDATE SET mtime_ns=excluded.mtime_ns, size=excluded.size,"
-            " reason=excluded.reason", (self.vault, path, mtime_ns, size, reason))
+            " reason=excluded.reason",
+            (self.vault, path, mtime_ns, size, reason),
+        )
 
     def forget_skipped(self, conn: Any, paths: Iterable[str]) -> None:
         wanted = list(paths)
         if wanted:
             self._wrote = True
-            self._execute("DELETE FROM skipped WHERE vault=%s AND path = ANY(%s)",
-                          (self.vault, wanted))
+            self._execute(
+                "DELETE FROM skipped WHERE vault=%s AND path = ANY(%s)", (self.vault, wanted)
+            )
 
     def scope_counts(self) -> dict[str, tuple[int, int]]:
         with self._read_snapshot():
-            files = dict(self._execute(
-                "SELECT scope, count(*) FROM files WHERE vault=%s GROUP BY scope",
-                (self.vault,)).fetchall())
-            units = dict(self._execute(
-                "SELECT f.scope, count(*) FROM units u JOIN files f ON f.id = u.file_id"
-                " WHERE f.vault=%s GROUP BY f.scope", (self.vault,)).fetchall())
+            files = dict(
+                self._execute(
+                    "SELECT scope, count(*) FROM files WHERE vault=%s GROUP BY scope", (self.vault,)
+                ).fetchall()
+            )
+            units = dict(
+                self._execute(
+                    "SELECT f.scope, count(*) FROM units u JOIN files f ON f.id = u.file_id"
+                    " WHERE f.vault=%s GROUP BY f.scope",
+                    (self.vault,),
+                ).fetchall()
+            )
         return {scope: (count, units.get(scope, 0)) for scope, count in files.items()}
 
     def counts(self, model: str | None, scopes: Sequence[str] | None = None) -> dict[str, int]:
@@ -444,17 +549,21 @@ class PgStore:
             where += " AND f.scope = ANY(%s)"
             params.append(list(scopes))
         with self._read_snapshot():
-            files = self._execute(f"SELECT count(*) FROM files f WHERE {where}",
-                                  params).fetchone()[0]
+            files = self._execute(f"SELECT count(*) FROM files f WHERE {where}", params).fetchone()[
+                0
+            ]
             units = self._execute(
                 f"SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id WHERE {where}",
-                params).fetchone()[0]
+                params,
+            ).fetchone()[0]
             embedded = 0
             if model:
                 embedded = self._execute(
                     "SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id JOIN"
                     " embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256 AND e.model=%s"
-                    f" WHERE {where}", [model, *params]).fetchone()[0]
+                    f" WHERE {where}",
+                    [model, *params],
+                ).fetchone()[0]
         return {"files": files, "units": units, "embedded_units": embedded}
 
     # -- what search reads ----------------------------------------------------------------
@@ -468,17 +577,33 @@ class PgStore:
             by_sha: dict[str, bytes] = {}
             if model:
                 with conn.cursor(binary=True) as cur:
-                    cur.execute("SELECT sha256, embedding FROM embeddings"
-                                " WHERE vault=%s AND model=%s", (self.vault, model))
+                    cur.execute(
+                        "SELECT sha256, embedding FROM embeddings WHERE vault=%s AND model=%s",
+                        (self.vault, model),
+                    )
                     by_sha = {sha: vector_blob(vec) for sha, vec in cur}
             rows = self._execute(
                 "SELECT u.id, u.file_id, u.heading, u.date, u.salience, u.sha256,"
                 " u.end_line - u.start_line + 1, u.terms, u.text, f.scope FROM units u"
                 " JOIN files f ON f.id = u.file_id WHERE f.vault=%s"
-                " ORDER BY f.scope COLLATE \"C\", u.file_id, u.ord", (self.vault,)).fetchall()
-        return [(uid, file_id, heading, date, float(salience), by_sha.get(sha), lines, terms,
-                 text, scope)
-                for uid, file_id, heading, date, salience, sha, lines, terms, text, scope in rows]
+                ' ORDER BY f.scope COLLATE "C", u.file_id, u.ord',
+                (self.vault,),
+            ).fetchall()
+        return [
+            (
+                uid,
+                file_id,
+                heading,
+                date,
+                float(salience),
+                by_sha.get(sha),
+                lines,
+                terms,
+                text,
+                scope,
+            )
+            for uid, file_id, heading, date, salience, sha, lines, terms, text, scope in rows
+        ]
 
     def file_marks(self) -> dict[int, int]:
         """None kept here: a unit table read from the server is built whole, never patched by
@@ -487,12 +612,20 @@ class PgStore:
 
     def unit_rows_and_marks(
         self, model: str | None
-    ) -> tuple[list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]],
-               dict[int, int]]:
+    ) -> tuple[
+        list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]],
+        dict[int, int],
+    ]:
         return self.unit_rows(model), {}
 
-    def changed_unit_rows(self, model: str | None, dims: int, marks: dict[int, int],
-                          unvectored: dict[int, int], most: int) -> None:
+    def changed_unit_rows(
+        self,
+        model: str | None,
+        dims: int,
+        marks: dict[int, int],
+        unvectored: dict[int, int],
+        most: int,
+    ) -> None:
         """Always None: the table is built whole (see `file_marks`)."""
         return None
 
@@ -503,8 +636,9 @@ class PgStore:
         wanted = [int(i) for i in ids]
         if not wanted:
             return set()
-        rows = self._execute("SELECT id, flagged FROM units WHERE id = ANY(%s)",
-                             (wanted,)).fetchall()
+        rows = self._execute(
+            "SELECT id, flagged FROM units WHERE id = ANY(%s)", (wanted,)
+        ).fetchall()
         if any(flagged is None for _, flagged in rows):
             return None
         return {uid for uid, flagged in rows if flagged}
@@ -518,28 +652,42 @@ class PgStore:
             params.append(list(scopes))
         flagged, unknown = self._execute(
             "SELECT count(*) FILTER (WHERE u.flagged), count(*) FILTER (WHERE u.flagged IS NULL)"
-            f" FROM units u JOIN files f ON f.id = u.file_id WHERE {where}", params).fetchone()
+            f" FROM units u JOIN files f ON f.id = u.file_id WHERE {where}",
+            params,
+        ).fetchone()
         return None if unknown else int(flagged)
 
     def shas_of(self, paths: Sequence[str]) -> set[str]:
-        return {r[0] for r in self._execute(
-            "SELECT u.sha256 FROM units u JOIN files f ON f.id = u.file_id"
-            " WHERE f.vault=%s AND f.path = ANY(%s)", (self.vault, list(paths)))}
+        return {
+            r[0]
+            for r in self._execute(
+                "SELECT u.sha256 FROM units u JOIN files f ON f.id = u.file_id"
+                " WHERE f.vault=%s AND f.path = ANY(%s)",
+                (self.vault, list(paths)),
+            )
+        }
 
     def missing_embeddings_of(self, model: str, paths: Sequence[str]) -> list[tuple[str, str]]:
-        found = [(r[0], r[1]) for r in self._execute(
-            "SELECT u.sha256, min(u.text COLLATE \"C\") FROM units u"
-            " JOIN files f ON f.id = u.file_id AND f.vault = %s"
-            " LEFT JOIN embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256"
-            " AND e.model = %s WHERE e.sha256 IS NULL AND f.path = ANY(%s)"
-            " GROUP BY u.sha256", (self.vault, model, list(paths)))]
+        found = [
+            (r[0], r[1])
+            for r in self._execute(
+                'SELECT u.sha256, min(u.text COLLATE "C") FROM units u'
+                " JOIN files f ON f.id = u.file_id AND f.vault = %s"
+                " LEFT JOIN embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256"
+                " AND e.model = %s WHERE e.sha256 IS NULL AND f.path = ANY(%s)"
+                " GROUP BY u.sha256",
+                (self.vault, model, list(paths)),
+            )
+        ]
         return sorted(found, key=lambda item: (len(item[1]), item[0]))
 
     def prune_embeddings_of(self, conn: Any, shas: Iterable[str]) -> int:
         cur = self._execute(
             "DELETE FROM embeddings e WHERE e.vault=%s AND e.sha256 = ANY(%s)"
             " AND NOT EXISTS (SELECT 1 FROM units u JOIN files f ON f.id = u.file_id"
-            " WHERE f.vault = e.vault AND u.sha256 = e.sha256)", (self.vault, list(shas)))
+            " WHERE f.vault = e.vault AND u.sha256 = e.sha256)",
+            (self.vault, list(shas)),
+        )
         if cur.rowcount:
             self._wrote = True
         return int(cur.rowcount)
@@ -547,9 +695,13 @@ class PgStore:
     def _chunks(self, where: str, params: Sequence[Any], order: str) -> list[ChunkRow]:
         rows = self._execute(
             f"SELECT {CHUNK_COLUMNS_PG} FROM units u JOIN files f ON f.id = u.file_id"
-            f" WHERE f.vault=%s AND {where} ORDER BY {order}", [self.vault, *params])
-        return [ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], float(r[9]), r[10])
-                for r in rows]
+            f" WHERE f.vault=%s AND {where} ORDER BY {order}",
+            [self.vault, *params],
+        )
+        return [
+            ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], float(r[9]), r[10])
+            for r in rows
+        ]
 
     def chunks_of(self, paths: Iterable[str]) -> list[ChunkRow]:
         rows: list[ChunkRow] = []
@@ -562,8 +714,7 @@ class PgStore:
 
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         wanted = [int(i) for i in ids]
-        return {r.id: r for r in self._chunks("u.id = ANY(%s)", [wanted], "u.id")} \
-            if wanted else {}
+        return {r.id: r for r in self._chunks("u.id = ANY(%s)", [wanted], "u.id")} if wanted else {}
 
     def named_files(self, keys: Iterable[str]) -> dict[str, list[int]]:
         found: dict[str, list[int]] = {}
@@ -571,42 +722,55 @@ class PgStore:
         if wanted:
             for key, file_id in self._execute(
                 "SELECT n.key, n.file_id FROM names n JOIN files f ON f.id = n.file_id"
-                " WHERE f.vault=%s AND n.key = ANY(%s)", (self.vault, wanted)):
+                " WHERE f.vault=%s AND n.key = ANY(%s)",
+                (self.vault, wanted),
+            ):
                 found.setdefault(key, []).append(file_id)
         return found
 
     def has_names(self) -> bool:
-        return self._execute(
-            "SELECT 1 FROM names n JOIN files f ON f.id = n.file_id WHERE f.vault=%s LIMIT 1",
-            (self.vault,)).fetchone() is not None
+        return (
+            self._execute(
+                "SELECT 1 FROM names n JOIN files f ON f.id = n.file_id WHERE f.vault=%s LIMIT 1",
+                (self.vault,),
+            ).fetchone()
+            is not None
+        )
 
     def links(
         self, paths: Iterable[str] | None = None, keys: Iterable[str] | None = None
     ) -> list[tuple[str, int, str, str, str, str, bool, str]]:
-        base = ("SELECT f.path, l.line, l.kind, l.target, l.subpath, l.display, l.embed, l.text"
-                " FROM links l JOIN files f ON f.id = l.file_id WHERE f.vault=%s")
-        order = " ORDER BY f.path COLLATE \"C\", l.line, l.ord"
+        base = (
+            "SELECT f.path, l.line, l.kind, l.target, l.subpath, l.display, l.embed, l.text"
+            " FROM links l JOIN files f ON f.id = l.file_id WHERE f.vault=%s"
+        )
+        order = ' ORDER BY f.path COLLATE "C", l.line, l.ord'
         if paths is None and keys is None:
             rows = self._execute(base + order, (self.vault,)).fetchall()
         else:
-            column, values = ("f.path", list(paths)) if paths is not None else (
-                "l.key", list(keys or ()))
-            rows = self._execute(f"{base} AND {column} = ANY(%s)" + order,
-                                 (self.vault, values)).fetchall()
+            column, values = (
+                ("f.path", list(paths)) if paths is not None else ("l.key", list(keys or ()))
+            )
+            rows = self._execute(
+                f"{base} AND {column} = ANY(%s)" + order, (self.vault, values)
+            ).fetchall()
         return [(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
 
     def fulltext_rows(
         self, paths: Iterable[str] | None = None
     ) -> Iterator[tuple[int, int, str, str, str, str | None, str, str, str, str]]:
-        query = ("SELECT u.id, f.id, f.path, u.text, u.heading, u.date, u.kind, u.tags,"
-                 " f.note_tags, f.scope FROM units u JOIN files f ON f.id = u.file_id"
-                 " WHERE f.vault=%s")
+        query = (
+            "SELECT u.id, f.id, f.path, u.text, u.heading, u.date, u.kind, u.tags,"
+            " f.note_tags, f.scope FROM units u JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault=%s"
+        )
         if paths is None:
             yield from self._execute(query + " ORDER BY u.id", (self.vault,)).fetchall()
             return
         for path in paths:
-            yield from self._execute(query + " AND f.path = %s ORDER BY u.ord",
-                                     (self.vault, path)).fetchall()
+            yield from self._execute(
+                query + " AND f.path = %s ORDER BY u.ord", (self.vault, path)
+            ).fetchall()
 
     def properties_of(self, file_ids: Iterable[int]) -> dict[int, list[tuple[str, str]]]:
         found: dict[int, list[tuple[str, str]]] = {}
@@ -614,16 +778,22 @@ class PgStore:
         if wanted:
             for file_id, name, value in self._execute(
                 "SELECT file_id, name, value FROM properties WHERE file_id = ANY(%s)"
-                " ORDER BY file_id, ord", (wanted,)):
+                " ORDER BY file_id, ord",
+                (wanted,),
+            ):
                 found.setdefault(file_id, []).append((name, value))
         return found
 
     # -- asked besides --------------------------------------------------------------------
 
     def has_units(self) -> bool:
-        return self._execute(
-            "SELECT 1 FROM units u JOIN files f ON f.id = u.file_id WHERE f.vault=%s LIMIT 1",
-            (self.vault,)).fetchone() is not None
+        return (
+            self._execute(
+                "SELECT 1 FROM units u JOIN files f ON f.id = u.file_id WHERE f.vault=%s LIMIT 1",
+                (self.vault,),
+            ).fetchone()
+            is not None
+        )
 
     def unit_ids_where(
         self,
@@ -651,24 +821,39 @@ class PgStore:
             clauses.append("(f.path = %s OR left(f.path, %s) = %s)")
             prefix = within.rstrip("/") + "/"
             params.extend([within.rstrip("/"), len(prefix), prefix])
-        return [r[0] for r in self._execute(
-            "SELECT u.id FROM units u JOIN files f ON f.id = u.file_id WHERE "
-            + " AND ".join(clauses), params)]
+        return [
+            r[0]
+            for r in self._execute(
+                "SELECT u.id FROM units u JOIN files f ON f.id = u.file_id WHERE "
+                + " AND ".join(clauses),
+                params,
+            )
+        ]
 
     def unit_ids_of_kinds(self, kinds: Sequence[str]) -> list[int]:
-        return [r[0] for r in self._execute(
-            "SELECT u.id FROM files f JOIN units u ON u.file_id = f.id"
-            " WHERE f.vault=%s AND f.kind = ANY(%s)", (self.vault, list(kinds)))]
+        return [
+            r[0]
+            for r in self._execute(
+                "SELECT u.id FROM files f JOIN units u ON u.file_id = f.id"
+                " WHERE f.vault=%s AND f.kind = ANY(%s)",
+                (self.vault, list(kinds)),
+            )
+        ]
 
     def unit_digests(self) -> Iterator[tuple[int, int, int, str]]:
         yield from self._execute(
             "SELECT u.file_id, u.start_line, u.end_line, u.sha256 FROM units u"
             " JOIN files f ON f.id = u.file_id WHERE f.vault=%s ORDER BY u.file_id, u.ord",
-            (self.vault,)).fetchall()
+            (self.vault,),
+        ).fetchall()
 
     def vector_shas(self, model: str) -> set[str]:
-        return {r[0] for r in self._execute(
-            "SELECT sha256 FROM embeddings WHERE vault=%s AND model=%s", (self.vault, model))}
+        return {
+            r[0]
+            for r in self._execute(
+                "SELECT sha256 FROM embeddings WHERE vault=%s AND model=%s", (self.vault, model)
+            )
+        }
 
     # -- server-side candidates (docs/postgres-design.md §4, phase 2) ------------------------
 
@@ -685,12 +870,18 @@ class PgStore:
             " FROM embeddings WHERE model = {model} AND vault = %s"
             " ORDER BY embedding::vector({dims}) <=> {vec2} LIMIT %s) c"
             " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
-            " WHERE f.vault = %s{scoped} ORDER BY c.d, u.id LIMIT %s").format(
-                dims=sql.SQL(str(int(dims))), vec=vec, vec2=vec, model=sql.Literal(model),
-                scoped=sql.SQL(" AND f.scope = ANY(%s)" if scopes is not None else ""))
+            " WHERE f.vault = %s{scoped} ORDER BY c.d, u.id LIMIT %s"
+        ).format(
+            dims=sql.SQL(str(int(dims))),
+            vec=vec,
+            vec2=vec,
+            model=sql.Literal(model),
+            scoped=sql.SQL(" AND f.scope = ANY(%s)" if scopes is not None else ""),
+        )
 
-    def nearest(self, model: str, query: bytes, scopes: Sequence[str] | None,
-                limit: int) -> list[tuple[int, float]]:
+    def nearest(
+        self, model: str, query: bytes, scopes: Sequence[str] | None, limit: int
+    ) -> list[tuple[int, float]]:
         """(unit id, cosine) of the `limit` units nearest `query` among the visible `scopes`
         (all when None), by the model's HNSW index; the scope filter is in the SQL (HNSW
         candidates are over-fetched, as pgvector 0.6 filters after its scan: a scope that
@@ -704,11 +895,14 @@ class PgStore:
         params.append(limit)
         with self._read_snapshot():
             self._execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, over))}")
-            return [(int(i), float(d)) for i, d in self._execute(
-                self.nearest_query(model, dims, scopes), params)]
+            return [
+                (int(i), float(d))
+                for i, d in self._execute(self.nearest_query(model, dims, scopes), params)
+            ]
 
-    def keyword(self, tsquery: str, scopes: Sequence[str] | None,
-                limit: int) -> list[tuple[int, float]]:
+    def keyword(
+        self, tsquery: str, scopes: Sequence[str] | None, limit: int
+    ) -> list[tuple[int, float]]:
         """(unit id, ts_rank_cd) of the best `limit` units matching `tsquery` (a literal from
         pgtext.tsquery_literal) among the visible `scopes`, by the GIN index."""
         if not tsquery:
@@ -717,11 +911,15 @@ class PgStore:
         if scopes is not None:
             where += " AND f.scope = ANY(%s)"
             params.append(list(scopes))
-        return [(int(i), float(s)) for i, s in self._execute(
-            "SELECT u.id, ts_rank_cd(u.tsv, q, 32) AS r FROM units u"
-            " JOIN files f ON f.id = u.file_id, CAST(%s AS tsquery) q"
-            f" WHERE u.tsv @@ q AND {where} ORDER BY r DESC, u.id LIMIT %s",
-            [tsquery, *params, limit])]
+        return [
+            (int(i), float(s))
+            for i, s in self._execute(
+                "SELECT u.id, ts_rank_cd(u.tsv, q, 32) AS r FROM units u"
+                " JOIN files f ON f.id = u.file_id, CAST(%s AS tsquery) q"
+                f" WHERE u.tsv @@ q AND {where} ORDER BY r DESC, u.id LIMIT %s",
+                [tsquery, *params, limit],
+            )
+        ]
 
     # -- search on the server (docs/postgres-design.md §4, phase 2) ---------------------------
 
@@ -767,33 +965,49 @@ class PgStore:
         tsquery = tsquery_literal(keywords)
         scoped = " AND f.scope = ANY(%(scopes)s)" if scopes is not None else ""
         allowed, params = self._allowed(conditions)
-        params |= {"vault": self.vault, "scopes": list(scopes) if scopes is not None else None,
-                   "known": known, "model": model, "pad": int(pad)}
-        parts = ["info AS (SELECT (SELECT value FROM meta WHERE vault = %(vault)s"
-                 " AND key = 'generation') AS generation, (SELECT json_object_agg(key, value)"
-                 " FROM meta WHERE vault = %(vault)s) AS meta)",
-                 "stats AS (SELECT count(*) AS files, sum(f.units) AS units,"
-                 " sum(f.tx_terms) AS tx, sum(f.hd_terms) AS hd FROM files f"
-                 f" WHERE f.vault = %(vault)s{scoped}"
-                 " AND (SELECT generation FROM info) IS DISTINCT FROM %(known)s)"]
+        params |= {
+            "vault": self.vault,
+            "scopes": list(scopes) if scopes is not None else None,
+            "known": known,
+            "model": model,
+            "pad": int(pad),
+        }
+        parts = [
+            "info AS (SELECT (SELECT value FROM meta WHERE vault = %(vault)s"
+            " AND key = 'generation') AS generation, (SELECT json_object_agg(key, value)"
+            " FROM meta WHERE vault = %(vault)s) AS meta)",
+            "stats AS (SELECT count(*) AS files, sum(f.units) AS units,"
+            " sum(f.tx_terms) AS tx, sum(f.hd_terms) AS hd FROM files f"
+            f" WHERE f.vault = %(vault)s{scoped}"
+            " AND (SELECT generation FROM info) IS DISTINCT FROM %(known)s)",
+        ]
         hits = ["SELECT 0::bigint AS id WHERE false"]
         if vector is not None and model:
             dims = len(vector) // 4
-            narrow = scopes is not None or any(conditions.get(k) for k in (
-                "kinds", "within", "since", "until"))
+            narrow = scopes is not None or any(
+                conditions.get(k) for k in ("kinds", "within", "since", "until")
+            )
             over = int(int(near) * (self.OVERFETCH if narrow else 1.5))
             self._ef_search(max(40, min(1000, over)))
             params |= {"vec": vector_text(vector), "over": over, "near": int(near)}
-            parts.append(sql.SQL(
-                "vec AS (SELECT u.id FROM (SELECT sha256, embedding::vector({dims})"
-                " <=> %(vec)s::vector({dims}) AS d FROM embeddings WHERE model = {model}"
-                " AND vault = %(vault)s ORDER BY embedding::vector({dims})"
-                " <=> %(vec)s::vector({dims}) LIMIT %(over)s) c"
-                " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
-                " WHERE f.vault = %(vault)s{scoped} AND {allowed} ORDER BY c.d, u.id"
-                " LIMIT %(near)s)").format(
-                    dims=sql.SQL(str(int(dims))), model=sql.Literal(model),
-                    scoped=sql.SQL(scoped), allowed=sql.SQL(allowed)).as_string(self.conn))
+            parts.append(
+                sql.SQL(
+                    "vec AS (SELECT u.id FROM (SELECT sha256, embedding::vector({dims})"
+                    " <=> %(vec)s::vector({dims}) AS d FROM embeddings WHERE model = {model}"
+                    " AND vault = %(vault)s ORDER BY embedding::vector({dims})"
+                    " <=> %(vec)s::vector({dims}) LIMIT %(over)s) c"
+                    " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
+                    " WHERE f.vault = %(vault)s{scoped} AND {allowed} ORDER BY c.d, u.id"
+                    " LIMIT %(near)s)"
+                )
+                .format(
+                    dims=sql.SQL(str(int(dims))),
+                    model=sql.Literal(model),
+                    scoped=sql.SQL(scoped),
+                    allowed=sql.SQL(allowed),
+                )
+                .as_string(self.conn)
+            )
             hits.append("SELECT id FROM vec")
         kept = [t for t in dict.fromkeys(terms) if t]
         # The visible units holding any query term, read once over the GIN index: the
@@ -802,32 +1016,38 @@ class PgStore:
         parts.append(
             "m AS MATERIALIZED (SELECT u.id, u.tsv, " + allowed + " AS ok FROM units u"
             " JOIN files f ON f.id = u.file_id WHERE u.tsv @@ %(mq)s::tsquery"
-            f" AND f.vault = %(vault)s{scoped})" if params["mq"] else
-            "m AS (SELECT 0::bigint AS id, NULL::tsvector AS tsv, false AS ok WHERE false)")
+            f" AND f.vault = %(vault)s{scoped})"
+            if params["mq"]
+            else "m AS (SELECT 0::bigint AS id, NULL::tsvector AS tsv, false AS ok WHERE false)"
+        )
         if tsquery:
             params |= {"q": tsquery, "words": int(words)}
             parts.append(
                 "kw AS (SELECT id FROM m WHERE ok AND tsv @@ %(q)s::tsquery"
-                " ORDER BY ts_rank_cd(tsv, %(q)s::tsquery, 32) DESC, id LIMIT %(words)s)")
+                " ORDER BY ts_rank_cd(tsv, %(q)s::tsquery, 32) DESC, id LIMIT %(words)s)"
+            )
             hits.append("SELECT id FROM kw")
         if names:
             params |= {"names": list(names), "named_most": NAMED_MOST}
             parts.append(
                 "named AS (SELECT DISTINCT n.file_id FROM names n JOIN files f"
                 f" ON f.id = n.file_id WHERE f.vault = %(vault)s{scoped}"
-                " AND n.key = ANY(%(names)s))")
+                " AND n.key = ANY(%(names)s))"
+            )
             parts.append(
                 "named_units AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id"
                 f" WHERE u.file_id IN (SELECT file_id FROM named) AND {allowed}"
-                " ORDER BY u.file_id, u.ord LIMIT %(named_most)s)")
+                " ORDER BY u.file_id, u.ord LIMIT %(named_most)s)"
+            )
             hits.append("SELECT id FROM named_units")
         counts = []  # one pass over the matches: each term's text and heading counts
         for i, term in enumerate(kept):
-            params |= {f"t{i}": term, f"tx{i}": quote(term) + ":D",
-                       f"hd{i}": quote(term) + ":A"}
-            counts.append(f"%(t{i})s::text, json_build_array("
-                          f"count(*) FILTER (WHERE tsv @@ %(tx{i})s::tsquery),"
-                          f" count(*) FILTER (WHERE tsv @@ %(hd{i})s::tsquery))")
+            params |= {f"t{i}": term, f"tx{i}": quote(term) + ":D", f"hd{i}": quote(term) + ":A"}
+            counts.append(
+                f"%(t{i})s::text, json_build_array("
+                f"count(*) FILTER (WHERE tsv @@ %(tx{i})s::tsquery),"
+                f" count(*) FILTER (WHERE tsv @@ %(hd{i})s::tsquery))"
+            )
         parts += [
             "hits AS (" + " UNION ".join(hits) + ")",
             "spans AS (SELECT u.file_id, u.heading, min(u.ord) - %(pad)s AS lo,"
@@ -836,12 +1056,15 @@ class PgStore:
             "near AS (SELECT DISTINCT n.id FROM spans s JOIN units n ON n.file_id = s.file_id"
             " AND n.ord BETWEEN s.lo AND s.hi AND n.heading = s.heading)",
             ("df AS (SELECT json_build_object(" + ", ".join(counts) + ") AS df FROM m)")
-            if counts else "df AS (SELECT '{}'::json AS df)",
+            if counts
+            else "df AS (SELECT '{}'::json AS df)",
         ]
         named_ids = "(SELECT array_agg(file_id) FROM named)" if names else "NULL::bigint[]"
         statement = (
-            "WITH " + ", ".join(str(p) for p in parts) +
-            " SELECT i.generation, s.units, s.tx, s.hd, d.df::text, " + named_ids
+            "WITH "
+            + ", ".join(str(p) for p in parts)
+            + " SELECT i.generation, s.units, s.tx, s.hd, d.df::text, "
+            + named_ids
             + ", i.meta::text, r.*"
             " FROM info i CROSS JOIN df d LEFT JOIN stats s ON true LEFT JOIN ("
             " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.embedding,"
@@ -852,7 +1075,8 @@ class PgStore:
             " JOIN files f ON f.id = u.file_id LEFT JOIN LATERAL (SELECT embedding FROM"
             " embeddings WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
             " ON true) r ON true"
-            " ORDER BY r.scope COLLATE \"C\", r.file_id, r.ord")
+            ' ORDER BY r.scope COLLATE "C", r.file_id, r.ord'
+        )
         with self.conn.cursor(binary=True) as cur:
             try:
                 cur.execute(statement, params)
@@ -874,17 +1098,56 @@ class PgStore:
         for r in found:
             if r[7] is None:
                 continue
-            (uid, file_id, heading, date, salience, vec, lines, uterms, text, scope, path,
-             start, end, sha, kind, tags, ok, _, flagged) = r[7:]
-            rows.append(((uid, file_id, heading, date, float(salience),
-                          vector_blob(vec) if vec is not None else None, lines, uterms, text,
-                          scope),
-                         ChunkRow(uid, path, start, end, heading, text, sha, date, kind,
-                                  float(salience), tags), bool(ok), flagged))
+            (
+                uid,
+                file_id,
+                heading,
+                date,
+                salience,
+                vec,
+                lines,
+                uterms,
+                text,
+                scope,
+                path,
+                start,
+                end,
+                sha,
+                kind,
+                tags,
+                ok,
+                _,
+                flagged,
+            ) = r[7:]
+            rows.append(
+                (
+                    (
+                        uid,
+                        file_id,
+                        heading,
+                        date,
+                        float(salience),
+                        vector_blob(vec) if vec is not None else None,
+                        lines,
+                        uterms,
+                        text,
+                        scope,
+                    ),
+                    ChunkRow(
+                        uid, path, start, end, heading, text, sha, date, kind, float(salience), tags
+                    ),
+                    bool(ok),
+                    flagged,
+                )
+            )
         df = json.loads(first[4] or "{}")
-        return {"generation": first[0], "stats": stats,
-                "df": {t: (int(a), int(b)) for t, (a, b) in df.items()},
-                "named": [int(f) for f in first[5] or ()], "rows": rows}
+        return {
+            "generation": first[0],
+            "stats": stats,
+            "df": {t: (int(a), int(b)) for t, (a, b) in df.items()},
+            "named": [int(f) for f in first[5] or ()],
+            "rows": rows,
+        }
 
     def _allowed(self, conditions: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """`unit_ids_where`'s conditions (and `hidden_files`: file kinds left out, as
@@ -907,10 +1170,14 @@ class PgStore:
             params["hidden_files"] = list(conditions["hidden_files"])
         if conditions.get("within"):
             within = str(conditions["within"]).rstrip("/")
-            clauses.append("(f.path = %(within)s OR left(f.path, %(within_len)s)"
-                           " = %(within_prefix)s)")
-            params |= {"within": within, "within_len": len(within) + 1,
-                       "within_prefix": within + "/"}
+            clauses.append(
+                "(f.path = %(within)s OR left(f.path, %(within_len)s) = %(within_prefix)s)"
+            )
+            params |= {
+                "within": within,
+                "within_len": len(within) + 1,
+                "within_prefix": within + "/",
+            }
         return " AND ".join(clauses), params
 
     def _failed(self, exc: Exception) -> None:
@@ -921,18 +1188,23 @@ class PgStore:
             self.close()
             raise IndexServerError(
                 f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
-                "nothing was changed here, run the command again when it is back.") from exc
+                "nothing was changed here, run the command again when it is back."
+            ) from exc
 
     # -- embeddings -------------------------------------------------------------------------
 
     def missing_embeddings(self, model: str) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in self._execute(
-            "SELECT u.sha256, min(u.text COLLATE \"C\") AS text FROM units u"
-            " JOIN files f ON f.id = u.file_id AND f.vault = %s"
-            " LEFT JOIN embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256"
-            " AND e.model = %s WHERE e.sha256 IS NULL GROUP BY u.sha256"
-            " ORDER BY char_length(min(u.text COLLATE \"C\")), u.sha256 COLLATE \"C\"",
-            (self.vault, model))]
+        return [
+            (r[0], r[1])
+            for r in self._execute(
+                'SELECT u.sha256, min(u.text COLLATE "C") AS text FROM units u'
+                " JOIN files f ON f.id = u.file_id AND f.vault = %s"
+                " LEFT JOIN embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256"
+                " AND e.model = %s WHERE e.sha256 IS NULL GROUP BY u.sha256"
+                ' ORDER BY char_length(min(u.text COLLATE "C")), u.sha256 COLLATE "C"',
+                (self.vault, model),
+            )
+        ]
 
     def _hnsw(self, model: str, dims: int) -> None:
         """The model's HNSW cosine index (pgvector needs a fixed dimension: one per model),
@@ -942,17 +1214,22 @@ class PgStore:
 
         name = f"embeddings_hnsw_{zlib.crc32(f'{model}:{dims}'.encode()):08x}"
         self._execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        if self._execute("SELECT 1 FROM pg_class WHERE relname = %s",
-                         (name,)).fetchone() is not None:
+        if (
+            self._execute("SELECT 1 FROM pg_class WHERE relname = %s", (name,)).fetchone()
+            is not None
+        ):
             return
         # pgvector builds far faster while the graph fits in memory (64 MB by default holds
         # about 40k vectors of 384 dimensions)
         self._execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
-        self._execute(sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {} ON embeddings USING hnsw"
-            " ((embedding::vector({})) vector_cosine_ops) WHERE model = {}").format(
-                sql.Identifier(name), sql.SQL(str(int(dims))), sql.Literal(model)).as_string(
-                    self.conn))
+        self._execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON embeddings USING hnsw"
+                " ((embedding::vector({})) vector_cosine_ops) WHERE model = {}"
+            )
+            .format(sql.Identifier(name), sql.SQL(str(int(dims))), sql.Literal(model))
+            .as_string(self.conn)
+        )
 
     def add_embeddings(self, conn: Any, model: str, rows: Iterable[tuple[str, bytes]]) -> None:
         batch = [(self.vault, sha, model, vector_text(blob)) for sha, blob in rows]
@@ -963,18 +1240,26 @@ class PgStore:
         with self.conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO embeddings VALUES (%s, %s, %s, %s::vector) ON CONFLICT"
-                " (vault, sha256, model) DO UPDATE SET embedding = excluded.embedding", batch)
+                " (vault, sha256, model) DO UPDATE SET embedding = excluded.embedding",
+                batch,
+            )
         self._execute(
             "INSERT INTO meta VALUES (%s, 'vectors_added', '1') ON CONFLICT (vault, key)"
-            " DO UPDATE SET value = (meta.value::bigint + 1)::text", (self.vault,))
+            " DO UPDATE SET value = (meta.value::bigint + 1)::text",
+            (self.vault,),
+        )
 
     def bad_vectors(self, model: str) -> int:
         dims = self.get_meta("dims")
         if not dims or not dims.isdigit():
             return 0
-        return int(self._execute(
-            "SELECT count(*) FROM embeddings WHERE vault=%s AND model=%s"
-            " AND vector_dims(embedding) != %s", (self.vault, model, int(dims))).fetchone()[0])
+        return int(
+            self._execute(
+                "SELECT count(*) FROM embeddings WHERE vault=%s AND model=%s"
+                " AND vector_dims(embedding) != %s",
+                (self.vault, model, int(dims)),
+            ).fetchone()[0]
+        )
 
     def drop_bad_vectors(self, model: str) -> int:
         bad = self.bad_vectors(model)
@@ -982,8 +1267,11 @@ class PgStore:
             dims = int(self.get_meta("dims") or 0)
             with self.transaction() as conn:
                 self._wrote = True
-                self._execute("DELETE FROM embeddings WHERE vault=%s AND model=%s"
-                              " AND vector_dims(embedding) != %s", (self.vault, model, dims))
+                self._execute(
+                    "DELETE FROM embeddings WHERE vault=%s AND model=%s"
+                    " AND vector_dims(embedding) != %s",
+                    (self.vault, model, dims),
+                )
                 self.set_meta(conn, "embeddings_complete", 0)
         return bad
 
@@ -991,7 +1279,9 @@ class PgStore:
         cur = self._execute(
             "DELETE FROM embeddings e WHERE e.vault=%s AND (NOT (e.model = ANY(%s))"
             " OR NOT EXISTS (SELECT 1 FROM units u JOIN files f ON f.id = u.file_id"
-            " WHERE f.vault = e.vault AND u.sha256 = e.sha256))", (self.vault, [model, *keep]))
+            " WHERE f.vault = e.vault AND u.sha256 = e.sha256))",
+            (self.vault, [model, *keep]),
+        )
         if cur.rowcount:
             self._wrote = True
         return int(cur.rowcount)
@@ -1004,10 +1294,14 @@ def dsn_of(dsn: str, dsn_env: str) -> str:
     if dsn_env:
         value = os.environ.get(dsn_env, "")
         if not value:
-            raise ConfigError(f"[index] dsn_env names {dsn_env}, which is not set; set it to "
-                              "the index server's DSN (postgresql://user@host/db).")
+            raise ConfigError(
+                f"[index] dsn_env names {dsn_env}, which is not set; set it to "
+                "the index server's DSN (postgresql://user@host/db)."
+            )
         return value
     if not dsn:
-        raise ConfigError('[index] backend = "postgres" needs dsn or dsn_env (the index '
-                          "server's DSN, postgresql://user@host/db).")
+        raise ConfigError(
+            '[index] backend = "postgres" needs dsn or dsn_env (the index '
+            "server's DSN, postgresql://user@host/db)."
+        )
     return dsn

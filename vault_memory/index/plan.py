@@ -61,7 +61,9 @@ def stat_changed(disk: DiskFile, indexed: IndexedFile | None) -> bool:
 
 
 def plan_changes(
-    disk: Mapping[str, DiskFile], indexed: Mapping[str, IndexedFile], scope: set[str] | None = None,
+    disk: Mapping[str, DiskFile],
+    indexed: Mapping[str, IndexedFile],
+    scope: set[str] | None = None,
     racy: Collection[str] = (),
 ) -> ChangePlan:
     """Classify every path of `disk` and `indexed`.
@@ -80,8 +82,11 @@ def plan_changes(
         here, known = disk.get(path), indexed.get(path)
         if here is None:
             continue  # only in the index: deleted or the source of a move, decided below
-        if known is not None and not stat_changed(here, known) and (
-                path not in racy or here.sha256 == known.sha256):
+        if (
+            known is not None
+            and not stat_changed(here, known)
+            and (path not in racy or here.sha256 == known.sha256)
+        ):
             plan.unchanged.append(path)
         elif here.unreadable is not None:
             if known is not None:

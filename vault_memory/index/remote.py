@@ -53,12 +53,14 @@ def check_provider(settings: IndexSettings) -> str:
     provider = settings.provider.strip().lower() or "fastembed"
     if provider not in PROVIDERS:
         raise ConfigError(
-            f"index.provider is {settings.provider!r}; use \"fastembed\" (the bundled model, "
-            "in-process) or \"openai\" (an OpenAI-compatible /v1/embeddings server)."
+            f'index.provider is {settings.provider!r}; use "fastembed" (the bundled model, '
+            'in-process) or "openai" (an OpenAI-compatible /v1/embeddings server).'
         )
     if settings.dimensions < 0:
-        raise ConfigError(f"index.dimensions is {settings.dimensions}; give 0 (the model's "
-                          "own) or the vector length to ask for.")
+        raise ConfigError(
+            f"index.dimensions is {settings.dimensions}; give 0 (the model's "
+            "own) or the vector length to ask for."
+        )
     return provider
 
 
@@ -79,8 +81,10 @@ class RemoteEmbedder:
                 '"http://127.0.0.1:11434/v1" for Ollama.'
             )
         if not settings.model.strip() or settings.model.strip().lower() == "none":
-            raise ConfigError('index.provider = "openai" needs index.model, the name the '
-                              "server knows the embedding model by.")
+            raise ConfigError(
+                'index.provider = "openai" needs index.model, the name the '
+                "server knows the embedding model by."
+            )
         self.name = settings.model.strip()
         self.model_id = remote_model_id(settings)
         self.url = settings.base_url.strip().rstrip("/") + "/embeddings"
@@ -144,8 +148,12 @@ class RemoteEmbedder:
             body["dimensions"] = self.requested_dims
         try:
             raw = post_json(
-                self.url, body, api_key=self.api_key, timeout=timeout,
-                policy=self.policy if retry else RetryPolicy(0, 0.0), sleep=self.sleep,
+                self.url,
+                body,
+                api_key=self.api_key,
+                timeout=timeout,
+                policy=self.policy if retry else RetryPolicy(0, 0.0),
+                sleep=self.sleep,
                 hint="check [index] base_url and model in vault.toml",
                 timeout_hint="raise [index] timeout_seconds or use a smaller batch_size",
                 prefix="embedding request failed",
@@ -191,8 +199,8 @@ class RemoteEmbedder:
         self.dims = length
         with np.errstate(invalid="ignore", over="ignore"):
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            usable = np.isfinite(matrix).all(axis=1, keepdims=True) & (norms > 0) & np.isfinite(
-                norms
+            usable = (
+                np.isfinite(matrix).all(axis=1, keepdims=True) & (norms > 0) & np.isfinite(norms)
             )
             matrix = np.where(usable, matrix / np.where(usable, norms, 1.0), np.nan)
         return matrix.astype(np.float32)

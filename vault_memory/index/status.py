@@ -31,9 +31,13 @@ def _index_totals(info: dict[str, Any], store: Any, shown: Sequence[str] | None)
     info["embedding_error"] = store.get_meta("embeddings_error") or None
 
 
-def _index_held(info: dict[str, Any], store: Any, shown: Sequence[str] | None,
-                viewer: scopes.Scope | None, others: set[str]
-                ) -> tuple[dict[str, Any], dict[str, tuple[int, int, str]]]:
+def _index_held(
+    info: dict[str, Any],
+    store: Any,
+    shown: Sequence[str] | None,
+    viewer: scopes.Scope | None,
+    others: set[str],
+) -> tuple[dict[str, Any], dict[str, tuple[int, int, str]]]:
     """What `status` reads of any index backend: its totals, the unresolved links and the
     viewer's own counts into `info`; returns the files it holds (those the viewer sees) and
     the files it set aside as unreadable."""
@@ -46,15 +50,19 @@ def _index_held(info: dict[str, Any], store: Any, shown: Sequence[str] | None,
     info["unresolved_links"] = len(lost)
     info["unresolved"] = [link.to_dict() for link in lost[: links.MAX_UNRESOLVED]]
     if viewer is not None:
-        indexed = {p: row for p, row in indexed.items()
-                   if scopes.sees(viewer, scopes.scope_of(p))}
+        indexed = {p: row for p, row in indexed.items() if scopes.sees(viewer, scopes.scope_of(p))}
         own = store.scope_counts().get(scopes.scope_text(viewer), (0, 0))
         info["scope"].update(files=own[0], units=own[1])
     return indexed, held
 
 
-def _changed(root: Path, disk: dict[str, os.stat_result], indexed: dict[str, Any],
-             racy: set[str], by_content: bool) -> int:
+def _changed(
+    root: Path,
+    disk: dict[str, os.stat_result],
+    indexed: dict[str, Any],
+    racy: set[str],
+    by_content: bool,
+) -> int:
     """How many files the index holds whose content changed: a stat other than recorded
     (`by_content`: and a content other than recorded: another machine's checkout has other
     mtimes) or, for a racy file (same stat, rewritten within the file-time tick of the run
@@ -77,16 +85,21 @@ def _changed(root: Path, disk: dict[str, os.stat_result], indexed: dict[str, Any
     return changed
 
 
-def _set_aside_skipped(info: dict[str, Any], disk: dict[str, os.stat_result],
-                       held: dict[str, tuple[int, int, str]]) -> list[str]:
+def _set_aside_skipped(
+    info: dict[str, Any], disk: dict[str, os.stat_result], held: dict[str, tuple[int, int, str]]
+) -> list[str]:
     """A file that could not be read, unchanged since, is skipped (with the reason), not
     drift: moved from `disk` to `info["skipped"]`; returns those paths."""
-    moved = [path for path, st in disk.items()
-             if path in held and held[path][:2] == (st.st_mtime_ns, st.st_size)]
+    moved = [
+        path
+        for path, st in disk.items()
+        if path in held and held[path][:2] == (st.st_mtime_ns, st.st_size)
+    ]
     for path in moved:
         info["skipped"][path] = held[path][2]
         del disk[path]
     return moved
+
 
 def status(config: Config) -> dict[str, Any]:
     """What the cache holds and how far the files have drifted from it. Writes nothing.
@@ -161,8 +174,10 @@ def status(config: Config) -> dict[str, Any]:
     damaged = find_damage(config, model)
     if damaged:
         info["damaged"] = damaged
-        info["problem"] = (f"damaged: {'; '.join(damaged)}. `vault doctor` repairs it "
-                           "(`vault index` and searches heal it too)")
+        info["problem"] = (
+            f"damaged: {'; '.join(damaged)}. `vault doctor` repairs it "
+            "(`vault index` and searches heal it too)"
+        )
     info["drift"] = {
         "new": sum(1 for p in disk if p not in indexed),
         "changed": _changed(config.root, disk, indexed, racy, by_content=False),
@@ -171,9 +186,14 @@ def status(config: Config) -> dict[str, Any]:
     return info
 
 
-def _server_status(config: Config, info: dict[str, Any], disk: dict[str, os.stat_result],
-                   shown: list[str] | None, viewer: scopes.Scope | None,
-                   others: set[str]) -> dict[str, Any]:
+def _server_status(
+    config: Config,
+    info: dict[str, Any],
+    disk: dict[str, os.stat_result],
+    shown: list[str] | None,
+    viewer: scopes.Scope | None,
+    others: set[str],
+) -> dict[str, Any]:
     """`status` of an index on a PostgreSQL server: what it holds against the files here
     (drift as for SQLite); a server that cannot be reached is the problem shown."""
     store = open_store(config, readonly=True)
@@ -192,9 +212,11 @@ def _server_status(config: Config, info: dict[str, Any], disk: dict[str, os.stat
     finally:
         store.close()
     _set_aside_skipped(info, disk, held)
-    info["drift"] = {"new": sum(1 for p in disk if p not in indexed),
-                     "changed": _changed(config.root, disk, indexed, racy, by_content=True),
-                     "deleted": sum(1 for p in indexed if p not in disk)}
+    info["drift"] = {
+        "new": sum(1 for p in disk if p not in indexed),
+        "changed": _changed(config.root, disk, indexed, racy, by_content=True),
+        "deleted": sum(1 for p in indexed if p not in disk),
+    }
     return info
 
 

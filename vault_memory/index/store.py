@@ -105,16 +105,18 @@ FLAGS_META = "flags_judged"
 CACHE_KB = 32768  # the page cache of each connection (PRAGMA cache_size), at most
 
 
-def _flag_units(conn: sqlite3.Connection, where: str, args: list[Any],
-                judged: dict[str, bool] | None = None) -> None:
+def _flag_units(
+    conn: sqlite3.Connection, where: str, args: list[Any], judged: dict[str, bool] | None = None
+) -> None:
     """Judge the units matching `where` (over `chunks c`) and record those that read as an
     instruction to a model. `judged`: verdicts already known by text (the units a file held
     before it was indexed again: an edit judges only the texts it changed)."""
     rows = conn.execute(f"SELECT c.id, c.text FROM chunks c WHERE {where}", args).fetchall()
     known = judged or {}
-    conn.executemany("INSERT OR REPLACE INTO flags (chunk_id, flags) VALUES (?, 'instruction')",
-                     [(cid,) for cid, text in rows
-                      if (known[text] if text in known else is_instruction(text))])
+    conn.executemany(
+        "INSERT OR REPLACE INTO flags (chunk_id, flags) VALUES (?, 'instruction')",
+        [(cid,) for cid, text in rows if (known[text] if text in known else is_instruction(text))],
+    )
 
 
 def _judge_old_units(conn: sqlite3.Connection) -> None:
@@ -303,11 +305,16 @@ class Store:
             # Two statements: a bare count(*) is SQLite's count of an index's cells (0.02
             # ms at 100,000 units once `count_problem` read its pages: the units are not
             # counted twice), with max(id) beside it a step of the engine per row (5 ms).
-            chunk = (conn.execute("SELECT max(id) FROM chunks").fetchone()[0],
-                     conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            chunk = (
+                conn.execute("SELECT max(id) FROM chunks").fetchone()[0],
+                conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
+            )
             vectors = conn.execute("SELECT value FROM meta WHERE key='vectors_added'").fetchone()
-        return {"last_index_at": last[0] if last else None, "chunks": list(chunk),
-                "vectors": vectors[0] if vectors else None}
+        return {
+            "last_index_at": last[0] if last else None,
+            "chunks": list(chunk),
+            "vectors": vectors[0] if vectors else None,
+        }
 
     def set_meta(self, conn: sqlite3.Connection, key: str, value: Any) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
@@ -333,8 +340,11 @@ class Store:
 
     def _count_problem(self) -> str | None:
         with self._read_snapshot() as conn:
-            rows = dict(conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('files_count', 'units_count')"))
+            rows = dict(
+                conn.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('files_count', 'units_count')"
+                )
+            )
             if not rows:
                 return None
             files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
@@ -365,35 +375,51 @@ class Store:
         from .words import analyzed_otherwise
 
         return analyzed_otherwise(
-            self.conn.execute("SELECT f.path, c.text, c.terms FROM chunks c"
-                              " JOIN files f ON f.id = c.file_id"),
+            self.conn.execute(
+                "SELECT f.path, c.text, c.terms FROM chunks c JOIN files f ON f.id = c.file_id"
+            ),
             self.conn.execute("SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"),
-            analyze)
+            analyze,
+        )
 
     def files_with_units(self, match: Callable[[str], bool]) -> list[str]:
         """The files holding a unit whose text `match`es (an upgrade's `chunked_otherwise`)."""
-        return sorted({path for path, text in self.conn.execute(
-            "SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id")
-            if match(text)})
+        return sorted(
+            {
+                path
+                for path, text in self.conn.execute(
+                    "SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
+                )
+                if match(text)
+            }
+        )
 
     def texts_holding(self, match: Callable[[str], bool]) -> list[str]:
         """The digests of the unit texts that `match` (an upgrade's `words.has_pictograph`)."""
-        return sorted({sha for sha, text in self.conn.execute(
-            "SELECT sha256, text FROM chunks") if match(text)})
+        return sorted(
+            {
+                sha
+                for sha, text in self.conn.execute("SELECT sha256, text FROM chunks")
+                if match(text)
+            }
+        )
 
     def drop_vectors(self, conn: sqlite3.Connection, model: str, shas: Iterable[str]) -> None:
         """Forget `model`'s vectors of the texts `shas`: the next run embeds them again."""
         wanted = list(shas)
         for first in range(0, len(wanted), 500):
             part = wanted[first : first + 500]
-            conn.execute(f"DELETE FROM embeddings WHERE model=? AND sha256 IN"
-                         f" ({','.join('?' * len(part))})", (model, *part))
+            conn.execute(
+                f"DELETE FROM embeddings WHERE model=? AND sha256 IN ({','.join('?' * len(part))})",
+                (model, *part),
+            )
 
     def forget_content(self, conn: sqlite3.Connection, paths: Iterable[str]) -> None:
         """Make the next index run read `paths` again and store them anew (their stat and
         digest no longer match any file; their units' vectors are kept, by digest)."""
-        conn.executemany("UPDATE files SET mtime_ns=-1, sha256='' WHERE path=?",
-                         [(p,) for p in paths])
+        conn.executemany(
+            "UPDATE files SET mtime_ns=-1, sha256='' WHERE path=?", [(p,) for p in paths]
+        )
 
     def touch_file(self, conn: sqlite3.Connection, path: str, mtime_ns: int, size: int) -> None:
         conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (mtime_ns, size, path))
@@ -421,22 +447,42 @@ class Store:
         file's scope as "org/acme" ("" for the root). Obsidian's fields: the tags every unit
         carries, the properties (name, value), the names' keys (their analyzed terms) and the
         links (line, kind, target, subpath, display, embed, key, the line's text)."""
-        judged = {text: flagged is not None for text, flagged in conn.execute(
-            "SELECT c.text, g.chunk_id FROM files f JOIN chunks c ON c.file_id = f.id"
-            " LEFT JOIN flags g ON g.chunk_id = c.id WHERE f.path = ?", (path,))}
+        judged = {
+            text: flagged is not None
+            for text, flagged in conn.execute(
+                "SELECT c.text, g.chunk_id FROM files f JOIN chunks c ON c.file_id = f.id"
+                " LEFT JOIN flags g ON g.chunk_id = c.id WHERE f.path = ?",
+                (path,),
+            )
+        }
         conn.execute("DELETE FROM files WHERE path=?", (path,))
         conn.execute("DELETE FROM skipped WHERE path=?", (path,))
         cur = conn.execute(
             "INSERT INTO files (path, kind, mtime_ns, size, sha256, date, title, tags, indexed_at,"
             " scope, note_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (path, kind, mtime_ns, size, sha256, date, title, " ".join(tags), time.time(), scope,
-             " ".join(note_tags)),
+            (
+                path,
+                kind,
+                mtime_ns,
+                size,
+                sha256,
+                date,
+                title,
+                " ".join(tags),
+                time.time(),
+                scope,
+                " ".join(note_tags),
+            ),
         )
         file_id = cur.lastrowid
-        conn.executemany("INSERT INTO properties (file_id, name, value) VALUES (?, ?, ?)",
-                         [(file_id, name, value) for name, value in properties])
-        conn.executemany("INSERT INTO names (key, file_id) VALUES (?, ?)",
-                         [(key, file_id) for key in dict.fromkeys(names) if key])
+        conn.executemany(
+            "INSERT INTO properties (file_id, name, value) VALUES (?, ?, ?)",
+            [(file_id, name, value) for name, value in properties],
+        )
+        conn.executemany(
+            "INSERT INTO names (key, file_id) VALUES (?, ?)",
+            [(key, file_id) for key in dict.fromkeys(names) if key],
+        )
         conn.executemany(
             "INSERT INTO links (file_id, line, kind, target, subpath, display, embed, key, text)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -464,8 +510,9 @@ class Store:
     def set_skipped(
         self, conn: sqlite3.Connection, path: str, mtime_ns: int, size: int, reason: str
     ) -> None:
-        conn.execute("INSERT OR REPLACE INTO skipped VALUES (?, ?, ?, ?)",
-                     (path, mtime_ns, size, reason))
+        conn.execute(
+            "INSERT OR REPLACE INTO skipped VALUES (?, ?, ?, ?)", (path, mtime_ns, size, reason)
+        )
 
     def forget_skipped(self, conn: sqlite3.Connection, paths: Iterable[str]) -> None:
         conn.executemany("DELETE FROM skipped WHERE path=?", [(p,) for p in paths])
@@ -477,8 +524,10 @@ class Store:
     ) -> Iterator[tuple[int, int, str, str, str, str | None, str, str, str, str]]:
         """What the keyword index holds of each unit (of the files at `paths`, or all):
         (unit id, file id, path, text, heading, date, kind, unit tags, note tags, scope)."""
-        query = ("SELECT c.id, f.id, f.path, c.text, c.heading, c.date, c.kind, c.tags,"
-                 " f.note_tags, f.scope FROM chunks c JOIN files f ON f.id = c.file_id")
+        query = (
+            "SELECT c.id, f.id, f.path, c.text, c.heading, c.date, c.kind, c.tags,"
+            " f.note_tags, f.scope FROM chunks c JOIN files f ON f.id = c.file_id"
+        )
         if paths is None:
             yield from self.conn.execute(query + " ORDER BY c.id")
             return
@@ -492,7 +541,8 @@ class Store:
             batch = wanted[start : start + 500]
             for file_id, name, value in self.conn.execute(
                 f"SELECT file_id, name, value FROM properties WHERE file_id IN "
-                f"({','.join('?' * len(batch))}) ORDER BY rowid", batch,
+                f"({','.join('?' * len(batch))}) ORDER BY rowid",
+                batch,
             ):
                 found.setdefault(file_id, []).append((name, value))
         return found
@@ -513,7 +563,7 @@ class Store:
     def has_names(self) -> bool:
         return self.conn.execute("SELECT 1 FROM names LIMIT 1").fetchone() is not None
 
-    LINK_COLUMNS = ("f.path, l.line, l.kind, l.target, l.subpath, l.display, l.embed, l.text")
+    LINK_COLUMNS = "f.path, l.line, l.kind, l.target, l.subpath, l.display, l.embed, l.text"
 
     def links(
         self, paths: Iterable[str] | None = None, keys: Iterable[str] | None = None
@@ -525,13 +575,15 @@ class Store:
         if paths is None and keys is None:
             rows = list(self.conn.execute(base + order))
         else:
-            column, values = ("f.path", list(paths)) if paths is not None else (
-                "l.key", list(keys or ()))
+            column, values = (
+                ("f.path", list(paths)) if paths is not None else ("l.key", list(keys or ()))
+            )
             rows = []
             for start in range(0, len(values), 500):
                 batch = values[start : start + 500]
                 rows += self.conn.execute(
-                    f"{base} WHERE {column} IN ({','.join('?' * len(batch))})", batch)
+                    f"{base} WHERE {column} IN ({','.join('?' * len(batch))})", batch
+                )
             rows.sort(key=lambda r: (r[0], r[1]))
         return [(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
 
@@ -578,8 +630,12 @@ class Store:
         for start in range(0, len(wanted), 500):
             batch = wanted[start : start + 500]
             marks = ",".join("?" * len(batch))
-            found.update(r[0] for r in self.conn.execute(
-                f"SELECT chunk_id FROM flags WHERE chunk_id IN ({marks})", batch))
+            found.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT chunk_id FROM flags WHERE chunk_id IN ({marks})", batch
+                )
+            )
         return found
 
     def flagged_count(self, scopes: Sequence[str] | None = None) -> int:
@@ -590,8 +646,10 @@ class Store:
         sql = "SELECT COUNT(*) FROM flags g"
         args: list[Any] = []
         if scopes is not None:
-            sql += (" JOIN chunks c ON c.id = g.chunk_id JOIN files f ON f.id = c.file_id"
-                    f" WHERE f.scope IN ({','.join('?' * len(scopes))})")
+            sql += (
+                " JOIN chunks c ON c.id = g.chunk_id JOIN files f ON f.id = c.file_id"
+                f" WHERE f.scope IN ({','.join('?' * len(scopes))})"
+            )
             args = list(scopes)
         return int(self.conn.execute(sql, args).fetchone()[0])
 
@@ -615,11 +673,15 @@ class Store:
         found: dict[str, str] = {}
         for first in range(0, len(paths), 500):
             part = list(paths[first : first + 500])
-            found.update(self.conn.execute(
-                "SELECT c.sha256, MIN(c.text) FROM chunks c JOIN files f ON f.id = c.file_id"
-                " LEFT JOIN embeddings e ON e.sha256 = c.sha256 AND e.model = ?"
-                f" WHERE e.sha256 IS NULL AND f.path IN ({','.join('?' * len(part))})"
-                " GROUP BY c.sha256", (model, *part)))
+            found.update(
+                self.conn.execute(
+                    "SELECT c.sha256, MIN(c.text) FROM chunks c JOIN files f ON f.id = c.file_id"
+                    " LEFT JOIN embeddings e ON e.sha256 = c.sha256 AND e.model = ?"
+                    f" WHERE e.sha256 IS NULL AND f.path IN ({','.join('?' * len(part))})"
+                    " GROUP BY c.sha256",
+                    (model, *part),
+                )
+            )
         return sorted(found.items(), key=lambda item: (len(item[1]), item[0]))
 
     def shas_of(self, paths: Sequence[str]) -> set[str]:
@@ -627,9 +689,14 @@ class Store:
         found: set[str] = set()
         for first in range(0, len(paths), 500):
             part = list(paths[first : first + 500])
-            found.update(r[0] for r in self.conn.execute(
-                "SELECT c.sha256 FROM chunks c JOIN files f ON f.id = c.file_id"
-                f" WHERE f.path IN ({','.join('?' * len(part))})", part))
+            found.update(
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT c.sha256 FROM chunks c JOIN files f ON f.id = c.file_id"
+                    f" WHERE f.path IN ({','.join('?' * len(part))})",
+                    part,
+                )
+            )
         return found
 
     def prune_embeddings_of(self, conn: sqlite3.Connection, shas: Iterable[str]) -> int:
@@ -642,7 +709,8 @@ class Store:
             removed += conn.execute(
                 f"DELETE FROM embeddings WHERE sha256 IN ({','.join('?' * len(part))})"
                 " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.sha256 = embeddings.sha256)",
-                part).rowcount
+                part,
+            ).rowcount
         return removed
 
     def add_embeddings(
@@ -662,9 +730,12 @@ class Store:
         dims = self.get_meta("dims")
         if not dims or not dims.isdigit():
             return 0
-        return int(self.conn.execute(
-            "SELECT COUNT(*) FROM embeddings WHERE model=? AND length(vector) != ?",
-            (model, int(dims) * 4)).fetchone()[0])
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM embeddings WHERE model=? AND length(vector) != ?",
+                (model, int(dims) * 4),
+            ).fetchone()[0]
+        )
 
     def drop_bad_vectors(self, model: str) -> int:
         """Delete the vectors `bad_vectors` counts (their units are embedded again)."""
@@ -672,8 +743,10 @@ class Store:
         if bad:
             dims = int(self.get_meta("dims") or 0)
             with self.transaction() as conn:
-                conn.execute("DELETE FROM embeddings WHERE model=? AND length(vector) != ?",
-                             (model, dims * 4))
+                conn.execute(
+                    "DELETE FROM embeddings WHERE model=? AND length(vector) != ?",
+                    (model, dims * 4),
+                )
                 self.set_meta(conn, "embeddings_complete", 0)
         return bad
 
@@ -702,14 +775,14 @@ class Store:
                 by_sha = dict(
                     conn.execute("SELECT sha256, vector FROM embeddings WHERE model=?", (model,))
                 )
+            rows = conn.execute(
+                "SELECT c.id, c.file_id, c.heading, c.date, c.salience, c.sha256,"
+                " c.end_line - c.start_line + 1, c.terms, c.text, f.scope FROM chunks c"
+                " JOIN files f ON f.id = c.file_id ORDER BY f.scope, c.file_id, c.ord"
+            )
             return [
                 (uid, file_id, heading, date, salience, by_sha.get(sha), lines, terms, text, scope)
-                for uid, file_id, heading, date, salience, sha, lines, terms, text, scope
-                in conn.execute(
-                    "SELECT c.id, c.file_id, c.heading, c.date, c.salience, c.sha256,"
-                    " c.end_line - c.start_line + 1, c.terms, c.text, f.scope FROM chunks c"
-                    " JOIN files f ON f.id = c.file_id ORDER BY f.scope, c.file_id, c.ord"
-                )
+                for uid, file_id, heading, date, salience, sha, lines, terms, text, scope in rows
             ]
 
     def file_marks(self) -> dict[int, int]:
@@ -765,7 +838,8 @@ class Store:
                     "SELECT c.file_id, count(e.vector IS NULL OR length(e.vector) != ?"
                     " OR NULL) FROM chunks c LEFT JOIN embeddings e ON e.sha256 = c.sha256"
                     f" AND e.model = ? WHERE c.file_id IN ({','.join('?' * len(part))})"
-                    " GROUP BY c.file_id", (dims * 4, model, *part),
+                    " GROUP BY c.file_id",
+                    (dims * 4, model, *part),
                 ):
                     if missing != unvectored[file_id]:
                         changed.add(file_id)
@@ -781,15 +855,18 @@ class Store:
                     " JOIN files f ON f.id = c.file_id LEFT JOIN embeddings e"
                     " ON e.sha256 = c.sha256 AND e.model = ?"
                     f" WHERE c.file_id IN ({','.join('?' * len(part))})"
-                    " ORDER BY c.file_id, c.ord", (model or "", *part),
+                    " ORDER BY c.file_id, c.ord",
+                    (model or "", *part),
                 ).fetchall()
             rows.sort(key=lambda r: (r[9], r[1]))  # stable: by scope, file, then unit
             return now, sorted(changed), rows
 
     def unit_rows_and_marks(
         self, model: str | None
-    ) -> tuple[list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]],
-               dict[int, int]]:
+    ) -> tuple[
+        list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]],
+        dict[int, int],
+    ]:
         """`unit_rows` and `file_marks` of one state of the index."""
         with self._read_snapshot():
             return self.unit_rows(model), self.file_marks()
@@ -852,15 +929,24 @@ class Store:
             prefix = within.rstrip("/") + "/"
             params.extend([within.rstrip("/"), len(prefix), prefix])
         where = " AND ".join(clauses) or "1"
-        return [r[0] for r in self.conn.execute(
-            f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}", params)]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                f"SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE {where}", params
+            )
+        ]
 
     def unit_ids_of_kinds(self, kinds: Sequence[str]) -> list[int]:
         """Ids of the units of files of `kinds` (the file's kind, indexed)."""
         marks = ",".join("?" * len(kinds))
-        return [r[0] for r in self.conn.execute(
-            f"SELECT c.id FROM files f JOIN chunks c ON c.file_id = f.id "
-            f"WHERE f.kind IN ({marks})", list(kinds))]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                f"SELECT c.id FROM files f JOIN chunks c ON c.file_id = f.id "
+                f"WHERE f.kind IN ({marks})",
+                list(kinds),
+            )
+        ]
 
     def quick_check(self, most: int = 1) -> list[str]:
         """The database's own integrity check: ["ok"] or up to `most` problems."""
@@ -869,20 +955,25 @@ class Store:
     def unit_digests(self) -> Iterator[tuple[int, int, int, str]]:
         """(file id, start line, end line, text sha256) of every unit, by file and order."""
         yield from self.conn.execute(
-            "SELECT file_id, start_line, end_line, sha256 FROM chunks ORDER BY file_id, ord")
+            "SELECT file_id, start_line, end_line, sha256 FROM chunks ORDER BY file_id, ord"
+        )
 
     def vector_shas(self, model: str) -> set[str]:
         """The text hashes that have a vector of `model`."""
-        return {r[0] for r in self.conn.execute(
-            "SELECT sha256 FROM embeddings WHERE model=?", (model,))}
+        return {
+            r[0] for r in self.conn.execute("SELECT sha256 FROM embeddings WHERE model=?", (model,))
+        }
 
     def scope_counts(self) -> dict[str, tuple[int, int]]:
         """scope ("" for the root) -> (files, units) of the index."""
         with self._read_snapshot() as conn:
             files = dict(conn.execute("SELECT scope, COUNT(*) FROM files GROUP BY scope"))
-            units = dict(conn.execute(
-                "SELECT f.scope, COUNT(*) FROM chunks c JOIN files f ON f.id = c.file_id"
-                " GROUP BY f.scope"))
+            units = dict(
+                conn.execute(
+                    "SELECT f.scope, COUNT(*) FROM chunks c JOIN files f ON f.id = c.file_id"
+                    " GROUP BY f.scope"
+                )
+            )
         return {scope: (count, units.get(scope, 0)) for scope, count in files.items()}
 
     def counts(self, model: str | None, scopes: Sequence[str] | None = None) -> dict[str, int]:
@@ -895,17 +986,22 @@ class Store:
         else:
             where = (f"f.scope IN ({','.join('?' * len(scopes))})", list(scopes))
             files = conn.execute(
-                f"SELECT COUNT(*) FROM files f WHERE {where[0]}", where[1]).fetchone()[0]
+                f"SELECT COUNT(*) FROM files f WHERE {where[0]}", where[1]
+            ).fetchone()[0]
             units = conn.execute(
                 f"SELECT COUNT(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where[0]}",
-                where[1]).fetchone()[0]
+                where[1],
+            ).fetchone()[0]
         embedded = 0
         if model:
             embedded = conn.execute(
                 "SELECT COUNT(*) FROM chunks c JOIN embeddings e"
                 " ON e.sha256=c.sha256 AND e.model=?"
-                + (f" JOIN files f ON f.id = c.file_id WHERE {where[0]}" if scopes is not None
-                   else ""),
+                + (
+                    f" JOIN files f ON f.id = c.file_id WHERE {where[0]}"
+                    if scopes is not None
+                    else ""
+                ),
                 [model, *where[1]],
             ).fetchone()[0]
         return {"files": files, "units": units, "embedded_units": embedded}

@@ -84,14 +84,17 @@ def note_fields(note: Note) -> NoteFields:
     if note.kind == "note":
         tags |= note.tags
     names = obsidian.note_names(note.relpath, meta) if note.kind == "note" else []
-    return NoteFields(tuple(sorted(tags)), tuple(obsidian.properties(meta)), tuple(names),
-                      tuple(obsidian.note_links(note)))
+    return NoteFields(
+        tuple(sorted(tags)),
+        tuple(obsidian.properties(meta)),
+        tuple(names),
+        tuple(obsidian.note_links(note)),
+    )
 
 
 def canvas_fields(canvas: Canvas, units: list[Unit]) -> NoteFields:
     tags = sorted({tag for unit in units for tag in unit.tags})
-    return NoteFields(tuple(tags), (), (obsidian.note_stem(canvas.relpath),),
-                      tuple(canvas.links))
+    return NoteFields(tuple(tags), (), (obsidian.note_stem(canvas.relpath),), tuple(canvas.links))
 
 
 def _salience(kind: str, tags: set[str]) -> float:
@@ -253,8 +256,16 @@ def make_canvas_units(canvas: Canvas, title: str) -> list[Unit]:
         inner = parse_note("node.md", node.text)
         for unit in make_units(inner):
             heading = " > ".join(p for p in (title, node.group, unit.heading) if p)
-            units.append(Unit(node.line, node.line, unit.text, heading, unit.tags,
-                              _salience("note", set(unit.tags))))
+            units.append(
+                Unit(
+                    node.line,
+                    node.line,
+                    unit.text,
+                    heading,
+                    unit.tags,
+                    _salience("note", set(unit.tags)),
+                )
+            )
     return units
 
 
@@ -267,7 +278,10 @@ def chunked_otherwise(text: str) -> bool:
     if len(lines) > 1:  # a paragraph of two speakers' turns (version 3 cuts it at each turn)
         first = lead_label(lines[0])
         return first is not None and any(
-            lead_label(line) not in (None, first) for line in lines[1:])
+            lead_label(line) not in (None, first) for line in lines[1:]
+        )
     return bool(_CAPTION.match(text)) or (
-        bool(LIST_ITEM.match(text)) and len(text.strip()) <= BURST_CHARS
-        and lead_label(text) is not None)
+        bool(LIST_ITEM.match(text))
+        and len(text.strip()) <= BURST_CHARS
+        and lead_label(text) is not None
+    )

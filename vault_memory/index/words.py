@@ -54,9 +54,11 @@ def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     class takes 6 CPU-ms to compile, a tenth of what a cold `vault search` does itself."""
     return re.compile(f"[{_CJK}]+"), re.compile(f"[{_CJK}]")
 
+
 #: Letters that carry no combining accent but are the same letter to a reader of a query.
-_LETTERS = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ħ": "h", "ı": "i",
-                          "æ": "ae", "œ": "oe", "þ": "th"})
+_LETTERS = str.maketrans(
+    {"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ħ": "h", "ı": "i", "æ": "ae", "œ": "oe", "þ": "th"}
+)
 
 
 #: Variation selectors (text or emoji presentation of the same character): not part of a word.
@@ -70,8 +72,14 @@ def _is_accent(ch: str) -> bool:
 
 #: Where the combining marks of the world's scripts are (from the combining diacritics to
 #: the Indic, Southeast Asian and other scripts' blocks; kana voicing; variation selectors).
-_MARK_BLOCKS = ((0x0300, 0x1DFF), (0x20D0, 0x20FF), (0x302A, 0x302F), (0x3099, 0x309A),
-                (0xA66F, 0xABFF), (0xFE20, 0xFE2F))
+_MARK_BLOCKS = (
+    (0x0300, 0x1DFF),
+    (0x20D0, 0x20FF),
+    (0x302A, 0x302F),
+    (0x3099, 0x309A),
+    (0xA66F, 0xABFF),
+    (0xFE20, 0xFE2F),
+)
 
 
 @functools.cache
@@ -96,15 +104,30 @@ def _token() -> re.Pattern[str]:
 #: The blocks of pictographs people type for things: miscellaneous symbols and dingbats (☀ ☕
 #: ⚽ ✈ ❤), stars, symbols and pictographs (🌊 🍕 🎂 🐶), transport (🚗), and the supplemental
 #: and extended pictographs (🥑 🦄 🧁). Not the emoticons block (😂 🙏: faces and gestures).
-_PICTOGRAPHS = "\u2600-\u27bf\u2b50-\u2b55\U0001f300-\U0001f5ff\U0001f680-\U0001f6ff" \
-    "\U0001f900-\U0001faff"
+_PICTOGRAPHS = (
+    "\u2600-\u27bf\u2b50-\u2b55\U0001f300-\U0001f5ff\U0001f680-\U0001f6ff\U0001f900-\U0001faff"
+)
 _ANIMAL_FACES = (0x1F300, 0x1F5FF)  # where a name's FACE is an animal's (DOG FACE, CAT FACE)
 #: Inside those blocks, what qualifies how a thing is said: skin tones (🏽) and the hands'
 #: gestures (👍 👏 👋)
 _QUALIFIERS = ((0x1F3FB, 0x1F3FF), (0x1F446, 0x1F450))
 #: Words of pictographs' names that name no thing
-_NAME_NOISE = frozenset({"sign", "symbol", "black", "white", "heavy", "large", "medium",
-                         "small", "face", "with", "mark", "emoji"})
+_NAME_NOISE = frozenset(
+    {
+        "sign",
+        "symbol",
+        "black",
+        "white",
+        "heavy",
+        "large",
+        "medium",
+        "small",
+        "face",
+        "with",
+        "mark",
+        "emoji",
+    }
+)
 
 
 @functools.cache
@@ -119,9 +142,12 @@ def pictograph_words(char: str) -> str:
     ROLLING ON THE FLOOR LAUGHING is a face too), a skin tone, a hand's gesture and a
     character without a name."""
     name, code = unicodedata.name(char, ""), ord(char)
-    if not name or ("FACE" in name.split() and not _ANIMAL_FACES[0] <= code
-                    <= _ANIMAL_FACES[1]) or "LAUGHING" in name.split() \
-            or any(low <= code <= high for low, high in _QUALIFIERS):
+    if (
+        not name
+        or ("FACE" in name.split() and not _ANIMAL_FACES[0] <= code <= _ANIMAL_FACES[1])
+        or "LAUGHING" in name.split()
+        or any(low <= code <= high for low, high in _QUALIFIERS)
+    ):
         return " "
     found = [w for w in name.lower().replace("-", " ").split() if w not in _NAME_NOISE]
     if "heart" in found or "hearts" in found:
@@ -206,12 +232,13 @@ def _cjk(run: str, query: bool) -> Iterator[str]:
             yield run[i : i + 2]
 
 
-def whole(body: str, first: str, last: str, before: str = r"(?<!\w)",
-          after: str = r"(?!\w)") -> str:
+def whole(
+    body: str, first: str, last: str, before: str = r"(?<!\w)", after: str = r"(?!\w)"
+) -> str:
     """The regular expression `body` (a token or phrase whose first and last characters are
     `first` and `last`) as a whole word: `before` and `after` it, except at an edge that is a
     CJK character (a word of those scripts may start or end anywhere in a run of them)."""
-    return (("" if has_cjk(first) else before) + body + ("" if has_cjk(last) else after))
+    return ("" if has_cjk(first) else before) + body + ("" if has_cjk(last) else after)
 
 
 @functools.cache
@@ -241,8 +268,11 @@ def terms_of(text: str, query: bool = False) -> list[str]:
     return [stem(word) for word in words(text, query) if word not in stops]
 
 
-def analyzed_otherwise(units: Iterable[tuple[str, str, str]], names: Iterable[tuple[str, str]],
-                       analyze: Callable[[str], str]) -> list[str]:
+def analyzed_otherwise(
+    units: Iterable[tuple[str, str, str]],
+    names: Iterable[tuple[str, str]],
+    analyze: Callable[[str], str],
+) -> list[str]:
     """The paths whose stored words `analyze` (text -> its terms joined by spaces) would give
     otherwise: of `units` (path, text, stored terms) and `names` (path, stored key: kept
     analyzed, so a key that is not plain ASCII is analyzed again as it stands). Only text that
@@ -272,7 +302,7 @@ def lead_label(text: str) -> str | None:
     first = text.split("\n", 1)[0]
     if ":" not in first:
         return None
-    rest = first[_LEAD.match(first).end():]  # type: ignore[union-attr]
+    rest = first[_LEAD.match(first).end() :]  # type: ignore[union-attr]
     bold = _BOLD_LABEL.match(rest)
     if bold:
         label = (bold[1] or bold[2]).strip()

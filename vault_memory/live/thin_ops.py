@@ -37,8 +37,11 @@ class Refused(Exception):
 
 def request_env(environ: Any) -> dict[str, str]:
     """The environment variables whose values a thin request must share with the watcher."""
-    return {k: v for k, v in environ.items()
-            if (k.startswith(ENV_PREFIX) and k not in ENV_HANDLED) or k in ENV_NAMES}
+    return {
+        k: v
+        for k, v in environ.items()
+        if (k.startswith(ENV_PREFIX) and k not in ENV_HANDLED) or k in ENV_NAMES
+    }
 
 
 def print_json(data: Any) -> str:
@@ -110,14 +113,20 @@ def _answer(watcher: Any, request: dict[str, Any]) -> dict[str, Any]:
     with _nothing_logged():
         if command == "search":
             hits = watcher._search(
-                target, query=fields.get("query", ""), mode=fields.get("mode", "hybrid"),
+                target,
+                query=fields.get("query", ""),
+                mode=fields.get("mode", "hybrid"),
                 limit=fields.get("limit") or target.config.search.limit,
-                since=fields.get("since"), until=fields.get("until"),
-                within=fields.get("within"), kinds=fields.get("kinds") or (),
+                since=fields.get("since"),
+                until=fields.get("until"),
+                within=fields.get("within"),
+                kinds=fields.get("kinds") or (),
             )
             watcher.report.searches += 1
-            return {"hits": [dataclasses.asdict(hit) for hit in hits],
-                    "warnings": list(getattr(hits, "warnings", []))}
+            return {
+                "hits": [dataclasses.asdict(hit) for hit in hits],
+                "warnings": list(getattr(hits, "warnings", [])),
+            }
         if command == "context":
             from ..search import build_context
 
@@ -125,8 +134,9 @@ def _answer(watcher: Any, request: dict[str, Any]) -> dict[str, Any]:
                 return target.search(query, fresh=False, **options)
 
             with watcher._search_lock:
-                block = build_context(target.layout, search, fields.get("budget", 2000),
-                                      fields.get("query"))
+                block = build_context(
+                    target.layout, search, fields.get("budget", 2000), fields.get("query")
+                )
             return {"json": print_json(block.to_dict()), "text": block.text + "\n"}
         result = target.get(str(fields.get("path", "")), fields.get("start"), fields.get("end"))
         return {"json": print_json(result.to_dict()), "text": result.text}

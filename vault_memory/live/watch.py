@@ -76,18 +76,32 @@ class WatchedVault(Protocol):
     @property
     def layout(self) -> Layout: ...
 
-    def index(self, rebuild: bool = False, paths: list[str] | None = None,
-              progress: Progress | None = None, lock_timeout: float = 60.0,
-              spare_cores: bool = True) -> IndexReport: ...
+    def index(
+        self,
+        rebuild: bool = False,
+        paths: list[str] | None = None,
+        progress: Progress | None = None,
+        lock_timeout: float = 60.0,
+        spare_cores: bool = True,
+    ) -> IndexReport: ...
 
-    def search(self, query: str, limit: int | None = None, mode: str = "hybrid",
-               since: Any = None, until: Any = None, within: str | None = None,
-               kinds: Any = (), fresh: bool = True) -> list[Any]: ...
+    def search(
+        self,
+        query: str,
+        limit: int | None = None,
+        mode: str = "hybrid",
+        since: Any = None,
+        until: Any = None,
+        within: str | None = None,
+        kinds: Any = (),
+        fresh: bool = True,
+    ) -> list[Any]: ...
 
     def prepare_search(self, mode: str = "hybrid") -> None: ...
 
-    def flush(self, messages: Any, session: str | None = None, dry_run: bool = False,
-              date: Any = None) -> Any: ...
+    def flush(
+        self, messages: Any, session: str | None = None, dry_run: bool = False, date: Any = None
+    ) -> Any: ...
 
     def dream(self) -> Any: ...
 
@@ -102,6 +116,7 @@ class WatchedVault(Protocol):
     def clone(self) -> WatchedVault: ...
 
     def close(self) -> None: ...
+
 
 log = logging.getLogger("vault_memory")
 
@@ -411,8 +426,7 @@ class Watcher:
             if self._cache_gone():
                 log.info("%s was deleted: the search server stops.", self.cache)
             elif time.monotonic() - self._last_request >= idle:
-                log.info("no request for %g minutes: the search server stops.",
-                         self.idle_minutes)
+                log.info("no request for %g minutes: the search server stops.", self.idle_minutes)
             else:
                 continue
             self._stop_requested.set()
@@ -703,11 +717,16 @@ class Watcher:
             # One onnxruntime thread: the watcher's embedder outlives the load a second
             # thread would be chosen for (Vault.index's `spare_cores`).
             if full:
-                report = self.vault.index(progress=self._progress, lock_timeout=LOCK_WAIT,
-                                          spare_cores=False)
+                report = self.vault.index(
+                    progress=self._progress, lock_timeout=LOCK_WAIT, spare_cores=False
+                )
             else:
-                report = self.vault.index(paths=sorted(paths), progress=self._progress,
-                                          lock_timeout=LOCK_WAIT, spare_cores=False)
+                report = self.vault.index(
+                    paths=sorted(paths),
+                    progress=self._progress,
+                    lock_timeout=LOCK_WAIT,
+                    spare_cores=False,
+                )
         except LockTimeoutError:
             log.debug("another process is writing the index; trying again.")
             return False
@@ -717,17 +736,23 @@ class Watcher:
             return False
         except IndexServerError as exc:
             self.report.errors += 1
-            self._server_retry = min(SERVER_RETRY_MAX,
-                                     max(SERVER_RETRY_FIRST, 2 * self._server_retry))
+            self._server_retry = min(
+                SERVER_RETRY_MAX, max(SERVER_RETRY_FIRST, 2 * self._server_retry)
+            )
             log.warning("%s Trying again in %.0f s.", exc, self._server_retry)
             with self._cond:  # the reconcile then catches up with everything changed meanwhile
                 self._next_reconcile = time.monotonic() + self._server_retry
             return True
         except Exception as exc:
             self.report.errors += 1
-            where = "the whole vault" if full else ", ".join(
-                os.fsencode(p).decode("utf-8", "backslashreplace") for p in sorted(paths)[:5]
-            ) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+            where = (
+                "the whole vault"
+                if full
+                else ", ".join(
+                    os.fsencode(p).decode("utf-8", "backslashreplace") for p in sorted(paths)[:5]
+                )
+                + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+            )
             if isinstance(exc, VaultError):
                 log.warning("could not apply changes to %s: %s", where, exc)
             else:
@@ -874,8 +899,11 @@ class Watcher:
             log.info("a search through the socket failed (%s); the client searches itself.", exc)
             return {"ok": False, "error": str(exc)}
         self.report.searches += 1
-        return {"ok": True, "hits": [dataclasses.asdict(hit) for hit in hits],
-                "warnings": list(getattr(hits, "warnings", []))}
+        return {
+            "ok": True,
+            "hits": [dataclasses.asdict(hit) for hit in hits],
+            "warnings": list(getattr(hits, "warnings", [])),
+        }
 
     def _search(self, target: WatchedVault, **request: Any) -> list[Any]:
         with self._search_lock:
@@ -903,8 +931,11 @@ class Watcher:
             log.warning("could not prune old transcripts: %s", exc)
             return
         if report is not None and report.deleted:
-            log.info("pruned %s older than %d days", plural(len(report.deleted), "transcript"),
-                     report.older_than_days)
+            log.info(
+                "pruned %s older than %d days",
+                plural(len(report.deleted), "transcript"),
+                report.older_than_days,
+            )
 
     # -- abandoned update queues ------------------------------------------------------------
 
@@ -925,7 +956,9 @@ class Watcher:
             self._sync_schedulers(at_start=True)
             return
         self.scheduler = DreamScheduler(
-            self.vault.config, self.dream_job, trigger=self.dream_trigger,
+            self.vault.config,
+            self.dream_job,
+            trigger=self.dream_trigger,
             on_run=self._write_state,
         )
         self.schedulers[("", "")] = self.scheduler
@@ -955,17 +988,22 @@ class Watcher:
                 own_state["state_file"] = f"scheduler-{digest}.json"
             try:
                 scheduler = DreamScheduler(
-                    first.config, self._dream_job(key), trigger=self.dream_trigger,
-                    on_run=self._write_state, **own_state,
-                    diary_dirs=[self.root / self.vault.scope(*m).layout.diary_dir
-                                for m in members],
+                    first.config,
+                    self._dream_job(key),
+                    trigger=self.dream_trigger,
+                    on_run=self._write_state,
+                    **own_state,
+                    diary_dirs=[self.root / self.vault.scope(*m).layout.diary_dir for m in members],
                 )
                 scheduler.start()
             except VaultError as exc:
                 if at_start and () in members:
                     raise
-                log.warning("the dream schedule of scope %s is not used: %s",
-                            ", ".join("/".join(m) for m in members), exc)
+                log.warning(
+                    "the dream schedule of scope %s is not used: %s",
+                    ", ".join("/".join(m) for m in members),
+                    exc,
+                )
                 continue
             self.schedulers[key] = scheduler
         pool = [s for k, s in self.schedulers.items() if () in groups.get(k, [])]

@@ -98,8 +98,14 @@ def settings_key(config: Config) -> str:
     from ..index import DISABLE_ENV
 
     return json.dumps(
-        [config.as_dict()["search"], config.index.model, os.environ.get(DISABLE_ENV, ""),
-         config.index.provider, config.index.base_url, config.index.dimensions],
+        [
+            config.as_dict()["search"],
+            config.index.model,
+            os.environ.get(DISABLE_ENV, ""),
+            config.index.provider,
+            config.index.base_url,
+            config.index.dimensions,
+        ],
         sort_keys=True,
     )
 
@@ -182,11 +188,15 @@ def server_mode(config: Config) -> str:
 
     mode = config.search.server.strip().lower()
     if mode not in SERVER_MODES:
-        raise ConfigError(f"search.server is {config.search.server!r}; use \"off\" (the "
-                          "default) or \"auto\" (a search starts a search server).")
+        raise ConfigError(
+            f'search.server is {config.search.server!r}; use "off" (the '
+            'default) or "auto" (a search starts a search server).'
+        )
     if config.search.server_idle_minutes <= 0:
-        raise ConfigError("search.server_idle_minutes must be more than 0, got "
-                          f"{config.search.server_idle_minutes:g}.")
+        raise ConfigError(
+            "search.server_idle_minutes must be more than 0, got "
+            f"{config.search.server_idle_minutes:g}."
+        )
     return mode
 
 
@@ -200,13 +210,30 @@ def start_server(config: Config) -> int | None:
         return None
     import sys
 
-    argv = [sys.executable, "-m", "vault_memory", "--vault", str(config.root), "-q", "watch",
-            "--server-idle", f"{config.search.server_idle_minutes:g}"]
+    argv = [
+        sys.executable,
+        "-m",
+        "vault_memory",
+        "--vault",
+        str(config.root),
+        "-q",
+        "watch",
+        "--server-idle",
+        f"{config.search.server_idle_minutes:g}",
+    ]
     null = os.open(os.devnull, os.O_RDWR)
     try:  # its own session: the terminal's Ctrl-C and hang-up are not for it
-        return os.posix_spawn(sys.executable, argv, os.environ, setsid=True, file_actions=[
-            (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1),
-            (os.POSIX_SPAWN_DUP2, null, 2)])
+        return os.posix_spawn(
+            sys.executable,
+            argv,
+            os.environ,
+            setsid=True,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, null, 0),
+                (os.POSIX_SPAWN_DUP2, null, 1),
+                (os.POSIX_SPAWN_DUP2, null, 2),
+            ],
+        )
     finally:
         os.close(null)
 

@@ -23,18 +23,38 @@ if TYPE_CHECKING:
     import numpy as np
 
 _WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-            "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "couple": 2, "few": 3}
-_COUNT = (r"(\d{1,3}|(?:an?\s+)?(?:couple(?:\s+of)?|few)|an?|one|two|three|four|five|six|seven"
-          r"|eight|nine|ten)")
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "couple of": 2,
+    "couple": 2,
+    "few": 3,
+}
+_COUNT = (
+    r"(\d{1,3}|(?:an?\s+)?(?:couple(?:\s+of)?|few)|an?|one|two|three|four|five|six|seven"
+    r"|eight|nine|ten)"
+)
 # How people type "tomorrow" and "yesterday" in chats ("c u tmr", "2moro", "ystrdy"): the
 # short forms keyword search matches too.
 _TYPED = {group[0]: group for group in GROUPS if group[0] in ("tomorrow", "yesterday")}
-_TOMORROW, _YESTERDAY = ("|".join(sorted(_TYPED[word], key=len, reverse=True))
-                         for word in ("tomorrow", "yesterday"))
+_TOMORROW, _YESTERDAY = (
+    "|".join(sorted(_TYPED[word], key=len, reverse=True)) for word in ("tomorrow", "yesterday")
+)
 # A weekday's name or its short forms, not any word they begin ("this wedding", "last friend").
-_DAY_NAME = (r"(?:mon(?:day)?|tue(?:s|sday)?|wed(?:s|nesday)?|thu(?:rs?|rsday)?|fri(?:day)?"
-             r"|sat(?:urday)?|sun(?:day)?)\.?")
+_DAY_NAME = (
+    r"(?:mon(?:day)?|tue(?:s|sday)?|wed(?:s|nesday)?|thu(?:rs?|rsday)?|fri(?:day)?"
+    r"|sat(?:urday)?|sun(?:day)?)\.?"
+)
 
 _RULES = re.compile(
     r"\b(?:"
@@ -48,7 +68,8 @@ _RULES = re.compile(
     r"|(?P<from_n>" + _COUNT + r")\s+(?P<from_unit>day|week|month)s?\s+from\s+(?:now|today))"
     r"(?!\s+(?:ago|later|before|after|earlier|of|in\s+a\s+row)\b)"
     r"|(?P<dir>last|next|this past|this coming|past|this)\s+(?P<what>week(?:end)?|month|year|"
-    + _DAY_NAME + r")"
+    + _DAY_NAME
+    + r")"
     r"|for\s+(?P<past>the\s+(?:past|last)\s+)?(?:(?:about|almost|nearly|over|around|like"
     r"|just\s+(?:over|under))\s+)?(?P<for_n>" + _COUNT + r")\s+(?P<for_unit>day|week|month|year)s?"
     r"(?P<now>\s+now)?"
@@ -56,8 +77,18 @@ _RULES = re.compile(
 )  # matched against the lowered text: IGNORECASE makes the search twice as slow
 #: One of these is in every text `_RULES` matches: the cheap test that spares most lines the
 #: search (a unit table reads every dated unit; at 100k units the search alone took seconds).
-_NEEDED = ("day", "week", "month", "year", "last", "next", "this", "past",
-           *_TYPED["tomorrow"], *_TYPED["yesterday"])
+_NEEDED = (
+    "day",
+    "week",
+    "month",
+    "year",
+    "last",
+    "next",
+    "this",
+    "past",
+    *_TYPED["tomorrow"],
+    *_TYPED["yesterday"],
+)
 
 
 def _month_start(day: dt.date, months: int) -> dt.date:
@@ -128,20 +159,27 @@ def told_ranges(text: str, day: dt.date, most: int = MOST_TOLD) -> list[tuple[dt
 
 # A clause that says what has lasted up to now ("I've had them", "she has been", "we've
 # lived"): a span after it ("for 3 years") began that long before the line's day.
-_PERFECT = re.compile(r"(?:'|’)ve\b|\bhave\b|\bhas\b|\bhaven't\b|\bhasn't\b"
-                      r"|(?:'|’)s\s+been\b")
+_PERFECT = re.compile(
+    r"(?:'|’)ve\b|\bhave\b|\bhas\b|\bhaven't\b|\bhasn't\b"
+    r"|(?:'|’)s\s+been\b"
+)
 _CLAUSE_END = re.compile(r"[.!?;]")
 
 
 def _resolve(match: re.Match[str], day: dt.date) -> tuple[dt.date, dt.date] | None:
     """The days one match of `_RULES` names, seen from `day` (None: none)."""
-    for name, days in (("before_yesterday", -2), ("after_tomorrow", 2), ("yesterday", -1),
-                       ("tomorrow", 1)):
+    for name, days in (
+        ("before_yesterday", -2),
+        ("after_tomorrow", 2),
+        ("yesterday", -1),
+        ("tomorrow", 1),
+    ):
         if match[name]:
             return _period(day, "day", days)
     if match["in_n"] or match["from_n"]:  # "in two weeks", "3 days from now": ahead
-        return _period(day, match["in_unit"] or match["from_unit"],
-                       _number(match["in_n"] or match["from_n"]))
+        return _period(
+            day, match["in_unit"] or match["from_unit"], _number(match["in_n"] or match["from_n"])
+        )
     if match["ago_n"]:
         return _period(day, match["ago_unit"], -_number(match["ago_n"]))
     if match["for_n"]:  # "I've had them for 3 years now": since the year three years ago
@@ -173,22 +211,54 @@ def _lasted(match: re.Match[str]) -> bool:
 #: year, day None the whole month.
 Day = tuple[int | None, int, int | None]
 
-_MONTHS = {name: number for number, names in enumerate(
-    ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july",
-     "aug august", "sep sept september", "oct october", "nov november", "dec december"), 1)
-    for name in names.split()}
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            "jan january",
+            "feb february",
+            "mar march",
+            "apr april",
+            "may",
+            "jun june",
+            "jul july",
+            "aug august",
+            "sep sept september",
+            "oct october",
+            "nov november",
+            "dec december",
+        ),
+        1,
+    )
+    for name in names.split()
+}
 _MONTH = r"(?P<{0}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DATE = r"(?P<{0}>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{0}>(?:19|20)\d\d)"
 _NAMED = re.compile(
     r"\b(?:"
-    + _DATE.format("d1") + r"(?:\s+of)?\s+" + _MONTH.format("m1")
-    + r"(?:,?\s*" + _YEAR.format("y1") + r")?"
-    + r"|" + _MONTH.format("m2") + r"\s+" + _DATE.format("d2") + r"\b"
-    + r"(?:,?\s*" + _YEAR.format("y2") + r")?"
-    + r"|" + _MONTH.format("m3") + r",?\s+" + _YEAR.format("y3")
-    + r"|(?<=\bin )" + _YEAR.format("y4")
-    + r"|(?<=\bin )" + _MONTH.format("m5")
+    + _DATE.format("d1")
+    + r"(?:\s+of)?\s+"
+    + _MONTH.format("m1")
+    + r"(?:,?\s*"
+    + _YEAR.format("y1")
+    + r")?"
+    + r"|"
+    + _MONTH.format("m2")
+    + r"\s+"
+    + _DATE.format("d2")
+    + r"\b"
+    + r"(?:,?\s*"
+    + _YEAR.format("y2")
+    + r")?"
+    + r"|"
+    + _MONTH.format("m3")
+    + r",?\s+"
+    + _YEAR.format("y3")
+    + r"|(?<=\bin )"
+    + _YEAR.format("y4")
+    + r"|(?<=\bin )"
+    + _MONTH.format("m5")
     + r")\b",
     re.IGNORECASE,
 )
@@ -206,8 +276,7 @@ def named_days(text: str) -> list[Day]:
         day = int(given["d"]) if "d" in given else None
         if "m" not in given:
             found.append((year, 0, None))
-        elif (year is not None or given["m"].lower() != "may") and (
-                day is None or 1 <= day <= 31):
+        elif (year is not None or given["m"].lower() != "may") and (day is None or 1 <= day <= 31):
             found.append((year, _MONTHS[given["m"].lower()], day))
     return found
 
@@ -226,8 +295,10 @@ def asked_days(query: str, today: dt.date) -> list[Day]:
         return [(first.year, 0, None)]
     if first.day == 1 and (last + dt.timedelta(days=1)).day == 1 and first.month == last.month:
         return [(first.year, first.month, None)]
-    return [(d.year, d.month, d.day) for d in
-            (first + dt.timedelta(days=n) for n in range((last - first).days + 1))]
+    return [
+        (d.year, d.month, d.day)
+        for d in (first + dt.timedelta(days=n) for n in range((last - first).days + 1))
+    ]
 
 
 def on_days(day_numbers: np.ndarray, days: list[Day]) -> np.ndarray:
@@ -239,8 +310,9 @@ def on_days(day_numbers: np.ndarray, days: list[Day]) -> np.ndarray:
     dated = day_numbers[day_numbers > 0]
     if not len(dated):
         return found
-    years = range(dt.date.fromordinal(int(dated.min())).year,
-                  dt.date.fromordinal(int(dated.max())).year + 1)
+    years = range(
+        dt.date.fromordinal(int(dated.min())).year, dt.date.fromordinal(int(dated.max())).year + 1
+    )
     for year, month, day in days:
         for y in years if year is None else (year,):
             if not years.start <= y < years.stop:

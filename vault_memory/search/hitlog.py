@@ -33,15 +33,23 @@ def record(cache_dir: Path, hits: Iterable[Any]) -> None:
         if not cache_dir.is_dir():
             return
         rows = [
-            [h.path, h.start_line, h.end_line,
-             [line_hash(t) for t in h.text.split("\n") if t.strip()]]
+            [
+                h.path,
+                h.start_line,
+                h.end_line,
+                [line_hash(t) for t in h.text.split("\n") if t.strip()],
+            ]
             for h in hits
         ]
         if not rows:
             return
         path = cache_dir / HIT_LOG
-        data = (json.dumps({"t": int(time.time()), "hits": rows}, ensure_ascii=False,
-                           separators=(",", ":")) + "\n").encode("utf-8")
+        data = (
+            json.dumps(
+                {"t": int(time.time()), "hits": rows}, ensure_ascii=False, separators=(",", ":")
+            )
+            + "\n"
+        ).encode("utf-8")
         with contextlib.suppress(FileNotFoundError):
             if path.stat().st_size > MAX_BYTES:
                 os.replace(path, cache_dir / ROTATED)

@@ -78,8 +78,8 @@ class QuerySyntaxError(VaultError):
         operators = ", ".join(example for example, _ in OPERATORS)
         super().__init__(
             f"cannot read the search query {shown!r}: {problem}. The operators are: "
-            f"{operators}. Put text that holds a colon, a quote or a bracket in \"double "
-            "quotes\", or leave the operators out for a plain search."
+            f'{operators}. Put text that holds a colon, a quote or a bracket in "double '
+            'quotes", or leave the operators out for a plain search.'
         )
 
 
@@ -196,17 +196,28 @@ class _Lexer:
                     close = end
                 found.append(_Token("phrase", i, min(close + 1, end), s[i + 1 : close]))
                 i = close + 1
-            elif (c == "-" and i + 1 < end and (s[i + 1].isalpha() or s[i + 1] in "\"([#_")
-                  and (i == start or s[i - 1].isspace() or s[i - 1] == "(")):
+            elif (
+                c == "-"
+                and i + 1 < end
+                and (s[i + 1].isalpha() or s[i + 1] in '"([#_')
+                and (i == start or s[i - 1].isspace() or s[i - 1] == "(")
+            ):
                 found.append(_Token("not", i, i + 1))
                 i += 1
             elif c == "[" and starts_word and (prop := _PROPERTY.match(s, i, end)):
                 name = prop[1].strip()
                 value = (prop[2] or "").strip()
                 if len(name) > 1 or prop[2] is not None:  # not a checkbox `[x]`
-                    found.append(_Token("property", i, prop.end(), name,
-                                        value.strip('"') if value.startswith('"') else value,
-                                        has_value=prop[2] is not None))
+                    found.append(
+                        _Token(
+                            "property",
+                            i,
+                            prop.end(),
+                            name,
+                            value.strip('"') if value.startswith('"') else value,
+                            has_value=prop[2] is not None,
+                        )
+                    )
                     i = prop.end()
                     continue
                 i = self._word(found, i, end)
@@ -215,8 +226,11 @@ class _Lexer:
                 # `[status:active` is a property with its bracket left open, not words
                 self.attempted = self.attempted or bool(_OPEN_PROPERTY.match(s, i, end))
                 i = self._word(found, i, end)
-            elif (s.startswith("OR", i) and (i == start or s[i - 1].isspace())
-                  and (i + 2 >= end or s[i + 2].isspace())):
+            elif (
+                s.startswith("OR", i)
+                and (i == start or s[i - 1].isspace())
+                and (i + 2 >= end or s[i + 2].isspace())
+            ):
                 found.append(_Token("or", i, i + 2))
                 i += 2
             elif starts_word and (named := _FIELD.match(s, i, end)):
@@ -299,8 +313,10 @@ def parse_query(query: str) -> ParsedQuery:
     lexer = _Lexer(query)
     tokens = lexer.tokens(0, len(query))
     kinds = {t.kind for t in _walk(tokens)}
-    operators = bool(kinds & {"field", "property"}) or lexer.attempted or (
-        bool(kinds & {"phrase", "not"}) and not reads_as_sentence(query)
+    operators = (
+        bool(kinds & {"field", "property"})
+        or lexer.attempted
+        or (bool(kinds & {"phrase", "not"}) and not reads_as_sentence(query))
     )
     if not operators:
         return ParsedQuery(query, text=query)
@@ -397,12 +413,22 @@ def _parser() -> Any:
 
     names = (*FIELDS, "text", "phrase", "prop")
     schema = fields.Schema(**{name: Reference() for name in names})
-    parser = QueryParser("text", schema, plugins=[
-        plugins.FieldsPlugin(expr=rf"(?P<text>{'|'.join(names)}):", remove_unknown=False),
-        plugins.GroupPlugin(),
-        plugins.OperatorsPlugin(And=None, Or=r"(?<=\s)OR(?=\s)", AndNot=None, AndMaybe=None,
-                                Not=r"(^|(?<=[\s(]))-(?=\S)", Require=None),
-    ])
+    parser = QueryParser(
+        "text",
+        schema,
+        plugins=[
+            plugins.FieldsPlugin(expr=rf"(?P<text>{'|'.join(names)}):", remove_unknown=False),
+            plugins.GroupPlugin(),
+            plugins.OperatorsPlugin(
+                And=None,
+                Or=r"(?<=\s)OR(?=\s)",
+                AndNot=None,
+                AndMaybe=None,
+                Not=r"(^|(?<=[\s(]))-(?=\S)",
+                Require=None,
+            ),
+        ],
+    )
     return parser
 
 

@@ -80,7 +80,6 @@ class RankSettings:
     form_weight: float = 1.0
 
 
-
 # -- scores -------------------------------------------------------------------
 
 
@@ -326,8 +325,9 @@ def contains_token(text: str, token: str) -> bool:
     token = fold(token)
     if not token:
         return False
-    pattern = whole(re.escape(token), token[0], token[-1], r"(?<!\w)(?<!\w[.\-/:])",
-                    r"(?!\w)(?![.\-/:]\w)")
+    pattern = whole(
+        re.escape(token), token[0], token[-1], r"(?<!\w)(?<!\w[.\-/:])", r"(?!\w)(?![.\-/:]\w)"
+    )
     return re.search(pattern, fold(text), flags=re.IGNORECASE) is not None
 
 
@@ -366,9 +366,10 @@ def within_one_edit(a: str, b: str) -> bool:
     while i < len(a) and a[i] == b[i]:
         i += 1
     if len(a) == len(b):
-        return a[i + 1:] == b[i + 1:] or (
-            i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:])
-    return a[i:] == b[i + 1:]
+        return a[i + 1 :] == b[i + 1 :] or (
+            i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+        )
+    return a[i:] == b[i + 1 :]
 
 
 def resolve_names(
@@ -386,8 +387,11 @@ def resolve_names(
     for term, capitalised in words:
         if term in label_set or len(term) < 3 or not (capitalised or not known(term)):
             continue
-        named = [label for label in labels if label.startswith(term)
-                 or (len(term) >= 5 and within_one_edit(term, label))]
+        named = [
+            label
+            for label in labels
+            if label.startswith(term) or (len(term) >= 5 and within_one_edit(term, label))
+        ]
         if len(named) == 1:  # two labels it could name: it names neither
             found[term] = named
     return found
@@ -409,8 +413,11 @@ def label_partners(label: str, labels: Sequence[str]) -> list[str]:
         if short in labels and sum(other.startswith(short) for other in labels) == 2:
             found.append(short)  # itself and `label`: a short form of it alone
     if len(label) >= 5:
-        near = [other for other in labels if other != label and len(other) >= 5
-                and within_one_edit(label, other)]
+        near = [
+            other
+            for other in labels
+            if other != label and len(other) >= 5 and within_one_edit(label, other)
+        ]
         if len(near) == 1:
             found.append(near[0])
     return list(dict.fromkeys(found))
@@ -443,9 +450,12 @@ def dense_query(query: str, is_label: Callable[[str], bool]) -> str:
     return rest if dropped and terms_of(rest) else query
 
 
-_ASKS_WHEN = re.compile(r"^\s*when\b|\bwhen (?:did|do|does|was|were|is|will|are|has|have)\b|"
-                        r"\bwhat (?:day|date|time|year|month|week)\b|\bhow long\b"
-                        r"|\bsince when\b", re.IGNORECASE)
+_ASKS_WHEN = re.compile(
+    r"^\s*when\b|\bwhen (?:did|do|does|was|were|is|will|are|has|have)\b|"
+    r"\bwhat (?:day|date|time|year|month|week)\b|\bhow long\b"
+    r"|\bsince when\b",
+    re.IGNORECASE,
+)
 
 
 def asks_when(query: str) -> bool:

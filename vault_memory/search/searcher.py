@@ -159,10 +159,13 @@ class Filters:
 
     def conditions(self) -> dict[str, Any]:
         """The filters as the index backend's `unit_ids_where` takes them."""
-        return {"since": self.since.isoformat() if self.since else None,
-                "until": self.until.isoformat() if self.until else None,
-                "kinds": tuple(self.kinds or ()), "hidden_kinds": tuple(self.hidden_kinds or ()),
-                "within": self.within or None}
+        return {
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat() if self.until else None,
+            "kinds": tuple(self.kinds or ()),
+            "hidden_kinds": tuple(self.hidden_kinds or ()),
+            "within": self.within or None,
+        }
 
 
 _BLAS: Any = None  # threadpoolctl's controller of the BLAS numpy loaded, made on first use
@@ -228,8 +231,12 @@ class Searcher:
         state = store.state_stamp()
         conn = getattr(store, "_conn", None)
         self._changes = (conn, conn.total_changes) if isinstance(conn, sqlite3.Connection) else None
-        stamp = {"format": TABLE_FORMAT, "model": model_id, "windows": list(self.settings.windows),
-                 **state}
+        stamp = {
+            "format": TABLE_FORMAT,
+            "model": model_id,
+            "windows": list(self.settings.windows),
+            **state,
+        }
         if hasattr(store, "served"):  # a table of the server's rows (other ids): never
             stamp["backend"] = "server"  # patched by, nor taken for, the embedded index's
         path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
@@ -242,7 +249,8 @@ class Searcher:
             table = found[1]
         else:
             if found is not None and {k: found[0].get(k) for k in PATCHABLE} == {
-                    k: stamp.get(k) for k in PATCHABLE}:
+                k: stamp.get(k) for k in PATCHABLE
+            }:
                 base = found[1]
             made = self._patched(base, model_id, dims) if base is not None else None
             if made is None:
@@ -266,10 +274,16 @@ class Searcher:
         connection's `total_changes`, without the count `state_stamp` makes."""
         store = self.index.store
         conn = getattr(store, "_conn", None)
-        if self.index.backend == "sqlite" and conn is not None and version[1:] == (
-                store.data_version(), store.get_meta("last_index_at")) and (
-                self._changes is not None and self._changes[0] is conn
-                and self._changes[1] == conn.total_changes):
+        if (
+            self.index.backend == "sqlite"
+            and conn is not None
+            and version[1:] == (store.data_version(), store.get_meta("last_index_at"))
+            and (
+                self._changes is not None
+                and self._changes[0] is conn
+                and self._changes[1] == conn.total_changes
+            )
+        ):
             return True
         return bool(store.state_stamp() == state)
 
@@ -280,7 +294,8 @@ class Searcher:
             return None
         marks, unvectored = base.file_marks()
         got = self.index.store.changed_unit_rows(
-            model_id, dims, marks, unvectored, most=max(PATCH_MOST_FILES, len(marks) // 4))
+            model_id, dims, marks, unvectored, most=max(PATCH_MOST_FILES, len(marks) // 4)
+        )
         if got is None:
             return None
         now, changed, rows = got
@@ -293,7 +308,8 @@ class Searcher:
 
         if kinds not in self._hidden:
             self._hidden[kinds] = np.array(
-                self.index.store.unit_ids_of_kinds(kinds), dtype=np.int64)
+                self.index.store.unit_ids_of_kinds(kinds), dtype=np.int64
+            )
         hidden = self._hidden[kinds]
         return ~np.isin(table.ids, hidden) if len(hidden) else None
 
@@ -404,9 +420,22 @@ class Searcher:
         store = self.index.store
         model_id = self._model_for(mode)
         use_vectors = model_id is not None
-        served = self._server.fetch(
-            self.index, query, model_id, mode, filters, s, limit, tuple(self.settings.windows),
-            self._name_keys(query), self.label_terms) if self._serves(filters) else None
+        served = (
+            self._server.fetch(
+                self.index,
+                query,
+                model_id,
+                mode,
+                filters,
+                s,
+                limit,
+                tuple(self.settings.windows),
+                self._name_keys(query),
+                self.label_terms,
+            )
+            if self._serves(filters)
+            else None
+        )
         within: Restriction | None = None
         if served is not None:  # candidates from the index server, ranked the same way
             table, within, store = served.table, served.within, served
@@ -427,8 +456,9 @@ class Searcher:
         if served is not None:
             allowed = served.allowed
         elif filters.active:
-            allowed = np.isin(table.ids, np.array(store.unit_ids_where(**filters.conditions()),
-                                                  dtype=np.int64))
+            allowed = np.isin(
+                table.ids, np.array(store.unit_ids_where(**filters.conditions()), dtype=np.int64)
+            )
             told = self._told(table, filters)
             if told is not None:
                 told &= ~allowed  # only those the file's date left out
@@ -451,8 +481,11 @@ class Searcher:
             # A nickname or a misspelling of a speaker's name names that speaker.
             capitalised = {t for token in exact_tokens(query) for t in terms_of(token, query=True)}
             label_list = self.label_terms(table)
-            aliases = resolve_names([(t, t in capitalised) for t in terms], label_list,
-                                    served.knows if served else table.vocab.__contains__)
+            aliases = resolve_names(
+                [(t, t in capitalised) for t in terms],
+                label_list,
+                served.knows if served else table.vocab.__contains__,
+            )
             if s.label_partners:  # a name a speaker said to be called by ("call me Bob")
                 for term in terms:
                     if term in capitalised and term not in aliases:
@@ -461,15 +494,20 @@ class Searcher:
                             aliases[term] = said
             if s.label_partners:  # a named speaker's other label (`Jo` for `Joanna`)
                 for term in terms:
-                    same = [o for o in self._partners(table, term, label_list, within)
-                            if o not in terms]
+                    same = [
+                        o for o in self._partners(table, term, label_list, within) if o not in terms
+                    ]
                     if same:
                         partners[term] = same
                         aliases[term] = same
-            terms = list(dict.fromkeys(
-                [t for term in terms for t in [term, *aliases.get(term, ())]]))
-        variants = self._variants(table, query, terms, aliases, within, s) if (
-            mode in ("hybrid", "keyword") and not listing and served is None) else {}
+            terms = list(
+                dict.fromkeys([t for term in terms for t in [term, *aliases.get(term, ())]])
+            )
+        variants = (
+            self._variants(table, query, terms, aliases, within, s)
+            if (mode in ("hybrid", "keyword") and not listing and served is None)
+            else {}
+        )
         keyword: np.ndarray | None = None
         otherwise: dict[str, np.ndarray] = {}
         has_term: np.ndarray | None = None  # units holding a query word
@@ -564,8 +602,13 @@ class Searcher:
             named = served.named(table)
         else:
             named = self._named(table, query) if not listing else None
-        if (vector is None and keyword is not None and not keyword.any() and not guard
-                and (named is None or not named.any())):
+        if (
+            vector is None
+            and keyword is not None
+            and not keyword.any()
+            and not guard
+            and (named is None or not named.any())
+        ):
             return []
 
         weight = s.vector_weight
@@ -579,7 +622,8 @@ class Searcher:
         by_turns = np.zeros(n, dtype=bool)  # units lifted by a window of turns
         for size in table.windows if not listing else ():
             starts, lengths, norms, by_units, by_turns_of = table.context_windows(
-                size, s.turn_windows)
+                size, s.turn_windows
+            )
             w_kw = window_bm25(matched, idf, starts, lengths) if keyword is not None else None
             w_vec = window_sums(vector, starts, lengths) / norms if vector is not None else None
             if w_vec is not None and within is not None:  # others' windows: no part in scaling
@@ -613,8 +657,11 @@ class Searcher:
         if s.date_boost and not listing:
             days = asked_days(query, today)
             if days:  # lines of a day the question names, or telling of that one day
-                date_factor = np.where(on_days(table.day_numbers, days) | table.tells_day_of(days),
-                                       1.0 + s.date_boost, 1.0)
+                date_factor = np.where(
+                    on_days(table.day_numbers, days) | table.tells_day_of(days),
+                    1.0 + s.date_boost,
+                    1.0,
+                )
                 relevance = relevance * date_factor
 
         recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
@@ -622,13 +669,15 @@ class Searcher:
         exact = np.zeros(n)
         if guard:
             guard_terms = list(dict.fromkeys(t for tok in guard for t in terms_of(tok, query=True)))
-            holders = np.unique(np.concatenate(
-                [table.text.postings(table.vocab.get(t), within)[0] for t in guard_terms]))
+            holders = np.unique(
+                np.concatenate(
+                    [table.text.postings(table.vocab.get(t), within)[0] for t in guard_terms]
+                )
+            )
             if allowed is not None:
                 holders = holders[allowed[holders]]
             held = store.chunks_by_id(int(table.ids[r]) for r in holders[:GUARD_MAX_UNITS])
-            for position, chunk in zip(table.positions(list(held)), held.values(),
-                                       strict=True):
+            for position, chunk in zip(table.positions(list(held)), held.values(), strict=True):
                 if position >= 0:
                     exact[position] = sum(contains_token(chunk.text, t) for t in guard) / len(guard)
             competing = np.zeros(n, dtype=bool)
@@ -640,8 +689,9 @@ class Searcher:
             score = np.where(allowed, score, -np.inf)
         if mode == "keyword" and not listing:  # units that match a query word (or their
             # neighbours do), and those of a note the query names
-            score = np.where((relevance > 0) | (named if named is not None else False), score,
-                             -np.inf)
+            score = np.where(
+                (relevance > 0) | (named if named is not None else False), score, -np.inf
+            )
         if named is not None:
             score = lift_named(score, named, table.file_ids)
 
@@ -653,12 +703,21 @@ class Searcher:
             capitalised = {t for token in exact_tokens(query) for t in terms_of(token)}
             nicknamed = {t for named in aliases.values() for t in named}
             other_names = {o for same in partners.values() for o in same}  # one person's
-            named_subjects = sorted(t for t in labels if t in terms and t not in other_names
-                                    and (t in capitalised or t in nicknamed))
+            named_subjects = sorted(
+                t
+                for t in labels
+                if t in terms and t not in other_names and (t in capitalised or t in nicknamed)
+            )
             if len(named_subjects) >= 2:
-                groups = [set().union(*(
-                    table.label.postings(table.vocab.get(name), within)[0].tolist()
-                    for name in [t, *partners.get(t, ())])) for t in named_subjects]
+                groups = [
+                    set().union(
+                        *(
+                            table.label.postings(table.vocab.get(name), within)[0].tolist()
+                            for name in [t, *partners.get(t, ())]
+                        )
+                    )
+                    for t in named_subjects
+                ]
                 turned = take_turns(ranked, groups)
                 before = {row: at for at, row in enumerate(ranked)}
                 raised = {row for at, row in enumerate(turned) if at < before[row]}
@@ -684,11 +743,17 @@ class Searcher:
             best_at = max(range(len(span)), key=lambda i: score[span[i]])
             lo, hi = best_at, best_at  # only line-contiguous units merge, and (with search
             # operators) only units the filter keeps: a bridged gap may be one it left out
-            while (lo > 0 and parts[lo].start_line == parts[lo - 1].end_line + 1
-                   and (allowed is None or allowed[span[lo - 1]])):
+            while (
+                lo > 0
+                and parts[lo].start_line == parts[lo - 1].end_line + 1
+                and (allowed is None or allowed[span[lo - 1]])
+            ):
                 lo -= 1
-            while (hi < len(parts) - 1 and parts[hi + 1].start_line == parts[hi].end_line + 1
-                   and (allowed is None or allowed[span[hi + 1]])):
+            while (
+                hi < len(parts) - 1
+                and parts[hi + 1].start_line == parts[hi].end_line + 1
+                and (allowed is None or allowed[span[hi + 1]])
+            ):
                 hi += 1
             parts, span = parts[lo : hi + 1], span[lo : hi + 1]
             text = "\n".join(p.text for p in parts)
@@ -718,9 +783,15 @@ class Searcher:
                 "turn": float(best in raised),
                 "when": float(np.broadcast_to(when_factor, (n,))[best]),
                 "date": float(np.broadcast_to(date_factor, (n,))[best]),
-                **{kind: float(kind in otherwise and bool(otherwise[kind][best])
-                               and keyword is not None and keyword[best] > 0)
-                   for kind in ("spelling", "form")},
+                **{
+                    kind: float(
+                        kind in otherwise
+                        and bool(otherwise[kind][best])
+                        and keyword is not None
+                        and keyword[best] > 0
+                    )
+                    for kind in ("spelling", "form")
+                },
             }
             first = parts[0]
             worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
@@ -737,17 +808,26 @@ class Searcher:
                     details,
                     first.date,
                     first.kind,
-                    hit_flags(text, not (worded or similar),
-                              None if judged is None else any(p.id in judged for p in parts)),
+                    hit_flags(
+                        text,
+                        not (worded or similar),
+                        None if judged is None else any(p.id in judged for p in parts),
+                    ),
                 )
             )
             if len(hits) >= limit:
                 break
         return hits
 
-    def _variants(self, table: UnitTable, query: str, terms: list[str],
-                  aliases: dict[str, list[str]], within: Restriction | None, s: RankSettings
-                  ) -> dict[str, list[tuple[str, float, str]]]:
+    def _variants(
+        self,
+        table: UnitTable,
+        query: str,
+        terms: list[str],
+        aliases: dict[str, list[str]],
+        within: Restriction | None,
+        s: RankSettings,
+    ) -> dict[str, list[tuple[str, float, str]]]:
         """Query word -> the vault's other spellings of it, each with its weight and kind:
         typing slips of it, or that it is a slip of ("spelling": `spelling_variants`), and
         the short forms of a chat, its words stretched for emphasis, two words in a row
@@ -777,16 +857,22 @@ class Searcher:
         for term in terms:
             if term in labels or term in aliases:
                 continue
-            variants = [(v, s.form_weight, "form") for v in short_forms(term)
-                        if s.form_weight and frequency(v)]
+            variants = [
+                (v, s.form_weight, "form")
+                for v in short_forms(term)
+                if s.form_weight and frequency(v)
+            ]
             variants += [(v, s.form_weight, "form") for v in joined.get(term, ())]
             if s.form_weight:  # "loveee", "goooood" for "love", "good", and the other way
-                variants += [(v, s.form_weight, "form")
-                             for v in stretched_variants(term, self._stretched_terms(table),
-                                                         frequency)]
+                variants += [
+                    (v, s.form_weight, "form")
+                    for v in stretched_variants(term, self._stretched_terms(table), frequency)
+                ]
             if s.typo_weight:
-                variants += [(v, s.typo_weight, "spelling")
-                             for v in spelling_variants(term, frequency, is_word)]
+                variants += [
+                    (v, s.typo_weight, "spelling")
+                    for v in spelling_variants(term, frequency, is_word)
+                ]
             kept: dict[str, tuple[str, float, str]] = {}
             for variant in variants:  # a short form first: it is the word itself
                 if variant[0] not in labels and variant[0] not in terms:
@@ -799,8 +885,12 @@ class Searcher:
         """Whether this search asks the index server for candidates (phase 2): with a backend
         that serves them, unless `on_server` is off, and for what phase 2 covers (search
         operators and `--since/--until` read the whole table: `_told` and `select` need it)."""
-        return (self.on_server and hasattr(self.index.store, "served")
-                and filters.select is None and not (filters.since or filters.until))
+        return (
+            self.on_server
+            and hasattr(self.index.store, "served")
+            and filters.select is None
+            and not (filters.since or filters.until)
+        )
 
     def _told(self, table: UnitTable, filters: Filters) -> np.ndarray | None:
         """The units outside `--since/--until` by their file's date whose relative dates
@@ -820,8 +910,10 @@ class Searcher:
             return None
         rest = dataclasses.replace(filters, since=None, until=None)
         if rest.active or rest.hidden_kinds:
-            told &= np.isin(table.ids, np.array(
-                self.index.store.unit_ids_where(**rest.conditions()), dtype=np.int64))
+            told &= np.isin(
+                table.ids,
+                np.array(self.index.store.unit_ids_where(**rest.conditions()), dtype=np.int64),
+            )
         return told if told.any() else None
 
     def _stretched_terms(self, table: UnitTable) -> Stretched:
@@ -841,8 +933,9 @@ class Searcher:
             self._label_terms = (table, [words[int(t)] for t in held if int(t) in words])
         return self._label_terms[1]
 
-    def _partners(self, table: UnitTable, label: str, labels: list[str],
-                  within: Restriction | None) -> list[str]:
+    def _partners(
+        self, table: UnitTable, label: str, labels: list[str], within: Restriction | None
+    ) -> list[str]:
         """The labels that are `label`'s person under another name (`label_partners`) and
         speak in one of its sessions (sections); remembered for the table."""
         import numpy as np
@@ -870,8 +963,9 @@ class Searcher:
             self._names = (table, {})
         return self._names[1]
 
-    def _introduced(self, table: UnitTable, store: Any, name: str, labels: list[str],
-                    within: Restriction | None) -> list[str]:
+    def _introduced(
+        self, table: UnitTable, store: Any, name: str, labels: list[str], within: Restriction | None
+    ) -> list[str]:
         """The labels of the speakers who said they are called `name` ("call me Bob", "my
         name is Bob"): read from the few lines that hold the name and "call" or "name"."""
 
@@ -879,19 +973,20 @@ class Searcher:
             return []
         memo = self._names_memo(table, within)
         if ("introduced", name) not in memo:
-            memo[("introduced", name)] = self._read_introductions(table, store, name, labels,
-                                                                  within)
+            memo[("introduced", name)] = self._read_introductions(
+                table, store, name, labels, within
+            )
         return memo[("introduced", name)]
 
-    def _read_introductions(self, table: UnitTable, store: Any, name: str, labels: list[str],
-                            within: Restriction | None) -> list[str]:
+    def _read_introductions(
+        self, table: UnitTable, store: Any, name: str, labels: list[str], within: Restriction | None
+    ) -> list[str]:
         import numpy as np
 
         holders, _ = table.text.postings(table.vocab.get(name), within)
         if not len(holders):
             return []
-        asked = [table.text.postings(table.vocab.get(word), within)[0]
-                 for word in ("call", "name")]
+        asked = [table.text.postings(table.vocab.get(word), within)[0] for word in ("call", "name")]
         rows = np.intersect1d(holders, np.concatenate(asked))[:INTRODUCTIONS_READ]
         if not len(rows):
             return []
@@ -934,8 +1029,11 @@ class Searcher:
         """The runs of the query's analyzed words that may name a note (see `_named`)."""
         words = terms_of(query)
         shortest = 1 if len(set(words)) == 1 else 2
-        return {" ".join(words[i:j]) for i in range(len(words))
-                for j in range(i + shortest, min(len(words), i + MAX_NAME_WORDS) + 1)}
+        return {
+            " ".join(words[i:j])
+            for i in range(len(words))
+            for j in range(i + shortest, min(len(words), i + MAX_NAME_WORDS) + 1)
+        }
 
     def _named(self, table: UnitTable, query: str) -> np.ndarray | None:
         """The units of the notes the query names by their file name or an alias (each name
@@ -958,8 +1056,9 @@ class Searcher:
         return named if named.any() else None
 
 
-def _spelt(table: UnitTable, variant: str, within: Restriction | None
-           ) -> tuple[np.ndarray, np.ndarray, float]:
+def _spelt(
+    table: UnitTable, variant: str, within: Restriction | None
+) -> tuple[np.ndarray, np.ndarray, float]:
     """The units holding `variant` (a term of the vault, or two, "road trip", for a query
     word typed as one: the units holding both), its BM25 in each (of two: their mean), and
     its idf (of two: the rarer's)."""
@@ -972,10 +1071,12 @@ def _spelt(table: UnitTable, variant: str, within: Restriction | None
     first, second = (table.vocab[part] for part in variant.split(" "))
     units_a, scores_a = table.text.bm25(first, BM25_K1, BM25_B, within)
     units_b, scores_b = table.text.bm25(second, BM25_K1, BM25_B, within)
-    units, at_a, at_b = np.intersect1d(units_a, units_b, assume_unique=True,
-                                       return_indices=True)
-    return (units, (scores_a[at_a] + scores_b[at_b]) / 2,
-            max(table.text.idf(first, within), table.text.idf(second, within)))
+    units, at_a, at_b = np.intersect1d(units_a, units_b, assume_unique=True, return_indices=True)
+    return (
+        units,
+        (scores_a[at_a] + scores_b[at_b]) / 2,
+        max(table.text.idf(first, within), table.text.idf(second, within)),
+    )
 
 
 def _base_path(path: Path, base_id: str) -> Path:
@@ -1022,8 +1123,11 @@ def _save_table(path: Path, stamp: dict[str, Any], table: UnitTable) -> None:
         base_id = secrets.token_hex(6)
         write_arrays(_base_path(path, base_id), {"base": base_id}, {"base": table.base})
         table.base_id = base_id
-    write_arrays(path, {**stamp, "base": table.base_id},
-                 {k: v for k, v in table.arrays.items() if k != "base"})
+    write_arrays(
+        path,
+        {**stamp, "base": table.base_id},
+        {k: v for k, v in table.arrays.items() if k != "base"},
+    )
     if new_base:
         for old in path.parent.glob(f"{path.stem}.base-*.arrays*"):
             if not old.name.startswith(_base_path(path, table.base_id or "").name):

@@ -37,8 +37,9 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
     words = fold(phrase).split()
     if not words:
         return re.compile(r"(?!)")
-    return re.compile(whole(r"\s+".join(map(re.escape, words)), words[0][0], words[-1][-1]),
-                      re.IGNORECASE)
+    return re.compile(
+        whole(r"\s+".join(map(re.escape, words)), words[0][0], words[-1][-1]), re.IGNORECASE
+    )
 
 
 def _free(node: Any) -> bool:
@@ -106,8 +107,9 @@ class _Selection:
         from whoosh.query import And, Term
 
         clauses = [Term("text", t) for t in dict.fromkeys(terms)]
-        return self._rows(self.index.fulltext.unit_ids(
-            clauses[0] if len(clauses) == 1 else And(clauses)))
+        return self._rows(
+            self.index.fulltext.unit_ids(clauses[0] if len(clauses) == 1 else And(clauses))
+        )
 
     def _texts(self, rows: np.ndarray) -> dict[int, str]:
         """row -> text of those units, read back from the store."""
@@ -155,8 +157,11 @@ class _Selection:
 
         table = self.table
         count = int(table.section.max()) + 1 if self.n else 0
-        return self._section_mask(node.part, count)[table.section] if count else np.zeros(
-            0, dtype=bool)
+        return (
+            self._section_mask(node.part, count)[table.section]
+            if count
+            else np.zeros(0, dtype=bool)
+        )
 
     def _section_mask(self, node: Any, count: int) -> np.ndarray:
         """Over the sections: those whose units or headings satisfy `node`."""

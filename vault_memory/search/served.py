@@ -114,22 +114,35 @@ class ServerCandidates:
                     vector = vectors[text] = encoder.embed_query(text)
                 except _provider_error():  # said when the search embeds it again
                     pass
-        conditions = (filters.conditions() if filters.active
-                      else {"hidden_files": tuple(filters.hidden_kinds)})
+        conditions = (
+            filters.conditions()
+            if filters.active
+            else {"hidden_files": tuple(filters.hidden_kinds)}
+        )
         scopes = tuple(sorted(set(filters.scopes))) if filters.scopes is not None else None
         known = self.stats.get(scopes, (None, ()))
         worded = mode in ("hybrid", "keyword")
         got = store.served(
-            model_id, np.asarray(vector, dtype=np.float32).tobytes() if vector is not None
-            else None, terms if worded else [], terms if worded else [], sorted(name_keys),
-            scopes, conditions, max(SERVED_NEAR, 3 * limit),
-            SERVED_WORDS_SHARE * max(s.candidates, 100), max(windows, default=1) - 1,
-            known[0])
+            model_id,
+            np.asarray(vector, dtype=np.float32).tobytes() if vector is not None else None,
+            terms if worded else [],
+            terms if worded else [],
+            sorted(name_keys),
+            scopes,
+            conditions,
+            max(SERVED_NEAR, 3 * limit),
+            SERVED_WORDS_SHARE * max(s.candidates, 100),
+            max(windows, default=1) - 1,
+            known[0],
+        )
         if got["stats"] is not None:
             self.stats[scopes] = known = (got["generation"], got["stats"])
         rows = [row for row, _, _, _ in got["rows"]]
-        dims = len(vector) if vector is not None else next(
-            (len(r[5]) // 4 for r in rows if r[5] is not None), 1)
+        dims = (
+            len(vector)
+            if vector is not None
+            else next((len(r[5]) // 4 for r in rows if r[5] is not None), 1)
+        )
         if sum(len(kept) for kept in self.memo.values()) > SERVED_MEMO_MOST:
             self.memo = {}
         table = UnitTable.build(rows, dims, windows, memo=self.memo)
@@ -138,18 +151,31 @@ class ServerCandidates:
         vocab = table.vocab
         frequencies = {
             field: {vocab[t]: counts[k] for t, counts in got["df"].items() if t in vocab}
-            for k, field in enumerate(("tx", "hd"))}
+            for k, field in enumerate(("tx", "hd"))
+        }
         n = len(rows)
         within = Restriction(
-            np.ones(n, dtype=bool), ((0, n),), units,
-            {"tx": text_terms / units if units else 0.0,
-             "hd": heading_terms / units if units else 0.0,
-             "lb": table.label.average}, frequencies)
+            np.ones(n, dtype=bool),
+            ((0, n),),
+            units,
+            {
+                "tx": text_terms / units if units else 0.0,
+                "hd": heading_terms / units if units else 0.0,
+                "lb": table.label.average,
+            },
+            frequencies,
+        )
         allowed = np.fromiter((ok for _, _, ok, _ in got["rows"]), dtype=bool, count=n)
-        return Served(table, within, None if allowed.all() else allowed,
-                      {chunk.id: chunk for _, chunk, _, _ in got["rows"]}, vectors,
-                      {t for t, (a, b) in got["df"].items() if a or b}, got["named"],
-                      {chunk.id: flagged for _, chunk, _, flagged in got["rows"]})
+        return Served(
+            table,
+            within,
+            None if allowed.all() else allowed,
+            {chunk.id: chunk for _, chunk, _, _ in got["rows"]},
+            vectors,
+            {t for t, (a, b) in got["df"].items() if a or b},
+            got["named"],
+            {chunk.id: flagged for _, chunk, _, flagged in got["rows"]},
+        )
 
 
 def _provider_error() -> type[Exception]:

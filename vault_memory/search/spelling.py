@@ -48,9 +48,12 @@ _VOWELS = frozenset("aeiouy")
 
 def _keyboard() -> dict[str, frozenset[str]]:
     at = {key: (r, c) for r, row in enumerate(KEY_ROWS) for c, key in enumerate(row)}
-    return {key: frozenset(k for k, (r2, c2) in at.items()
-                           if k != key and abs(r2 - r) <= 1 and abs(c2 - c) <= 1)
-            for key, (r, c) in at.items()}
+    return {
+        key: frozenset(
+            k for k, (r2, c2) in at.items() if k != key and abs(r2 - r) <= 1 and abs(c2 - c) <= 1
+        )
+        for key, (r, c) in at.items()
+    }
 
 
 NEAR_KEYS = _keyboard()  # the keys around each key of a QWERTY keyboard (rows, diagonals)
@@ -88,15 +91,22 @@ def meant_by(slip: str) -> frozenset[str]:
     found.update(a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1)
     found.update(a + c + b[1:] for a, b in splits if b for c in _struck(b[0]))
     for a, b in splits:  # a letter struck as well as one beside it: dropped again
-        if b and ({b[0]} & ({a[-1:], b[1:2]} | NEAR_KEYS.get(a[-1:], frozenset())
-                             | NEAR_KEYS.get(b[1:2], frozenset()))):
+        if b and (
+            {b[0]}
+            & (
+                {a[-1:], b[1:2]}
+                | NEAR_KEYS.get(a[-1:], frozenset())
+                | NEAR_KEYS.get(b[1:2], frozenset())
+            )
+        ):
             found.add(a + b[1:])
     found.discard(slip)
     return frozenset(found)
 
 
-def spelling_variants(term: str, frequency: Callable[[str], int],
-                      known: Callable[[str], bool]) -> list[str]:
+def spelling_variants(
+    term: str, frequency: Callable[[str], int], known: Callable[[str], bool]
+) -> list[str]:
     """The vault's words that read as typing slips of the query word `term`, or that `term`
     reads as a slip of (analyzed terms, a-z, five letters at least). A slip is one that
     `slips_of` the word gives and no English word (`known`); of two words one slip apart the
@@ -125,8 +135,13 @@ def derive_known_stems(vocab: Path = VOCAB) -> list[str]:
     """The stems (four letters or more) of the whole words (a-z, three letters or more) of a
     WordPiece vocabulary: what `known_stems.txt` holds for the bundled model's."""
     words = vocab.read_text(encoding="utf-8").split("\n")
-    stems = {t for w in words if len(w) >= 3 and w.isascii() and w.isalpha()
-             for t in terms_of(w) if len(t) >= 4}
+    stems = {
+        t
+        for w in words
+        if len(w) >= 3 and w.isascii() and w.isalpha()
+        for t in terms_of(w)
+        if len(t) >= 4
+    }
     return sorted(stems)
 
 
@@ -137,8 +152,11 @@ def known_stems() -> frozenset[str] | None:
     try:
         return frozenset(KNOWN_STEMS.read_text(encoding="ascii").split())
     except (OSError, UnicodeDecodeError) as exc:
-        log.warning("typing slips are not matched: %s cannot be read (%s); reinstall "
-                    "vault-memory", KNOWN_STEMS.name, exc)
+        log.warning(
+            "typing slips are not matched: %s cannot be read (%s); reinstall vault-memory",
+            KNOWN_STEMS.name,
+            exc,
+        )
         return None
 
 
@@ -249,7 +267,8 @@ def split_words(query: str) -> list[tuple[str, str, str]]:
         for cut in range(3, len(word) - 2):
             one, two = terms_of(word[:cut]), terms_of(word[cut:])
             if len(one) == len(two) == 1 and all(
-                    len(part) < 4 or is_word(part) for part in (one[0], two[0])):
+                len(part) < 4 or is_word(part) for part in (one[0], two[0])
+            ):
                 known = sum(len(part) >= 4 for part in (one[0], two[0]))
                 cuts.append((-known, cut, one[0], two[0]))
         if cuts:  # one cut: the one with more parts the list knows ("pet shop", not "pets hop")
@@ -285,8 +304,13 @@ def is_stretched(term: str) -> bool:
     took the third ("lovee" of "loveee"), and no English word (`is_word`: "coffe", the stem
     of "coffee", is one)."""
     typed = _restored(term)
-    return (typed.isascii() and typed.isalpha() and len(typed) >= 3
-            and bool(_RUN.search(typed) or _FINAL_PAIR.search(typed)) and not is_word(term))
+    return (
+        typed.isascii()
+        and typed.isalpha()
+        and len(typed) >= 3
+        and bool(_RUN.search(typed) or _FINAL_PAIR.search(typed))
+        and not is_word(term)
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -342,9 +366,10 @@ def stretched_lines(vocabulary: Any) -> list[str]:
     breaks = np.flatnonzero(a == 10)
     lines = np.unique(np.searchsorted(breaks, hits, side="right"))
     text = a.tobytes()
-    return [text[start:end].decode("utf-8", "replace")
-            for start, end in zip((breaks[lines - 1] + 1).tolist(), breaks[lines].tolist(),
-                                  strict=True)]
+    return [
+        text[start:end].decode("utf-8", "replace")
+        for start, end in zip((breaks[lines - 1] + 1).tolist(), breaks[lines].tolist(), strict=True)
+    ]
 
 
 def stretched_terms(terms: Iterable[str]) -> Stretched:
@@ -364,8 +389,9 @@ def stretched_terms(terms: Iterable[str]) -> Stretched:
     return ({w: tuple(t) for w, t in words.items()}, {k: tuple(t) for k, t in keys.items()})
 
 
-def stretched_variants(term: str, vocabulary: Stretched,
-                       frequency: Callable[[str], int]) -> list[str]:
+def stretched_variants(
+    term: str, vocabulary: Stretched, frequency: Callable[[str], int]
+) -> list[str]:
     """The vault's stretched forms of the query word `term` (`vocabulary`: the
     `stretched_terms` of the vault's) and, for a stretched query word, the words it stands
     for that the vault holds and their other stretched forms."""

@@ -38,67 +38,201 @@ PLACE = "place"
 EMPLOYER = "employer"
 MOVE = (PLATFORM, PLACE)  # "moved to" fits a thing's platform or a person's place
 
-_ARTICLES = {"the", "a", "an", "our", "my", "their", "its", "his", "her", "your", "this",
-             "that", "these", "those", "we", "i", "they", "team", "now", "currently", "still",
-             "also", "new", "old", "whole", "entire"}
-_GENERIC = {"service", "services", "system", "app", "application", "server", "servers",
-            "cluster", "stack", "backend", "frontend", "site", "project", "platform", "instance"}
-_PRONOUNS = {"he", "she", "it", "they", "we", "i", "you", "this", "that", "there", "which",
-             "who", "everything", "everyone", "nothing", "someone"}
-_STOP_VALUE = {"the", "a", "an", "to", "on", "in", "at", "for", "our", "their", "its", "now",
-               "version", "v"}
+_ARTICLES = {
+    "the",
+    "a",
+    "an",
+    "our",
+    "my",
+    "their",
+    "its",
+    "his",
+    "her",
+    "your",
+    "this",
+    "that",
+    "these",
+    "those",
+    "we",
+    "i",
+    "they",
+    "team",
+    "now",
+    "currently",
+    "still",
+    "also",
+    "new",
+    "old",
+    "whole",
+    "entire",
+}
+_GENERIC = {
+    "service",
+    "services",
+    "system",
+    "app",
+    "application",
+    "server",
+    "servers",
+    "cluster",
+    "stack",
+    "backend",
+    "frontend",
+    "site",
+    "project",
+    "platform",
+    "instance",
+}
+_PRONOUNS = {
+    "he",
+    "she",
+    "it",
+    "they",
+    "we",
+    "i",
+    "you",
+    "this",
+    "that",
+    "there",
+    "which",
+    "who",
+    "everything",
+    "everyone",
+    "nothing",
+    "someone",
+}
+_STOP_VALUE = {
+    "the",
+    "a",
+    "an",
+    "to",
+    "on",
+    "in",
+    "at",
+    "for",
+    "our",
+    "their",
+    "its",
+    "now",
+    "version",
+    "v",
+}
 #: Nouns that name an attribute when they end a subject ("our cloud provider is AWS").
 ATTRIBUTE_NOUNS = {
-    "provider", "database", "db", "deadline", "manager", "lead", "owner", "address", "phone",
-    "number", "email", "version", "host", "hosting", "region", "timezone", "office", "language",
-    "framework", "vendor", "supplier", "bank", "price", "plan", "tier", "budget", "date",
-    "dentist", "doctor", "contact", "editor", "registry", "broker", "queue", "cdn", "dns",
+    "provider",
+    "database",
+    "db",
+    "deadline",
+    "manager",
+    "lead",
+    "owner",
+    "address",
+    "phone",
+    "number",
+    "email",
+    "version",
+    "host",
+    "hosting",
+    "region",
+    "timezone",
+    "office",
+    "language",
+    "framework",
+    "vendor",
+    "supplier",
+    "bank",
+    "price",
+    "plan",
+    "tier",
+    "budget",
+    "date",
+    "dentist",
+    "doctor",
+    "contact",
+    "editor",
+    "registry",
+    "broker",
+    "queue",
+    "cdn",
+    "dns",
 }
 
 _END = r"(?P<v>[^.;!?]+)"  # a value runs to the end of its sentence (cut further by _value)
 _S = r"(?P<s>[\w][\w '’&/-]{0,60}?)"
 _RELATIONS: list[tuple[tuple[str, ...], bool, re.Pattern[str]]] = [
     # (attributes, a change, pattern over one lower-cased sentence)
-    ((PLATFORM,), False, re.compile(
-        rf"^{_S}\s+(?:runs|is running|is run|ran|is hosted|is deployed|lives|is built|sits)\s+"
-        rf"(?:on|in)\s+{_END}")),
-    ((PLACE,), False, re.compile(
-        rf"^{_S}\s+(?:lives|is living|is based|is located|resides)\s+in\s+{_END}")),
+    (
+        (PLATFORM,),
+        False,
+        re.compile(
+            rf"^{_S}\s+(?:runs|is running|is run|ran|is hosted|is deployed|lives|is built|sits)\s+"
+            rf"(?:on|in)\s+{_END}"
+        ),
+    ),
+    (
+        (PLACE,),
+        False,
+        re.compile(rf"^{_S}\s+(?:lives|is living|is based|is located|resides)\s+in\s+{_END}"),
+    ),
     ((EMPLOYER,), False, re.compile(rf"^{_S}\s+(?:works|is working)\s+(?:at|for)\s+{_END}")),
     ((EMPLOYER,), True, re.compile(rf"^{_S}\s+(?:has\s+)?joined\s+{_END}")),
-    (MOVE + (EMPLOYER,), True, re.compile(
-        rf"^{_S}\s+(?:has\s+|have\s+|was\s+|were\s+|is\s+|are\s+)?(?:moved|moving|moves|"
-        rf"migrated|migrating|migrates|switched|switches|switching|relocated|relocates|"
-        rf"changed|transferred)\s+(?:over\s+|back\s+)?(?:from\s+(?P<old>[^.;]+?)\s+)?"
-        rf"(?:back\s+)?to\s+{_END}")),
-    (MOVE, True, re.compile(
-        rf"^(?:we|i|they|the team|ops|it)\s+(?:have\s+)?(?:moved|migrated|switched|"
-        rf"transferred|relocated)\s+{_S}\s+(?:from\s+(?P<old>[^.;]+?)\s+)?"
-        rf"(?:over\s+|back\s+)?to\s+"
-        rf"{_END}")),
-    ((PLATFORM,), False, re.compile(
-        rf"^(?:we\s+|i\s+)?(?:chose|picked|selected|decided on|went with|settled on|"
-        rf"standardi[sz]ed on)\s+(?P<v>[^.;]+?)\s+for\s+{_S}\s*$")),
+    (
+        MOVE + (EMPLOYER,),
+        True,
+        re.compile(
+            rf"^{_S}\s+(?:has\s+|have\s+|was\s+|were\s+|is\s+|are\s+)?(?:moved|moving|moves|"
+            rf"migrated|migrating|migrates|switched|switches|switching|relocated|relocates|"
+            rf"changed|transferred)\s+(?:over\s+|back\s+)?(?:from\s+(?P<old>[^.;]+?)\s+)?"
+            rf"(?:back\s+)?to\s+{_END}"
+        ),
+    ),
+    (
+        MOVE,
+        True,
+        re.compile(
+            rf"^(?:we|i|they|the team|ops|it)\s+(?:have\s+)?(?:moved|migrated|switched|"
+            rf"transferred|relocated)\s+{_S}\s+(?:from\s+(?P<old>[^.;]+?)\s+)?"
+            rf"(?:over\s+|back\s+)?to\s+"
+            rf"{_END}"
+        ),
+    ),
+    (
+        (PLATFORM,),
+        False,
+        re.compile(
+            rf"^(?:we\s+|i\s+)?(?:chose|picked|selected|decided on|went with|settled on|"
+            rf"standardi[sz]ed on)\s+(?P<v>[^.;]+?)\s+for\s+{_S}\s*$"
+        ),
+    ),
 ]
 _POSSESSIVE = re.compile(
     rf"^{_S}(?:'s|’s)\s+(?P<a>[a-z][\w -]{{0,30}}?)\s+(?:is|are|was|has become|became|"
-    rf"changed to|moved to)\s+{_END}")
+    rf"changed to|moved to)\s+{_END}"
+)
 _OF = re.compile(
     rf"^(?:the\s+)?(?P<a>[a-z][\w -]{{0,30}}?)\s+(?:of|for)\s+{_S}\s+(?:is|are|was|"
-    rf"has become|became|changed to|moved to)\s+{_END}")
-_NOUN_IS = re.compile(
-    rf"^{_S}\s+(?:is|are|has become|became|changed to|moved to)\s+{_END}")
-_NOW = re.compile(r"\b(?:now|from (?:today|now on|monday|tuesday|wednesday|thursday|friday)|"
-                  r"since|instead|anymore|any more|these days|as of)\b")
-_NO_LONGER = re.compile(r"\b(?:no longer|not any more|not anymore|doesn'?t|does not|isn'?t|"
-                        r"is not)\s+")
-_LEAD_IN = re.compile(r"^(?:(?:today|yesterday|this week|last week|last night|on \w+day|"
-                      r"since \w+|as of [\w ]+|in \w+|finally|update|fyi|note)\s*[,:]?\s+)+")
-_VALUE_END = re.compile(r"\s+(?:and|but|because|since|after|before|when|while|so|which|who|"
-                        r"as|for|from|with|until|in (?:january|february|march|april|may|june|"
-                        r"july|august|september|october|november|december|\d)|last|this|"
-                        r"next|on (?:mon|tue|wed|thu|fri|sat|sun)\w*|today|yesterday|"
-                        r"tonight|now)\b.*$")
+    rf"has become|became|changed to|moved to)\s+{_END}"
+)
+_NOUN_IS = re.compile(rf"^{_S}\s+(?:is|are|has become|became|changed to|moved to)\s+{_END}")
+_NOW = re.compile(
+    r"\b(?:now|from (?:today|now on|monday|tuesday|wednesday|thursday|friday)|"
+    r"since|instead|anymore|any more|these days|as of)\b"
+)
+_NO_LONGER = re.compile(
+    r"\b(?:no longer|not any more|not anymore|doesn'?t|does not|isn'?t|"
+    r"is not)\s+"
+)
+_LEAD_IN = re.compile(
+    r"^(?:(?:today|yesterday|this week|last week|last night|on \w+day|"
+    r"since \w+|as of [\w ]+|in \w+|finally|update|fyi|note)\s*[,:]?\s+)+"
+)
+_VALUE_END = re.compile(
+    r"\s+(?:and|but|because|since|after|before|when|while|so|which|who|"
+    r"as|for|from|with|until|in (?:january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|\d)|last|this|"
+    r"next|on (?:mon|tue|wed|thu|fri|sat|sun)\w*|today|yesterday|"
+    r"tonight|now)\b.*$"
+)
 _TAGS = re.compile(r"(?<![\w/&#])#[A-Za-z][\w\-/]*|<!--.*?-->")
 
 
@@ -173,8 +307,17 @@ def _read(sentence: str, now: bool, negated: bool, original: str) -> list[Statem
         attribute = " ".join(w for w in _words(m["a"]) if w not in _ARTICLES)
         subject, value = _subject(m["s"]), _value(m["v"])
         if subject and value and attribute:
-            out.append(Statement(subject, (attribute,), value, now or "changed" in sentence,
-                                 negated, (), original))
+            out.append(
+                Statement(
+                    subject,
+                    (attribute,),
+                    value,
+                    now or "changed" in sentence,
+                    negated,
+                    (),
+                    original,
+                )
+            )
             return out
     for attributes, change, pattern in _RELATIONS:
         m = pattern.search(sentence)
@@ -183,8 +326,7 @@ def _read(sentence: str, now: bool, negated: bool, original: str) -> list[Statem
         subject, value = _subject(m["s"]), _value(m["v"])
         if subject and value:
             old = _value(m["old"]) if "old" in m.groupdict() and m["old"] else ()
-            out.append(Statement(subject, attributes, value, change or now, negated, old,
-                                 original))
+            out.append(Statement(subject, attributes, value, change or now, negated, old, original))
         return out
     m = _NOUN_IS.search(sentence)
     if m is not None:
@@ -220,9 +362,10 @@ class Supersession:
         subject = " ".join(sorted(self.newer.subject))
         attribute = next(a for a in self.newer.attributes if a in self.older.attributes)
         if self.newer.negated:
-            return (f"{subject}: {attribute} no longer {' '.join(self.older.value)}")
-        return (f"{subject}: {attribute} {' '.join(self.older.value)} -> "
-                f"{' '.join(self.newer.value)}")
+            return f"{subject}: {attribute} no longer {' '.join(self.older.value)}"
+        return (
+            f"{subject}: {attribute} {' '.join(self.older.value)} -> {' '.join(self.newer.value)}"
+        )
 
 
 def supersedes(newer: str, older: str) -> Supersession | None:
@@ -264,7 +407,7 @@ def current_of(texts: Sequence[Dated]) -> dict[str, tuple[str, Supersession]]:
     out: dict[str, tuple[str, Supersession]] = {}
     for i, old in enumerate(ordered):
         latest: tuple[Dated, Supersession | None] | None = None
-        for new in ordered[i + 1:]:
+        for new in ordered[i + 1 :]:
             if new.date <= old.date:
                 continue
             found = supersedes(new.text, old.text)
@@ -282,9 +425,12 @@ def _restates(newer: str, older: str) -> bool:
     attributes (a reversal back to it)."""
     for new in statements(newer):
         for old in statements(older):
-            if (same_subject(new.subject, old.subject)
-                    and set(new.attributes) & set(old.attributes)
-                    and not new.negated and same_value(new.value, old.value)):
+            if (
+                same_subject(new.subject, old.subject)
+                and set(new.attributes) & set(old.attributes)
+                and not new.negated
+                and same_value(new.value, old.value)
+            ):
                 return True
     return False
 
@@ -328,8 +474,11 @@ def order_superseded(hits: list[H]) -> list[H]:
         marked = SUPERSEDED_BY.search(hit.text)
         if marked:
             hit.superseded_by = marked[1]
-    dated = [Dated(str(i), day, SUPERSEDED_BY.sub(" ", h.text)) for i, h in enumerate(hits)
-             if (day := text_date(h.text, h.date)) is not None]
+    dated = [
+        Dated(str(i), day, SUPERSEDED_BY.sub(" ", h.text))
+        for i, h in enumerate(hits)
+        if (day := text_date(h.text, h.date)) is not None
+    ]
     if len(dated) < 2:
         return hits
     found = current_of(dated)

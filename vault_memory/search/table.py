@@ -100,9 +100,16 @@ class UnitTable:
             members = [(arrays[f"w{w}_rows{k}"], arrays[f"w{w}_wins{k}"]) for k in range(w)]
             self.windows[w] = (arrays[f"w{w}_len"], members)
             self.window_norms[w] = arrays[f"w{w}_norm"]
-        self._context: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray,
-                                       list[tuple[np.ndarray, np.ndarray]],
-                                       list[tuple[np.ndarray, np.ndarray]]]] = {}
+        self._context: dict[
+            int,
+            tuple[
+                np.ndarray,
+                np.ndarray,
+                np.ndarray,
+                list[tuple[np.ndarray, np.ndarray]],
+                list[tuple[np.ndarray, np.ndarray]],
+            ],
+        ] = {}
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
         self.label = FieldPostings(arrays, "lb")  # lead-in labels (`lead_label`)
@@ -134,7 +141,8 @@ class UnitTable:
             units = sum(end - first for first, end in ranges)
             averages = {
                 field: float(self.arrays[f"{field}_scope_len"][codes].sum()) / units
-                if units else 0.0
+                if units
+                else 0.0
                 for field in FIELDS
             }
             found = Restriction(np.zeros(0, dtype=bool), ranges, units, averages)
@@ -144,18 +152,26 @@ class UnitTable:
             mask[first:end] = True
         return dataclasses.replace(found, mask=mask)
 
-    def turn_family(self, size: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]],
-                                              np.ndarray]:
+    def turn_family(
+        self, size: int
+    ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
         """The windows of `size` turns that are no window of `size` units (`_turn_windows`):
         their lengths, (unit rows, window rows) membership pairs and norms."""
         a = self.arrays
-        members = [(a[f"t{size}_rows{k}"], a[f"t{size}_wins{k}"])
-                   for k in range(TURN_UNITS_MOST * size)]
+        members = [
+            (a[f"t{size}_rows{k}"], a[f"t{size}_wins{k}"]) for k in range(TURN_UNITS_MOST * size)
+        ]
         return a[f"t{size}_len"], members, a[f"t{size}_norm"]
 
-    def context_windows(self, size: int, turns: bool = True) -> tuple[
-            np.ndarray, np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]],
-            list[tuple[np.ndarray, np.ndarray]]]:
+    def context_windows(
+        self, size: int, turns: bool = True
+    ) -> tuple[
+        np.ndarray,
+        np.ndarray,
+        np.ndarray,
+        list[tuple[np.ndarray, np.ndarray]],
+        list[tuple[np.ndarray, np.ndarray]],
+    ]:
         """The context windows of `size` a unit is lifted by: the windows of `size` units
         and, with `turns`, those of `size` turns, numbered after them (one family: their
         scores are scaled together). Each window's first unit, lengths and norms, and the
@@ -174,10 +190,13 @@ class UnitTable:
                 found = (members[0][0], lengths, norms, members, [])
             else:
                 count = len(lengths)
-                found = (np.concatenate((members[0][0], turn_members[0][0])),
-                         np.concatenate((lengths, turn_lengths)),
-                         np.concatenate((norms, turn_norms)), members,
-                         [(rows, wins + count) for rows, wins in turn_members if len(rows)])
+                found = (
+                    np.concatenate((members[0][0], turn_members[0][0])),
+                    np.concatenate((lengths, turn_lengths)),
+                    np.concatenate((norms, turn_norms)),
+                    members,
+                    [(rows, wins + count) for rows, wins in turn_members if len(rows)],
+                )
             self._context[size] = found
         return found
 
@@ -194,8 +213,9 @@ class UnitTable:
         """The vectors of `rows`."""
         return _gather(self.base, self.extra, self.vec_rows, rows)
 
-    def cosines(self, query: np.ndarray, ranges: Sequence[tuple[int, int]] | None = None
-                ) -> np.ndarray:
+    def cosines(
+        self, query: np.ndarray, ranges: Sequence[tuple[int, int]] | None = None
+    ) -> np.ndarray:
         """Every row's dot product with `query` (cosines: unit vectors), or only those of the
         rows in `ranges` (the others left 0, their vectors never multiplied)."""
         import numpy as np
@@ -309,8 +329,7 @@ class UnitTable:
             scope_of_row = [scope_of_row[i] for i in order]
         old_names = self.scope_names
         # (np.unique would import numpy.ma: 30 ms of a search after an edit)
-        kept_codes = np.flatnonzero(np.bincount(self.scope_codes[keep],
-                                                minlength=len(old_names)))
+        kept_codes = np.flatnonzero(np.bincount(self.scope_codes[keep], minlength=len(old_names)))
         names = sorted({old_names[c] for c in kept_codes.tolist()} | set(scope_of_row))
         code_of = {name: code for code, name in enumerate(names)}
         recode = np.asarray([code_of.get(name, -1) for name in old_names], dtype=np.int64)
@@ -326,24 +345,31 @@ class UnitTable:
         kept_slots = np.flatnonzero(~is_new)
         runs = _runs(keep, kept_slots)
         a: dict[str, np.ndarray] = {}
-        same_codes = len(names) == len(old_names) and bool(
-            (recode == np.arange(len(recode))).all())
+        same_codes = len(names) == len(old_names) and bool((recode == np.arange(len(recode))).all())
         for name in (*_ROW_ARRAYS, *(f"{f}_{k}" for f in FIELDS for k in ("len", "count"))):
-            source = (recode[old[name]].astype(np.int32)
-                      if name == "scope_codes" and not same_codes else old[name])
+            source = (
+                recode[old[name]].astype(np.int32)
+                if name == "scope_codes" and not same_codes
+                else old[name]
+            )
             a[name] = _splice(source, added[name], runs, new_slots, m)
         # The vectors: the base is shared, the new rows' appended (no copy of the others).
         stored = len(self.base) + len(self.extra)
         _check_rows(stored + len(rows))
-        old_vec_rows = (self.vec_rows if self.vec_rows is not None
-                        else np.arange(n, dtype=ROW_DTYPE))
-        a["vec_rows"] = _splice(old_vec_rows, stored + np.arange(len(rows), dtype=ROW_DTYPE),
-                                runs, new_slots, m)
+        old_vec_rows = self.vec_rows if self.vec_rows is not None else np.arange(n, dtype=ROW_DTYPE)
+        a["vec_rows"] = _splice(
+            old_vec_rows, stored + np.arange(len(rows), dtype=ROW_DTYPE), runs, new_slots, m
+        )
         a["base"] = self.base
         a["vec_extra"] = np.concatenate((self.extra, added["matrix"]))
         a["length_bytes"] = old["length_bytes"]
-        local = _splice(old["section"], added["section"] + (int(old["section"][-1]) + 1 if n
-                                                            else 0), runs, new_slots, m)
+        local = _splice(
+            old["section"],
+            added["section"] + (int(old["section"][-1]) + 1 if n else 0),
+            runs,
+            new_slots,
+            m,
+        )
         a["section"] = local
         # Postings: the kept ones renumbered (rows and terms, both in order: still sorted),
         # the new rows' merged in, by offsets: no pass expands a term per posting.
@@ -357,8 +383,8 @@ class UnitTable:
             offsets = old[f"{field}_offsets"]
             gone_at = np.flatnonzero(_dropped(old[f"{field}_rows"], drop))
             left = np.diff(offsets) - np.bincount(
-                np.searchsorted(offsets, gone_at, side="right") - 1,
-                minlength=len(offsets) - 1)
+                np.searchsorted(offsets, gone_at, side="right") - 1, minlength=len(offsets) - 1
+            )
             gone[field] = (gone_at, left)
             alive |= left > 0
         inserted: dict[str, int] = {}  # a term the old vocabulary lacks -> where it goes in it
@@ -399,10 +425,14 @@ class UnitTable:
             # Each new posting goes into its term's kept run, before the first larger row.
             gone_before = gone_at - np.arange(len(gone_at))  # where they were, once deleted
 
-            def kept_row(at_kept: np.ndarray, old_rows: np.ndarray = old_rows,
-                         gone_before: np.ndarray = gone_before) -> np.ndarray:
-                return new_row_of[old_rows[
-                    at_kept + np.searchsorted(gone_before, at_kept, side="right")]]
+            def kept_row(
+                at_kept: np.ndarray,
+                old_rows: np.ndarray = old_rows,
+                gone_before: np.ndarray = gone_before,
+            ) -> np.ndarray:
+                return new_row_of[
+                    old_rows[at_kept + np.searchsorted(gone_before, at_kept, side="right")]
+                ]
 
             into = _insertion_points(kept_row, kept_offsets, add_term, add_row)
             pieces = _pieces(len(old_rows), gone_at, into)
@@ -427,8 +457,10 @@ class UnitTable:
 
         keys = self.arrays["file_keys"].tolist()
         missing = self.arrays["file_unvectored"]
-        return (dict(zip(keys, self.arrays["file_marks"].tolist(), strict=True)),
-                {keys[i]: int(missing[i]) for i in np.flatnonzero(missing).tolist()})
+        return (
+            dict(zip(keys, self.arrays["file_marks"].tolist(), strict=True)),
+            {keys[i]: int(missing[i]) for i in np.flatnonzero(missing).tolist()},
+        )
 
     def tells(self) -> np.ndarray:
         """Which units' text names days relative to their own ("yesterday", "in two weeks")."""
@@ -530,12 +562,23 @@ class FieldPostings:
             return rows, tf.astype("float64")
         average = (self.average if within is None else within.averages[self.field]) or 1.0
         norm = k1 * ((1.0 - b) + b * self.lengths[rows] / average)
-        return rows, self._idf(self._count(term, len(rows), within), within) * (
-            tf * (k1 + 1.0)) / (tf + norm)
+        return rows, self._idf(self._count(term, len(rows), within), within) * (tf * (k1 + 1.0)) / (
+            tf + norm
+        )
 
 
-_ROW_ARRAYS = ("scope_codes", "ids", "salience", "file_ids", "day_numbers", "line_counts",
-               "question", "told", "vectored", "turn_on")
+_ROW_ARRAYS = (
+    "scope_codes",
+    "ids",
+    "salience",
+    "file_ids",
+    "day_numbers",
+    "line_counts",
+    "question",
+    "told",
+    "vectored",
+    "turn_on",
+)
 
 
 def _scope(row: UnitRow) -> str:
@@ -548,7 +591,8 @@ def _field_terms(
     """Each field's analyzed terms of every row, flat, and how many each row has: the text's
     as the indexer stored them, headings and lead-in labels analyzed here (once a string)."""
     by_string: dict[str | None, list[str]] = (
-        {None: []} if memo is None else memo.setdefault("analyzed", {None: []}))
+        {None: []} if memo is None else memo.setdefault("analyzed", {None: []})
+    )
 
     def analyzed(text: str | None) -> list[str]:
         found = by_string.get(text)
@@ -603,13 +647,14 @@ def _row_arrays(
     asks: dict[str, bool] = {} if memo is None else memo.setdefault("question", {})
     a["question"] = np.fromiter(
         (asks[r[8]] if r[8] in asks else asks.setdefault(r[8], is_question(r[8])) for r in rows),
-        dtype=np.uint8, count=n)
+        dtype=np.uint8,
+        count=n,
+    )
     # The days a dated unit's relative dates name ("yesterday", "last Fri"), from its own
     # text and date (so derivable file by file): the first and last day ordinal of each of
     # its first `MOST_TOLD` ranges, 0 for none.
     told = np.zeros((n, 2 * MOST_TOLD), dtype=ROW_DTYPE)
-    named: dict[tuple[str, str], list[int]] = (
-        {} if memo is None else memo.setdefault("told", {}))
+    named: dict[tuple[str, str], list[int]] = {} if memo is None else memo.setdefault("told", {})
     for i, r in enumerate(rows):
         if r[3] is not None:
             key = (r[8], r[3])
@@ -618,7 +663,7 @@ def _row_arrays(
                 named[key] = [d.toordinal() for days in ranges for d in days]
             found = named[key]
             if found:
-                told[i, :len(found)] = found
+                told[i, : len(found)] = found
     a["told"] = told
     matrix = np.zeros((n, dims), dtype=np.float32)
     # A vector of the wrong length (damage: `vault status` and `vault index` find it) is
@@ -634,9 +679,7 @@ def _row_arrays(
     # Sections: runs of units of one file under one heading path.
     starts = np.zeros(n, dtype=ROW_DTYPE)
     if n:
-        starts[1:] = [
-            x[1] != y[1] or x[2] != y[2] for x, y in zip(rows, rows[1:], strict=False)
-        ]
+        starts[1:] = [x[1] != y[1] or x[2] != y[2] for x, y in zip(rows, rows[1:], strict=False)]
     a["section"] = np.cumsum(starts, dtype=ROW_DTYPE)
     a["turn_on"] = _turns_on(terms["lb"], a["section"])
     for field, (_, sizes) in terms.items():
@@ -667,8 +710,11 @@ def _pairs(
     import numpy as np
 
     pairs, counts = np.unique(term_at * max(rows, 1) + row_at, return_counts=True)
-    return (pairs // max(rows, 1), (pairs % max(rows, 1)).astype(np.int32),
-            counts.astype(np.float32))
+    return (
+        pairs // max(rows, 1),
+        (pairs % max(rows, 1)).astype(np.int32),
+        counts.astype(np.float32),
+    )
 
 
 def _offsets(term: np.ndarray, size: int) -> np.ndarray:
@@ -719,12 +765,14 @@ def _derive(
 
     n = len(a["ids"])
     a["scope_bounds"] = np.searchsorted(a["scope_codes"], np.arange(len(names) + 1)).astype(
-        np.int64)
+        np.int64
+    )
     a["scope_names"] = _joined(names)
     a["order"] = np.argsort(a["ids"], kind="stable").astype(ROW_DTYPE)
     a["sorted_ids"] = a["ids"][a["order"]]
     has_vectors = bool(a["vectored"].any())
     a["has_vectors"] = np.array([has_vectors])
+
     def vectors_of(rows: np.ndarray) -> np.ndarray:
         return _gather(a["base"], a["vec_extra"], a.get("vec_rows"), rows)
 
@@ -741,10 +789,12 @@ def _derive(
                 norms = _window_norms(vectors_of, has_vectors, lengths, members)
             else:
                 old, is_new, new_row_of = reuse
-                family = (old.windows[w] + (old.window_norms[w],) if kind == "w"
-                          else old.turn_family(w))
+                family = (
+                    old.windows[w] + (old.window_norms[w],) if kind == "w" else old.turn_family(w)
+                )
                 lengths, members, norms = _spliced_windows(
-                    make, vectors_of, has_vectors, family, is_new, new_row_of)
+                    make, vectors_of, has_vectors, family, is_new, new_row_of
+                )
             a[f"{kind}{w}_len"] = lengths
             for k, (unit_rows, window_rows) in enumerate(members):
                 a[f"{kind}{w}_rows{k}"] = unit_rows
@@ -757,8 +807,7 @@ def _derive(
         # Each scope's rows are one run: its sum is a difference of running sums (exact
         # integers, as a bincount with weights gives them, in a tenth of its time).
         running = np.concatenate(([0], np.cumsum(counts)))
-        a[f"{field}_scope_len"] = (running[bounds[1:]] - running[bounds[:-1]]).astype(
-            np.float64)
+        a[f"{field}_scope_len"] = (running[bounds[1:]] - running[bounds[:-1]]).astype(np.float64)
 
 
 def _family(
@@ -793,8 +842,9 @@ def _spliced_windows(
     old_lengths, old_members, old_norms = old
     kept = new_row_of[old_members[0][0]] >= 0  # by each old window's first row
     kept_windows = np.flatnonzero(kept)
-    slot_n = np.searchsorted(new_row_of[old_members[0][0][kept_windows]],
-                             members_n[0][0]) + np.arange(len(lengths_n))
+    slot_n = np.searchsorted(
+        new_row_of[old_members[0][0][kept_windows]], members_n[0][0]
+    ) + np.arange(len(lengths_n))
     total = len(kept_windows) + len(lengths_n)
     is_fresh = np.zeros(total, dtype=bool)
     is_fresh[slot_n] = True
@@ -810,13 +860,15 @@ def _spliced_windows(
         wins_k = window_of[wins[stays]]
         wins_n = slot_n[wins_n].astype(ROW_DTYPE)
         at = np.searchsorted(wins_k, wins_n)
-        members.append((np.insert(new_row_of[rows[stays]], at, rows_n),
-                        np.insert(wins_k, at, wins_n)))
+        members.append(
+            (np.insert(new_row_of[rows[stays]], at, rows_n), np.insert(wins_k, at, wins_n))
+        )
     return lengths, members, norms
 
 
-def _gather(base: np.ndarray, extra: np.ndarray, vec_rows: np.ndarray | None,
-            rows: np.ndarray) -> np.ndarray:
+def _gather(
+    base: np.ndarray, extra: np.ndarray, vec_rows: np.ndarray | None, rows: np.ndarray
+) -> np.ndarray:
     """The vectors of table `rows`, held in base ++ extra at `vec_rows` (None: base[rows])."""
     import numpy as np
 
@@ -850,8 +902,10 @@ def _dropped(rows: np.ndarray, drop: np.ndarray) -> np.ndarray:
 
 
 def _insertion_points(
-    row_at: Callable[[np.ndarray], np.ndarray], offsets: np.ndarray, terms: np.ndarray,
-    wanted: np.ndarray
+    row_at: Callable[[np.ndarray], np.ndarray],
+    offsets: np.ndarray,
+    terms: np.ndarray,
+    wanted: np.ndarray,
 ) -> np.ndarray:
     """For each (term, row) of `terms` and `wanted`, the first posting of the term's run
     offsets[t]:offsets[t + 1] (rows ascending in each run; `row_at` gives the rows of
@@ -895,12 +949,16 @@ def _pieces(size: int, gone: np.ndarray, into: np.ndarray) -> list[tuple[int, in
     source = starts[run] + cuts - at[run]
     ends = np.concatenate((cuts[1:], [left]))
     target = cuts + np.searchsorted(into, cuts, side="right")
-    return [(s, t, n) for s, t, n in zip(source.tolist(), target.tolist(),
-                                         (ends - cuts).tolist(), strict=True) if n]
+    return [
+        (s, t, n)
+        for s, t, n in zip(source.tolist(), target.tolist(), (ends - cuts).tolist(), strict=True)
+        if n
+    ]
 
 
-def _copied(old: np.ndarray, pieces: list[tuple[int, int, int]] | None, gone: np.ndarray,
-            into: np.ndarray) -> np.ndarray:
+def _copied(
+    old: np.ndarray, pieces: list[tuple[int, int, int]] | None, gone: np.ndarray, into: np.ndarray
+) -> np.ndarray:
     """np.insert(np.delete(old, gone), into, 0): a new array (by `_pieces` when given), the
     inserted entries to be written at into + arange."""
     import numpy as np
@@ -933,8 +991,9 @@ def _moves(runs: list[tuple[int, int, int]]) -> list[tuple[int, int]] | None:
     return moves
 
 
-def _moved(rows: np.ndarray, moves: list[tuple[int, int]] | None,
-           new_row_of: np.ndarray) -> np.ndarray:
+def _moved(
+    rows: np.ndarray, moves: list[tuple[int, int]] | None, new_row_of: np.ndarray
+) -> np.ndarray:
     """Kept rows (int32, a new array this may change) renumbered: `new_row_of` of each."""
     if moves is None:
         return new_row_of[rows].astype(rows.dtype)
@@ -965,7 +1024,10 @@ def _runs(keep: np.ndarray, slots: np.ndarray) -> list[tuple[int, int, int]]:
 
 
 def _splice(
-    old: np.ndarray, new: np.ndarray, runs: list[tuple[int, int, int]], slots: np.ndarray,
+    old: np.ndarray,
+    new: np.ndarray,
+    runs: list[tuple[int, int, int]],
+    slots: np.ndarray,
     size: int,
 ) -> np.ndarray:
     import numpy as np
@@ -1063,8 +1125,9 @@ def _turns_on(labels: tuple[list[str], list[int]], section: np.ndarray) -> np.nd
     first = np.repeat(said[opens], np.diff(np.concatenate((opens, [len(held)]))))
     talks = np.zeros(int(section[-1]) + 1, dtype=bool)
     talks[held[said != first]] = True
-    on[1:] = (talks[section[1:]] & (section[1:] == section[:-1]) & (key[1:] == key[:-1])
-              & (key[1:] > 0))
+    on[1:] = (
+        talks[section[1:]] & (section[1:] == section[:-1]) & (key[1:] == key[:-1]) & (key[1:] > 0)
+    )
     return on
 
 
@@ -1099,5 +1162,3 @@ def _turn_windows(
         held = length > offset
         membership.append((start[held] + offset, index[held]))
     return length, membership
-
-

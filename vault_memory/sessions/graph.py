@@ -54,8 +54,13 @@ class Node:
     line: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "label": self.label, "path": self.path,
-                "line": self.line}
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "label": self.label,
+            "path": self.path,
+            "line": self.line,
+        }
 
 
 @dataclass
@@ -78,9 +83,14 @@ class Graph:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "nodes": [n.to_dict() for n in self.nodes],
-                "edges": [e.to_dict() for e in self.edges], "cut": self.cut,
-                "total_nodes": self.total_nodes, "notes": self.notes}
+        return {
+            "kind": self.kind,
+            "nodes": [n.to_dict() for n in self.nodes],
+            "edges": [e.to_dict() for e in self.edges],
+            "cut": self.cut,
+            "total_nodes": self.total_nodes,
+            "notes": self.notes,
+        }
 
     def mermaid(self) -> str:
         """The graph as a Mermaid flowchart (no fence; see `markdown`)."""
@@ -130,13 +140,13 @@ def _comment(text: str) -> str:
 # -- one session: its thread tree ----------------------------------------------------------------
 
 
-def session_graph(transcript: Transcript, since: dt.date | None = None,
-                  limit: int = DEFAULT_LIMIT) -> Graph:
+def session_graph(
+    transcript: Transcript, since: dt.date | None = None, limit: int = DEFAULT_LIMIT
+) -> Graph:
     """The thread tree of one session: the newest `limit` messages (of those written on or
     after `since`)."""
     graph = Graph("session")
-    messages = [m for m in transcript.messages
-                if since is None or m.at[:10] >= since.isoformat()]
+    messages = [m for m in transcript.messages if since is None or m.at[:10] >= since.isoformat()]
     graph.total_nodes = len(messages)
     if len(messages) > limit:
         graph.cut = True
@@ -152,16 +162,25 @@ def session_graph(transcript: Transcript, since: dt.date | None = None,
             text = "calls " + ", ".join(c.name for c in turn.tool_calls)
         if not text and turn.role == "tool":
             text = "tool result" + (f" of {turn.name}" if turn.name else "")
-        graph.nodes.append(Node(f"m{message.id}", turn.role, f"{message.id} {turn.role}: {text}",
-                                transcript.path, message.line + 1))
+        graph.nodes.append(
+            Node(
+                f"m{message.id}",
+                turn.role,
+                f"{message.id} {turn.role}: {text}",
+                transcript.path,
+                message.line + 1,
+            )
+        )
         if message.parent is not None and message.parent in kept:
             graph.edges.append(Edge(f"m{message.parent}", f"m{message.id}", "reply"))
     return graph
 
 
 def _cut_note(limit: int, total: int) -> str:
-    return (f"graph cut at {limit} of {total} nodes: narrow it with --since or --session, "
-            "or raise --limit")
+    return (
+        f"graph cut at {limit} of {total} nodes: narrow it with --since or --session, "
+        "or raise --limit"
+    )
 
 
 # -- the vault: sessions -> entries -> MEMORY.md, and wikilinks ---------------------------------
@@ -211,7 +230,8 @@ def vault_graph(
     promoted = _promotions(root, memory_relpaths, diary_dirs, max_bytes)
     memory_nodes: dict[tuple[str, int], Node] = {}
     for number, ((scope, session), info) in enumerate(
-            sorted(sessions.items(), key=lambda item: (item[1]["last"], item[0]), reverse=True)):
+        sorted(sessions.items(), key=lambda item: (item[1]["last"], item[0]), reverse=True)
+    ):
         sid = f"s{number}"
         title = f" · {info['title']}" if info["title"] else ""
         where = f"{scope}: " if scope else ""
@@ -221,11 +241,13 @@ def vault_graph(
             wanted.append(Node(eid, "entry", entry.text, entry.path, entry.line))
             edges.append(Edge(sid, eid, "flushed"))
             for memory_path, memory_line, memory_label in promoted.get(
-                    (entry.path, entry.line), []):
+                (entry.path, entry.line), []
+            ):
                 node = memory_nodes.get((memory_path, memory_line))
                 if node is None:
-                    node = Node(f"k{len(memory_nodes)}", "memory", memory_label, memory_path,
-                                memory_line)
+                    node = Node(
+                        f"k{len(memory_nodes)}", "memory", memory_label, memory_path, memory_line
+                    )
                     memory_nodes[(memory_path, memory_line)] = node
                     wanted.append(node)
                 edges.append(Edge(eid, node.id, "promoted"))
@@ -234,8 +256,9 @@ def vault_graph(
     for source, target in wanted_links:
         for relpath in (source, target):
             if relpath not in note_nodes:
-                note_nodes[relpath] = Node(f"n{len(note_nodes)}", "note",
-                                           relpath.removesuffix(".md"), relpath, 1)
+                note_nodes[relpath] = Node(
+                    f"n{len(note_nodes)}", "note", relpath.removesuffix(".md"), relpath, 1
+                )
                 wanted.append(note_nodes[relpath])
         edges.append(Edge(note_nodes[source].id, note_nodes[target].id, "links"))
     graph.total_nodes = len(wanted)
@@ -256,8 +279,9 @@ def _read(root: Path, relpath: str, max_bytes: int) -> str | None:
         return None
 
 
-def _promotions(root: Path, memory_relpaths: Sequence[str], diary_dirs: Sequence[str],
-                max_bytes: int) -> dict[tuple[str, int], list[tuple[str, int, str]]]:
+def _promotions(
+    root: Path, memory_relpaths: Sequence[str], diary_dirs: Sequence[str], max_bytes: int
+) -> dict[tuple[str, int], list[tuple[str, int, str]]]:
     """(daily log, line) -> the MEMORY.md items (path, line, label) promoted from it."""
     found: dict[tuple[str, int], list[tuple[str, int, str]]] = {}
     added: dict[str, tuple[str, ...]] = {}  # diary: item text -> its sources
@@ -278,7 +302,8 @@ def _promotions(root: Path, memory_relpaths: Sequence[str], diary_dirs: Sequence
             for entry in section.entries:
                 body = entry.body
                 sources = entry.sources or next(
-                    (s for t, s in added.items() if t and body.startswith(t)), ())
+                    (s for t, s in added.items() if t and body.startswith(t)), ()
+                )
                 label = f"{section.title}: {body}" if section.title else body
                 for source in sources:
                     match = _SOURCE.match(source.strip())
@@ -288,7 +313,8 @@ def _promotions(root: Path, memory_relpaths: Sequence[str], diary_dirs: Sequence
                     last = int(match["end"] or first)
                     for number in range(first, last + 1):
                         found.setdefault((match["path"], number), []).append(
-                            (relpath, entry.start + 1, label))
+                            (relpath, entry.start + 1, label)
+                        )
     return found
 
 
@@ -326,7 +352,6 @@ def notes_in(root: Path, sees: Any) -> list[str]:
         base = Path(folder).relative_to(root).as_posix()
         for name in sorted(files):
             relpath = name if base == "." else f"{base}/{name}"
-            if is_indexable(relpath) and note_kind(relpath) in ("note", "memory") and sees(
-                    relpath):
+            if is_indexable(relpath) and note_kind(relpath) in ("note", "memory") and sees(relpath):
                 found.append(relpath)
     return found

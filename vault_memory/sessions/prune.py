@@ -109,8 +109,11 @@ def prune_transcripts(
         untracked = [r for r in tracked if not gitops.tracked(root, r)]
         if untracked:  # into history first, so that the deletion can be undone
             try:
-                gitops.commit_only(root, untracked, "vault sessions: keep transcripts in "
-                                   "history before pruning them")
+                gitops.commit_only(
+                    root,
+                    untracked,
+                    "vault sessions: keep transcripts in history before pruning them",
+                )
             except gitops.GitError as exc:
                 report.warnings.append(f"git: {exc}")
                 tracked = [r for r in tracked if r not in untracked]
@@ -126,7 +129,8 @@ def prune_transcripts(
     if commit and tracked:
         try:
             report.commit = gitops.commit_only(
-                root, tracked,
+                root,
+                tracked,
                 f"vault sessions prune: {len(tracked)} transcript"
                 f"{'s' if len(tracked) != 1 else ''} older than {older_than_days} days\n\n"
                 + "\n".join(tracked),

@@ -48,8 +48,11 @@ def summary_line(message: dict[str, Any]) -> str | None:
     role = message.get("role")
     if role == "tool":
         return None  # raw tool output is not worth a summary line
-    text = " ".join(content_text(message).split()) if role != "assistant" or not message.get(
-        "tool_calls") else ""
+    text = (
+        " ".join(content_text(message).split())
+        if role != "assistant" or not message.get("tool_calls")
+        else ""
+    )
     if not text:
         return None
     first = _SENTENCE.split(text, maxsplit=1)[0]
@@ -92,8 +95,10 @@ class Continuation:
     def summary_message(self) -> dict[str, Any] | None:
         if not self.summary_lines:
             return None
-        return {"role": "system",
-                "content": summary_header(self.session) + "\n" + "\n".join(self.summary_lines)}
+        return {
+            "role": "system",
+            "content": summary_header(self.session) + "\n" + "\n".join(self.summary_lines),
+        }
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -142,9 +147,15 @@ def continue_from(
     the older ones as summary lines within `summary_tokens` (default a quarter of the budget,
     as a window keeps it). `threaded`: the current thread's path only."""
     stored = thread_path(transcript.messages) if threaded else list(transcript.messages)
-    found = Continuation(transcript.session, transcript.path, transcript.scope, max_tokens,
-                         total=len(stored), threaded=threaded,
-                         last_id=stored[-1].id if stored else None)
+    found = Continuation(
+        transcript.session,
+        transcript.path,
+        transcript.scope,
+        max_tokens,
+        total=len(stored),
+        threaded=threaded,
+        last_id=stored[-1].id if stored else None,
+    )
 
     def cost(message: dict[str, Any]) -> int:
         return counter.count(content_text(message)) + MESSAGE_OVERHEAD
@@ -183,7 +194,7 @@ def continue_from(
     found.nodes = [(m.id, m.parent, m.turn.role, m.turn.text) for m in stored[-NODES_KEPT:]]
     if found.recent_ids:
         at = next(i for i, m in enumerate(transcript.messages) if m.id == found.recent_ids[0])
-        found.before_recent = [m.turn.to_openai() for m in transcript.messages[max(0, at - 4):at]]
+        found.before_recent = [m.turn.to_openai() for m in transcript.messages[max(0, at - 4) : at]]
     found.tail = [m.turn.to_openai() for m in transcript.messages[-4:]]
     older = rest[:index]
     found.summarised = len(older)
@@ -192,8 +203,9 @@ def continue_from(
     return found
 
 
-def _summary(older: Sequence[StoredTurn], budget: int, session: str,
-             counter: TokenCounter) -> list[str]:
+def _summary(
+    older: Sequence[StoredTurn], budget: int, session: str, counter: TokenCounter
+) -> list[str]:
     """The newest summary lines of `older` whose summary message costs at most `budget`."""
     head = counter.count(summary_header(session)) + MESSAGE_OVERHEAD + 1
     lines: list[str] = []
@@ -208,8 +220,11 @@ def _summary(older: Sequence[StoredTurn], budget: int, session: str,
         lines.append(line)
         spent += spend
     lines.reverse()
-    while lines and counter.count(
-            summary_header(session) + "\n" + "\n".join(lines)) + MESSAGE_OVERHEAD > budget:
+    while (
+        lines
+        and counter.count(summary_header(session) + "\n" + "\n".join(lines)) + MESSAGE_OVERHEAD
+        > budget
+    ):
         lines.pop(0)
     return lines
 

@@ -74,7 +74,8 @@ def pick(similarities: Sequence[float], min_similarity: float, margin: float = M
         return latest
     best = max(range(len(similarities)), key=lambda i: (similarities[i], i))
     if similarities[best] >= min_similarity and (
-            similarities[best] - similarities[latest] >= margin):
+        similarities[best] - similarities[latest] >= margin
+    ):
         return best
     return latest
 
@@ -106,15 +107,16 @@ class ThreadPicker:
         latest = nodes[-1][0]
         if self.mode == "off" or self._failed or not text.strip():
             return latest
-        places = exchanges(nodes[-self.window:])
+        places = exchanges(nodes[-self.window :])
         if len(places) < 2:
             return latest
         try:
             if self.mode == "llm":
                 chosen = self._ask_model(text, places)
             else:
-                chosen = places[pick(self._similar(text, [p.text for p in places]),
-                                     self.min_similarity)].end
+                chosen = places[
+                    pick(self._similar(text, [p.text for p in places]), self.min_similarity)
+                ].end
         except (VaultError, OSError, RuntimeError, ValueError) as exc:
             self._failed = True
             log.warning("threads: %s; each message continues the one before it", exc)
@@ -147,7 +149,7 @@ class ThreadPicker:
 
         client = LLMClient.from_config(self.config)
         if client is None:
-            raise VaultError("threads = \"llm\" but vault.toml has no [llm] model")
+            raise VaultError('threads = "llm" but vault.toml has no [llm] model')
         listing = "\n\n".join(f"[{p.end}] {redact_text(p.text)[:400]}" for p in places)
         prompt = (
             "A conversation has these recent exchanges, each with its number:\n\n"
@@ -170,7 +172,7 @@ def parent_chooser(config: Config, mode: str) -> ParentChooser:
     picker = ThreadPicker(config, mode)
 
     def choose(held: Sequence[StoredTurn], new: Sequence[Turn], first: int) -> list[int | None]:
-        nodes = [(m.id, m.parent, m.turn.role, m.turn.text) for m in held[-picker.window:]]
+        nodes = [(m.id, m.parent, m.turn.role, m.turn.text) for m in held[-picker.window :]]
         parents: list[int | None] = []
         for offset, turn in enumerate(new):
             previous = nodes[-1][0] if nodes else None

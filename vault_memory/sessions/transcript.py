@@ -136,8 +136,11 @@ class Turn:
             message["name"] = self.name
         if self.tool_calls:
             message["tool_calls"] = [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": c.arguments}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
                 for c in self.tool_calls
             ]
         if self.role == "tool":
@@ -184,29 +187,46 @@ def turns_from(raw: Any, parsed: Sequence[Any] | None = None) -> list[Turn]:
                 function = call.get("function") if isinstance(call, dict) else None
                 arguments = function.get("arguments") if isinstance(function, dict) else None
                 if not isinstance(arguments, str):
-                    arguments = "" if arguments is None else json.dumps(arguments,
-                                                                        ensure_ascii=False)
+                    arguments = (
+                        "" if arguments is None else json.dumps(arguments, ensure_ascii=False)
+                    )
                 call_id = call.get("id") if isinstance(call, dict) else None
-                calls.append(ToolCall(str(call_id or f"call_{index}_{number}"), name,
-                                      _clean(arguments)))
+                calls.append(
+                    ToolCall(str(call_id or f"call_{index}_{number}"), name, _clean(arguments))
+                )
         else:
-            calls = [ToolCall(f"call_{index}_{n}", name, "") for n, name in
-                     enumerate(message.tool_calls)]
+            calls = [
+                ToolCall(f"call_{index}_{n}", name, "") for n, name in enumerate(message.tool_calls)
+            ]
         call_id = item.get("tool_call_id")
         name = message.name
         if message.role == "tool" and isinstance(item.get("name"), str):
             name = _clean(item["name"])[:64] or None
-        turns.append(Turn(
-            message.role, message.text, name, tuple(calls),
-            str(call_id) if message.role == "tool" and call_id is not None else None,
-        ))
+        turns.append(
+            Turn(
+                message.role,
+                message.text,
+                name,
+                tuple(calls),
+                str(call_id) if message.role == "tool" and call_id is not None else None,
+            )
+        )
     # Secrets out, in one pass over every text and tool call argument.
     texts = [t.text for t in turns] + [c.arguments for t in turns for c in t.tool_calls]
     clean = iter(redact_texts(texts))
     turns = [Turn(t.role, next(clean), t.name, t.tool_calls, t.tool_call_id) for t in turns]
-    return [Turn(t.role, t.text, t.name,
-                 tuple(ToolCall(c.id, c.name, next(clean)) for c in t.tool_calls),
-                 t.tool_call_id) if t.tool_calls else t for t in turns]
+    return [
+        Turn(
+            t.role,
+            t.text,
+            t.name,
+            tuple(ToolCall(c.id, c.name, next(clean)) for c in t.tool_calls),
+            t.tool_call_id,
+        )
+        if t.tool_calls
+        else t
+        for t in turns
+    ]
 
 
 def _clean(text: str) -> str:
@@ -269,8 +289,9 @@ def new_from(existing: Sequence[str], incoming: Sequence[Turn]) -> list[Turn]:
     ends the transcript is skipped (a longer version of the conversation adds its tail, a
     window's next batch all of itself)."""
     held = set(existing)
-    turns = [t for t in incoming
-             if not is_summary(t) and not (t.role == "system" and t.key in held)]
+    turns = [
+        t for t in incoming if not is_summary(t) and not (t.role == "system" and t.key in held)
+    ]
     if not turns:
         return []
     keys = [t.key for t in turns]
@@ -278,7 +299,7 @@ def new_from(existing: Sequence[str], incoming: Sequence[Turn]) -> list[Turn]:
     total, skip = len(existing), 0
     for start in positions:
         run = min(len(keys), total - start)
-        if list(existing[start:start + run]) != keys[:run]:
+        if list(existing[start : start + run]) != keys[:run]:
             continue
         if run == len(keys):
             return []  # held whole
@@ -329,8 +350,14 @@ class TranscriptReport:
     parents: list[int | None] = field(default_factory=list)  # of each appended message
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "session": self.session, "appended": self.appended,
-                "held": self.held, "first_id": self.first_id, "parents": self.parents}
+        return {
+            "path": self.path,
+            "session": self.session,
+            "appended": self.appended,
+            "held": self.held,
+            "first_id": self.first_id,
+            "parents": self.parents,
+        }
 
 
 def transcript_folder(layout: Layout) -> str:
@@ -342,8 +369,11 @@ def find_transcript(root: Path, folder: str, session: str) -> tuple[Path, str] |
     base = root / folder
     if not base.is_dir():
         return None
-    found = sorted(p.name for p in base.glob(f"????-??-??-{glob_escape(session)}.md")
-                   if (m := _NAME.match(p.name)) and m["session"] == session)
+    found = sorted(
+        p.name
+        for p in base.glob(f"????-??-??-{glob_escape(session)}.md")
+        if (m := _NAME.match(p.name)) and m["session"] == session
+    )
     if not found:
         return None
     relpath = f"{folder}/{found[0]}"
@@ -403,8 +433,9 @@ def title_of(turns: Sequence[Turn]) -> str:
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
 
 
-def render_turn(stored_id: int, parent: int | None, turn: Turn, when: dt.datetime,
-                started: dt.date) -> str:
+def render_turn(
+    stored_id: int, parent: int | None, turn: Turn, when: dt.datetime, started: dt.date
+) -> str:
     """One message block (it starts with a blank line)."""
     stamp = f"{when:%H:%M}" if when.date() == started else f"{when:%Y-%m-%d %H:%M}"
     meta: dict[str, Any] = {}
@@ -416,8 +447,10 @@ def render_turn(stored_id: int, parent: int | None, turn: Turn, when: dt.datetim
         if turn.tool_call_id is not None:
             meta["tool_call_id"] = turn.tool_call_id
     else:
-        body = [("\\" + line) if _LOOKS_LIKE_MARKER.match(line) else line
-                for line in fsutil.split_lines(turn.text.strip("\n").rstrip())]
+        body = [
+            ("\\" + line) if _LOOKS_LIKE_MARKER.match(line) else line
+            for line in fsutil.split_lines(turn.text.strip("\n").rstrip())
+        ]
         text_lines = len(body)
         if sum(1 for line in body if _FENCE.match(line)) % 2:
             body.append("```")  # an unclosed fence would swallow the rest of the file
@@ -432,8 +465,10 @@ def render_turn(stored_id: int, parent: int | None, turn: Turn, when: dt.datetim
             meta["calls"] = [[c.id, c.name, c.arguments] for c in turn.tool_calls]
     if turn.name:
         meta["name"] = turn.name
-    marker = (f"<!-- id: {stored_id} · parent: {'-' if parent is None else parent} · "
-              f"at: {_stamp(when)} · hash: {turn.key}")
+    marker = (
+        f"<!-- id: {stored_id} · parent: {'-' if parent is None else parent} · "
+        f"at: {_stamp(when)} · hash: {turn.key}"
+    )
     if meta:
         text = json.dumps(meta, ensure_ascii=False, separators=(",", ":"))
         marker += " · meta: " + text.replace(">", "\\u003e").replace("\n", "\\n")
@@ -471,14 +506,22 @@ def parse_transcript(relpath: str, text: str) -> Transcript:
     name = _NAME.match(relpath.rsplit("/", 1)[-1])
     session = fields.get("session") or (name["session"] if name else "")
     started = fields.get("started") or (name["day"] if name else "")
-    transcript = Transcript(relpath, session, started, fields.get("updated") or started,
-                            fields.get("scope", scope_text(scope_of(relpath))),
-                            fields.get("title", ""))
-    markers = [(number, m) for number, line in enumerate(lines)
-               if line.startswith("<!-- id: ") and (m := _MARKER.match(line))]
+    transcript = Transcript(
+        relpath,
+        session,
+        started,
+        fields.get("updated") or started,
+        fields.get("scope", scope_text(scope_of(relpath))),
+        fields.get("title", ""),
+    )
+    markers = [
+        (number, m)
+        for number, line in enumerate(lines)
+        if line.startswith("<!-- id: ") and (m := _MARKER.match(line))
+    ]
     for index, (number, match) in enumerate(markers):
         end = markers[index + 1][0] - 1 if index + 1 < len(markers) else len(lines)
-        body = lines[number + 1:end]
+        body = lines[number + 1 : end]
         if body and not body[0].strip():
             body = body[1:]
         while body and not body[-1].strip():
@@ -492,22 +535,25 @@ def parse_transcript(relpath: str, text: str) -> Transcript:
                 meta = {}
         heading = lines[number - 1] if number else ""
         role = heading[4:].split(" · ", 1)[0].strip() if heading.startswith("### ") else ""
-        transcript.messages.append(StoredTurn(
-            int(match["id"]),
-            None if match["parent"] == "-" else int(match["parent"]),
-            match["at"],
-            match["hash"],
-            _turn(role, body, meta),
-            number,
-        ))
+        transcript.messages.append(
+            StoredTurn(
+                int(match["id"]),
+                None if match["parent"] == "-" else int(match["parent"]),
+                match["at"],
+                match["hash"],
+                _turn(role, body, meta),
+                number,
+            )
+        )
     return transcript
 
 
 def _turn(role: str, body: list[str], meta: dict[str, Any]) -> Turn:
     name = meta.get("name") if isinstance(meta.get("name"), str) else None
     if meta.get("tool") or role == "tool":
-        text = "\n".join(line[2:] if line.startswith("> ") else line.lstrip(">")
-                         for line in body[1:])
+        text = "\n".join(
+            line[2:] if line.startswith("> ") else line.lstrip(">") for line in body[1:]
+        )
         call_id = meta.get("tool_call_id")
         return Turn("tool", text, name, (), str(call_id) if call_id is not None else None)
     count = meta.get("lines")
@@ -516,7 +562,8 @@ def _turn(role: str, body: list[str], meta: dict[str, Any]) -> Turn:
         kept = kept[:-1]
     text = "\n".join(line[1:] if _ESCAPED_MARKER.match(line) else line for line in kept)
     calls = tuple(
-        ToolCall(str(c[0]), str(c[1]), str(c[2])) for c in meta.get("calls") or []
+        ToolCall(str(c[0]), str(c[1]), str(c[2]))
+        for c in meta.get("calls") or []
         if isinstance(c, list) and len(c) == 3
     )
     return Turn(role if role in ("user", "assistant", "system") else "user", text, name, calls)
@@ -535,8 +582,7 @@ def _yaml_scalar(value: str) -> str:
     return value
 
 
-def read_transcript(root: Path, relpath: str, max_bytes: int = MAX_TRANSCRIPT_BYTES
-                    ) -> Transcript:
+def read_transcript(root: Path, relpath: str, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> Transcript:
     real, relpath = fsutil.resolve_in_vault(root, relpath)
     text = fsutil.read_text(real, relpath, max(max_bytes, MAX_TRANSCRIPT_BYTES)).text
     found = parse_transcript(relpath, text)
@@ -600,7 +646,8 @@ def append_transcript(
         first = max((i for i, _ in held), default=0) + 1
         report.first_id = first
         parents: list[int | None] = [
-            (first + i - 1) if first + i - 1 >= 1 else None for i in range(len(fresh))]
+            (first + i - 1) if first + i - 1 >= 1 else None for i in range(len(fresh))
+        ]
         if choose_parents is not None:
             stored = parse_transcript(relpath, current).messages if current else []
             chosen = choose_parents(stored, fresh, first)
@@ -609,8 +656,9 @@ def append_transcript(
         report.parents = list(parents)
         if current:
             _move_updated(path, current, when)
-        return "".join(render_turn(first + i, parents[i], t, when, start)
-                       for i, t in enumerate(fresh))
+        return "".join(
+            render_turn(first + i, parents[i], t, when, start) for i, t in enumerate(fresh)
+        )
 
     # Transcript writers take turns (`.vault/transcripts.lock`), each choosing what to append
     # from the file as it is then; a new file is created atomically with every message, an
@@ -625,8 +673,9 @@ def append_transcript(
         else:
             text = blocks(None)
             if text:
-                fsutil.append_entry(path, text, create_with=header(
-                    session, scope, title or title_of(turns), when))
+                fsutil.append_entry(
+                    path, text, create_with=header(session, scope, title or title_of(turns), when)
+                )
     return report
 
 

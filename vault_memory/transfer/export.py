@@ -198,7 +198,6 @@ class ExportReport:
         }
 
 
-
 def chosen_files(
     layout: Layout,
     kinds: tuple[str, ...] = (),

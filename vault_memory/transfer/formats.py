@@ -227,9 +227,7 @@ def _top(fh: IO[bytes]) -> str:
     return ""
 
 
-def iter_items(
-    source: Source, at: Callable[[int], None] | None = None
-) -> Iterator[Any]:
+def iter_items(source: Source, at: Callable[[int], None] | None = None) -> Iterator[Any]:
     """The elements of a top-level JSON list (or the one top-level object), one at a time;
     `ImportFormatError` with the position where the JSON breaks off. `at` is told how many
     bytes have been read after each element."""
@@ -502,16 +500,19 @@ def _from_gemini(value: Any) -> Any:
     """Gemini-style messages ({"contents": [{"role": "user"|"model", "parts": [{"text"}]}]},
     or the list itself) as OpenAI-style ones; anything else as it is."""
     contents = value.get("contents") if isinstance(value, dict) else value
-    if not isinstance(contents, list) or not contents or not all(
-        isinstance(c, dict) and "parts" in c and "content" not in c for c in contents
+    if (
+        not isinstance(contents, list)
+        or not contents
+        or not all(isinstance(c, dict) and "parts" in c and "content" not in c for c in contents)
     ):
         return value
     return [
         {
             "role": c.get("role") or "user",
             "content": "\n".join(
-                p["text"] for p in c["parts"] or [] if isinstance(p, dict)
-                and isinstance(p.get("text"), str)
+                p["text"]
+                for p in c["parts"] or []
+                if isinstance(p, dict) and isinstance(p.get("text"), str)
             ),
         }
         for c in contents

@@ -254,9 +254,13 @@ def by_day(chat: Chat) -> list[list[ChatMessage]]:
     for message in chat.messages:
         at = message.at or last
         last = at
-        if not (sitting is not None and previous is not None
-                and at.date() == sitting + dt.timedelta(days=1)
-                and at.time() < SITTING_ENDS and dt.timedelta(0) <= at - previous <= SITTING_GAP):
+        if not (
+            sitting is not None
+            and previous is not None
+            and at.date() == sitting + dt.timedelta(days=1)
+            and at.time() < SITTING_ENDS
+            and dt.timedelta(0) <= at - previous <= SITTING_GAP
+        ):
             sitting = at.date()
         previous = at
         days.setdefault(sitting, []).append(ChatMessage(message.role, message.text, at))
@@ -291,8 +295,14 @@ def _import_chat(
 
         try:
             flushed = flush_conversation(
-                layout, messages, session=session, dry_run=dry_run, now=at, title=title,
-                logs=tracker.logs_for(session, day), record=keep,
+                layout,
+                messages,
+                session=session,
+                dry_run=dry_run,
+                now=at,
+                title=title,
+                logs=tracker.logs_for(session, day),
+                record=keep,
             )
         except VaultError as exc:
             problems.append(f"{day.isoformat()}: {exc}" if at else str(exc))

@@ -92,8 +92,10 @@ def export_files(
     version = header.get("version")
     if not isinstance(version, int) or version > VERSION:
         raise _fail(
-            source, where, f"format version {version!r} is newer than this vault-memory reads "
-            f"({VERSION}); upgrade vault-memory"
+            source,
+            where,
+            f"format version {version!r} is newer than this vault-memory reads "
+            f"({VERSION}); upgrade vault-memory",
         )
     files = sections = 0
     current: dict[str, Any] | None = None
@@ -118,9 +120,11 @@ def export_files(
                 ended = True
                 if record.get("files") != files or record.get("sections") != sections:
                     raise _fail(
-                        source, where, f"the end record counts {record.get('files')} files and "
+                        source,
+                        where,
+                        f"the end record counts {record.get('files')} files and "
                         f"{record.get('sections')} sections, but the export holds {files} and "
-                        f"{sections}"
+                        f"{sections}",
                     )
                 continue
             path, count = record.get("path"), record.get("sections")
@@ -153,8 +157,9 @@ def _complete(
     path = file["path"]
     if len(texts) != file["sections"]:
         raise _fail(
-            source, where, f"{path} has {len(texts)} of its {file['sections']} sections: the "
-            "export was cut off"
+            source,
+            where,
+            f"{path} has {len(texts)} of its {file['sections']} sections: the export was cut off",
         )
     text = "".join(texts)
     if fsutil.sha256_text(text) != file["sha256"]:
@@ -193,7 +198,8 @@ def restore_file(layout: Layout, relpath: str, text: str, dry_run: bool) -> str:
         return "conflict"
     have = {_normal(s["text"]) for s in split_sections(relpath, current.text)}
     missing = [
-        s["text"] for s in split_sections(relpath, text)
+        s["text"]
+        for s in split_sections(relpath, text)
         if s["time"] is not None and _normal(s["text"]) not in have
     ]
     if not missing:
