@@ -120,7 +120,7 @@ def _pattern_spans(text: str, pattern: SecretPattern) -> list[Span]:
             if secret[:1] in "\"'":  # keep the quotes around the marker
                 start, end = start + 1, end - 1
             else:  # a sentence's final stop is not part of the password
-                end -= len(secret) - len(secret.rstrip(".!?:"))
+                end -= len(secret) - len(secret.rstrip(".?:"))
         elif pattern.kind == "card-number" and _NOT_A_CARD.search(text, max(0, start - 24), start):
             continue  # an IMEI or a serial number passes the Luhn check too
         elif pattern.kind == "url-password" and ordinary(secret):
@@ -131,16 +131,32 @@ def _pattern_spans(text: str, pattern: SecretPattern) -> list[Span]:
     return spans
 
 
+# Every needle of the patterns, looked for once per text; a pattern runs only when one of its
+# own is there (most texts hold none, or one or two).
+_CASE_NEEDLES = tuple(sorted({n for p in PATTERNS if not p.fold for n in p.needles}))
+_FOLD_NEEDLES = tuple(sorted({n for p in PATTERNS if p.fold for n in p.needles}))
+_PATTERN_NEEDLES = [(p, frozenset(p.needles)) for p in PATTERNS]
+
+
 def _candidates(text: str) -> list[list[Span]]:
-    """Every detector's spans, most specific detector first."""
+    """Every detector's spans, most specific first: provider tokens, then shapes, then the
+    context words of a specific family (TOTP seeds, backup codes, PINs …), then `KEY=value`
+    assignments, then the other context words."""
     lowered = text.lower()
-    found: list[list[Span]] = []
-    for pattern in PATTERNS:
-        if pattern.may_match(text, lowered):
-            found.append(_pattern_spans(text, pattern))
-    found.append([Span(s.start, s.end, s.kind) for s in shaped(text, lowered)])
-    found.append([Span(s.start, s.end, s.kind) for s in labelled(text)])
-    return found
+    present = {n for n in _CASE_NEEDLES if n in text}
+    present.update(n for n in _FOLD_NEEDLES if n in lowered)
+    tokens: list[list[Span]] = []
+    assignments: list[list[Span]] = []
+    for pattern, needles in _PATTERN_NEEDLES:
+        if not needles.isdisjoint(present):
+            (assignments if pattern.kind == "password" else tokens).append(
+                _pattern_spans(text, pattern)
+            )
+    named = [Span(s.start, s.end, s.kind) for s in labelled(text)]
+    specific = [s for s in named if s.kind not in ("password", "credential")]
+    general = [s for s in named if s.kind in ("password", "credential")]
+    shapes = [Span(s.start, s.end, s.kind) for s in shaped(text, lowered)]
+    return [*tokens, shapes, specific, *assignments, general]
 
 
 def _without_overlaps(groups: list[list[Span]]) -> list[Span]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from . import lists
 from .lexicon import PHRASES, SEPARATORS, UNSPACED, trie
@@ -157,7 +158,7 @@ def _value_after(
     text: str, label: str, family: str, strength: str, start: int
 ) -> tuple[int, int] | None:
     """The span of the value a label ending at `start` names, or None."""
-    tokens = list(_tokens(text, start, 160))
+    tokens = list(islice(_tokens(text, start, 160), 12))
     after_connector = previous_connector = False
     qualifiers = 0
     for index, token in enumerate(tokens):
@@ -198,13 +199,8 @@ def _label_at(text: str, lowered: str, match: re.Match[str]) -> tuple[str, str] 
             # its capital (`GPG-Passphrase`, `Root-Passwort`) and is a context word
             return None
         after = lowered[end : end + 2]
-        if (
-            after[:1].isalnum()
-            or after[:1] == "_"
-            or after[:1] in "("
-            or (after[:1] == "." and after[1:2].isalnum())
-        ):
-            return None
+        if after[:1].isalnum() or after[:1] in "_(" or (after[:1] in ".-" and after[1:2].isalnum()):
+            return None  # `password_hash`, `password.encode()`, `pin(`, `pass-through`
     if phrase in ("pin", "puk") and text[start:end] != phrase.upper():
         return None
     if _PUBLIC.search(lowered, max(0, start - 14), start):

@@ -16,8 +16,8 @@ from importlib import resources
 
 _LANGUAGES = ("english", "spanish", "french", "italian", "portuguese", "czech")
 _WORD = r"[^\W\d_]{3,10}"
-_SEP = r"(?:[\s,;·\-]+(?:\d{1,2}[.):]?[ \t]+)?)"
-RUN = re.compile(rf"(?<![^\W\d_]){_WORD}(?:{_SEP}{_WORD}){{11,}}")
+_SEP = r"(?>[\s,;·\-]+(?:\d{1,2}[.):]?[ \t]+)?)"
+RUN = re.compile(rf"(?<![^\W\d_])(?>{_WORD}+)(?:{_SEP}(?>[^\W\d_]{{3,10}}+)(?![^\W\d_])){{11,}}")
 _WORDS = re.compile(_WORD)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 

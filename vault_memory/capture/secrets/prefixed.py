@@ -161,7 +161,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{30,}",
         "/api/webhooks/",
     ),
-    # -- more providers (issue 24: Discord, Vault, age, Postman, Linear, Doppler, Square, …) --
+    # -- more providers (Discord, Vault, age, Postman, Linear, Doppler, Square, …) ----------
     _p("openrouter-key", _B + r"sk-or-v1-[A-Za-z0-9]{32,}" + _E, "sk-or-"),
     _p("groq-key", _B + r"gsk_[A-Za-z0-9]{40,}" + _E, "gsk_"),
     _p("perplexity-key", _B + r"pplx-[A-Za-z0-9]{40,}" + _E, "pplx-"),
@@ -292,7 +292,7 @@ def _assignment_value_is_secret(value: str) -> bool:
     must hold a digit or a symbol, a quoted one must not read like a sentence; placeholders
     (`<token>`, `${TOKEN}`, `***`, an earlier `[REDACTED:…]`) never count."""
     quoted = value[:1] in "\"'"
-    inner = (value[1:-1] if quoted else value.rstrip(".!?:")).strip()
+    inner = (value[1:-1] if quoted else value.rstrip(".?:")).strip()
     if len(inner) < 4 or "[REDACTED:" in inner or _PLACEHOLDER.match(inner) or ordinary(inner):
         return False
     if _NOT_A_SECRET.fullmatch(inner):  # a path (`PWD=/home/…`), a date, a time

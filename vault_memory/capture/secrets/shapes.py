@@ -36,7 +36,9 @@ def _shape(
     valid: Callable[[str, re.Match[str]], bool] | None = None,
     flags: int = 0,
 ) -> Shape:
-    return Shape(kind, re.compile(pattern, flags), tuple(needles.split()), group, valid)
+    # needles are words, or one needle with spaces in it when written `| … |`
+    words = (needles.strip("|"),) if needles.startswith("|") else tuple(needles.split())
+    return Shape(kind, re.compile(pattern, flags), words, group, valid)
 
 
 def _not_ordinary(value: str, _: re.Match[str]) -> bool:
@@ -63,7 +65,11 @@ def _docker_auth(value: str, _: re.Match[str]) -> bool:
     return b":" in decoded or key_like(value)
 
 
-def _wif(value: str, _: re.Match[str]) -> bool:
+def _wif(value: str, match: re.Match[str]) -> bool:
+    if match.start() and (
+        match.string[match.start() - 1].isalnum() or match.string[match.start() - 1] == "_"
+    ):
+        return False  # inside a longer token
     payload = base58check(value)
     return payload is not None and payload[:1] in (b"\x80", b"\xef") and len(payload) in (33, 34)
 
@@ -147,7 +153,7 @@ SHAPES: tuple[Shape, ...] = (
         "password",
         r"(?<![\w:.\-])(?:[\w.\-]+|\*):(?P<port>\d{2,5}|\*):(?:[\w\-]+|\*):(?:[\w.@\-]+|\*):"
         r"([^\s:]\S*)",
-        ":",
+        "pgpass :543 :6432 :*:",
         2,
         _pgpass,
     ),
@@ -162,9 +168,8 @@ SHAPES: tuple[Shape, ...] = (
     _shape("password", r"WIFI:[^\n]*?(?<=[;:])P:((?:\\.|[^;\\\n])+);", "wifi:", 1, _not_ordinary),
     _shape(
         "cookie",
-        r"(?<![\w.\-])(?:[\w.\-]*(?:sess|sid|session|auth|token|remember|jwt)[\w.\-]*)="
-        r"([^\s;,&\"']{16,512})",
-        "sess sid auth token remember jwt",
+        r"(?:sess|sid|remember)[\w.\-]*=([^\s;,&\"']{16,512})",
+        "sess sid remember",
         1,
         _key,
         re.I,
@@ -199,10 +204,10 @@ SHAPES: tuple[Shape, ...] = (
     _shape(
         "password",
         r"\b(?:log ?in|sign ?in|creds|credentials|account|zugang|zugangsdaten|acceso|accès|acesso"
-        r"|accesso|inloggen|anmeldung|identifiants|credenciales)\b(?!\()[^\n]{0,40}?(?<![\w/.])"
-        r"[\w.@\-]{2,40}[ \t]*(?:/|:|\|)[ \t]*(\S{4,64})",
-        "login log in sign creds credentials account zugang acceso accès acesso accesso inlog "
-        "anmeldung identifiants credenciales",
+        r"|accesso|inloggen|anmeldung|identifiants|credenciales)\b(?!\()[^\n]{0,40}?(?<![\w/.@\-])"
+        r"[\w.@\-]{2,40}+[ \t]*+(?:/|:|\|)[ \t]*(\S{4,64})",
+        "login log sign creds credential account zugang acceso accès acesso accesso inlog "
+        "anmeld identifiants credenciales",
         1,
         _password,
         re.I,
@@ -211,7 +216,7 @@ SHAPES: tuple[Shape, ...] = (
         "password",
         r"(?<![\w/.\-])(?:admin|administrator|root|sa|postgres|ubuntu|pi|guest|user|test|demo"
         r"|operator|superuser|deploy)[ \t]+/[ \t]+(\S{4,64})",
-        "admin root sa postgres ubuntu pi guest user test demo operator superuser deploy",
+        "| / |",
         1,
         _password,
         re.I,
@@ -221,7 +226,7 @@ SHAPES: tuple[Shape, ...] = (
         "password",
         r"\b(?:use|try|enter|type|with)\s+(['\"`]?)(\S{4,64}?)\1\s+as\s+(?:the\s+|your\s+|my\s+"
         r"|our\s+)?(?:[\w\-]+\s+){0,2}?(?:password|passphrase|passcode|pin|pw)\b",
-        "password passphrase passcode pin pw",
+        "password passphrase passcode pw",
         2,
         _password,
         re.I,
@@ -247,8 +252,12 @@ SHAPES: tuple[Shape, ...] = (
         _xprv,
     ),
     _shape("crypto-key", r"(?<![\w])(nsec1[02-9ac-hj-np-z]{58})(?![\w])", "nsec1", 1, _nsec),
-    _shape("recovery-key", r"(?<![\d\-])(\d{6}(?:-\d{6}){7})(?![\d\-])", "-"),
+    _shape("recovery-key", r"\b(\d{6}(?:-\d{6}){7})\b", "-"),
 )
+
+
+_NEEDLES = tuple(sorted({n for shape in SHAPES for n in shape.needles}))
+_SHAPE_NEEDLES = [(shape, frozenset(shape.needles)) for shape in SHAPES]
 
 
 @dataclass(frozen=True)
@@ -261,8 +270,9 @@ class ShapeFound:
 def shaped(text: str, lowered: str) -> list[ShapeFound]:
     """Every shape's secrets in `text` (`lowered`: the same, lower-cased, for the needles)."""
     found = []
-    for shape in SHAPES:
-        if not any(needle in lowered for needle in shape.needles):
+    present = {needle for needle in _NEEDLES if needle in lowered}
+    for shape, needles in _SHAPE_NEEDLES:
+        if needles.isdisjoint(present):
             continue
         for match in shape.regex.finditer(text):
             group = shape.group if match.group(shape.group) is not None else shape.group + 1

@@ -52,7 +52,12 @@ class View:
         return self.origin[start], self.origin[end - 1] + 1
 
 
+_ANY_OTHER = re.compile(f"[{_OTHER}]")
+
+
 def _unconfuse(text: str) -> str:
+    if not _ANY_OTHER.search(text):  # no Cyrillic or Greek letter at all: nothing to do
+        return text
     return _MIXED_WORD.sub(lambda m: m.group(0).translate(_UNCONFUSE), text)
 
 
