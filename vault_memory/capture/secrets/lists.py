@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import cache
-from importlib import resources
 
 _LANGUAGES = ("english", "spanish", "french", "italian", "portuguese", "czech")
 _WORD = r"[^\W\d_]{3,10}"
@@ -24,6 +23,8 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 @cache
 def _wordlists() -> tuple[frozenset[str], ...]:
+    from importlib import resources  # on first need: most texts never get this far
+
     folder = resources.files("mnemonic") / "wordlist"
     lists = []
     for language in _LANGUAGES:

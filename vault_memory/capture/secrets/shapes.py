@@ -13,6 +13,7 @@ import binascii
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from .checksums import base58check, bech32_hrp
 from .lists import seed_phrases
@@ -106,158 +107,173 @@ def _pgpass(value: str, match: re.Match[str]) -> bool:
 
 _Q = r"""(['"]?)"""  # an optional quote, matched again after the value by \N
 
-SHAPES: tuple[Shape, ...] = (
-    # -- command lines ------------------------------------------------------------------------
-    _shape("password", r"(?<!\S)-p(['\"])([^'\"\n]{1,128})\1", "-p", 2, _not_ordinary),
-    _shape("password", r"(?<!\S)-p([^\s'\"$\-][^\s]{2,127})", "-p", 1, _on_mysql_line),
-    _shape("password", r"(?<!\S)-p\s+" + _Q + r"([^\s'\"]{3,128})\1", "-p", 2, _on_mysql_line),
-    _shape(
-        "password",
-        r"(?<!\S)--(?:password|passwd|pass|pw|token|api-?key|secret|auth-token|access-token"
-        r"|client-secret|bind-password)(?:=|\s+)" + _Q + r"([^\s'\"]{3,256})\1",
-        "--",
-        2,
-        _not_ordinary,
-        re.I,
-    ),
-    _shape(
-        "password",
-        r"\bldap\w*\b[^\n]*?(?<!\S)-w\s+" + _Q + r"([^\s'\"]+)\1",
-        "ldap",
-        2,
-        _not_ordinary,
-    ),
-    _shape(
-        "password",
-        r"\bredis-cli\b[^\n]*?(?<!\S)-a\s+" + _Q + r"([^\s'\"]+)\1",
-        "redis-cli",
-        2,
-        _not_ordinary,
-    ),
-    _shape(
-        "password",
-        r"(?<!\S)(?:-u|--user)\s+" + _Q + r"[^\s:'\"]+:([^\s'\"@]+)\1",
-        "-u --user",
-        2,
-        _not_ordinary,
-    ),
-    # -- files and payloads -------------------------------------------------------------------
-    _shape(
-        "password",
-        r"\b(?:machine\s+\S+|default)\s+(?:login\s+\S+\s+)?password\s+(\S+)",
-        "machine default",
-        1,
-        _not_ordinary,
-    ),
-    _shape(
-        "password",
-        r"(?<![\w:.\-])(?:[\w.\-]+|\*):(?P<port>\d{2,5}|\*):(?:[\w\-]+|\*):(?:[\w.@\-]+|\*):"
-        r"([^\s:]\S*)",
-        "pgpass :543 :6432 :*:",
-        2,
-        _pgpass,
-    ),
-    _shape(
-        "docker-auth",
-        r"\"(?:auth|identitytoken)\"\s*:\s*\"([A-Za-z0-9+/=_\-.]{8,})\"",
-        '"auth" "identitytoken"',
-        1,
-        _docker_auth,
-    ),
-    _shape("totp-secret", r"otpauth://[^\s?]*\?(?:[^\s#]*?&)?secret=([A-Za-z2-7]+=*)", "otpauth"),
-    _shape("password", r"WIFI:[^\n]*?(?<=[;:])P:((?:\\.|[^;\\\n])+);", "wifi:", 1, _not_ordinary),
-    _shape(
-        "cookie",
-        r"(?:sess|sid|remember)[\w.\-]*=([^\s;,&\"']{16,512})",
-        "sess sid remember",
-        1,
-        _key,
-        re.I,
-    ),
-    _shape(
-        "password",
-        r"<(?P<tag>[\w:.\-]*(?:password|passwd|secret|token|api[_\-]?key)[\w:.\-]*)>"
-        r"([^<\n]{3,200})</(?P=tag)>",
-        "password passwd secret token key",
-        2,
-        _not_ordinary,
-        re.I,
-    ),
-    _shape(
-        "password",
-        r"name=[\"'][^\"'\n]*(?:password|passwd|secret|token|api[_.\-]?key)[^\"'\n]*[\"']"
-        r"[^>\n]*?(?:>([^<\n]{3,200})<|value=[\"']([^\"'\n]{3,200})[\"'])",
-        "password passwd secret token key",
-        1,
-        _not_ordinary,
-        re.I,
-    ),
-    # -- a token as a URL's user: a Sentry DSN, `https://TOKEN@host` ------------------------
-    _shape(
-        "url-credential",
-        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://([A-Za-z0-9_\-.~%]{16,256})@[\w.\-]+",
-        "://",
-        1,
-        _key,
-    ),
-    # -- user and password side by side ------------------------------------------------------
-    _shape(
-        "password",
-        r"\b(?:log ?in|sign ?in|creds|credentials|account|zugang|zugangsdaten|acceso|accès|acesso"
-        r"|accesso|inloggen|anmeldung|identifiants|credenciales)\b(?!\()[^\n]{0,40}?(?<![\w/.@\-])"
-        r"[\w.@\-]{2,40}+[ \t]*+(?:/|:|\|)[ \t]*(\S{4,64})",
-        "login log sign creds credential account zugang acceso accès acesso accesso inlog "
-        "anmeld identifiants credenciales",
-        1,
-        _password,
-        re.I,
-    ),
-    _shape(
-        "password",
-        r"(?<![\w/.\-])(?:admin|administrator|root|sa|postgres|ubuntu|pi|guest|user|test|demo"
-        r"|operator|superuser|deploy)[ \t]+/[ \t]+(\S{4,64})",
-        "| / |",
-        1,
-        _password,
-        re.I,
-    ),
-    # -- "use … as the password", "… is the admin password" ----------------------------------
-    _shape(
-        "password",
-        r"\b(?:use|try|enter|type|with)\s+(['\"`]?)(\S{4,64}?)\1\s+as\s+(?:the\s+|your\s+|my\s+"
-        r"|our\s+)?(?:[\w\-]+\s+){0,2}?(?:password|passphrase|passcode|pin|pw)\b",
-        "password passphrase passcode pw",
-        2,
-        _password,
-        re.I,
-    ),
-    _shape(
-        "password",
-        r"(?:^|(?<=[.!?]\s)|(?<=\n))(['\"`]?)(\S{4,64}?)\1\s+(?:is|was)\s+(?:the|my|our|your)\s+"
-        r"(?:[\w\-]+\s+){0,2}?(?:password|passphrase|passcode|pw)\b(?!\s+(?:manager|policy|hint))",
-        "password passphrase passcode pw",
-        2,
-        _password,
-        re.I,
-    ),
-    # -- wallet keys with a checksum, recovery keys -------------------------------------------
-    _shape(
-        "crypto-key", r"(?<![\w])([5KLc9][1-9A-HJ-NP-Za-km-z]{50,51})(?![\w])", "5 k l c 9", 1, _wif
-    ),
-    _shape(
-        "crypto-key",
-        r"(?<![\w])([xyztuv]prv[1-9A-HJ-NP-Za-km-z]{100,112})(?![\w])",
-        "prv",
-        1,
-        _xprv,
-    ),
-    _shape("crypto-key", r"(?<![\w])(nsec1[02-9ac-hj-np-z]{58})(?![\w])", "nsec1", 1, _nsec),
-    _shape("recovery-key", r"\b(\d{6}(?:-\d{6}){7})\b", "-"),
-)
+
+@cache
+def shapes() -> tuple[Shape, ...]:
+    """The shapes, most specific first; compiled on first use (a `vault` command that never
+    redacts does not pay for them)."""
+    return (
+        # -- command lines ------------------------------------------------------------------------
+        _shape("password", r"(?<!\S)-p(['\"])([^'\"\n]{1,128})\1", "-p", 2, _not_ordinary),
+        _shape("password", r"(?<!\S)-p([^\s'\"$\-][^\s]{2,127})", "-p", 1, _on_mysql_line),
+        _shape("password", r"(?<!\S)-p\s+" + _Q + r"([^\s'\"]{3,128})\1", "-p", 2, _on_mysql_line),
+        _shape(
+            "password",
+            r"(?<!\S)--(?:password|passwd|pass|pw|token|api-?key|secret|auth-token|access-token"
+            r"|client-secret|bind-password)(?:=|\s+)" + _Q + r"([^\s'\"]{3,256})\1",
+            "--",
+            2,
+            _not_ordinary,
+            re.I,
+        ),
+        _shape(
+            "password",
+            r"\bldap\w*\b[^\n]*?(?<!\S)-w\s+" + _Q + r"([^\s'\"]+)\1",
+            "ldap",
+            2,
+            _not_ordinary,
+        ),
+        _shape(
+            "password",
+            r"\bredis-cli\b[^\n]*?(?<!\S)-a\s+" + _Q + r"([^\s'\"]+)\1",
+            "redis-cli",
+            2,
+            _not_ordinary,
+        ),
+        _shape(
+            "password",
+            r"(?<!\S)(?:-u|--user)\s+" + _Q + r"[^\s:'\"]+:([^\s'\"@]+)\1",
+            "-u --user",
+            2,
+            _not_ordinary,
+        ),
+        # -- files and payloads -------------------------------------------------------------------
+        _shape(
+            "password",
+            r"\b(?:machine\s+\S+|default)\s+(?:login\s+\S+\s+)?password\s+(\S+)",
+            "machine default",
+            1,
+            _not_ordinary,
+        ),
+        _shape(
+            "password",
+            r"(?<![\w:.\-])(?:[\w.\-]+|\*):(?P<port>\d{2,5}|\*):(?:[\w\-]+|\*):(?:[\w.@\-]+|\*):"
+            r"([^\s:]\S*)",
+            "pgpass :543 :6432 :*:",
+            2,
+            _pgpass,
+        ),
+        _shape(
+            "docker-auth",
+            r"\"(?:auth|identitytoken)\"\s*:\s*\"([A-Za-z0-9+/=_\-.]{8,})\"",
+            '"auth" "identitytoken"',
+            1,
+            _docker_auth,
+        ),
+        _shape(
+            "totp-secret", r"otpauth://[^\s?]*\?(?:[^\s#]*?&)?secret=([A-Za-z2-7]+=*)", "otpauth"
+        ),
+        _shape(
+            "password", r"WIFI:[^\n]*?(?<=[;:])P:((?:\\.|[^;\\\n])+);", "wifi:", 1, _not_ordinary
+        ),
+        _shape(
+            "cookie",
+            r"(?:sess|sid|remember)[\w.\-]*=([^\s;,&\"']{16,512})",
+            "sess sid remember",
+            1,
+            _key,
+            re.I,
+        ),
+        _shape(
+            "password",
+            r"<(?P<tag>[\w:.\-]*(?:password|passwd|secret|token|api[_\-]?key)[\w:.\-]*)>"
+            r"([^<\n]{3,200})</(?P=tag)>",
+            "password passwd secret token key",
+            2,
+            _not_ordinary,
+            re.I,
+        ),
+        _shape(
+            "password",
+            r"name=[\"'][^\"'\n]*(?:password|passwd|secret|token|api[_.\-]?key)[^\"'\n]*[\"']"
+            r"[^>\n]*?(?:>([^<\n]{3,200})<|value=[\"']([^\"'\n]{3,200})[\"'])",
+            "password passwd secret token key",
+            1,
+            _not_ordinary,
+            re.I,
+        ),
+        # -- a token as a URL's user: a Sentry DSN, `https://TOKEN@host` ------------------------
+        _shape(
+            "url-credential",
+            r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://([A-Za-z0-9_\-.~%]{16,256})@[\w.\-]+",
+            "://",
+            1,
+            _key,
+        ),
+        # -- user and password side by side ------------------------------------------------------
+        _shape(
+            "password",
+            r"\b(?:log ?in|sign ?in|creds|credentials|account|zugang|zugangsdaten|acceso"
+            r"|accès|acesso|accesso|inloggen|anmeldung|identifiants|credenciales)\b(?!\()"
+            r"[^\n]{0,40}?(?<![\w/.@\-])[\w.@\-]{2,40}+[ \t]*+(?:/|:|\|)[ \t]*(\S{4,64})",
+            "login log sign creds credential account zugang acceso accès acesso accesso inlog "
+            "anmeld identifiants credenciales",
+            1,
+            _password,
+            re.I,
+        ),
+        _shape(
+            "password",
+            r"(?<![\w/.\-])(?:admin|administrator|root|sa|postgres|ubuntu|pi|guest|user|test|demo"
+            r"|operator|superuser|deploy)[ \t]+/[ \t]+(\S{4,64})",
+            "| / |",
+            1,
+            _password,
+            re.I,
+        ),
+        # -- "use … as the password", "… is the admin password" ----------------------------------
+        _shape(
+            "password",
+            r"\b(?:use|try|enter|type|with)\s+(['\"`]?)(\S{4,64}?)\1\s+as\s+(?:the\s+|your\s+|my\s+"
+            r"|our\s+)?(?:[\w\-]+\s+){0,2}?(?:password|passphrase|passcode|pin|pw)\b",
+            "password passphrase passcode pw",
+            2,
+            _password,
+            re.I,
+        ),
+        _shape(
+            "password",
+            r"(?:^|(?<=[.!?]\s)|(?<=\n))(['\"`]?)(\S{4,64}?)\1\s+(?:is|was)\s+(?:the|my|our|your)\s+"
+            r"(?:[\w\-]+\s+){0,2}?(?:password|passphrase|passcode|pw)\b(?!\s+(?:manager|policy|hint))",
+            "password passphrase passcode pw",
+            2,
+            _password,
+            re.I,
+        ),
+        # -- wallet keys with a checksum, recovery keys -------------------------------------------
+        _shape(
+            "crypto-key",
+            r"(?<![\w])([5KLc9][1-9A-HJ-NP-Za-km-z]{50,51})(?![\w])",
+            "5 k l c 9",
+            1,
+            _wif,
+        ),
+        _shape(
+            "crypto-key",
+            r"(?<![\w])([xyztuv]prv[1-9A-HJ-NP-Za-km-z]{100,112})(?![\w])",
+            "prv",
+            1,
+            _xprv,
+        ),
+        _shape("crypto-key", r"(?<![\w])(nsec1[02-9ac-hj-np-z]{58})(?![\w])", "nsec1", 1, _nsec),
+        _shape("recovery-key", r"\b(\d{6}(?:-\d{6}){7})\b", "-"),
+    )
 
 
-_NEEDLES = tuple(sorted({n for shape in SHAPES for n in shape.needles}))
-_SHAPE_NEEDLES = [(shape, frozenset(shape.needles)) for shape in SHAPES]
+@cache
+def _needles() -> tuple[tuple[str, ...], list[tuple[Shape, frozenset[str]]]]:
+    every = tuple(sorted({n for shape in shapes() for n in shape.needles}))
+    return every, [(shape, frozenset(shape.needles)) for shape in shapes()]
 
 
 @dataclass(frozen=True)
@@ -270,8 +286,9 @@ class ShapeFound:
 def shaped(text: str, lowered: str) -> list[ShapeFound]:
     """Every shape's secrets in `text` (`lowered`: the same, lower-cased, for the needles)."""
     found = []
-    present = {needle for needle in _NEEDLES if needle in lowered}
-    for shape, needles in _SHAPE_NEEDLES:
+    every, by_shape = _needles()
+    present = {needle for needle in every if needle in lowered}
+    for shape, needles in by_shape:
         if needles.isdisjoint(present):
             continue
         for match in shape.regex.finditer(text):
