@@ -166,6 +166,12 @@ def test_wallet_keys_are_caught_by_their_checksums() -> None:
         "publishable key pk_live_51Hc8xKa9Qz2Lm3Np4Rs5Tv6Wx7Yz8Ab9Cd0Ef",
         "the secret to good migrations is rehearsal",
         "pass-through mode is on; the bus pass costs 40 EUR",
+        # code and docs: an operator, a statement, a path, a regex, a template URL
+        "return [root / BETA_DIR, root / SUB_DIR]",
+        "except Error:\n    pass\nif stored >= EMBED_CHECK:",
+        "get ../../etc/passwd\nError: refusing '../../etc/passwd': it climbs out with '..'",
+        "the variable holding postgresql://user:password@host/db",
+        'r"(?:api[ _-]?keys?|credentials?|passwords?|passphrases?|secrets?|tokens?|"',
     ],
 )
 def test_look_alikes_are_left_alone(text: str) -> None:

@@ -164,6 +164,10 @@ def _value_after(
     for index, token in enumerate(tokens):
         if token.newline and index > 0 and not previous_connector:
             return None  # a value on the next line only right after "password:" or the label
+        if index == 0 and token.kind in ("word", "quoted") and token.start == start:
+            return None  # `passwords?|…`: the label is part of a longer token
+        if strength == "weak" and token.newline:
+            return None  # "pw", "pass", "key": their value is on their line (not Python's `pass`)
         if _is_connector(token):
             after_connector = previous_connector = True
             continue
@@ -172,8 +176,8 @@ def _value_after(
             span = _read(text, label, family, strength, token, after_connector)
             if span is not None:
                 return span
-        if after_connector or token.kind == "cjk":
-            return None  # only the first word after the connector is the value
+        if after_connector or token.kind == "cjk" or token.newline:
+            return None  # only the first word after the connector (or the line break) is it
         lowered = token.text.lower().strip(",.;:()")
         if lowered in _STOP or _CLAUSE_END.search(token.text) or token.text[:1] in "$<{%":
             return None
@@ -192,8 +196,8 @@ def _label_at(text: str, lowered: str, match: re.Match[str]) -> tuple[str, str] 
     start, end = match.span()
     if not UNSPACED.match(phrase):
         before = lowered[max(0, start - 2) : start]
-        if before[-1:].isalnum():
-            return None  # inside a word: `compass`, `1Password`
+        if before[-1:].isalnum() or (before and before[-1] in ":@"):
+            return None  # inside a word or a URL: `compass`, `1Password`, `user:password@`
         if before[-1:] == "-" and before[:1].isalnum() and not text[start].isupper():
             # `<your-password>`, `/reset-password?`: part of a name; a compound noun keeps
             # its capital (`GPG-Passphrase`, `Root-Passwort`) and is a context word

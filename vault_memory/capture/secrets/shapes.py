@@ -294,9 +294,12 @@ def shaped(text: str, lowered: str) -> list[ShapeFound]:
         for match in shape.regex.finditer(text):
             group = shape.group if match.group(shape.group) is not None else shape.group + 1
             value = match.group(group)
-            if value is None or (shape.valid is not None and not shape.valid(value, match)):
+            if value is None:
                 continue
-            end = match.end(group) - (len(value) - len(value.rstrip(",;.")))
+            value = value.rstrip(",;.")  # the sentence's punctuation, not the secret's
+            if shape.valid is not None and not shape.valid(value, match):
+                continue
+            end = match.start(group) + len(value)
             found.append(ShapeFound(match.start(group), end, shape.kind))
     for start, end in seed_phrases(text):
         found.append(ShapeFound(start, end, "seed-phrase"))

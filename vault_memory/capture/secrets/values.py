@@ -18,6 +18,7 @@ PLACEHOLDER = re.compile(
     r"^(?:<[^>]*>?|\$\{?[A-Za-z_][\w]*\}?.*|\$\(.*|\{\{.*|\{%.*|%\(?\w*\)?s|%\w+%|"
     r"[*•●·x.…_\-]{3,}|[X]{3,}\w*|\w*[xX*]{6,}|(?:your|my|the)[_-]\w+|\w*(?:replace|change)[_-]?me\w*"
     r"|\[redacted.*|\[.*\]|None|null|nil|undefined|true|false|str|int|bytes|string|env\(.*|os\.environ.*"
+    r"|(?:my|your|the)?(?:password|passwd|pass|pwd|pw|secret|token|user|username|changeme)"
     r"|process\.env.*)$",
     re.I,
 )
@@ -42,7 +43,7 @@ _PATH_URL_MAIL = re.compile(
     re.I,
 )
 _CODE = re.compile(
-    r"\w\(|^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+$|^[\W_]*[(\[{}\])]|[)}\]>]$|^[.,;(<>]"
+    r"\w\(|^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+$|^[\W_]*[(\[{}\])]|[)}\]>]$|^[.,;(<>]|\\[ntr]$"
 )
 # Keys meant to be public: Stripe's publishable keys, Nostr and age public keys, SSH public keys
 _PUBLIC_KEY = re.compile(
@@ -67,7 +68,7 @@ def _classes(value: str) -> tuple[bool, bool, bool, bool]:
 def ordinary(value: str) -> bool:
     """Not a secret whatever names it: a placeholder, a reference, a path, a URL, a date, a
     version, a number with its unit, code, a password manager's name."""
-    bare = value.strip("\"'`«»„“”‘’「」『』")
+    bare = value.rstrip(",;.").strip("\"'`«»„“”‘’「」『』")
     return bool(
         not bare
         or PLACEHOLDER.match(bare)
@@ -108,6 +109,8 @@ def password_like(value: str, *, quoted: bool = False, strict: bool = False) -> 
         return symbol and digit and not strict
     if digit:
         return True
+    if re.fullmatch(r"[\w.]+", value):
+        return False  # an identifier: `OBSIDIAN_SETTINGS`, `settings.db_password`
     # letters and symbols: a symbol inside (not a sentence's comma), not words joined by
     # hyphens or apostrophes ("case-sensitive", "d'accès")
     core = value.strip(".,;:!?)(")
