@@ -67,15 +67,6 @@ def cannot_write(path: Path | str, exc: OSError, relpath: str | None = None) -> 
     return CannotWriteError(relpath or str(path), exc.strerror or str(exc))
 
 
-def hard_links(path: Path) -> int:
-    """How many names the regular file at `path` has (1 for a normal file; 0 if unreadable)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return 0
-    return st.st_nlink if stat.S_ISREG(st.st_mode) else 1
-
-
 def foreign_links(st: os.stat_result, allow_hardlinks: bool) -> int:
     """The hard links of a file with this stat when they make it foreign (a regular file with
     more than one, hard links not allowed), else 0. Costs nothing: the stat is the caller's."""
