@@ -73,6 +73,40 @@ class UnreadableNoteError(VaultError):
         super().__init__(f"{relpath}: {reason}")
 
 
+#: Why a file with several hard links is left alone: a hard link is a second name of the same
+#: file, made anywhere on the disk, so no path check can tell whose file it is.
+HARD_LINKS = "it has {links} hard links, so it may be another scope's file or one outside the vault"
+#: The one setting that lets them through (the vault's own vault.toml, or its variable).
+ALLOW_HARDLINKS = (
+    "set [security] allow_hardlinks = true in vault.toml if every hard link in this vault is yours"
+)
+
+
+def left_out_for_links(paths: list[str]) -> str:
+    """The one warning for the files a read left out for their hard links (a few named)."""
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    files = "1 file" if len(paths) == 1 else f"{len(paths)} files"
+    return (
+        f"left out {files} with several hard links (each may be another scope's file or one "
+        f"outside the vault): {shown}. `vault status` lists them; {ALLOW_HARDLINKS}."
+    )
+
+
+class HardLinkedError(UnreadableNoteError):
+    """A file with more than one hard link, refused by a read or a write: it may be a file of
+    another scope or one outside the vault ([security] allow_hardlinks lets it through)."""
+
+    def __init__(self, relpath: str, links: int) -> None:
+        self.relpath = relpath
+        self.links = links
+        self.reason = HARD_LINKS.format(links=links)
+        VaultError.__init__(
+            self,
+            f"{relpath}: {self.reason}; nothing was read or written. Find its other names "
+            f"with `find . -samefile {relpath}`, or {ALLOW_HARDLINKS}.",
+        )
+
+
 class LineRangeError(VaultError):
     def __init__(self, relpath: str, start: int, end: int, total: int) -> None:
         super().__init__(

@@ -23,11 +23,14 @@ from typing import TYPE_CHECKING, Any
 from . import clock
 from .config import CACHE_DIR, CONFIG_FILE, Config, find_vault_root, load_config
 from .errors import (
+    ALLOW_HARDLINKS,
+    HARD_LINKS,
     CannotWriteError,
     LineRangeError,
     LineRangeSyntaxError,
     UnreadableNoteError,
     VaultError,
+    left_out_for_links,
 )
 from .files import (
     DAILY_DIR,
@@ -433,10 +436,29 @@ class Vault:
                 today=today,
                 settings=self._rank_settings(),
             )
+        self._say_what_was_left_out(hits)
         from .search import record
 
         record(self.cache_dir, hits)
         return hits
+
+    def _say_what_was_left_out(self, hits: SearchResults) -> None:
+        """Tell, with the hits and once on stderr, which files this view may see the index
+        leaves out for their hard links (as its runs found them: no stat here)."""
+        from .index import CorruptIndexError
+
+        try:
+            linked = sorted(p for p in self._index.hard_linked() if self.layout.sees(p))
+        except (sqlite3.DatabaseError, CorruptIndexError, VaultError):
+            return
+        if linked:
+            hits.warnings.append(left_out_for_links(linked))
+            self._say_left_out(linked)
+
+    def _say_left_out(self, paths: list[str]) -> None:
+        """Warn that a read left out `paths` for their hard links, in one line, each file
+        once (the index's runs, a search and the context block it feeds share the record)."""
+        self._index.say_left_out(paths)
 
     def prepare_search(self, mode: str = "hybrid") -> None:
         """Load what a search needs (the unit table, and the query encoder unless `mode` is
@@ -582,8 +604,10 @@ class Vault:
             report.findings.append(
                 Finding(
                     relpath,
-                    f"has {links} hard links (it may be a file outside the vault)",
-                    "the agent tools refuse it unless [security] allow_hardlinks = true",
+                    f"{HARD_LINKS.format(links=links)}: left out of the index, neither read "
+                    "nor written",
+                    f"find its other names with `find . -samefile {relpath}` and remove the "
+                    f"link if it is not meant; or {ALLOW_HARDLINKS}",
                 )
             )
         if verify:
@@ -603,13 +627,13 @@ class Vault:
         return found
 
     def _hard_linked(self) -> list[tuple[str, int]]:
+        """The files of the vault left alone for their hard links (none when allowed)."""
         from .index import indexer
 
-        return [
-            (path, st.st_nlink)
-            for path, st in sorted(indexer.scan(self.root).items())
-            if st.st_nlink > 1
-        ]
+        linked: dict[str, int] = {}
+        allow = self.config.security.allow_hardlinks
+        indexer.scan(self.root, allow_hardlinks=allow, hard_linked=linked)
+        return sorted(linked.items())
 
     # -- links ------------------------------------------------------------------------------
 
@@ -763,19 +787,14 @@ class Vault:
 
     def get(self, path: str, start: int | None = None, end: int | None = None) -> GetResult:
         """A file of the vault, or lines START-END of it (1-based, inclusive). Bound to a
-        scope, only a file the scope may see (`ScopeAccessError` otherwise)."""
+        scope, only a file the scope may see (`ScopeAccessError` otherwise). A file with
+        several hard links is refused (`HardLinkedError`) unless [security] allow_hardlinks."""
         real, relpath = self.layout.resolve(path)
         if real.is_dir():
             raise UnreadableNoteError(relpath, "is a folder; give a file path")
-        links = fsutil.hard_links(real)
-        if links > 1:
-            log.warning(
-                "%s has %d hard links: it may be a file outside the vault (the agent "
-                "tools refuse it unless [security] allow_hardlinks = true).",
-                relpath,
-                links,
-            )
-        note = fsutil.read_text(real, relpath, self.config.index.max_file_bytes)
+        note = fsutil.read_text(
+            real, relpath, self.config.index.max_file_bytes, self.layout.allow_hardlinks
+        )
         lines = fsutil.split_lines(note.text)
         total = len(lines)
         if start is None:
@@ -805,41 +824,22 @@ class Vault:
 
         return Manager(self.layout, MAX_ENTRY_BYTES).run(content, action, id, force)
 
-    def context(
-        self, max_tokens: int = 2000, query: str | None = None, *, agent: bool = False
-    ) -> str:
+    def context(self, max_tokens: int = 2000, query: str | None = None) -> str:
         """A block for a system prompt: MEMORY.md, today's and yesterday's logs and, with a
         query, the most relevant hits not already shown, within `max_tokens` (counted offline
-        by the bundled tokenizer). A cut MEMORY.md is announced in the block. `agent`: read
-        as the agent tools read (a file with several hard links is left out, unless
-        `[security] allow_hardlinks`)."""
-        return self.context_block(max_tokens, query, agent=agent).text
+        by the bundled tokenizer). A cut MEMORY.md is announced in the block. A file with
+        several hard links is left out (with a warning) unless [security] allow_hardlinks."""
+        return self.context_block(max_tokens, query).text
 
     def context_block(
-        self,
-        max_tokens: int = 2000,
-        query: str | None = None,
-        today: dt.date | None = None,
-        *,
-        agent: bool = False,
+        self, max_tokens: int = 2000, query: str | None = None, today: dt.date | None = None
     ) -> ContextBlock:
         """`context` with what went in: parts, notices, token count (for `--json`)."""
         from .search import build_context
 
-        refuse = None
-        if agent and not self.config.security.allow_hardlinks:
-            from .files import fsutil
-
-            def refuse(real: Path, relpath: str) -> str | None:
-                links = fsutil.hard_links(real)
-                if links <= 1:
-                    return None
-                return (
-                    f"it has {links} hard links, so it may be a file outside the vault "
-                    "(set [security] allow_hardlinks = true to allow it)"
-                )
-
-        return build_context(self.layout, self.search, max_tokens, query, today, refuse=refuse)
+        return build_context(
+            self.layout, self.search, max_tokens, query, today, left_out=self._say_left_out
+        )
 
     # -- dreaming ---------------------------------------------------------------------------
 
@@ -994,7 +994,13 @@ class Vault:
         return [
             block
             for layout in layouts
-            for block in scan_sessions(self.root, max_bytes, session_id, folder=layout.daily_dir)
+            for block in scan_sessions(
+                self.root,
+                max_bytes,
+                session_id,
+                folder=layout.daily_dir,
+                allow_hardlinks=self.config.security.allow_hardlinks,
+            )
         ]
 
     # -- transcripts: sessions/ --------------------------------------------------------------
@@ -1016,7 +1022,9 @@ class Vault:
         heads = [
             transcript_head(path, relpath, name, day)
             for folder in self._transcript_folders()
-            for path, relpath, name, day in transcript_files(self.root, folder)
+            for path, relpath, name, day in transcript_files(
+                self.root, folder, self.config.security.allow_hardlinks
+            )
         ]
         return sorted(heads, key=lambda t: (t.updated, t.path), reverse=True)
 
@@ -1025,8 +1033,9 @@ class Vault:
         messages, redacted, with their `parent:` threads. "last": the one updated last."""
         from .sessions import locate_transcript, read_transcript
 
-        relpath = locate_transcript(self.root, self._transcript_folders(), session)
-        return read_transcript(self.root, relpath, self.config.index.max_file_bytes)
+        allow = self.config.security.allow_hardlinks
+        relpath = locate_transcript(self.root, self._transcript_folders(), session, allow)
+        return read_transcript(self.root, relpath, self.config.index.max_file_bytes, allow)
 
     def record_transcript(
         self,
@@ -1110,6 +1119,7 @@ class Vault:
             self.config.index.max_file_bytes,
             day,
             limit,
+            self.config.security.allow_hardlinks,
         )
 
     def prune_sessions(self, older_than_days: int | str, dry_run: bool = False) -> PruneReport:
@@ -1125,6 +1135,7 @@ class Vault:
             days,
             dry_run,
             git_commit=self.config.dream.git_commit,
+            allow_hardlinks=self.config.security.allow_hardlinks,
         )
 
     def prune_sessions_if_due(self) -> PruneReport | None:

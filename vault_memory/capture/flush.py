@@ -24,9 +24,11 @@ choice is made under the append's lock, from the file as it is then.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
+import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -172,10 +174,12 @@ def scan_sessions(
     every_session_within: tuple[dt.date, dt.date] | None = None,
     folder: str = DAILY_DIR,
     only: Collection[str] | None = None,
+    allow_hardlinks: bool = False,
 ) -> list[SessionBlock]:
     """The flush blocks of every daily log in `folder` (of one session, when given), oldest
     first. The logs dated within `every_session_within` (first, last day) give the blocks of
-    every session. `only`: read only these logs (a caller that knows which hold anything)."""
+    every session. `only`: read only these logs (a caller that knows which hold anything). A
+    log with several hard links is not read unless `allow_hardlinks` (said on stderr)."""
     blocks: list[SessionBlock] = []
     for path, relpath in daily_logs(root, folder, only):
         wanted = session
@@ -185,7 +189,7 @@ def scan_sessions(
                 wanted = None
         needle = f"session {wanted}" if wanted else "flush"
         try:
-            text = fsutil.read_text(path, relpath, max_bytes).text
+            text = fsutil.read_text(path, relpath, max_bytes, allow_hardlinks).text
         except VaultError as exc:
             log.warning("%s; its flushed entries are not seen", exc)
             continue
@@ -364,6 +368,7 @@ def flush_conversation(
 
     def write_entries() -> FlushReport:
         max_bytes = layout.config.index.max_file_bytes
+        links_ok = _refuse_linked(layout, path, relpath)  # first, before anything is done
         candidates = _extract(layout, clean, session_id, report, counts, max_bytes, when.date())
         report.redactions = dict(counts)
 
@@ -382,6 +387,7 @@ def flush_conversation(
             folder,
             title,
             logs,
+            links_ok,
         )
         if dry_run or not block:
             return report
@@ -398,11 +404,12 @@ def flush_conversation(
                 folder,
                 title,
                 logs,
+                links_ok,
             )
             if not block:
                 return report
             if path.exists():  # refuse to append to a binary or broken file
-                fsutil.read_text(path, relpath, max_bytes)
+                fsutil.read_text(path, relpath, max_bytes, links_ok)
             path.parent.mkdir(parents=True, exist_ok=True)
             heading, *body = block.strip("\n").split("\n")
             entries = "\n".join(body) + "\n"
@@ -420,6 +427,7 @@ def flush_conversation(
                 block,
                 create_with=layout.daily_header(when.date()),
                 compose=continue_or_open,
+                allow_hardlinks=links_ok,
             )
         if open_block:
             report.continued, report.text = True, entries
@@ -436,6 +444,14 @@ def flush_conversation(
         except VaultError as exc:
             _warn(report, f"the transcript was not written: {exc}")
     return report
+
+
+def _refuse_linked(layout: Layout, path: Path, relpath: str) -> bool:
+    """`HardLinkedError` when the day's log has several hard links and they are not allowed;
+    else whether they are."""
+    with contextlib.suppress(FileNotFoundError):
+        fsutil.refuse_links(os.stat(path), relpath, layout.allow_hardlinks)
+    return layout.allow_hardlinks
 
 
 def _open_block_line(relpath: str, text: str, heading: str) -> int | None:
@@ -472,7 +488,13 @@ def _extract(
     if client is not None:
         recorded = [
             text
-            for b in scan_sessions(layout.root, max_bytes, session_id, folder=layout.daily_dir)
+            for b in scan_sessions(
+                layout.root,
+                max_bytes,
+                session_id,
+                folder=layout.daily_dir,
+                allow_hardlinks=layout.allow_hardlinks,
+            )
             for _, text in b.entries
         ]
         try:
@@ -515,13 +537,14 @@ def _select_new(
     folder: str = DAILY_DIR,
     title: str | None = None,
     logs: Collection[str] | None = None,
+    allow_hardlinks: bool = False,
 ) -> str:
     """Fill the report with the entries not flushed yet (by this session in any log of
     `folder`, by any session in its logs dated within `near`); return the block to append
     ("" when nothing is new)."""
     own: set[str] = set()
     elsewhere: dict[str, set[str]] = {}
-    for found in scan_sessions(root, max_bytes, session_id, near, folder, logs):
+    for found in scan_sessions(root, max_bytes, session_id, near, folder, logs, allow_hardlinks):
         for _, text in found.entries:
             if found.session == session_id:
                 own.add(entry_key(text))

@@ -159,6 +159,7 @@ class Dreamer:
         self.writer_lock = writer_lock
         self._now = now
         self.layout = Layout(config)  # the scope's files, when the settings are bound to one
+        self.links_ok = self.layout.allow_hardlinks  # else files with several links: refused
         self.memory_file = self.layout.memory_relpath
         self.archive_file = f"{self.layout.diary_dir}/archive.md"
         self.backup_dir = f"{self.layout.diary_dir}/.backup"
@@ -366,7 +367,7 @@ class Dreamer:
         max_bytes = self.config.index.max_file_bytes
         memory_path, _ = self.layout.resolve_own(self.memory_file)
         try:
-            memory_file = fsutil.read_text(memory_path, self.memory_file, max_bytes)
+            memory_file = fsutil.read_text(memory_path, self.memory_file, max_bytes, self.links_ok)
             memory_text, memory_sha = memory_file.text, memory_file.sha256
         except NoteNotFoundError:
             memory_text, memory_sha = "", None
@@ -375,7 +376,7 @@ class Dreamer:
         for relpath in self._dated(self.layout.daily_dir, start, end):
             try:
                 real, _ = self.layout.resolve_own(relpath)
-                note_file = fsutil.read_text(real, relpath, max_bytes)
+                note_file = fsutil.read_text(real, relpath, max_bytes, self.links_ok)
             except VaultError as exc:
                 log.warning("%s (this daily log is left out of the dream)", exc)
                 continue
@@ -420,7 +421,7 @@ class Dreamer:
         for relpath in self._dated(self.layout.diary_dir, since, None):
             try:
                 real, _ = self.layout.resolve_own(relpath)
-                text = fsutil.read_text(real, relpath, 50_000_000).text
+                text = fsutil.read_text(real, relpath, 50_000_000, self.links_ok).text
             except VaultError as exc:
                 log.warning("%s (its dream records are skipped)", exc)
                 continue
@@ -482,13 +483,14 @@ class Dreamer:
                     ),
                     None,
                     self.journal_file,
+                    self.links_ok,
                 )
                 undo.append(lambda: journal.unlink(missing_ok=True))
                 fsutil.kill_point("dream.after-journal")
                 if record.backup:
                     backup_path = self._prepare(record.backup)
                     fsutil.write_atomic(
-                        backup_path, inputs.memory_text, None, relpath=record.backup
+                        backup_path, inputs.memory_text, None, record.backup, self.links_ok
                     )
                     undo.append(backup_path.unlink)
                     fsutil.kill_point("dream.after-backup")
@@ -498,7 +500,11 @@ class Dreamer:
                 if plan.changes_memory:
                     try:
                         fsutil.write_atomic(
-                            memory_path, new_text, inputs.memory_sha, relpath=self.memory_file
+                            memory_path,
+                            new_text,
+                            inputs.memory_sha,
+                            self.memory_file,
+                            self.links_ok,
                         )
                     except NoteChangedError:
                         raise NoteChangedError(self.memory_file, "the dream") from None
@@ -512,7 +518,10 @@ class Dreamer:
                         )
                     )
                 fsutil.append_entry(
-                    diary_path, entry, create_with=DIARY_TITLE.format(date=now.date().isoformat())
+                    diary_path,
+                    entry,
+                    create_with=DIARY_TITLE.format(date=now.date().isoformat()),
+                    allow_hardlinks=self.links_ok,
                 )
                 fsutil.kill_point("dream.after-diary")
             except BaseException:
@@ -563,7 +572,10 @@ class Dreamer:
                     for r in parse_records(diary_rel, diary_text)
                 ):
                     fsutil.append_entry(
-                        diary_path, entry, create_with=DIARY_TITLE.format(date=Path(diary_rel).stem)
+                        diary_path,
+                        entry,
+                        create_with=DIARY_TITLE.format(date=Path(diary_rel).stem),
+                        allow_hardlinks=self.links_ok,
                     )
                     done.append(
                         f"completed the dream of {data['id']}: its record was added to {diary_rel}"
@@ -622,6 +634,7 @@ class Dreamer:
                     self._prepare(diary_rel),
                     entry,
                     create_with=DIARY_TITLE.format(date=now.date().isoformat()),
+                    allow_hardlinks=self.links_ok,
                 )
         except (OSError, VaultError) as error:
             log.warning("could not record the refusal in %s: %s", diary_rel, error)
@@ -682,7 +695,12 @@ class Dreamer:
     ) -> dict[str, Any]:
         path = self._prepare(self.archive_file)
         state = self._archive_state(plan, dream_id)
-        fsutil.append_entry(path, self._archive_block(plan, dream_id), create_with=ARCHIVE_TITLE)
+        fsutil.append_entry(
+            path,
+            self._archive_block(plan, dream_id),
+            create_with=ARCHIVE_TITLE,
+            allow_hardlinks=self.links_ok,
+        )
         undo.append(lambda: None if self._truncate_archive(path, state) else None)
         return state
 
@@ -700,7 +718,9 @@ class Dreamer:
         prefix = data[: state["before_size"]]
         if fsutil.sha256_bytes(prefix) != state["before_sha256"]:
             return False
-        fsutil.write_atomic(path, prefix.decode("utf-8"), state["after_sha256"], state["path"])
+        fsutil.write_atomic(
+            path, prefix.decode("utf-8"), state["after_sha256"], state["path"], self.links_ok
+        )
         return True
 
     def _restore(self, path: Path, text: str, sha: str | None, current: str) -> None:
@@ -709,7 +729,7 @@ class Dreamer:
                 if fsutil.sha256_bytes(path.read_bytes()) == current:
                     path.unlink()
             return
-        fsutil.write_atomic(path, text, current, relpath=self.memory_file)
+        fsutil.write_atomic(path, text, current, self.memory_file, self.links_ok)
 
     def _commit(self, report: DreamReport, paths: list[str], message: str) -> None:
         if not self.config.dream.git_commit or not paths or not gitops.in_repository(self.root):
@@ -768,7 +788,7 @@ class Dreamer:
         now = self.now()
         memory_path, _ = self.layout.resolve_own(self.memory_file)
         try:
-            current = fsutil.read_text(memory_path, self.memory_file, 50_000_000)
+            current = fsutil.read_text(memory_path, self.memory_file, 50_000_000, self.links_ok)
             current_text, current_sha = current.text, current.sha256
         except NoteNotFoundError:
             current_text, current_sha = "", None
@@ -782,7 +802,7 @@ class Dreamer:
         if target.memory_before is not None:
             try:
                 real, _ = self.layout.resolve_own(target.backup or "")
-                backup = fsutil.read_text(real, target.backup, 50_000_000)
+                backup = fsutil.read_text(real, target.backup, 50_000_000, self.links_ok)
             except VaultError as exc:
                 raise UndoError(
                     f"cannot undo the dream of {target.id}: its backup of MEMORY.md "
@@ -809,7 +829,9 @@ class Dreamer:
                 self._restore(memory_path, "", None, current_sha or "")
             else:
                 try:
-                    fsutil.write_atomic(memory_path, restored_text, current_sha, self.memory_file)
+                    fsutil.write_atomic(
+                        memory_path, restored_text, current_sha, self.memory_file, self.links_ok
+                    )
                 except NoteChangedError:
                     raise NoteChangedError(self.memory_file, "the undo") from None
             archive_note = "untouched (that dream archived nothing)"
@@ -843,7 +865,10 @@ class Dreamer:
             ]
             entry = render_entry(f"{now:%H:%M} · undo", facts, [], report.diff, record)
             fsutil.append_entry(
-                diary_path, entry, create_with=DIARY_TITLE.format(date=now.date().isoformat())
+                diary_path,
+                entry,
+                create_with=DIARY_TITLE.format(date=now.date().isoformat()),
+                allow_hardlinks=self.links_ok,
             )
             written.append(diary_rel)
         report.written = written

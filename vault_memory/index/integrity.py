@@ -298,7 +298,10 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
     for relpath in sorted(disk):
         try:
             note_file = fsutil.read_text(
-                config.root / relpath, relpath, config.index.max_file_bytes
+                config.root / relpath,
+                relpath,
+                config.index.max_file_bytes,
+                config.security.allow_hardlinks,
             )
         except VaultError:
             continue  # unreadable files are skipped by the indexer too

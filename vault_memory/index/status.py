@@ -132,7 +132,13 @@ def status(config: Config) -> dict[str, Any]:
     }
     viewer = config.scope
     others: set[str] = set()
-    disk = scan(config.root, skipped=info["skipped"], scope=viewer, others=others)
+    disk = scan(
+        config.root,
+        skipped=info["skipped"],  # hard-linked files too, with the reason and the setting
+        scope=viewer,
+        others=others,
+        allow_hardlinks=config.security.allow_hardlinks,
+    )
     shown: list[str] | None = None
     if viewer is not None:
         shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]

@@ -79,8 +79,10 @@ def prune_transcripts(
     dry_run: bool = False,
     git_commit: bool = True,
     now: dt.datetime | None = None,
+    allow_hardlinks: bool = False,
 ) -> PruneReport:
-    """Delete the transcripts in `folders` last updated more than `older_than_days` ago."""
+    """Delete the transcripts in `folders` last updated more than `older_than_days` ago (one
+    with several hard links is neither read nor deleted, unless `allow_hardlinks`)."""
     if older_than_days < 0:
         raise VaultError(f"--older-than {older_than_days}d: give 0 days or more.")
     now = (now or clock.now()).replace(tzinfo=None)
@@ -88,7 +90,7 @@ def prune_transcripts(
     report = PruneReport(older_than_days, cutoff.isoformat(timespec="seconds"), dry_run)
     chosen: list[tuple[Path, str]] = []
     for folder in folders:
-        for path, relpath, session, day in transcript_files(root, folder):
+        for path, relpath, session, day in transcript_files(root, folder, allow_hardlinks):
             if note_kind(relpath) != "session":  # never anything but a transcript
                 continue
             if _last_update(path, relpath, session, day) < cutoff:

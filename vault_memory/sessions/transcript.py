@@ -384,8 +384,12 @@ def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
 
-def transcript_files(root: Path, folder: str) -> list[tuple[Path, str, str, str]]:
-    """(path, vault-relative path, session, day) of every transcript in `folder`, by name."""
+def transcript_files(
+    root: Path, folder: str, allow_hardlinks: bool = False
+) -> list[tuple[Path, str, str, str]]:
+    """(path, vault-relative path, session, day) of every transcript in `folder`, by name:
+    not one with several hard links (another scope's, or outside the vault?) unless
+    `allow_hardlinks`."""
     base = root / folder
     if not base.is_dir():
         return []
@@ -400,6 +404,11 @@ def transcript_files(root: Path, folder: str) -> list[tuple[Path, str, str, str]
         except VaultError:
             continue  # a symlink leading outside the vault is never read
         if scope_of(real_relpath) != scope_of(relpath):
+            continue
+        try:
+            if fsutil.foreign_links(real.stat(), allow_hardlinks):
+                continue
+        except OSError:
             continue
         found.append((real, relpath, match["session"], match["day"]))
     return found
@@ -582,9 +591,15 @@ def _yaml_scalar(value: str) -> str:
     return value
 
 
-def read_transcript(root: Path, relpath: str, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> Transcript:
+def read_transcript(
+    root: Path,
+    relpath: str,
+    max_bytes: int = MAX_TRANSCRIPT_BYTES,
+    allow_hardlinks: bool = False,
+) -> Transcript:
     real, relpath = fsutil.resolve_in_vault(root, relpath)
-    text = fsutil.read_text(real, relpath, max(max_bytes, MAX_TRANSCRIPT_BYTES)).text
+    limit = max(max_bytes, MAX_TRANSCRIPT_BYTES)
+    text = fsutil.read_text(real, relpath, limit, allow_hardlinks).text
     found = parse_transcript(relpath, text)
     found.text = text
     return found
@@ -619,10 +634,11 @@ def append_transcript(
         path, relpath = layout.resolve_own(found[1])
     report = TranscriptReport(relpath, session, 0, 0)
     max_bytes = max(layout.config.index.max_file_bytes, MAX_TRANSCRIPT_BYTES)
+    links_ok = layout.allow_hardlinks
     looked: dict[str, Any] = {}
     if path.exists():
         # A first look without the lock: the same conversation again writes nothing.
-        read = fsutil.read_text(path, relpath, max_bytes)
+        read = fsutil.read_text(path, relpath, max_bytes, links_ok)
         keys = marker_keys(read.text)
         if not new_from([k for _, k in keys], turns):
             report.held = len(keys)
@@ -666,15 +682,18 @@ def append_transcript(
     scope = scope_text(layout.scope)
     with fsutil.lock_file(layout.cache_dir / "transcripts.lock", "transcript", LOCK_TIMEOUT):
         if path.exists():
-            read = fsutil.read_text(path, relpath, max_bytes)
+            read = fsutil.read_text(path, relpath, max_bytes, links_ok)
             text = blocks(read.text, read.sha256)
             if text:
-                fsutil.append_entry(path, text)
+                fsutil.append_entry(path, text, allow_hardlinks=links_ok)
         else:
             text = blocks(None)
             if text:
                 fsutil.append_entry(
-                    path, text, create_with=header(session, scope, title or title_of(turns), when)
+                    path,
+                    text,
+                    create_with=header(session, scope, title or title_of(turns), when),
+                    allow_hardlinks=links_ok,
                 )
     return report
 
@@ -701,6 +720,8 @@ def _move_updated(path: Path, text: str, when: dt.datetime) -> None:
     offset = len(text[: match.start(2)].encode("utf-8"))
     fd = os.open(path, os.O_WRONLY)
     try:
+        if os.fstat(fd).st_nlink > 1:  # never written through a hard link (allowed ones too)
+            return
         os.pwrite(fd, value.encode("ascii"), offset)
         os.fsync(fd)
     finally:
@@ -720,7 +741,9 @@ def transcript_head(path: Path, relpath: str, session: str, day: str) -> Transcr
     return head
 
 
-def locate_transcript(root: Path, folders: Sequence[str], session: str) -> str:
+def locate_transcript(
+    root: Path, folders: Sequence[str], session: str, allow_hardlinks: bool = False
+) -> str:
     """The vault-relative path of the transcript of `session` in `folders` ("last": the one
     updated last). `TranscriptNotFoundError` when there is none."""
     from ..capture import check_session_id
@@ -729,7 +752,7 @@ def locate_transcript(root: Path, folders: Sequence[str], session: str) -> str:
         heads = [
             (transcript_head(path, relpath, name, day).updated, path.stat().st_mtime_ns, relpath)
             for folder in folders
-            for path, relpath, name, day in transcript_files(root, folder)
+            for path, relpath, name, day in transcript_files(root, folder, allow_hardlinks)
         ]
         if not heads:
             raise TranscriptNotFoundError("last")

@@ -123,7 +123,9 @@ class LogTracker:
                 self.days[relpath] = day
         self.sessions: dict[str, set[str]] = {}
         max_bytes = layout.config.index.max_file_bytes
-        for block in scan_sessions(layout.root, max_bytes, folder=layout.daily_dir):
+        for block in scan_sessions(
+            layout.root, max_bytes, folder=layout.daily_dir, allow_hardlinks=layout.allow_hardlinks
+        ):
             self.sessions.setdefault(block.session, set()).add(block.path)
 
     def logs_for(self, session: str, day: dt.date) -> set[str]:
