@@ -1158,7 +1158,7 @@ class Vault:
 
     def import_history(
         self,
-        source: str | Path,
+        source: str | Path | Sequence[str | Path],
         format: str = "auto",
         dry_run: bool = False,
         progress: Progress | None = None,
@@ -1170,14 +1170,18 @@ class Vault:
         a line of the vault's). Importing twice adds nothing; a newer export adds only what
         is new. A file that is unreadable as a whole (unknown format, cut-off JSON) raises
         `ImportFormatError` before anything is written; a conversation that cannot be read is
-        skipped and reported. format: auto, chatgpt, claude, openai or jsonl (an export).
+        skipped and reported. format: auto, chatgpt, claude, openai, jsonl (an export),
+        claude-code or codex (a coding agent's session files, or folders of them such as
+        `~/.claude/projects` and `~/.codex/sessions`: each session dated by its own times,
+        named by its own id, threaded, its tools told in a few words; a line that cannot be
+        read is skipped and named in `bad_lines`). Several sources may be given at once.
         dry_run: report what would be added, write nothing. Each conversation is also kept
         as its transcript (sessions/, titled by its own title; see `record_transcript`)."""
         from .sessions import transcript_for_flush
         from .transfer import import_history
 
         def record(
-            raw: Any, parsed: list[Any], session: str, when: dt.datetime, title: str | None
+            raw: Any, parsed: list[Any] | None, session: str, when: dt.datetime, title: str | None
         ) -> Any:
             return transcript_for_flush(self.layout, raw, parsed, session, when, title=title)
 
