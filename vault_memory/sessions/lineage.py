@@ -27,15 +27,21 @@ if TYPE_CHECKING:
     from .transcript import Turn
 
 
+#: A parent to give a message that simply follows the one before it (whatever that is).
+PREVIOUS = "\u0000previous"
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where a message comes from: its id in its source (`ref`), the id of the message it
-    answers (`parent`, None for the first of a thread) and when it was written (`at`, local
-    wall time)."""
+    answers (`parent`, None for the first of a thread), when it was written (`at`, local
+    wall time) and, when the transcript's own form does not hold all of it, the source's
+    form of it (`form`: JSON the source's reader knows, kept in the marker's meta)."""
 
     ref: str
     parent: str | None = None
     at: dt.datetime | None = None
+    form: str | None = None
 
 
 def new_by_origin(held: Mapping[str, int], incoming: Sequence[Turn]) -> list[Turn]:
@@ -57,8 +63,8 @@ def parents_by_origin(
     held: Mapping[str, int], fresh: Sequence[Turn], first: int
 ) -> list[int | None]:
     """The parent number of each message of `fresh`, numbered from `first`: the message its
-    origin names (held, or appended before it), None for the first of a thread, else the
-    message before it. Pure."""
+    origin names (held, or appended before it), None for the first of a thread, else (a
+    parent not held, or `PREVIOUS`) the message before it. Pure."""
     numbers = dict(held)
     parents: list[int | None] = []
     for offset, turn in enumerate(fresh):

@@ -471,6 +471,8 @@ def render_turn(
         meta["name"] = turn.name
     if turn.origin is not None:
         meta["ref"] = turn.origin.ref
+        if turn.origin.form is not None:
+            meta["form"] = turn.origin.form
     marker = (
         f"<!-- id: {stored_id} · parent: {'-' if parent is None else parent} · "
         f"at: {_stamp(when)} · hash: {turn.key}"
@@ -587,8 +589,10 @@ def parse_transcript(relpath: str, text: str) -> Transcript:
 
 def _turn(role: str, body: list[str], meta: dict[str, Any]) -> Turn:
     name = meta.get("name") if isinstance(meta.get("name"), str) else None
-    ref = meta.get("ref")
-    origin = Origin(ref) if isinstance(ref, str) else None
+    ref, form = meta.get("ref"), meta.get("form")
+    origin = (
+        Origin(ref, form=form if isinstance(form, str) else None) if isinstance(ref, str) else None
+    )
     if meta.get("tool") or role == "tool":
         text = "\n".join(
             line[2:] if line.startswith("> ") else line.lstrip(">") for line in body[1:]
