@@ -338,3 +338,90 @@ def test_tools_in_a_few_words() -> None:
     assert outcome("Exit code 2\nboom") == "exit 2: boom"
     assert outcome("Exit code: 0\nWall time: 1 s\nOutput:\none\ntwo") == "ok · 2 lines"
     assert outcome("boom", exit_code=3) == "exit 3: boom"
+
+
+# -- following sessions as they are written ---------------------------------------------------
+
+
+def test_due_waits_for_a_quiet_session() -> None:
+    from vault_memory.transfer.agentlog import SessionFiles
+    from vault_memory.transfer.follow import Seen, due
+
+    a, b = SessionFiles(Path("a.jsonl")), SessionFiles(Path("b.jsonl"), (Path("b/agent.jsonl"),))
+    seen = {
+        Path("a.jsonl"): Seen((10, 1), since=0.0),
+        Path("b.jsonl"): Seen((10, 1), since=0.0, imported=(10, 1)),
+        Path("b/agent.jsonl"): Seen((5, 2), since=9.0, imported=(4, 1)),
+    }
+    assert due([a, b], seen, now=10.0, quiet=2.0) == [a]  # b's sub-agent is still writing
+    assert due([a, b], seen, now=11.0, quiet=2.0) == [a, b]
+    seen[Path("a.jsonl")].imported = (10, 1)
+    assert due([a, b], seen, now=11.0, quiet=2.0) == [b]
+
+
+def test_a_follower_imports_a_session_in_pieces_as_it_is_written(
+    vault_dir: Path, claude: dict[str, Any]
+) -> None:
+    from vault_memory.transfer import SessionFollower
+
+    vault = Vault(vault_dir)
+    now = [100.0]
+    follower = SessionFollower(
+        vault.layout, claude["folder"], "claude-code", vault._recorder, 2.0, lambda: now[0]
+    )
+    assert follower.poll() is None  # just seen: not quiet yet
+    now[0] += 2.5
+    first = follower.poll()
+    assert first is not None and first.imported == 1
+    held = len(vault.transcript(claude["session"]).messages)
+    now[0] += 5
+    assert follower.poll() is None  # nothing changed
+    records = claude["records"]
+    records.user("Und jetzt die Doku, bitte.", DAY2 + dt.timedelta(minutes=9))
+    fx.write_jsonl(claude["main"], records.records)
+    assert follower.poll() is None  # it just changed: the agent may still be writing
+    now[0] += 2.5
+    second = follower.poll()
+    assert second is not None and second.imported == 1
+    found = vault.transcript(claude["session"])
+    assert len(found.messages) == held + 1
+    assert found.messages[-1].turn.text == "Und jetzt die Doku, bitte."
+
+
+def test_import_follow_runs_until_interrupted(vault_dir: Path, claude: dict[str, Any]) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vault_memory",
+            "--vault",
+            str(vault_dir),
+            "import",
+            str(claude["folder"]),
+            "--follow",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    transcript = vault_dir / "sessions" / f"{local_day(DAY1)}-{claude['session']}.md"
+    deadline = time.monotonic() + 90
+    try:
+        while not (transcript.is_file() and "read replicas" in transcript.read_text("utf-8")):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the session was not imported in time"
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert "1 conversations (claude-code)" in stdout.decode()
+    assert "stopped" in stderr.decode() and "Traceback" not in stderr.decode()

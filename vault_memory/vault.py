@@ -14,6 +14,7 @@ import datetime as dt
 import logging
 import re
 import sqlite3
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -1177,17 +1178,52 @@ class Vault:
         read is skipped and named in `bad_lines`). Several sources may be given at once.
         dry_run: report what would be added, write nothing. Each conversation is also kept
         as its transcript (sessions/, titled by its own title; see `record_transcript`)."""
-        from .sessions import transcript_for_flush
         from .transfer import import_history
 
-        def record(
-            raw: Any, parsed: list[Any] | None, session: str, when: dt.datetime, title: str | None
-        ) -> Any:
-            return transcript_for_flush(self.layout, raw, parsed, session, when, title=title)
-
         return import_history(
-            self.layout, source, format, dry_run, progress or self.progress, record
+            self.layout, source, format, dry_run, progress or self.progress, self._recorder
         )
+
+    def _recorder(
+        self, raw: Any, parsed: list[Any] | None, session: str, when: dt.datetime, title: str | None
+    ) -> Any:
+        """What an import keeps each conversation with: its transcript (sessions/)."""
+        from .sessions import transcript_for_flush
+
+        return transcript_for_flush(self.layout, raw, parsed, session, when, title=title)
+
+    def follow_sessions(
+        self,
+        source: str | Path,
+        format: str = "auto",
+        *,
+        stop: threading.Event | None = None,
+        interval: float = 1.0,
+        quiet: float | None = None,
+        on_import: Callable[[ImportReport], None] | None = None,
+    ) -> None:
+        """Import a coding agent's sessions under `source` (claude-code or codex, a file or a
+        folder such as `~/.claude/projects`) as they are written, until `stop` is set: every
+        `interval` seconds, each session whose files changed and were then quiet for `quiet`
+        seconds is imported again (only its new messages land). `on_import` gets each report."""
+        from .transfer import AGENT_FORMATS, QUIET_SECONDS, SessionFollower, agent_format
+
+        path = Path(source).expanduser()
+        fmt = agent_format(path) if format == "auto" else format
+        if fmt not in AGENT_FORMATS:
+            raise VaultError(
+                f"{path} holds no Claude Code or Codex sessions to follow; give such a file or "
+                "folder, and --format claude-code or --format codex if it is not recognised."
+            )
+        follower = SessionFollower(
+            self.layout, path, fmt, self._recorder, QUIET_SECONDS if quiet is None else quiet
+        )
+        stop = stop or threading.Event()
+        while not stop.is_set():
+            report = follower.poll()
+            if report is not None and on_import is not None:
+                on_import(report)
+            stop.wait(interval)
 
     # -- scopes -----------------------------------------------------------------------------
 

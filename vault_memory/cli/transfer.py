@@ -35,9 +35,16 @@ SHOWN = 5  # positions of what was left out, on stderr
 )
 @click.option("--dry-run", is_flag=True, help="Report what would be added; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
+@click.option(
+    "--follow",
+    is_flag=True,
+    help="Claude Code / Codex: keep importing sessions as they are written (Ctrl-C stops).",
+)
 @scope_option
 @pass_vault
-def import_(vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_json: bool) -> None:
+def import_(
+    vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_json: bool, follow: bool
+) -> None:
     """Bring your history: conversations from ChatGPT, Claude.ai, Claude Code, Codex or any
     OpenAI-style message file into the daily logs, or a `vault export` back into a vault.
 
@@ -53,7 +60,11 @@ def import_(vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_
       vault import backup.jsonl          # a `vault export` of another vault
       vault import ~/.claude/projects --format claude-code
       vault import ~/.codex/sessions/2026/03 --format codex
+      vault import ~/.claude/projects --follow
     """
+    if follow:
+        _follow(vault, sources, fmt, dry_run, as_json)
+        return
     report = vault.import_history(list(sources), format=fmt, dry_run=dry_run)
     if as_json:
         _print_json(report.to_dict())
@@ -67,6 +78,24 @@ def import_(vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_
             click.echo(f"  {where}", err=True)
         if sum(report.left_out.values()) > SHOWN:
             click.echo("  … (--json lists the first 20)", err=True)
+
+
+def _follow(vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_json: bool) -> None:
+    if len(sources) != 1 or dry_run:
+        raise click.UsageError("--follow takes one file or folder, and no --dry-run.")
+
+    def show(report: ImportReport) -> None:
+        if as_json:
+            _print_json(report.to_dict())
+        else:
+            for line in _summary(report):
+                click.echo(line)
+
+    click.echo(f"following {sources[0]} (Ctrl-C stops)", err=True)
+    try:
+        vault.follow_sessions(sources[0], fmt, on_import=show)
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
 
 
 def _summary(report: ImportReport) -> list[str]:

@@ -199,12 +199,25 @@ def import_history(
     """See `Vault.import_history`. `record(messages, parsed, session, when, title)`, when given,
     keeps each conversation itself (the facade hands in the transcript writer, sessions/)."""
     paths = [Path(p).expanduser() for p in ([path] if isinstance(path, str | Path) else path)]
-    report = ImportReport(", ".join(str(p) for p in paths), dry_run)
+    sources = [found for given in paths for found in _sources(given, format)]
+    label = ", ".join(str(p) for p in paths)
+    return import_sources(layout, sources, label, dry_run, progress, record)
+
+
+def import_sources(
+    layout: Layout,
+    sources: Sequence[tuple[Source | AgentSessions, str]],
+    label: str,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    record: Recorder | None = None,
+) -> ImportReport:
+    """Import what `import_history` found (a follower hands in the sessions that changed)."""
+    report = ImportReport(label, dry_run)
     plan: list[tuple[Source | AgentSessions, str, int]] = []
-    for given in paths:
-        for source, fmt in _sources(given, format):
-            plan.append((source, fmt, _count(layout, source, fmt, progress)))
-            report.formats.append(fmt)
+    for source, fmt in sources:
+        plan.append((source, fmt, _count(layout, source, fmt, progress)))
+        report.formats.append(fmt)
     total = sum(count for _, _, count in plan)
     done = 0
 
