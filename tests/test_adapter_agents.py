@@ -279,3 +279,10 @@ def test_a_runner_holds_a_conversation_in_it(
         "user",
         "assistant",
     ]
+
+
+def test_an_item_that_is_no_object_is_refused(vault_dir: Path) -> None:
+    from vault_memory.errors import VaultError
+
+    with pytest.raises(VaultError, match="a session item is a JSON object"):
+        run(VaultSession("odd", vault_dir).add_items(["just text"]))

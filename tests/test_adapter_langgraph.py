@@ -344,3 +344,10 @@ def test_namespaces_below_a_scope(vault_dir: Path) -> None:
     assert (vault_dir / "scopes/org/acme/users/ines/notes/store/k.md").is_file()
     assert store.list_namespaces() == [("users", "ines")]
     assert VaultStore(vault_dir).list_namespaces() == [("org", "acme", "users", "ines")]
+
+
+def test_a_scopes_view_is_refused(vault_dir: Path) -> None:
+    from vault_memory.errors import VaultError
+
+    with pytest.raises(VaultError, match="give VaultStore the vault itself"):
+        VaultStore(Vault(vault_dir).scope("org"))

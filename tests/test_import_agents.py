@@ -413,15 +413,28 @@ def test_import_follow_runs_until_interrupted(vault_dir: Path, claude: dict[str,
         env=env,
     )
     transcript = vault_dir / "sessions" / f"{local_day(DAY1)}-{claude['session']}.md"
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300  # generous: a loaded machine starts Python slowly
+    imported = False
     try:
-        while not (transcript.is_file() and "read replicas" in transcript.read_text("utf-8")):
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline, "the session was not imported in time"
+        while not imported and process.poll() is None and time.monotonic() < deadline:
+            imported = transcript.is_file() and "read replicas" in transcript.read_text("utf-8")
             time.sleep(0.05)
     finally:
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=60)
+        stdout, stderr = process.communicate(timeout=120)
+    assert imported, (process.returncode, stdout, stderr)
     assert process.returncode == 0, stderr
-    assert "1 conversations (claude-code)" in stdout.decode()
-    assert "stopped" in stderr.decode() and "Traceback" not in stderr.decode()
+    assert "following" in stderr.decode() and "stopped" in stderr.decode()
+    assert "Traceback" not in stderr.decode()
+
+
+def test_follow_is_refused_clearly(vault_dir: Path, tmp_path: Path, run_cli: Any) -> None:
+    from .test_cli_basic import error_of
+
+    usage = run_cli("--vault", str(vault_dir), "import", str(tmp_path), str(tmp_path), "--follow")
+    assert usage.exit_code == 2 and "--follow takes one file or folder" in usage.stderr
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    (plain / "chat.json").write_text('[{"role": "user", "content": "hi"}]', encoding="utf-8")
+    result = run_cli("--vault", str(vault_dir), "import", str(plain), "--follow")
+    assert "holds no Claude Code or Codex sessions to follow" in error_of(result)

@@ -1201,11 +1201,13 @@ class Vault:
         interval: float = 1.0,
         quiet: float | None = None,
         on_import: Callable[[ImportReport], None] | None = None,
+        on_start: Callable[[str], None] | None = None,
     ) -> None:
         """Import a coding agent's sessions under `source` (claude-code or codex, a file or a
         folder such as `~/.claude/projects`) as they are written, until `stop` is set: every
         `interval` seconds, each session whose files changed and were then quiet for `quiet`
-        seconds is imported again (only its new messages land). `on_import` gets each report."""
+        seconds is imported again (only its new messages land). `on_import` gets each report;
+        `on_start` the format, once the source is known to hold such sessions."""
         from .transfer import AGENT_FORMATS, QUIET_SECONDS, SessionFollower, agent_format
 
         path = Path(source).expanduser()
@@ -1219,6 +1221,8 @@ class Vault:
             self.layout, path, fmt, self._recorder, QUIET_SECONDS if quiet is None else quiet
         )
         stop = stop or threading.Event()
+        if on_start is not None:
+            on_start(fmt)
         while not stop.is_set():
             report = follower.poll()
             if report is not None and on_import is not None:

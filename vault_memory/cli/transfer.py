@@ -91,9 +91,11 @@ def _follow(vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_
             for line in _summary(report):
                 click.echo(line)
 
-    click.echo(f"following {sources[0]} (Ctrl-C stops)", err=True)
+    def started(found: str) -> None:
+        click.echo(f"following the {found} sessions of {sources[0]} (Ctrl-C stops)", err=True)
+
     try:
-        vault.follow_sessions(sources[0], fmt, on_import=show)
+        vault.follow_sessions(sources[0], fmt, on_import=show, on_start=started)
     except KeyboardInterrupt:
         click.echo("stopped", err=True)
 

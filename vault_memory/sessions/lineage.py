@@ -21,11 +21,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .transcript import Turn
-
+from typing import Protocol, TypeVar
 
 #: A parent to give a message that simply follows the one before it (whatever that is).
 PREVIOUS = "\u0000previous"
@@ -44,7 +40,17 @@ class Origin:
     form: str | None = None
 
 
-def new_by_origin(held: Mapping[str, int], incoming: Sequence[Turn]) -> list[Turn]:
+class Said(Protocol):
+    """A message as these functions see it (a transcript's `Turn`)."""
+
+    @property
+    def origin(self) -> Origin | None: ...
+
+
+T = TypeVar("T", bound=Said)
+
+
+def new_by_origin(held: Mapping[str, int], incoming: Sequence[T]) -> list[T]:
     """The messages of `incoming` whose id the transcript (`held`: id -> message number) does
     not hold yet, each id once. Messages without an id are all new. Pure."""
     seen: set[str] = set()
@@ -60,7 +66,7 @@ def new_by_origin(held: Mapping[str, int], incoming: Sequence[Turn]) -> list[Tur
 
 
 def parents_by_origin(
-    held: Mapping[str, int], fresh: Sequence[Turn], first: int
+    held: Mapping[str, int], fresh: Sequence[Said], first: int
 ) -> list[int | None]:
     """The parent number of each message of `fresh`, numbered from `first`: the message its
     origin names (held, or appended before it), None for the first of a thread, else (a
