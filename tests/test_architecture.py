@@ -4,6 +4,7 @@ up to a higher one, and no module that the facade imports importing the facade b
 
     cli, __init__, __main__                      the doors
     agents (tools, MCP server, window), tools    handed a Vault by their caller
+    adapters (LangGraph store, Agents SDK session)
     vault                                        the facade
     search, capture, dream, live, sessions, transfer      the features
     index                                        the derived cache
@@ -35,12 +36,13 @@ LAYERS = {
     "transfer": 3,
     "vault": 4,
     "agents": 5,
+    "adapters": 5,
     "tools": 5,
     "cli": 6,
     "": 6,  # "": the package's own __init__
     "__main__": 7,
 }
-ABOVE_THE_FACADE = {"agents", "tools", "cli", "", "__main__"}
+ABOVE_THE_FACADE = {"agents", "adapters", "tools", "cli", "", "__main__"}
 
 
 def modules() -> dict[str, Path]:

@@ -14,6 +14,7 @@ import datetime as dt
 import logging
 import re
 import sqlite3
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -1169,7 +1170,7 @@ class Vault:
 
     def import_history(
         self,
-        source: str | Path,
+        source: str | Path | Sequence[str | Path],
         format: str = "auto",
         dry_run: bool = False,
         progress: Progress | None = None,
@@ -1181,20 +1182,63 @@ class Vault:
         a line of the vault's). Importing twice adds nothing; a newer export adds only what
         is new. A file that is unreadable as a whole (unknown format, cut-off JSON) raises
         `ImportFormatError` before anything is written; a conversation that cannot be read is
-        skipped and reported. format: auto, chatgpt, claude, openai or jsonl (an export).
+        skipped and reported. format: auto, chatgpt, claude, openai, jsonl (an export),
+        claude-code or codex (a coding agent's session files, or folders of them such as
+        `~/.claude/projects` and `~/.codex/sessions`: each session dated by its own times,
+        named by its own id, threaded, its tools told in a few words; a line that cannot be
+        read is skipped and named in `bad_lines`). Several sources may be given at once.
         dry_run: report what would be added, write nothing. Each conversation is also kept
         as its transcript (sessions/, titled by its own title; see `record_transcript`)."""
-        from .sessions import transcript_for_flush
         from .transfer import import_history
 
-        def record(
-            raw: Any, parsed: list[Any], session: str, when: dt.datetime, title: str | None
-        ) -> Any:
-            return transcript_for_flush(self.layout, raw, parsed, session, when, title=title)
-
         return import_history(
-            self.layout, source, format, dry_run, progress or self.progress, record
+            self.layout, source, format, dry_run, progress or self.progress, self._recorder
         )
+
+    def _recorder(
+        self, raw: Any, parsed: list[Any] | None, session: str, when: dt.datetime, title: str | None
+    ) -> Any:
+        """What an import keeps each conversation with: its transcript (sessions/)."""
+        from .sessions import transcript_for_flush
+
+        return transcript_for_flush(self.layout, raw, parsed, session, when, title=title)
+
+    def follow_sessions(
+        self,
+        source: str | Path,
+        format: str = "auto",
+        *,
+        stop: threading.Event | None = None,
+        interval: float = 1.0,
+        quiet: float | None = None,
+        on_import: Callable[[ImportReport], None] | None = None,
+        on_start: Callable[[str], None] | None = None,
+    ) -> None:
+        """Import a coding agent's sessions under `source` (claude-code or codex, a file or a
+        folder such as `~/.claude/projects`) as they are written, until `stop` is set: every
+        `interval` seconds, each session whose files changed and were then quiet for `quiet`
+        seconds is imported again (only its new messages land). `on_import` gets each report;
+        `on_start` the format, once the source is known to hold such sessions."""
+        from .transfer import AGENT_FORMATS, QUIET_SECONDS, SessionFollower, agent_format
+
+        path = Path(source).expanduser()
+        fmt = agent_format(path) if format == "auto" else format
+        if fmt not in AGENT_FORMATS:
+            raise VaultError(
+                f"{path} holds no Claude Code or Codex sessions to follow; give such a file or "
+                "folder, and --format claude-code or --format codex if it is not recognised."
+            )
+        follower = SessionFollower(
+            self.layout, path, fmt, self._recorder, QUIET_SECONDS if quiet is None else quiet
+        )
+        stop = stop or threading.Event()
+        if on_start is not None:
+            on_start(fmt)
+        while not stop.is_set():
+            report = follower.poll()
+            if report is not None and on_import is not None:
+                on_import(report)
+            stop.wait(interval)
 
     # -- scopes -----------------------------------------------------------------------------
 

@@ -51,7 +51,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from .. import clock
 from ..errors import VaultError
 from ..files import date_from_name, fsutil, scope_of, scope_text
+from .lineage import Origin, new_by_origin, origins_of, parents_by_origin
 
 if TYPE_CHECKING:
     from ..files import Layout
@@ -119,6 +120,9 @@ class Turn:
     name: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    #: its id in its source and the message it answers, when the source names them
+    #: (lineage.py); not part of what it says (`key`)
+    origin: Origin | None = field(default=None, compare=False)
 
     @cached_property
     def key(self) -> str:
@@ -177,6 +181,7 @@ def turns_from(raw: Any, parsed: Sequence[Any] | None = None) -> list[Turn]:
     items = _raw_items(raw)
     if items is not None and len(items) != len(messages):
         items = None
+    origins = origins_of(items) if items is not None else None
     turns = []
     for index, message in enumerate(messages):
         item = items[index] if items is not None else {}
@@ -209,20 +214,15 @@ def turns_from(raw: Any, parsed: Sequence[Any] | None = None) -> list[Turn]:
                 name,
                 tuple(calls),
                 str(call_id) if message.role == "tool" and call_id is not None else None,
+                origins[index] if origins is not None else None,
             )
         )
     # Secrets out, in one pass over every text and tool call argument.
     texts = [t.text for t in turns] + [c.arguments for t in turns for c in t.tool_calls]
     clean = iter(redact_texts(texts))
-    turns = [Turn(t.role, next(clean), t.name, t.tool_calls, t.tool_call_id) for t in turns]
+    turns = [replace(t, text=next(clean)) for t in turns]
     return [
-        Turn(
-            t.role,
-            t.text,
-            t.name,
-            tuple(ToolCall(c.id, c.name, next(clean)) for c in t.tool_calls),
-            t.tool_call_id,
-        )
+        replace(t, tool_calls=tuple(ToolCall(c.id, c.name, next(clean)) for c in t.tool_calls))
         if t.tool_calls
         else t
         for t in turns
@@ -414,13 +414,15 @@ def transcript_files(
     return found
 
 
-def header(session: str, scope: str, title: str, when: dt.datetime) -> str:
+def header(
+    session: str, scope: str, title: str, when: dt.datetime, updated: dt.datetime | None = None
+) -> str:
     stamp = _stamp(when)
     return (
         "---\n"
         f"session: {json.dumps(session)}\n"
         f"started: {stamp}\n"
-        f"updated: {stamp}\n"
+        f"updated: {_stamp(max(updated or when, when))}\n"
         f"scope: {json.dumps(scope)}\n"
         f"title: {json.dumps(title, ensure_ascii=False)}\n"
         "---\n\n"
@@ -445,7 +447,9 @@ def title_of(turns: Sequence[Turn]) -> str:
 def render_turn(
     stored_id: int, parent: int | None, turn: Turn, when: dt.datetime, started: dt.date
 ) -> str:
-    """One message block (it starts with a blank line)."""
+    """One message block (it starts with a blank line), dated `when` unless its origin says
+    when it was written."""
+    when = written(turn, when)
     stamp = f"{when:%H:%M}" if when.date() == started else f"{when:%Y-%m-%d %H:%M}"
     meta: dict[str, Any] = {}
     body: list[str] = []
@@ -474,6 +478,10 @@ def render_turn(
             meta["calls"] = [[c.id, c.name, c.arguments] for c in turn.tool_calls]
     if turn.name:
         meta["name"] = turn.name
+    if turn.origin is not None:
+        meta["ref"] = turn.origin.ref
+        if turn.origin.form is not None:
+            meta["form"] = turn.origin.form
     marker = (
         f"<!-- id: {stored_id} · parent: {'-' if parent is None else parent} · "
         f"at: {_stamp(when)} · hash: {turn.key}"
@@ -483,6 +491,10 @@ def render_turn(
         marker += " · meta: " + text.replace(">", "\\u003e").replace("\n", "\\n")
     head = f"### {turn.role} · {stamp}\n{marker} -->\n"
     return "\n" + head + ("\n" + "\n".join(body) + "\n" if body else "")
+
+
+def written(turn: Turn, when: dt.datetime) -> dt.datetime:
+    return turn.origin.at if turn.origin is not None and turn.origin.at is not None else when
 
 
 def _quoted(text: str) -> list[str]:
@@ -499,6 +511,33 @@ def _pretty(arguments: str) -> str:
 def marker_keys(text: str) -> list[tuple[int, str]]:
     """(id, hash) of every message of a transcript's text, in file order (fast: markers only)."""
     return [(int(m["id"]), m["hash"]) for m in _MARKER.finditer(text)]
+
+
+def marker_refs(text: str) -> dict[str, int]:
+    """The source id (`ref`, lineage.py) -> message number of every message that has one."""
+    found: dict[str, int] = {}
+    if '"ref":' not in text:
+        return found
+    for match in _MARKER.finditer(text):
+        meta = match["meta"]
+        if not meta or '"ref":' not in meta:
+            continue
+        try:
+            loaded = json.loads(meta)
+        except ValueError:
+            continue
+        ref = loaded.get("ref") if isinstance(loaded, dict) else None
+        if isinstance(ref, str):
+            found.setdefault(ref, int(match["id"]))
+    return found
+
+
+def _new_turns(text: str, keys: list[tuple[int, str]], turns: Sequence[Turn]) -> list[Turn]:
+    """What a transcript whose text is `text` (its markers `keys`) does not hold of `turns`:
+    by id when the messages carry ids (lineage.py), else by content (`new_from`)."""
+    if any(t.origin is not None for t in turns):
+        return new_by_origin(marker_refs(text), turns)
+    return new_from([k for _, k in keys], turns)
 
 
 def parse_transcript(relpath: str, text: str) -> Transcript:
@@ -559,12 +598,17 @@ def parse_transcript(relpath: str, text: str) -> Transcript:
 
 def _turn(role: str, body: list[str], meta: dict[str, Any]) -> Turn:
     name = meta.get("name") if isinstance(meta.get("name"), str) else None
+    ref, form = meta.get("ref"), meta.get("form")
+    origin = (
+        Origin(ref, form=form if isinstance(form, str) else None) if isinstance(ref, str) else None
+    )
     if meta.get("tool") or role == "tool":
         text = "\n".join(
             line[2:] if line.startswith("> ") else line.lstrip(">") for line in body[1:]
         )
         call_id = meta.get("tool_call_id")
-        return Turn("tool", text, name, (), str(call_id) if call_id is not None else None)
+        tool_call_id = str(call_id) if call_id is not None else None
+        return Turn("tool", text, name, (), tool_call_id, origin)
     count = meta.get("lines")
     kept = body[:count] if isinstance(count, int) and count >= 0 else body
     while kept and not kept[-1].strip():
@@ -575,7 +619,8 @@ def _turn(role: str, body: list[str], meta: dict[str, Any]) -> Turn:
         for c in meta.get("calls") or []
         if isinstance(c, list) and len(c) == 3
     )
-    return Turn(role if role in ("user", "assistant", "system") else "user", text, name, calls)
+    role = role if role in ("user", "assistant", "system") else "user"
+    return Turn(role, text, name, calls, None, origin)
 
 
 def _yaml_scalar(value: str) -> str:
@@ -623,8 +668,11 @@ def append_transcript(
     creating it when needed (titled `title`, else by how the conversation opens). Safe from
     several processes at once: the choice is made under the append lock, from the file as it
     is then. `choose_parents(held, new, first_id)` may name each new message's parent
-    (default: the message before it)."""
-    when = when or clock.now()
+    (default: the message before it). Messages that carry their source's ids (lineage.py)
+    are chosen by id and threaded as their source says, each dated as it says (a new
+    transcript, by default, by the first of them)."""
+    stated = [t.origin.at for t in turns if t.origin is not None and t.origin.at is not None]
+    when = when or (min(stated) if stated else clock.now())
     folder = transcript_folder(layout)
     found = find_transcript(layout.root, folder, session)
     if found is None:
@@ -640,7 +688,7 @@ def append_transcript(
         # A first look without the lock: the same conversation again writes nothing.
         read = fsutil.read_text(path, relpath, max_bytes, links_ok)
         keys = marker_keys(read.text)
-        if not new_from([k for _, k in keys], turns):
+        if not _new_turns(read.text, keys, turns):
             report.held = len(keys)
             return report
         looked = {"sha256": read.sha256, "keys": keys}
@@ -653,7 +701,7 @@ def append_transcript(
             held = looked["keys"]  # unchanged since the first look
         else:
             held = marker_keys(current)
-        fresh = new_from([k for _, k in held], turns)
+        fresh = _new_turns(current or "", held, turns)
         report.held = len(held)
         report.appended = len(fresh)
         if not fresh:
@@ -664,14 +712,16 @@ def append_transcript(
         parents: list[int | None] = [
             (first + i - 1) if first + i - 1 >= 1 else None for i in range(len(fresh))
         ]
-        if choose_parents is not None:
+        if any(t.origin is not None for t in fresh):
+            parents = parents_by_origin(marker_refs(current or ""), fresh, first)
+        elif choose_parents is not None:
             stored = parse_transcript(relpath, current).messages if current else []
             chosen = choose_parents(stored, fresh, first)
             if len(chosen) == len(fresh):
                 parents = chosen
         report.parents = list(parents)
         if current:
-            _move_updated(path, current, when)
+            _move_updated(path, current, max(written(t, when) for t in fresh))
         return "".join(
             render_turn(first + i, parents[i], t, when, start) for i, t in enumerate(fresh)
         )
@@ -689,12 +739,9 @@ def append_transcript(
         else:
             text = blocks(None)
             if text:
-                fsutil.append_entry(
-                    path,
-                    text,
-                    create_with=header(session, scope, title or title_of(turns), when),
-                    allow_hardlinks=links_ok,
-                )
+                latest = max(written(t, when) for t in turns)
+                opening = header(session, scope, title or title_of(turns), when, latest)
+                fsutil.append_entry(path, text, create_with=opening, allow_hardlinks=links_ok)
     return report
 
 
