@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..files import fsutil
+from .rows import FulltextRow, Property
 from .words import terms_of
 
 T = TypeVar("T")
@@ -130,17 +131,17 @@ def name_parts(relpath: str) -> list[str]:
 
 
 def documents(
-    rows: Iterable[tuple[int, int, str, str, str, str | None, str, str, str, str]],
-    properties: Callable[[list[int]], dict[int, list[tuple[str, str]]]],
+    rows: Iterable[FulltextRow],
+    properties: Callable[[list[int]], dict[int, list[Property]]],
 ) -> Iterator[dict[str, Any]]:
-    """The keyword index's documents for units given as `Store.fulltext_rows` gives them
-    (the rows of a file together), each file's own document (with a "fid") before its units';
-    `properties(file ids)` gives the properties of those files (`Store.properties_of`)."""
+    """The keyword index's documents for units given as a backend's `fulltext_rows` gives
+    them (the rows of a file together), each file's own document (with a "fid") before its
+    units'; `properties(file ids)` gives the properties of those files (`properties_of`)."""
     from ..files import obsidian
 
     property_terms, tag_terms = obsidian.property_terms, obsidian.tag_terms
 
-    pending: list[tuple[int, int, str, str, str, str | None, str, str, str, str]] = []
+    pending: list[FulltextRow] = []
     seen: set[int] = set()  # files whose document was given
     for row in rows:
         pending.append(row)

@@ -117,7 +117,7 @@ class _Selection:
         store = self.index.store
         for start in range(0, len(rows), TEXT_BATCH):
             batch = rows[start : start + TEXT_BATCH]
-            chunks = store.chunks_by_id(int(self.table.ids[r]) for r in batch)
+            chunks = store.units_by_id(int(self.table.ids[r]) for r in batch)
             for row in batch:
                 chunk = chunks.get(int(self.table.ids[row]))
                 if chunk is not None:
