@@ -372,7 +372,7 @@ class Store:
                 return f"it holds {have} {what} where the last index recorded {want}"
         return None
 
-    # -- files and chunks -------------------------------------------------------------------
+    # -- files and units --------------------------------------------------------------------
 
     def files(self) -> dict[str, FileRow]:
         rows = self.conn.execute("SELECT id, path, kind, mtime_ns, size, sha256 FROM files")

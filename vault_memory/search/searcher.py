@@ -983,9 +983,9 @@ class Searcher:
             return []
         found: list[str] = []
         label_set = self._label_set(labels)
-        for chunk in store.units_by_id(int(table.ids[r]) for r in rows).values():
-            speaker = lead_label(chunk.text)
-            if speaker and any(terms_of(said) == [name] for said in introduced_names(chunk.text)):
+        for unit in store.units_by_id(int(table.ids[r]) for r in rows).values():
+            speaker = lead_label(unit.text)
+            if speaker and any(terms_of(said) == [name] for said in introduced_names(unit.text)):
                 found += [t for t in terms_of(speaker) if t in label_set and t != name]
         return list(dict.fromkeys(found))
 
