@@ -4,7 +4,7 @@ watcher and `vault status` ask of the derived index's database (registry.py open
 
 `store.Store` (SQLite, `.vault/index.sqlite`) is its first implementation and `pgstore.PgStore`
 (a PostgreSQL server with pgvector) the second; mypy checks that both conform (`_conforms`
-below) and tests/test_backend_contract.py runs one suite of expectations against both. `Tx`
+in each) and tests/test_backend_contract.py runs one suite of expectations against both. `Tx`
 is the backend's open write transaction, handed back to the write methods.
 
 Rows are named tuples (index/rows.py). What differs between backends is declared by each as
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from .rows import (
     ChangedRows,
@@ -38,10 +38,6 @@ from .rows import (
     UnitDigest,
     UnitRow,
 )
-
-if TYPE_CHECKING:
-    from .pgstore import PgStore
-    from .store import Store
 
 Tx = Any
 
@@ -213,12 +209,3 @@ class ServesCandidates(IndexBackend, Protocol):
         pad: int,
         known: str | None,
     ) -> ServedRows: ...
-
-
-if TYPE_CHECKING:
-
-    def _conforms(store: Store) -> IndexBackend:
-        return store  # mypy: the SQLite store is an IndexBackend
-
-    def _pg_conforms(store: PgStore) -> ServesCandidates:
-        return store  # mypy: and so is the PostgreSQL one, which serves candidates too

@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .backend import Capabilities
 from .pgconnect import IndexServerError, connect, describe
@@ -1357,3 +1357,10 @@ def dsn_of(dsn: str, dsn_env: str) -> str:
             "server's DSN, postgresql://user@host/db)."
         )
     return dsn
+
+
+if TYPE_CHECKING:
+    from .backend import ServesCandidates
+
+    def _conforms(store: PgStore) -> ServesCandidates:
+        return store  # mypy: the PostgreSQL store is an IndexBackend that serves candidates

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..files import is_instruction
 from .backend import Capabilities
@@ -1003,3 +1003,10 @@ class Store:
                 [model, *where[1]],
             ).fetchone()[0]
         return {"files": files, "units": units, "embedded_units": embedded}
+
+
+if TYPE_CHECKING:
+    from .backend import IndexBackend
+
+    def _conforms(store: Store) -> IndexBackend:
+        return store  # mypy: the SQLite store is an IndexBackend

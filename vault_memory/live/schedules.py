@@ -20,7 +20,7 @@ from ..errors import VaultError
 if TYPE_CHECKING:
     import datetime as dt
 
-    from .watch import WatchedVault
+    from .shared import WatchedVault
 
 log = logging.getLogger("vault_memory")
 

@@ -26,7 +26,7 @@ from ..errors import VaultError
 from .watch_client import PROTOCOL, remove_socket, settings_key, socket_path
 
 if TYPE_CHECKING:
-    from .watch import WatchedVault, WatchReport
+    from .shared import WatchedVault, WatchReport
 
 log = logging.getLogger("vault_memory")
 

@@ -18,13 +18,15 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import load_config
 from ..errors import VaultError
 
 if TYPE_CHECKING:
-    from .serve import QueryServer
+    from pathlib import Path
+
+    from .shared import WatchedVault, WatchReport
 
 log = logging.getLogger("vault_memory")
 
@@ -36,6 +38,20 @@ COMMANDS = ("search", "context", "get")
 
 class Refused(Exception):
     """The full CLI must answer this request."""
+
+
+class Answering(Protocol):
+    """What a thin request needs of the watcher's queries side (serve.py `QueryServer`)."""
+
+    root: Path
+    reader: WatchedVault
+    report: WatchReport
+    ready: threading.Event
+    search_lock: threading.Lock
+
+    def settle(self) -> bool: ...
+
+    def search(self, target: WatchedVault, **request: Any) -> list[Any]: ...
 
 
 def request_env(environ: Any) -> dict[str, str]:
@@ -79,7 +95,7 @@ def _nothing_logged() -> Iterator[None]:
         raise Refused("the command logged a warning")
 
 
-def answer_thin(queries: QueryServer, request: dict[str, Any]) -> dict[str, Any]:
+def answer_thin(queries: Answering, request: dict[str, Any]) -> dict[str, Any]:
     """The reply to a thin client's request: `ok` with what to print, or a refusal.
     `queries`: the watcher's queries side answering (its reader vault, lock and readiness)."""
     try:
@@ -92,7 +108,7 @@ def answer_thin(queries: QueryServer, request: dict[str, Any]) -> dict[str, Any]
         return {"ok": False, "error": str(exc)}
 
 
-def _answer(queries: QueryServer, request: dict[str, Any]) -> dict[str, Any]:
+def _answer(queries: Answering, request: dict[str, Any]) -> dict[str, Any]:
     from ..files import parse_scope
 
     command, fields = request.get("command"), request.get("request")

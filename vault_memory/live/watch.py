@@ -20,7 +20,6 @@ socket (`vault watch --stop`).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import logging.handlers
 import os
@@ -28,9 +27,8 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from ..dream import write_json
 from ..errors import ConfigError, VaultError
@@ -39,72 +37,9 @@ from .pidlock import PidLock, WatcherRunningError, inode
 from .planning import Batch, PendingChanges
 from .schedules import DreamSchedules
 from .serve import QueryServer
+from .shared import WatchedVault, WatchReport
 from .watch_client import PROTOCOL, STATE_FILE, remove_socket
 from .worker import IndexWorker
-
-if TYPE_CHECKING:
-    from ..config import Config
-    from ..files import Layout
-    from ..index import IndexReport, Progress
-
-
-class WatchedVault(Protocol):
-    """What a watcher needs of the vault it keeps up to date (`Vault` is one): it is handed
-    the facade by its caller and never imports it."""
-
-    root: Path
-    cache_writes: bool  # False: its searches never make or write .vault/ (a server's reader)
-
-    @property
-    def config(self) -> Config: ...
-
-    @property
-    def cache_dir(self) -> Path: ...
-
-    @property
-    def layout(self) -> Layout: ...
-
-    def index(
-        self,
-        rebuild: bool = False,
-        paths: list[str] | None = None,
-        progress: Progress | None = None,
-        lock_timeout: float = 60.0,
-        spare_cores: bool = True,
-    ) -> IndexReport: ...
-
-    def search(
-        self,
-        query: str,
-        limit: int | None = None,
-        mode: str = "hybrid",
-        since: Any = None,
-        until: Any = None,
-        within: str | None = None,
-        kinds: Any = (),
-        fresh: bool = True,
-    ) -> list[Any]: ...
-
-    def prepare_search(self, mode: str = "hybrid") -> None: ...
-
-    def flush(
-        self, messages: Any, session: str | None = None, dry_run: bool = False, date: Any = None
-    ) -> Any: ...
-
-    def dream(self) -> Any: ...
-
-    def prune_sessions_if_due(self) -> Any: ...
-
-    def dream_schedules(self) -> dict[tuple[str, str], list[tuple[str, ...]]]: ...
-
-    def dream_scopes(self, schedule: tuple[str, str] | None = None) -> dict[str, Any]: ...
-
-    def scope(self, *names: str) -> WatchedVault: ...
-
-    def clone(self) -> WatchedVault: ...
-
-    def close(self) -> None: ...
-
 
 log = logging.getLogger("vault_memory")
 
@@ -112,24 +47,6 @@ LOG_FILE = "logs/watch.log"
 SETTLE_TIMEOUT = 2.0  # a query waits at most this long for pending changes to be applied
 
 __all__ = ["WatchReport", "Watcher", "WatcherRunningError", "WatchedVault"]
-
-
-@dataclass
-class WatchReport:
-    """What a watcher did while it ran."""
-
-    started_at: float
-    stopped_at: float | None = None
-    batches: int = 0  # event batches applied
-    paths: int = 0  # paths handed to the index in those batches
-    reconciles: int = 0  # whole-vault comparisons (start, timer, overflow)
-    overflows: int = 0  # inotify queue overflows seen
-    abandoned: int = 0  # batches left for the next start when stopping
-    errors: int = 0
-    searches: int = 0  # queries answered over the socket
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 class Watcher:

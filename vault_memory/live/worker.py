@@ -22,7 +22,7 @@ from ..text import plural
 from .planning import Batch, PendingChanges
 
 if TYPE_CHECKING:
-    from .watch import WatchedVault, WatchReport
+    from .shared import WatchedVault, WatchReport
 
 log = logging.getLogger("vault_memory")
 
