@@ -475,3 +475,27 @@ def test_the_unit_table_is_patched_only_where_declared(filled: IndexBackend) -> 
     }
     assert [row.text for row in changed.rows] == [u.text for u in FILES[NOTE]["units"]]
     assert filled.changed_unit_rows(MODEL, 4, marks, {}, most=0) is None
+
+
+def test_the_registry_opens_the_backend_the_settings_name(tmp_path: Path) -> None:
+    from vault_memory import Vault
+    from vault_memory.config import load_config
+    from vault_memory.errors import ConfigError
+    from vault_memory.index.registry import capabilities_of, open_backend
+    from vault_memory.index.store import Store
+
+    root = Vault.init(tmp_path / "vault").root
+    config = load_config(root)
+    assert capabilities_of(config) is Store.capabilities
+    store = open_backend(config, readonly=True)
+    assert isinstance(store, Store) and store.location.endswith("index.sqlite")
+    (root / "vault.toml").write_text(
+        (root / "vault.toml")
+        .read_text(encoding="utf-8")
+        .replace("[index]\n", '[index]\nbackend = "mongo"\n', 1),
+        encoding="utf-8",
+    )
+    config = load_config(root)
+    assert capabilities_of(config).local_file  # `vault status` shows the file in .vault/
+    with pytest.raises(ConfigError, match='"sqlite" or "postgres", not \'mongo\''):
+        open_backend(config)

@@ -67,8 +67,11 @@ def backend_name(config: Config) -> str:
 
 
 def capabilities_of(config: Config) -> Capabilities:
-    """The capabilities of the backend `config` names, without opening it."""
-    return BACKENDS[backend_name(config)][1]()
+    """The capabilities of the backend `config` names, without opening it; SQLite's for a
+    name no backend has (`vault status` then shows the file in .vault/, and opening the
+    backend, as `vault index` does, says what is wrong)."""
+    name = config.index.backend.strip().lower() or "sqlite"
+    return BACKENDS.get(name, BACKENDS["sqlite"])[1]()
 
 
 def open_backend(config: Config, readonly: bool = False, create: bool = True) -> IndexBackend:
