@@ -59,7 +59,7 @@ def test_a_running_watcher_answers_the_freshness_check(
         fh.seek(0, os.SEEK_END)  # in place: the folder's mtime does not change
         fh.write("- QUOKKA_77 needs fonts-noto-core.\n")
     deadline = time.monotonic() + 10
-    while not watcher._pending and time.monotonic() < deadline:
+    while not watcher.changes.paths and time.monotonic() < deadline:
         time.sleep(0.01)
     with Vault(vault_dir) as here:
         hits = here.search("QUOKKA_77", mode="keyword")

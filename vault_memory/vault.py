@@ -482,7 +482,7 @@ class Vault:
 
         index = self._index
         db = self.cache_dir / "index.sqlite"
-        if index.backend != "sqlite":  # an index server (issue 21): nothing of it in .vault/
+        if not index.capabilities.local_file:  # an index server: nothing of it in .vault/
             if not index.store.exists():
                 log.warning("no index yet: indexing the vault first (later searches are fast).")
                 index.run(progress=self.progress)

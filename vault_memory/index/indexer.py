@@ -26,15 +26,17 @@ from ..errors import (
     ALLOW_HARDLINKS,
     HARD_LINKS,
     CannotWriteError,
-    ConfigError,
     HardLinkedError,
     UnreadableNoteError,
     VaultError,
     left_out_for_links,
 )
 from ..files import LinkTargets, fsutil, parse_note, scopes
+from .backend import IndexBackend
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
-from .store import CorruptIndexError, SchemaVersionError, Store
+from .registry import index_file, open_backend
+from .rows import Embedding, FileStat, NewLink, NewUnit, Property, TextToEmbed
+from .store import CorruptIndexError, SchemaVersionError
 from .units import canvas_fields, make_canvas_units, make_units, note_fields
 
 log = logging.getLogger("vault_memory")
@@ -387,25 +389,6 @@ class IndexReport:
         return asdict(self)
 
 
-def open_store(config: Config, readonly: bool = False, create: bool = True) -> Any:
-    """The index backend `[index] backend` names: the SQLite `Store` in `.vault/` (default)
-    or the PostgreSQL server's `PgStore` (issue 21); both are `backend.IndexBackend`s."""
-    settings = config.index
-    backend = settings.backend.strip().lower() or "sqlite"
-    if backend == "sqlite":
-        return Store(config.cache_dir / "index.sqlite", readonly=readonly, create=create)
-    if backend == "postgres":
-        from .pgstore import PgStore, dsn_of
-
-        return PgStore(
-            dsn_of(settings.dsn, settings.dsn_env),
-            settings.vault_id or config.root.name,
-            config.cache_dir,
-            readonly=readonly,
-        )
-    raise ConfigError(f'[index] backend is "sqlite" or "postgres", not {settings.backend!r}.')
-
-
 class Index:
     """The derived cache of one vault."""
 
@@ -415,8 +398,9 @@ class Index:
         self.config = config
         self.root = config.root
         self.cache = config.cache_dir
-        self.backend = config.index.backend.strip().lower() or "sqlite"
-        self.store: Any = open_store(config, create=creates_cache)
+        self.store: IndexBackend = open_backend(config, create=creates_cache)
+        #: What the backend can do (backend.py): asked instead of its name.
+        self.capabilities = self.store.capabilities
         from .fulltext import FullText
 
         self.fulltext = FullText(self.cache / "whoosh")
@@ -429,7 +413,7 @@ class Index:
         self._embed_repairs = True
         self._store_rebuilt = False
         self._began_ns: int | None = None  # the file system's clock as the last plan began
-        self._stats_memo: tuple[Any, dict[str, tuple[int, int, str]]] | None = None
+        self._stats_memo: tuple[Any, dict[str, FileStat]] | None = None
         #: The files said (on stderr) to be left out for their hard links: each said once.
         self.said_linked: set[str] = set()
         # The keyword index writer's memo of texts analysed for SQLite (`_terms_of`)
@@ -569,11 +553,11 @@ class Index:
         from .store import writable
 
         cache = self.cache
-        if self.backend != "sqlite":
+        if not self.capabilities.local_file:  # a server: .vault/ holds only this machine's part
             if cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK):
                 raise CannotWriteError(CACHE_NAME, f"the cache folder {cache} is read-only")
             return
-        db = self.store.path
+        db = index_file(self.config)
         if (
             self.store.fell_back
             or (cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK))
@@ -657,8 +641,8 @@ class Index:
         by runs that deferred it (`run(defer_fulltext=True)`)."""
         import json
 
-        if self.backend != "sqlite" or not self.store.exists():
-            return []
+        if self.capabilities.shared or not self.store.exists():
+            return []  # never deferred: what one machine lags behind by is not the server's
         try:
             found = json.loads(self.store.get_meta("fulltext_pending") or "[]")
         except ValueError:
@@ -730,7 +714,7 @@ class Index:
             self.store.close()
         self._embed_repairs = embed_repairs
         self._spare_cores = spare_cores
-        self._defer_fulltext = defer_fulltext and paths is not None and self.backend == "sqlite"
+        self._defer_fulltext = defer_fulltext and paths is not None and not self.capabilities.shared
         self._store_rebuilt = False
         with self.writer_lock(lock_timeout):
             try:
@@ -1112,18 +1096,18 @@ class Index:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "units", UNITS)
 
-    def _file_stats(self) -> dict[str, tuple[int, int, str]]:
+    def _file_stats(self) -> dict[str, FileStat]:
         """`store.file_stats()`, read once for a search's freshness check and its run while
         nothing changed the SQLite index between (no commit by another connection: its
         `data_version`; none by ours: `total_changes`). Callers do not change it."""
         store = self.store
-        if self.backend != "sqlite":
-            return dict(store.file_stats())
         key = store.changes_key()
+        if key is None:  # no cheap counter of commits: read anew
+            return dict(store.file_stats())
         memo = self._stats_memo
         if memo is not None and memo[0] == key:
             return memo[1]
-        stats: dict[str, tuple[int, int, str]] = store.file_stats()
+        stats = store.file_stats()
         self._stats_memo = (key, stats)
         return stats
 
@@ -1323,7 +1307,7 @@ class Index:
             note.title,
             sorted(note.tags),
             [
-                (
+                NewUnit(
                     u.start_line,
                     u.end_line,
                     u.heading,
@@ -1337,10 +1321,10 @@ class Index:
             ],
             scope=scope,
             note_tags=fields.tags,
-            properties=fields.properties,
+            properties=[Property(name, value) for name, value in fields.properties],
             names=[" ".join(terms_of(name)) for name in fields.names],
             links=[
-                (
+                NewLink(
                     link.line,
                     link.kind,
                     link.target,
@@ -1374,7 +1358,7 @@ class Index:
         store = self.store
         self._embed_problem = None
         only, self._embed_only = getattr(self, "_embed_only", None), None
-        missing: list[tuple[str, str]] | None = None
+        missing: list[TextToEmbed] | None = None
         embedder: Any = None
         if only is not None and self.model_id:
             missing = store.missing_embeddings_of(self.model_id, only)
@@ -1423,7 +1407,7 @@ class Index:
                 break
             usable = np.isfinite(vectors).all(axis=1)
             rows = [
-                (sha, vec.tobytes())
+                Embedding(sha, vec.tobytes())
                 for (sha, _), vec, ok in zip(chunk, vectors, usable, strict=True)
                 if ok
             ]

@@ -10,7 +10,6 @@ other settings, a timeout) returns None and the caller searches in-process.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import VaultError
+from ..posix import fcntl
 
 if TYPE_CHECKING:
     from ..config import Config

@@ -26,6 +26,8 @@ from .ranking import is_question, recency_factors
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..index import UnitRow
+
 TABLE_FORMAT = 14  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
 # 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending;
@@ -42,9 +44,7 @@ VECTOR_ARRAYS = ("base", "vec_extra", "vec_rows")
 APPENDED_MOST = 4096
 APPENDED_SHARE = 16
 
-# (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text,
-# scope); the scope ("org/acme", "" for the root) may be left out: the root's.
-UnitRow = tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]
+# Rows are the index backend's `UnitRow`s; a row may leave its scope out (the root's).
 FIELDS = ("tx", "hd", "lb")  # text, heading, lead-in label
 #: The dtype of what counts rows, sections, windows, day ordinals and lines (postings' rows
 #: were int32 already): half the bytes of int64, so a patched table copies and saves less
