@@ -24,6 +24,7 @@ LAYERS = {
     "errors": 0,
     "clock": 0,
     "text": 0,
+    "relative_dates": 0,
     "files": 1,
     "llm": 1,
     "index": 2,
