@@ -182,3 +182,60 @@ def test_flush_date_option_pins_to_that_day(
     with Vault(vault_dir) as vault:
         report = vault.flush(CHAT[:1], session="ops-2", date="2026-03-02")
     assert report.entries[0].text.endswith("yesterday (2026-03-01).")
+
+
+# -- add, agents' create, and the time zone -------------------------------------------------
+
+
+def test_add_pins_the_days_it_was_written(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2026-12-06T10:00")
+    vault = Vault(vault_dir)
+    report = vault.add("Call the dentist tomorrow; Mia's party is next Friday.")
+    text = (vault_dir / report.path).read_text()
+    assert (
+        "- Call the dentist tomorrow (2026-12-07); Mia's party is next Friday (2026-12-11)." in text
+    )
+
+
+def test_an_agents_create_pins_too_and_stays_idempotent(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2026-12-06T10:00")
+    vault = Vault(vault_dir)
+    first = vault.manage("Alpha is on call today.", "create")
+    assert first.changed and first.text.endswith("Alpha is on call today (2026-12-06).")
+    again = vault.manage("Alpha is on call today.", "create")
+    assert not again.changed
+    memory = vault.manage("Maya started at Ledgerly last week.", "create", "MEMORY.md")
+    assert "last week (week of 2026-11-23)" in memory.text
+
+
+def test_the_configured_time_zone_decides_the_day(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """23:30 in London is 08:30 the next morning in Tokyo: a person in Tokyo says "today" of
+    the 7th, and that day's log holds it."""
+    with (vault_dir / "vault.toml").open("a") as fh:
+        fh.write('\n[flush]\ntimezone = "Asia/Tokyo"\n')
+    monkeypatch.setenv("VAULT_NOW", "2026-12-06T23:30:00+00:00")
+    vault = Vault(vault_dir)
+    chat = [{"role": "user", "content": "I moved the staging database to Frankfurt today."}]
+    report = vault.flush(chat, session="tz")
+    assert report.path == "memory/2026-12-07.md"
+    assert report.entries[0].text.endswith("today (2026-12-07).")
+    assert report.heading is not None and report.heading.startswith("08:30 · flush")
+    added = vault.add("Dinner with Ana tonight.")
+    assert added.path == "memory/2026-12-07.md"
+    assert "tonight (2026-12-07)" in (vault_dir / added.path).read_text()
+
+
+def test_a_time_zone_that_is_none_is_one_clear_error(vault_dir: Path, run_cli) -> None:
+    with (vault_dir / "vault.toml").open("a") as fh:
+        fh.write('\n[flush]\ntimezone = "Mars/Olympus"\n')
+    result = run_cli(
+        "--vault", str(vault_dir), "flush", "-", input='[{"role": "user", "content": "I like tea"}]'
+    )
+    assert result.exit_code == 1
+    assert result.stderr.count("Error:") == 1 and "Traceback" not in result.stderr
+    assert "flush.timezone 'Mars/Olympus' is not a time zone" in result.stderr
+    assert not list((vault_dir / "memory").glob("*.md"))
