@@ -274,6 +274,53 @@ _LEADING_FILLER = re.compile(
     r"will do|no problem)(?:\s+(?:so|then|now|too))?[\s,!.:;—–-]+)+",
     re.I,
 )
+_ADVERBS = (
+    r"(?:(?:really|both|all|also|just|totally|absolutely|honestly|much|strongly|still|truly|"
+    r"definitely|simply|kind of|kinda|always)\s+)*"
+)
+_LIKES = (
+    r"(?:prefer|like|love|hate|dislike|enjoy|adore|detest|loathe|can't stand|cannot stand|"
+    r"can't eat|cannot eat|can't have|don't like|do not like|don't eat|do not eat|don't drink|"
+    r"do not drink|never eat|never drink|avoid|would rather|'d rather|want(?! to\b))\b"
+)
+_LIKES_THIRD = (
+    r"(?:prefers|likes|loves|hates|dislikes|enjoys|adores|detests|loathes|can't stand|"
+    r"cannot stand|can't eat|cannot eat|can't have|doesn't like|does not like|doesn't eat|"
+    r"does not eat|doesn't drink|does not drink|never eats|never drinks|avoids|would rather|"
+    r"'d rather|wants(?! to\b))\b"
+)
+_NOT_A_TASTE = r"(?! (?:it|that|this|them|those|these|you)\b[\s.!]*$)"  # "We love it!"
+_OTHERS_TASTE = re.compile(
+    r"^(?:we|we both|we all|both of us|all of us|you|you both|you and i|they|they both|"
+    r"[\w'-]+ and i|(?:my|our|the) [\w'-]+s)\s+" + _ADVERBS + _LIKES + _NOT_A_TASTE + r"|"
+    r"^(?:(?:my|our|his|her|their|the) )?[\w'-]+(?: and [\w'-]+)?\s+"
+    + _ADVERBS
+    + _LIKES_THIRD
+    + _NOT_A_TASTE
+    + r"|^(?:neither|none|each) of (?:us|them)\s+"
+    + _ADVERBS
+    + _LIKES_THIRD
+)
+_YOUR_TASTE = re.compile(
+    r"^(?:(?:so|ok|okay|noted|got it)[,.:;!—–-]*\s+)?you (?:both )?"
+    + _ADVERBS
+    + _LIKES
+    + _NOT_A_TASTE
+)
+
+
+def is_others_taste(low: str) -> bool:
+    """A lower-cased sentence tells the taste of someone else, or of "we" together: "we
+    both hate crowds", "maya can't stand cilantro", "neither of us likes horror films"."""
+    return bool(_OTHERS_TASTE.match(low))
+
+
+def is_listeners_taste(low: str) -> bool:
+    """A lower-cased sentence tells the listener's taste: "you hate mornings", "got it, you
+    prefer tabs" (not "I love how you tell it")."""
+    return bool(_YOUR_TASTE.match(low))
+
+
 _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
     (
         "correction",
@@ -306,6 +353,9 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
             r"been|be|was|is|the|a|so|too|mind)\b)|\bfrom now on\b"
         ),
     ),
+    # a taste said of others, or of "we" together: "We both hate crowds", "Maya can't stand
+    # cilantro", "You love hiking" (between people), "Neither of us likes horror films"
+    ("preference", 1, _OTHERS_TASTE),
     # before the weaker signs of a preference: "We decided to use uv instead of pip" names
     # what it replaced, and is a decision
     (
@@ -316,7 +366,7 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
             # with" someone's choice, not "keep going with our passions"
             r"\b(?:decided|decision(?=\s*:)|(?:made|took|reached|final) (?:a |the |our |my |this )?"
             r"(?:\w+ )?decision|the decision (?:is|was) (?:to|that)|"
-            r"(?:we|i) (?:chose|picked|opted for|went with)|chosen|"
+            r"(?:we|i|they|you|he|she) (?:chose|picked|opted for|went with)|chosen|"
             r"settled on|agreed|(?:^|(?:let's|we(?:'re| are| will|'ll)?|i(?:'m| am| will|'ll)?) )"
             r"go(?:ing)? with|(?:we|i)(?:'ll| will) use|let's use|"
             r"switch(?:ing|ed)? (?:to|from)|migrat(?:e|ing|ed) to|(?:we're|we are) using|"
@@ -344,7 +394,8 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         1,
         re.compile(
             r"^(?:i am|i'm|i work|i live|i use|i have|i own|i run|i was born|we use|we run|"
-            r"we have|we're on|we are on)\b(?! (?:trying|looking|getting|seeing|not sure|"
+            r"we have|we're|we are|we live|we work|we own|we both)\b(?! (?:trying|looking|"
+            r"getting|seeing|not sure|"
             r"confused|wondering|curious|stuck|done|back|here|ready|sorry|afraid|going to|glad|"
             r"happy|so|really|lucky|thankful|grateful))|\b(?:my|our) [\w-]+(?: [\w-]+)? "
             r"(?:is|are|was|were|runs|uses|lives|works|has|starts|ends)\b"
@@ -375,6 +426,8 @@ _REQUEST = re.compile(
     r"another|more)\b)"
 )
 _ASSISTANT_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
+    # the user's taste, as the assistant confirms it: "Got it, you prefer tabs"
+    ("preference", 1, _YOUR_TASTE),
     (
         "decision",
         2,
