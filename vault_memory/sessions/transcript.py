@@ -348,6 +348,7 @@ class TranscriptReport:
     held: int  # messages the transcript held before
     first_id: int | None = None  # the first appended message's number
     parents: list[int | None] = field(default_factory=list)  # of each appended message
+    notes: list[str] = field(default_factory=list)  # where it went, and why, when not plain
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -357,6 +358,7 @@ class TranscriptReport:
             "held": self.held,
             "first_id": self.first_id,
             "parents": self.parents,
+            "notes": self.notes,
         }
 
 
@@ -378,6 +380,30 @@ def find_transcript(root: Path, folder: str, session: str) -> tuple[Path, str] |
         return None
     relpath = f"{folder}/{found[0]}"
     return root / relpath, relpath
+
+
+_FIRST_KEYS: dict[tuple[str, int, int], str | None] = {}  # (path, device, inode) -> hash
+
+
+def first_key(path: Path) -> str | None:
+    """The hash of a transcript's first message (its marker is near the top), or None. A
+    transcript is appended to, never rewritten, so it is remembered by inode in this process
+    (an import of thousands of conversations reads each transcript's top once)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    memo = (str(path), info.st_dev, info.st_ino)
+    if memo in _FIRST_KEYS:
+        return _FIRST_KEYS[memo]
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8192).decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = _MARKER.search(head)
+    _FIRST_KEYS[memo] = key = found["hash"] if found else None
+    return key
 
 
 def glob_escape(text: str) -> str:
@@ -733,7 +759,7 @@ def locate_transcript(root: Path, folders: Sequence[str], session: str) -> str:
         ]
         if not heads:
             raise TranscriptNotFoundError("last")
-        return max(heads)[2]
+        return original_of(root, max(heads)[2], [h[2] for h in heads])
     session = check_session_id(session)
     found = [hit[1] for folder in folders if (hit := find_transcript(root, folder, session))]
     if not found:
@@ -746,3 +772,34 @@ def locate_transcript(root: Path, folders: Sequence[str], session: str) -> str:
             f"{scope_text(scope_of(found[0])) or '/'}`."
         )
     return found[0]
+
+
+def original_of(root: Path, latest: str, relpaths: Sequence[str]) -> str:
+    """`latest`, or the transcript it duplicates: a copy of one conversation that an older
+    version wrote under a second session id (the same first message, and one holds the
+    other's messages at its start). The copy holding the most messages wins, the one started
+    first on a tie; a copy is never resumed over the conversation's own transcript."""
+    key = first_key(root / latest)
+    same = [r for r in relpaths if key is not None and first_key(root / r) == key]
+    if len(same) < 2:
+        return latest
+    held: dict[str, list[str]] = {}
+    for relpath in same:
+        try:
+            held[relpath] = [k for _, k in marker_keys(read_transcript(root, relpath).text)]
+        except VaultError:
+            continue
+    mine = held.get(latest, [])
+    copies = [
+        r
+        for r, keys in held.items()
+        if keys[: len(mine)] == mine[: len(keys)] and min(len(keys), len(mine)) >= 2
+    ]
+    if len(copies) < 2:
+        return latest
+
+    def started(relpath: str) -> str:
+        name = relpath.rsplit("/", 1)[-1]
+        return transcript_head(root / relpath, relpath, "", name[:10]).started
+
+    return min(copies, key=lambda r: (-len(held[r]), started(r), r))
