@@ -577,10 +577,12 @@ def test_nothing_worth_keeping_writes_nothing(vault_dir: Path, tree_state) -> No
     report = Vault(vault_dir).flush("User: hi\nAssistant: Hello! How can I help?\nUser: thanks")
     assert report.entries == [] and report.already_flushed == 0 and not report.written
     after = tree_state(vault_dir)
-    # only the conversation itself was kept, as its transcript (issue 17: sessions/)
+    # only the conversation itself was kept, as its transcript (sessions/), and the cache
+    # that knows a transcript by its first message
     assert {p for p in after if after.get(p) != before.get(p)} == {
         report.transcript.path,
         ".vault/transcripts.lock",
+        ".vault/transcript-keys.json",
     }
 
 

@@ -152,3 +152,22 @@ def test_same_conversation_is_two_said_messages_alike_at_the_start() -> None:
     system = turn("system", "You are a helpful assistant.")
     assert not same_conversation([system.key, hi.key], [system, hi])  # one said message
     assert not same_conversation([], [hi, hello])
+
+
+def test_the_first_messages_are_remembered_by_inode_and_rebuilt(vault: Vault) -> None:
+    from vault_memory.sessions.transcript import FIRST_KEYS_CACHE, first_keys
+
+    vault.flush(CHAT, session="a")
+    cache = vault.root / ".vault" / FIRST_KEYS_CACHE
+    assert "2026-12-06-a.md" in json.loads(cache.read_text())["sessions"]
+    outside = vault.root.parent / "elsewhere.md"
+    outside.write_text((vault.root / "sessions" / "2026-12-06-a.md").read_text())
+    (vault.root / "sessions" / "2026-12-06-link.md").symlink_to(outside)
+    cache.write_text("{not json")  # damaged: only a cache
+    found = first_keys(vault.root, "sessions")
+    assert list(found) == ["2026-12-06-a.md"]  # the symlink is never read
+    assert cache.read_text() == "{not json"  # a reader does not write
+    first_keys(vault.root, "sessions", save=True)
+    assert list(json.loads(cache.read_text())["sessions"]) == ["2026-12-06-a.md"]
+    again = vault.flush(CHAT)  # known by its content through the rebuilt cache
+    assert again.session == "a"

@@ -9,8 +9,8 @@ transcript (and `sessions continue last` picked the copy). Here:
   the same messages as far as the shorter goes, two said messages at least (a canned "hi" /
   "How can I help?" is no identity).
 - `find_conversation`: the transcript of a folder that holds a conversation, by content. Only
-  the first message of each transcript is read (its marker, near the top, remembered by
-  inode within a process); a candidate is then read whole.
+  the first message of each transcript is read (its marker, near the top; remembered by inode
+  in `.vault/`, see `transcript.first_keys`); a candidate is then read whole.
 - Pruned transcripts leave a record in `sessions/.pruned.jsonl` (a dotfile: never indexed;
   in git it is committed with the deletion): the session, when, how many messages it held
   and a digest of their hashes, nothing of what they said. `after_pruned` takes those
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..errors import VaultError
 from ..files import fsutil
-from .transcript import Turn, first_key, is_summary, marker_keys, transcript_files
+from .transcript import Turn, first_keys, is_summary, marker_keys, session_of_name
 
 log = logging.getLogger("vault_memory")
 
@@ -57,22 +57,24 @@ def same_conversation(held: Sequence[str], turns: Sequence[Turn]) -> bool:
 
 
 def find_conversation(
-    root: Path, folder: str, turns: Sequence[Turn], max_bytes: int
+    root: Path, folder: str, turns: Sequence[Turn], max_bytes: int, save: bool = False
 ) -> tuple[str, str] | None:
     """(vault-relative path, session) of the transcript in `folder` that keeps the
-    conversation `turns`, the one started first; None when there is none."""
+    conversation `turns`, the one started first; None when there is none. `save`: see
+    `first_keys`."""
     keys = conversation_keys(turns)
     if not keys:
         return None
-    for path, relpath, session, _day in transcript_files(root, folder):  # by name: by date
-        if first_key(path) != keys[0]:
-            continue
+    opening = [name for name, key in first_keys(root, folder, save).items() if key == keys[0]]
+    for name in sorted(opening):  # named by the day they started: the oldest first
+        relpath = f"{folder}/{name}"
         try:
+            path, _ = fsutil.resolve_in_vault(root, relpath)
             text = fsutil.read_text(path, relpath, max_bytes).text
         except VaultError:
             continue
         if same_conversation([k for _, k in marker_keys(text)], turns):
-            return relpath, session
+            return relpath, session_of_name(name)
     return None
 
 

@@ -23,7 +23,12 @@ from .. import clock
 from ..errors import VaultError
 from ..files import fsutil, note_kind
 from .identity import Pruned, pruned_record, remember_pruned
-from .transcript import MAX_TRANSCRIPT_BYTES, transcript_files, transcript_head
+from .transcript import (
+    MAX_TRANSCRIPT_BYTES,
+    session_of_name,
+    transcript_files,
+    transcript_head,
+)
 
 log = logging.getLogger("vault_memory")
 
@@ -157,7 +162,7 @@ def _records_of(
             text = fsutil.read_text(path, relpath, MAX_TRANSCRIPT_BYTES).text
         except VaultError:
             continue
-        session = relpath.rsplit("/", 1)[-1][len("YYYY-MM-DD-") : -len(".md")]
+        session = session_of_name(relpath.rsplit("/", 1)[-1])
         record = pruned_record(session, relpath, text, now)
         if record is not None:
             records[relpath] = record

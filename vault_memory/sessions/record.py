@@ -16,6 +16,7 @@ from .transcript import (
     Turn,
     append_transcript,
     find_transcript,
+    first_keys,
     transcript_folder,
     turns_from,
 )
@@ -57,7 +58,7 @@ def transcript_for_flush(
     target = session
     if find_transcript(layout.root, folder, session) is None:
         max_bytes = max(layout.config.index.max_file_bytes, MAX_TRANSCRIPT_BYTES)
-        kept = find_conversation(layout.root, folder, turns, max_bytes)
+        kept = find_conversation(layout.root, folder, turns, max_bytes, save=True)
         if kept is not None:
             target = kept[1]
             notes.append(
@@ -70,6 +71,8 @@ def transcript_for_flush(
         return TranscriptReport(left.path, target, 0, 0, notes=notes)
     report = append_transcript(layout, left.turns, target, when, chooser, title)
     report.notes = notes + report.notes
+    if report.appended and not report.held:  # a new transcript: known by its opening now
+        first_keys(layout.root, folder, save=True)
     return report
 
 

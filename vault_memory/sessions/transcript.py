@@ -45,6 +45,7 @@ flushed twice adds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -57,6 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
+from ..config import CACHE_DIR
 from ..errors import VaultError
 from ..files import date_from_name, fsutil, scope_of, scope_text
 
@@ -382,28 +384,75 @@ def find_transcript(root: Path, folder: str, session: str) -> tuple[Path, str] |
     return root / relpath, relpath
 
 
-_FIRST_KEYS: dict[tuple[str, int, int], str | None] = {}  # (path, device, inode) -> hash
+#: In `.vault/`: the first message's hash of each transcript, by inode (rebuilt as needed).
+FIRST_KEYS_CACHE = "transcript-keys.json"
 
 
-def first_key(path: Path) -> str | None:
-    """The hash of a transcript's first message (its marker is near the top), or None. A
-    transcript is appended to, never rewritten, so it is remembered by inode in this process
-    (an import of thousands of conversations reads each transcript's top once)."""
+def first_keys(root: Path, folder: str, save: bool = False) -> dict[str, str]:
+    """File name -> the hash of its first message, of each transcript in `folder` (its
+    marker is near the top). A transcript is appended to, never rewritten, so the hash is
+    kept in `.vault/transcript-keys.json` by inode: a flush in a folder of thousands of
+    transcripts lists the folder and reads only the files it has not seen. `save`: update
+    that file (only a caller that writes anyway: a flush with nothing new writes nothing,
+    not even `.vault/`). Symlinks and a folder outside the vault are never read (the cache
+    is only a cache: lost, it is rebuilt)."""
     try:
-        info = os.stat(path)
+        real, real_relpath = fsutil.resolve_in_vault(root, folder)
+    except VaultError:
+        return {}
+    if scope_of(real_relpath) != scope_of(folder) or not real.is_dir():
+        return {}
+    cache_path = root / CACHE_DIR / FIRST_KEYS_CACHE
+    try:
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+        held = cache if isinstance(cache, dict) else {}
+    except (OSError, ValueError):
+        held = {}
+    mine = held.get(folder)
+    known: dict[str, Any] = mine if isinstance(mine, dict) else {}
+    fresh: dict[str, list[Any]] = {}
+    found: dict[str, str] = {}
+    with os.scandir(real) as entries:
+        for entry in entries:
+            if not _NAME.match(entry.name) or not entry.is_file(follow_symlinks=False):
+                continue
+            hit = known.get(entry.name)
+            if isinstance(hit, list) and len(hit) == 2 and hit[0] == entry.inode():
+                key = hit[1]
+            else:
+                key = _read_first_key(entry.path)
+            fresh[entry.name] = [entry.inode(), key]
+            if isinstance(key, str):
+                found[entry.name] = key
+    if save and fresh != known:
+        held[folder] = fresh
+        with contextlib.suppress(OSError, VaultError):
+            cache_path.parent.mkdir(exist_ok=True)
+            text = json.dumps(held, separators=(",", ":"))
+            current = fsutil.sha256_bytes(cache_path.read_bytes()) if cache_path.exists() else None
+            fsutil.write_atomic(cache_path, text, current)
+    return found
+
+
+def _read_first_key(path: str) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
-    memo = (str(path), info.st_dev, info.st_ino)
-    if memo in _FIRST_KEYS:
-        return _FIRST_KEYS[memo]
     try:
-        with path.open("rb") as fh:
-            head = fh.read(8192).decode("utf-8", "replace")
+        head = os.read(fd, 8192).decode("utf-8", "replace")
     except OSError:
         return None
+    finally:
+        os.close(fd)
     found = _MARKER.search(head)
-    _FIRST_KEYS[memo] = key = found["hash"] if found else None
-    return key
+    return found["hash"] if found else None
+
+
+def session_of_name(name: str) -> str:
+    """The session of a transcript's file name (`2026-11-22-7f3a.md` -> `7f3a`)."""
+    match = _NAME.match(name)
+    return match["session"] if match else name
 
 
 def glob_escape(text: str) -> str:
@@ -779,8 +828,10 @@ def original_of(root: Path, latest: str, relpaths: Sequence[str]) -> str:
     version wrote under a second session id (the same first message, and one holds the
     other's messages at its start). The copy holding the most messages wins, the one started
     first on a tie; a copy is never resumed over the conversation's own transcript."""
-    key = first_key(root / latest)
-    same = [r for r in relpaths if key is not None and first_key(root / r) == key]
+    folders = {r.rsplit("/", 1)[0] for r in relpaths}
+    keys = {f"{f}/{name}": k for f in folders for name, k in first_keys(root, f).items()}
+    key = keys.get(latest)
+    same = [r for r in relpaths if key is not None and keys.get(r) == key]
     if len(same) < 2:
         return latest
     held: dict[str, list[str]] = {}
