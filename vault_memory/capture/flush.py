@@ -338,8 +338,8 @@ def flush_conversation(
     content (the facade looks in the transcripts), used when no `session` is given."""
     settings = _checked_settings(layout)
     parsed = _parse_within_limit(messages, settings.max_input_bytes)
-    session_id, derived = _session_of(parsed, session, identify)
     when = _flush_time(clock.as_day(date), now, settings.timezone)
+    session_id, derived = _session_of(parsed, session, identify)
     clean, counts = _redacted(parsed)
     report = FlushReport(
         session=session_id,
