@@ -9,7 +9,7 @@ up to a higher one, and no module that the facade imports importing the facade b
     search, capture, dream, live, sessions, transfer      the features
     index                                        the derived cache
     files, llm                                   the source of truth; the model client
-    config, errors, clock, text, posix           the ground
+    config, errors, clock, text, relative_dates  the ground
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ LAYERS = {
     "errors": 0,
     "clock": 0,
     "text": 0,
-    "posix": 0,
+    "relative_dates": 0,
     "files": 1,
     "llm": 1,
     "index": 2,

@@ -110,7 +110,7 @@ def test_the_listeners_name_used_as_an_address_is_dropped() -> None:
         ("Ines", "Tom, I mean it."),
     )  # a short form of the name: still an address
     assert texts(chat)[:2] == [
-        "Ines: I signed the lease today.",
+        "Ines: I signed the lease today (2026-05-11).",
         "Tomas: I booked the ferry for us!",
     ]
 

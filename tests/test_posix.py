@@ -1,4 +1,4 @@
-"""vault-memory is POSIX-only and says so (vault_memory/posix.py): where `fcntl` is missing
+"""vault-memory is POSIX-only and says so (vault_memory/files/posix.py): where `fcntl` is missing
 (Windows) the library's import raises one clear error, and the `vault` command prints it as
 one `Error:` line, exit status 1, no traceback. Windows is played by a child process whose
 `os.name` is "nt" and which cannot import `fcntl`."""
@@ -10,7 +10,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from vault_memory.posix import MESSAGE
+from vault_memory.files.posix import MESSAGE
 
 ROOT = Path(__file__).resolve().parent.parent
 AS_WINDOWS = "import os, sys\nos.name = 'nt'\nsys.modules['fcntl'] = None\n"

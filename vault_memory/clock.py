@@ -51,6 +51,34 @@ def today() -> dt.date:
     return now().date()
 
 
+def zone(name: str, setting: str = "flush.timezone") -> dt.tzinfo | None:
+    """The IANA time zone `name` ("Europe/Berlin"), None for "" (the machine's local zone);
+    a `ConfigError` naming `setting` for a name that is no zone."""
+    if not name.strip():
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(
+            f"{setting} {name!r} is not a time zone; use an IANA name such as "
+            'Europe/Berlin, or "" for the machine\'s local zone.'
+        ) from None
+
+
+def wall_time(when: dt.datetime | None, zone_name: str) -> dt.datetime:
+    """`when` (default: `now()`; naive means local wall time) as naive wall time in the zone
+    `zone_name` ("" leaves it as it is): the time a person there reads on their clock."""
+    tz = zone(zone_name)
+    if tz is None:
+        return when if when is not None else now()
+    if when is None:
+        return now(tz).replace(tzinfo=None)
+    aware = when if when.tzinfo is not None else when.astimezone()
+    return aware.astimezone(tz).replace(tzinfo=None)
+
+
 def as_day(value: dt.date | str | None, option: str = "date") -> dt.date | None:
     """A day given as a date or `YYYY-MM-DD` (None stays None); a malformed one is a
     `VaultError` naming the option it came from (`--since '2026-13-01' is not a date`)."""

@@ -79,7 +79,7 @@ class LLMSettings:
     base_url: str = ""
     model: str = ""
     api_key_env: str = ""
-    timeout_seconds: float = 60.0
+    timeout_seconds: float = 60.0  # the whole call: every try and every wait between them
     max_retries: int = 4  # retries of a 429 or 5xx answer, after a back-off (see llm.py)
     max_retry_wait_seconds: float = 30.0  # the longest single wait (Retry-After included)
 
@@ -90,6 +90,9 @@ class FlushSettings:
     max_entry_chars: int = 500  # an entry is cut at a sentence boundary below this
     llm_max_input_chars: int = 120_000  # longer conversations use the offline extraction
     dedupe_days: int = 7  # entries any session flushed within this many days are not rewritten
+    # The zone a person's "today" is said in: the day of the log that flush, add and import
+    # write to, and the day relative dates are resolved against. "" = the machine's zone.
+    timezone: str = ""
 
 
 @dataclass(frozen=True)

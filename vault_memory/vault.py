@@ -937,10 +937,22 @@ class Vault:
         `record_transcript`; `[sessions] transcripts = false` turns that off everywhere).
         """
         from .capture import flush_conversation
-        from .sessions import transcript_for_flush
+        from .sessions import conversation_session, transcript_for_flush, turns_from
+
+        read: list[Any] = []  # the conversation as a transcript holds it, read once
+
+        def turns(parsed: list[Any]) -> list[Any]:
+            if not read:
+                read.append(turns_from(messages, parsed))
+            return list(read[0])
+
+        def identify(parsed: list[Any]) -> str | None:  # one session per conversation
+            return conversation_session(self.layout, turns(parsed))
 
         def record(parsed: list[Any], session_id: str, when: dt.datetime) -> Any:
-            return transcript_for_flush(self.layout, messages, parsed, session_id, when)
+            return transcript_for_flush(
+                self.layout, messages, parsed, session_id, when, turns=turns(parsed)
+            )
 
         return flush_conversation(
             self.layout,
@@ -949,6 +961,7 @@ class Vault:
             dry_run=dry_run,
             date=date,
             record=record if transcript else None,
+            identify=identify,
         )
 
     @cached_property

@@ -29,3 +29,10 @@ from .redact import (
     redact_text as redact_text,
     redact_texts as redact_texts,
 )
+from .trust import (
+    MIN_OVERLAP as MIN_OVERLAP,
+    Support as Support,
+    strip_controls as strip_controls,
+    support as support,
+    unsafe_kind as unsafe_kind,
+)

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import clock
 from ..errors import LockTimeoutError, VaultError
-from ..posix import fcntl
+from ..files import fcntl
 
 if TYPE_CHECKING:
     from ..config import Config

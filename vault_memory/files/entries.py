@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..errors import EmptyEntryError, InputTooLargeError, VaultError
+from ..relative_dates import pin_dates
 from . import fsutil
 from .notes import (
     LIST_ITEM,
@@ -452,7 +453,9 @@ def append_note(
     size = len(text.encode("utf-8"))
     if size > MAX_ENTRY_BYTES:
         raise InputTooLargeError("the entry", size, MAX_ENTRY_BYTES)
-    when = when or clock.now()
+    when = clock.wall_time(when, layout.config.flush.timezone)
+    # "today", "next Friday": the day the person wrote them, beside their words
+    text = pin_dates(text, when.date())
     block = format_entry(text, when, source, session, tags)  # a bad tag: nothing written
     path, relpath = layout.daily_path(when.date())
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -638,14 +641,16 @@ class Manager:
         )
 
     def _create(self, text: str, target: Target) -> ManageReport:
+        day = clock.wall_time(None, self.layout.config.flush.timezone).date()
+        text = pin_dates(text, day)  # before the comparison with what the file holds
         if target.path in (None, "", "today"):
-            real, relpath = self.layout.daily_path(clock.today())
+            real, relpath = self.layout.daily_path(day)
         elif target.path == MEMORY_FILE:  # a bound scope's create: its own MEMORY.md
             real, relpath = self._writable(self.layout.memory_relpath)
         else:
             assert target.path is not None
             real, relpath = self._writable(target.path)
-        today = self.layout.daily_relpath(clock.today())
+        today = self.layout.daily_relpath(day)
         if relpath == today:
             if target.section:
                 raise ManageError(

@@ -34,7 +34,7 @@ from ..errors import (
     PathOutsideVaultError,
     UnreadableNoteError,
 )
-from ..posix import fcntl
+from .posix import fcntl
 
 DEFAULT_MAX_BYTES = 5_000_000
 KILL_ENV = "VAULT_TEST_KILL_AT"  # test-only: see `kill_point`

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import VaultError
-from ..posix import fcntl
+from ..files import fcntl
 from .watch_client import LOCK_FILE, read_state
 
 TAKE_WAIT = 1.0  # seconds: `vault status` may hold a shared lock for a moment

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import VaultError
-from ..posix import fcntl
+from ..files import fcntl
 
 if TYPE_CHECKING:
     from ..config import Config

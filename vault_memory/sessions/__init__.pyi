@@ -17,7 +17,10 @@ from .prune import (
     prune_if_due as prune_if_due,
     prune_transcripts as prune_transcripts,
 )
-from .record import transcript_for_flush as transcript_for_flush
+from .record import (
+    conversation_session as conversation_session,
+    transcript_for_flush as transcript_for_flush,
+)
 from .resume import (
     MESSAGE_OVERHEAD as MESSAGE_OVERHEAD,
     MIN_BUDGET as MIN_BUDGET,

@@ -45,6 +45,7 @@ flushed twice adds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -57,6 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
+from ..config import CACHE_DIR
 from ..errors import VaultError
 from ..files import date_from_name, fsutil, scope_of, scope_text
 from .lineage import Origin, new_by_origin, origins_of, parents_by_origin
@@ -348,6 +350,7 @@ class TranscriptReport:
     held: int  # messages the transcript held before
     first_id: int | None = None  # the first appended message's number
     parents: list[int | None] = field(default_factory=list)  # of each appended message
+    notes: list[str] = field(default_factory=list)  # where it went, and why, when not plain
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -357,6 +360,7 @@ class TranscriptReport:
             "held": self.held,
             "first_id": self.first_id,
             "parents": self.parents,
+            "notes": self.notes,
         }
 
 
@@ -378,6 +382,77 @@ def find_transcript(root: Path, folder: str, session: str) -> tuple[Path, str] |
         return None
     relpath = f"{folder}/{found[0]}"
     return root / relpath, relpath
+
+
+#: In `.vault/`: the first message's hash of each transcript, by inode (rebuilt as needed).
+FIRST_KEYS_CACHE = "transcript-keys.json"
+
+
+def first_keys(root: Path, folder: str, save: bool = False) -> dict[str, str]:
+    """File name -> the hash of its first message, of each transcript in `folder` (its
+    marker is near the top). A transcript is appended to, never rewritten, so the hash is
+    kept in `.vault/transcript-keys.json` by inode: a flush in a folder of thousands of
+    transcripts lists the folder and reads only the files it has not seen. `save`: update
+    that file (only a caller that writes anyway: a flush with nothing new writes nothing,
+    not even `.vault/`). Symlinks and a folder outside the vault are never read (the cache
+    is only a cache: lost, it is rebuilt)."""
+    try:
+        real, real_relpath = fsutil.resolve_in_vault(root, folder)
+    except VaultError:
+        return {}
+    if scope_of(real_relpath) != scope_of(folder) or not real.is_dir():
+        return {}
+    cache_path = root / CACHE_DIR / FIRST_KEYS_CACHE
+    try:
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+        held = cache if isinstance(cache, dict) else {}
+    except (OSError, ValueError):
+        held = {}
+    mine = held.get(folder)
+    known: dict[str, Any] = mine if isinstance(mine, dict) else {}
+    fresh: dict[str, list[Any]] = {}
+    found: dict[str, str] = {}
+    with os.scandir(real) as entries:
+        for entry in entries:
+            if not _NAME.match(entry.name) or not entry.is_file(follow_symlinks=False):
+                continue
+            hit = known.get(entry.name)
+            if isinstance(hit, list) and len(hit) == 2 and hit[0] == entry.inode():
+                key = hit[1]
+            else:
+                key = _read_first_key(entry.path)
+            fresh[entry.name] = [entry.inode(), key]
+            if isinstance(key, str):
+                found[entry.name] = key
+    if save and fresh != known:
+        held[folder] = fresh
+        with contextlib.suppress(OSError, VaultError):
+            cache_path.parent.mkdir(exist_ok=True)
+            text = json.dumps(held, separators=(",", ":"))
+            current = fsutil.sha256_bytes(cache_path.read_bytes()) if cache_path.exists() else None
+            fsutil.write_atomic(cache_path, text, current)
+    return found
+
+
+def _read_first_key(path: str) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        head = os.read(fd, 8192).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    found = _MARKER.search(head)
+    return found["hash"] if found else None
+
+
+def session_of_name(name: str) -> str:
+    """The session of a transcript's file name (`2026-11-22-7f3a.md` -> `7f3a`)."""
+    match = _NAME.match(name)
+    return match["session"] if match else name
 
 
 def glob_escape(text: str) -> str:
@@ -803,7 +878,7 @@ def locate_transcript(
         ]
         if not heads:
             raise TranscriptNotFoundError("last")
-        return max(heads)[2]
+        return original_of(root, max(heads)[2], [h[2] for h in heads])
     session = check_session_id(session)
     found = [hit[1] for folder in folders if (hit := find_transcript(root, folder, session))]
     if not found:
@@ -816,3 +891,36 @@ def locate_transcript(
             f"{scope_text(scope_of(found[0])) or '/'}`."
         )
     return found[0]
+
+
+def original_of(root: Path, latest: str, relpaths: Sequence[str]) -> str:
+    """`latest`, or the transcript it duplicates: a copy of one conversation that an older
+    version wrote under a second session id (the same first message, and one holds the
+    other's messages at its start). The copy holding the most messages wins, the one started
+    first on a tie; a copy is never resumed over the conversation's own transcript."""
+    folders = {r.rsplit("/", 1)[0] for r in relpaths}
+    keys = {f"{f}/{name}": k for f in folders for name, k in first_keys(root, f).items()}
+    key = keys.get(latest)
+    same = [r for r in relpaths if key is not None and keys.get(r) == key]
+    if len(same) < 2:
+        return latest
+    held: dict[str, list[str]] = {}
+    for relpath in same:
+        try:
+            held[relpath] = [k for _, k in marker_keys(read_transcript(root, relpath).text)]
+        except VaultError:
+            continue
+    mine = held.get(latest, [])
+    copies = [
+        r
+        for r, keys in held.items()
+        if keys[: len(mine)] == mine[: len(keys)] and min(len(keys), len(mine)) >= 2
+    ]
+    if len(copies) < 2:
+        return latest
+
+    def started(relpath: str) -> str:
+        name = relpath.rsplit("/", 1)[-1]
+        return transcript_head(root / relpath, relpath, "", name[:10]).started
+
+    return min(copies, key=lambda r: (-len(held[r]), started(r), r))
