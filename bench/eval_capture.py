@@ -268,7 +268,36 @@ def states(item: str, entries: list[str], stopwords: frozenset[str]) -> bool:
     return any(coverage(target, entry, stopwords) >= CARRY_SHARE for entry in entries)
 
 
-# -- the conversation --------------------------------------------------------------------------
+# -- the conversations ---------------------------------------------------------------------------
+
+
+def load_samples(
+    data: Path, selection: str, make_vault: ModuleType, eval_dir: Path | None = None
+) -> list[tuple[int, dict[str, Any]]]:
+    """(number, LoCoMo-shaped sample) of each chosen conversation. `data` is the LoCoMo JSON
+    file, or a folder of REALTALK chats (`Chat_<n>_<A>_<B>.json`), which the benchmark's own
+    `make_vault_realtalk.py` adapts to the LoCoMo shape in memory (no observations: the
+    observation recall is LoCoMo's alone)."""
+    if not data.is_dir():
+        loaded = json.loads(data.read_text(encoding="utf-8"))
+        return [(i, loaded[i]) for i in make_vault.parse_selection(selection, len(loaded))]
+    places = [p for p in (eval_dir, DEFAULT_EVAL.parent / "realtalk") if p]
+    found = [
+        p / "make_vault_realtalk.py" for p in places if (p / "make_vault_realtalk.py").is_file()
+    ]
+    if not found:
+        raise SystemExit(f"make_vault_realtalk.py not found in {', '.join(map(str, places))}")
+    realtalk = _load(found[0])
+    chats = realtalk.find_chats(data)
+    out = []
+    for number in realtalk.select(selection, chats):
+        chat = json.loads(chats[number].read_text(encoding="utf-8"))
+        sample, _ = realtalk.to_locomo_sample(chat, chats[number].stem)
+        out.append((number, sample))
+    return out
+
+
+# -- one conversation --------------------------------------------------------------------------
 
 
 @dataclass
@@ -747,7 +776,11 @@ raw/flushed/dreamed: answer_in_context (share of questions whose gold answer's c
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_EVAL / "locomo-dev.json")
-    parser.add_argument("--conversations", default="0-4", help="e.g. 0-4, 0,2 or all")
+    parser.add_argument(
+        "--conversations",
+        default="all",
+        help="e.g. 0-4, 0,2 or all (REALTALK: the chat numbers, e.g. 1-3)",
+    )
     parser.add_argument("--eval-dir", type=Path, help="where make_vault.py and score.py are")
     parser.add_argument("--llm-url", help="an OpenAI-compatible endpoint for flush and dream")
     parser.add_argument("--llm-model", help="the model to ask there")
@@ -761,8 +794,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--llm-url needs --llm-model")
 
     make_vault, score = eval_tools(args.data, args.eval_dir)
-    data = json.loads(args.data.read_text(encoding="utf-8"))
-    chosen = make_vault.parse_selection(args.conversations, len(data))
+    samples = load_samples(args.data, args.conversations, make_vault, args.eval_dir)
     llm = llm_settings(args.llm_url, args.llm_model)
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     results = []
@@ -770,8 +802,8 @@ def main(argv: list[str] | None = None) -> int:
         work = args.keep or Path(tmp)
         if args.keep and work.exists():
             shutil.rmtree(work)
-        for index in chosen:
-            result = run_conversation(index, data[index], work, make_vault, score, llm)
+        for index, sample in samples:
+            result = run_conversation(index, sample, work, make_vault, score, llm)
             results.append(result)
             print(
                 f"{result.label}: {result.flush['entries']} entries flushed "
