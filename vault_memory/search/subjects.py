@@ -692,7 +692,10 @@ _RULES: list[_Rule] = [
         None,
         change=True,
     ),
-    _rule(rf"^{_S}\s+{_WHEN_VERB}\s+(?P<v>(?:at|on|every|each|by|for|from)\s+(?:[^.;!?]|\.(?=\d))+)", None),
+    _rule(
+        rf"^{_S}\s+{_WHEN_VERB}\s+(?P<v>(?:at|on|every|each|by|for|from)\s+(?:[^.;!?]|\.(?=\d))+)",
+        None,
+    ),
     # prices
     _rule(rf"^{_S}\s+(?:costs|cost|is priced at|goes for|sells for|charges)\s+{_V}", {PRICE}),
     # names
