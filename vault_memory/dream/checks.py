@@ -48,7 +48,7 @@ from .plan import (
     Superseded,
 )
 from .similarity import Similarity, tokens
-from .when import still_relative
+from .when import resolve_relative, still_relative
 
 #: A line from the person asking to forget something ("forget my old address", "please
 #: delete the note about the dentist", "vergiss …").
@@ -152,6 +152,8 @@ def unsupported(text: str, cited: Sequence[Item], also: Sequence[str] = ()) -> s
     """Why the lines `cited` (and the texts `also`, e.g. the entry a rewording replaces) do not
     support `text`, or None."""
     sources: list[str | tuple[str, object]] = [(i.text, i.date) for i in cited]
+    # with the dates the dream writes beside relative words ("this week (week of …)")
+    sources += [resolve_relative(i.text, i.date)[0] for i in cited]
     sources += list(also)
     found = support(plain_text(text), sources)  # type: ignore[arg-type]
     return None if found.supported else found.reason()
@@ -297,7 +299,9 @@ def _check_supersessions(
             reason = ""
         if reason:
             _refuse(plan, what, old.text, reason, (marked.by,))
-            plan.added = [a for a in plan.added if a.replaces != old.key]
+            for added in plan.added:  # what it proposed as the current value: an addition
+                if added.replaces == old.key and marked.by in added.sources:
+                    added.replaces = None
             continue
         seen.add(old.key)
         kept.append(marked)

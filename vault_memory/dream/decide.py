@@ -667,10 +667,17 @@ def add_supersessions(memory: MemoryDoc, items: Sequence[Item], plan: DreamPlan)
     plan keeps as they are (the model's own come first). The line that states the new value
     takes the old entry's place: the model's entry citing it, or the line itself; a merge of
     that line into the old entry is taken back."""
+    # What the model claims for an entry counts only when it can stand: an archive citing a
+    # line, a supersession whose line states a new value (checks.enforce refuses the rest).
+    by_source = {i.source: i for i in items}
     touched = (
-        {a.entry.key for a in plan.archived}
+        {a.entry.key for a in plan.archived if a.sources}
         | {e.entry.key for e in plan.edited}
-        | {s.entry.key for s in plan.superseded}
+        | {
+            s.entry.key
+            for s in plan.superseded
+            if s.by in by_source and replacement(s.entry.text, by_source[s.by].statement())
+        }
     )
     kept = [
         e

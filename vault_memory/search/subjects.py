@@ -387,7 +387,7 @@ _LEAD_IN = re.compile(
     r"next \w+|now on|this \w+)|recently|lately|finally|officially|"
     r"effective (?:today|immediately|now)|decision|decided|changed plan|new plan|plan|i think|"
     r"i heard(?: that)?|apparently|it turns out(?: that)?|"
-    r"[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)? (?:told me|said|mentioned|says|confirmed)(?: that)?)"
+    r"[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)? (?-i:told me|said|mentioned|says|confirmed)(?: that)?)"
     r"\s*[,:;\u2013\u2014-]?\s+)+",
     re.I,
 )
@@ -473,7 +473,7 @@ def _noun_phrase(words: list[str], raw: str) -> bool:
 
 
 _SUBJECT_END = re.compile(
-    r"\s+(?:after|because|since|following|when|while|as of|from now|starting|until|due to|"
+    r"\s+(?:after|because|since|following|when|while|as of|from|starting|until|due to|"
     r"thanks to|last|this|next|today|yesterday|now)\b.*$",
     re.I,
 )
@@ -514,7 +514,7 @@ def _clean_subject(text: str, tail: int = 0) -> tuple[tuple[str, ...], bool] | N
 
 def _clause(text: str) -> str:
     """A value's words up to the end of its clause ("PostgreSQL 16 since the migration")."""
-    cut = _VALUE_END.sub("", " " + text.strip()).strip()
+    cut = _VALUE_END.sub("", text.strip()).strip()  # never from the first word on
     return re.split(r"[;()—–]|:\s| - |,\s+(?!\d{4}\b)", cut)[0].strip()
 
 
@@ -1087,6 +1087,9 @@ def _read_copula(body: str, sentence: str) -> list[Fact]:
             return [fact]
     rest, noun = split_noun(words)
     if noun is not None and rest:
+        first = cut.split()[0].lower() if cut.split() else ""
+        if kind is None and re.search(r"(?:ed|ing)$", first):
+            return []  # "the ingest queue is backed up": a state, not a value
         fact = _fact(subject, frozenset({noun}), value, kind=kind, tail=len(words) - len(rest))
         return [fact] if fact else []
     if kind is not None:
