@@ -516,3 +516,24 @@ def test_an_unreachable_model_is_refused(vault: Path, llm_server, run_cli) -> No
         in result.stderr
     )
     assert (vault / "MEMORY.md").read_text() == MEMORY
+
+
+def test_the_cli_reports_what_was_applied_and_refused(vault: Path, llm_server, run_cli) -> None:
+    reply = proposal()
+    reply["sections"][1]["entries"][1] = {
+        "id": "m3",
+        "text": "Tomás Ruiz leads customer success.",
+        "reason": "clearer",  # a rewording that cites nothing: fine, it adds nothing
+    }
+    reply["sections"][1]["entries"].append(
+        {"text": "The office door PIN is 2580.", "sources": [JONAS], "reason": "r"}
+    )
+    llm_server.reply_json(reply)
+    days = str((clock.today() - dt.date(2026, 11, 20)).days + 1)
+    result = run_cli("--vault", str(vault), "dream", "--days", days)
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "  ~ People: Tomás Ruiz leads customer success.\n" in result.stdout
+    assert "  ! refused new entry: The office door PIN is 2580. — it is a credential" in (
+        result.stdout
+    )

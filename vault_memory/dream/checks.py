@@ -154,6 +154,7 @@ def unsupported(text: str, cited: Sequence[Item], also: Sequence[str] = ()) -> s
     sources: list[str | tuple[str, object]] = [(i.text, i.date) for i in cited]
     # with the dates the dream writes beside relative words ("this week (week of …)")
     sources += [resolve_relative(i.text, i.date)[0] for i in cited]
+    sources += [i.date.isoformat() for i in cited]  # the day each line was said
     sources += list(also)
     found = support(plain_text(text), sources)  # type: ignore[arg-type]
     return None if found.supported else found.reason()

@@ -226,6 +226,13 @@ def _spans(text: str, day: dt.date) -> Iterator[tuple[int, int, tuple[dt.date, d
             if ranges:
                 found = (start, start + len(piece), ranges[0], length)
                 break
+        while found is not None and found[3] > 1:  # the shortest run that still tells it
+            first = words[index + 1].start()
+            shorter = _told(text[first : found[1]], day)
+            if not shorter:
+                break
+            index += 1
+            found = (first, found[1], shorter[0], found[3] - 1)
         if found is None:
             index += 1
             continue
