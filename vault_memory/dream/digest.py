@@ -117,16 +117,17 @@ def gather(
             continue
         if any(stem in words and tokens(subject) <= words for words in known):
             continue  # MEMORY.md has an entry on this subject and topic
-        found = [line for line in by_topic[(subject, stem)] if line.index not in used]
-        chosen = _one_a_day(found, items)
+        free_lines = [line for line in by_topic[(subject, stem)] if line.index not in used]
+        chosen = _one_a_day(free_lines, items)
         if len({items[line.index].date for line in chosen}) < MIN_DAYS:
             continue
         entry = _entry(memory, subject, stem, chosen, items)
         if entry is None:
             continue
-        used.update(line.index for line in chosen)
+        cited = [line.index for line in chosen if items[line.index].source in entry.sources]
+        used.update(cited)
         per_subject[subject] += 1
-        out.append((entry, [line.index for line in chosen]))
+        out.append((entry, cited))
     return out
 
 
@@ -150,18 +151,21 @@ def _entry(
         sentence = _sentence_with(line.said, stem)
         if len(sentence) > MAX_PART_CHARS:
             sentence = sentence[: MAX_PART_CHARS - 1].rsplit(" ", 1)[0] + "…"
-        parts.append(f"{items[line.index].date.isoformat()}: “{sentence}”")
-    text = f"{subject} on {word} — " + "; ".join(parts)
-    while len(text) > MAX_CHARS and len(parts) > 2:
-        parts.pop(0)
-        text = f"{subject} on {word} — " + "; ".join(parts)
-    if len(text) > MAX_CHARS:
+        parts.append((line, f"{items[line.index].date.isoformat()}: “{sentence}”"))
+
+    def text() -> str:
+        return f"{subject} on {word} — " + "; ".join(part for _, part in parts)
+
+    while len(text()) > MAX_CHARS and len(parts) > MIN_DAYS:
+        parts.pop(0)  # the oldest parts give way first
+    if len(text()) > MAX_CHARS:
         return None
-    cited = [items[line.index] for line in chosen if _sentence_with(line.said, stem)]
-    sources = tuple(i.source for i in cited)
+    cited = [items[line.index] for line, _ in parts]
     section = "People" if memory.section("People") is not None else "Inbox"
-    reason = f"{subject} comes back to {word} on {len(chosen)} days: gathered, each with its day"
-    return Added(section, text, sources, reason, 1.0 + 0.2 * len(chosen), cited[-1])
+    reason = f"{subject} comes back to {word} on {len(parts)} days: gathered, each with its day"
+    return Added(
+        section, text(), tuple(i.source for i in cited), reason, 1.0 + 0.2 * len(parts), cited[-1]
+    )
 
 
 def _sentence_with(text: str, stem: str) -> str:
