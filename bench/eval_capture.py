@@ -281,7 +281,8 @@ def load_samples(
     if not data.is_dir():
         loaded = json.loads(data.read_text(encoding="utf-8"))
         return [(i, loaded[i]) for i in make_vault.parse_selection(selection, len(loaded))]
-    places = [p for p in (eval_dir, DEFAULT_EVAL.parent / "realtalk") if p]
+    places = [eval_dir, eval_dir.parent / "realtalk"] if eval_dir else []
+    places.append(DEFAULT_EVAL.parent / "realtalk")
     found = [
         p / "make_vault_realtalk.py" for p in places if (p / "make_vault_realtalk.py").is_file()
     ]
@@ -773,6 +774,34 @@ raw/flushed/dreamed: answer_in_context (share of questions whose gold answer's c
   pfx / dup / nosrc: MEMORY.md entries with a speaker prefix, duplicated, without provenance"""
 
 
+RESULTS = ROOT / "bench" / "results" / "capture.json"
+
+
+def record_results(split: str, figures: dict[str, Any], mode: str) -> None:
+    """The overall figures of one split in bench/results/capture.json (other splits kept)."""
+    import importlib.metadata
+    import platform
+
+    try:
+        data = json.loads(RESULTS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {"name": "capture", "figures": {}}
+    data["date"] = dt.date.today().isoformat()
+    data["machine"] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+    }
+    data["versions"] = {"vault-memory": importlib.metadata.version("vault-memory")}
+    figures = {k: v for k, v in figures.items() if k != "memory_md"} | {"mode": mode}
+    figures["dreamed_vs_flushed"] = _ratio(
+        figures["answer_in_context_dreamed"], figures["answer_in_context_flushed"]
+    )
+    data["figures"][split] = figures
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_EVAL / "locomo-dev.json")
@@ -785,6 +814,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm-url", help="an OpenAI-compatible endpoint for flush and dream")
     parser.add_argument("--llm-model", help="the model to ask there")
     parser.add_argument("--json-out", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--results",
+        metavar="SPLIT",
+        help="also record the overall figures under SPLIT in bench/results/capture.json",
+    )
     parser.add_argument("--keep", type=Path, help="build the vaults here and keep them")
     parser.add_argument(
         "--misses", action="store_true", help="print the answers the flushed vault lost"
@@ -848,6 +882,8 @@ def main(argv: list[str] | None = None) -> int:
             },
         }
         args.json_out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    if args.results:
+        record_results(args.results, figures, mode)
     return 0
 
 

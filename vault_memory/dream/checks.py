@@ -325,10 +325,6 @@ def _check_additions(
             continue
         kept.append(added)
     plan.added = kept
-    for marked in plan.superseded:
-        current = next((a for a in plan.added if a.replaces == marked.entry.key), None)
-        if current is not None:
-            marked.current = current.text
 
 
 def _addition_problem(

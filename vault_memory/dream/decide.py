@@ -13,7 +13,9 @@ Everything here is a pure function over plain data, tested without files. `conso
    entry) is merged; one that says all the entry says and more replaces it (its facts kept);
 4. `promote`: the rest is scored (salient tags, recurrence, search hits, recency), grouped
    with the items that say the same (values agreeing), and placed;
-5. `drop_duplicates` and `fit_budget`: no entry twice, and within the size budget (history
+5. `gather_topics`: of what is left in the logs, the lines one subject says about one topic
+   on three or more days become one entry, each part with its day (`digest.py`);
+6. `drop_duplicates` and `fit_budget`: no entry twice, and within the size budget (history
    lines archived first, then the least valuable entries).
 
 Similarity alone never supersedes, merges or drops anything: a merge needs the values to
