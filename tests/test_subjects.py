@@ -65,3 +65,12 @@ def test_what_states_no_key() -> None:
         "Maya joined the call late.",  # a call is no employer
     ):
         assert read_facts(text) == (), text
+
+
+def test_a_quoted_i_is_its_speaker() -> None:
+    (caroline,) = read_facts("“I live in Boston.” — Caroline #preference")
+    (melanie,) = read_facts("“I'm based in Denver now.” — Melanie")
+    assert caroline.key == "caroline / place" and melanie.key == "melanie / place"
+    assert relation(melanie, caroline) is None  # two people's homes, not one that changed
+    (moved,) = read_facts("Caroline moved to Denver.")
+    assert relation(moved, caroline) == "differs"

@@ -256,3 +256,22 @@ def test_a_models_plan_gets_the_supersessions_it_missed() -> None:
     assert [(s.entry.text.split(" <!--")[0], s.by) for s in plan.superseded] == [
         ("- Billing runs on MySQL.", "memory/2026-11-01.md#L3")
     ]
+
+
+def test_after_a_dream_search_and_context_give_the_current_value_first(
+    billing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Vault(billing) as vault:
+        vault.dream(now=NOW)
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")
+    with Vault(billing) as vault:
+        hits = vault.search("billing database MySQL PostgreSQL", today=dt.date(2026, 11, 22))
+        memory_hits = [h for h in hits if h.path == "MEMORY.md" and "illing" in h.text]
+        current = next(i for i, h in enumerate(memory_hits) if "moved to PostgreSQL" in h.text)
+        old = next(i for i, h in enumerate(memory_hits) if "~~Billing runs on MySQL.~~" in h.text)
+        assert current < old and memory_hits[old].superseded_by == "memory/2026-11-20.md#L4"
+        block = vault.context_block(400, query="billing database", today=dt.date(2026, 11, 22))
+    # MEMORY.md from the top: the current value, then (budget allowing) the history, last
+    assert block.text.index("moved to PostgreSQL 16") < block.text.find("~~Billing runs") or (
+        "~~Billing runs" not in block.text
+    )

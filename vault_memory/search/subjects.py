@@ -36,6 +36,7 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 
 def _set(words: str) -> frozenset[str]:
@@ -154,9 +155,9 @@ ROLE_NOUNS = _set(
     lawyer lecturer manager marketer mentor nurse officer operator owner partner
     physician pm po president principal producer professor programmer recruiter
     representative researcher scientist secretary specialist sre steward strategist
-    student supervisor teacher tester trainee treasurer tutor writer sales support
-    maintainer reviewer scrum staff senior junior freelancer apprentice technician
-    pharmacist paralegal chef barista translator
+    student supervisor teacher tester trainee treasurer tutor writer maintainer reviewer
+    scrum senior junior freelancer apprentice technician pharmacist paralegal chef
+    barista translator
     """
 )
 _GENERIC = _set(
@@ -414,7 +415,7 @@ _VALUE_END = re.compile(
 )
 
 _S = r"(?P<s>[^\W_][\w .'’&/+@-]{0,60}?)"
-_V = r"(?P<v>(?:[^.;!?]|\.(?=\d))+)"  # to the end of the sentence; "9.30", "5.7" stay whole
+_V = r"(?P<v>(?:[^.;!?]|\.(?=\w))+)"  # to the end of the sentence; "9.30", "5.7" stay whole
 
 
 _ABBREVIATION_DOT = re.compile(r"\b(dr|mr|mrs|ms|prof|st|vs|approx|inc|ltd|jr|sr)\.(?=\s)", re.I)
@@ -586,7 +587,7 @@ def _rule(pattern: str, attributes: Iterable[str] | None, change: bool = False) 
     )
 
 
-_BE = r"(?:is|are|was|were|'s|will be|has been|have been|became|has become|becomes|gets|got)"
+_BE = r"(?:is|am|are|was|were|'s|will be|has been|have been|became|has become|becomes|gets|got)"
 _CHANGE_VERB = (
     r"(?:moved|moving|moves|migrated|migrating|migrates|switched|switching|switches|"
     r"changed|changes|relocated|relocates|relocating|transferred|shifted|"
@@ -610,12 +611,16 @@ _WHEN_VERB = (
 _RULES: list[_Rule] = [
     # "S reports to V": S's manager
     _rule(
-        rf"^{_S}\s+(?:reports|now reports|will report|has reported|reported)\s+"
+        rf"^{_S}\s+(?:reports|report|now reports|will report|has reported|reported)\s+"
         rf"(?:directly\s+)?to\s+{_V}",
         {MANAGER},
     ),
     # "S works as V", promotions: a role
-    _rule(rf"^{_S}\s+(?:works|is working|has worked|worked)\s+as\s+(?:an?\s+|the\s+)?{_V}", {ROLE}),
+    _rule(
+        rf"^{_S}\s+(?:works|work|is working|am working|has worked|worked)\s+as\s+"
+        rf"(?:an?\s+|the\s+)?{_V}",
+        {ROLE},
+    ),
     _rule(
         rf"^{_S}\s+(?:was|has been|got|is being|will be)\s+(?:promoted|appointed|named|made|hired"
         rf"|elected|moved up)\s+(?:to\s+|as\s+)?(?:an?\s+|the\s+)?{_V}",
@@ -630,7 +635,8 @@ _RULES: list[_Rule] = [
     ),
     # employer
     _rule(
-        rf"^{_S}\s+(?:works|is working|has worked|is employed|has been working)\s+"
+        rf"^{_S}\s+(?:works|work|is working|am working|has worked|is employed|am employed|"
+        rf"has been working|have been working)\s+"
         rf"(?:at|for)\s+{_V}",
         {EMPLOYER},
     ),
@@ -660,7 +666,8 @@ _RULES: list[_Rule] = [
     ),
     # where a person lives
     _rule(
-        rf"^{_S}\s+(?:lives|is living|has lived|lived|is based|is located|resides|is settled|"
+        rf"^{_S}\s+(?:lives|live|is living|am living|has lived|have lived|lived|is based|"
+        rf"am based|are based|is located|resides|is settled|"
         rf"has settled|settled|is staying|stays|is now living)\s+in\s+{_V}",
         {PLACE},
     ),
@@ -693,7 +700,7 @@ _RULES: list[_Rule] = [
         change=True,
     ),
     _rule(
-        rf"^{_S}\s+{_WHEN_VERB}\s+(?P<v>(?:at|on|every|each|by|for|from)\s+(?:[^.;!?]|\.(?=\d))+)",
+        rf"^{_S}\s+{_WHEN_VERB}\s+(?P<v>(?:at|on|every|each|by|for|from)\s+(?:[^.;!?]|\.(?=\w))+)",
         None,
     ),
     # prices
@@ -766,13 +773,35 @@ _COPULA = re.compile(rf"^{_S}\s+{_BE}\s+(?:now\s+)?{_V}", re.I)
 _ARROW = re.compile(rf"^{_S}\s*:?\s*(?P<old>[^.;:]+?)\s*(?:->|→|=>)\s*{_V}")
 
 
+_QUOTED = re.compile(
+    r"^\s*[“\"](?P<said>.+)[”\"]\s+[—–-]\s+(?P<who>[^\W\d_][\w .'’-]{0,40})\s*$", re.S
+)
+
+
 @functools.lru_cache(maxsize=8192)
 def read_facts(text: str) -> tuple[Fact, ...]:
-    """Every fact the sentences of `text` state (an entry, a log line, a search hit)."""
+    """Every fact the sentences of `text` state (an entry, a log line, a search hit). In a
+    quote attributed to someone (`“I moved to Braga.” — Rita`), "I" is that person."""
+    quoted = _QUOTED.match(_TAGS.sub(" ", text).strip())
+    speaker: tuple[str, ...] | None = None
+    if quoted:
+        text = quoted["said"]
+        speaker = tuple(w for w in _words(quoted["who"]) if w not in _ARTICLES) or None
     found: list[Fact] = []
     for sentence in _sentences(text):
-        found.extend(_sentence_facts(sentence))
+        for fact in _sentence_facts(sentence):
+            if fact.subject == ("i",):
+                if speaker is None and quoted:
+                    continue  # someone's "I", and whose it is cannot be read
+                if speaker is not None:
+                    fact = Fact(speaker, *_rest(fact))
+            found.append(fact)
     return tuple(dict.fromkeys(found))
+
+
+def _rest(fact: Fact) -> tuple[Any, ...]:
+    """A fact's fields after its subject (its subject a person: the quote's speaker)."""
+    return (fact.attributes, fact.value, fact.change, fact.negated, fact.old, True, fact.text)
 
 
 def _prepare(sentence: str) -> tuple[str, bool, bool, tuple[str, ...]]:
@@ -780,6 +809,8 @@ def _prepare(sentence: str) -> tuple[str, bool, bool, tuple[str, ...]]:
     it is negated, and the value it says is not the one ("…, not 09:30")."""
     body = sentence.strip().rstrip(".!?; ")
     body = _LEAD_IN.sub("", body)
+    body = re.sub(r"\b([Ii])['’]m\b", r"\1 am", body)
+    body = re.sub(r"\b([Ii]|[Ww]e|[Tt]hey)['’]ve\b", r"\1 have", body)
     old: tuple[str, ...] = ()
     not_value = _NOT_VALUE.search(body)
     if not_value and not_value.start() > 0:
@@ -821,6 +852,9 @@ def _sentence_facts(sentence: str) -> list[Fact]:
     return []
 
 
+_TYPED = frozenset({TIME, DAY, DATE, PRICE, PHONE, EMAIL, "birthday"})
+
+
 def _fact(
     subject: str,
     attributes: frozenset[str],
@@ -838,6 +872,11 @@ def _fact(
     cleaned = _clean_subject(subject, tail)
     if cleaned is None:
         return None
+    typed = _TYPED & attributes
+    if typed and attributes <= _TYPED | {"deadline"}:
+        found = kind or leading_value(_clause(value))[0]
+        if found not in typed and not (found == DATE and "deadline" in attributes):
+            return None  # "family time is great": a time says when
     words, person = cleaned
     if split and not tail:
         if attributes & {PLATFORM, IS, PLACE} and len(words) > 1 and words[-1] in SYSTEM_NOUNS:
