@@ -303,6 +303,7 @@ def _check_supersessions(
             for added in plan.added:  # what it proposed as the current value: an addition
                 if added.replaces == old.key and marked.by in added.sources:
                     added.replaces = None
+            plan.added = [a for a in plan.added if not (a.implied and a.replaces is None)]
             continue
         seen.add(old.key)
         kept.append(marked)

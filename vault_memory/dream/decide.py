@@ -723,6 +723,7 @@ def add_supersessions(memory: MemoryDoc, items: Sequence[Item], plan: DreamPlan)
             )
             if current is None:
                 text, _ = resolve_relative(statement, item.date)
-                current = Added(entry.section or INBOX, text, (item.source,), why, item=item)
+                section = entry.section or INBOX
+                current = Added(section, text, (item.source,), why, item=item, implied=True)
                 plan.added.append(current)
             current.replaces, current.section = entry.key, entry.section or INBOX

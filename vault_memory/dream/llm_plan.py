@@ -470,9 +470,8 @@ def _give_current_values(plan: DreamPlan, r: Reading) -> None:
         if current is None:
             item = r.by_source[marked.by]
             text, _ = resolve_relative(item.statement(), item.date)
-            current = Added(
-                marked.entry.section or INBOX, text, (marked.by,), marked.reason, item=item
-            )
+            section = marked.entry.section or INBOX
+            current = Added(section, text, (marked.by,), marked.reason, item=item, implied=True)
             plan.added.append(current)
         current.replaces = marked.entry.key
         current.section = marked.entry.section or INBOX

@@ -144,6 +144,7 @@ class Added:
     item: Item | None = None
     replaces: str | None = None  # the key of the entry whose place it takes (a newer value)
     block: str | None = None  # its Obsidian block id, when a history line links to it
+    implied: bool = False  # added only as the value that holds now of a supersession
 
     def to_dict(self) -> dict[str, Any]:
         return {
