@@ -627,15 +627,24 @@ def run_conversation(
     make_vault: ModuleType,
     score: ModuleType,
     llm: str = "",
+    reuse: Path | None = None,
 ) -> Result:
     started = time.perf_counter()
     stopwords = frozenset(score.STOPWORDS)
     sessions = sessions_of(sample, make_vault)
     label = f"conv-{index}"
-    raw = build_raw(index, sample, work, make_vault)
     flushed, dreamed = work / "flushed" / label, work / "dreamed" / label
     result = Result(label)
-    result.flush = build_flushed(sessions, flushed, llm)
+    if reuse is not None and (reuse / "flushed" / label).is_dir():
+        # The raw and flushed vaults of an earlier run (same data, same flush), their caches
+        # included: only the dream and the dreamed vault are new.
+        shutil.copytree(reuse / "raw" / label, work / "raw" / label)
+        shutil.copytree(reuse / "flushed" / label, flushed)
+        raw = work / "raw" / label / "vault"
+        result.flush = {"entries": 0, "warnings": 0, "modes": {"reused": 1}, "seconds": 0.0}
+    else:
+        raw = build_raw(index, sample, work, make_vault)
+        result.flush = build_flushed(sessions, flushed, llm)
     result.dream = build_dreamed(flushed, dreamed, sessions)
 
     qfile = work / "raw" / label / "questions.jsonl"
@@ -821,6 +830,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--keep", type=Path, help="build the vaults here and keep them")
     parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="take the raw and flushed vaults (and their caches) from an earlier run's --keep",
+    )
+    parser.add_argument(
         "--misses", action="store_true", help="print the answers the flushed vault lost"
     )
     args = parser.parse_args(argv)
@@ -837,7 +851,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep and work.exists():
             shutil.rmtree(work)
         for index, sample in samples:
-            result = run_conversation(index, sample, work, make_vault, score, llm)
+            result = run_conversation(index, sample, work, make_vault, score, llm, args.reuse)
             results.append(result)
             print(
                 f"{result.label}: {result.flush['entries']} entries flushed "
