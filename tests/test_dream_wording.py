@@ -240,23 +240,3 @@ def test_a_models_copy_of_an_existing_entry_is_merged_not_added() -> None:
     # the copy is merged into m1; the model's copy of a flushed label is stated without it
     assert [a.text for a in plan.added] == ["Ines moved to Porto."]
     assert [(m.source, m.into) for m in plan.merged] == [(items[0].source, "MEMORY.md m1")]
-
-
-def test_a_subjects_topic_over_several_days_is_gathered_with_its_days() -> None:
-    items = [
-        *flushed_log("2026-10-02", "- Ines: I started a pottery class on Tuesdays.\n"),
-        *flushed_log("2026-10-20", "- Ines: My pottery teacher says my bowls got better.\n"),
-        *flushed_log("2026-11-18", "- Ines: I sold two pottery mugs at the market!\n"),
-        *flushed_log("2026-11-19", "- Tomas: The boat needs new sails before spring.\n"),
-    ]
-    plan = consolidate(
-        parse_memory(TEMPLATE), items, Policy(), TOKENS, evidence=items, today=dt.date(2026, 11, 21)
-    )
-    (gathered,) = [a for a in plan.added if a.text.startswith("Ines on pottery")]
-    assert gathered.text == (
-        "Ines on pottery — 2026-10-02: “I started a pottery class on Tuesdays.”; "
-        "2026-10-20: “My pottery teacher says my bowls got better.”; "
-        "2026-11-18: “I sold two pottery mugs at the market!”"
-    )
-    assert gathered.sources == tuple(i.source for i in items[:3])
-    assert any(s.reason.startswith("gathered into the entry") for s in plan.skipped)

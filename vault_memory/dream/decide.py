@@ -13,9 +13,7 @@ Everything here is a pure function over plain data, tested without files. `conso
    entry) is merged; one that says all the entry says and more replaces it (its facts kept);
 4. `promote`: the rest is scored (salient tags, recurrence, search hits, recency), grouped
    with the items that say the same (values agreeing), and placed;
-5. `gather_topics`: of what is left in the logs, the lines one subject says about one topic
-   on three or more days become one entry, each part with its day (`digest.py`);
-6. `drop_duplicates` and `fit_budget`: no entry twice, and within the size budget (history
+5. `drop_duplicates` and `fit_budget`: no entry twice, and within the size budget (history
    lines archived first, then the least valuable entries).
 
 Similarity alone never supersedes, merges or drops anything: a merge needs the values to
@@ -37,7 +35,6 @@ from ..capture import unpin_dates
 from ..files import INBOX, MemoryDoc, MemoryEntry, heading_key, iter_tags, plain_text
 from ..search import line_hash, read_facts, relation
 from .checks import Problem as Problem, lost_facts, replacement, text_problem, validate as validate
-from .digest import gather
 from .history import HISTORY, is_history, render as render, unified_diff as unified_diff
 from .junk import junk_reason
 from .plan import (
@@ -385,7 +382,7 @@ def promote(
     for lead, group in leads:
         promoted, reasons = _promoted(board, lead, scored[lead], topics, policy, similarity)
         _settle_group(board, plan, lead, group, promoted)
-        for member in group:  # what stays in the logs may still be gathered (`gather_topics`)
+        for member in group:
             board.fate.setdefault(member, "promoted" if promoted else "passed")
         if not promoted:
             score = scored[lead][0]
@@ -402,20 +399,6 @@ def promote(
             (scored[lead][0], _addition(board, lead, reasons, scored[lead][0], similarity))
         )
     return additions
-
-
-def gather_topics(board: Board, plan: DreamPlan) -> list[tuple[float, Added]]:
-    """One entry for each topic a subject comes back to on several days, gathered from the
-    lines not promoted on their own (`digest.py`); those lines are cited by it."""
-    free = [i for i in range(len(board.live)) if board.fate.get(i) == "passed"]
-    out = []
-    for entry, cited in gather(board.memory, board.live, board.said, free):
-        sources = {board.live[i].source for i in cited}
-        for skipped in plan.skipped:
-            if skipped.source in sources:
-                skipped.reason = f"gathered into the entry {_quote(entry.text, 50)}"
-        out.append((entry.score, entry))
-    return out
 
 
 def _promoted(
@@ -563,7 +546,6 @@ def consolidate(
     )
     scored = {i: assessed[live[i].key] for i in fresh}
     additions = promote(board, plan, policy, similarity, scored)
-    additions += gather_topics(board, plan)
     plan.added = [a for _, a in sorted(additions, key=lambda p: (-p[0], p[1].sources))]
     drop_duplicates(memory, plan)
     fit_budget(memory, plan, hits, today, policy)
