@@ -45,6 +45,7 @@ from ..files import (
 )
 from ..search import hitlog
 from ..text import visible
+from .checks import enforce, validate
 from .decide import (
     DreamPlan,
     Item,
@@ -53,11 +54,9 @@ from .decide import (
     assess,
     consolidate,
     extract_items,
-    render,
-    unified_diff,
-    validate,
 )
 from .diary import DIARY_TITLE, Record, one_line, parse_records, render_entry
+from .history import render, unified_diff
 from .junk import junk_reason
 from .similarity import EmbeddingSimilarity, Similarity, TokenSimilarity
 
@@ -120,7 +119,8 @@ class DreamReport:
     archived: list[dict[str, Any]] = field(default_factory=list)
     edited: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
-    superseded: list[dict[str, Any]] = field(default_factory=list)  # entries marked superseded
+    superseded: list[dict[str, Any]] = field(default_factory=list)  # entries moved to history
+    refused_items: list[dict[str, Any]] = field(default_factory=list)  # parts left out, and why
     refused: list[str] = field(default_factory=list)  # dry run: what would be refused
     diff: str = ""
     memory_chars: tuple[int, int] = (0, 0)
@@ -274,9 +274,12 @@ class Dreamer:
             plan, report.model = self._ask_model(
                 client, inputs, candidates, policy, similarity, hits, today
             )
+        # The rules every plan passes, item by item, just before writing: what breaks one is
+        # left out and listed in the diary, the rest applies.
+        given = {i.source: i for i in plan.consumed}
+        enforce(inputs.memory, plan, given, policy)
         new_text = render(inputs.memory, plan)
-        sources = {i.source for i in plan.consumed}
-        problems = validate(inputs.memory, plan, new_text, policy, sources, similarity)
+        problems = validate(inputs.memory, plan, new_text, policy, given, similarity)
         hard = [p.message for p in problems if not p.forceable]
         soft = [p.message for p in problems if p.forceable]
         if hard:
@@ -924,6 +927,7 @@ def _describe(
     report.edited = [e.to_dict() for e in plan.edited]
     report.skipped = [s.to_dict() for s in plan.skipped]
     report.superseded = [s.to_dict() for s in plan.superseded]
+    report.refused_items = [r.to_dict() for r in plan.refused]
     report.diff = unified_diff(before, after, memory_file)
     report.memory_chars = (len(before), len(after))
 
@@ -939,6 +943,8 @@ def _summary(report: DreamReport, plan: DreamPlan) -> str:
     if plan.superseded:
         parts.append(f"{len(plan.superseded)} superseded")
     parts.append(f"{len(plan.skipped)} not promoted")
+    if plan.refused:
+        parts.append(f"{len(plan.refused)} refused")
     head = (
         f"{report.new_entries} new entries from the daily logs "
         f"{report.window[0]} to {report.window[1]}"
@@ -995,8 +1001,14 @@ def _diary_entry(
     skipped = [f"`{s.source}` {_quoted(s.text)} — {s.reason}" for s in plan.skipped]
     superseded = [
         f"in **{s.entry.section}**: {one_line(s.entry.text)} → superseded by "
-        f'`{s.by}` "{_quoted(s.by_text)}" — {s.reason}'
+        f'`{s.by}` "{_quoted(s.by_text)}" — {s.reason}; moved to ## History'
         for s in plan.superseded
+    ]
+    refused = [
+        f"{r.what}: {_quoted(r.text)}"
+        + (f" ← `{', '.join(r.sources)}`" if r.sources else "")
+        + f" — {r.reason}"
+        for r in plan.refused
     ]
     sections = [
         ("Inputs", inputs),
@@ -1005,6 +1017,7 @@ def _diary_entry(
         ("Superseded", superseded),
         ("Merged", merged),
         ("Archived", archived),
+        ("Refused", refused),
         ("Not promoted", skipped),
     ]
     return render_entry(

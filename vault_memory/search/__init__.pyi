@@ -6,6 +6,7 @@ from .context import (
     ContextBlock as ContextBlock,
     build_context as build_context,
 )
+from .dates import told_ranges as told_ranges
 from .hitlog import line_hash as line_hash, record as record
 from .query import (
     OPERATORS as OPERATORS,
@@ -21,6 +22,7 @@ from .searcher import (
     Searcher as Searcher,
     SearchResults as SearchResults,
 )
+from .subjects import Fact as Fact, read_facts as read_facts, relation as relation
 from .supersede import (
     SUPERSEDED_BY as SUPERSEDED_BY,
     Dated as Dated,
