@@ -13,6 +13,7 @@ from .query import (
     QuerySyntaxError as QuerySyntaxError,
     parse_query as parse_query,
 )
+from .request import search_request as search_request
 from .searcher import (
     MODES as MODES,
     Filters as Filters,

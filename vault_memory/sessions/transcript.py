@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..errors import VaultError
+from ..errors import SessionInScopesError, VaultError
 from ..files import date_from_name, fsutil, scope_of, scope_text
 
 if TYPE_CHECKING:
@@ -739,10 +739,7 @@ def locate_transcript(root: Path, folders: Sequence[str], session: str) -> str:
     if not found:
         raise TranscriptNotFoundError(session)
     if len(found) > 1:
-        where = ", ".join(scope_text(scope_of(p)) or "/" for p in found)
-        raise VaultError(
-            f"session {session!r} has transcripts in several scopes ({where}); pick one with "
-            f"--scope, e.g. `vault sessions show {session} --transcript --scope "
-            f"{scope_text(scope_of(found[0])) or '/'}`."
+        raise SessionInScopesError(
+            session, [scope_text(scope_of(p)) for p in found], transcript=True
         )
     return found[0]
