@@ -272,6 +272,18 @@ class SessionInScopesError(VaultError):
         )
 
 
+class SecretSessionIdError(VaultError):
+    """A session id that looks like a secret (`found`: what kinds): it would be written into a
+    heading of the daily log, so it is refused (and never echoed)."""
+
+    def __init__(self, found: list[str]) -> None:
+        self.found = found
+        super().__init__(
+            f"the session id looks like a secret ({', '.join(found)}); it would be written into "
+            "the daily log. Use another id (or none: one is derived from the conversation)."
+        )
+
+
 class GitNotInstalledError(VaultError):
     """A vault created with git=True where no git is installed."""
 

@@ -136,7 +136,7 @@ class WatcherRunningError(VaultError):
         who = f"pid {pid}" if pid else "another process"
         super().__init__(
             f"a watcher already runs for this vault ({who}). Searches already go through it; "
-            "stop it first with `vault watch --stop` to start another."
+            "stop it first (`Vault.stop_watcher()`) to start another."
         )
 
 
@@ -868,7 +868,7 @@ class Watcher:
             self.request_stop()
             return {"ok": True, "pid": os.getpid(), "stopping": True}
         if request.get("op") == "settle":  # a search in another process: does the index hold
-            # every change seen? Then it need not stat the vault's files (vault.py `_freshen`).
+            # every change seen? Then it need not stat the vault's files (index/upkeep.py).
             return {"ok": True, "settled": self.ready.is_set() and self.settle()}
         if request.get("op") == "thin":  # cli/thin.py: what `vault search|context|get` prints
             from .thin_ops import answer_thin
