@@ -144,7 +144,8 @@ def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
         from threadpoolctl import ThreadpoolController
 
         _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
+    limited: contextlib.AbstractContextManager[Any] = _BLAS.limit(limits=1, user_api="blas")
+    return limited
 
 
 def _provider_error() -> type[Exception]:
@@ -289,7 +290,7 @@ class Searcher:
 
     def _model_for(self, mode: str) -> str | None:
         """The model whose vectors a search in `mode` uses, None for keywords only."""
-        model_id = self.index.store.get_meta("model_id") or None
+        model_id: str | None = self.index.store.get_meta("model_id") or None
         if mode in ("hybrid", "semantic") and model_id and model_id == self.index.model_id:
             return model_id
         return None
@@ -757,7 +758,8 @@ class Searcher:
             return []
         memo = self._names_memo(table, within)
         if ("partners", label) in memo:
-            return memo[("partners", label)]
+            known: list[str] = memo[("partners", label)]
+            return known
         rows, _ = table.label.postings(table.vocab.get(label), within)
         sessions = np.unique(table.section[rows])
         found = []
@@ -789,7 +791,8 @@ class Searcher:
             memo[("introduced", name)] = self._read_introductions(
                 table, store, name, labels, within
             )
-        return memo[("introduced", name)]
+        said: list[str] = memo[("introduced", name)]
+        return said
 
     def _read_introductions(
         self, table: UnitTable, store: Any, name: str, labels: list[str], within: Restriction | None
