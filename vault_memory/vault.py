@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from .files import ManageReport
     from .index import Index, IndexReport, LinkInfo, Progress, ScopeInfo, SearchUpkeep, UpkeepState
     from .live import StopReport, Watcher, WatchReport
-    from .search import ContextBlock, Searcher, SearchResults
+    from .search import ContextBlock, Filters, Searcher, SearchResults
     from .sessions import Continuation, Graph, PruneReport, Transcript, TranscriptReport
     from .transfer import ExportReport, ImportReport
 
@@ -371,7 +371,7 @@ class Vault:
         return hits
 
     def _search_via_watcher(
-        self, query: str, limit: int, mode: str, filters: Any
+        self, query: str, limit: int, mode: str, filters: Filters
     ) -> SearchResults | None:
         """The hits of a running `vault watch`, None when none runs or it cannot answer."""
         from .live import watch_client

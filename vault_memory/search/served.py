@@ -1,4 +1,4 @@
-"""Search on an index server (issue 21, docs/postgres-design.md §4, phase 2): the candidates
+"""Search on an index server (docs/postgres-design.md §4, phase 2): the candidates
 of a query, read from the server in one statement (`PgStore.served`), as a small unit table
 with the statistics of everything the search sees, so that `Searcher` ranks them with the
 same code as the unit table of a whole index.

@@ -1,4 +1,4 @@
-"""When a newer note states a different value for the same thing: superseded facts (issue 25).
+"""When a newer note states a different value for the same thing: superseded facts.
 
 "Billing runs on MySQL" (March) and "billing moved to PostgreSQL" (November) are two values of
 one attribute of one subject; the newer one is what is true now. This module reads, offline and
