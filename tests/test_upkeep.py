@@ -50,7 +50,11 @@ def test_a_first_search_indexes_the_vault_then_only_what_changed(upkeep: SearchU
     note.write_text("# New\n\nQUOKKA_77\n", encoding="utf-8")
     assert upkeep.index.stale_paths(None) == ["notes/new.md"]
     upkeep.freshen()
-    assert upkeep.index.stale_paths(None) == []
+    # (the file may stay listed as stale: written within the index's file-time tick, it is
+    # looked at again by the next run, git's "racy" rule; it is indexed all the same)
+    with Vault(upkeep.index.config.root) as vault:
+        hits = vault.search("QUOKKA_77", mode="keyword", fresh=False)
+    assert [hit.path for hit in hits] == ["notes/new.md"]
 
 
 def test_too_many_changed_files_are_left_to_the_next_index(
