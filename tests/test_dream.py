@@ -513,7 +513,7 @@ def test_over_budget_is_refused_then_forced_and_archived(small: Path, no_model) 
             r"it would drop (\d) of 6 existing entries \(\d+%, more than 25%\)", str(info.value)
         )
         assert dropped, str(info.value)
-        assert "`vault dream --force`" in str(info.value)
+        assert "`dream(force=True)`" in str(info.value)
         assert (small / "MEMORY.md").read_bytes() == original
         refusal = (small / "dreams/2026-11-22.md").read_text()  # recorded, with its reason
         assert "dream · refused" in refusal and dropped[0] in refusal
@@ -689,7 +689,9 @@ def test_one_dream_at_a_time_and_bad_settings(small: Path, no_model) -> None:
             pytest.raises(LockTimeoutError, match="could not take the dream lock"),
         ):
             vault.dream(now=NOW)
-        with pytest.raises(VaultError, match="the lookback must be at least 1 day, got 0"):
+        with pytest.raises(
+            VaultError, match="lookback_days=0: the lookback must be at least 1 day"
+        ):
             vault.dream(lookback_days=0, now=NOW)
     config = small / "vault.toml"
     config.write_text(config.read_text() + 'timezone = "Mars/Olympus_Mons"\n')

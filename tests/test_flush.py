@@ -607,7 +607,7 @@ def test_bad_input_changes_nothing(vault_dir: Path, tree_state, monkeypatch) -> 
         vault.flush('[{"role": "user", "content": "I prefer tea."}, {"role": 3}]')
     with pytest.raises(VaultError, match="session id 'a b' is not usable"):
         vault.flush(CHAT, session="a b")
-    with pytest.raises(VaultError, match="--date 'tomorrow' is not a date"):
+    with pytest.raises(VaultError, match="date='tomorrow' is not a date"):
         vault.flush(CHAT, date="tomorrow")
     monkeypatch.setenv("VAULT_FLUSH_MAX_INPUT_BYTES", "1000")
     big = [{"role": "user", "content": "I prefer tea. " * 100}]

@@ -1,7 +1,7 @@
-"""The freshness check of a search (vault.py `_freshen`): with a watcher running in another
-process, its state answers (it applies what is pending, then says so) and no file is stat'ed;
-without one, every file is stat'ed, so an in-place edit is seen whatever the directories'
-mtimes say."""
+"""The freshness check of a search (index/upkeep.py `SearchUpkeep.freshen`): with a watcher
+running in another process, its state answers (it applies what is pending, then says so) and
+no file is stat'ed; without one, every file is stat'ed, so an in-place edit is seen whatever
+the directories' mtimes say."""
 
 from __future__ import annotations
 

@@ -480,7 +480,7 @@ def test_one_watcher_per_vault_and_status(
         Watcher(Vault(root), dream=False).start()
     assert str(caught.value) == (
         f"a watcher already runs for this vault (pid {os.getpid()}). Searches already go "
-        "through it; stop it first with `vault watch --stop` to start another."
+        "through it; stop it first (`Vault.stop_watcher()`) to start another."
     )
     write(root / "notes" / "event.md", "# Event\n")
     wait_until(lambda: "notes/event.md" in index_units(root), 10, "the event")
@@ -1001,9 +1001,9 @@ def test_stop_watcher_gives_up_waiting_after_its_timeout(watched: tuple[Path, Wa
         Vault(root).stop_watcher(timeout=0.2)
     assert str(caught.value) == (
         f"the watcher (pid {os.getpid()}) was asked to stop but still runs after 0.2 s: it lets "
-        "a running dream or batch finish first. Run `vault watch --stop` again to wait longer, "
-        f"or end it at once with `kill -9 {os.getpid()}` (safe: the next start compares the "
-        "files with the index)."
+        "a running dream or batch finish first. Ask it again (`Vault.stop_watcher()`) to wait "
+        f"longer, or end it at once with `kill -9 {os.getpid()}` (safe: the next start "
+        "compares the files with the index)."
     )
     assert watcher.stop_requested and client.lock_held(root / ".vault" / "watch.lock")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 
-from .errors import ConfigError, VaultError
+from .errors import ArgumentError, ConfigError
 
 ENV = "VAULT_NOW"
 
@@ -81,10 +81,10 @@ def wall_time(when: dt.datetime | None, zone_name: str) -> dt.datetime:
 
 def as_day(value: dt.date | str | None, option: str = "date") -> dt.date | None:
     """A day given as a date or `YYYY-MM-DD` (None stays None); a malformed one is a
-    `VaultError` naming the option it came from (`--since '2026-13-01' is not a date`)."""
+    `ArgumentError` naming the parameter it came from (`since='2026-13-01' is not a date`)."""
     if value is None or isinstance(value, dt.date):
         return value
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
-        raise VaultError(f"--{option} {value!r} is not a date; use YYYY-MM-DD.") from None
+        raise ArgumentError(option, value, " is not a date; use YYYY-MM-DD.") from None

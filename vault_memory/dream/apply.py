@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import clock
 from ..config import Config
-from ..errors import ConfigError, NoteChangedError, NoteNotFoundError, VaultError
+from ..errors import ArgumentError, ConfigError, NoteChangedError, NoteNotFoundError, VaultError
 from ..files import (
     DIARY_DIR,
     MEMORY_FILE,
@@ -77,8 +77,8 @@ class DreamDisabledError(VaultError):
     def __init__(self) -> None:
         super().__init__(
             "dreaming is disabled ([dream] enabled = false in vault.toml); nothing was done. "
-            "Set enabled = true, or run once with VAULT_DREAM_ENABLED=true vault dream "
-            "(vault dream --dry-run previews it without writing)."
+            "Set enabled = true, or dream once with VAULT_DREAM_ENABLED=true (a dry run, "
+            "`dream(dry_run=True)`, previews it without writing)."
         )
 
 
@@ -87,9 +87,9 @@ class DreamRefusedError(VaultError):
 
     def __init__(self, problems: list[str], forceable: bool = False) -> None:
         self.problems = problems
+        self.forceable = forceable
         hint = (
-            "Run `vault dream --dry-run` to see the diff, and `vault dream --force` to apply "
-            "it anyway."
+            "See the diff with `dream(dry_run=True)`, and apply it anyway with `dream(force=True)`."
             if forceable
             else "Nothing was written; the next dream will try again."
         )
@@ -180,9 +180,7 @@ class Dreamer:
             raise DreamDisabledError()
         days = settings.lookback_days if lookback_days is None else lookback_days
         if days < 1:
-            raise VaultError(
-                f"the lookback must be at least 1 day, got {days}. Pass --days N with N >= 1."
-            )
+            raise ArgumentError("lookback_days", days, ": the lookback must be at least 1 day.")
         now = self.now()
         start = now.date() - dt.timedelta(days=days)
         inputs = self._read(start, now.date())

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..capture import strip_controls
+from ..capture import find_secrets, redact_text, strip_controls
 from ..files import INBOX, MemoryDoc, MemoryEntry, plain_text
 from ..text import strip_protected, unsafe_character, visible
 from .decide import (
@@ -234,6 +234,21 @@ def _cites_inputs(p: Proposal, r: Reading) -> str | None:
     return None
 
 
+def _secrets_cited(p: Proposal, r: Reading) -> str | None:
+    """A credential or PIN in the model's text must be one its cited lines (or the entry it
+    rewords) hold, value for value: a model does not learn a secret from lines that hold none,
+    so one it writes anyway is made up. (Those it may write are redacted before MEMORY.md.)"""
+    raw = p.raw.get("text")
+    if not isinstance(raw, str):
+        return None
+    cited = [r.by_source[s].text for s in p.sources if isinstance(s, str) and s in r.by_source]
+    given = " ".join([*cited, _old(p, r).text])
+    for span in find_secrets(raw):
+        if raw[span.start : span.end] not in given:
+            return f"it holds a {span.kind} that none of its cited lines holds"
+    return None
+
+
 def _open_section(p: Proposal, r: Reading) -> str | None:
     target = r.memory.section(r.heading)
     if target is not None and target.pinned:
@@ -265,8 +280,17 @@ def _merge_input(p: Proposal, r: Reading) -> str | None:
 
 RULES: dict[str, tuple[Check, ...]] = {
     "keep": (_exists, _once),
-    "reword": (_exists, _once, _not_history, _not_pinned, _has_text, _has_reason, _cites_inputs),
-    "new": (_has_text, _has_reason, _open_section, _cites_inputs),
+    "reword": (
+        _exists,
+        _once,
+        _not_history,
+        _not_pinned,
+        _has_text,
+        _has_reason,
+        _cites_inputs,
+        _secrets_cited,
+    ),
+    "new": (_has_text, _has_reason, _open_section, _cites_inputs, _secrets_cited),
     "archive": (_exists, _once, _not_history, _not_pinned, _has_reason, _cites_inputs),
     "merge": (_merge_input,),
     "supersede": (_exists, _not_history, _not_pinned, _kept_as_is, _by_input, _has_reason),
@@ -355,9 +379,8 @@ def _read(kind: str, raw: Any, r: Reading, what: str) -> None:
         sources += (str(raw["by"]),)
     if kind == "merge" and isinstance(raw.get("source"), str):
         sources += (str(raw["source"]),)
-    r.plan.refused.append(
-        Refused(what, visible(" ".join(str(text or "").split())), reason, sources)
-    )
+    shown = redact_text(visible(" ".join(str(text or "").split())))  # the diary holds no secret
+    r.plan.refused.append(Refused(what, shown, reason, sources))
     if kind in ("keep", "reword", "archive") and proposal.key in r.by_key:
         r.seen.setdefault(proposal.key, "kept")  # refused: the entry stays as it is
 
@@ -480,8 +503,6 @@ def _give_current_values(plan: DreamPlan, r: Reading) -> None:
 def _cleaned(text: str, entry: dict[str, Any], by_source: dict[str, Item]) -> str:
     """A model's entry text as data: without the markers only a person writes (`#pin`,
     unless a source it cites holds it; HTML comments) and with its secrets redacted."""
-    from ..capture import redact_text
-
     raw = entry.get("sources", entry.get("source"))
     cited = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
     given = " ".join(by_source[s].text for s in cited if isinstance(s, str) and s in by_source)

@@ -46,6 +46,7 @@ from .rows import (
 )
 from .status import scope_counts as scope_counts, status as status
 from .store import CorruptIndexError as CorruptIndexError, SchemaVersionError as SchemaVersionError
+from .upkeep import SearchUpkeep as SearchUpkeep, UpkeepState as UpkeepState
 from .words import (
     ANALYZER as ANALYZER,
     fold as fold,

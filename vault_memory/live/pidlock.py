@@ -28,7 +28,7 @@ class WatcherRunningError(VaultError):
         who = f"pid {pid}" if pid else "another process"
         super().__init__(
             f"a watcher already runs for this vault ({who}). Searches already go through it; "
-            "stop it first with `vault watch --stop` to start another."
+            "stop it first (`Vault.stop_watcher()`) to start another."
         )
 
 

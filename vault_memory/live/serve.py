@@ -156,7 +156,7 @@ class QueryServer:
             self.request_stop()
             return {"ok": True, "pid": os.getpid(), "stopping": True}
         if op == "settle":  # a search in another process: does the index hold every change
-            # seen? Then it need not stat the vault's files (vault.py `_freshen`).
+            # seen? Then it need not stat the vault's files (index/upkeep.py).
             return {"ok": True, "settled": self.ready.is_set() and self.settle()}
         if op == "thin":  # cli/thin.py: what `vault search|context|get` prints
             from .thin_ops import answer_thin

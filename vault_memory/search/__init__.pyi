@@ -14,11 +14,12 @@ from .query import (
     QuerySyntaxError as QuerySyntaxError,
     parse_query as parse_query,
 )
+from .ranking import RankSettings as RankSettings
+from .request import search_request as search_request
 from .searcher import (
     MODES as MODES,
     Filters as Filters,
     Hit as Hit,
-    RankSettings as RankSettings,
     Searcher as Searcher,
     SearchResults as SearchResults,
 )

@@ -18,7 +18,7 @@ and trimmed until it fits, so `count_tokens(block.text) <= max_tokens` always ho
 Nothing is cut silently: when MEMORY.md does not fit, the block opens with a notice saying
 which lines are missing, about how many tokens they hold, and how to read them.
 
-The block is a fence around data (issue 25): its opening tag says the notes are data, not
+The block is a fence around data: its opening tag says the notes are data, not
 instructions; a line of a note that would close or open one of the block's own tags has its
 `<` escaped, so no note can end the fence; and a line that reads as an instruction to a model
 (files/injection.py, judged per list item or paragraph) is shown quoted (`> `) under a

@@ -2,8 +2,10 @@
 scores, fused, lifted by context windows, weighed by the lines' subjects (a speaker known by
 two labels, or by a name they asked to be called, as one), by whether they ask or tell and
 whether they say anything at all ("lol"), then recency, salience, an exact-token guard
-and coalesced spans (README, "Search"). The decisions are the pure functions of `ranking`;
-`Searcher` gathers their inputs from the index and the unit table (`table`).
+and coalesced spans (README, "Search"). The stages of a search are the functions of
+`stages` (candidates, expansion, signals, fusion, weighing, ranking, assembly), their
+formulas those of `ranking`; `Searcher` runs them in order and gathers what they need from
+the index and the unit table (`table`).
 """
 
 from __future__ import annotations
@@ -14,34 +16,22 @@ import json
 import logging
 import os
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..index import BM25_B, BM25_K1, lead_label, terms_of
-from .dates import asked_days, on_days
+from ..index import lead_label, terms_of
+from .hits import Hit as Hit, SearchResults as SearchResults, hit_flags as hit_flags
 from .ranking import (
     RankSettings,
-    asks_when,
-    best_rows,
-    best_window,
-    cited_lines,
     coalesce,
-    contains_token,
     dense_query,
     exact_tokens,
-    fuse,
     guard_exact,
     introduced_names,
     label_partners,
-    lift_named,
-    max_norm,
-    minmax_norm,
     resolve_names,
-    take_turns,
-    window_bm25,
-    window_sums,
 )
 from .served import ServerCandidates
 from .spelling import (
@@ -54,6 +44,29 @@ from .spelling import (
     stretched_lines,
     stretched_terms,
     stretched_variants,
+)
+from .stages import (
+    Candidates,
+    Evidence,
+    KeywordSignal,
+    Words,
+    admissible,
+    assemble,
+    competing_rows,
+    cosines,
+    exact_shares,
+    fusion,
+    guard_rows,
+    has_evidence,
+    keyword_signal,
+    let_in_told,
+    narrowed,
+    no_subjects,
+    pool,
+    subject_turns,
+    subjects,
+    weigh,
+    with_aliases,
 )
 from .supersede import order_superseded
 from .table import TABLE_FORMAT, Restriction, UnitTable
@@ -76,62 +89,6 @@ PATCHABLE = ("format", "model", "windows", "backend")  # a saved table of anothe
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
 INTRODUCTIONS_READ = 50  # lines read back to find who said "call me <name>"
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
-
-
-@dataclass
-class Hit:
-    path: str
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    score: float
-    scores: dict[str, float] = field(default_factory=dict)
-    date: str | None = None
-    kind: str = "note"
-    # "weak": no query word, low similarity; "instruction": reads as an instruction to a model
-    flags: list[str] = field(default_factory=list)
-    # "path#Lline" of a newer hit stating a different value for the same subject and
-    # attribute, or of the entry a dream marked this one superseded by (search/supersede.py)
-    superseded_by: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        found = {"superseded_by": self.superseded_by} if self.superseded_by else {}
-        return {
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "heading": self.heading,
-            "text": self.text,
-            "score": round(self.score, 4),
-            "scores": {k: round(v, 4) for k, v in self.scores.items()},
-            "date": self.date,
-            "kind": self.kind,
-            "flags": list(self.flags),
-        } | found
-
-
-def hit_flags(text: str, weak: bool, flagged: bool | None = None) -> list[str]:
-    """A hit's flags: "weak" (found by neither a query word nor a close meaning) and
-    "instruction" (its text would steer the agent it is read back to: files/injection.py).
-    `flagged` is the judgement the index made of its units (any of them); None (an index
-    that predates it, read-only) judges the text as returned."""
-    if flagged is None:  # imported here: an index that judged its units needs none of it
-        from ..files import is_instruction
-
-        flagged = is_instruction(text)
-    instruction = flagged
-    return (["weak"] if weak else []) + (["instruction"] if instruction else [])
-
-
-class SearchResults(list[Hit]):
-    """The hits of a search, best first (a plain list), with `warnings`: why the search was
-    less than asked for, e.g. keywords only because the embedding provider failed. The CLI's
-    `--json` prints them as a top-level "warning"; each is also logged."""
-
-    def __init__(self, hits: Any = (), warnings: list[str] | None = None) -> None:
-        super().__init__(hits)
-        self.warnings: list[str] = list(warnings or [])
 
 
 # -- gathering the inputs ---------------------------------------------------------------------
@@ -186,7 +143,8 @@ def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
         from threadpoolctl import ThreadpoolController
 
         _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
+    limited: contextlib.AbstractContextManager[Any] = _BLAS.limit(limits=1, user_api="blas")
+    return limited
 
 
 def _provider_error() -> type[Exception]:
@@ -324,7 +282,7 @@ class Searcher:
 
     def _model_for(self, mode: str) -> str | None:
         """The model whose vectors a search in `mode` uses, None for keywords only."""
-        model_id = self.index.store.get_meta("model_id") or None
+        model_id: str | None = self.index.store.get_meta("model_id") or None
         if mode in ("hybrid", "semantic") and model_id and model_id == self.index.model_id:
             return model_id
         return None
@@ -383,7 +341,7 @@ class Searcher:
                 mode = "keyword" if mode == "hybrid" else mode
         with one_blas_thread():
             hits = self._search(query, limit, mode, filters, today, warnings, settings)
-        hits = order_superseded(hits)  # what is true now first (issue 25)
+        hits = order_superseded(hits)  # what is true now first
         for message in warnings:
             log.warning("%s", message)
         return SearchResults(hits, warnings)
@@ -398,19 +356,97 @@ class Searcher:
         warnings: list[str],
         settings: RankSettings | None = None,
     ) -> list[Hit]:
-        """The best `limit` hits for `query`. With `filters.scopes`, the search sees only the
-        units of those scopes, and ranks them as if the vault held nothing else: keyword idf
-        and lengths, vector and window normalisation and the exact-token guard count only
-        them, and the other rows' vectors are never multiplied. `settings` replace the
-        searcher's own for this query (a scope's [search] settings)."""
-        import numpy as np
-
+        """The best `limit` hits for `query`, through the stages of search/stages.py. With
+        `filters.scopes`, the search sees only the units of those scopes, and ranks them as
+        if the vault held nothing else: keyword idf and lengths, vector and window
+        normalisation and the exact-token guard count only them, and the other rows' vectors
+        are never multiplied. `settings` replace the searcher's own for this query (a scope's
+        [search] settings)."""
         s = settings or self.settings
         filters = filters or Filters()
         today = today or clock.today()
-        store: Any = self.index.store  # or the server's candidates (`Served` answers as one)
         model_id = self._model_for(mode)
-        use_vectors = model_id is not None
+        found = self._candidates(query, model_id, mode, filters, s, limit)
+        if found is None:
+            return []
+        table, within, listing = found.table, found.within, found.listing
+        words = self._expansion(query, found, mode, s)
+        ranks_words = mode in ("hybrid", "keyword") and not listing
+        keyword = keyword_signal(table, words, within, found.allowed, s) if ranks_words else None
+        guard = self._rare(table, exact_tokens(query), within) if ranks_words else []
+        subject = (
+            subjects(table, words, within)
+            if ranks_words and s.subject_boost
+            else no_subjects(len(table.ids))
+        )
+        vector = self._vector_signal(query, found, model_id, mode, subject.labels, s, warnings)
+        if keyword is None and vector is None and not listing:
+            return []  # (a semantic search whose query could not be embedded, too)
+        named = self._named_rows(query, found)
+        if not has_evidence(keyword, vector, guard, named):
+            return []
+        fused = fusion(table, keyword, vector, within, s, listing)
+        factors = weigh(
+            table,
+            fused.relevance,
+            subject.rows,
+            self._one_word_rows(table) if s.short_penalty and not listing else None,
+            keyword.has_term if keyword is not None else None,
+            query,
+            today,
+            s,
+            listing,
+        )
+        score, exact = self._guarded(found, factors.score, guard, keyword)
+        score = admissible(
+            score,
+            found.allowed,
+            factors.relevance,
+            named,
+            mode == "keyword" and not listing,
+            table.file_ids,
+        )
+        ranked = pool(score, limit)
+        raised: set[int] = set()  # rows the subjects' turns moved up
+        if s.subject_turns and len(subject.labels) >= 2 and not listing:
+            ranked, raised = subject_turns(ranked, table, query, words, subject.labels, within)
+        spans = coalesce(
+            ranked,
+            table.section,
+            table.line_counts,
+            0 if listing else s.coalesce_depth,
+            s.coalesce_max_units,
+            s.coalesce_max_lines,
+        )
+        rows = found.store.units_by_id(int(table.ids[r]) for span in spans for r in span)
+        evidence = Evidence(
+            score,
+            fused,
+            factors,
+            exact,
+            subject,
+            found.told,
+            raised,
+            keyword,
+            vector,
+            named,
+            listing,
+            s.weak_cosine,
+        )
+        judged = found.store.flagged_ids(rows)  # units flagged as instructions when indexed
+        return assemble(spans, rows, judged, table, evidence, found.allowed, limit)
+
+    def _candidates(
+        self,
+        query: str,
+        model_id: str | None,
+        mode: str,
+        filters: Filters,
+        s: RankSettings,
+        limit: int,
+    ) -> Candidates | None:
+        """The rows the search ranks (the unit table, or the candidates an index server
+        picked) and those it may return; None when there are none."""
         served = (
             self._server.fetch(
                 self.index,
@@ -428,387 +464,166 @@ class Searcher:
             else None
         )
         within: Restriction | None = None
+        store: Any  # the index's store, or the server's candidates (`Served` answers as one)
         if served is not None:  # candidates from the index server, ranked the same way
             table, within, store = served.table, served.within, served
         else:
-            table = self.table(model_id)
-        n = len(table.ids)
-        if n == 0:
-            return []
-        if served is None:
-            within = table.restrict(filters.scopes) if filters.scopes is not None else None
+            table, store = self.table(model_id), self.index.store
+        if len(table.ids) == 0:
+            return None
+        if served is None and filters.scopes is not None:
+            within = table.restrict(filters.scopes)
         if within is not None and within.units == 0:
-            return []
+            return None
         # Operators without free text (`tag:#decision`): every unit they select, the most
         # salient and recent first (then in file order), nothing to rank them by.
         listing = filters.select is not None and not query.strip()
+        found = Candidates(table, store, served, within, listing)
+        return found if self._admit(found, filters) else None
+
+    def _admit(self, found: Candidates, filters: Filters) -> bool:
+        """Set the rows the filters, the scope and the operators let `found` return (and
+        those let in by the days their text names); False when operators select none."""
+        import numpy as np
+
+        table = found.table
         allowed: np.ndarray | None = None
-        told: np.ndarray | None = None  # units let in by the days their text names
-        if served is not None:
-            allowed = served.allowed
+        told: np.ndarray | None = None
+        if found.served is not None:
+            allowed = found.served.allowed
         elif filters.active:
-            allowed = np.isin(
-                table.ids, np.array(store.unit_ids_where(**filters.conditions()), dtype=np.int64)
-            )
-            told = self._told(table, filters)
-            if told is not None:
-                told &= ~allowed  # only those the file's date left out
-                allowed |= told
+            where = found.store.unit_ids_where(**filters.conditions())
+            allowed = np.isin(table.ids, np.array(where, dtype=np.int64))
+            allowed, told = let_in_told(allowed, self._told(table, filters))
         elif filters.hidden_kinds:
             allowed = self._visible(table, filters.hidden_kinds)
-        if within is not None:
-            allowed = within.mask if allowed is None else allowed & within.mask
+        if found.within is not None:
+            allowed = narrowed(allowed, found.within.mask)
         if filters.select is not None:
             chosen = self._select(filters.select, table)
             if chosen is not None:
-                allowed = chosen if allowed is None else allowed & chosen
+                allowed = narrowed(allowed, chosen)
             if allowed is not None and not allowed.any():
-                return []
+                return False
+        found.allowed, found.told = allowed, told
+        return True
 
+    def _expansion(self, query: str, found: Candidates, mode: str, s: RankSettings) -> Words:
+        """The query's words, with the labels their names stand for and their spellings."""
         terms = list(dict.fromkeys(terms_of(query, query=True)))  # keywords and subjects
         aliases: dict[str, list[str]] = {}
         partners: dict[str, list[str]] = {}  # a label the query names -> its other labels
-        if s.name_aliases and mode in ("hybrid", "keyword") and not listing:
-            # A nickname or a misspelling of a speaker's name names that speaker.
-            capitalised = {t for token in exact_tokens(query) for t in terms_of(token, query=True)}
-            label_list = self.label_terms(table)
-            aliases = resolve_names(
-                [(t, t in capitalised) for t in terms],
-                label_list,
-                served.knows if served else table.vocab.__contains__,
-            )
-            if s.label_partners:  # a name a speaker said to be called by ("call me Bob")
-                for term in terms:
-                    if term in capitalised and term not in aliases:
-                        said = self._introduced(table, store, term, label_list, within)
-                        if said:
-                            aliases[term] = said
-            if s.label_partners:  # a named speaker's other label (`Jo` for `Joanna`)
-                for term in terms:
-                    same = [
-                        o for o in self._partners(table, term, label_list, within) if o not in terms
-                    ]
-                    if same:
-                        partners[term] = same
-                        aliases[term] = same
-            terms = list(
-                dict.fromkeys([t for term in terms for t in [term, *aliases.get(term, ())]])
-            )
+        ranks_words = mode in ("hybrid", "keyword") and not found.listing
+        if s.name_aliases and ranks_words:
+            aliases, partners = self._aliases(query, terms, found, s)
+            terms = with_aliases(terms, aliases)
         variants = (
-            self._variants(table, query, terms, aliases, within, s)
-            if (mode in ("hybrid", "keyword") and not listing and served is None)
+            self._variants(found.table, query, terms, aliases, found.within, s)
+            if ranks_words and found.served is None
             else {}
         )
-        keyword: np.ndarray | None = None
-        otherwise: dict[str, np.ndarray] = {}
-        has_term: np.ndarray | None = None  # units holding a query word
-        guard: list[str] = []
-        if mode in ("hybrid", "keyword") and not listing:
-            # BM25F over the text and heading fields, from the postings arrays of the table:
-            # the formula and idf of the Whoosh index (fulltext.weighting), without its
-            # pure-Python matcher (10-100 ms a query; bench/search.py).
-            keyword = np.zeros(n, dtype=np.float64)
-            matched = {t: np.zeros(n, dtype=np.float64) for t in terms}
-            # units matched by a typing slip of a query word, by a short form of it
-            otherwise = {kind: np.zeros(n, dtype=bool) for kind in ("spelling", "form")}
-            idf = {}
-            for term in terms:
-                number = table.vocab.get(term)
-                units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
-                keyword[units] += scores
-                matched[term][units] = 1.0
-                idf[term] = table.text.idf(number, within)
-                if s.heading_boost:
-                    units, scores = table.heading.bm25(number, BM25_K1, BM25_B, within)
-                    keyword[units] += s.heading_boost * scores
-                spelt_idf = 0.0  # the idf of the vault's other spellings, the rarest
-                for variant, weight, kind in variants.get(term, ()):  # a slip, a short form
-                    units, scores, own_idf = _spelt(table, variant, within)
-                    if not len(units):
-                        continue
-                    spelt_idf = max(spelt_idf, own_idf)
-                    # a rare spelling weighs what the word does (its own idf would be higher)
-                    share = weight * (min(1.0, idf[term] / own_idf) if idf[term] else 1.0)
-                    keyword[units] += share * scores
-                    matched[term][units] = np.maximum(matched[term][units], share)
-                    otherwise[kind][units] = True
-                if not idf[term]:  # the vault spells it otherwise only: its windows count
-                    idf[term] = spelt_idf  # the vault's spellings (marked at their shares)
-            if allowed is not None:  # filters restrict the keyword signal before it is scaled
-                keyword *= allowed
-            has_term = keyword > 0
-            nonzero = np.flatnonzero(keyword)
-            if s.candidates and len(nonzero) > s.candidates:
-                # Only the best keyword matches count as keyword evidence, as a search engine's
-                # top-N would; a unit holding one common query word among thousands does not.
-                values = keyword[nonzero]
-                cut = np.partition(values, len(values) - s.candidates)[len(values) - s.candidates]
-                keyword[nonzero[values < cut]] = 0.0
-            for marks in matched.values():
-                marks *= keyword > 0
-            guard = self._rare(table, exact_tokens(query), within)
-        # Units whose lead-in label (their speaker, person or field) a query word names.
-        subject = np.zeros(n, dtype=bool)
-        alias_subject = np.zeros(n, dtype=bool)  # ...named through a nickname or misspelling
-        labels: set[str] = set()
-        if mode in ("hybrid", "keyword") and s.subject_boost and not listing:
-            for term in terms:
-                units, _ = table.label.postings(table.vocab.get(term), within)
-                if len(units):
-                    subject[units] = True
-                    labels.add(term)
-            for alias, named_labels in aliases.items():
-                if any(label in labels for label in named_labels):
-                    labels.add(alias)  # left out of the embedded query with the names
-                    for label in named_labels:
-                        units, _ = table.label.postings(table.vocab.get(label), within)
-                        alias_subject[units] = True
-        vector: np.ndarray | None = None
-        if use_vectors and table.has_vectors and not listing:
-            encoder = self.index.query_embedder()
-            if encoder is not None:
-                text = query
-                if labels and mode == "hybrid" and s.subject_free_vector:
-                    text = dense_query(query, labels.__contains__)
-                try:
-                    embedded = served.vectors.get(text) if served else None
-                    if embedded is None:
-                        embedded = encoder.embed_query(text)
-                    if embedded.shape != (table.dims,):
-                        from ..index import EmbeddingProviderError
+        return Words(terms, aliases, partners, variants)
 
-                        raise EmbeddingProviderError(
-                            f"the query's vector has {embedded.shape[-1]} dimensions, the "
-                            f"index's {table.dims}"
-                        )
-                except _provider_error() as exc:  # (evaluated only when one is raised)
-                    warnings.append(f"searched by keywords only: {exc}")
-                    if mode == "semantic":
-                        return []
-                else:
-                    vector = _cosines(table, embedded, within)
-        if keyword is None and vector is None and not listing:
-            return []
-        if served is not None:
-            named = served.named(table)
-        else:
-            named = self._named(table, query) if not listing else None
-        if (
-            vector is None
-            and keyword is not None
-            and not keyword.any()
-            and not guard
-            and (named is None or not named.any())
-        ):
-            return []
-
-        weight = s.vector_weight
-        fused = np.ones(n) if listing else fuse(keyword, vector, s.fusion, weight, s.rrf_k)
-        components = {"keyword": fused * 0, "vector": fused * 0}
-        if keyword is not None:
-            components["keyword"] = max_norm(keyword)
-        if vector is not None:
-            components["vector"] = minmax_norm(vector)
-        context = np.zeros(n)
-        by_turns = np.zeros(n, dtype=bool)  # units lifted by a window of turns
-        for size in table.windows if not listing else ():
-            starts, lengths, norms, by_units, by_turns_of = table.context_windows(
-                size, s.turn_windows
-            )
-            w_kw = window_bm25(matched, idf, starts, lengths) if keyword is not None else None
-            w_vec = window_sums(vector, starts, lengths) / norms if vector is not None else None
-            if w_vec is not None and within is not None:  # others' windows: no part in scaling
-                w_vec = _floored(w_vec, within.mask[starts])
-            window_scores = fuse(w_kw, w_vec, s.fusion, weight, s.rrf_k)
-            lifted = best_window(window_scores, by_units, n)
-            if by_turns_of:  # windows of turns too: the better lifts, and says so
-                of_turns = best_window(window_scores, by_turns_of, n)
-                by_turns |= of_turns > lifted
-                lifted = np.maximum(lifted, of_turns)
-            context += s.window_weight * lifted
-        relevance = fused + context
-        subject_factor = np.where(subject, 1.0 + s.subject_boost, 1.0)
-        question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
-        relevance = relevance * subject_factor * question_factor
-        short_factor: Any = 1.0
-        if s.short_penalty and not listing:  # "lol", "ok": one word at most but the label
-            memo = self._names_memo(table, None)
-            if "short" not in memo:  # the table's one-word turns, found once
-                memo["short"] = (table.text.lengths - table.label.lengths) <= 1
-            short = memo["short"]
-            if has_term is not None:
-                short = short & ~has_term  # not in place: the table's own
-            short_factor = np.where(short, 1.0 - s.short_penalty, 1.0)
-            relevance = relevance * short_factor
-        when_factor: Any = 1.0
-        if s.when_boost and not listing and asks_when(query):
-            when_factor = np.where(table.tells(), 1.0 + s.when_boost, 1.0)
-            relevance = relevance * when_factor
-        date_factor: Any = 1.0
-        if s.date_boost and not listing:
-            days = asked_days(query, today)
-            if days:  # lines of a day the question names, or telling of that one day
-                date_factor = np.where(
-                    on_days(table.day_numbers, days) | table.tells_day_of(days),
-                    1.0 + s.date_boost,
-                    1.0,
-                )
-                relevance = relevance * date_factor
-
-        recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
-        score = relevance * recency * table.salience
-        exact = np.zeros(n)
-        if guard:
-            guard_terms = list(dict.fromkeys(t for tok in guard for t in terms_of(tok, query=True)))
-            holders = np.unique(
-                np.concatenate(
-                    [table.text.postings(table.vocab.get(t), within)[0] for t in guard_terms]
-                )
-            )
-            if allowed is not None:
-                holders = holders[allowed[holders]]
-            held = store.units_by_id(int(table.ids[r]) for r in holders[:GUARD_MAX_UNITS])
-            for position, chunk in zip(table.positions(list(held)), held.values(), strict=True):
-                if position >= 0:
-                    exact[position] = sum(contains_token(chunk.text, t) for t in guard) / len(guard)
-            competing = np.zeros(n, dtype=bool)
-            for term, marks in matched.items():
-                if term not in guard_terms:
-                    competing |= marks > 0
-            score = guard_exact(score, exact, competing)
-        if allowed is not None:
-            score = np.where(allowed, score, -np.inf)
-        if mode == "keyword" and not listing:  # units that match a query word (or their
-            # neighbours do), and those of a note the query names
-            score = np.where(
-                (relevance > 0) | (named if named is not None else False), score, -np.inf
-            )
-        if named is not None:
-            score = lift_named(score, named, table.file_ids)
-
-        pool_size = min(n, max(limit * 3, 30))
-        ranked = [int(r) for r in best_rows(score, pool_size) if np.isfinite(score[r])]
-        raised: set[int] = set()  # rows the subjects' turns moved up
-        if s.subject_turns and len(labels) >= 2 and not listing:
-            # Names only (capitalised words, nicknames): not a field label such as "decision".
-            capitalised = {t for token in exact_tokens(query) for t in terms_of(token)}
-            nicknamed = {t for named in aliases.values() for t in named}
-            other_names = {o for same in partners.values() for o in same}  # one person's
-            named_subjects = sorted(
-                t
-                for t in labels
-                if t in terms and t not in other_names and (t in capitalised or t in nicknamed)
-            )
-            if len(named_subjects) >= 2:
-                groups = [
-                    set().union(
-                        *(
-                            table.label.postings(table.vocab.get(name), within)[0].tolist()
-                            for name in [t, *partners.get(t, ())]
-                        )
-                    )
-                    for t in named_subjects
-                ]
-                turned = take_turns(ranked, groups)
-                before = {row: at for at, row in enumerate(ranked)}
-                raised = {row for at, row in enumerate(turned) if at < before[row]}
-                ranked = turned
-        spans = coalesce(
-            ranked,
-            table.section,
-            table.line_counts,
-            0 if listing else s.coalesce_depth,
-            s.coalesce_max_units,
-            s.coalesce_max_lines,
+    def _aliases(
+        self, query: str, terms: list[str], found: Candidates, s: RankSettings
+    ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """A query word -> the labels it names under another name (a nickname or a
+        misspelling of a speaker's name, a name a speaker said to be called by, a named
+        speaker's other label), and a label -> its person's other labels."""
+        table, within = found.table, found.within
+        capitalised = {t for token in exact_tokens(query) for t in terms_of(token, query=True)}
+        label_list = self.label_terms(table)
+        aliases = resolve_names(
+            [(t, t in capitalised) for t in terms],
+            label_list,
+            found.served.knows if found.served else table.vocab.__contains__,
         )
-        rows = store.units_by_id(int(table.ids[r]) for span in spans for r in span)
-        judged = store.flagged_ids(rows)  # units flagged as instructions when indexed
-        hits: list[Hit] = []
-        seen_text: set[str] = set()
-        cited: set[tuple[str, int]] = set()  # lines the returned entries were promoted from
-        returned: set[tuple[str, int]] = set()
-        for span in spans:
-            if any(int(table.ids[r]) not in rows for r in span):
-                continue  # rewritten by a writer after the table was read: the next query has it
-            parts = [rows[int(table.ids[r])] for r in span]
-            best_at = max(range(len(span)), key=lambda i: score[span[i]])
-            lo, hi = best_at, best_at  # only line-contiguous units merge, and (with search
-            # operators) only units the filter keeps: a bridged gap may be one it left out
-            while (
-                lo > 0
-                and parts[lo].start_line == parts[lo - 1].end_line + 1
-                and (allowed is None or allowed[span[lo - 1]])
-            ):
-                lo -= 1
-            while (
-                hi < len(parts) - 1
-                and parts[hi + 1].start_line == parts[hi].end_line + 1
-                and (allowed is None or allowed[span[hi + 1]])
-            ):
-                hi += 1
-            parts, span = parts[lo : hi + 1], span[lo : hi + 1]
-            text = "\n".join(p.text for p in parts)
-            if text in seen_text:
-                continue  # the same lines elsewhere (a copied entry): no budget spent twice
-            lines = {(parts[0].path, n) for n in range(parts[0].start_line, parts[-1].end_line + 1)}
-            cites = cited_lines(text)
-            if lines <= cited or (cites and cites <= returned):
-                continue  # a promoted entry and the log lines it came from: the same, once
-            seen_text.add(text)
-            cited |= cites
-            returned |= lines
-            best = max(span, key=lambda r: score[r])
-            details = {
-                "keyword": float(components["keyword"][best]),
-                "vector": float(components["vector"][best]),
-                "context": float(context[best]),
-                "turn_window": float(by_turns[best]),
-                "recency": float(recency[best]),
-                "salience": float(table.salience[best]),
-                "subject": float(subject_factor[best]),
-                "question": float(question_factor[best]),
-                "short": float(np.broadcast_to(short_factor, (n,))[best]),
-                "exact": float(exact[best]),
-                "alias": float(alias_subject[best]),
-                "told_date": float(told is not None and bool(told[best])),
-                "turn": float(best in raised),
-                "when": float(np.broadcast_to(when_factor, (n,))[best]),
-                "date": float(np.broadcast_to(date_factor, (n,))[best]),
-                **{
-                    kind: float(
-                        kind in otherwise
-                        and bool(otherwise[kind][best])
-                        and keyword is not None
-                        and keyword[best] > 0
-                    )
-                    for kind in ("spelling", "form")
-                },
-            }
-            first = parts[0]
-            worded = bool(exact[best]) or (has_term is not None and bool(has_term[span].any()))
-            worded = worded or listing or (named is not None and bool(named[best]))
-            similar = vector is not None and float(vector[best]) >= s.weak_cosine
-            hits.append(
-                Hit(
-                    first.path,
-                    first.start_line,
-                    parts[-1].end_line,
-                    first.heading,
-                    text,
-                    float(score[best]),
-                    details,
-                    first.date,
-                    first.kind,
-                    hit_flags(
-                        text,
-                        not (worded or similar),
-                        None if judged is None else any(p.id in judged for p in parts),
-                    ),
+        partners: dict[str, list[str]] = {}
+        if not s.label_partners:
+            return aliases, partners
+        for term in terms:  # a name a speaker said to be called by ("call me Bob")
+            if term in capitalised and term not in aliases:
+                said = self._introduced(table, found.store, term, label_list, within)
+                if said:
+                    aliases[term] = said
+        for term in terms:  # a named speaker's other label (`Jo` for `Joanna`)
+            same = [o for o in self._partners(table, term, label_list, within) if o not in terms]
+            if same:
+                partners[term] = same
+                aliases[term] = same
+        return aliases, partners
+
+    def _vector_signal(
+        self,
+        query: str,
+        found: Candidates,
+        model_id: str | None,
+        mode: str,
+        labels: set[str],
+        s: RankSettings,
+        warnings: list[str],
+    ) -> np.ndarray | None:
+        """Every row's cosine to the query's vector (embedded without the names of the
+        subjects it asks about, in hybrid mode), or None: no vectors, no encoder, or the
+        provider failed (then a warning says so)."""
+        table = found.table
+        if model_id is None or not table.has_vectors or found.listing:
+            return None
+        encoder = self.index.query_embedder()
+        if encoder is None:
+            return None
+        text = query
+        if labels and mode == "hybrid" and s.subject_free_vector:
+            text = dense_query(query, labels.__contains__)
+        try:
+            embedded = found.served.vectors.get(text) if found.served else None
+            if embedded is None:
+                embedded = encoder.embed_query(text)
+            if embedded.shape != (table.dims,):
+                from ..index import EmbeddingProviderError
+
+                raise EmbeddingProviderError(
+                    f"the query's vector has {embedded.shape[-1]} dimensions, the "
+                    f"index's {table.dims}"
                 )
-            )
-            if len(hits) >= limit:
-                break
-        return hits
+        except _provider_error() as exc:  # (evaluated only when one is raised)
+            warnings.append(f"searched by keywords only: {exc}")
+            return None
+        return cosines(table, embedded, found.within)
+
+    def _named_rows(self, query: str, found: Candidates) -> np.ndarray | None:
+        """The rows of the notes the query names (`_named`), None when it names none."""
+        if found.served is not None:
+            return found.served.named(found.table)
+        return self._named(found.table, query) if not found.listing else None
+
+    def _one_word_rows(self, table: UnitTable) -> np.ndarray:
+        """The table's units of one word at most but their label, found once a table."""
+        memo = self._names_memo(table, None)
+        if "short" not in memo:
+            memo["short"] = (table.text.lengths - table.label.lengths) <= 1
+        short: np.ndarray = memo["short"]
+        return short
+
+    def _guarded(
+        self,
+        found: Candidates,
+        score: np.ndarray,
+        guard: list[str],
+        keyword: KeywordSignal | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`score` with the rows that spell the query's rare exact tokens (`guard`) above
+        those only similar to it (`ranking.guard_exact`), and each row's share of them."""
+        import numpy as np
+
+        table = found.table
+        if not guard or keyword is None:
+            return score, np.zeros(len(table.ids))
+        guard_terms, holders = guard_rows(table, guard, found.within, found.allowed)
+        held = found.store.units_by_id(int(table.ids[r]) for r in holders[:GUARD_MAX_UNITS])
+        exact = exact_shares(table, held, guard)
+        competing = competing_rows(keyword.matched, guard_terms, len(table.ids))
+        return guard_exact(score, exact, competing), exact
 
     def _variants(
         self,
@@ -935,7 +750,8 @@ class Searcher:
             return []
         memo = self._names_memo(table, within)
         if ("partners", label) in memo:
-            return memo[("partners", label)]
+            known: list[str] = memo[("partners", label)]
+            return known
         rows, _ = table.label.postings(table.vocab.get(label), within)
         sessions = np.unique(table.section[rows])
         found = []
@@ -967,7 +783,8 @@ class Searcher:
             memo[("introduced", name)] = self._read_introductions(
                 table, store, name, labels, within
             )
-        return memo[("introduced", name)]
+        said: list[str] = memo[("introduced", name)]
+        return said
 
     def _read_introductions(
         self, table: UnitTable, store: Any, name: str, labels: list[str], within: Restriction | None
@@ -1047,29 +864,6 @@ class Searcher:
         return named if named.any() else None
 
 
-def _spelt(
-    table: UnitTable, variant: str, within: Restriction | None
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """The units holding `variant` (a term of the vault, or two, "road trip", for a query
-    word typed as one: the units holding both), its BM25 in each (of two: their mean), and
-    its idf (of two: the rarer's)."""
-    import numpy as np
-
-    if " " not in variant:
-        number = table.vocab[variant]
-        units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
-        return units, scores, table.text.idf(number, within)
-    first, second = (table.vocab[part] for part in variant.split(" "))
-    units_a, scores_a = table.text.bm25(first, BM25_K1, BM25_B, within)
-    units_b, scores_b = table.text.bm25(second, BM25_K1, BM25_B, within)
-    units, at_a, at_b = np.intersect1d(units_a, units_b, assume_unique=True, return_indices=True)
-    return (
-        units,
-        (scores_a[at_a] + scores_b[at_b]) / 2,
-        max(table.text.idf(first, within), table.text.idf(second, within)),
-    )
-
-
 def _base_path(path: Path, base_id: str) -> Path:
     return path.with_name(f"{path.stem}.base-{base_id}.arrays")
 
@@ -1124,20 +918,3 @@ def _save_table(path: Path, stamp: dict[str, Any], table: UnitTable) -> None:
             if not old.name.startswith(_base_path(path, table.base_id or "").name):
                 with contextlib.suppress(OSError):
                     old.unlink()
-
-
-def _cosines(table: UnitTable, query: np.ndarray, within: Restriction | None) -> np.ndarray:
-    """Every unit's cosine to the query vector (unit vectors: a dot product). Restricted to a
-    scope, only its rows are multiplied (the others' vectors are never read), and the others
-    get the lowest of its cosines, so they take no part in min-max scaling."""
-    if within is None:
-        return table.cosines(query)
-    return _floored(table.cosines(query, within.ranges), within.mask)
-
-
-def _floored(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """`values` with every entry outside `keep` set to the lowest kept one (0 with none)."""
-    import numpy as np
-
-    kept = values[keep]
-    return np.where(keep, values, float(kept.min()) if len(kept) else 0.0)

@@ -222,9 +222,11 @@ class UnitTable:
 
         if ranges is None:
             if self.vec_rows is None:
-                return (self.base @ query).astype(np.float64)
+                every: np.ndarray = self.base @ query
+                return every.astype(np.float64)
             every = np.concatenate((self.base @ query, self.extra @ query))
-            return every[self.vec_rows].astype(np.float64)
+            ordered: np.ndarray = every[self.vec_rows]
+            return ordered.astype(np.float64)
         out = np.zeros(len(self.ids), dtype=np.float64)
         for first, end in ranges:
             if self.vec_rows is None:
@@ -267,7 +269,7 @@ class UnitTable:
         dims: int,
         windows: Sequence[int],
         files: FileMarks | None = None,
-        memo: dict[str, dict] | None = None,
+        memo: dict[str, dict[Any, Any]] | None = None,
     ) -> UnitTable:
         """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count,
         analyzed terms, text[, scope]) in file order (grouped by scope here if they are not).
@@ -313,139 +315,15 @@ class UnitTable:
         for array to the table `build` makes of the whole index. Costs the changed rows plus
         copies of the unchanged ones (runs of rows, not one by one), not a pass of Python
         over every unit: no terms are analyzed again, no window norm of an unchanged section
-        is summed again."""
-        import numpy as np
-
-        old = self.arrays
-        windows = list(self.windows)
-        n = len(self.ids)
-        drop = np.isin(self.file_ids, np.asarray(sorted(set(changed)), dtype=np.int64))
-        keep = np.flatnonzero(~drop)
-        _check_rows(len(keep) + len(rows))
-        scope_of_row = [_scope(r) for r in rows]
-        if any(x > y for x, y in zip(scope_of_row, scope_of_row[1:], strict=False)):
-            order = sorted(range(len(rows)), key=scope_of_row.__getitem__)
-            rows = [rows[i] for i in order]
-            scope_of_row = [scope_of_row[i] for i in order]
-        old_names = self.scope_names
-        # (np.unique would import numpy.ma: 30 ms of a search after an edit)
-        kept_codes = np.flatnonzero(np.bincount(self.scope_codes[keep], minlength=len(old_names)))
-        names = sorted({old_names[c] for c in kept_codes.tolist()} | set(scope_of_row))
-        code_of = {name: code for code, name in enumerate(names)}
-        recode = np.asarray([code_of.get(name, -1) for name in old_names], dtype=np.int64)
-        terms = _field_terms(rows)
-        added = _row_arrays(rows, dims, names, terms, old["length_bytes"])
-        # Where each new row goes among the kept ones: by (scope, file id), as `build` orders.
-        kept_key = (recode[self.scope_codes[keep]] << 40) | self.file_ids[keep]
-        new_key = (added["scope_codes"].astype(np.int64) << 40) | added["file_ids"]
-        new_slots = np.searchsorted(kept_key, new_key, side="right") + np.arange(len(rows))
-        m = len(keep) + len(rows)
-        is_new = np.zeros(m, dtype=bool)
-        is_new[new_slots] = True
-        kept_slots = np.flatnonzero(~is_new)
-        runs = _runs(keep, kept_slots)
-        a: dict[str, np.ndarray] = {}
-        same_codes = len(names) == len(old_names) and bool((recode == np.arange(len(recode))).all())
-        for name in (*_ROW_ARRAYS, *(f"{f}_{k}" for f in FIELDS for k in ("len", "count"))):
-            source = (
-                recode[old[name]].astype(np.int32)
-                if name == "scope_codes" and not same_codes
-                else old[name]
-            )
-            a[name] = _splice(source, added[name], runs, new_slots, m)
-        # The vectors: the base is shared, the new rows' appended (no copy of the others).
-        stored = len(self.base) + len(self.extra)
-        _check_rows(stored + len(rows))
-        old_vec_rows = self.vec_rows if self.vec_rows is not None else np.arange(n, dtype=ROW_DTYPE)
-        a["vec_rows"] = _splice(
-            old_vec_rows, stored + np.arange(len(rows), dtype=ROW_DTYPE), runs, new_slots, m
-        )
-        a["base"] = self.base
-        a["vec_extra"] = np.concatenate((self.extra, added["matrix"]))
-        a["length_bytes"] = old["length_bytes"]
-        local = _splice(
-            old["section"],
-            added["section"] + (int(old["section"][-1]) + 1 if n else 0),
-            runs,
-            new_slots,
-            m,
-        )
-        a["section"] = local
-        # Postings: the kept ones renumbered (rows and terms, both in order: still sorted),
-        # the new rows' merged in, by offsets: no pass expands a term per posting.
-        old_vocab = bytes(old["vocab"]).decode("utf-8").split("\n") if len(old["vocab"]) else []
-        new_row_of = np.full(n, -1, dtype=ROW_DTYPE)
-        new_row_of[keep] = kept_slots
-        moves = _moves(runs)
-        gone: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # field -> (positions, per term)
-        alive = np.zeros(len(old_vocab), dtype=bool)
-        for field in FIELDS:
-            offsets = old[f"{field}_offsets"]
-            gone_at = np.flatnonzero(_dropped(old[f"{field}_rows"], drop))
-            left = np.diff(offsets) - np.bincount(
-                np.searchsorted(offsets, gone_at, side="right") - 1, minlength=len(offsets) - 1
-            )
-            gone[field] = (gone_at, left)
-            alive |= left > 0
-        inserted: dict[str, int] = {}  # a term the old vocabulary lacks -> where it goes in it
-        for flat, _ in terms.values():
-            for t in dict.fromkeys(flat):
-                at = bisect.bisect_left(old_vocab, t)
-                if at < len(old_vocab) and old_vocab[at] == t:
-                    alive[at] = True
-                else:
-                    inserted[t] = at
-        new_terms = sorted(inserted, key=lambda t: (inserted[t], t))
-        places = np.asarray([inserted[t] for t in new_terms], dtype=np.int64)
-        before = np.concatenate(([0], np.cumsum(alive)))  # alive old terms before each
-        renumber = before[:-1] + np.searchsorted(places, np.arange(len(old_vocab)), side="right")
-        new_numbers = before[places] + np.arange(len(new_terms))
-        vocab_size = int(before[-1]) + len(new_terms)
-        if not new_terms and vocab_size == len(old_vocab):  # the same terms, numbered alike
-            a["vocab"] = old["vocab"]
-        else:
-            vocab: list[str] = [""] * vocab_size
-            for i in np.flatnonzero(alive).tolist():
-                vocab[int(renumber[i])] = old_vocab[i]
-            for t, place in zip(new_terms, new_numbers.tolist(), strict=True):
-                vocab[place] = t
-            a["vocab"] = _joined(vocab)
-        number = dict(zip(new_terms, new_numbers.tolist(), strict=True))
-        for t in {t for flat, _ in terms.values() for t in flat} - set(number):
-            number[t] = int(renumber[bisect.bisect_left(old_vocab, t)])
-        for field, (flat, _) in terms.items():
-            term_at = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
-            row_at = np.repeat(new_slots, added[f"{field}_count"])
-            add_term, add_row, add_tf = _pairs(term_at, row_at, m)
-            gone_at, left = gone[field]
-            counts = np.zeros(vocab_size, dtype=np.int64)
-            counts[renumber[alive]] = left[alive]
-            kept_offsets = np.concatenate(([0], np.cumsum(counts)))
-            old_rows = old[f"{field}_rows"]
-            # Each new posting goes into its term's kept run, before the first larger row.
-            gone_before = gone_at - np.arange(len(gone_at))  # where they were, once deleted
-
-            def kept_row(
-                at_kept: np.ndarray,
-                old_rows: np.ndarray = old_rows,
-                gone_before: np.ndarray = gone_before,
-            ) -> np.ndarray:
-                return new_row_of[
-                    old_rows[at_kept + np.searchsorted(gone_before, at_kept, side="right")]
-                ]
-
-            into = _insertion_points(kept_row, kept_offsets, add_term, add_row)
-            pieces = _pieces(len(old_rows), gone_at, into)
-            out = _copied(old_rows, pieces, gone_at, into)
-            out = _moved(out, moves, new_row_of)
-            out[into + np.arange(len(into))] = add_row
-            a[f"{field}_rows"] = out
-            tf = _copied(old[f"{field}_tf"], pieces, gone_at, into)
-            tf[into + np.arange(len(into))] = add_tf
-            a[f"{field}_tf"] = tf
-            a[f"{field}_offsets"] = kept_offsets + _offsets(add_term, vocab_size)
+        is summed again. In three steps: where each row goes (`_Splice.plan`), the arrays of
+        one value a row spliced (`_Splice.row_arrays`), the vocabulary and postings merged
+        (`_Splice.postings`)."""
+        splice = _Splice.plan(self, changed, rows, dims)
+        a = splice.row_arrays()
+        a.update(splice.postings())
         a.update(_file_arrays(files, a))
-        _derive(a, names, windows, (self, is_new, new_row_of))
+        windows = list(self.windows)
+        _derive(a, splice.names, windows, (self, splice.is_new, splice.new_row_of))
         patched = UnitTable(a, windows)
         patched.base_id = self.base_id
         return patched
@@ -567,6 +445,225 @@ class FieldPostings:
         )
 
 
+@dataclass
+class _Splice:
+    """A patch of a unit table (`UnitTable.patch`): the kept rows (those of unchanged files)
+    and the new ones (of the changed files, analyzed here), where each goes in the patched
+    table, and the runs of kept rows that move together."""
+
+    old: UnitTable
+    rows: Sequence[UnitRow]  # the changed files' units, grouped by scope
+    drop: np.ndarray  # old rows of the changed files
+    keep: np.ndarray  # old rows kept, ascending
+    names: list[str]  # the patched table's scopes
+    recode: np.ndarray  # old scope code -> new one (-1: gone)
+    terms: dict[str, tuple[list[str], list[int]]]  # the new rows' terms per field
+    added: dict[str, np.ndarray]  # the new rows' arrays of one value a row
+    new_slots: np.ndarray  # where each new row goes
+    kept_slots: np.ndarray  # where each kept row goes
+    is_new: np.ndarray
+    new_row_of: np.ndarray  # old row -> its row in the patched table (-1: dropped)
+    runs: list[tuple[int, int, int]]  # (old row, new row, length) of kept rows moving together
+    size: int  # rows of the patched table
+
+    @classmethod
+    def plan(
+        cls, old: UnitTable, changed: Sequence[int], rows: Sequence[UnitRow], dims: int
+    ) -> _Splice:
+        import numpy as np
+
+        n = len(old.ids)
+        drop = np.isin(old.file_ids, np.asarray(sorted(set(changed)), dtype=np.int64))
+        keep = np.flatnonzero(~drop)
+        _check_rows(len(keep) + len(rows))
+        scope_of_row = [_scope(r) for r in rows]
+        if any(x > y for x, y in zip(scope_of_row, scope_of_row[1:], strict=False)):
+            order = sorted(range(len(rows)), key=scope_of_row.__getitem__)
+            rows = [rows[i] for i in order]
+            scope_of_row = [scope_of_row[i] for i in order]
+        old_names = old.scope_names
+        # (np.unique would import numpy.ma: 30 ms of a search after an edit)
+        kept_codes = np.flatnonzero(np.bincount(old.scope_codes[keep], minlength=len(old_names)))
+        names = sorted({old_names[c] for c in kept_codes.tolist()} | set(scope_of_row))
+        code_of = {name: code for code, name in enumerate(names)}
+        recode = np.asarray([code_of.get(name, -1) for name in old_names], dtype=np.int64)
+        terms = _field_terms(rows)
+        added = _row_arrays(rows, dims, names, terms, old.arrays["length_bytes"])
+        # Where each new row goes among the kept ones: by (scope, file id), as `build` orders.
+        kept_key = (recode[old.scope_codes[keep]] << 40) | old.file_ids[keep]
+        new_key = (added["scope_codes"].astype(np.int64) << 40) | added["file_ids"]
+        new_slots = np.searchsorted(kept_key, new_key, side="right") + np.arange(len(rows))
+        size = len(keep) + len(rows)
+        is_new = np.zeros(size, dtype=bool)
+        is_new[new_slots] = True
+        kept_slots = np.flatnonzero(~is_new)
+        new_row_of = np.full(n, -1, dtype=ROW_DTYPE)
+        new_row_of[keep] = kept_slots
+        return cls(
+            old,
+            rows,
+            drop,
+            keep,
+            names,
+            recode,
+            terms,
+            added,
+            new_slots,
+            kept_slots,
+            is_new,
+            new_row_of,
+            _runs(keep, kept_slots),
+            size,
+        )
+
+    def _spliced(self, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        return _splice(old, new, self.runs, self.new_slots, self.size)
+
+    def row_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays of one value a row: the kept rows' copied in runs, the new rows' put in
+        their slots; the vectors' base shared, the new rows' vectors appended."""
+        import numpy as np
+
+        table, old, added = self.old, self.old.arrays, self.added
+        n = len(table.ids)
+        a: dict[str, np.ndarray] = {}
+        same_codes = len(self.names) == len(table.scope_names) and bool(
+            (self.recode == np.arange(len(self.recode))).all()
+        )
+        for name in (*_ROW_ARRAYS, *(f"{f}_{k}" for f in FIELDS for k in ("len", "count"))):
+            source = (
+                self.recode[old[name]].astype(np.int32)
+                if name == "scope_codes" and not same_codes
+                else old[name]
+            )
+            a[name] = self._spliced(source, added[name])
+        # The vectors: the base is shared, the new rows' appended (no copy of the others).
+        stored = len(table.base) + len(table.extra)
+        _check_rows(stored + len(self.rows))
+        old_vec_rows = (
+            table.vec_rows if table.vec_rows is not None else np.arange(n, dtype=ROW_DTYPE)
+        )
+        a["vec_rows"] = self._spliced(
+            old_vec_rows, stored + np.arange(len(self.rows), dtype=ROW_DTYPE)
+        )
+        a["base"] = table.base
+        a["vec_extra"] = np.concatenate((table.extra, added["matrix"]))
+        a["length_bytes"] = old["length_bytes"]
+        a["section"] = self._spliced(
+            old["section"], added["section"] + (int(old["section"][-1]) + 1 if n else 0)
+        )
+        return a
+
+    def postings(self) -> dict[str, np.ndarray]:
+        """The vocabulary and each field's postings: the kept ones renumbered (rows and
+        terms, both in order: still sorted), the new rows' merged in, by offsets: no pass
+        expands a term per posting."""
+        old = self.old.arrays
+        vocab = _Vocabulary.merged(old, self)
+        a = {"vocab": vocab.joined if vocab.joined is not None else old["vocab"]}
+        moves = _moves(self.runs)
+        for field, (flat, _) in self.terms.items():
+            a.update(self._field_postings(field, flat, vocab, moves))
+        return a
+
+    def _field_postings(
+        self,
+        field: str,
+        flat: list[str],
+        vocab: _Vocabulary,
+        moves: list[tuple[int, int]] | None,
+    ) -> dict[str, np.ndarray]:
+        import numpy as np
+
+        old = self.old.arrays
+        term_at = np.fromiter(map(vocab.number.__getitem__, flat), dtype=np.int64, count=len(flat))
+        row_at = np.repeat(self.new_slots, self.added[f"{field}_count"])
+        add_term, add_row, add_tf = _pairs(term_at, row_at, self.size)
+        gone_at, left = vocab.gone[field]
+        counts = np.zeros(vocab.size, dtype=np.int64)
+        counts[vocab.renumber[vocab.alive]] = left[vocab.alive]
+        kept_offsets = np.concatenate(([0], np.cumsum(counts)))
+        old_rows = old[f"{field}_rows"]
+        # Each new posting goes into its term's kept run, before the first larger row.
+        gone_before = gone_at - np.arange(len(gone_at))  # where they were, once deleted
+        new_row_of = self.new_row_of
+
+        def kept_row(at_kept: np.ndarray) -> np.ndarray:
+            rows: np.ndarray = old_rows[
+                at_kept + np.searchsorted(gone_before, at_kept, side="right")
+            ]
+            renumbered: np.ndarray = new_row_of[rows]
+            return renumbered
+
+        into = _insertion_points(kept_row, kept_offsets, add_term, add_row)
+        pieces = _pieces(len(old_rows), gone_at, into)
+        out = _copied(old_rows, pieces, gone_at, into)
+        out = _moved(out, moves, new_row_of)
+        out[into + np.arange(len(into))] = add_row
+        tf = _copied(old[f"{field}_tf"], pieces, gone_at, into)
+        tf[into + np.arange(len(into))] = add_tf
+        return {
+            f"{field}_rows": out,
+            f"{field}_tf": tf,
+            f"{field}_offsets": kept_offsets + _offsets(add_term, vocab.size),
+        }
+
+
+@dataclass
+class _Vocabulary:
+    """The vocabulary of a patched table: the old terms some row still holds and the new rows'
+    terms, in sorted order, and how the old terms' numbers map to the new ones."""
+
+    gone: dict[str, tuple[np.ndarray, np.ndarray]]  # field -> (dropped postings, kept a term)
+    alive: np.ndarray  # the old terms still held
+    renumber: np.ndarray  # old term number -> new (for the alive ones)
+    number: dict[str, int]  # a new row's term -> its new number
+    size: int
+    joined: np.ndarray | None  # the new vocabulary (None: the old one, numbered alike)
+
+    @classmethod
+    def merged(cls, old: Mapping[str, np.ndarray], splice: _Splice) -> _Vocabulary:
+        import numpy as np
+
+        old_vocab = bytes(old["vocab"]).decode("utf-8").split("\n") if len(old["vocab"]) else []
+        gone: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # field -> (positions, per term)
+        alive = np.zeros(len(old_vocab), dtype=bool)
+        for field in FIELDS:
+            offsets = old[f"{field}_offsets"]
+            gone_at = np.flatnonzero(_dropped(old[f"{field}_rows"], splice.drop))
+            left = np.diff(offsets) - np.bincount(
+                np.searchsorted(offsets, gone_at, side="right") - 1, minlength=len(offsets) - 1
+            )
+            gone[field] = (gone_at, left)
+            alive |= left > 0
+        inserted: dict[str, int] = {}  # a term the old vocabulary lacks -> where it goes in it
+        for flat, _ in splice.terms.values():
+            for t in dict.fromkeys(flat):
+                at = bisect.bisect_left(old_vocab, t)
+                if at < len(old_vocab) and old_vocab[at] == t:
+                    alive[at] = True
+                else:
+                    inserted[t] = at
+        new_terms = sorted(inserted, key=lambda t: (inserted[t], t))
+        places = np.asarray([inserted[t] for t in new_terms], dtype=np.int64)
+        before = np.concatenate(([0], np.cumsum(alive)))  # alive old terms before each
+        renumber = before[:-1] + np.searchsorted(places, np.arange(len(old_vocab)), side="right")
+        new_numbers = before[places] + np.arange(len(new_terms))
+        size = int(before[-1]) + len(new_terms)
+        joined = None
+        if new_terms or size != len(old_vocab):  # else the same terms, numbered alike
+            vocab: list[str] = [""] * size
+            for i in np.flatnonzero(alive).tolist():
+                vocab[int(renumber[i])] = old_vocab[i]
+            for t, place in zip(new_terms, new_numbers.tolist(), strict=True):
+                vocab[place] = t
+            joined = _joined(vocab)
+        number = dict(zip(new_terms, new_numbers.tolist(), strict=True))
+        for t in {t for flat, _ in splice.terms.values() for t in flat} - set(number):
+            number[t] = int(renumber[bisect.bisect_left(old_vocab, t)])
+        return cls(gone, alive, renumber, number, size, joined)
+
+
 _ROW_ARRAYS = (
     "scope_codes",
     "ids",
@@ -586,7 +683,7 @@ def _scope(row: UnitRow) -> str:
 
 
 def _field_terms(
-    rows: Sequence[UnitRow], memo: dict[str, dict] | None = None
+    rows: Sequence[UnitRow], memo: dict[str, dict[Any, Any]] | None = None
 ) -> dict[str, tuple[list[str], list[int]]]:
     """Each field's analyzed terms of every row, flat, and how many each row has: the text's
     as the indexer stored them, headings and lead-in labels analyzed here (once a string)."""
@@ -623,7 +720,7 @@ def _row_arrays(
     names: Sequence[str],
     terms: Mapping[str, tuple[list[str], list[int]]],
     length_bytes: np.ndarray,
-    memo: dict[str, dict] | None = None,
+    memo: dict[str, dict[Any, Any]] | None = None,
 ) -> dict[str, np.ndarray]:
     """The arrays of one value per row, for rows grouped by scope (`names` in order) and in
     file order; "section" numbers the rows' runs of one file under one heading from 0.
@@ -873,7 +970,8 @@ def _gather(
     import numpy as np
 
     if vec_rows is None:
-        return base[rows]
+        picked: np.ndarray = base[rows]
+        return picked
     at = vec_rows[rows]
     out = np.empty((len(at), base.shape[1]), dtype=np.float32)
     inside = at < len(base)
@@ -894,7 +992,8 @@ def _dropped(rows: np.ndarray, drop: np.ndarray) -> np.ndarray:
 
     edges = np.flatnonzero(np.diff(drop.astype(np.int8), prepend=0, append=0))
     if len(edges) > 2 * MOST_DROPPED_RUNS:
-        return drop[rows]
+        dropped: np.ndarray = drop[rows]
+        return dropped
     out = np.zeros(len(rows), dtype=bool)
     for first, end in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
         out |= (rows >= first) & (rows < end)
@@ -912,8 +1011,8 @@ def _insertion_points(
     postings) whose row is not below it: a binary search of all the runs at once."""
     import numpy as np
 
-    lo = offsets[terms].copy()
-    hi = offsets[terms + 1].copy()
+    lo: np.ndarray = offsets[terms].copy()
+    hi: np.ndarray = offsets[terms + 1].copy()
     while True:
         open_ = np.flatnonzero(lo < hi)
         if not len(open_):
@@ -996,7 +1095,8 @@ def _moved(
 ) -> np.ndarray:
     """Kept rows (int32, a new array this may change) renumbered: `new_row_of` of each."""
     if moves is None:
-        return new_row_of[rows].astype(rows.dtype)
+        renumbered: np.ndarray = new_row_of[rows]
+        return renumbered.astype(rows.dtype)
     import numpy as np
 
     old = rows if len(moves) < 2 else rows.copy()  # compared as they were

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import clock
-from ..errors import VaultError
+from ..errors import ArgumentError, VaultError
 from ..files import fsutil, note_kind
 from .identity import Pruned, pruned_record, remember_pruned
 from .transcript import (
@@ -37,11 +37,11 @@ _AGE = re.compile(r"^\s*(\d+)\s*([dw]?)\s*$")
 
 
 def parse_age(text: str) -> int:
-    """`30d`, `30`, `2w` -> days. `VaultError` for anything else."""
+    """`30d`, `30`, `2w` -> days. `ArgumentError` for anything else."""
     match = _AGE.match(str(text).lower())
     if not match:
-        raise VaultError(
-            f"--older-than {text!r} is not an age; give days, e.g. 30d (or weeks: 4w)."
+        raise ArgumentError(
+            "older_than_days", text, " is not an age; give days, e.g. 30d (or weeks: 4w)."
         )
     return int(match[1]) * (7 if match[2] == "w" else 1)
 
@@ -90,7 +90,7 @@ def prune_transcripts(
     """Delete the transcripts in `folders` last updated more than `older_than_days` ago (one
     with several hard links is neither read nor deleted, unless `allow_hardlinks`)."""
     if older_than_days < 0:
-        raise VaultError(f"--older-than {older_than_days}d: give 0 days or more.")
+        raise ArgumentError("older_than_days", older_than_days, ": give 0 days or more.")
     now = (now or clock.now()).replace(tzinfo=None)
     cutoff = now - dt.timedelta(days=older_than_days)
     report = PruneReport(older_than_days, cutoff.isoformat(timespec="seconds"), dry_run)

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..config import CACHE_DIR
-from ..errors import VaultError
+from ..errors import SessionInScopesError, VaultError
 from ..files import date_from_name, fsutil, scope_of, scope_text
 from .lineage import Origin, new_by_origin, origins_of, parents_by_origin
 
@@ -884,11 +884,8 @@ def locate_transcript(
     if not found:
         raise TranscriptNotFoundError(session)
     if len(found) > 1:
-        where = ", ".join(scope_text(scope_of(p)) or "/" for p in found)
-        raise VaultError(
-            f"session {session!r} has transcripts in several scopes ({where}); pick one with "
-            f"--scope, e.g. `vault sessions show {session} --transcript --scope "
-            f"{scope_text(scope_of(found[0])) or '/'}`."
+        raise SessionInScopesError(
+            session, [scope_text(scope_of(p)) for p in found], transcript=True
         )
     return found[0]
 

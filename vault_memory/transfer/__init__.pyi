@@ -7,7 +7,11 @@ from .export import (
     parse_kinds as parse_kinds,
     split_sections as split_sections,
 )
-from .follow import QUIET_SECONDS as QUIET_SECONDS, SessionFollower as SessionFollower
+from .follow import (
+    QUIET_SECONDS as QUIET_SECONDS,
+    NothingToFollowError as NothingToFollowError,
+    SessionFollower as SessionFollower,
+)
 from .formats import FORMATS as FORMATS, ImportFormatError as ImportFormatError
 from .importer import ImportReport as ImportReport, import_history as import_history
 from .restore import RestoreReport as RestoreReport

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import clock
-from ..errors import HARD_LINKS, VaultError, left_out_for_links
+from ..errors import HARD_LINKS, DateRangeError, VaultError, left_out_for_links
 from ..files import (
     date_from_name,
     fsutil,
@@ -287,7 +287,7 @@ def export_vault(
         raise VaultError(f"unknown export format {format!r}; use jsonl or json.")
     first, last = clock.as_day(since, "since"), clock.as_day(until, "until")
     if first and last and first > last:
-        raise VaultError(f"--since {first} is after --until {last}: no date can match. Swap them.")
+        raise DateRangeError(first, last)
     report = ExportReport(format)
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     stream = records(layout, parse_kinds(kinds), first, last, report)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import VaultError
 from .agentlog import SessionFiles
 from .agentsessions import AgentSessions, find_sessions
 from .formats import ImportFormatError
@@ -23,6 +24,18 @@ from .importer import ImportReport, Recorder, import_sources
 
 if TYPE_CHECKING:
     from ..files import Layout
+
+
+class NothingToFollowError(VaultError):
+    """A path given to follow holds no coding agent's sessions."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"{path} holds no Claude Code or Codex sessions to follow; give such a file or "
+            "folder, and its format ('claude-code' or 'codex') if it is not recognised."
+        )
+
 
 QUIET_SECONDS = 2.0  # how long a session's files must stay unchanged before it is imported
 State = tuple[int, int]  # (size, mtime_ns)

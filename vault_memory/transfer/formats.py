@@ -44,7 +44,7 @@ DETECT_ITEMS = 20  # elements of a list looked at to tell its format
 
 
 class ImportFormatError(VaultError):
-    """A file `vault import` cannot read as a whole; nothing was written."""
+    """A file an import cannot read as a whole; nothing was written."""
 
     def __init__(self, name: str, what: str) -> None:
         self.name = name
@@ -52,8 +52,8 @@ class ImportFormatError(VaultError):
         super().__init__(
             f"cannot import {name}: {what}. Nothing was written. Give a ChatGPT or Claude.ai "
             "data export (conversations.json, its folder or its .zip), OpenAI-style messages "
-            "(JSON or JSONL), Claude Code or Codex session files, or a `vault export` file; "
-            "name it with --format if it is not recognised."
+            "(JSON or JSONL), Claude Code or Codex session files, or an export of a vault; "
+            "give its `format` if it is not recognised."
         )
 
 
