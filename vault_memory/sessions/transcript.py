@@ -58,7 +58,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..errors import VaultError
-from ..files import date_from_name, fsutil, scope_of, scope_text
+from ..files import boundedjson, date_from_name, fsutil, scope_of, scope_text
+from ..files.boundedjson import JsonLimitError
 
 if TYPE_CHECKING:
     from ..files import Layout
@@ -248,15 +249,17 @@ def _raw_items(raw: Any) -> list[dict[str, Any]] | None:
         if not stripped or stripped[0] not in "[{":
             return None
         try:
-            value = json.loads(stripped)
+            value = boundedjson.loads(stripped)
+        except JsonLimitError:
+            return None
         except json.JSONDecodeError:
             items = []
             for line in stripped.split("\n"):
                 if not line.strip():
                     continue
                 try:
-                    item = json.loads(line)
-                except json.JSONDecodeError:
+                    item = boundedjson.loads(line)
+                except (json.JSONDecodeError, JsonLimitError):
                     return None
                 if isinstance(item, dict) and "role" not in item:
                     if isinstance(item.get("message"), dict):
