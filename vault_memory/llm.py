@@ -29,7 +29,6 @@ from typing import Any
 from .config import Config, LLMSettings
 from .errors import ConfigError, VaultError
 from .files import boundedjson
-from .files.boundedjson import JsonLimitError
 
 log = logging.getLogger("vault_memory")
 
@@ -315,7 +314,7 @@ class LLMClient:
             payload = boundedjson.loads(raw)
             choice = payload["choices"][0]
             text = choice["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError, JsonLimitError):
+        except (ValueError, KeyError, IndexError, TypeError, boundedjson.JsonLimitError):
             raise LLMError(
                 f"{self.url} did not answer in the chat-completions format",
                 "is base_url the OpenAI-compatible /v1 endpoint?",
@@ -346,7 +345,7 @@ def parse_json_reply(text: str) -> Any:
             f"the reply is not valid JSON ({exc.msg} at char {exc.pos})",
             "the offline path is used instead",
         ) from None
-    except JsonLimitError as exc:
+    except boundedjson.JsonLimitError as exc:
         raise LLMError(
             f"the reply's JSON is {exc.reason}", "the offline path is used instead"
         ) from None

@@ -2,6 +2,7 @@
 
 from .conversation import (
     NOTE_LABELS as NOTE_LABELS,
+    MalformedConversationError as MalformedConversationError,
     check_session_id as check_session_id,
     clean_text as clean_text,
     derive_session_id as derive_session_id,

@@ -18,7 +18,6 @@ from typing import Any
 
 from ..errors import VaultError
 from ..files import boundedjson, fsutil
-from ..files.boundedjson import JsonLimitError
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -113,7 +112,7 @@ def _parse_text(text: str) -> list[Message]:
     if stripped[0] in "[{":
         try:
             value = boundedjson.loads(stripped)
-        except JsonLimitError as exc:
+        except boundedjson.JsonLimitError as exc:
             raise MalformedConversationError(_beyond(exc)) from None
         except json.JSONDecodeError as exc:
             lines = [line for line in stripped.split("\n") if line.strip()]
@@ -129,7 +128,7 @@ def _parse_text(text: str) -> list[Message]:
     return _parse_transcript(text)
 
 
-def _beyond(exc: JsonLimitError) -> str:
+def _beyond(exc: boundedjson.JsonLimitError) -> str:
     near = f" (byte {exc.offset:,})" if exc.offset is not None else ""
     return f"it is {exc.reason}{near}"
 
@@ -139,7 +138,7 @@ def _parse_jsonl(lines: list[str]) -> list[Message]:
     for number, line in enumerate(lines, 1):
         try:
             value = boundedjson.loads(line)
-        except JsonLimitError as exc:
+        except boundedjson.JsonLimitError as exc:
             raise MalformedConversationError(f"JSONL line {number}: {_beyond(exc)}") from None
         except json.JSONDecodeError as exc:
             raise MalformedConversationError(

@@ -61,7 +61,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import clock
 from ..errors import LockTimeoutError, VaultError
 from ..files import boundedjson
-from ..files.boundedjson import JsonLimitError
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -217,7 +216,7 @@ def read_segment(path: Path) -> tuple[list[dict[str, Any]], set[int]]:
             continue
         try:
             item = boundedjson.loads(line)
-        except (ValueError, JsonLimitError):
+        except (ValueError, boundedjson.JsonLimitError):
             continue
         if not isinstance(item, dict):
             continue
@@ -502,7 +501,7 @@ class UpdateQueue:
             try:
                 line = _line(record)
                 boundedjson.check_depth(line)  # what is read back must parse within bounds
-            except (TypeError, ValueError, RecursionError, JsonLimitError) as exc:
+            except (TypeError, ValueError, RecursionError, boundedjson.JsonLimitError) as exc:
                 why = "nested too deep" if isinstance(exc, RecursionError) else exc
                 self._fail_now(key, f"the messages cannot be stored ({why})", None)
                 return seq
@@ -912,7 +911,7 @@ def _lines(path: Path) -> Iterator[dict[str, Any]]:
     except FileNotFoundError:
         return
     for raw in data.split(b"\n"):
-        with contextlib.suppress(ValueError, JsonLimitError):
+        with contextlib.suppress(ValueError, boundedjson.JsonLimitError):
             item = boundedjson.loads(raw)
             if isinstance(item, dict):
                 yield item

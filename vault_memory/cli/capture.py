@@ -54,7 +54,7 @@ def flush(
         raw = sys.stdin.buffer.read(limit + 1)
     else:
         raise click.UsageError("give the conversation as FILE, or pipe it on stdin (FILE = -).")
-    from ..capture.conversation import MalformedConversationError
+    from ..capture import MalformedConversationError
 
     try:
         report = vault.flush(raw, session=session, dry_run=dry_run, date=date)

@@ -9,10 +9,10 @@ nested deeper than `MAX_DEPTH` is handed on, so no code that walks a value (`rep
 
 How: the bracket depth outside strings is counted with numpy over each chunk of bytes (a few
 linear, vectorised passes; only the ends of elements are handled one by one in Python), which
-also finds where each element of a top-level list ends; each element is then parsed by `json.loads` (C) from its
-own bytes, held only while it is parsed. Reading a ChatGPT export this way takes less CPU than
-ijson's `items` did (1.3 s against 1.9 s for 89 MB). An element over `max_bytes` is refused
-as soon as its bytes pass the limit.
+also finds where each element of a top-level list ends; each element is then parsed by
+`json.loads` (C) from its own bytes, held only while it is parsed. Reading a ChatGPT export
+this way takes less CPU than ijson's `items` did (1.3 s against 1.9 s for 89 MB). An element
+over `max_bytes` is refused as soon as its bytes pass the limit.
 
 Every refusal is a `JsonLimitError` whose `reason` says which limit and where; callers name
 the file and the record around it.

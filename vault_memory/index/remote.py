@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from ..config import IndexSettings
 from ..errors import ConfigError, VaultError
 from ..files import boundedjson
-from ..files.boundedjson import JsonLimitError
 from ..llm import LLMError, RetryPolicy, post_json
 
 if TYPE_CHECKING:
@@ -166,7 +165,7 @@ class RemoteEmbedder:
             data = payload["data"]
             if not isinstance(data, list):
                 raise TypeError
-        except (ValueError, KeyError, TypeError, JsonLimitError):
+        except (ValueError, KeyError, TypeError, boundedjson.JsonLimitError):
             raise EmbeddingProviderError(
                 f"{self.url} did not answer in the embeddings format"
             ) from None

@@ -59,7 +59,6 @@ from typing import TYPE_CHECKING, Any
 from .. import clock
 from ..errors import VaultError
 from ..files import boundedjson, date_from_name, fsutil, scope_of, scope_text
-from ..files.boundedjson import JsonLimitError
 
 if TYPE_CHECKING:
     from ..files import Layout
@@ -250,7 +249,7 @@ def _raw_items(raw: Any) -> list[dict[str, Any]] | None:
             return None
         try:
             value = boundedjson.loads(stripped)
-        except JsonLimitError:
+        except boundedjson.JsonLimitError:
             return None
         except json.JSONDecodeError:
             items = []
@@ -259,7 +258,7 @@ def _raw_items(raw: Any) -> list[dict[str, Any]] | None:
                     continue
                 try:
                     item = boundedjson.loads(line)
-                except (json.JSONDecodeError, JsonLimitError):
+                except (json.JSONDecodeError, boundedjson.JsonLimitError):
                     return None
                 if isinstance(item, dict) and "role" not in item:
                     if isinstance(item.get("message"), dict):

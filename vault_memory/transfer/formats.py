@@ -37,7 +37,6 @@ from typing import IO, Any
 
 from ..errors import VaultError
 from ..files import boundedjson
-from ..files.boundedjson import JsonBrokenError, JsonLimitError
 from .export import FORMAT
 
 FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl")
@@ -65,7 +64,7 @@ class ImportFormatError(VaultError):
         super().__init__(f"cannot import {name}: {what}. Nothing was written. {advice}")
 
 
-def limit_error(name: str, exc: JsonLimitError) -> ImportFormatError:
+def limit_error(name: str, exc: boundedjson.JsonLimitError) -> ImportFormatError:
     """The `ImportFormatError` of a record over a limit (files/boundedjson.py)."""
     near = f" (byte {exc.offset:,})" if exc.offset is not None else ""
     return ImportFormatError(name, f"{exc.reason}{near}", LIMITS)
@@ -172,7 +171,7 @@ def find_sources(path: Path) -> list[Source]:
 # -- which format --------------------------------------------------------------------------------
 
 
-def _json_error(name: str, exc: JsonBrokenError, after: str) -> ImportFormatError:
+def _json_error(name: str, exc: boundedjson.JsonBrokenError, after: str) -> ImportFormatError:
     near = f" near byte {exc.offset:,}" if exc.offset is not None else ""
     return ImportFormatError(
         name, f"the JSON breaks off or is invalid {after}{near} ({exc.reason})"
@@ -208,8 +207,10 @@ def detect(source: Source) -> str:
             value = boundedjson.loads(first_line)
         except ValueError:
             value = None
-        except JsonLimitError as exc:
-            raise limit_error(source.name, JsonLimitError(f"line 1 is {exc.reason}")) from None
+        except boundedjson.JsonLimitError as exc:
+            raise limit_error(
+                source.name, boundedjson.JsonLimitError(f"line 1 is {exc.reason}")
+            ) from None
         if isinstance(value, dict):  # JSONL: one record a line
             found = _by_keys(set(value), value)
             if found is None and "type" in value:
@@ -246,9 +247,9 @@ def iter_items(
                 if at is not None:
                     at(element.end)
                 yield element.value
-        except JsonLimitError as exc:
+        except boundedjson.JsonLimitError as exc:
             raise limit_error(source.name, exc) from None
-        except JsonBrokenError as exc:
+        except boundedjson.JsonBrokenError as exc:
             count = exc.element
             after = (
                 "at its start"
@@ -483,7 +484,7 @@ def _openai_chats(source: Source, max_bytes: int) -> Iterator[Chat | ChatProblem
     first_line, _, rest = head.removeprefix(boundedjson.BOM).lstrip().partition(b"\n")
     try:
         first = boundedjson.loads(first_line)
-    except (ValueError, JsonLimitError):
+    except (ValueError, boundedjson.JsonLimitError):
         first = None
     if isinstance(first, dict) and isinstance(first.get("messages"), list) and rest.strip():
         yield from _openai_lines(source)
@@ -494,8 +495,8 @@ def _openai_chats(source: Source, max_bytes: int) -> Iterator[Chat | ChatProblem
         try:
             yield Chat("openai", 1, raw=_from_gemini(boundedjson.loads(data)))
             return
-        except JsonLimitError as exc:
-            deep = JsonLimitError(f"its JSON is {exc.reason}", exc.offset)
+        except boundedjson.JsonLimitError as exc:
+            deep = boundedjson.JsonLimitError(f"its JSON is {exc.reason}", exc.offset)
             raise limit_error(source.name, deep) from None
         except ValueError:
             pass  # JSONL or a transcript: the flush reads it as it is
@@ -513,15 +514,17 @@ def _openai_lines(source: Source) -> Iterator[Chat | ChatProblem]:
                 number += 1
                 try:
                     value = boundedjson.loads(line)
-                except JsonLimitError as exc:
-                    raise JsonLimitError(f"line {line_number} is {exc.reason}") from None
+                except boundedjson.JsonLimitError as exc:
+                    raise boundedjson.JsonLimitError(
+                        f"line {line_number} is {exc.reason}"
+                    ) from None
                 except ValueError as exc:
                     yield ChatProblem(
                         f"conversation {number} (line {line_number}): it is not JSON ({exc})"
                     )
                     continue
                 yield Chat("openai", number, raw=_from_gemini(value))
-        except JsonLimitError as exc:
+        except boundedjson.JsonLimitError as exc:
             raise limit_error(source.name, exc) from None
 
 

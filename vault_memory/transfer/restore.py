@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import VaultError
 from ..files import boundedjson, fsutil, note_kind, template_dir
-from ..files.boundedjson import JsonLimitError
 from ..index import is_indexable
 from .export import FORMAT, VERSION, split_sections
 from .formats import ImportFormatError, Source, iter_items, limit_error
@@ -68,13 +67,13 @@ def _records(source: Source) -> Iterator[tuple[str, Any]]:
                     continue
                 try:
                     record = boundedjson.loads(line)
-                except JsonLimitError as exc:
-                    raise JsonLimitError(f"line {number} is {exc.reason}") from None
+                except boundedjson.JsonLimitError as exc:
+                    raise boundedjson.JsonLimitError(f"line {number} is {exc.reason}") from None
                 except ValueError as exc:
                     what = f"line {number} is not JSON ({exc}); the export is damaged or cut off"
                     raise ImportFormatError(source.name, what) from None
                 yield f"line {number}", record
-        except JsonLimitError as exc:
+        except boundedjson.JsonLimitError as exc:
             raise limit_error(source.name, exc) from None
 
 
