@@ -24,3 +24,4 @@ from .queue import (
     queue_status as queue_status,
 )
 from .redact import redact_text as redact_text, redact_texts as redact_texts
+from .seen import SeenEntries as SeenEntries

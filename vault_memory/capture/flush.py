@@ -57,7 +57,8 @@ from .extract import FlushEntry, entry_key, extract_llm, extract_offline
 from .redact import redact
 
 if TYPE_CHECKING:
-    from ..files import Layout
+    from ..files import Layout, Note
+    from .seen import SeenEntries
 
 log = logging.getLogger("vault_memory")
 
@@ -195,8 +196,10 @@ def scan_sessions(
     return blocks
 
 
-def _session_blocks(relpath: str, text: str, session: str | None) -> Iterator[SessionBlock]:
-    note = parse_note(relpath, text)
+def _session_blocks(
+    relpath: str, text: str, session: str | None, note: Note | None = None
+) -> Iterator[SessionBlock]:
+    note = note or parse_note(relpath, text)
     day = note.date.isoformat() if note.date else ""
     for entry in note.entries():
         if entry.source.lower() != SOURCE or not entry.session:
@@ -313,6 +316,7 @@ def flush_conversation(
     record: Callable[[list[Message], str, dt.datetime], Any] | None = None,
     title: str | None = None,
     logs: Collection[str] | None = None,
+    seen: SeenEntries | None = None,
 ) -> FlushReport:
     """See `Vault.flush`. `record(parsed messages, session id, when)`, when given, keeps the
     conversation itself (the facade hands in the transcript writer, sessions/); what it
@@ -320,7 +324,9 @@ def flush_conversation(
     conversation's own, from an import) is added to the block's heading: `## 14:03 · flush ·
     session ID · Title`. `logs`: the only daily logs (vault-relative) that can hold the
     session's entries or lie within `dedupe_days` of the day, from a caller that keeps track
-    (an import of thousands of conversations), so that each flush does not read every log."""
+    (an import of thousands of conversations), so that each flush does not read every log;
+    `seen`: that caller's memo of what those logs hold (capture/seen.py), so that each flush
+    does not parse them again either."""
     settings = layout.config.flush
     if settings.dedupe_days < 0:
         raise ConfigError(
@@ -382,6 +388,7 @@ def flush_conversation(
             folder,
             title,
             logs,
+            seen,
         )
         if dry_run or not block:
             return report
@@ -398,10 +405,13 @@ def flush_conversation(
                 folder,
                 title,
                 logs,
+                seen,
             )
             if not block:
                 return report
-            if path.exists():  # refuse to append to a binary or broken file
+            if seen is not None and path.exists():  # refuse a binary or broken file
+                seen.check(path, relpath)
+            elif path.exists():
                 fsutil.read_text(path, relpath, max_bytes)
             path.parent.mkdir(parents=True, exist_ok=True)
             heading, *body = block.strip("\n").split("\n")
@@ -421,6 +431,8 @@ def flush_conversation(
                 create_with=layout.daily_header(when.date()),
                 compose=continue_or_open,
             )
+            if seen is not None:
+                seen.appended(path, relpath, block)
         if open_block:
             report.continued, report.text = True, entries
             report.start_line, report.end_line = open_block[0], first + len(body) - 1
@@ -515,18 +527,23 @@ def _select_new(
     folder: str = DAILY_DIR,
     title: str | None = None,
     logs: Collection[str] | None = None,
+    seen: SeenEntries | None = None,
 ) -> str:
     """Fill the report with the entries not flushed yet (by this session in any log of
     `folder`, by any session in its logs dated within `near`); return the block to append
     ("" when nothing is new)."""
     own: set[str] = set()
     elsewhere: dict[str, set[str]] = {}
-    for found in scan_sessions(root, max_bytes, session_id, near, folder, logs):
-        for _, text in found.entries:
-            if found.session == session_id:
-                own.add(entry_key(text))
-            else:
-                elsewhere.setdefault(entry_key(text), set()).add(found.session)
+    if seen is not None:  # an import's memo: the same answer without parsing the logs again
+        keys = {c.key for c in candidates}
+        own, elsewhere = seen.flushed(daily_logs(root, folder, logs), session_id, keys, near)
+    else:
+        for found in scan_sessions(root, max_bytes, session_id, near, folder, logs):
+            for _, text in found.entries:
+                if found.session == session_id:
+                    own.add(entry_key(text))
+                else:
+                    elsewhere.setdefault(entry_key(text), set()).add(found.session)
     new = [c for c in candidates if c.key not in own and c.key not in elsewhere]
     theirs = [c for c in candidates if c.key not in own and c.key in elsewhere]
     report.entries = new

@@ -21,20 +21,28 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from ..errors import (
+    NOTHING_CHANGED,
     CannotWriteError,
     LockTimeoutError,
     NoteChangedError,
     NoteNotFoundError,
     PathOutsideVaultError,
     UnreadableNoteError,
+    VaultError,
 )
 
 DEFAULT_MAX_BYTES = 5_000_000
 KILL_ENV = "VAULT_TEST_KILL_AT"  # test-only: see `kill_point`
 APPEND_JOURNAL = ".{name}.append"  # beside the file while an append is under way
-_WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+JOURNAL_TAIL = 1 << 16  # bytes before an append whose hash the journal keeps
+#: What the disk (not a bug) refuses a write with: no permission, a read-only file system, a
+#: full disk or quota, a file over the size limit, an I/O error. Each ends in one `Error:` line.
+WRITE_ERRNOS = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+)
 
 
 def kill_point(step: str) -> None:
@@ -56,10 +64,12 @@ def kill_point(step: str) -> None:
 _kill_counts: dict[str, int] = {}
 
 
-def cannot_write(path: Path | str, exc: OSError, relpath: str | None = None) -> CannotWriteError:
+def cannot_write(
+    path: Path | str, exc: OSError, relpath: str | None = None, kept: str = NOTHING_CHANGED
+) -> CannotWriteError:
     """The `CannotWriteError` for an OSError met while writing `path` (permission, read-only
-    file system, full disk)."""
-    return CannotWriteError(relpath or str(path), exc.strerror or str(exc))
+    file system, full disk, I/O error); `kept` says what is on disk after it."""
+    return CannotWriteError(relpath or str(path), exc.strerror or str(exc), kept)
 
 
 def hard_links(path: Path) -> int:
@@ -227,7 +237,7 @@ def lock_file(path: Path, what: str, timeout: float = 30.0) -> Iterator[None]:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = _open_lock(path)
     except OSError as exc:
-        if exc.errno in _WRITE_ERRNOS:
+        if exc.errno in WRITE_ERRNOS:
             raise cannot_write(path, exc) from None
         raise
     try:
@@ -295,6 +305,67 @@ def _replace_atomically(path: Path, data: bytes, mode: int | None) -> None:
     _fsync_dir(path.parent)
 
 
+class FolderMovedError(VaultError):
+    """The folder of a file being written was moved or removed before the file was done."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"cannot write {path}: its folder {path.parent} was moved or removed while it was "
+            "written. Nothing was written (no partial file is left); run the command again."
+        )
+
+
+@contextlib.contextmanager
+def output_file(path: Path) -> Iterator[IO[str]]:
+    """A text stream that becomes `path` (a file outside the vault: an export) only when the
+    block ends without an error, complete: written to a temp file in the same folder, fsynced,
+    renamed into place. On any error, or when the folder was moved or removed meanwhile, the
+    temp file is removed and `path` is left as it was: nothing partial is left behind. The
+    folder is held open, so the temp file is found and removed even when it moved."""
+    import secrets
+
+    path = Path(os.path.abspath(path))
+    try:
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    temp = f".{path.name}.{secrets.token_hex(4)}.tmp"
+    try:
+        try:
+            fd = os.open(
+                temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _new_file_mode(), dir_fd=folder
+            )
+        except OSError as exc:
+            raise cannot_write(path, exc) from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+                yield out
+                out.flush()
+                os.fsync(out.fileno())
+            if not _same_folder(path.parent, folder):
+                raise FolderMovedError(path)
+            os.replace(temp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=folder)
+            if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS | {errno.ENOENT}:
+                raise cannot_write(path, exc, kept=f"Nothing was written to {path.name}") from None
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def _same_folder(path: Path, fd: int) -> bool:
+    try:
+        st, held = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+
 def _fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
@@ -317,6 +388,7 @@ def write_atomic(
     path = Path(os.path.realpath(path))  # write through a symlink, never replace the link
     with locked(path):
         recover_file(path)
+        clean = _is_clean(path.parent)
         current = _current_sha(path)
         if current != expected_sha256:
             if expected_sha256 is None:
@@ -326,9 +398,11 @@ def write_atomic(
         try:
             _replace_atomically(path, data, mode)
         except OSError as exc:
-            if exc.errno in _WRITE_ERRNOS:
+            if exc.errno in WRITE_ERRNOS:
                 raise cannot_write(path, exc, relpath) from None
             raise
+        if clean:
+            _note_clean(path.parent)
     return sha256_bytes(data)
 
 
@@ -355,12 +429,15 @@ def append_entry(
     try:
         with locked(path):
             recover_file(path)
+            clean = _is_clean(path.parent)
             while True:
                 first_line = _append_once(path, text, create_with, compose)
                 if first_line is not None:
+                    if clean:
+                        _note_clean(path.parent)
                     return first_line
     except OSError as exc:
-        if exc.errno in _WRITE_ERRNOS:
+        if exc.errno in WRITE_ERRNOS:
             raise cannot_write(path, exc) from None
         raise
 
@@ -393,16 +470,22 @@ def _append_once(
         journal = path.parent / APPEND_JOURNAL.format(name=path.name)
         record = {
             "size": len(existing),
-            "sha256": sha256_bytes(existing),
+            # the bytes just before the append prove the file is the one appended to; all of
+            # them would cost a hash of the whole log per append (quadratic over an import)
+            "tail_sha256": sha256_bytes(existing[-JOURNAL_TAIL:]),
             "data": data.decode("utf-8"),
         }
         _replace_atomically(journal, json.dumps(record).encode("utf-8"), None)
         kill_point("append.after-journal")
-        half = len(data) // 2
-        _write_all(fd, data[:half])
-        kill_point("append.mid-write")  # a kill here leaves the append cut in two
-        _write_all(fd, data[half:])
-        os.fsync(fd)
+        try:
+            half = len(data) // 2
+            _write_all(fd, data[:half])
+            kill_point("append.mid-write")  # a kill here leaves the append cut in two
+            _write_all(fd, data[half:])
+            os.fsync(fd)
+        except OSError as exc:
+            _undo_append(fd, path, len(existing), journal, exc)
+            raise
         kill_point("append.after-write")
         replaced = _inode(path) != os.fstat(fd).st_ino
         os.unlink(journal)
@@ -412,10 +495,31 @@ def _append_once(
     return None if replaced else first_line
 
 
+def _undo_append(fd: int, path: Path, size: int, journal: Path, exc: OSError) -> None:
+    """Take back an append the disk refused half-way (full, an I/O error): the file cut back
+    to its `size`, the journal removed, so that a line is complete or absent and the error
+    can say nothing was changed. When even that fails, the journal stays (the next writer or
+    `vault doctor` completes the append) and the error says so."""
+    try:
+        os.ftruncate(fd, size)  # frees what was written: works on a full disk
+        os.fsync(fd)
+    except OSError:
+        kept = (
+            f"The append was cut off and {journal.name} keeps the rest; `vault doctor` completes "
+            "it once the disk can be written"
+        )
+        raise cannot_write(path, exc, kept=kept) from None
+    with contextlib.suppress(OSError):
+        os.unlink(journal)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     written = 0
     while written < len(data):
-        written += os.write(fd, data[written:])
+        count = os.write(fd, data[written:])
+        if count <= 0:  # no progress and no error: a full device that says so this way
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written += count
 
 
 def _inode(path: Path) -> int | None:
@@ -433,15 +537,53 @@ def recover_file(path: Path) -> list[str]:
     journal = path.parent / APPEND_JOURNAL.format(name=path.name)
     if journal.exists():
         done.append(_finish_append(path, journal))
+    folder = path.parent
+    if _clean_folders.get(folder) == _folder_stamp(folder):
+        return done  # no temp file here since this process last looked (or wrote)
     # the file's own rewrites, and the journal's (written under the same lock)
     prefixes = (f".{path.name}.", f".{journal.name}.")
+    others = False
     with contextlib.suppress(OSError):
-        for entry in os.scandir(path.parent):
-            if entry.name.startswith(prefixes) and entry.name.endswith(".tmp"):
+        for entry in os.scandir(folder):
+            if not entry.name.endswith(".tmp"):
+                continue
+            if entry.name.startswith(prefixes):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
                     done.append(f"removed the temp file {entry.name} of an interrupted write")
+            elif _TEMP.match(entry.name):
+                others = True
+    _note_clean(folder, not others)
     return done
+
+
+#: Folders this process found without a temp file of an interrupted write, with their stat
+#: then: a folder of 2,000 transcripts is not listed again for each append (quadratic over an
+#: import). Temp files are only made under the folder's lock (`locked`), and making one
+#: changes the folder's stat, so a folder whose stat is the one noted holds none.
+_clean_folders: dict[Path, tuple[int, int, int] | None] = {}
+
+
+def _folder_stamp(folder: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _is_clean(folder: Path) -> bool:
+    return _clean_folders.get(folder, False) == _folder_stamp(folder)
+
+
+def _note_clean(folder: Path, clean: bool = True) -> None:
+    """After a sweep, or after a write of this process that left no temp file (under the
+    lock, in a folder noted clean before it): note the folder's stat as clean."""
+    stamp = _folder_stamp(folder) if clean else None
+    if stamp is None:
+        _clean_folders.pop(folder, None)
+    else:
+        _clean_folders[folder] = stamp
 
 
 def settle(path: Path) -> None:
@@ -456,7 +598,7 @@ def settle(path: Path) -> None:
         with locked(path):
             recover_file(path)
     except OSError as exc:
-        if exc.errno in _WRITE_ERRNOS:
+        if exc.errno in WRITE_ERRNOS:
             raise cannot_write(path, exc) from None
         raise
 
@@ -464,7 +606,13 @@ def settle(path: Path) -> None:
 def _finish_append(path: Path, journal: Path) -> str:
     try:
         record = json.loads(journal.read_bytes())
-        size, before, data = int(record["size"]), record["sha256"], record["data"].encode()
+        size, data = int(record["size"]), record["data"].encode()
+        # a journal of an earlier version hashes the whole file before the append
+        before, start = (
+            (record["tail_sha256"], max(size - JOURNAL_TAIL, 0))
+            if "tail_sha256" in record
+            else (record["sha256"], 0)
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         journal.unlink(missing_ok=True)  # never completed: the append had not begun
         return f"removed the unfinished journal {journal.name}"
@@ -476,7 +624,7 @@ def _finish_append(path: Path, journal: Path) -> str:
     tail = current[size:]
     if current[size : size + len(data)] == data:
         outcome = "the append was complete"
-    elif sha256_bytes(current[:size]) == before and data.startswith(tail):
+    elif sha256_bytes(current[start:size]) == before and data.startswith(tail):
         with open(path, "ab") as fh:
             fh.write(data[len(tail) :])
             fh.flush()

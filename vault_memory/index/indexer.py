@@ -25,7 +25,14 @@ from ..config import Config, IndexSettings
 from ..errors import CannotWriteError, ConfigError, UnreadableNoteError, VaultError
 from ..files import LinkTargets, fsutil, parse_note, scopes
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
-from .store import CorruptIndexError, SchemaVersionError, Store
+from .store import (
+    KEPT,
+    CorruptIndexError,
+    SchemaVersionError,
+    Store,
+    cannot_write_index,
+    disk_problem,
+)
 from .units import canvas_fields, make_canvas_units, make_units, note_fields
 
 log = logging.getLogger("vault_memory")
@@ -513,6 +520,8 @@ class Index:
                 if lost:
                     raise CorruptIndexError(lost)
             except (CorruptIndexError, sqlite3.DatabaseError) as exc:
+                if disk_problem(exc):  # a full disk is no damage: rebuilding would lose it all
+                    raise cannot_write_index(self.store.path, exc) from None
                 reason = f"the index is damaged ({exc})"
                 if isinstance(exc, SchemaVersionError):
                     reason = str(exc)
@@ -532,6 +541,8 @@ class Index:
                 raise CannotWriteError(CACHE_NAME, f"the cache folder {cache} is read-only")
             return
         db = self.store.path
+        if self.store.write_problem:
+            raise CannotWriteError(f"{CACHE_NAME}/{db.name}", self.store.write_problem, KEPT)
         if (
             self.store.fell_back
             or (cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK))
@@ -693,7 +704,17 @@ class Index:
         with self.writer_lock(lock_timeout):
             try:
                 report = self._run(rebuild, paths, progress)
+            except OSError as exc:
+                if exc.errno not in fsutil.WRITE_ERRNOS:
+                    raise
+                self.store.close()  # what the run wrote of SQLite is rolled back
+                where = Path(exc.filename).name if exc.filename else "whoosh/"
+                reason = exc.strerror or str(exc)
+                raise CannotWriteError(f"{CACHE_NAME}/{where}", reason, KEPT) from None
             except sqlite3.DatabaseError as exc:
+                if disk_problem(exc):  # the disk's fault, not damage: keep the index
+                    self.store.close()
+                    raise cannot_write_index(self.store.path, exc) from None
                 if self.store.readonly:
                     raise CannotWriteError(f"{CACHE_NAME}/index.sqlite", str(exc)) from None
                 log.warning("the index is damaged (%s): rebuilding it from the files.", exc)

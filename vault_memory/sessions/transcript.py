@@ -369,12 +369,15 @@ def transcript_folder(layout: Layout) -> str:
 def find_transcript(root: Path, folder: str, session: str) -> tuple[Path, str] | None:
     """The transcript of `session` in `folder` (the earliest, should a copy have been made)."""
     base = root / folder
-    if not base.is_dir():
+    try:
+        names = os.listdir(base)  # a plain listing: a glob per flush was quadratic in imports
+    except OSError:
         return None
+    ending = f"-{session}.md"
     found = sorted(
-        p.name
-        for p in base.glob(f"????-??-??-{glob_escape(session)}.md")
-        if (m := _NAME.match(p.name)) and m["session"] == session
+        name
+        for name in names
+        if name.endswith(ending) and (m := _NAME.match(name)) and m["session"] == session
     )
     if not found:
         return None

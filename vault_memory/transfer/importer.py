@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..capture import (
+    SeenEntries,
     daily_logs,
     derive_session_id,
     flush_conversation,
@@ -123,6 +124,7 @@ class LogTracker:
                 self.days[relpath] = day
         self.sessions: dict[str, set[str]] = {}
         max_bytes = layout.config.index.max_file_bytes
+        self.seen = SeenEntries(max_bytes)
         for block in scan_sessions(layout.root, max_bytes, folder=layout.daily_dir):
             self.sessions.setdefault(block.session, set()).add(block.path)
 
@@ -303,6 +305,7 @@ def _import_chat(
                 title=title,
                 logs=tracker.logs_for(session, day),
                 record=keep,
+                seen=tracker.seen,
             )
         except VaultError as exc:
             problems.append(f"{day.isoformat()}: {exc}" if at else str(exc))
