@@ -81,6 +81,31 @@ def hard_links(path: Path) -> int:
     return st.st_nlink if stat.S_ISREG(st.st_mode) else 1
 
 
+def special_kind(mode: int) -> str:
+    """What a path that is not a regular file is: "a folder", "a named pipe (FIFO)", ..."""
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symlink"),
+    )
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
+
+
+#: What a scan says of a folder whose name ends like a note's (`memory/2026-11-22.md/`).
+FOLDER_NAMED_LIKE_A_NOTE = (
+    "a folder, not a regular file, named like a note: never read as one (the notes inside it "
+    "are indexed)"
+)
+
+
+def not_a_file(mode: int) -> str:
+    """Why a special file is refused (never opened: a pipe would block, a device could act)."""
+    return f"{special_kind(mode)}, not a regular file: never opened"
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -132,17 +157,25 @@ def read_text(
             raise UnreadableNoteError(name, "a symlink loop; fix or remove the link") from None
         raise UnreadableNoteError(name, f"cannot stat ({exc.strerror})") from exc
     if not stat.S_ISREG(st.st_mode):
-        raise UnreadableNoteError(name, "not a regular file")
+        raise UnreadableNoteError(name, not_a_file(st.st_mode))
     if st.st_size > max_bytes:
         raise UnreadableNoteError(
             name, f"{st.st_size:,} bytes is over the {max_bytes:,}-byte limit (skipped)"
         )
     try:
-        with path.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
-            st = os.fstat(fh.fileno())
+        # O_NONBLOCK: should a pipe have taken the file's place since the stat, opening it
+        # does not wait for a writer (and the fstat below refuses it)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
         raise NoteNotFoundError(name) from None
+    except OSError as exc:
+        raise UnreadableNoteError(name, f"cannot read ({exc.strerror})") from exc
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UnreadableNoteError(name, not_a_file(st.st_mode))
+            data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise UnreadableNoteError(name, f"cannot read ({exc.strerror})") from exc
     if len(data) > max_bytes:
@@ -328,6 +361,11 @@ def output_file(path: Path) -> Iterator[IO[str]]:
     path = Path(os.path.abspath(path))
     try:
         folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        raise VaultError(
+            f"cannot write {path}: there is no folder {path.parent}. Nothing was written; "
+            "create the folder or give another path."
+        ) from None
     except OSError as exc:
         raise cannot_write(path, exc) from None
     temp = f".{path.name}.{secrets.token_hex(4)}.tmp"
@@ -447,7 +485,10 @@ def _append_once(
 ) -> int | None:
     """One try of `append_entry` (under the lock); None when the file was replaced meanwhile."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY)
+    except IsADirectoryError:
+        what = f"{not_a_file(stat.S_IFDIR)}; nothing was appended"
+        raise UnreadableNoteError(str(path), what) from None
     except FileNotFoundError:
         if not text.endswith("\n"):
             text += "\n"
@@ -457,6 +498,9 @@ def _append_once(
         _replace_atomically(path, (header + text).encode("utf-8"), None)
         return header.count("\n") + 1
     try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # a pipe or a device in the file's place: never written
+            raise UnreadableNoteError(str(path), f"{not_a_file(mode)}; nothing was appended")
         existing = b""
         while chunk := os.read(fd, 1 << 20):
             existing += chunk

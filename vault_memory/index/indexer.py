@@ -126,6 +126,8 @@ def scan(
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
+                    if skipped is not None and _indexable_name(name) and not name.startswith("."):
+                        skipped[prefix + name] = fsutil.FOLDER_NAMED_LIKE_A_NOTE
                     if (
                         not name.startswith(".")
                         and name not in IGNORED_DIRS
@@ -157,10 +159,15 @@ def scan(
                         continue
                     st = entry.stat()
                     if not stat.S_ISREG(st.st_mode):
+                        if skipped is not None:
+                            skipped[prefix + name] = f"a symlink to {fsutil.not_a_file(st.st_mode)}"
                         continue
                 elif entry.is_file(follow_symlinks=False):
                     st = entry.stat(follow_symlinks=False)
-                else:
+                else:  # a pipe, a socket, a device: reported, never opened
+                    if skipped is not None:
+                        mode = entry.stat(follow_symlinks=False).st_mode
+                        skipped[prefix + name] = fsutil.not_a_file(mode)
                     continue
             except OSError:
                 continue
@@ -339,7 +346,7 @@ class IndexReport:
     deleted: int = 0
     unchanged: int = 0
     unreadable: int = 0
-    skipped_links: int = 0  # symlinks that loop, dangle or lead outside the vault
+    skipped_links: int = 0  # symlinks that loop, dangle or lead outside; pipes, devices, sockets
     files: int = 0
     units: int = 0
     units_embedded: int = 0
@@ -1392,18 +1399,21 @@ class Index:
 
     def doctor(self) -> list[Any]:
         """Every check of the cache, and the repair of what fails (index/integrity.py)."""
-        from .integrity import diagnose_and_repair
+        from .integrity import diagnose_and_repair, empty_file
 
-        if self.store.exists():
-            with contextlib.suppress(VaultError, sqlite3.DatabaseError):
-                self.catch_up_fulltext()  # what runs deferred is not damage
+        if self.store.exists() and not empty_file(self.store):
+            # what runs deferred is not damage; a store that cannot be read is the checks' to
+            # report and repair
+            with contextlib.suppress(VaultError, sqlite3.DatabaseError, CorruptIndexError):
+                self.catch_up_fulltext()
+            self.store.close()
         return diagnose_and_repair(self)
 
     def verify(self) -> Any:
         """Whether the index equals the files (index/integrity.py `verify`). Reads only."""
         from .integrity import verify
 
-        with contextlib.suppress(VaultError, sqlite3.DatabaseError):
+        with contextlib.suppress(VaultError, sqlite3.DatabaseError, CorruptIndexError):
             self.catch_up_fulltext()  # what runs deferred is not a difference
         return verify(self, scan(self.root))
 

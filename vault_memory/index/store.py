@@ -140,13 +140,12 @@ class CorruptIndexError(Exception):
 
 
 #: SQLite's result codes that come from the disk, not from damage to the file: a full disk
-#: (or a file over the size limit), an I/O error, a read-only file system, a file that cannot
-#: be opened. Rebuilding would not help (and would throw away the vectors the index holds).
+#: (or a file over the size limit), an I/O error, a read-only file system. Rebuilding would
+#: not help (and would throw away the vectors the index holds).
 _DISK_CODES = {
     "SQLITE_FULL": "the disk is full",
     "SQLITE_IOERR": "an I/O error",
     "SQLITE_READONLY": "the file system is read-only",
-    "SQLITE_CANTOPEN": "it cannot be opened",
 }
 #: What a failed write leaves of the index, said by every error about it.
 KEPT = "The index keeps what it held before: search answers from it, with its vectors"
@@ -157,6 +156,8 @@ def disk_problem(exc: BaseException) -> str | None:
     index's: "the disk is full", "an I/O error", ...; None for anything else."""
     while exc is not None:
         name = getattr(exc, "sqlite_errorname", None)
+        if name == "SQLITE_READONLY_DBMOVED":
+            return None  # the file was deleted or moved under the writer: made anew
         if isinstance(name, str):
             for code, reason in _DISK_CODES.items():
                 if name == code or name.startswith(code + "_"):

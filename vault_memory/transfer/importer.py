@@ -37,8 +37,9 @@ from ..capture import (
     parse_conversation,
     scan_sessions,
 )
-from ..errors import VaultError
+from ..errors import CannotWriteError, VaultError
 from ..files import date_from_name
+from ..text import plural
 from .formats import (
     FORMATS,
     Chat,
@@ -196,19 +197,35 @@ def import_history(
         progress(PHASE, 0, total)
     max_bytes = layout.config.flush.max_input_bytes
     tracker: LogTracker | None = None
-    for source, fmt, _ in plan:
-        if fmt == "jsonl":
-            report.files = restore(layout, source, dry_run, report.files, step)
-            continue
-        tracker = tracker or LogTracker(layout)
-        for chat in iter_chats(source, fmt, max_bytes):
-            report.conversations += 1
-            if isinstance(chat, ChatProblem):
-                _skip(report, f"{source.name}: {chat}")
-            else:
-                _import_chat(layout, chat, dry_run, report, source.name, tracker, record)
-            step()
+    try:
+        for source, fmt, _ in plan:
+            if fmt == "jsonl":
+                report.files = restore(layout, source, dry_run, report.files, step)
+                continue
+            tracker = tracker or LogTracker(layout)
+            for chat in iter_chats(source, fmt, max_bytes):
+                report.conversations += 1
+                if isinstance(chat, ChatProblem):
+                    _skip(report, f"{source.name}: {chat}")
+                else:
+                    _import_chat(layout, chat, dry_run, report, source.name, tracker, record)
+                step()
+    except CannotWriteError as exc:  # a full disk stops the import; say what it kept
+        again = "free some space and run the same import again: it adds only what is missing"
+        raise CannotWriteError(exc.relpath, exc.reason, _kept(report), again) from None
     return report
+
+
+def _kept(report: ImportReport) -> str:
+    """What an import the disk stopped leaves: what it wrote before, each write whole."""
+    if report.files is not None:
+        done = sum(len(report.files.done[a]) for a in ("written", "extended", "merged"))
+        return f"The import stopped there; the {plural(done, 'file')} restored before are kept"
+    return (
+        f"The import stopped there (nothing of that write was kept); the "
+        f"{plural(report.entries, 'entry', 'entries')} of the "
+        f"{plural(report.imported, 'conversation')} imported before are kept"
+    )
 
 
 def _skip(report: ImportReport, what: str) -> None:
@@ -307,6 +324,8 @@ def _import_chat(
                 record=keep,
                 seen=tracker.seen,
             )
+        except CannotWriteError:
+            raise  # the disk, not this conversation: the next ones would fail too
         except VaultError as exc:
             problems.append(f"{day.isoformat()}: {exc}" if at else str(exc))
             return
