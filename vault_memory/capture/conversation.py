@@ -113,6 +113,13 @@ def _parse_text(text: str) -> list[Message]:
         try:
             value = boundedjson.loads(stripped)
         except boundedjson.JsonLimitError as exc:
+            lines = [line for line in stripped.split("\n") if line.strip()]
+            if stripped[0] == "{" and len(lines) > 1:  # JSONL: name the line too deep
+                try:
+                    _parse_jsonl(lines)
+                except MalformedConversationError as line_exc:
+                    if boundedjson.too_deep() in line_exc.what:
+                        raise line_exc from None
             raise MalformedConversationError(_beyond(exc)) from None
         except json.JSONDecodeError as exc:
             lines = [line for line in stripped.split("\n") if line.strip()]

@@ -498,9 +498,10 @@ def _append_once(
         _replace_atomically(path, (header + text).encode("utf-8"), None)
         return header.count("\n") + 1
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):  # a pipe or a device in the file's place: never written
-            raise UnreadableNoteError(str(path), f"{not_a_file(mode)}; nothing was appended")
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):  # a pipe or a device in its place: never written
+            what = f"{not_a_file(before.st_mode)}; nothing was appended"
+            raise UnreadableNoteError(str(path), what)
         existing = b""
         while chunk := os.read(fd, 1 << 20):
             existing += chunk
@@ -528,7 +529,7 @@ def _append_once(
             _write_all(fd, data[half:])
             os.fsync(fd)
         except OSError as exc:
-            _undo_append(fd, path, len(existing), journal, exc)
+            _undo_append(fd, path, len(existing), journal, exc, before)
             raise
         kill_point("append.after-write")
         replaced = _inode(path) != os.fstat(fd).st_ino
@@ -539,13 +540,17 @@ def _append_once(
     return None if replaced else first_line
 
 
-def _undo_append(fd: int, path: Path, size: int, journal: Path, exc: OSError) -> None:
+def _undo_append(
+    fd: int, path: Path, size: int, journal: Path, exc: OSError, before: os.stat_result
+) -> None:
     """Take back an append the disk refused half-way (full, an I/O error): the file cut back
-    to its `size`, the journal removed, so that a line is complete or absent and the error
-    can say nothing was changed. When even that fails, the journal stays (the next writer or
-    `vault doctor` completes the append) and the error says so."""
+    to its `size` and its modification time, the journal removed, so that a line is complete
+    or absent and the error can say nothing was changed. When even that fails, the journal
+    stays (the next writer or `vault doctor` completes the append) and the error says so."""
     try:
         os.ftruncate(fd, size)  # frees what was written: works on a full disk
+        with contextlib.suppress(OSError):
+            os.utime(fd, ns=(before.st_atime_ns, before.st_mtime_ns))
         os.fsync(fd)
     except OSError:
         kept = (
