@@ -29,10 +29,28 @@ sys.path.insert(0, str(ROOT))  # run from a checkout
 
 from vault_memory import Vault  # noqa: E402
 
-WORDS = (
-    "billing invoice ledger postgres renderer backup deploy review Jonas Priya Maya cutover "
-    "Friday migration schema staging alert on-call latency budget"
-).split(" ")
+WORDS = [
+    "billing",
+    "invoice",
+    "ledger",
+    "postgres",
+    "renderer",
+    "backup",
+    "deploy",
+    "review",
+    "Jonas",
+    "Priya",
+    "Maya",
+    "cutover",
+    "Friday",
+    "migration",
+    "schema",
+    "staging",
+    "alert",
+    "on-call",
+    "latency",
+    "budget",
+]
 DAY_START = 1757066400.0  # 2025-09-05 10:00 UTC
 RESULT = ROOT / "bench" / "results" / "import_scaling.json"
 
