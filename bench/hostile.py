@@ -13,7 +13,8 @@ Each callable gets an empty scratch folder, runs its scenario (preferably throug
 subprocesses, what users run) and returns None when every check holds, or a one-line reason
 when one fails; raising `Skip` (hostile_cases/_support.py) says it cannot run here (say, no
 permission to mount a small file system). Modules whose names start with `_` are helpers,
-not cases; the cases folder is on `sys.path`, so a case module imports them by name.
+not cases; the cases folder (and bench/) is on `sys.path`, so a case module imports them
+(and the other benches) by name.
 
 The verdict of a case: `pass`, `FAIL: reason` (its own, an exception, a timeout, or a peak
 RSS over the bar), or `skip: reason`. Peak RSS is the largest of the child and every process
@@ -50,8 +51,9 @@ def case_modules() -> list[Path]:
 
 
 def load(path: Path) -> ModuleType:
-    if str(CASES_DIR) not in sys.path:
-        sys.path.insert(0, str(CASES_DIR))
+    for folder in (CASES_DIR.parent, CASES_DIR):  # helpers, and the other benches
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
     spec = importlib.util.spec_from_file_location(f"hostile_cases_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -27,42 +27,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout
 
+from transfer import WORDS, gpt_message as message  # noqa: E402  (bench/transfer.py)
+
 from vault_memory import Vault  # noqa: E402
 
-WORDS = [
-    "billing",
-    "invoice",
-    "ledger",
-    "postgres",
-    "renderer",
-    "backup",
-    "deploy",
-    "review",
-    "Jonas",
-    "Priya",
-    "Maya",
-    "cutover",
-    "Friday",
-    "migration",
-    "schema",
-    "staging",
-    "alert",
-    "on-call",
-    "latency",
-    "budget",
-]
 DAY_START = 1757066400.0  # 2025-09-05 10:00 UTC
 RESULT = ROOT / "bench" / "results" / "import_scaling.json"
-
-
-def message(role: str, text: str, stamp: float) -> dict[str, Any]:
-    return {
-        "id": f"{stamp}-{role}",
-        "author": {"role": role, "metadata": {}},
-        "create_time": stamp,
-        "content": {"content_type": "text", "parts": [text]},
-        "metadata": {},
-    }
 
 
 def conversation(rng: random.Random, number: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from vault_memory import Vault
-from vault_memory.capture import SeenEntries
+from vault_memory.capture import seen_entries
 from vault_memory.files import fsutil
 from vault_memory.transfer import importer
 
@@ -75,7 +75,7 @@ def test_an_import_writes_the_same_logs_with_the_memo_as_without_it(
     without = Vault.init(tmp_path / "without").root
     first = Vault(with_memo).import_history(source)
     with monkeypatch.context() as patch:
-        patch.setattr(importer, "SeenEntries", lambda max_bytes: None)
+        patch.setattr(importer, "seen_entries", lambda max_bytes: None)
         second = Vault(without).import_history(source)
     assert first.entries == second.entries and first.already_flushed == second.already_flushed
     assert first.already_flushed > 0  # the shared phrases were left out the second time
@@ -102,7 +102,7 @@ def test_the_memo_reads_a_log_again_only_when_someone_else_changed_it(
     reads = []
     real = fsutil.read_text
     monkeypatch.setattr(fsutil, "read_text", lambda *a, **k: reads.append(a[1]) or real(*a, **k))
-    seen = SeenEntries(1_000_000)
+    seen = seen_entries(1_000_000)
     logs = [(log, "memory/2026-11-22.md")]
     span = (dt.date(2026, 11, 20), dt.date(2026, 11, 24))
     wanted = {entry_key("Rust for the CLI."), entry_key("Tea over coffee.")}

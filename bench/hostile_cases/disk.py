@@ -17,6 +17,7 @@ from pathlib import Path
 
 from _support import (
     ROOT,
+    Result,
     changed_or_whole,
     cut_lines,
     fill,
@@ -39,32 +40,40 @@ ENTRY = "Decided: " + "the billing cutover plan is long. " * 420  # about 14 KB
 NOW = {"VAULT_NOW": "2026-11-22T10:00"}
 
 
-def all_or_nothing(result_code: int, before: dict[str, bytes], root: Path) -> str | None:
-    if result_code == 0:
-        return changed_or_whole(before, root)
-    return None if snapshot(root) == before else "files changed although the command failed"
+def at_free_sizes(
+    disk: Path, root: Path, sizes: range, run: Callable[[int], Result], *needles: str
+) -> str | None:
+    """`run(free)` at each free size (KB): it succeeds with its files grown by whole lines,
+    or fails in one error holding `needles` with the files byte-identical; never leaves a
+    temp file; and the sizes reach both outcomes."""
+    outcomes = set()
+    for free in sizes:
+        fill(disk, free * KB)
+        before = snapshot(root)
+        result = run(free)
+        if result.code != 0:
+            problem = one_error(result, *needles)
+        else:
+            problem = succeeded(result) or changed_or_whole(before, root)
+        if result.code != 0 and problem is None and snapshot(root) != before:
+            problem = "files changed although the command failed"
+        if problem := problem or _left(root):
+            return f"{free} KB free: {problem}"
+        outcomes.add(result.code)
+    return None if outcomes == {0, 1} else f"the sizes did not reach both outcomes ({outcomes})"
 
 
 def add_when_full(scratch: Path) -> str | None:
     with tmpfs(scratch / "disk", "256k") as disk:
         root = init_vault(disk / "vault")
         assert vault(root, "add", "first entry", env=NOW).code == 0
-        outcomes = set()
-        for free in range(4, 44, 4):
-            fill(disk, free * KB)
-            before = snapshot(root)
-            result = vault(root, "add", ENTRY, env=NOW)
-            if result.code != 0:
-                problem = one_error(result, "memory/2026-11-22.md", "Nothing was changed")
-                if problem:
-                    return f"{free} KB free: {problem}"
-            problem = all_or_nothing(result.code, before, root) or _left(root)
-            if problem:
-                return f"{free} KB free: {problem}"
-            outcomes.add(result.code)
-        if outcomes != {0, 1}:
-            return f"the free sizes did not reach both outcomes ({outcomes})"
-    return None
+
+        def add(free: int) -> Result:
+            return vault(root, "add", ENTRY, env=NOW)
+
+        return at_free_sizes(
+            disk, root, range(4, 44, 4), add, "memory/2026-11-22.md", "Nothing was changed"
+        )
 
 
 def _left(*folders: Path) -> str | None:
@@ -81,24 +90,11 @@ def flush_when_full(scratch: Path) -> str | None:
     )
     with tmpfs(scratch / "disk", "256k") as disk:
         root = init_vault(disk / "vault")
-        outcomes = set()
-        for free in range(0, 64, 4):
-            fill(disk, free * KB)
-            before = snapshot(root)
-            result = vault(root, "flush", "-", "--session", f"s{free}", input=talk, env=NOW)
-            if result.code != 0:
-                problem = one_error(result, "cannot write")
-                if problem:
-                    return f"{free} KB free: {problem}"
-            elif "Traceback" in result.stderr:
-                return f"{free} KB free: a traceback"
-            problem = all_or_nothing(result.code, before, root) or _left(root)
-            if problem:
-                return f"{free} KB free: {problem}"
-            outcomes.add(result.code)
-        if outcomes != {0, 1}:
-            return f"the free sizes did not reach both outcomes ({outcomes})"
-    return None
+
+        def flush(free: int) -> Result:
+            return vault(root, "flush", "-", "--session", f"s{free}", input=talk, env=NOW)
+
+        return at_free_sizes(disk, root, range(0, 64, 4), flush, "cannot write")
 
 
 def import_when_full(scratch: Path) -> str | None:

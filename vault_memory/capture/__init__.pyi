@@ -17,6 +17,7 @@ from .flush import (
     flush_conversation as flush_conversation,
     group_sessions as group_sessions,
     scan_sessions as scan_sessions,
+    seen_entries as seen_entries,
 )
 from .queue import (
     QueueStats as QueueStats,

@@ -223,6 +223,16 @@ def _session_blocks(
         )
 
 
+def seen_entries(max_bytes: int) -> SeenEntries:
+    """A memo of what the daily logs hold for the flushes of one import (capture/seen.py),
+    reading each log's blocks as the flush does."""
+    from .seen import SeenEntries
+
+    return SeenEntries(
+        max_bytes, lambda relpath, text, note: _session_blocks(relpath, text, None, note)
+    )
+
+
 def group_sessions(blocks: Iterable[SessionBlock]) -> list[SessionInfo]:
     """Blocks grouped by session (and scope), the most recently flushed session first."""
     sessions: dict[tuple[str, str], SessionInfo] = {}

@@ -16,17 +16,35 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import VaultError
 from ..files import date_from_name, fsutil, parse_note
 from .extract import entry_key
 
+if TYPE_CHECKING:
+    from ..files import Note
+
 log = logging.getLogger("vault_memory")
 
 Stamp = tuple[int, int]  # (size, mtime_ns)
+
+
+class Block(Protocol):
+    """A flush block of a daily log, as capture/flush.py reads it."""
+
+    @property
+    def session(self) -> str: ...
+
+    @property
+    def entries(self) -> tuple[tuple[int, str], ...]: ...
+
+
+#: (vault-relative path, text, its parsed note or None) -> the flush blocks of every session
+BlockReader = Callable[[str, str, "Note | None"], Iterable[Block]]
 
 
 @dataclass
@@ -56,8 +74,9 @@ def _stamp(path: Path) -> Stamp | None:
 class SeenEntries:
     """The memo (see the module docstring). One per import; not shared between threads."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, read_blocks: BlockReader) -> None:
         self.max_bytes = max_bytes
+        self.read_blocks = read_blocks  # the flush's own reading of a log (capture/flush.py)
         self._logs: dict[str, _Log] = {}
 
     def _log(self, path: Path, relpath: str) -> _Log:
@@ -67,12 +86,10 @@ class SeenEntries:
         if held is not None and held.stamp == _stamp(path):
             return held
         self._logs.pop(relpath, None)
-        from .flush import _session_blocks
-
         file = fsutil.read_text(path, relpath, self.max_bytes)
         note = parse_note(relpath, file.text)
         held = _Log((file.size, file.mtime_ns), len(note.lines) in note.code_lines)
-        for block in _session_blocks(relpath, file.text, None, note):
+        for block in self.read_blocks(relpath, file.text, note):
             held.add(block.session, (text for _, text in block.entries))
         self._logs[relpath] = held
         return held
@@ -119,8 +136,6 @@ class SeenEntries:
         if held is None or held.open_fence or stamp is None:
             self._logs.pop(relpath, None)  # read again when next needed
             return
-        from .flush import _session_blocks
-
-        for found in _session_blocks(relpath, block, None):
+        for found in self.read_blocks(relpath, block, None):
             held.add(found.session, (text for _, text in found.entries))
         held.stamp = stamp

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..capture import (
-    SeenEntries,
     daily_logs,
     derive_session_id,
     flush_conversation,
     parse_conversation,
     scan_sessions,
+    seen_entries,
 )
 from ..errors import CannotWriteError, VaultError
 from ..files import date_from_name
@@ -125,7 +125,7 @@ class LogTracker:
                 self.days[relpath] = day
         self.sessions: dict[str, set[str]] = {}
         max_bytes = layout.config.index.max_file_bytes
-        self.seen = SeenEntries(max_bytes)
+        self.seen = seen_entries(max_bytes)
         for block in scan_sessions(layout.root, max_bytes, folder=layout.daily_dir):
             self.sessions.setdefault(block.session, set()).add(block.path)
 
