@@ -52,7 +52,7 @@ def conversation(rng: random.Random, number: int, shared: bool = True) -> dict[s
         "mapping": mapping,
         "current_node": parent,
         # some conversations come back under the same id (a session flushed again)
-        "id": f"{number % 40 if shared else number:08x}-aaaa",
+        "id": f"{number % 20 if shared else number:08x}-aaaa",
     }
 
 
@@ -70,7 +70,7 @@ def daily_logs(root: Path) -> dict[str, bytes]:
 def test_an_import_writes_the_same_logs_with_the_memo_as_without_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = export(tmp_path / "conversations.json", 120)
+    source = export(tmp_path / "conversations.json", 50)
     with_memo = Vault.init(tmp_path / "with").root
     without = Vault.init(tmp_path / "without").root
     first = Vault(with_memo).import_history(source)
