@@ -234,7 +234,7 @@ def test_an_import_the_disk_stops_says_what_it_kept(
     monkeypatch.setattr(fsutil, "append_entry", append)
     error = error_of(run_cli("import", str(source), cwd=vault_dir))
     assert "No space left on device" in error
-    assert "the 2 entries of the 2 conversations imported before are kept" in error
+    assert "the 2 entries written before it are kept (2 conversations imported whole)" in error
     assert "run the same import again" in error
     monkeypatch.setattr(fsutil, "append_entry", real)
     result = run_cli("import", str(source), "--json", cwd=vault_dir)

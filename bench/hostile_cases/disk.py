@@ -109,7 +109,7 @@ def import_when_full(scratch: Path) -> str | None:
         root = init_vault(disk / "vault")
         fill(disk, 40 * KB)
         result = vault(root, "import", str(source))
-        problem = one_error(result, "The import stopped there", "imported before are kept")
+        problem = one_error(result, "The import stopped there", "written before it are kept")
         if problem:
             return problem
         if cut := cut_lines(root):

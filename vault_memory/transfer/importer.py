@@ -199,8 +199,9 @@ def import_history(
     tracker: LogTracker | None = None
     try:
         for source, fmt, _ in plan:
-            if fmt == "jsonl":
-                report.files = restore(layout, source, dry_run, report.files, step)
+            if fmt == "jsonl":  # (the report filled as it goes: a full disk may stop it)
+                report.files = report.files or RestoreReport()
+                restore(layout, source, dry_run, report.files, step)
                 continue
             tracker = tracker or LogTracker(layout)
             for chat in iter_chats(source, fmt, max_bytes):
@@ -223,8 +224,8 @@ def _kept(report: ImportReport) -> str:
         return f"The import stopped there; the {plural(done, 'file')} restored before are kept"
     return (
         f"The import stopped there (nothing of that write was kept); the "
-        f"{plural(report.entries, 'entry', 'entries')} of the "
-        f"{plural(report.imported, 'conversation')} imported before are kept"
+        f"{plural(report.entries, 'entry', 'entries')} written before it are kept "
+        f"({plural(report.imported, 'conversation')} imported whole)"
     )
 
 
