@@ -106,7 +106,8 @@ def tree_state() -> Callable[[Path], dict[str, tuple[bytes, int, int]]]:
 @pytest.fixture
 def make_unreadable(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
     """Make a file impossible to open. chmod 000 does that for normal users; root reads through
-    it, so then opening that one file (builtin `open`, `io.open`, `Path.open`) raises EACCES."""
+    it, so then opening that one file (builtin `open`, `io.open`, `Path.open`, `os.open`)
+    raises EACCES."""
 
     def apply(path: Path) -> None:
         path.chmod(0)
@@ -123,8 +124,16 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(file))
             return real_open(file, *args, **kwargs)
 
+        real_os_open = os.open
+
+        def guarded_os_open(file, *args, **kwargs):
+            if isinstance(file, str | os.PathLike) and os.path.realpath(file) == target:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(file))
+            return real_os_open(file, *args, **kwargs)
+
         monkeypatch.setattr(builtins, "open", guarded_open)
         monkeypatch.setattr(io, "open", guarded_open)
+        monkeypatch.setattr(os, "open", guarded_os_open)
 
     return apply
 

@@ -151,10 +151,10 @@ def test_read_text_unreadable_file(tmp_path: Path, make_unreadable) -> None:
 
 def test_read_text_refuses_folders_and_fifos(tmp_path: Path) -> None:
     (tmp_path / "folder.md").mkdir()
-    with pytest.raises(UnreadableNoteError, match=r"folder\.md: not a regular file"):
+    with pytest.raises(UnreadableNoteError, match=r"folder\.md: a folder, not a regular file"):
         read_text(tmp_path / "folder.md", "folder.md")
     os.mkfifo(tmp_path / "pipe.md")  # opening it would block forever
-    with pytest.raises(UnreadableNoteError, match="not a regular file"):
+    with pytest.raises(UnreadableNoteError, match="a named pipe .FIFO., not a regular file"):
         read_text(tmp_path / "pipe.md", "pipe.md")
 
 

@@ -503,7 +503,7 @@ def test_unreadable_indexed_file_keeps_its_units(
     import builtins
     import io
 
-    real_open, real_io_open = builtins.open, io.open
+    real_open, real_io_open, real_os_open = builtins.open, io.open, os.open
     path = indexed_small / "memory" / "2026-11-21.md"
     units = chunks(indexed_small, "memory/2026-11-21.md")
     with path.open("a", encoding="utf-8") as fh:
@@ -517,7 +517,7 @@ def test_unreadable_indexed_file_keeps_its_units(
     assert keyword_paths(indexed_small, "ERR_LEDGER_409") == ["memory/2026-11-21.md"]
     # Readable again: the change is picked up.
     path.chmod(0o644)
-    builtins.open, io.open = real_open, real_io_open
+    builtins.open, io.open, os.open = real_open, real_io_open, real_os_open
     again = index(indexed_small)
     assert (again.modified, again.unreadable, again.units_embedded) == (1, 0, 1)
     assert chunks(indexed_small, "memory/2026-11-21.md")[-1][2] == "- A line nobody can read yet."

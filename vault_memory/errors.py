@@ -164,16 +164,21 @@ class NoteChangedError(VaultError):
         )
 
 
-class CannotWriteError(VaultError):
-    """The disk refused a write: no permission, a read-only file system, a full disk."""
+NOTHING_CHANGED = "Nothing was changed"
 
-    def __init__(self, relpath: str, reason: str) -> None:
+
+class CannotWriteError(VaultError):
+    """The disk refused a write: no permission, a read-only file system, a full disk, an I/O
+    error. `kept` says, truthfully, what is on disk after it (default: nothing changed)."""
+
+    def __init__(
+        self, relpath: str, reason: str, kept: str = NOTHING_CHANGED, advice: str = ""
+    ) -> None:
         self.relpath = relpath
         self.reason = reason
-        super().__init__(
-            f"cannot write {relpath}: {reason}. Nothing was changed; make it writable (or free "
-            "some space) and run the command again."
-        )
+        self.kept = kept
+        advice = advice or "make it writable (or free some space) and run the command again"
+        super().__init__(f"cannot write {relpath}: {reason}. {kept}; {advice}.")
 
 
 class LockTimeoutError(VaultError):

@@ -28,6 +28,7 @@ from typing import Any
 
 from .config import Config, LLMSettings
 from .errors import ConfigError, VaultError
+from .files import boundedjson
 
 log = logging.getLogger("vault_memory")
 
@@ -336,10 +337,10 @@ class LLMClient:
             budget=self.settings.timeout_seconds,
         )
         try:
-            payload = json.loads(raw)
+            payload = boundedjson.loads(raw)
             choice = payload["choices"][0]
             text = choice["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
+        except (ValueError, KeyError, IndexError, TypeError, boundedjson.JsonLimitError):
             raise LLMError(
                 f"{self.url} did not answer in the chat-completions format",
                 "is base_url the OpenAI-compatible /v1 endpoint?",
@@ -364,9 +365,13 @@ def parse_json_reply(text: str) -> Any:
     if match:
         text = match.group("body")
     try:
-        return json.loads(text)
+        return boundedjson.loads(text)
     except json.JSONDecodeError as exc:
         raise LLMError(
             f"the reply is not valid JSON ({exc.msg} at char {exc.pos})",
             "the offline path is used instead",
+        ) from None
+    except boundedjson.JsonLimitError as exc:
+        raise LLMError(
+            f"the reply's JSON is {exc.reason}", "the offline path is used instead"
         ) from None

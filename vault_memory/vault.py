@@ -466,14 +466,18 @@ class Vault:
         process left half-done in the vault's files, dreams interrupted between their writes,
         every artefact of the cache (index/integrity.py); hard-linked files are reported.
         `verify` then proves the index equals the files (or lists the differences)."""
-        from .index import Finding
+        from .index import Finding, heal_cache_shape, indexer, special_file_findings
 
         report = DoctorReport()
+        report.findings += heal_cache_shape(self.cache_dir)  # first: the others lock in it
         for relpath, action in fsutil.recover_tree(self.root):
             report.findings.append(Finding(relpath, "a write was interrupted", action))
         report.findings += self._recover_dreams()
         self._owned_searcher_reset()
         report.findings += self._index.doctor()
+        skipped: dict[str, str] = {}
+        indexer.scan(self.root, skipped=skipped)
+        report.findings += special_file_findings(skipped)
         for relpath, links in self._hard_linked():
             report.findings.append(
                 Finding(

@@ -40,7 +40,7 @@ from urllib.parse import quote, unquote
 
 from .. import clock
 from ..errors import VaultError
-from ..files import check_scope, fsutil, scopes, split_scope
+from ..files import boundedjson, check_scope, fsutil, scopes, split_scope
 
 STORE_FOLDER = "notes/store"
 SUFFIX = ".md"
@@ -117,8 +117,8 @@ def parse_item(relpath: str, text: str, namespace: Namespace) -> StoredItem:
             match = _FIELD.match(line)
             if match:
                 try:
-                    fields[match[1]] = json.loads(match[2])
-                except (ValueError, RecursionError):
+                    fields[match[1]] = boundedjson.loads(match[2])
+                except (ValueError, boundedjson.JsonLimitError):
                     fields[match[1]] = match[2].strip()
     value = _json_block(relpath, lines[start:])
     key = fields.get("key")
@@ -140,9 +140,9 @@ def _json_block(relpath: str, lines: list[str]) -> dict[str, Any]:
         if end is None:
             raise BrokenItemError(relpath, "its ```json block is not closed")
         try:
-            value = json.loads("\n".join(lines[index + 1 : end]))
-        except RecursionError:
-            raise BrokenItemError(relpath, "its JSON is nested too deep") from None
+            value = boundedjson.loads("\n".join(lines[index + 1 : end]))
+        except boundedjson.JsonLimitError as exc:
+            raise BrokenItemError(relpath, f"its JSON is {exc.reason}") from None
         except ValueError as exc:
             raise BrokenItemError(relpath, f"its JSON does not parse ({exc})") from None
         if not isinstance(value, dict):

@@ -2,6 +2,7 @@
 
 from .conversation import (
     NOTE_LABELS as NOTE_LABELS,
+    MalformedConversationError as MalformedConversationError,
     check_session_id as check_session_id,
     clean_text as clean_text,
     derive_session_id as derive_session_id,
@@ -16,6 +17,7 @@ from .flush import (
     flush_conversation as flush_conversation,
     group_sessions as group_sessions,
     scan_sessions as scan_sessions,
+    seen_entries as seen_entries,
 )
 from .queue import (
     QueueStats as QueueStats,
@@ -29,6 +31,7 @@ from .redact import (
     redact_text as redact_text,
     redact_texts as redact_texts,
 )
+from .seen import SeenEntries as SeenEntries
 from .trust import (
     MIN_OVERLAP as MIN_OVERLAP,
     Support as Support,

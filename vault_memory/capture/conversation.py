@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SecretSessionIdError, VaultError
-from ..files import fsutil
+from ..files import boundedjson, fsutil
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -25,11 +25,13 @@ _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 class MalformedConversationError(VaultError):
     """The input is not a conversation this tool can read; nothing was written."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, source: str | None = None) -> None:
+        self.what = what
+        within = f" in {source}" if source else ""
         super().__init__(
-            f"cannot read the conversation: {what}. Nothing was written. Give OpenAI-style "
-            'messages (a JSON list or {"messages": [...]}), JSONL (one message per line), or a '
-            "plain transcript (`User: ...` / `Assistant: ...` lines)."
+            f"cannot read the conversation{within}: {what}. Nothing was written. Give "
+            'OpenAI-style messages (a JSON list or {"messages": [...]}), JSONL (one message per '
+            "line), or a plain transcript (`User: ...` / `Assistant: ...` lines)."
         )
 
 
@@ -109,7 +111,16 @@ def _parse_text(text: str) -> list[Message]:
         raise MalformedConversationError("the input is empty")
     if stripped[0] in "[{":
         try:
-            value = json.loads(stripped)
+            value = boundedjson.loads(stripped)
+        except boundedjson.JsonLimitError as exc:
+            lines = [line for line in stripped.split("\n") if line.strip()]
+            if stripped[0] == "{" and len(lines) > 1:  # JSONL: name the line too deep
+                try:
+                    _parse_jsonl(lines)
+                except MalformedConversationError as line_exc:
+                    if boundedjson.too_deep() in line_exc.what:
+                        raise line_exc from None
+            raise MalformedConversationError(_beyond(exc)) from None
         except json.JSONDecodeError as exc:
             lines = [line for line in stripped.split("\n") if line.strip()]
             if stripped[0] == "{" and len(lines) > 1:
@@ -124,11 +135,18 @@ def _parse_text(text: str) -> list[Message]:
     return _parse_transcript(text)
 
 
+def _beyond(exc: boundedjson.JsonLimitError) -> str:
+    near = f" (byte {exc.offset:,})" if exc.offset is not None else ""
+    return f"it is {exc.reason}{near}"
+
+
 def _parse_jsonl(lines: list[str]) -> list[Message]:
     messages: list[Message] = []
     for number, line in enumerate(lines, 1):
         try:
-            value = json.loads(line)
+            value = boundedjson.loads(line)
+        except boundedjson.JsonLimitError as exc:
+            raise MalformedConversationError(f"JSONL line {number}: {_beyond(exc)}") from None
         except json.JSONDecodeError as exc:
             raise MalformedConversationError(
                 f"JSONL line {number} is not JSON ({exc.msg} at column {exc.colno})"

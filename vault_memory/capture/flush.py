@@ -60,7 +60,8 @@ from .redact import redact
 
 if TYPE_CHECKING:
     from ..config import FlushSettings
-    from ..files import Layout
+    from ..files import Layout, Note
+    from .seen import SeenEntries
 
 log = logging.getLogger("vault_memory")
 
@@ -200,8 +201,10 @@ def scan_sessions(
     return blocks
 
 
-def _session_blocks(relpath: str, text: str, session: str | None) -> Iterator[SessionBlock]:
-    note = parse_note(relpath, text)
+def _session_blocks(
+    relpath: str, text: str, session: str | None, note: Note | None = None
+) -> Iterator[SessionBlock]:
+    note = note or parse_note(relpath, text)
     day = note.date.isoformat() if note.date else ""
     for entry in note.entries():
         if entry.source.lower() != SOURCE or not entry.session:
@@ -223,6 +226,18 @@ def _session_blocks(relpath: str, text: str, session: str | None) -> Iterator[Se
         yield SessionBlock(
             entry.session, relpath, day, entry.time, entry.heading_line, last, tuple(items)
         )
+
+
+def seen_entries(max_bytes: int, allow_hardlinks: bool = False) -> SeenEntries:
+    """A memo of what the daily logs hold for the flushes of one import (capture/seen.py),
+    reading each log's blocks as the flush does."""
+    from .seen import SeenEntries
+
+    return SeenEntries(
+        max_bytes,
+        lambda relpath, text, note: _session_blocks(relpath, text, None, note),
+        allow_hardlinks,
+    )
 
 
 def group_sessions(blocks: Iterable[SessionBlock]) -> list[SessionInfo]:
@@ -330,6 +345,7 @@ def flush_conversation(
     title: str | None = None,
     logs: Collection[str] | None = None,
     identify: Callable[[list[Message]], str | None] | None = None,
+    seen: SeenEntries | None = None,
 ) -> FlushReport:
     """See `Vault.flush`. `record(parsed messages, session id, when)`, when given, keeps the
     conversation itself (the facade hands in the transcript writer, sessions/); what it
@@ -339,7 +355,9 @@ def flush_conversation(
     session's entries or lie within `dedupe_days` of the day, from a caller that keeps track
     (an import of thousands of conversations), so that each flush does not read every log.
     `identify(parsed messages)`: the session that already holds this conversation, by its
-    content (the facade looks in the transcripts), used when no `session` is given."""
+    content (the facade looks in the transcripts), used when no `session` is given. `seen`:
+    that caller's memo of what those logs hold (capture/seen.py), so that each flush does not
+    parse them again either."""
     settings = _checked_settings(layout)
     parsed = _parse_within_limit(messages, settings.max_input_bytes)
     when = _flush_time(clock.as_day(date), now, settings.timezone)
@@ -362,7 +380,7 @@ def flush_conversation(
     links_ok = _refuse_linked(layout, path, relpath)  # first, before anything is done
     candidates = _extract(layout, clean, session_id, report, counts, max_bytes, when.date())
     report.redactions = dict(counts)
-    _append_new(layout, report, candidates, when, title, logs, links_ok)
+    _append_new(layout, report, candidates, when, title, logs, links_ok, seen)
     if record is not None and not dry_run:
         _record(report, record, parsed, when)
     return report
@@ -427,6 +445,7 @@ def _append_new(
     title: str | None,
     logs: Collection[str] | None,
     links_ok: bool,
+    seen: SeenEntries | None = None,
 ) -> None:
     """Append the entries not flushed yet as one block (or under this session's block of
     the same minute), filling the report; a dry run only fills it."""
@@ -448,6 +467,7 @@ def _append_new(
             title,
             logs,
             links_ok,
+            seen,
         )
 
     # A first look without the lock: nothing new (the common case of a repeated flush)
@@ -459,7 +479,9 @@ def _append_new(
         block = select()
         if not block:
             return
-        if path.exists():  # refuse to append to a binary or broken file
+        if seen is not None and path.exists():  # refuse a binary or broken file
+            seen.check(path, relpath)
+        elif path.exists():
             fsutil.read_text(path, relpath, max_bytes, links_ok)
         path.parent.mkdir(parents=True, exist_ok=True)
         heading, *body = block.strip("\n").split("\n")
@@ -480,6 +502,8 @@ def _append_new(
             compose=continue_or_open,
             allow_hardlinks=links_ok,
         )
+        if seen is not None:
+            seen.appended(path, relpath, block)
     if open_block:
         report.continued, report.text = True, entries
         report.start_line, report.end_line = open_block[0], first + len(body) - 1
@@ -598,18 +622,25 @@ def _select_new(
     title: str | None = None,
     logs: Collection[str] | None = None,
     allow_hardlinks: bool = False,
+    seen: SeenEntries | None = None,
 ) -> str:
     """Fill the report with the entries not flushed yet (by this session in any log of
     `folder`, by any session in its logs dated within `near`); return the block to append
     ("" when nothing is new)."""
     own: set[str] = set()
     elsewhere: dict[str, set[str]] = {}
-    for found in scan_sessions(root, max_bytes, session_id, near, folder, logs, allow_hardlinks):
-        for _, text in found.entries:
-            if found.session == session_id:
-                own.add(entry_key(text))
-            else:
-                elsewhere.setdefault(entry_key(text), set()).add(found.session)
+    if seen is not None:  # an import's memo: the same answer without parsing the logs again
+        keys = {c.key for c in candidates}
+        own, elsewhere = seen.flushed(daily_logs(root, folder, logs), session_id, keys, near)
+    else:
+        for found in scan_sessions(
+            root, max_bytes, session_id, near, folder, logs, allow_hardlinks
+        ):
+            for _, text in found.entries:
+                if found.session == session_id:
+                    own.add(entry_key(text))
+                else:
+                    elsewhere.setdefault(entry_key(text), set()).add(found.session)
     new = [c for c in candidates if c.key not in own and c.key not in elsewhere]
     theirs = [c for c in candidates if c.key not in own and c.key in elsewhere]
     report.entries = new

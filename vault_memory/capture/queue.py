@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import clock
 from ..errors import LockTimeoutError, VaultError
-from ..files import fcntl
+from ..files import boundedjson, fcntl
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -214,8 +214,8 @@ def read_segment(path: Path) -> tuple[list[dict[str, Any]], set[int]]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except ValueError:
+            item = boundedjson.loads(line)
+        except (ValueError, boundedjson.JsonLimitError):
             continue
         if not isinstance(item, dict):
             continue
@@ -499,8 +499,10 @@ class UpdateQueue:
                 record["messages"] = stored
             try:
                 line = _line(record)
-            except (TypeError, ValueError) as exc:
-                self._fail_now(key, f"the messages cannot be stored ({exc})", None)
+                boundedjson.check_depth(line)  # what is read back must parse within bounds
+            except (TypeError, ValueError, RecursionError, boundedjson.JsonLimitError) as exc:
+                why = "nested too deep" if isinstance(exc, RecursionError) else exc
+                self._fail_now(key, f"the messages cannot be stored ({why})", None)
                 return seq
             if version is None:
                 # Our own copy (the caller may change its list afterwards): decoded from what
@@ -908,7 +910,7 @@ def _lines(path: Path) -> Iterator[dict[str, Any]]:
     except FileNotFoundError:
         return
     for raw in data.split(b"\n"):
-        with contextlib.suppress(ValueError):
-            item = json.loads(raw)
+        with contextlib.suppress(ValueError, boundedjson.JsonLimitError):
+            item = boundedjson.loads(raw)
             if isinstance(item, dict):
                 yield item

@@ -54,7 +54,14 @@ def flush(
         raw = sys.stdin.buffer.read(limit + 1)
     else:
         raise click.UsageError("give the conversation as FILE, or pipe it on stdin (FILE = -).")
-    report = vault.flush(raw, session=session, dry_run=dry_run, date=date)
+    from ..capture import MalformedConversationError
+
+    try:
+        report = vault.flush(raw, session=session, dry_run=dry_run, date=date)
+    except MalformedConversationError as exc:
+        if not source or source == "-":
+            raise
+        raise MalformedConversationError(exc.what, source) from None  # say which file
     if as_json:
         _print_json(report.to_dict())
         return

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from io import TextIOWrapper
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -170,10 +170,10 @@ def export(
       vault export --scope acme/support-bot --format json
     """
     if output:
-        partial = f"{output}.partial"
-        with open(partial, "w", encoding="utf-8", newline="") as out:
+        from ..files import fsutil
+
+        with fsutil.output_file(Path(output)) as out:  # complete, or not there at all
             report = vault.export(out, fmt, kinds, since, until)
-        os.replace(partial, output)
     else:
         sys.stdout.flush()
         stream = TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")

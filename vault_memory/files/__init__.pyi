@@ -1,6 +1,7 @@
 """What `files` offers, read by lazy_loader (its `__init__.py`) and by type checkers."""
 
 from . import (
+    boundedjson as boundedjson,
     canvas as canvas,
     fsutil as fsutil,
     gitops as gitops,

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import boundedjson
+from .boundedjson import JsonLimitError
 from .obsidian import Link, links_in_line
 
 
@@ -55,9 +57,11 @@ def _inside(node: dict[str, Any], group: dict[str, Any]) -> bool:
 def parse_canvas(relpath: str, text: str) -> Canvas:
     """The text nodes and links of a canvas file; `CanvasError` when it is not one."""
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = boundedjson.loads(text) if text.strip() else {}
     except ValueError as exc:
         raise CanvasError(f"invalid JSON: {exc}") from None
+    except JsonLimitError as exc:
+        raise CanvasError(f"its JSON is {exc.reason}") from None
     if not isinstance(data, dict):
         raise CanvasError("the document is not a JSON object")
     nodes = data.get("nodes", [])

@@ -24,8 +24,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from ..errors import (
+    NOTHING_CHANGED,
     CannotWriteError,
     HardLinkedError,
     LockTimeoutError,
@@ -33,13 +35,19 @@ from ..errors import (
     NoteNotFoundError,
     PathOutsideVaultError,
     UnreadableNoteError,
+    VaultError,
 )
 from .posix import fcntl
 
 DEFAULT_MAX_BYTES = 5_000_000
 KILL_ENV = "VAULT_TEST_KILL_AT"  # test-only: see `kill_point`
 APPEND_JOURNAL = ".{name}.append"  # beside the file while an append is under way
-_WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+JOURNAL_TAIL = 1 << 16  # bytes before an append whose hash the journal keeps
+#: What the disk (not a bug) refuses a write with: no permission, a read-only file system, a
+#: full disk or quota, a file over the size limit, an I/O error. Each ends in one `Error:` line.
+WRITE_ERRNOS = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+)
 
 
 def kill_point(step: str) -> None:
@@ -61,10 +69,12 @@ def kill_point(step: str) -> None:
 _kill_counts: dict[str, int] = {}
 
 
-def cannot_write(path: Path | str, exc: OSError, relpath: str | None = None) -> CannotWriteError:
+def cannot_write(
+    path: Path | str, exc: OSError, relpath: str | None = None, kept: str = NOTHING_CHANGED
+) -> CannotWriteError:
     """The `CannotWriteError` for an OSError met while writing `path` (permission, read-only
-    file system, full disk)."""
-    return CannotWriteError(relpath or str(path), exc.strerror or str(exc))
+    file system, full disk, I/O error); `kept` says what is on disk after it."""
+    return CannotWriteError(relpath or str(path), exc.strerror or str(exc), kept)
 
 
 def foreign_links(st: os.stat_result, allow_hardlinks: bool) -> int:
@@ -80,6 +90,31 @@ def refuse_links(st: os.stat_result, name: str, allow_hardlinks: bool) -> None:
     links = foreign_links(st, allow_hardlinks)
     if links:
         raise HardLinkedError(name, links)
+
+
+def special_kind(mode: int) -> str:
+    """What a path that is not a regular file is: "a folder", "a named pipe (FIFO)", ..."""
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symlink"),
+    )
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
+
+
+#: What a scan says of a folder whose name ends like a note's (`memory/2026-11-22.md/`).
+FOLDER_NAMED_LIKE_A_NOTE = (
+    "a folder, not a regular file, named like a note: never read as one (the notes inside it "
+    "are indexed)"
+)
+
+
+def not_a_file(mode: int) -> str:
+    """Why a special file is refused (never opened: a pipe would block, a device could act)."""
+    return f"{special_kind(mode)}, not a regular file: never opened"
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -137,20 +172,28 @@ def read_text(
             raise UnreadableNoteError(name, "a symlink loop; fix or remove the link") from None
         raise UnreadableNoteError(name, f"cannot stat ({exc.strerror})") from exc
     if not stat.S_ISREG(st.st_mode):
-        raise UnreadableNoteError(name, "not a regular file")
+        raise UnreadableNoteError(name, not_a_file(st.st_mode))
     if st.st_size > max_bytes:
         raise UnreadableNoteError(
             name, f"{st.st_size:,} bytes is over the {max_bytes:,}-byte limit (skipped)"
         )
     try:
-        with path.open("rb") as fh:
-            # Judged on the file opened, not on the name: a link made after a stat of the
-            # name cannot slip through.
-            refuse_links(os.fstat(fh.fileno()), name, allow_hardlinks)
-            data = fh.read(max_bytes + 1)
-            st = os.fstat(fh.fileno())
+        # O_NONBLOCK: should a pipe have taken the file's place since the stat, opening it
+        # does not wait for a writer (and the fstat below refuses it)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
         raise NoteNotFoundError(name) from None
+    except OSError as exc:
+        raise UnreadableNoteError(name, f"cannot read ({exc.strerror})") from exc
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            # Judged on the file opened, not on the name: a pipe or a hard link put in the
+            # file's place after the stat of the name cannot slip through.
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UnreadableNoteError(name, not_a_file(st.st_mode))
+            refuse_links(st, name, allow_hardlinks)
+            data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise UnreadableNoteError(name, f"cannot read ({exc.strerror})") from exc
     if len(data) > max_bytes:
@@ -245,7 +288,7 @@ def lock_file(path: Path, what: str, timeout: float = 30.0) -> Iterator[None]:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = _open_lock(path)
     except OSError as exc:
-        if exc.errno in _WRITE_ERRNOS:
+        if exc.errno in WRITE_ERRNOS:
             raise cannot_write(path, exc) from None
         raise
     try:
@@ -313,6 +356,72 @@ def _replace_atomically(path: Path, data: bytes, mode: int | None) -> None:
     _fsync_dir(path.parent)
 
 
+class FolderMovedError(VaultError):
+    """The folder of a file being written was moved or removed before the file was done."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"cannot write {path}: its folder {path.parent} was moved or removed while it was "
+            "written. Nothing was written (no partial file is left); run the command again."
+        )
+
+
+@contextlib.contextmanager
+def output_file(path: Path) -> Iterator[IO[str]]:
+    """A text stream that becomes `path` (a file outside the vault: an export) only when the
+    block ends without an error, complete: written to a temp file in the same folder, fsynced,
+    renamed into place. On any error, or when the folder was moved or removed meanwhile, the
+    temp file is removed and `path` is left as it was: nothing partial is left behind. The
+    folder is held open, so the temp file is found and removed even when it moved."""
+    import secrets
+
+    path = Path(os.path.abspath(path))
+    try:
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        raise VaultError(
+            f"cannot write {path}: there is no folder {path.parent}. Nothing was written; "
+            "create the folder or give another path."
+        ) from None
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    temp = f".{path.name}.{secrets.token_hex(4)}.tmp"
+    try:
+        try:
+            fd = os.open(
+                temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _new_file_mode(), dir_fd=folder
+            )
+        except OSError as exc:
+            raise cannot_write(path, exc) from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+                yield out
+                out.flush()
+                os.fsync(out.fileno())
+            if not _same_folder(path.parent, folder):
+                raise FolderMovedError(path)
+            os.replace(temp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=folder)
+            if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS | {errno.ENOENT}:
+                raise cannot_write(path, exc, kept=f"Nothing was written to {path.name}") from None
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def _same_folder(path: Path, fd: int) -> bool:
+    try:
+        st, held = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+
 def _fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
@@ -343,6 +452,7 @@ def write_atomic(
         recover_file(path)
         with contextlib.suppress(FileNotFoundError):
             refuse_links(os.stat(path), name, allow_hardlinks)
+        clean = _is_clean(path.parent)
         current = _current_sha(path)
         if current != expected_sha256:
             if expected_sha256 is None:
@@ -352,9 +462,11 @@ def write_atomic(
         try:
             _replace_atomically(path, data, mode)
         except OSError as exc:
-            if exc.errno in _WRITE_ERRNOS:
+            if exc.errno in WRITE_ERRNOS:
                 raise cannot_write(path, exc, relpath) from None
             raise
+        if clean:
+            _note_clean(path.parent)
     return sha256_bytes(data)
 
 
@@ -387,12 +499,15 @@ def append_entry(
     try:
         with locked(path):
             recover_file(path)
+            clean = _is_clean(path.parent)
             while True:
                 first_line = _append_once(path, text, create_with, compose, allow_hardlinks)
                 if first_line is not None:
+                    if clean:
+                        _note_clean(path.parent)
                     return first_line
     except OSError as exc:
-        if exc.errno in _WRITE_ERRNOS:
+        if exc.errno in WRITE_ERRNOS:
             raise cannot_write(path, exc) from None
         raise
 
@@ -406,7 +521,10 @@ def _append_once(
 ) -> int | None:
     """One try of `append_entry` (under the lock); None when the file was replaced meanwhile."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY)
+    except IsADirectoryError:
+        what = f"{not_a_file(stat.S_IFDIR)}; nothing was appended"
+        raise UnreadableNoteError(str(path), what) from None
     except FileNotFoundError:
         if not text.endswith("\n"):
             text += "\n"
@@ -417,6 +535,9 @@ def _append_once(
         return header.count("\n") + 1
     try:
         st = os.fstat(fd)  # the file opened: a link made after any earlier check shows here
+        if not stat.S_ISREG(st.st_mode):  # a pipe or a device in its place: never written
+            what = f"{not_a_file(st.st_mode)}; nothing was appended"
+            raise UnreadableNoteError(str(path), what)
         refuse_links(st, str(path), allow_hardlinks)
         existing = b""
         while chunk := os.read(fd, 1 << 20):
@@ -436,16 +557,22 @@ def _append_once(
         journal = path.parent / APPEND_JOURNAL.format(name=path.name)
         record = {
             "size": len(existing),
-            "sha256": sha256_bytes(existing),
+            # the bytes just before the append prove the file is the one appended to; all of
+            # them would cost a hash of the whole log per append (quadratic over an import)
+            "tail_sha256": sha256_bytes(existing[-JOURNAL_TAIL:]),
             "data": data.decode("utf-8"),
         }
         _replace_atomically(journal, json.dumps(record).encode("utf-8"), None)
         kill_point("append.after-journal")
-        half = len(data) // 2
-        _write_all(fd, data[:half])
-        kill_point("append.mid-write")  # a kill here leaves the append cut in two
-        _write_all(fd, data[half:])
-        os.fsync(fd)
+        try:
+            half = len(data) // 2
+            _write_all(fd, data[:half])
+            kill_point("append.mid-write")  # a kill here leaves the append cut in two
+            _write_all(fd, data[half:])
+            os.fsync(fd)
+        except OSError as exc:
+            _undo_append(fd, path, len(existing), journal, exc, st)
+            raise
         kill_point("append.after-write")
         replaced = _inode(path) != os.fstat(fd).st_ino
         os.unlink(journal)
@@ -455,10 +582,35 @@ def _append_once(
     return None if replaced else first_line
 
 
+def _undo_append(
+    fd: int, path: Path, size: int, journal: Path, exc: OSError, before: os.stat_result
+) -> None:
+    """Take back an append the disk refused half-way (full, an I/O error): the file cut back
+    to its `size` and its modification time, the journal removed, so that a line is complete
+    or absent and the error can say nothing was changed. When even that fails, the journal
+    stays (the next writer or `vault doctor` completes the append) and the error says so."""
+    try:
+        os.ftruncate(fd, size)  # frees what was written: works on a full disk
+        with contextlib.suppress(OSError):
+            os.utime(fd, ns=(before.st_atime_ns, before.st_mtime_ns))
+        os.fsync(fd)
+    except OSError:
+        kept = (
+            f"The append was cut off and {journal.name} keeps the rest; `vault doctor` completes "
+            "it once the disk can be written"
+        )
+        raise cannot_write(path, exc, kept=kept) from None
+    with contextlib.suppress(OSError):
+        os.unlink(journal)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     written = 0
     while written < len(data):
-        written += os.write(fd, data[written:])
+        count = os.write(fd, data[written:])
+        if count <= 0:  # no progress and no error: a full device that says so this way
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written += count
 
 
 def _inode(path: Path) -> int | None:
@@ -476,15 +628,53 @@ def recover_file(path: Path) -> list[str]:
     journal = path.parent / APPEND_JOURNAL.format(name=path.name)
     if journal.exists():
         done.append(_finish_append(path, journal))
+    folder = path.parent
+    if _clean_folders.get(folder) == _folder_stamp(folder):
+        return done  # no temp file here since this process last looked (or wrote)
     # the file's own rewrites, and the journal's (written under the same lock)
     prefixes = (f".{path.name}.", f".{journal.name}.")
+    others = False
     with contextlib.suppress(OSError):
-        for entry in os.scandir(path.parent):
-            if entry.name.startswith(prefixes) and entry.name.endswith(".tmp"):
+        for entry in os.scandir(folder):
+            if not entry.name.endswith(".tmp"):
+                continue
+            if entry.name.startswith(prefixes):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
                     done.append(f"removed the temp file {entry.name} of an interrupted write")
+            elif _TEMP.match(entry.name):
+                others = True
+    _note_clean(folder, not others)
     return done
+
+
+#: Folders this process found without a temp file of an interrupted write, with their stat
+#: then: a folder of 2,000 transcripts is not listed again for each append (quadratic over an
+#: import). Temp files are only made under the folder's lock (`locked`), and making one
+#: changes the folder's stat, so a folder whose stat is the one noted holds none.
+_clean_folders: dict[Path, tuple[int, int, int] | None] = {}
+
+
+def _folder_stamp(folder: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _is_clean(folder: Path) -> bool:
+    return _clean_folders.get(folder, False) == _folder_stamp(folder)
+
+
+def _note_clean(folder: Path, clean: bool = True) -> None:
+    """After a sweep, or after a write of this process that left no temp file (under the
+    lock, in a folder noted clean before it): note the folder's stat as clean."""
+    stamp = _folder_stamp(folder) if clean else None
+    if stamp is None:
+        _clean_folders.pop(folder, None)
+    else:
+        _clean_folders[folder] = stamp
 
 
 def settle(path: Path) -> None:
@@ -499,7 +689,7 @@ def settle(path: Path) -> None:
         with locked(path):
             recover_file(path)
     except OSError as exc:
-        if exc.errno in _WRITE_ERRNOS:
+        if exc.errno in WRITE_ERRNOS:
             raise cannot_write(path, exc) from None
         raise
 
@@ -507,7 +697,13 @@ def settle(path: Path) -> None:
 def _finish_append(path: Path, journal: Path) -> str:
     try:
         record = json.loads(journal.read_bytes())
-        size, before, data = int(record["size"]), record["sha256"], record["data"].encode()
+        size, data = int(record["size"]), record["data"].encode()
+        # a journal of an earlier version hashes the whole file before the append
+        before, start = (
+            (record["tail_sha256"], max(size - JOURNAL_TAIL, 0))
+            if "tail_sha256" in record
+            else (record["sha256"], 0)
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         journal.unlink(missing_ok=True)  # never completed: the append had not begun
         return f"removed the unfinished journal {journal.name}"
@@ -519,7 +715,7 @@ def _finish_append(path: Path, journal: Path) -> str:
     tail = current[size:]
     if current[size : size + len(data)] == data:
         outcome = "the append was complete"
-    elif sha256_bytes(current[:size]) == before and data.startswith(tail):
+    elif sha256_bytes(current[start:size]) == before and data.startswith(tail):
         st = os.stat(path)
         if st.st_nlink > 1:  # linked since the cut: completed by replacing, not through it
             _replace_atomically(path, current + data[len(tail) :], st.st_mode)

@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from . import boundedjson
+from .boundedjson import JsonLimitError
 from .notes import Note
 
 NOTE_SUFFIX = ".md"
@@ -312,8 +314,8 @@ def ignore_filters(app_json: str) -> list[str]:
     """The "Excluded files" of Obsidian's settings (`userIgnoreFilters` in
     `.obsidian/app.json`); none when the text is not such a file."""
     try:
-        settings = json.loads(app_json)
-    except ValueError:
+        settings = boundedjson.loads(app_json)
+    except (ValueError, JsonLimitError):
         return []
     found = settings.get("userIgnoreFilters") if isinstance(settings, dict) else None
     if not isinstance(found, list):

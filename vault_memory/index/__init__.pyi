@@ -29,7 +29,12 @@ from .indexer import (
     model_id_for as model_id_for,
     shared_embedder as shared_embedder,
 )
-from .integrity import Finding as Finding, Verification as Verification
+from .integrity import (
+    Finding as Finding,
+    Verification as Verification,
+    heal_cache_shape as heal_cache_shape,
+    special_file_findings as special_file_findings,
+)
 from .links import LinkInfo as LinkInfo
 from .pgconnect import IndexServerError as IndexServerError
 from .registry import capabilities_of as capabilities_of, open_backend as open_backend

@@ -36,7 +36,13 @@ from .backend import IndexBackend
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
 from .registry import index_file, open_backend
 from .rows import Embedding, FileStat, NewLink, NewUnit, Property, TextToEmbed
-from .store import CorruptIndexError, SchemaVersionError
+from .store import (
+    KEPT,
+    CorruptIndexError,
+    SchemaVersionError,
+    cannot_write_index,
+    disk_problem,
+)
 from .units import canvas_fields, make_canvas_units, make_units, note_fields
 
 log = logging.getLogger("vault_memory")
@@ -135,6 +141,8 @@ def scan(
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
+                    if skipped is not None and _indexable_name(name) and not name.startswith("."):
+                        skipped[prefix + name] = fsutil.FOLDER_NAMED_LIKE_A_NOTE
                     if (
                         not name.startswith(".")
                         and name not in IGNORED_DIRS
@@ -166,10 +174,15 @@ def scan(
                         continue
                     st = entry.stat()
                     if not stat.S_ISREG(st.st_mode):
+                        if skipped is not None:
+                            skipped[prefix + name] = f"a symlink to {fsutil.not_a_file(st.st_mode)}"
                         continue
                 elif entry.is_file(follow_symlinks=False):
                     st = entry.stat(follow_symlinks=False)
-                else:
+                else:  # a pipe, a socket, a device: reported, never opened
+                    if skipped is not None:
+                        mode = entry.stat(follow_symlinks=False).st_mode
+                        skipped[prefix + name] = fsutil.not_a_file(mode)
                     continue
             except OSError:
                 continue
@@ -374,7 +387,7 @@ class IndexReport:
     deleted: int = 0
     unchanged: int = 0
     unreadable: int = 0
-    skipped_links: int = 0  # symlinks that loop, dangle or lead outside the vault
+    skipped_links: int = 0  # symlinks that loop, dangle or lead outside; pipes, devices, sockets
     files: int = 0
     units: int = 0
     units_embedded: int = 0
@@ -539,6 +552,8 @@ class Index:
                 if lost:
                     raise CorruptIndexError(lost)
             except (CorruptIndexError, sqlite3.DatabaseError) as exc:
+                if disk_problem(exc):  # a full disk is no damage: rebuilding would lose it all
+                    raise cannot_write_index(index_file(self.config), exc) from None
                 reason = f"the index is damaged ({exc})"
                 if isinstance(exc, SchemaVersionError):
                     reason = str(exc)
@@ -558,6 +573,9 @@ class Index:
                 raise CannotWriteError(CACHE_NAME, f"the cache folder {cache} is read-only")
             return
         db = index_file(self.config)
+        problem = getattr(self.store, "write_problem", None)  # SQLite's record of a full disk
+        if problem:
+            raise CannotWriteError(f"{CACHE_NAME}/{db.name}", problem, KEPT)
         if (
             self.store.fell_back
             or (cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK))
@@ -719,7 +737,17 @@ class Index:
         with self.writer_lock(lock_timeout):
             try:
                 report = self._run(rebuild, paths, progress)
+            except OSError as exc:
+                if exc.errno not in fsutil.WRITE_ERRNOS:
+                    raise
+                self.store.close()  # what the run wrote of SQLite is rolled back
+                where = Path(exc.filename).name if exc.filename else "whoosh/"
+                reason = exc.strerror or str(exc)
+                raise CannotWriteError(f"{CACHE_NAME}/{where}", reason, KEPT) from None
             except sqlite3.DatabaseError as exc:
+                if disk_problem(exc):  # the disk's fault, not damage: keep the index
+                    self.store.close()
+                    raise cannot_write_index(index_file(self.config), exc) from None
                 if self.store.readonly:
                     raise CannotWriteError(f"{CACHE_NAME}/index.sqlite", str(exc)) from None
                 log.warning("the index is damaged (%s): rebuilding it from the files.", exc)
@@ -1468,18 +1496,21 @@ class Index:
 
     def doctor(self) -> list[Any]:
         """Every check of the cache, and the repair of what fails (index/integrity.py)."""
-        from .integrity import diagnose_and_repair
+        from .integrity import diagnose_and_repair, empty_file
 
-        if self.store.exists():
-            with contextlib.suppress(VaultError, sqlite3.DatabaseError):
-                self.catch_up_fulltext()  # what runs deferred is not damage
+        if self.store.exists() and not empty_file(self.store):
+            # what runs deferred is not damage; a store that cannot be read is the checks' to
+            # report and repair
+            with contextlib.suppress(VaultError, sqlite3.DatabaseError, CorruptIndexError):
+                self.catch_up_fulltext()
+            self.store.close()
         return diagnose_and_repair(self)
 
     def verify(self) -> Any:
         """Whether the index equals the files (index/integrity.py `verify`). Reads only."""
         from .integrity import verify
 
-        with contextlib.suppress(VaultError, sqlite3.DatabaseError):
+        with contextlib.suppress(VaultError, sqlite3.DatabaseError, CorruptIndexError):
             self.catch_up_fulltext()  # what runs deferred is not a difference
         return verify(self, scan(self.root, allow_hardlinks=self.config.security.allow_hardlinks))
 

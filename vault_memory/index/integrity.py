@@ -137,9 +137,40 @@ def heal_cache_shape(cache: Path) -> list[Finding]:
     return found
 
 
+def special_file_findings(skipped: dict[str, str]) -> list[Finding]:
+    """Of what a scan skipped (path -> why), the paths named like notes that are not regular
+    files (a named pipe, a socket, a device, a folder named `*.md`): never opened, each with
+    the command that puts it right."""
+    found = []
+    for path, why in sorted(skipped.items()):
+        if why == fsutil.FOLDER_NAMED_LIKE_A_NOTE:
+            stem = path.rsplit(".", 1)[0]
+            repair = f"rename it if it is not meant to be there: mv '{path}' '{stem}'"
+        elif "not a regular file" in why:
+            repair = f"remove it if it is not meant to be there: rm '{path}'"
+        else:
+            continue  # symlinks and names that cannot be indexed: reported by `vault index`
+        found.append(Finding(path, why, repair))
+    return found
+
+
+def empty_file(store: Any) -> Path | None:
+    """The SQLite backend's file when it is there and empty (cut to nothing): opened for
+    writing, SQLite would make it a new, empty index and the damage would not show."""
+    path = getattr(store, "path", None)
+    try:
+        empty = isinstance(path, Path) and path.is_file() and path.stat().st_size == 0
+    except OSError:
+        return None
+    return path if empty else None
+
+
 def check_store(store: IndexBackend, full: bool = False) -> str | None:
     """Why the SQLite index is damaged, or None. Cheap: it opens with its schema and every
     table, and its rows agree with the recorded counts; `full` adds `PRAGMA quick_check`."""
+    empty = empty_file(store)
+    if empty is not None:
+        return f"{empty.name} is empty"  # SQLite would take it for a new index
     try:
         store.open()  # schema and tables checked
         if full:
@@ -436,7 +467,9 @@ def diagnose_and_repair(index: Index) -> list[Finding]:
         report = index.run()
         found.append(Finding("vectors", missing, f"embedded {report.units_embedded} units"))
     units = store.counts(None)["units"]
-    fulltext = check_fulltext(index, units)
+    # what `vault status` checks too (the files the last writer recorded): a doctor that
+    # finds nothing leaves a status that says nothing
+    fulltext = check_fulltext(index, units) or _fulltext_changed(store, cache / "whoosh")
     if fulltext:
         with index.writer_lock():
             index.rebuild_fulltext()

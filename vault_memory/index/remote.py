@@ -15,7 +15,6 @@ infinity) or is all zeros comes back as a row of NaN: the indexer leaves that un
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import IndexSettings
 from ..errors import ConfigError, VaultError
+from ..files import boundedjson
 from ..llm import LLMError, RetryPolicy, post_json
 
 if TYPE_CHECKING:
@@ -161,11 +161,11 @@ class RemoteEmbedder:
         except LLMError as exc:
             raise EmbeddingProviderError(exc.what) from None
         try:
-            payload = json.loads(raw)
+            payload = boundedjson.loads(raw)
             data = payload["data"]
             if not isinstance(data, list):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, boundedjson.JsonLimitError):
             raise EmbeddingProviderError(
                 f"{self.url} did not answer in the embeddings format"
             ) from None

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import CannotWriteError, VaultError
 from ..files import is_instruction
 from .backend import Capabilities
 from .rows import (
@@ -158,6 +159,40 @@ class CorruptIndexError(Exception):
     """The SQLite file is not a usable index (truncated, garbage, wrong schema)."""
 
 
+#: SQLite's result codes that come from the disk, not from damage to the file: a full disk
+#: (or a file over the size limit), an I/O error, a read-only file system. Rebuilding would
+#: not help (and would throw away the vectors the index holds).
+_DISK_CODES = {
+    "SQLITE_FULL": "the disk is full",
+    "SQLITE_IOERR": "an I/O error",
+    "SQLITE_READONLY": "the file system is read-only",
+}
+#: What a failed write leaves of the index, said by every error about it.
+KEPT = "The index keeps what it held before: search answers from it, with its vectors"
+
+
+def disk_problem(exc: BaseException) -> str | None:
+    """Why `exc` (an error of sqlite3, or one raised from it) is the disk's fault, not the
+    index's: "the disk is full", "an I/O error", ...; None for anything else."""
+    while exc is not None:
+        name = getattr(exc, "sqlite_errorname", None)
+        if name == "SQLITE_READONLY_DBMOVED":
+            return None  # the file was deleted or moved under the writer: made anew
+        if isinstance(name, str):
+            for code, reason in _DISK_CODES.items():
+                if name == code or name.startswith(code + "_"):
+                    return reason
+            return None
+        exc = exc.__cause__  # type: ignore[assignment]
+    return None
+
+
+def cannot_write_index(path: Path, exc: BaseException) -> VaultError:
+    """The one-line error of a write of the index that the disk refused."""
+    reason = disk_problem(exc) or str(exc)
+    return CannotWriteError(f".vault/{path.name}", reason, KEPT)
+
+
 class SchemaVersionError(CorruptIndexError):
     """The index was written by a vault-memory with another schema."""
 
@@ -179,6 +214,15 @@ def _check_tables(conn: sqlite3.Connection, name: str) -> None:
     if missing:
         conn.close()
         raise CorruptIndexError(f"{name}: the table {', '.join(missing)} is missing")
+
+
+def _wal_empty(path: Path) -> bool:
+    """Whether the database's -wal holds no frames (missing, or empty: what a writer that met
+    a full disk leaves), so that everything is in the file itself."""
+    try:
+        return os.path.getsize(f"{path}-wal") == 0
+    except OSError:
+        return True
 
 
 def writable(path: Path) -> bool:
@@ -207,6 +251,7 @@ class Store:
         #: server's reader: `.vault/` deleted under it stays deleted; the writer makes it).
         self.create = create
         self.fell_back = False  # opened read-only because the cache cannot be written
+        self.write_problem: str | None = None  # why, when the disk said so (full, I/O error)
         self._conn: sqlite3.Connection | None = None
         # (connection, data_version, total_changes) when `count_problem` counted, its answer
         self._counted: tuple[tuple[Any, int, int], str | None] | None = None
@@ -218,7 +263,16 @@ class Store:
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = self._open()
+            try:
+                self._conn = self._open()
+            except CannotWriteError as exc:
+                if not self.path.is_file():
+                    raise
+                # A full disk (or an I/O error writing -wal/-shm): the index as it is still
+                # answers searches, opened read-only; a writer is refused with the reason.
+                self.readonly = self.fell_back = True
+                self.write_problem = exc.reason
+                self._conn = self._open()
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
@@ -232,7 +286,7 @@ class Store:
                 # A read-only connection to a WAL database creates -wal/-shm files it cannot
                 # remove; when no writer has the index open (no -wal), read it as immutable so
                 # that `vault status` leaves .vault/ exactly as it was.
-                idle = not os.path.exists(f"{self.path}-wal")
+                idle = _wal_empty(self.path)
                 uri = self.path.absolute().as_uri() + "?mode=ro" + ("&immutable=1" if idle else "")
                 conn = sqlite3.connect(uri, uri=True, timeout=5, check_same_thread=False)
             elif not self.create:  # opened read-write, never made: fails when it is gone
@@ -264,6 +318,8 @@ class Store:
         except (SchemaVersionError, CorruptIndexError):
             raise
         except sqlite3.DatabaseError as exc:
+            if disk_problem(exc) and not self.readonly:
+                raise cannot_write_index(self.path, exc) from None
             raise CorruptIndexError(f"{self.path.name}: {exc}") from exc
         if version is None and not self.readonly:
             conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 from .. import clock
 from ..config import CACHE_DIR
 from ..errors import SessionInScopesError, VaultError
-from ..files import date_from_name, fsutil, scope_of, scope_text
+from ..files import boundedjson, date_from_name, fsutil, scope_of, scope_text
 from .lineage import Origin, new_by_origin, origins_of, parents_by_origin
 
 if TYPE_CHECKING:
@@ -250,15 +250,17 @@ def _raw_items(raw: Any) -> list[dict[str, Any]] | None:
         if not stripped or stripped[0] not in "[{":
             return None
         try:
-            value = json.loads(stripped)
+            value = boundedjson.loads(stripped)
+        except boundedjson.JsonLimitError:
+            return None
         except json.JSONDecodeError:
             items = []
             for line in stripped.split("\n"):
                 if not line.strip():
                     continue
                 try:
-                    item = json.loads(line)
-                except json.JSONDecodeError:
+                    item = boundedjson.loads(line)
+                except (json.JSONDecodeError, boundedjson.JsonLimitError):
                     return None
                 if isinstance(item, dict) and "role" not in item:
                     if isinstance(item.get("message"), dict):
@@ -371,12 +373,15 @@ def transcript_folder(layout: Layout) -> str:
 def find_transcript(root: Path, folder: str, session: str) -> tuple[Path, str] | None:
     """The transcript of `session` in `folder` (the earliest, should a copy have been made)."""
     base = root / folder
-    if not base.is_dir():
+    try:
+        names = os.listdir(base)  # a plain listing: a glob per flush was quadratic in imports
+    except OSError:
         return None
+    ending = f"-{session}.md"
     found = sorted(
-        p.name
-        for p in base.glob(f"????-??-??-{glob_escape(session)}.md")
-        if (m := _NAME.match(p.name)) and m["session"] == session
+        name
+        for name in names
+        if name.endswith(ending) and (m := _NAME.match(name)) and m["session"] == session
     )
     if not found:
         return None

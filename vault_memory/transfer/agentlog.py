@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..files import boundedjson
 from .formats import Chat, ChatMessage, ChatProblem
 
 #: Bytes one line of a session file may take: a line holds one record (a tool's whole output
@@ -105,9 +106,9 @@ def read_jsonl(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tup
             if not line.strip():
                 continue
             try:
-                yield number, json.loads(line)
-            except RecursionError:
-                yield number, BadLine("nested too deep")
+                yield number, boundedjson.loads(line)  # depth checked before any parsing
+            except boundedjson.JsonLimitError as exc:
+                yield number, BadLine(exc.reason)
             except json.JSONDecodeError as exc:
                 yield number, BadLine(f"not JSON ({exc.msg}, column {exc.colno})")
             except ValueError as exc:  # not UTF-8
@@ -157,8 +158,8 @@ def target_of(arguments: Any, cwd: str | None = None) -> str:
     address or the query of its arguments (the first of those it has)."""
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
-        except (ValueError, RecursionError):
+            arguments = boundedjson.loads(arguments)
+        except (ValueError, boundedjson.JsonLimitError):
             return short(arguments, TARGET_CHARS)
     if not isinstance(arguments, dict):
         return ""

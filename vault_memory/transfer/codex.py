@@ -22,12 +22,12 @@ parent's transcript, under the parent's last message written before the sub-agen
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..files import boundedjson
 from .agentlog import (
     SUBAGENT,
     TASK,
@@ -245,8 +245,8 @@ def _outcome(output: Any) -> str:
     text = text_of(output)
     if isinstance(output, str) and output.lstrip().startswith("{"):
         try:
-            wrapped = json.loads(output)
-        except (ValueError, RecursionError):
+            wrapped = boundedjson.loads(output)
+        except (ValueError, boundedjson.JsonLimitError):
             wrapped = None
         if isinstance(wrapped, dict) and "output" in wrapped:
             text = str(wrapped.get("output") or "")

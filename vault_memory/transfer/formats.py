@@ -11,9 +11,11 @@ messages (what `vault flush` reads), and this project's own export.
   JSONL of {"messages": [...]} objects (one conversation a line).
 - The project's export (transfer/export.py): JSONL or a JSON array of records.
 
-Large files are parsed incrementally with ijson (its C backend), one conversation or record in
-memory at a time. A file, a folder (its `conversations.json`, else its *.json and *.jsonl
-files) or a .zip of a data export (its `conversations.json`) can be given.
+Large files are parsed incrementally (files/boundedjson.py), one conversation or record in
+memory at a time, none nested deeper than 256 levels or larger than 32 MiB: a file with such a
+record is refused as a whole, naming the record and the limit. A file, a folder (its
+`conversations.json`, else its *.json and *.jsonl files) or a .zip of a data export (its
+`conversations.json`) can be given.
 
 Only text is imported. What a message holds besides text (images, audio, files, tool calls and
 their output, reasoning) is left out and counted, with where it was (`Chat.left_out`). A
@@ -27,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import itertools
-import json
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -35,26 +36,38 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import VaultError
+from ..files import boundedjson
 from .export import FORMAT
 
 FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl", "claude-code", "codex")
 CONVERSATIONS = "conversations.json"
 HEAD_BYTES = 1 << 20  # enough to see whether a file is JSONL (a first line shorter than this)
 DETECT_ITEMS = 20  # elements of a list looked at to tell its format
+TITLE_SHOWN = 60  # characters of a title in a message
+GIVE = (
+    "Give a ChatGPT or Claude.ai data export (conversations.json, its folder or its .zip), "
+    "OpenAI-style messages (JSON or JSONL), Claude Code or Codex session files, or an export of "
+    "a vault; give its `format` if it is not recognised."
+)
+LIMITS = (
+    "A record nested this deep or this large is damaged or made to harm; the limits keep one "
+    "from exhausting memory."
+)
 
 
 class ImportFormatError(VaultError):
     """A file an import cannot read as a whole; nothing was written."""
 
-    def __init__(self, name: str, what: str) -> None:
+    def __init__(self, name: str, what: str, advice: str = GIVE) -> None:
         self.name = name
         self.what = what
-        super().__init__(
-            f"cannot import {name}: {what}. Nothing was written. Give a ChatGPT or Claude.ai "
-            "data export (conversations.json, its folder or its .zip), OpenAI-style messages "
-            "(JSON or JSONL), Claude Code or Codex session files, or an export of a vault; "
-            "give its `format` if it is not recognised."
-        )
+        super().__init__(f"cannot import {name}: {what}. Nothing was written. {advice}")
+
+
+def limit_error(name: str, exc: boundedjson.JsonLimitError) -> ImportFormatError:
+    """The `ImportFormatError` of a record over a limit (files/boundedjson.py)."""
+    near = f" (byte {exc.offset:,})" if exc.offset is not None else ""
+    return ImportFormatError(name, f"{exc.reason}{near}", LIMITS)
 
 
 class ChatProblem(Exception):
@@ -93,8 +106,14 @@ class Chat:
     @property
     def position(self) -> str:
         label = f"conversation {self.number}"
-        details = [d for d in (self.id and f"id {self.id}", self.title and repr(self.title)) if d]
+        title = self.title and repr(shorten(self.title))
+        details = [d for d in (self.id and f"id {shorten(self.id)}", title) if d]
         return f"{label} ({', '.join(details)})" if details else label
+
+
+def shorten(text: str, limit: int = TITLE_SHOWN) -> str:
+    """A name from a file, short enough for one line of a message."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # -- where the files are ---------------------------------------------------------------------
@@ -161,13 +180,11 @@ def find_sources(path: Path) -> list[Source]:
 # -- which format --------------------------------------------------------------------------------
 
 
-def _json_error(name: str, exc: Exception, after: str, fh: IO[bytes]) -> ImportFormatError:
-    try:
-        near = f" near byte {fh.tell():,}"
-    except (OSError, ValueError):
-        near = ""
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return ImportFormatError(name, f"the JSON breaks off or is invalid {after}{near} ({message})")
+def _json_error(name: str, exc: boundedjson.JsonBrokenError, after: str) -> ImportFormatError:
+    near = f" near byte {exc.offset:,}" if exc.offset is not None else ""
+    return ImportFormatError(
+        name, f"the JSON breaks off or is invalid {after}{near} ({exc.reason})"
+    )
 
 
 def _by_keys(keys: set[str], values: dict[str, Any]) -> str | None:
@@ -185,8 +202,6 @@ def _by_keys(keys: set[str], values: dict[str, Any]) -> str | None:
 
 def detect(source: Source) -> str:
     """chatgpt, claude, openai or jsonl (the project's export), from how the file begins."""
-    import ijson
-
     with source.open() as fh:
         head = fh.read(HEAD_BYTES)
     head = head.removeprefix(b"\xef\xbb\xbf")
@@ -198,9 +213,13 @@ def detect(source: Source) -> str:
     first_line, newline, rest = start.partition(b"\n")
     if start[:1] == b"{" and newline and rest.strip():
         try:
-            value = json.loads(first_line)
+            value = boundedjson.loads(first_line)
         except ValueError:
             value = None
+        except boundedjson.JsonLimitError as exc:
+            raise limit_error(
+                source.name, boundedjson.JsonLimitError(f"line 1 is {exc.reason}")
+            ) from None
         if isinstance(value, dict):  # JSONL: one record a line
             found = _by_keys(set(value), value)
             if found is None and "type" in value:
@@ -208,19 +227,15 @@ def detect(source: Source) -> str:
             if found in ("jsonl", "openai"):
                 return found
             raise ImportFormatError(source.name, "its JSON lines are of an unknown format")
-    prefix = "item" if start[:1] == b"[" else ""
     keys: set[str] = set()
-    with source.open() as fh:
-        try:  # the first elements that say what they are (a broken one may come first)
-            for item in itertools.islice(ijson.items(fh, prefix, use_float=True), DETECT_ITEMS):
-                if isinstance(item, dict):
-                    found = _by_keys(set(item), item)
-                    if found is not None:
-                        return found
-                    keys.update(item)
-        except ijson.JSONError as exc:
-            raise _json_error(source.name, exc, "at its start", fh) from None
-    what = "its first elements have" if prefix else "its top-level object has"
+    # the first elements that say what they are (a broken one may come first)
+    for item in itertools.islice(iter_items(source, at_start=True), DETECT_ITEMS):
+        if isinstance(item, dict):
+            found = _by_keys(set(item), item)
+            if found is not None:
+                return found
+            keys.update(item)
+    what = "its first elements have" if start[:1] == b"[" else "its top-level object has"
     shown = ", ".join(sorted(keys)[:8]) or "none"
     raise ImportFormatError(source.name, f"unknown format: {what} the keys {shown}")
 
@@ -228,33 +243,31 @@ def detect(source: Source) -> str:
 # -- reading conversations ------------------------------------------------------------------
 
 
-def _top(fh: IO[bytes]) -> str:
-    """ijson's prefix of the items: "item" when the file is a list, "" for one object."""
-    while byte := fh.read(1):
-        if not byte.isspace():
-            return "item" if byte == b"[" else ""
-    return ""
-
-
-def iter_items(source: Source, at: Callable[[int], None] | None = None) -> Iterator[Any]:
-    """The elements of a top-level JSON list (or the one top-level object), one at a time;
-    `ImportFormatError` with the position where the JSON breaks off. `at` is told how many
-    bytes have been read after each element."""
-    import ijson
-
+def iter_items(
+    source: Source, at: Callable[[int], None] | None = None, at_start: bool = False
+) -> Iterator[Any]:
+    """The elements of a top-level JSON list (or the one top-level object), one at a time,
+    each within the depth and size limits of files/boundedjson.py; `ImportFormatError` with
+    the position where the JSON breaks off, or the element over a limit. `at` is told how
+    many bytes have been read after each element."""
     with source.open() as fh:
-        prefix = _top(fh)
-    with source.open() as fh:
-        count = 0
         try:
-            for item in ijson.items(fh, prefix, use_float=True):
-                count += 1
+            for element in boundedjson.iter_values(fh):
                 if at is not None:
-                    at(fh.tell())
-                yield item
-        except ijson.JSONError as exc:
-            after = f"after element {count}" if count else "before its first element"
-            raise _json_error(source.name, exc, after, fh) from None
+                    at(element.end)
+                yield element.value
+        except boundedjson.JsonLimitError as exc:
+            raise limit_error(source.name, exc) from None
+        except boundedjson.JsonBrokenError as exc:
+            count = exc.element
+            after = (
+                "at its start"
+                if at_start
+                else f"after element {count}"
+                if count
+                else "before its first element"
+            )
+            raise _json_error(source.name, exc, after) from None
 
 
 def iter_chats(source: Source, fmt: str, max_bytes: int) -> Iterator[Chat | ChatProblem]:
@@ -272,12 +285,16 @@ def iter_chats(source: Source, fmt: str, max_bytes: int) -> Iterator[Chat | Chat
 
 
 def _label(item: Any) -> str:
+    """` (id …, 'title')` of a conversation that cannot be read: only what is text (or a
+    number), shortened; a title of any other type is left out rather than printed."""
     if not isinstance(item, dict):
         return ""
     ident = item.get("id") or item.get("conversation_id") or item.get("uuid")
     title = item.get("title") or item.get("name")
-    details = [d for d in (ident and f"id {ident}", title and repr(title)) if d]
-    return f" ({', '.join(str(d) for d in details)})" if details else ""
+    ident = str(ident) if isinstance(ident, str | int) and not isinstance(ident, bool) else None
+    title = title if isinstance(title, str) else None
+    details = [d for d in (ident and f"id {shorten(ident)}", title and repr(shorten(title))) if d]
+    return f" ({', '.join(details)})" if details else ""
 
 
 def _local(value: Any) -> dt.datetime | None:
@@ -473,36 +490,51 @@ def _openai_chats(source: Source, max_bytes: int) -> Iterator[Chat | ChatProblem
     JSONL whose lines are {"messages": [...]}."""
     with source.open() as fh:
         head = fh.read(HEAD_BYTES)
-    first_line, _, rest = head.removeprefix(b"\xef\xbb\xbf").lstrip().partition(b"\n")
+    first_line, _, rest = head.removeprefix(boundedjson.BOM).lstrip().partition(b"\n")
     try:
-        first = json.loads(first_line)
-    except ValueError:
+        first = boundedjson.loads(first_line)
+    except (ValueError, boundedjson.JsonLimitError):
         first = None
     if isinstance(first, dict) and isinstance(first.get("messages"), list) and rest.strip():
-        with source.open() as fh:
-            number = 0
-            for line_number, line in enumerate(fh, 1):
+        yield from _openai_lines(source)
+        return
+    with source.open() as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) <= max_bytes and data.lstrip()[:1] in (b"[", b"{"):
+        try:
+            yield Chat("openai", 1, raw=_from_gemini(boundedjson.loads(data)))
+            return
+        except boundedjson.JsonLimitError as exc:
+            deep = boundedjson.JsonLimitError(f"its JSON is {exc.reason}", exc.offset)
+            raise limit_error(source.name, deep) from None
+        except ValueError:
+            pass  # JSONL or a transcript: the flush reads it as it is
+    yield Chat("openai", 1, raw=data)
+
+
+def _openai_lines(source: Source) -> Iterator[Chat | ChatProblem]:
+    """JSONL of {"messages": [...]}: one conversation a line."""
+    with source.open() as fh:
+        number = 0
+        try:
+            for line_number, line in boundedjson.iter_lines(fh):
                 if not line.strip():
                     continue
                 number += 1
                 try:
-                    value = json.loads(line)
+                    value = boundedjson.loads(line)
+                except boundedjson.JsonLimitError as exc:
+                    raise boundedjson.JsonLimitError(
+                        f"line {line_number} is {exc.reason}"
+                    ) from None
                 except ValueError as exc:
                     yield ChatProblem(
                         f"conversation {number} (line {line_number}): it is not JSON ({exc})"
                     )
                     continue
                 yield Chat("openai", number, raw=_from_gemini(value))
-        return
-    with source.open() as fh:
-        data = fh.read(max_bytes + 1)
-    if len(data) <= max_bytes and data.lstrip()[:1] in (b"[", b"{"):
-        try:
-            yield Chat("openai", 1, raw=_from_gemini(json.loads(data)))
-            return
-        except ValueError:
-            pass  # JSONL or a transcript: the flush reads it as it is
-    yield Chat("openai", 1, raw=data)
+        except boundedjson.JsonLimitError as exc:
+            raise limit_error(source.name, exc) from None
 
 
 def _from_gemini(value: Any) -> Any:

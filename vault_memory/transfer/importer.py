@@ -35,9 +35,11 @@ from ..capture import (
     flush_conversation,
     parse_conversation,
     scan_sessions,
+    seen_entries,
 )
-from ..errors import VaultError
+from ..errors import CannotWriteError, VaultError
 from ..files import date_from_name
+from ..text import plural
 from .agentlog import AgentChat
 from .agentsessions import AGENT_FORMATS, AgentSessions, agent_format, find_sessions, read_sessions
 from .formats import (
@@ -127,6 +129,7 @@ class LogTracker:
                 self.days[relpath] = day
         self.sessions: dict[str, set[str]] = {}
         max_bytes = layout.config.index.max_file_bytes
+        self.seen = seen_entries(max_bytes, layout.allow_hardlinks)
         for block in scan_sessions(
             layout.root, max_bytes, folder=layout.daily_dir, allow_hardlinks=layout.allow_hardlinks
         ):
@@ -233,23 +236,40 @@ def import_sources(
         progress(PHASE, 0, total)
     max_bytes = layout.config.flush.max_input_bytes
     tracker: LogTracker | None = None
-    for source, fmt, _ in plan:
-        if isinstance(source, AgentSessions):
-            chats: Iterable[Chat | ChatProblem] = read_sessions(source)
-        elif fmt == "jsonl":
-            report.files = restore(layout, source, dry_run, report.files, step)
-            continue
-        else:
-            chats = iter_chats(source, fmt, max_bytes)
-        tracker = tracker or LogTracker(layout)
-        for chat in chats:
-            report.conversations += 1
-            if isinstance(chat, ChatProblem):
-                _skip(report, f"{source.name}: {chat}")
+    try:
+        for source, fmt, _ in plan:
+            if isinstance(source, AgentSessions):
+                chats: Iterable[Chat | ChatProblem] = read_sessions(source)
+            elif fmt == "jsonl":  # (the report filled as it goes: a full disk may stop it)
+                report.files = report.files or RestoreReport()
+                restore(layout, source, dry_run, report.files, step)
+                continue
             else:
-                _import_chat(layout, chat, dry_run, report, source.name, tracker, record)
-            step()
+                chats = iter_chats(source, fmt, max_bytes)
+            tracker = tracker or LogTracker(layout)
+            for chat in chats:
+                report.conversations += 1
+                if isinstance(chat, ChatProblem):
+                    _skip(report, f"{source.name}: {chat}")
+                else:
+                    _import_chat(layout, chat, dry_run, report, source.name, tracker, record)
+                step()
+    except CannotWriteError as exc:  # a full disk stops the import; say what it kept
+        again = "free some space and run the same import again: it adds only what is missing"
+        raise CannotWriteError(exc.relpath, exc.reason, _kept(report), again) from None
     return report
+
+
+def _kept(report: ImportReport) -> str:
+    """What an import the disk stopped leaves: what it wrote before, each write whole."""
+    if report.files is not None:
+        done = sum(len(report.files.done[a]) for a in ("written", "extended", "merged"))
+        return f"The import stopped there; the {plural(done, 'file')} restored before are kept"
+    return (
+        f"The import stopped there (nothing of that write was kept); the "
+        f"{plural(report.entries, 'entry', 'entries')} written before it are kept "
+        f"({plural(report.imported, 'conversation')} imported whole)"
+    )
 
 
 def _skip(report: ImportReport, what: str) -> None:
@@ -350,7 +370,10 @@ def _import_chat(
                 title=title,
                 logs=tracker.logs_for(session, day),
                 record=keep,
+                seen=tracker.seen,
             )
+        except CannotWriteError:
+            raise  # the disk, not this conversation: the next ones would fail too
         except VaultError as exc:
             problems.append(f"{day.isoformat()}: {exc}" if at else str(exc))
             return

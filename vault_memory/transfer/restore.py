@@ -21,17 +21,16 @@ is new, and an import killed midway is completed by running it again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import VaultError
-from ..files import fsutil, note_kind, template_dir
+from ..files import boundedjson, fsutil, note_kind, template_dir
 from ..index import is_indexable
 from .export import FORMAT, VERSION, split_sections
-from .formats import ImportFormatError, Source, iter_items
+from .formats import ImportFormatError, Source, iter_items, limit_error
 
 if TYPE_CHECKING:
     from ..files import Layout
@@ -62,15 +61,20 @@ def _records(source: Source) -> Iterator[tuple[str, Any]]:
             yield f"record {number}", record
         return
     with source.open() as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                what = f"line {number} is not JSON ({exc}); the export is damaged or cut off"
-                raise ImportFormatError(source.name, what) from None
-            yield f"line {number}", record
+        try:
+            for number, line in boundedjson.iter_lines(fh):
+                if not line.strip():
+                    continue
+                try:
+                    record = boundedjson.loads(line)
+                except boundedjson.JsonLimitError as exc:
+                    raise boundedjson.JsonLimitError(f"line {number} is {exc.reason}") from None
+                except ValueError as exc:
+                    what = f"line {number} is not JSON ({exc}); the export is damaged or cut off"
+                    raise ImportFormatError(source.name, what) from None
+                yield f"line {number}", record
+        except boundedjson.JsonLimitError as exc:
+            raise limit_error(source.name, exc) from None
 
 
 def _fail(source: Source, where: str, what: str) -> ImportFormatError:
