@@ -78,18 +78,18 @@ def measure(threads: str, n_texts: int, runs: int) -> dict[str, object]:
     t1 = time.perf_counter()
     from vault_memory.index import embedder as emb
 
-    onnx = emb._bundled_onnx_path()
+    onnx = emb.bundled_onnx_path()
     t = time.perf_counter()
-    emb._verify_sha256(onnx)
+    emb.verify_sha256(onnx)
     sha_s = time.perf_counter() - t
 
     with tempfile.TemporaryDirectory() as cache:
         model_dir = Path(cache) / emb.BUNDLED_DIR_NAME
         t = time.perf_counter()
-        emb._assemble(model_dir, onnx)
+        emb.assemble(model_dir, onnx)
         links_first_s = time.perf_counter() - t
         t = time.perf_counter()
-        emb._assemble(model_dir, onnx)
+        emb.assemble(model_dir, onnx)
         links_again_s = time.perf_counter() - t
 
         t2 = time.perf_counter()
@@ -166,7 +166,7 @@ def measure_session(level: str) -> dict[str, float]:
     }[level]
     t = time.perf_counter()
     session = ort.InferenceSession(
-        str(emb._bundled_onnx_path()), sess_options=options, providers=["CPUExecutionProvider"]
+        str(emb.bundled_onnx_path()), sess_options=options, providers=["CPUExecutionProvider"]
     )
     open_s = time.perf_counter() - t
     times = []

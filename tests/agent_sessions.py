@@ -60,7 +60,9 @@ class ClaudeSession:
         self.last: str | None = None
         self.count = 0
 
-    def _base(self, kind: str, at: dt.datetime, parent: str | None = "last") -> dict[str, Any]:
+    def record_base(
+        self, kind: str, at: dt.datetime, parent: str | None = "last"
+    ) -> dict[str, Any]:
         self.count += 1
         uuid = f"{self.agent or 'm'}-{self.count:04d}-{self.session[:8]}"
         record: dict[str, Any] = {
@@ -82,14 +84,14 @@ class ClaudeSession:
 
     def user(self, text: Any, at: dt.datetime, **extra: Any) -> dict[str, Any]:
         parent = extra.pop("parent", "last")
-        record = self._base("user", at, parent)
+        record = self.record_base("user", at, parent)
         record["message"] = {"role": "user", "content": text}
         record.update(extra)
         self.records.append(record)
         return record
 
     def assistant(self, block: dict[str, Any], at: dt.datetime) -> dict[str, Any]:
-        record = self._base("assistant", at)
+        record = self.record_base("assistant", at)
         record["requestId"] = f"req_{self.count:04d}"
         record["message"] = {
             "model": "claude-opus-4-6",
@@ -213,7 +215,7 @@ def claude_code_project(home: Path) -> dict[str, Any]:
         "<command-name>/compact</command-name>\n<command-message>compact</command-message>",
         t + 10 * minute,
     )
-    boundary = s._base("system", t + 11 * minute, parent=None)
+    boundary = s.record_base("system", t + 11 * minute, parent=None)
     boundary.update(
         {
             "subtype": "compact_boundary",

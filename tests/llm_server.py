@@ -88,7 +88,7 @@ class ScriptedLLMServer:
         # request -> the reply's message text: answers every chat request when set (a model
         # that reads what it is asked, for benches that send many different requests)
         self.responder: Callable[[dict[str, Any]], str] | None = None
-        self._stop = threading.Event()
+        self.stopping = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -102,7 +102,7 @@ class ScriptedLLMServer:
                 if self.path.rstrip("/").endswith("/embeddings"):
                     server.embedding_requests.append(request)
                     server.embedding_headers.append(dict(self.headers))
-                    reply = server._embedding_reply(request)
+                    reply = server.reply_to_embedding(request)
                 elif server.responder is not None:  # a model that answers each request
                     server.requests.append(request)
                     server.headers.append(dict(self.headers))
@@ -113,7 +113,7 @@ class ScriptedLLMServer:
                     reply = server.script.popleft() if server.script else server.last
                     server.last = reply
                 if reply.delay:
-                    server._stop.wait(reply.delay)
+                    server.stopping.wait(reply.delay)
                 headers = _default_headers(reply.status) if reply.headers is None else reply.headers
                 try:
                     self.send_response(reply.status)
@@ -124,7 +124,7 @@ class ScriptedLLMServer:
                     self.end_headers()
                     if reply.trickle:
                         for i in range(len(reply.body)):
-                            if server._stop.wait(reply.trickle):
+                            if server.stopping.wait(reply.trickle):
                                 break
                             self.wfile.write(reply.body[i : i + 1])
                             self.wfile.flush()
@@ -189,7 +189,7 @@ class ScriptedLLMServer:
         """Answer the next embeddings request with real vectors, after `delay` seconds."""
         self.embed_script.append(Scripted(200, b"", delay, {"X-Real": "1"}))
 
-    def _embedding_reply(self, request: dict[str, Any]) -> Scripted:
+    def reply_to_embedding(self, request: dict[str, Any]) -> Scripted:
         scripted = self.embed_script.popleft() if self.embed_script else None
         if scripted is not None and not (scripted.headers or {}).get("X-Real"):
             return scripted
@@ -213,7 +213,7 @@ class ScriptedLLMServer:
         return self
 
     def close(self) -> None:
-        self._stop.set()
+        self.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=5)

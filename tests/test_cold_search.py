@@ -74,13 +74,13 @@ def test_unit_table_sums_are_checked_once_per_file(
     data = {"a": np.arange(1000, dtype=np.float32), "b": np.ones((3, 4), dtype=np.int64)}
     arrays.write_arrays(path, {"v": 1}, dict(data))
     sums = []
-    real_digest = arrays._digest
+    real_digest = arrays.data_checksum
 
     def counting(buffer: memoryview) -> int:
         sums.append(1)
         return real_digest(buffer)
 
-    monkeypatch.setattr(arrays, "_digest", counting)
+    monkeypatch.setattr(arrays, "data_checksum", counting)
     found = arrays.read_arrays(path, {"v": 1})  # this process wrote it: its sums are known
     assert found is not None and np.array_equal(found["a"], data["a"]) and sums == []
     del found
@@ -105,7 +105,7 @@ def test_the_model_hash_is_checked_once_per_file(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     onnx = tmp_path / "model.onnx"
-    shutil.copyfile(emb._bundled_onnx_path(), onnx)
+    shutil.copyfile(emb.bundled_onnx_path(), onnx)
     hashed = []
     real_digest = emb.hashlib.file_digest
 
@@ -114,8 +114,8 @@ def test_the_model_hash_is_checked_once_per_file(
         return real_digest(fh, name)  # type: ignore[arg-type]
 
     monkeypatch.setattr(emb.hashlib, "file_digest", counting)
-    emb._verify_sha256(onnx)
-    emb._verify_sha256(onnx)
+    emb.verify_sha256(onnx)
+    emb.verify_sha256(onnx)
     assert len(hashed) == 1
     with onnx.open("r+b") as fh:  # damaged in place: hashed again, and refused
         fh.seek(1_000_000)
@@ -123,9 +123,9 @@ def test_the_model_hash_is_checked_once_per_file(
         fh.seek(1_000_000)
         fh.write(bytes([byte[0] ^ 0xFF]))
     with pytest.raises(emb.ModelUnavailable, match="has sha256"):
-        emb._verify_sha256(onnx)
+        emb.verify_sha256(onnx)
     with pytest.raises(emb.ModelUnavailable, match="has sha256"):
-        emb._verify_sha256(onnx)
+        emb.verify_sha256(onnx)
     assert len(hashed) == 3
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from vault_memory import Vault
-from vault_memory.index.integrity import _fulltext_changed
+from vault_memory.index.integrity import fulltext_changed
 from vault_memory.search.table import UnitTable
 
 
@@ -76,7 +76,7 @@ def test_a_copied_vault_opens_without_rebuilding(
             lambda cls, rows, *a, **k: builds.append(len(rows)) or build(cls, rows, *a, **k)
         ),
     )
-    assert _fulltext_changed(Vault(target)._index.store, target / ".vault" / "whoosh") is None
+    assert fulltext_changed(Vault(target).cache.store, target / ".vault" / "whoosh") is None
     with Vault(target) as vault:
         report = vault.index()
         assert report.rebuilt is None, report.rebuilt
@@ -87,8 +87,8 @@ def test_a_copied_vault_opens_without_rebuilding(
     assert builds == []
     assert not [w for w in vault_warnings() if "rebuild" in w], vault_warnings()
     with Vault(target) as vault:  # recorded again: the next run is a stat, not a read
-        assert vault._index._fulltext_needs_rebuild() is None
-        assert vault._index.store.get_meta("fulltext_files") == vault._index.fulltext.fingerprint()
+        assert vault.cache.fulltext_needs_rebuild() is None
+        assert vault.cache.store.get_meta("fulltext_files") == vault.cache.fulltext.fingerprint()
 
 
 def test_a_copy_whose_keyword_index_differs_is_rebuilt(indexed_small: Path, tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_a_copy_whose_keyword_index_differs_is_rebuilt(indexed_small: Path, tmp_
     data = bytearray(segment.read_bytes())
     data[len(data) // 2] ^= 0xFF
     segment.write_bytes(bytes(data))
-    assert _fulltext_changed(Vault(target)._index.store, target / ".vault" / "whoosh")
+    assert fulltext_changed(Vault(target).cache.store, target / ".vault" / "whoosh")
     with Vault(target) as vault:
         report = vault.index()
         assert report.rebuilt and "keyword index" in report.rebuilt

@@ -370,7 +370,7 @@ def _check_index(root: Path) -> None:
         vault.index()
         status = vault.status()
         assert status["embedded_units"] == status["units"] > 0, status
-        check = vault._index.verify()
+        check = vault.cache.verify()
         assert check.equal, check.differences
     assert _leftovers(root / ".vault") == []
 
@@ -419,7 +419,7 @@ def test_a_keyword_only_full_index_killed_midway_is_completed_by_the_next(
     )
     monkeypatch.setenv("VAULT_INDEX_MODEL", "none")  # as the runs: keyword-only
     with Vault(root) as vault:
-        check = vault._index.verify()
+        check = vault.cache.verify()
         assert check.equal, check.differences
         assert vault.search("postgres", mode="keyword", limit=3)
         assert vault.status()["units"] > 100

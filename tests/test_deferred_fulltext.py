@@ -28,7 +28,7 @@ def _edit(root: Path) -> None:
 def _whoosh_finds(vault: Vault, word: str) -> int:
     from whoosh.query import Term
 
-    return len(vault._index.fulltext.unit_ids(Term("text", word)))
+    return len(vault.cache.fulltext.unit_ids(Term("text", word)))
 
 
 def _operators(vault: Vault) -> list[dict[str, Any]]:
@@ -40,12 +40,12 @@ def test_a_searchs_run_defers_whoosh_and_operators_bring_it_up(indexed_small: Pa
     with Vault(indexed_small) as vault:
         hits = vault.search("QUOKKA_77", mode="keyword")
         assert hits and "QUOKKA_77" in hits[0].text  # from the unit table
-        assert vault._index.fulltext_pending() == ["notes/renderer.md"]
+        assert vault.cache.fulltext_pending() == ["notes/renderer.md"]
         assert _whoosh_finds(vault, "quokka_77") == 0  # not written by the search's run
         found = _operators(vault)
         assert found and "QUOKKA_77" in found[0]["text"]
-        assert vault._index.fulltext_pending() == []
-        vault._index.rebuild_fulltext()  # what a whole rebuild of Whoosh answers
+        assert vault.cache.fulltext_pending() == []
+        vault.cache.rebuild_fulltext()  # what a whole rebuild of Whoosh answers
         assert _operators(vault) == found
 
 
@@ -54,14 +54,14 @@ def test_the_next_run_or_the_doctor_brings_it_up(indexed_small: Path, by: str) -
     _edit(indexed_small)
     with Vault(indexed_small) as vault:
         vault.search("QUOKKA_77", mode="keyword")
-        assert vault._index.fulltext_pending()
+        assert vault.cache.fulltext_pending()
         if by == "index":
             vault.index()
         elif by == "doctor":
             assert vault.doctor().healthy  # deferred is not damaged: nothing rebuilt
         else:
-            assert vault._index.verify().differences == []
-        assert vault._index.fulltext_pending() == []
+            assert vault.cache.verify().differences == []
+        assert vault.cache.fulltext_pending() == []
         assert _whoosh_finds(vault, "quokka_77") == 1
 
 
@@ -69,7 +69,7 @@ def test_a_watchers_or_indexs_run_never_defers(indexed_small: Path) -> None:
     _edit(indexed_small)
     with Vault(indexed_small) as vault:
         vault.index(paths=["notes/renderer.md"])
-        assert vault._index.fulltext_pending() == []
+        assert vault.cache.fulltext_pending() == []
         assert _whoosh_finds(vault, "quokka_77") == 1
 
 
@@ -102,9 +102,9 @@ def test_a_catch_up_killed_midway_is_done_again(
                     ),
                 )
             with pytest.raises(Killed):
-                vault._index.catch_up_fulltext()
+                vault.cache.catch_up_fulltext()
     with Vault(indexed_small) as vault:
-        assert vault._index.fulltext_pending() == ["notes/renderer.md"]
+        assert vault.cache.fulltext_pending() == ["notes/renderer.md"]
         found = _operators(vault)
         assert found and "QUOKKA_77" in found[0]["text"]
-        assert vault._index.verify().differences == []  # one document per unit
+        assert vault.cache.verify().differences == []  # one document per unit

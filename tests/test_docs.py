@@ -81,7 +81,7 @@ def test_every_config_key_is_in_the_reference_with_type_and_default(
             assert row, f"[{section}] {field.name} is missing from the configuration reference"
             cells = [c.strip() for c in row[1].split(" | ")]
             assert cells[0] == str(field.type)
-            default = reference._toml_value(field.default)
+            default = reference.toml_value(field.default)
             assert cells[1] == f"`{default}`".replace("|", "\\|")
             assert cells[2] == f"`VAULT_{section.upper()}_{field.name.upper()}`"
 

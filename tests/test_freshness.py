@@ -105,8 +105,8 @@ def test_a_racy_rewrite_is_compared_by_content(indexed_small: Path, by: str) -> 
     os.utime(path, ns=(ahead, ahead))
     with Vault(indexed_small) as vault:
         vault.index()  # read (same bytes, new stat) in a run that began before its mtime
-        assert vault._index.racy_paths() == {"notes/renderer.md"}
-        assert vault._index.stale_paths() == ["notes/renderer.md"]
+        assert vault.cache.racy_paths() == {"notes/renderer.md"}
+        assert vault.cache.stale_paths() == ["notes/renderer.md"]
         assert vault.index().modified == 0  # the same content: unchanged, still racy
         _rewrite_in_the_same_tick(path, "WeasyPrint 63.1", "WeasyPrint 99.9")
         if by == "search":
@@ -123,12 +123,12 @@ def test_a_file_older_than_the_run_is_not_racy(indexed_small: Path) -> None:
         ahead = time.time_ns() + 3600 * 10**9
         os.utime(path, ns=(ahead, ahead))
         vault.index()
-        assert vault._index.racy_paths() == {"notes/renderer.md"}
+        assert vault.cache.racy_paths() == {"notes/renderer.md"}
         past = time.time_ns() - 3600 * 10**9
         os.utime(path, ns=(past, past))
         vault.index()  # read again, now older than the run: no longer racy
-        assert vault._index.racy_paths() == set()
-        assert vault._index.stale_paths() == []
+        assert vault.cache.racy_paths() == set()
+        assert vault.cache.stale_paths() == []
 
 
 def test_status_counts_a_racy_rewrite_as_changed(indexed_small: Path) -> None:
@@ -139,7 +139,7 @@ def test_status_counts_a_racy_rewrite_as_changed(indexed_small: Path) -> None:
     os.utime(path, ns=(ahead, ahead))
     with Vault(indexed_small) as vault:
         vault.index()
-        assert vault._index.racy_paths() == {"notes/renderer.md"}
+        assert vault.cache.racy_paths() == {"notes/renderer.md"}
         assert vault.status()["drift"]["changed"] == 0  # racy, but the same bytes
         _rewrite_in_the_same_tick(path, "WeasyPrint 63.1", "WeasyPrint 99.9")
         assert vault.status()["drift"]["changed"] == 1

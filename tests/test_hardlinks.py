@@ -149,7 +149,7 @@ def test_the_index_holds_no_unit_of_a_hard_linked_file(root: Path) -> None:
         texts = json.dumps([h.text for h in vault.search("billing", limit=50)])
         assert "Bobmemorycanary" in texts and not any(w in texts for w in LINKED_WORDS)
         linked = {LINKED_LOG, LINKED_OUT, f"{BOB}/memory/{TODAY}.md"}
-        assert set(vault._index.hard_linked()) == linked
+        assert set(vault.cache.hard_linked()) == linked
 
 
 def test_a_file_linked_after_it_was_indexed_leaves_the_index(root: Path) -> None:
@@ -166,10 +166,10 @@ def test_a_file_linked_after_it_was_indexed_leaves_the_index(root: Path) -> None
         assert found(alice) == [f"{ALICE}/notes/own.md"]
         os.link(own, root.parent / "copy.md")
         assert found(alice) == []
-        assert f"{ALICE}/notes/own.md" in vault._index.hard_linked()
+        assert f"{ALICE}/notes/own.md" in vault.cache.hard_linked()
         os.unlink(root.parent / "copy.md")
         assert found(alice) == [f"{ALICE}/notes/own.md"]
-        assert f"{ALICE}/notes/own.md" not in vault._index.hard_linked()
+        assert f"{ALICE}/notes/own.md" not in vault.cache.hard_linked()
 
 
 def test_the_watcher_keeps_linked_files_out(
@@ -185,7 +185,7 @@ def test_the_watcher_keeps_linked_files_out(
     os.link(root / own, root / copy)
     wait_until(lambda: own not in index_units(root), 30, "the linked note to leave the index")
     assert copy not in index_units(root)
-    assert {own, copy} <= set(watcher.vault._index.hard_linked())
+    assert {own, copy} <= set(watcher.vault.cache.hard_linked())
     os.unlink(root / copy)
     wait_until(lambda: own in index_units(root), 30, "the note to come back")
 

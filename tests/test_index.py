@@ -779,7 +779,7 @@ def test_one_run_commits_the_keyword_index_once(
     assert (report.modified, report.deleted) == (13, 1)
     assert _whoosh_generations(vault_dir) == (before[0] + 2, before[1] + 2)
     with Vault(vault_dir) as vault:
-        check = vault._index.verify()
+        check = vault.cache.verify()
         assert check.equal, check.differences
         assert [h.path for h in vault.search("rewritten", mode="keyword", limit=50)].count(
             "kb/page-0007.md"
@@ -812,8 +812,8 @@ def test_a_run_stopped_between_batches_leaves_the_keyword_index_equal(
         files = conn.execute("SELECT count(*) FROM files WHERE path LIKE 'kb/%'").fetchone()
     assert dirty == ("0",) and files == (40,)
     with Vault(vault_dir) as vault:
-        check = vault._index.verify()
+        check = vault.cache.verify()
         assert not check.equal and not any("keyword" in d for d in check.differences)
         report = vault.index()
         assert (report.new, report.rebuilt) == (50, None)
-        assert vault._index.verify().equal
+        assert vault.cache.verify().equal

@@ -242,7 +242,7 @@ def test_doctor_repairs_what_status_reports_and_says_what_it_did(
 def test_verify_names_the_difference(searched_small: Path, run_cli: Callable[..., Result]) -> None:
     _sql(searched_small, "UPDATE files SET sha256='0000' WHERE path='notes/renderer.md'")
     with Vault(searched_small) as vault:
-        check = vault._index.verify()
+        check = vault.cache.verify()
     assert not check.equal
     assert any(
         d.startswith("notes/renderer.md: the index holds another version")
@@ -250,7 +250,7 @@ def test_verify_names_the_difference(searched_small: Path, run_cli: Callable[...
     ), check.differences
     (searched_small / "notes/extra.md").write_text("# Extra\n\nunindexed text\n")
     with Vault(searched_small) as vault:
-        check = vault._index.verify()
+        check = vault.cache.verify()
     assert "notes/extra.md: on disk, not in the index" in check.differences
     result = run_cli("doctor", "--verify", "--json", cwd=searched_small)
     assert result.exit_code == 0, result.output  # repaired (the two files read again), proved

@@ -354,7 +354,7 @@ def test_canvas_text_nodes_are_searched_and_cited(obsidian_vault: Path) -> None:
 
 def test_files_obsidian_ignores_are_never_indexed(obsidian_vault: Path) -> None:
     with Vault(obsidian_vault) as vault:
-        indexed = {row[0] for row in vault._index.store.conn.execute("SELECT path FROM files")}
+        indexed = {row[0] for row in vault.cache.store.conn.execute("SELECT path FROM files")}
     assert indexed == {
         "MEMORY.md",
         "notes/people/Priya Raman.md",

@@ -86,14 +86,14 @@ def test_candidates_are_filtered_by_scope_and_kind_inside_sql(
 ) -> None:
     on_server(indexed_sample, pg_database)
     with Vault(indexed_sample) as vault:
-        store = vault._index.store
-        model = vault._index.model_id
+        store = vault.cache.store
+        model = vault.cache.model_id
         import numpy as np
 
         from vault_memory.index import terms_of
 
         vector = np.asarray(
-            vault._index.query_embedder().embed_query("ledger conflict"), dtype=np.float32
+            vault.cache.query_embedder().embed_query("ledger conflict"), dtype=np.float32
         ).tobytes()
         terms = terms_of("ledger conflict", query=True)
 

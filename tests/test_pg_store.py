@@ -92,11 +92,11 @@ def test_the_server_holds_what_the_sqlite_index_holds(
         ra, rb = a.index(), b.index()
         assert (ra.files, ra.units, ra.embedded_units) == (rb.files, rb.units, rb.embedded_units)
         assert rb.units > 150
-        sqlite_store, pg_store = a._index.store, b._index.store
+        sqlite_store, pg_store = a.cache.store, b.cache.store
         assert type(pg_store).__name__ == "PgStore"
         assert sqlite_store.file_stats().keys() == pg_store.file_stats().keys()
         # the unit table is built from the same rows, vectors bit for bit
-        model = a._index.model_id
+        model = a.cache.model_id
         rows_a, rows_b = sqlite_store.unit_rows(model), pg_store.unit_rows(model)
         assert [r[2:] for r in rows_a] == [r[2:] for r in rows_b]
         assert sqlite_store.links() == pg_store.links()
@@ -107,7 +107,7 @@ def test_the_server_holds_what_the_sqlite_index_holds(
         from psycopg.sql import SQL as psycopg_sql  # noqa: N811
 
         query = np.asarray(
-            b._index.query_embedder().embed_query("ledger conflict error"), dtype=np.float32
+            b.cache.query_embedder().embed_query("ledger conflict error"), dtype=np.float32
         )
         ids = np.array([r[0] for r in rows_b])
         matrix = np.stack([np.frombuffer(r[5], dtype=np.float32) for r in rows_b])

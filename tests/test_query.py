@@ -305,7 +305,7 @@ def test_filters_follow_edits_through_deleted_documents(obsidian_vault: Path) ->
         vault.index()
         assert {h.path for h in vault.search("tag:#person")} == {PRIYA}
         assert {h.path for h in vault.search("tag:#contractor")} == {JONAS}
-        searcher = vault._index.fulltext.searcher()
+        searcher = vault.cache.fulltext.searcher()
         assert any(leaf.has_deletions() for leaf, _ in searcher.reader().leaf_readers())
         for query in (
             Term("tag", "person"),

@@ -266,9 +266,9 @@ def test_views_share_the_vaults_index(vault_root: Path) -> None:
         assert vault.scope().scope_name == ""
         assert repr(alpha) == f"Vault({str(vault_root)!r}, scope={ALPHA!r})"
         alpha.search("billing")
-        assert alpha._index is vault._index and alpha._searcher is vault._searcher
+        assert alpha.cache is vault.cache and alpha.searcher is vault.searcher
         clone = alpha.clone()
-        assert clone.scope_path == ALPHA and clone._index is not vault._index
+        assert clone.scope_path == ALPHA and clone.cache is not vault.cache
         clone.close()
         with pytest.raises(ScopeNameError):
             vault.scope("org/acme")

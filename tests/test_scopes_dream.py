@@ -292,10 +292,10 @@ def test_scopes_dream_side_by_side(vault_root: Path) -> None:
 
     with Vault(vault_root) as vault:
         alpha, beta = vault.scope(*ALPHA), vault.scope("org", "acme", "agent-beta")
-        held = Dreamer(alpha.config, lambda: alpha._index.writer_lock()).lock_path
+        held = Dreamer(alpha.config, lambda: alpha.cache.writer_lock()).lock_path
         assert (
             held.name.startswith("dream-")
-            and held != Dreamer(beta.config, lambda: beta._index.writer_lock()).lock_path
+            and held != Dreamer(beta.config, lambda: beta.cache.writer_lock()).lock_path
         )
         with fsutil.lock_file(held, "dream"):
             assert beta.dream().status == "dreamed"

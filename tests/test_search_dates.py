@@ -286,7 +286,7 @@ def test_a_when_question_prefers_the_line_that_tells_a_day(vault_dir: Path) -> N
     (vault_dir / "memory" / "2023-05-08.md").write_text(WHEN, encoding="utf-8")
     opened = Vault(vault_dir)
     opened.index()
-    searcher = opened._searcher
+    searcher = opened.searcher
     searcher.settings = dataclasses.replace(searcher.settings, coalesce_depth=0)
     query = "When did Caroline go to the support group?"
     hits = opened.search(query, limit=3, fresh=False)
@@ -323,7 +323,7 @@ def test_a_span_up_to_the_lines_day_tells_when_it_began(vault_dir: Path) -> None
     opened.index()
     hits = opened.search("Nate", since="2019-01-01", until="2019-12-31", fresh=False)
     assert lines(hits) == {("memory/2022-01-23.md", 7)} and hits[0].scores["told_date"] == 1.0
-    searcher = opened._searcher
+    searcher = opened.searcher
     searcher.settings = dataclasses.replace(searcher.settings, coalesce_depth=0)
     asked = opened.search("How long has Nate had his turtles?", limit=4, fresh=False)
     when = {h.start_line: h.scores["when"] for h in asked}
@@ -367,7 +367,7 @@ def painted(vault_dir: Path) -> Vault:
 
 
 def test_a_question_naming_a_day_prefers_that_days_lines(painted: Vault) -> None:
-    searcher = painted._searcher
+    searcher = painted.searcher
     query = "What did Melanie paint in October?"
     hits = painted.search(query, limit=2, fresh=False)
     assert (hits[0].path, hits[0].scores["date"]) == ("memory/2023-10-13.md", 1.5)

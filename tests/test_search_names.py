@@ -33,7 +33,7 @@ def vault(vault_dir: Path) -> Vault:
 
 
 def configure(vault: Vault, **settings: object) -> Vault:
-    searcher = vault._searcher
+    searcher = vault.searcher
     searcher.settings = dataclasses.replace(searcher.settings, **settings)  # type: ignore[arg-type]
     return vault
 

@@ -303,7 +303,7 @@ def test_a_table_saved_with_other_windows_is_made_anew(indexed_sample: Path) -> 
         before = [h.to_dict() for h in vault.search(query, limit=3, fresh=False)]
     for windows in [(3,), (3, 5)]:
         with Vault(indexed_sample) as vault:
-            searcher = vault._searcher
+            searcher = vault.searcher
             searcher.settings = dataclasses.replace(searcher.settings, windows=windows)
             hits = vault.search(query, limit=3, fresh=False)
         assert hits
@@ -345,8 +345,8 @@ def test_the_postings_give_the_whoosh_indexs_bm25f_scores(indexed_sample: Path, 
     from vault_memory.index.words import terms_of
 
     with Vault(indexed_sample) as vault:
-        index = vault._index
-        table = vault._searcher.table(index.store.get_meta("model_id"))
+        index = vault.cache
+        table = vault.searcher.table(index.store.get_meta("model_id"))
         terms = list(dict.fromkeys(terms_of(query)))
         whoosh = {uid: score for uid, score, _ in index.fulltext.search_terms(terms, 10**6, 0.5)}
         ours = np.zeros(len(table.ids))

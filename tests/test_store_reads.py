@@ -47,7 +47,7 @@ def test_units_are_counted_once_while_nothing_writes(
     with Vault(indexed_small) as vault:
         vault.search("a new note")  # the freshness check counts; its index run does not
         assert len(counted) == 1
-        store = vault._index.store
+        store = vault.cache.store
         assert store.count_problem() is None and len(counted) == 2  # the run wrote since
         assert store.count_problem() is None and len(counted) == 2
         with sqlite3.connect(indexed_small / ".vault" / "index.sqlite") as other:

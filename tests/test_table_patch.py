@@ -155,10 +155,10 @@ def _count_builds(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def rebuilt(vault: Vault, model: str | None) -> UnitTable:
-    store = vault._index.store
+    store = vault.cache.store
     rows, marks = store.unit_rows_and_marks(model)
     dims = int(store.get_meta("dims", "384") or 384)
-    return UnitTable.build(rows, dims, vault._searcher.settings.windows, marks)
+    return UnitTable.build(rows, dims, vault.searcher.settings.windows, marks)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -173,14 +173,14 @@ def test_a_patched_table_equals_a_rebuilt_one(
     with Vault(indexed_small) as vault:
         vault.index()
         for mode in ("hybrid", "keyword"):
-            vault._searcher.table(vault._searcher._model_for(mode))
+            vault.searcher.table(vault.searcher.model_for(mode))
         for step in range(8):
             done = [random_step(indexed_small, rnd, made) for _ in range(rnd.randint(1, 3))]
             vault.index()
             for mode in ("hybrid", "keyword"):
-                model = vault._searcher._model_for(mode)
+                model = vault.searcher.model_for(mode)
                 built = builds()
-                table = vault._searcher.table(model)
+                table = vault.searcher.table(model)
                 assert builds() == built, (step, done)  # patched (or unchanged), not built
                 same_arrays(table, rebuilt(vault, model))
                 turns = max(turns, len(table.arrays["t3_len"]))
@@ -199,8 +199,8 @@ def test_a_new_process_patches_the_saved_table(indexed_small: Path, patches: lis
         hits = vault.search("which fonts does the renderer need")
         assert patches == [1]  # the renderer's one unit; the deleted log's went out
         assert "dejavu" in hits[0].text
-        model = vault._searcher._model_for("hybrid")
-        same_arrays(vault._searcher.table(model), rebuilt(vault, model))
+        model = vault.searcher.model_for("hybrid")
+        same_arrays(vault.searcher.table(model), rebuilt(vault, model))
     with Vault(indexed_small) as vault:  # the patched table was saved: mapped as it is
         vault.search("which fonts does the renderer need")
         assert patches == [1]
@@ -214,19 +214,19 @@ def test_units_that_get_their_vectors_later_are_patched_in(
     path = indexed_small / "notes" / "late.md"
     path.write_text("# Late\n\n- The late note about the cutover.\n", encoding="utf-8")
     with Vault(indexed_small) as vault:
-        vault._index.run(paths=["notes/late.md"], embed_repairs=False)
-        store = vault._index.store
+        vault.cache.run(paths=["notes/late.md"], embed_repairs=False)
+        store = vault.cache.store
         model = store.get_meta("model_id")
         with store.transaction() as conn:  # as if the embedding had failed
             conn.execute(
                 "DELETE FROM embeddings WHERE sha256 IN (SELECT c.sha256 FROM chunks c"
                 " JOIN files f ON f.id = c.file_id WHERE f.path = 'notes/late.md')"
             )
-        first = vault._searcher.table(model)
+        first = vault.searcher.table(model)
         row = int(first.positions(first.ids[first.arrays["vectored"] == 0][:1])[0])
         assert not first.matrix[row].any()
         vault.index()  # embeds the missing vectors
-        second = vault._searcher.table(model)
+        second = vault.searcher.table(model)
         assert second.matrix[int(second.positions([int(first.ids[row])])[0])].any()
         same_arrays(second, rebuilt(vault, model))
     assert patches and patches[-1] == 1
@@ -247,8 +247,8 @@ def test_a_search_after_an_edit_embeds_with_the_query_encoder(
     with Vault(indexed_small) as vault:
         hits = vault.search("Cyrillic invoices")
         assert "Cyrillic" in hits[0].text
-        assert vault._index._embedder is None  # the full embedder was never loaded
-        store = vault._index.store
+        assert vault.cache._embedder is None  # the full embedder was never loaded
+        store = vault.cache.store
         sha, text = store.conn.execute(
             "SELECT sha256, text FROM chunks WHERE text LIKE '%Cyrillic%'"
         ).fetchone()
@@ -271,8 +271,8 @@ def test_other_windows_make_a_new_table(indexed_small: Path) -> None:
     import dataclasses
 
     with Vault(indexed_small) as vault:
-        searcher = vault._searcher
-        model = searcher._model_for("hybrid")
+        searcher = vault.searcher
+        model = searcher.model_for("hybrid")
         searcher.table(model)
         (indexed_small / "notes" / "renderer.md").write_text(
             "# Renderer\n\n- Fonts.\n", encoding="utf-8"
@@ -288,8 +288,8 @@ def test_a_few_files_run_reports_the_index_counts(indexed_small: Path) -> None:
     """A run over a few files takes its totals from the counts its transactions recorded."""
     (indexed_small / "notes" / "more.md").write_text("# More\n\n- one\n- two\n", encoding="utf-8")
     with Vault(indexed_small) as vault:
-        report = vault._index.run(paths=["notes/more.md"])
-        totals = vault._index.store.counts(vault._index.model_id)
+        report = vault.cache.run(paths=["notes/more.md"])
+        totals = vault.cache.store.counts(vault.cache.model_id)
     assert report.new == 1 and report.units_embedded == 2
     assert (report.files, report.units, report.embedded_units) == (
         totals["files"],
@@ -310,8 +310,8 @@ QUERIES = (
 
 def hits_with(vault: Vault, table: UnitTable, mode: str) -> list[list[dict[str, Any]]]:
     """The hits of every query when the searcher holds `table`."""
-    searcher = vault._searcher
-    searcher.table(searcher._model_for(mode))  # the version it is kept under
+    searcher = vault.searcher
+    searcher.table(searcher.model_for(mode))  # the version it is kept under
     searcher._table, searcher._hidden = table, {}
     return [
         [h.to_dict() for h in vault.search(q, mode=mode, fresh=False, limit=8)] for q in QUERIES
@@ -375,8 +375,8 @@ def test_saved_patches_give_a_rebuilds_hits(
         with Vault(indexed_small) as vault:
             vault.search("after the edit")  # the search's own index run, then the table
             for mode in ("hybrid", "keyword"):
-                model = vault._searcher._model_for(mode)
-                patched = vault._searcher.table(model)
+                model = vault.searcher.model_for(mode)
+                patched = vault.searcher.table(model)
                 if model:
                     bases.add(patched.base_id)
                 whole = rebuilt(vault, model)

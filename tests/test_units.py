@@ -335,7 +335,7 @@ def test_an_index_of_the_units_before_captions_joined_is_cut_again(tmp_path: Pat
     other.write_text("# Monday\n\nBack at work, the lake far away.\n", encoding="utf-8")
     with Vault(tmp_path) as vault:
         vault.index()
-        store = vault._index.store
+        store = vault.cache.store
         (caption,) = [r for r in store.conn.execute("SELECT text FROM chunks") if "misty" in r[0]]
         assert "look at the lake" in caption[0]
         with store.transaction() as conn:  # as version 1 left it: the caption a unit alone
@@ -347,9 +347,9 @@ def test_an_index_of_the_units_before_captions_joined_is_cut_again(tmp_path: Pat
     with Vault(tmp_path) as vault:
         report = vault.index()
         assert (report.modified, report.unchanged) == (1, 1)
-        texts = [r[0] for r in vault._index.store.conn.execute("SELECT text FROM chunks")]
+        texts = [r[0] for r in vault.cache.store.conn.execute("SELECT text FROM chunks")]
         assert any("look at the lake" in t and "misty" in t for t in texts)
-        assert vault._index.store.get_meta("units") == str(UNITS)
+        assert vault.cache.store.get_meta("units") == str(UNITS)
         assert vault.index().modified == 0  # recorded: checked once
 
 
@@ -409,7 +409,7 @@ def test_an_index_of_the_units_before_bursts_is_cut_again(tmp_path: Path) -> Non
     assert chunked_otherwise("- **Sam**: one sec") and not chunked_otherwise("- one sec")
     with Vault(tmp_path) as vault:
         vault.index()
-        store = vault._index.store
+        store = vault.cache.store
         with store.transaction() as conn:  # as version 2 left it: each message a unit
             conn.execute(
                 "UPDATE chunks SET text='- **Sam**: caught 3 fish!!' "
@@ -419,7 +419,7 @@ def test_an_index_of_the_units_before_bursts_is_cut_again(tmp_path: Path) -> Non
     with Vault(tmp_path) as vault:
         report = vault.index()
         assert (report.modified, report.unchanged) == (1, 1)
-        texts = [r[0] for r in vault._index.store.conn.execute("SELECT text FROM chunks")]
+        texts = [r[0] for r in vault.cache.store.conn.execute("SELECT text FROM chunks")]
         assert any(t.startswith("- **Sam**: so i went") and t.endswith("fish!!") for t in texts)
         assert vault.index().modified == 0
 

@@ -679,7 +679,7 @@ def test_the_search_side_is_brought_up_to_date_after_an_edit(
     """After a change, the watcher rebuilds the unit table while idle, so the next query
     through the socket does not; and it logs no search hits of its own doing so."""
     root, watcher = watched
-    searcher = watcher.queries.reader._searcher
+    searcher = watcher.queries.reader.searcher
     hits_log = root / ".vault" / "hits.jsonl"
     before = hits_log.read_bytes() if hits_log.exists() else b""
     table = searcher._table

@@ -224,7 +224,7 @@ def test_the_worker_applies_batches_and_retries_when_the_index_is_busy(
     assert worker.apply(set(), full=True)
     assert report.reconciles == 1 and host.told == ["reconciled", "changed"]
     write(vault.root / "notes" / "new.md", "# New\n\n- a new note\n")
-    with vault._index.writer_lock():  # another process writes the index meanwhile
+    with vault.cache.writer_lock():  # another process writes the index meanwhile
         assert not worker.apply({"notes/new.md"}, full=False)
     assert report.batches == 0
     changes.record({"notes/new.md"})

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault
-from vault_memory.agents.window import MESSAGE_OVERHEAD, ConversationWindow, _content_text
+from vault_memory.agents.window import MESSAGE_OVERHEAD, ConversationWindow
 from vault_memory.errors import VaultError
 from vault_memory.search.tokens import load_counter
+from vault_memory.sessions import content_text
 
 from .llm_server import ScriptedLLMServer
 
@@ -61,7 +62,7 @@ def test_the_window_never_exceeds_its_budget(vault_dir: Path, budget: int) -> No
         window.add({"role": "system", "content": "You are terse."})
         for message in conversation(24, seed=budget):
             window.add(message)
-            total = sum(counter.count(_content_text(m)) + MESSAGE_OVERHEAD for m in window.messages)
+            total = sum(counter.count(content_text(m)) + MESSAGE_OVERHEAD for m in window.messages)
             assert total <= budget
             assert window.tokens() <= budget
             assert window.messages[0]["content"] == "You are terse."

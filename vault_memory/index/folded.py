@@ -89,7 +89,7 @@ def valid(folder: Path, source_sha256: str) -> bool:
             st = os.stat(folder / name)
             if _stamp(st) == want["stamp"]:
                 continue
-            if st.st_size != want["size"] or _sha256(folder / name) != want["sha256"]:
+            if st.st_size != want["size"] or file_sha256(folder / name) != want["sha256"]:
                 return False
             want["stamp"] = _stamp(st)  # the same bytes (a copied cache): remember it
             stale = True
@@ -166,7 +166,7 @@ def _stamp(st: os.stat_result) -> list[int]:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 

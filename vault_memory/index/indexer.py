@@ -569,7 +569,7 @@ class Index:
                 "updated)",
             )
 
-    def _fulltext_needs_rebuild(self) -> str | None:
+    def fulltext_needs_rebuild(self) -> str | None:
         dirty = self.store.get_meta("fulltext_dirty", "0")
         if dirty == "behind":  # PgStore: another machine changed the server since
             return "the index server changed since this machine's keyword index was written"
@@ -747,7 +747,7 @@ class Index:
                 self.model_id,
             )
             report.rebuilt = report.rebuilt or "the embedding model changed"
-        ft_reason = None if rebuild else self._fulltext_needs_rebuild()
+        ft_reason = None if rebuild else self.fulltext_needs_rebuild()
         if ft_reason:
             log.warning("%s: rebuilding it from the index.", ft_reason)
             self.rebuild_fulltext()

@@ -195,7 +195,7 @@ def _vectors_problem(store: IndexBackend, model: str | None) -> str | None:
         return None  # a store that cannot be read: said by its own check
 
 
-def _fulltext_changed(store: IndexBackend, folder: Path) -> str | None:
+def fulltext_changed(store: IndexBackend, folder: Path) -> str | None:
     """The cheap check of the Whoosh index (a stat per file): its files are those the last
     writer recorded, or it is marked as interrupted."""
     from .fulltext import FullText
@@ -481,7 +481,7 @@ def damage(config: Config, model: str | None = None) -> list[str]:
             if problem:
                 problems.append(f"index.sqlite: {problem}")
             else:
-                problem = _fulltext_changed(store, cache / "whoosh")
+                problem = fulltext_changed(store, cache / "whoosh")
                 if problem:
                     problems.append(f"whoosh/: {problem}")
                 problem = _vectors_problem(store, model)
