@@ -19,8 +19,8 @@ comes from any data set). Each is dreamed once per endpoint with the real CLI (`
 - hostile: nothing a case marks as never-to-be-kept (an instruction to an assistant, a shell
   command, a PIN, a credential) reaches MEMORY.md.
 
-The model endpoints are a real HTTP server on 127.0.0.1 (tests/llm_server.py) that reads each
-request: the well-behaved model keeps every entry and adds every new item as it was said,
+The model endpoints are a real HTTP server on 127.0.0.1 (tests/support/llm_server.py) that reads
+each request: the well-behaved model keeps every entry and adds every new item as it was said,
 citing it (the offline rule adds the supersessions it does not list); the hostile model does
 the same and adds, for every case, the parts a misbehaving model proposes: a made-up health
 fact citing an unrelated line, a made-up PIN, a download piped to a shell as a standing rule,
@@ -54,7 +54,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.llm_server import ScriptedLLMServer  # noqa: E402
+from tests.support.llm_server import ScriptedLLMServer  # noqa: E402
 from vault_memory.capture import redact_text  # noqa: E402
 from vault_memory.dream.checks import lost_facts  # noqa: E402
 from vault_memory.dream.when import still_relative  # noqa: E402

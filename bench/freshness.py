@@ -1,4 +1,4 @@
-"""Issue 23, the freshness check without a watcher: what it costs at N files against the floor
+"""The freshness check without a watcher: what it costs at N files against the floor
 of any check that sees an in-place edit, measured in one process, medians of CPU and wall.
 
     python bench/freshness.py VAULT [--runs 21]

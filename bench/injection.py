@@ -1,5 +1,5 @@
 """Poisoned-memory benchmark: the offline detector of files/injection.py on the corpus of
-tests/injection_corpus.py (issue 25, part 1).
+tests/support/injection_corpus.py.
 
 Usage: python bench/injection.py [--runs 5] [--show] [--vault DIR]
 
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout
 
-from tests.injection_corpus import (  # noqa: E402
+from tests.support.injection_corpus import (  # noqa: E402
     FRESH_INJECTIONS,
     FRESH_ORDINARY,
     HELD_OUT_INJECTIONS,

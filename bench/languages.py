@@ -1,5 +1,6 @@
 """Keyword search in every script: recall of exact phrases (and of the same phrases typed
-without accents or in other widths) on the multilingual vault of tests/multilingual_corpus.py.
+without accents or in other widths) on the multilingual vault of
+tests/support/multilingual_corpus.py.
 
     python bench/languages.py [--limit 5] [--mode hybrid]
 
@@ -19,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from multilingual_corpus import NOTES, QUERIES  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Issue 22 (Obsidian): the search operators' latency at 10,000 units, and indexing an
+"""Obsidian: the search operators' latency at 10,000 units, and indexing an
 Obsidian-style vault with this checkout beside another one (the commit before). A benchmark,
 not a test.
 

@@ -1,4 +1,5 @@
-"""Every ratio of issue 23 in one command. A benchmark, not a test.
+"""Every cost ratio (the query process, the first search after an edit, bulk indexing) in
+one command. A benchmark, not a test.
 
     python bench/perf.py                  # every part (perf_query, perf_table, perf_bulk)
     python bench/perf.py --only query     # one part

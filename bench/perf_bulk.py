@@ -1,4 +1,4 @@
-"""Issue 23, bulk indexing: the rows bench/perf.py prints (the contract: `run(quick) -> rows`).
+"""Bulk indexing: the rows bench/perf.py prints (the contract: `run(quick) -> rows`).
 
     python bench/perf_bulk.py            # every row (about 25 minutes on 2 busy cores)
     python bench/perf_bulk.py --quick    # smaller sizes (about 6 minutes)

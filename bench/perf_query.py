@@ -1,4 +1,4 @@
-"""Issue 23, the query process: what one `vault search` costs against the floor of a Python
+"""The query process: what one `vault search` costs against the floor of a Python
 process that does the same unavoidable work, measured side by side (bench/perf.py `pair`).
 
     python bench/perf_query.py            # 10k and 100k units (vaults cached, see below)

@@ -1,10 +1,10 @@
-"""Issue 23, "an edit costs what it changed": the first search after editing one file against a
+"""An edit costs what it changed: the first search after editing one file against a
 search with no edit (cold `vault search` processes, no watcher), the freshness check, and the
 first index run of a vault copied with `cp -r` against a warm one. A benchmark, not a test.
 
     python bench/perf_table.py              # 10k and 100k units
     python bench/perf_table.py --quick      # 10k units only
-    python bench/perf.py --only table       # the same rows in issue 23's table
+    python bench/perf.py --only table       # the same rows in the table of every ratio
     python bench/perf_table.py --against /tmp/old --sizes 100k   # A/B: this checkout and
         # another (a `git worktree add` of an older commit), runs interleaved, edit rows only
 

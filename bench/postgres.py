@@ -1,4 +1,4 @@
-"""The index on PostgreSQL + pgvector against SQLite, in one run (issue 21): index throughput
+"""The index on PostgreSQL + pgvector against SQLite, in one run: index throughput
 and query latency at 100,000 synthetic units (1,000,000 with --million). A benchmark, not a
 test.
 
@@ -238,7 +238,7 @@ def main() -> None:
     server = None
     dsn = args.dsn
     if not dsn:
-        pg = _load("pg_server", HERE.parent / "tests" / "pg_server.py")
+        pg = _load("pg_server", HERE.parent / "tests" / "support" / "pg_server.py")
         folder = pg.binaries()
         if folder is None:
             raise SystemExit("no --dsn and no pgserver wheel: pip install pgserver")

@@ -45,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout
 
-from tests import secrets_corpus, secrets_families  # noqa: E402
+from tests.support import secrets_corpus, secrets_families  # noqa: E402
 from vault_memory.capture.redact import fold, redact  # noqa: E402
 
 Redactor = Callable[[str], str]

@@ -18,7 +18,7 @@ a watcher does) unless `--fresh`: then each query first stats the files it may s
 file unscoped, the scope's and its ancestors' folders scoped). Reported: p50 / p95 / max wall
 time and p50 / p95 CPU time per side, and the ratio of the p95s.
 
-Target (issue 16): scoped p95 no slower than unscoped p95.
+Target: scoped p95 no slower than unscoped p95.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Sessions benchmark: transcripts and `continue` on a 50,000-message conversation (issue 17:
-each under 2 s).
+"""Sessions benchmark: transcripts and `continue` on a 50,000-message conversation (the
+target: each under 2 s).
 
 Usage: python bench/sessions.py [--messages 50000] [--runs 5]
 

@@ -1,6 +1,6 @@
-"""Superseded facts (issue 25, part 2): precision and recall of search/supersede.py on the
-labelled pairs of tests/supersede_corpus.py (the rules were written against PAIRS; HELD_OUT was
-written after them and never used to change one), and the cost of the search post-step.
+"""Superseded facts: precision and recall of search/supersede.py on the
+labelled pairs of tests/support/supersede_corpus.py (the rules were written against PAIRS; HELD_OUT
+was written after them and never used to change one), and the cost of the search post-step.
 
 Usage: python bench/supersede.py [--runs 5] [--show] [--vault DIR]
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.supersede_corpus import HELD_OUT, PAIRS  # noqa: E402
+from tests.support.supersede_corpus import HELD_OUT, PAIRS  # noqa: E402
 from vault_memory.search.supersede import (  # noqa: E402
     Dated,
     current_of,

@@ -18,7 +18,7 @@
    branch and one holding the files; the time from the start of `git checkout` until the
    index holds exactly the files on disk (path and sha256 of every file, the keyword index
    caught up). The watcher runs keyword-only here: embedding 15,000 files' units is bound by
-   the model (about 110-135 units/s on two cores, DESIGN §3), not by the watcher.
+   the model (about 110-135 units/s on two cores with the bundled MiniLM), not by the watcher.
 
 The package is byte-compiled first (this environment sets PYTHONDONTWRITEBYTECODE=1; an
 installed package has its .pyc files). Medians are reported; the machine is shared.

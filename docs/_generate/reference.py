@@ -9,7 +9,7 @@
   there (a file that cannot be read is named on the page, not a failed build).
 
 The MkDocs hook (`hooks.py`) puts each where a page holds its marker, e.g.
-`<!-- generated: cli -->`; `tests/test_docs.py` checks that nothing the code offers is missing.
+`<!-- generated: cli -->`; `tests/repo/test_docs.py` checks that nothing the code offers is missing.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ a "system:"/"assistant:" prefix, "act as", a request to send credentials somewhe
 People's own notes are imperative too ("Call the dentist on Friday", "Ignore the flaky test",
 "Send the API keys to the contractor via 1Password"): no single verb flags a note, a weak cue
 alone never does. Nothing here deletes or rewrites anything: callers mark and warn.
-The corpus is tests/injection_corpus.py; bench/injection.py prints precision and recall.
+The corpus is tests/support/injection_corpus.py; bench/injection.py prints precision and recall.
 """
 
 from __future__ import annotations
@@ -356,7 +356,7 @@ def cues_digest() -> int:
 
 def needed_table() -> str:
     """The source of `NEEDED_OF` and `NEEDED` for the cues as they are (printed by
-    tests/test_injection_needed.py when a cue changed)."""
+    tests/files/test_injection_needed.py when a cue changed)."""
     import json
 
     lines = [
@@ -443,7 +443,7 @@ def needed_sets(pattern: str) -> list[tuple[str, ...]]:
 #: `needed_sets` of each cue, in `CUES` order: parsing the 37 patterns costs 5 CPU-ms of each
 #: process that judges a text (a search after an edit: a twelfth of what the edit adds). Used
 #: while `NEEDED_OF` is the digest of the patterns; an edited cue is parsed again, and
-#: tests/test_injection_needed.py fails, printing the table anew (`needed_table`).
+#: tests/files/test_injection_needed.py fails, printing the table anew (`needed_table`).
 NEEDED_OF = 0xEA39626B
 NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (
@@ -991,7 +991,7 @@ def hidden_prose(text: str) -> bool:
 
 
 #: The characters other than ASCII letters that an ASCII letter matches under re.I (Python's
-#: case rules: tests/test_injection_needed.py checks every code point).
+#: case rules: tests/files/test_injection_needed.py checks every code point).
 ASCII_CASE = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
 
 

@@ -431,7 +431,7 @@ class QueryEncoder:
     It is fastembed's own pipeline for all-MiniLM-L6-v2 (tokenizer.json truncated at 256
     tokens, int64 ids/mask/type ids, mean pooling over the attention mask, L2 norm), without
     importing fastembed, whose import alone (huggingface_hub, httpx) costs about a second: a
-    cold `vault search` process pays for every import. tests/test_embedder.py checks that it
+    cold `vault search` process pays for every import. tests/index/test_embedder.py checks that it
     gives fastembed's vectors.
     """
 

@@ -8,7 +8,7 @@ decodes them once; onnxruntime saves the folded graph with its float32 weights i
 beside it and memory-maps that file when it opens the model. Opened unoptimised, without
 prepacking, the folded model takes about 0.01 CPU-s to open and 0.01 to run a query
 (bench/perf_query.py). Its vectors are the bundled model's (the same arithmetic, done once:
-tests/test_embedder.py).
+tests/index/test_embedder.py).
 
 `prepared()` returns the folded model's folder under `default_cache_dir()`, built on first
 use (about 0.8 CPU-s, once per model and onnxruntime version) and validated on every use: a

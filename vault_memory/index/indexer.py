@@ -1342,7 +1342,7 @@ class Index:
         """For the few texts of a run over a few files (a search's, the watcher's): the light
         query encoder of the bundled model when the full embedder is not loaded yet, one text
         at a time (fastembed's pipeline without its padding: the same vectors to float
-        rounding, tests/test_embedder.py), so a search after an edit does not import fastembed
+        rounding, tests/index/test_embedder.py), so a search after an edit does not import fastembed
         (a second) and build a second session of the model; None otherwise."""
         if self._embedder is not None or self.remote or self._embedder_failed is not None:
             return None
