@@ -14,32 +14,21 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _harness import ROOT, median_ms, time_call  # noqa: E402 - this checkout's vault_memory first
 
 from vault_memory import Vault  # noqa: E402
 from vault_memory.agents.tools import call_tool, make_tools  # noqa: E402
 from vault_memory.search.tokens import count_tokens, load_counter  # noqa: E402
 
 
-def median_ms(samples: list[float]) -> str:
-    return f"{statistics.median(samples) * 1000:.1f} ms"
-
-
 def timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return samples
+    return time_call(fn, repeat).walls
 
 
 def bench_help(repeat: int) -> None:

@@ -21,20 +21,18 @@ import os
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _harness import ROOT, median_ms as _harness_median_ms  # noqa: E402 - this checkout's vault_memory first
 
 NOW = dt.datetime(2026, 11, 22, 3, 30, tzinfo=dt.UTC)
 
 
 def median_ms(samples: list[float]) -> str:
-    return f"{statistics.median(samples) * 1000:.2f} ms"
+    return _harness_median_ms(samples, 2)
 
 
 def bench_hitlog(tmp: Path, runs: int) -> str:

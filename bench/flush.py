@@ -32,8 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import ROOT, time_call  # noqa: E402 - this checkout's vault_memory first
 
 from vault_memory import Vault  # noqa: E402
 from vault_memory.capture.conversation import Message  # noqa: E402
@@ -107,9 +106,7 @@ def conversation(n: int, seed: int = 7) -> list[dict[str, Any]]:
 
 
 def timed(fn: Any) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+    return time_call(fn).wall
 
 
 def make_vault(where: Path, logs: int) -> Path:

@@ -13,16 +13,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "support"))
+from _harness import ROOT  # this checkout's vault_memory and tests first on sys.path
 
-from multilingual_corpus import NOTES, QUERIES  # noqa: E402
+from tests.support.multilingual_corpus import NOTES, QUERIES
 
 
 def build(root: Path) -> None:

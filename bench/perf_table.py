@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness  # noqa: F401 - this checkout's vault_memory first on sys.path
 
 BASE = Path(os.environ.get("VAULT_BENCH_TABLE", "/tmp/vault-bench-table"))
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -162,12 +162,12 @@ def freshness(root: Path, runs: int = 21) -> tuple[int, float, float]:
     from vault_memory import Vault
 
     with Vault(root) as vault:
-        files = len(vault._index.store.file_stats())
-        vault._index.stale_paths()
+        files = len(vault.cache.store.file_stats())
+        vault.cache.stale_paths()
         walls, cpus = [], []
         for _ in range(runs):
             started, cpu = time.perf_counter(), time.process_time()
-            stale = vault._index.stale_paths()
+            stale = vault.cache.stale_paths()
             walls.append(time.perf_counter() - started)
             cpus.append(time.process_time() - cpu)
             assert not stale, stale[:5]

@@ -36,8 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from search import (  # noqa: E402 - the synthetic text of the search benchmark
+from search import (  # the synthetic text of the search benchmark
     CONTINUATIONS,
     END_DATE,
     QUERIES,
@@ -181,7 +180,7 @@ def measure(root: Path, runs: int, mode: str, fresh: bool = False) -> dict[str, 
                         or not h.path.startswith("scopes/")
                         for h in hits
                     ), hits
-        table = vault._searcher.table(vault._index.store.get_meta("model_id") or None)
+        table = vault.searcher.table(vault.cache.store.get_meta("model_id") or None)
         for agent in agents[:20]:
             names = ["", agent[0], "/".join(agent)]
             visible.append(table.restrict(names).units)

@@ -25,8 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+import _harness  # noqa: F401 - this checkout's vault_memory first on sys.path
 
 from vault_memory import Vault  # noqa: E402
 from vault_memory.files import parse_note  # noqa: E402

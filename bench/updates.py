@@ -28,8 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import ROOT  # noqa: E402 - this checkout's vault_memory first
 
 from vault_memory import Vault  # noqa: E402
 

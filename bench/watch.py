@@ -40,8 +40,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # this checkout's vault_memory, also for the watcher processes
+from _harness import ROOT, time_command  # noqa: E402 - this checkout's vault_memory first
+
 SAMPLE = ROOT / "sample_vault"
 EDIT_TARGET_P95 = 1.0
 SEARCH_TARGET_P50 = 0.1
@@ -151,9 +151,7 @@ def bench_edits(work: Path, rounds: int) -> list[float]:
 
 
 def timed(cmd: list[str], environ: dict[str, str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(cmd, env=environ, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    return time_command(cmd, env=environ).wall
 
 
 def bench_search(work: Path, rounds: int) -> dict[str, list[float]]:
@@ -179,7 +177,6 @@ def bench_search_after_edit(work: Path, rounds: int, units: int) -> list[float]:
     """A query through the watcher 2 s after an edit, on bench/search.py's vault of `units`
     units: after each change the watcher rebuilds the unit table while idle, so the query
     finds it ready (it used to rebuild it itself: about 0.4 s at 10,000 units)."""
-    sys.path.insert(0, str(ROOT / "bench"))
     import search as search_bench  # bench/search.py: the synthetic vault, cached in /tmp
 
     from vault_memory.config import load_config

@@ -30,7 +30,10 @@ SMALL_VAULT_FILES = {
 
 
 def load_script(path: Path, name: str) -> ModuleType:
-    """A bench script (not a package module) loaded by its path under `name`."""
+    """A bench script (not a package module) loaded by its path under `name`, its folder on
+    `sys.path` as when it runs (for bench/_harness.py)."""
+    if str(path.parent) not in sys.path:
+        sys.path.append(str(path.parent))
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
