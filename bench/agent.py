@@ -27,10 +27,6 @@ from vault_memory.agents.tools import call_tool, make_tools  # noqa: E402
 from vault_memory.search.tokens import count_tokens, load_counter  # noqa: E402
 
 
-def timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
-    return time_call(fn, repeat).walls
-
-
 def bench_help(repeat: int) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     samples = []
@@ -52,7 +48,7 @@ def bench_context(vault: Vault, repeat: int) -> None:
     print(f"tokenizer load: {(time.perf_counter() - start) * 1000:.1f} ms")
     for budget in (500, 2000, 8000):
         for query in (None, "which database did we pick for billing?"):
-            samples = timed(lambda b=budget, q=query: vault.context(b, q), repeat)
+            samples = time_call(lambda b=budget, q=query: vault.context(b, q), repeat).walls
             text = vault.context(budget, query)
             label = "with query" if query else "no query  "
             print(
@@ -70,7 +66,7 @@ def bench_tools(vault: Vault, repeat: int) -> None:
     }
     for label, arguments in calls.items():
         name = label.split()[0]
-        samples = timed(lambda n=name, a=arguments: call_tool(tools, n, a), repeat)
+        samples = time_call(lambda n=name, a=arguments: call_tool(tools, n, a), repeat).walls
         print(f"tool {label}: median {median_ms(samples)}")
 
 

@@ -150,10 +150,6 @@ def bench_edits(work: Path, rounds: int) -> list[float]:
 # -- 2. `vault search` through the watcher ---------------------------------------------------
 
 
-def timed(cmd: list[str], environ: dict[str, str]) -> float:
-    return time_command(cmd, env=environ).wall
-
-
 def bench_search(work: Path, rounds: int) -> dict[str, list[float]]:
     vault = work / "search"
     shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".vault"))
@@ -161,14 +157,14 @@ def bench_search(work: Path, rounds: int) -> dict[str, list[float]]:
     queries = ["which database did we pick for billing?", "ERR_LEDGER_409", "standup time"]
     results: dict[str, list[float]] = {"bare": [], "in-process": [], "via watcher": []}
     for i in range(rounds):
-        results["bare"].append(timed([sys.executable, "-c", "pass"], env()))
+        results["bare"].append(time_command([sys.executable, "-c", "pass"], env=env()).wall)
         cmd = vault_cmd(vault, "search", queries[i % len(queries)], "--json")
-        results["in-process"].append(timed(cmd, env()))
+        results["in-process"].append(time_command(cmd, env=env()).wall)
     watcher = WatcherProcess(vault)
     watcher.wait_ready()
     for i in range(rounds):
         cmd = vault_cmd(vault, "search", queries[i % len(queries)], "--json")
-        results["via watcher"].append(timed(cmd, env()))
+        results["via watcher"].append(time_command(cmd, env=env()).wall)
     watcher.stop()
     return results
 
