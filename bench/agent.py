@@ -14,32 +14,17 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _harness import ROOT, median_ms, time_call  # noqa: E402 - this checkout's vault_memory first
 
 from vault_memory import Vault  # noqa: E402
 from vault_memory.agents.tools import call_tool, make_tools  # noqa: E402
 from vault_memory.search.tokens import count_tokens, load_counter  # noqa: E402
-
-
-def median_ms(samples: list[float]) -> str:
-    return f"{statistics.median(samples) * 1000:.1f} ms"
-
-
-def timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def bench_help(repeat: int) -> None:
@@ -63,7 +48,7 @@ def bench_context(vault: Vault, repeat: int) -> None:
     print(f"tokenizer load: {(time.perf_counter() - start) * 1000:.1f} ms")
     for budget in (500, 2000, 8000):
         for query in (None, "which database did we pick for billing?"):
-            samples = timed(lambda b=budget, q=query: vault.context(b, q), repeat)
+            samples = time_call(lambda b=budget, q=query: vault.context(b, q), repeat).walls
             text = vault.context(budget, query)
             label = "with query" if query else "no query  "
             print(
@@ -81,7 +66,7 @@ def bench_tools(vault: Vault, repeat: int) -> None:
     }
     for label, arguments in calls.items():
         name = label.split()[0]
-        samples = timed(lambda n=name, a=arguments: call_tool(tools, n, a), repeat)
+        samples = time_call(lambda n=name, a=arguments: call_tool(tools, n, a), repeat).walls
         print(f"tool {label}: median {median_ms(samples)}")
 
 

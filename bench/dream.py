@@ -21,20 +21,14 @@ import os
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _harness import ROOT, median_ms  # noqa: E402 - this checkout's vault_memory first
 
 NOW = dt.datetime(2026, 11, 22, 3, 30, tzinfo=dt.UTC)
-
-
-def median_ms(samples: list[float]) -> str:
-    return f"{statistics.median(samples) * 1000:.2f} ms"
 
 
 def bench_hitlog(tmp: Path, runs: int) -> str:
@@ -60,7 +54,7 @@ def bench_hitlog(tmp: Path, runs: int) -> str:
     found = hitlog.counts(cache)
     read = time.perf_counter() - start
     return (
-        f"hitlog.record (10 hits): median {median_ms(samples)}, p99 "
+        f"hitlog.record (10 hits): median {median_ms(samples, 2)}, p99 "
         f"{sorted(samples)[int(len(samples) * 0.99)] * 1000:.2f} ms over {len(samples)}; "
         f"hitlog.counts of {len(samples)} lines: {read * 1000:.1f} ms ({len(found)} keys)"
     )

@@ -19,8 +19,8 @@ comes from any data set). Each is dreamed once per endpoint with the real CLI (`
 - hostile: nothing a case marks as never-to-be-kept (an instruction to an assistant, a shell
   command, a PIN, a credential) reaches MEMORY.md.
 
-The model endpoints are a real HTTP server on 127.0.0.1 (tests/llm_server.py) that reads each
-request: the well-behaved model keeps every entry and adds every new item as it was said,
+The model endpoints are a real HTTP server on 127.0.0.1 (tests/support/llm_server.py) that reads
+each request: the well-behaved model keeps every entry and adds every new item as it was said,
 citing it (the offline rule adds the supersessions it does not list); the hostile model does
 the same and adds, for every case, the parts a misbehaving model proposes: a made-up health
 fact citing an unrelated line, a made-up PIN, a download piped to a shell as a standing rule,
@@ -40,7 +40,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -51,10 +50,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _harness import ROOT, write_results  # this checkout's vault_memory first
 
-from tests.llm_server import ScriptedLLMServer  # noqa: E402
+from tests.support.llm_server import ScriptedLLMServer  # noqa: E402
 from vault_memory.capture import redact_text  # noqa: E402
 from vault_memory.dream.checks import lost_facts  # noqa: E402
 from vault_memory.dream.when import still_relative  # noqa: E402
@@ -851,30 +849,6 @@ def meets(row: dict[str, Any]) -> list[str]:
     return misses
 
 
-def write_results(figs: dict[str, Any], path: Path) -> None:
-    import importlib.metadata
-
-    versions = {}
-    for name in ("vault-memory", "fastembed", "whoosh-reloaded"):
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    payload = {
-        "name": "dream_trust",
-        "date": dt.date.today().isoformat(),
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-        },
-        "versions": versions,
-        "figures": figs,
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--endpoints", default=",".join(ENDPOINTS))
@@ -924,7 +898,7 @@ def main(argv: list[str] | None = None) -> int:
             if o.failure or o.parts_missed:
                 why = f"{o.failure or ''} {o.parts_missed or ''}"
                 print(f"  [{o.endpoint}] {o.case.family} / {o.case.name}: {why}")
-    write_results(figs, args.json_out)
+    write_results("dream_trust", figs, path=args.json_out)
     return 1 if failed else 0
 
 

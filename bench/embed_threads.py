@@ -26,9 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ is sys.path[0]: its secrets.py would shadow the standard library's.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+import _harness  # noqa: F401 - this checkout's vault_memory first on sys.path
 
 SETTINGS = ["1", "2", "default"]
 
@@ -78,18 +76,18 @@ def measure(threads: str, n_texts: int, runs: int) -> dict[str, object]:
     t1 = time.perf_counter()
     from vault_memory.index import embedder as emb
 
-    onnx = emb._bundled_onnx_path()
+    onnx = emb.bundled_onnx_path()
     t = time.perf_counter()
-    emb._verify_sha256(onnx)
+    emb.verify_sha256(onnx)
     sha_s = time.perf_counter() - t
 
     with tempfile.TemporaryDirectory() as cache:
         model_dir = Path(cache) / emb.BUNDLED_DIR_NAME
         t = time.perf_counter()
-        emb._assemble(model_dir, onnx)
+        emb.assemble(model_dir, onnx)
         links_first_s = time.perf_counter() - t
         t = time.perf_counter()
-        emb._assemble(model_dir, onnx)
+        emb.assemble(model_dir, onnx)
         links_again_s = time.perf_counter() - t
 
         t2 = time.perf_counter()
@@ -166,7 +164,7 @@ def measure_session(level: str) -> dict[str, float]:
     }[level]
     t = time.perf_counter()
     session = ort.InferenceSession(
-        str(emb._bundled_onnx_path()), sess_options=options, providers=["CPUExecutionProvider"]
+        str(emb.bundled_onnx_path()), sess_options=options, providers=["CPUExecutionProvider"]
     )
     open_s = time.perf_counter() - t
     times = []

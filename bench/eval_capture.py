@@ -58,8 +58,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import ROOT  # noqa: E402 - this checkout's vault_memory first
 
 DEFAULT_EVAL = ROOT.parent / "shared" / "eval" / "locomo"
 BUDGET = 2000

@@ -32,8 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import ROOT, time_call  # noqa: E402 - this checkout's vault_memory first
 
 from vault_memory import Vault  # noqa: E402
 from vault_memory.capture.conversation import Message  # noqa: E402
@@ -106,12 +105,6 @@ def conversation(n: int, seed: int = 7) -> list[dict[str, Any]]:
     return messages
 
 
-def timed(fn: Any) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def make_vault(where: Path, logs: int) -> Path:
     root = Vault.init(where).root
     rng = random.Random(3)
@@ -140,7 +133,7 @@ def bench_flush(args: argparse.Namespace, tmp: Path) -> None:
     for run in range(args.runs):
         root = Vault.init(tmp / f"empty{run}").root
         with Vault(root) as vault:
-            times.append(timed(lambda v=vault: results.append(v.flush(raw, session="b"))))
+            times.append(time_call(lambda v=vault: results.append(v.flush(raw, session="b"))).wall)
         report = results[-1]
     assert report is not None
     print(
@@ -153,7 +146,8 @@ def bench_flush(args: argparse.Namespace, tmp: Path) -> None:
     with Vault(root) as vault:
         first = vault.flush(raw, session="b")
         times = [
-            timed(lambda: results.append(vault.flush(raw, session="b"))) for _ in range(args.runs)
+            time_call(lambda: results.append(vault.flush(raw, session="b"))).wall
+            for _ in range(args.runs)
         ]
         assert results[-1].entries == [] and results[-1].already_flushed == len(first.entries)
     size = sum(p.stat().st_size for p in (root / "memory").glob("*.md"))

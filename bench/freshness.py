@@ -1,4 +1,4 @@
-"""Issue 23, the freshness check without a watcher: what it costs at N files against the floor
+"""The freshness check without a watcher: what it costs at N files against the floor
 of any check that sees an in-place edit, measured in one process, medians of CPU and wall.
 
     python bench/freshness.py VAULT [--runs 21]
@@ -19,26 +19,18 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
-import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+from _harness import time_call  # this checkout's vault_memory first
 
 
 def measure(fn: Callable[[], Any], runs: int) -> tuple[float, float]:
-    fn()
-    cpus, walls = [], []
-    for _ in range(runs):
-        cpu, wall = time.process_time(), time.perf_counter()
-        fn()
-        cpus.append(time.process_time() - cpu)
-        walls.append(time.perf_counter() - wall)
-    return statistics.median(cpus) * 1000, statistics.median(walls) * 1000
+    """Median CPU and wall milliseconds of `fn` after one untimed call."""
+    timing = time_call(fn, runs, warmup=1)
+    return timing.cpu * 1000, timing.wall * 1000
 
 
 def folders(root: str) -> list[str]:
@@ -89,7 +81,7 @@ def main() -> None:
     root = str(args.vault.resolve())
     db = args.vault / ".vault" / "index.sqlite"
     with Vault(root) as vault:
-        index = vault._index
+        index = vault.cache
         paths = list(index.store.file_stats())
         assert not index.stale_paths(), "the vault has changes: index it first"
         assert not tight(root, db)

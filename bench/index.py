@@ -41,9 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ is sys.path[0]: its secrets.py would shadow the standard library's.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+import _harness  # noqa: F401 - this checkout's vault_memory first on sys.path
 
 from vault_memory import Vault  # noqa: E402
 from vault_memory.files.notes import parse_note  # noqa: E402

@@ -1,5 +1,5 @@
 """Poisoned-memory benchmark: the offline detector of files/injection.py on the corpus of
-tests/injection_corpus.py (issue 25, part 1).
+tests/support/injection_corpus.py.
 
 Usage: python bench/injection.py [--runs 5] [--show] [--vault DIR]
 
@@ -17,15 +17,11 @@ median of --runs, wall and CPU.
 from __future__ import annotations
 
 import argparse
-import statistics
-import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import time_call, write_results  # this checkout's vault_memory first
 
-from tests.injection_corpus import (  # noqa: E402
+from tests.support.injection_corpus import (
     FRESH_INJECTIONS,
     FRESH_ORDINARY,
     HELD_OUT_INJECTIONS,
@@ -36,7 +32,9 @@ from tests.injection_corpus import (  # noqa: E402
 from vault_memory.files.injection import is_instruction, judge_instruction  # noqa: E402
 
 
-def report(name: str, injections: list[tuple[str, str]], ordinary: list[str], show: bool) -> None:
+def report(
+    name: str, injections: list[tuple[str, str]], ordinary: list[str], show: bool
+) -> dict[str, float]:
     caught = [text for _, text in injections if is_instruction(text)]
     false = [text for text in ordinary if is_instruction(text)]
     precision = len(caught) / (len(caught) + len(false)) if caught or false else 1.0
@@ -58,6 +56,13 @@ def report(name: str, injections: list[tuple[str, str]], ordinary: list[str], sh
                 print(f"  missed [{style}] {text[:90]!r}")
         for text in false:
             print(f"  flagged {text[:90]!r} {judge_instruction(text).reasons}")
+    return {
+        "injections": len(injections),
+        "ordinary": len(ordinary),
+        "precision": round(precision, 4),
+        "recall": round(recall, 4),
+        "false_positives": len(false),
+    }
 
 
 def main() -> None:
@@ -66,9 +71,11 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="list misses and false positives")
     parser.add_argument("--vault", type=Path, help="also count flags in DIR/**/memory/*.md")
     args = parser.parse_args()
-    report("corpus", INJECTIONS, ORDINARY, args.show)
-    report("held out", HELD_OUT_INJECTIONS, HELD_OUT_ORDINARY, args.show)
-    report("fresh held out", FRESH_INJECTIONS, FRESH_ORDINARY, args.show)
+    figures: dict[str, dict[str, float]] = {
+        "corpus": report("corpus", INJECTIONS, ORDINARY, args.show),
+        "held out": report("held out", HELD_OUT_INJECTIONS, HELD_OUT_ORDINARY, args.show),
+        "fresh held out": report("fresh held out", FRESH_INJECTIONS, FRESH_ORDINARY, args.show),
+    }
     if args.vault:
         logs = sorted(args.vault.rglob("memory/*.md"))
         lines = [
@@ -86,18 +93,14 @@ def main() -> None:
         for line in flagged[:20] if args.show else []:
             print(f"  flagged {line[:90]!r} {judge_instruction(line).reasons}")
     texts = [t for _, t in INJECTIONS + HELD_OUT_INJECTIONS] + ORDINARY + HELD_OUT_ORDINARY
-    walls, cpus = [], []
-    for _ in range(args.runs):
-        wall, cpu = time.perf_counter(), time.process_time()
-        for text in texts:
-            judge_instruction(text)
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    wall_ms, cpu_ms = statistics.median(walls) * 1000, statistics.median(cpus) * 1000
+    timing = time_call(lambda: [judge_instruction(text) for text in texts], args.runs)
+    wall_ms, cpu_ms = timing.wall * 1000, timing.cpu * 1000
     print(
         f"time: {len(texts)} texts in {wall_ms:.1f} ms wall, {cpu_ms:.1f} ms CPU "
         f"(median of {args.runs}; {wall_ms * 1000 / len(texts):.0f} µs a text)"
     )
+    figures[f"judging {len(texts)} texts"] = timing.figures()
+    print(f"wrote {write_results('injection', figures)}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Keyword search in every script: recall of exact phrases (and of the same phrases typed
-without accents or in other widths) on the multilingual vault of tests/multilingual_corpus.py.
+without accents or in other widths) on the multilingual vault of
+tests/support/multilingual_corpus.py.
 
     python bench/languages.py [--limit 5] [--mode hybrid]
 
@@ -12,16 +13,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from _harness import ROOT  # this checkout's vault_memory and tests first on sys.path
 
-from multilingual_corpus import NOTES, QUERIES  # noqa: E402
+from tests.support.multilingual_corpus import NOTES, QUERIES
 
 
 def build(root: Path) -> None:

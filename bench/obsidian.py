@@ -1,4 +1,4 @@
-"""Issue 22 (Obsidian): the search operators' latency at 10,000 units, and indexing an
+"""Obsidian: the search operators' latency at 10,000 units, and indexing an
 Obsidian-style vault with this checkout beside another one (the commit before). A benchmark,
 not a test.
 
@@ -39,9 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import search as base_bench  # noqa: E402 - bench/search.py: the daily-log generator
+import search as base_bench  # bench/search.py: the daily-log generator
 
 DEFAULT_ROOT = Path("/tmp/vault-bench-obsidian")
 HERE = Path(__file__).resolve().parent.parent

@@ -1,4 +1,5 @@
-"""Every ratio of issue 23 in one command. A benchmark, not a test.
+"""Every cost ratio (the query process, the first search after an edit, bulk indexing) in
+one command. A benchmark, not a test.
 
     python bench/perf.py                  # every part (perf_query, perf_table, perf_bulk)
     python bench/perf.py --only query     # one part
@@ -23,13 +24,13 @@ import datetime as dt
 import importlib.util
 import os
 import statistics
-import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from _harness import time_command  # this checkout's vault_memory first
 
 BENCH = Path(__file__).resolve().parent
 PARTS = ("query", "table", "bulk")
@@ -48,19 +49,8 @@ def timed(
     cmd: Sequence[str], env: dict[str, str] | None = None, cwd: str | Path | None = None
 ) -> Timed:
     """Run `cmd` once, its output thrown away; its own and its waited-for children's CPU."""
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        list(cmd),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=cwd,
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait
-    return Timed(usage.ru_utime + usage.ru_stime, wall, proc.returncode)
+    timing = time_command(cmd, env=env, cwd=cwd, check=False)
+    return Timed(timing.cpu, timing.wall, timing.result)
 
 
 @dataclass
@@ -164,8 +154,6 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
-    # bench/ off sys.path: its secrets.py would shadow the standard library's
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
     sys.modules.setdefault("perf", sys.modules[__name__])
     rows: list[dict[str, Any]] = []
     started = header()

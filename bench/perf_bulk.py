@@ -1,4 +1,4 @@
-"""Issue 23, bulk indexing: the rows bench/perf.py prints (the contract: `run(quick) -> rows`).
+"""Bulk indexing: the rows bench/perf.py prints (the contract: `run(quick) -> rows`).
 
     python bench/perf_bulk.py            # every row (about 25 minutes on 2 busy cores)
     python bench/perf_bulk.py --quick    # smaller sizes (about 6 minutes)
@@ -32,10 +32,8 @@ Rows:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
-import resource
 import shutil
 import signal
 import sqlite3
@@ -48,11 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-# Run as a script, bench/ is sys.path[0]: its secrets.py would shadow the standard library's.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from _harness import ROOT, load_bench, time_command  # this checkout's vault_memory first
 
 CHECKOUT_TARGET_S = 30.0
 RSS_TARGET_MB = 500.0
@@ -60,20 +54,6 @@ THROUGHPUT_TARGET = 0.95
 EMBED_CHECK = 2_048  # vectors stored before the RSS child is stopped
 AGAINST: Path | None = None  # `--against`: another checkout timed beside in the keyword row
 KEYWORD_ROUNDS: int | None = None  # `--rounds`
-
-
-def bench_module(name: str) -> Any:
-    """A sibling bench module, loaded by path (bench/ on sys.path would let its secrets.py
-    shadow the standard library's)."""
-    key = f"bench_{name}"
-    if key in sys.modules:
-        return sys.modules[key]
-    spec = importlib.util.spec_from_file_location(key, ROOT / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[key] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -85,14 +65,8 @@ def timed(
     cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> tuple[float, float]:
     """Wall and CPU seconds (user + system, its own children included) of one command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(
-        cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    timing = time_command(cmd, env=env, cwd=cwd)
+    return timing.wall, timing.cpu
 
 
 def row(
@@ -111,7 +85,7 @@ def row(
 
 
 def checkout_row(work: Path, quick: bool) -> dict[str, Any]:
-    watch = bench_module("watch")
+    watch = load_bench("watch")
     files = 3_000 if quick else 15_000
     cpu: list[float] = []
     _, converged, _ = watch.bench_checkout(work, files, cpu)
@@ -166,7 +140,7 @@ module.fts5_index(Path(sys.argv[2]), Path(sys.argv[3]))
 
 
 def keyword_row(work: Path, quick: bool) -> dict[str, Any]:
-    index_bench = bench_module("index")
+    index_bench = load_bench("index")
     files = 1_000
     source = work / "keyword-source"
     index_bench.generate(source, files, pool=None, seed=3)
@@ -248,7 +222,7 @@ def keyword_row(work: Path, quick: bool) -> dict[str, Any]:
 
 
 def throughput_row(work: Path, quick: bool) -> dict[str, Any]:
-    index_bench = bench_module("index")
+    index_bench = load_bench("index")
     from vault_memory.index.embedder import BUNDLED_MODEL
     from vault_memory.index.indexer import shared_embedder
 
@@ -272,7 +246,7 @@ def vm_hwm_mb(pid: int) -> float:
 
 
 def rss_row(work: Path, quick: bool) -> dict[str, Any]:
-    search_bench = bench_module("search")
+    search_bench = load_bench("search")
     units = 10_000 if quick else 100_000
     root = work / "rss"
     search_bench.generate_vault(root, units)

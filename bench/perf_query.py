@@ -1,4 +1,4 @@
-"""Issue 23, the query process: what one `vault search` costs against the floor of a Python
+"""The query process: what one `vault search` costs against the floor of a Python
 process that does the same unavoidable work, measured side by side (bench/perf.py `pair`).
 
     python bench/perf_query.py            # 10k and 100k units (vaults cached, see below)
@@ -24,7 +24,6 @@ package has it, so the package is compiled first and children run without that v
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import statistics
@@ -34,24 +33,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
+from _harness import ROOT as REPO, load_bench  # this checkout's vault_memory first
+
 BASE = Path(os.environ.get("VAULT_BENCH_QUERY_DIR", "/tmp/vault-bench-query"))
 QUERY = "which database did we pick for billing?"
 
 
 def _module(name: str) -> Any:
-    """A bench module by file (bench/ is not put on sys.path: its secrets.py would shadow the
-    standard library's)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """A sibling bench module (bench/NAME.py)."""
+    return load_bench(name)
 
 
 perf = _module("perf")

@@ -1,10 +1,10 @@
-"""Issue 23, "an edit costs what it changed": the first search after editing one file against a
+"""An edit costs what it changed: the first search after editing one file against a
 search with no edit (cold `vault search` processes, no watcher), the freshness check, and the
 first index run of a vault copied with `cp -r` against a warm one. A benchmark, not a test.
 
     python bench/perf_table.py              # 10k and 100k units
     python bench/perf_table.py --quick      # 10k units only
-    python bench/perf.py --only table       # the same rows in issue 23's table
+    python bench/perf.py --only table       # the same rows in the table of every ratio
     python bench/perf_table.py --against /tmp/old --sizes 100k   # A/B: this checkout and
         # another (a `git worktree add` of an older commit), runs interleaved, edit rows only
 
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness  # noqa: F401 - this checkout's vault_memory first on sys.path
 
 BASE = Path(os.environ.get("VAULT_BENCH_TABLE", "/tmp/vault-bench-table"))
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -162,12 +162,12 @@ def freshness(root: Path, runs: int = 21) -> tuple[int, float, float]:
     from vault_memory import Vault
 
     with Vault(root) as vault:
-        files = len(vault._index.store.file_stats())
-        vault._index.stale_paths()
+        files = len(vault.cache.store.file_stats())
+        vault.cache.stale_paths()
         walls, cpus = [], []
         for _ in range(runs):
             started, cpu = time.perf_counter(), time.process_time()
-            stale = vault._index.stale_paths()
+            stale = vault.cache.stale_paths()
             walls.append(time.perf_counter() - started)
             cpus.append(time.process_time() - cpu)
             assert not stale, stale[:5]

@@ -18,19 +18,13 @@ Figures go to bench/results/platform_locks.json.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import re
 import statistics
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import ROOT, time_call, write_results  # noqa: E402 - this checkout's vault_memory first
 
 from vault_memory.files import fsutil  # noqa: E402
 
@@ -57,13 +51,13 @@ def count_posix_calls() -> dict[str, int]:
 
 def timed(pairs: int, step: Callable[[], None]) -> tuple[float, float]:
     """Microseconds of wall and CPU per call of `step`."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(pairs):
-        step()
-    return (
-        (time.perf_counter() - wall) / pairs * 1e6,
-        (time.process_time() - cpu) / pairs * 1e6,
-    )
+
+    def all_pairs() -> None:
+        for _ in range(pairs):
+            step()
+
+    timing = time_call(all_pairs)
+    return timing.wall / pairs * 1e6, timing.cpu / pairs * 1e6
 
 
 def main() -> None:
@@ -116,23 +110,7 @@ def main() -> None:
     figures["posix calls no lock library replaces"] = calls
     for name, count in calls.items():
         print(f"{'POSIX call: ' + name:52} {count:4d} lines")
-    result = {
-        "name": "platform_locks",
-        "date": time.strftime("%Y-%m-%d"),
-        "machine": {
-            "cores": os.cpu_count(),
-            "load": [round(x, 2) for x in os.getloadavg()],
-            "platform": platform.platform(),
-        },
-        "versions": {
-            "python": platform.python_version(),
-            "filelock": getattr(filelock, "__version__", "?"),
-        },
-        "figures": figures,
-    }
-    out = ROOT / "bench" / "results" / "platform_locks.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {write_results('platform_locks', figures, extra_versions=('filelock',))}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The index on PostgreSQL + pgvector against SQLite, in one run (issue 21): index throughput
+"""The index on PostgreSQL + pgvector against SQLite, in one run: index throughput
 and query latency at 100,000 synthetic units (1,000,000 with --million). A benchmark, not a
 test.
 
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+from _harness import load_bench  # this checkout's vault_memory first
 
 QUERIES = [
     "which database did we pick for billing?",
@@ -59,15 +59,8 @@ QUERIES = [
 ]
 
 
-def _load(name: str, path: Path) -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+def _load(name: str) -> Any:
+    return load_bench(name)
 
 
 def server_cpu() -> float:
@@ -139,18 +132,16 @@ def measure(
             " units/s"
         )
     with Vault(root, settings) as vault:
-        store = vault._index.store
+        store = vault.cache.store
         if not reuse:
             with Timer() as vectoring:
-                distinct = (
-                    sys.modules.get("bench_search") or _load("bench_search", HERE / "search.py")
-                ).add_vectors(store)
+                distinct = (_load("search")).add_vectors(store)
             say(
                 f"  vectors written       {vectoring.wall:8.1f} s wall  {vectoring.cpu:7.1f} s"
                 f" CPU here  {vectoring.server:7.1f} s CPU server"
                 f"  {distinct / vectoring.wall:8.0f} vectors/s ({distinct:,} distinct texts)"
             )
-        vault._index.query_embedder().embed_query("warm the model up")  # not timed
+        vault.cache.query_embedder().embed_query("warm the model up")  # not timed
         with Timer() as first:
             vault.search(QUERIES[0], fresh=False)
         say(
@@ -173,8 +164,8 @@ def measure(
             from vault_memory.index import terms_of
             from vault_memory.index.pgtext import tsquery_literal
 
-            encoder = vault._index.query_embedder()
-            model = vault._index.model_id
+            encoder = vault.cache.query_embedder()
+            model = vault.cache.model_id
             extra: dict[str, list[float]] = {"HNSW top-50": [], "ts_rank_cd top-50": []}
             for i in range(runs):
                 query = QUERIES[i % len(QUERIES)]
@@ -220,7 +211,7 @@ def main() -> None:
 
         pgstore.HNSW_BUILD_MEMORY = args.hnsw_memory
     units = 1_000_000 if args.million else args.units
-    search_bench = _load("bench_search", HERE / "search.py")
+    search_bench = _load("search")
     base = args.root / f"vault-{units}"
     if not (base / "MEMORY.md").exists():
         shutil.rmtree(base, ignore_errors=True)
@@ -238,7 +229,8 @@ def main() -> None:
     server = None
     dsn = args.dsn
     if not dsn:
-        pg = _load("pg_server", HERE.parent / "tests" / "pg_server.py")
+        from tests.support import pg_server as pg
+
         folder = pg.binaries()
         if folder is None:
             raise SystemExit("no --dsn and no pgserver wheel: pip install pgserver")

@@ -1,7 +1,7 @@
 """Secrets benchmark: recall and look-alikes per family, detect-secrets beside our redactor,
 and the redactor's throughput on a realistic log.
 
-Corpora (both fabricated, in tests/):
+Corpora (both fabricated, in tests/support/):
 - `secrets_families.py`: 181 secrets in 72 families and 222 look-alikes, as people write them
   (many languages, prose, command lines, config files, split lines, look-alike letters), cut
   into a development half and a held-out half; reported per half and per family;
@@ -32,20 +32,17 @@ import json
 import os
 import platform
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import ROOT, time_call  # noqa: E402 - this checkout's vault_memory first
 
-from tests import secrets_corpus, secrets_families  # noqa: E402
+from tests.support import secrets_corpus, secrets_families  # noqa: E402
 from vault_memory.capture.redact import fold, redact  # noqa: E402
 
 Redactor = Callable[[str], str]
@@ -216,13 +213,8 @@ def realistic_log(messages: int = 600, seed: int = 7) -> list[str]:
 
 
 def timed(work: Callable[[], object], runs: int) -> dict[str, float]:
-    walls, cpus = [], []
-    for _ in range(runs):
-        wall, cpu = time.perf_counter(), time.process_time()
-        work()
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return {"wall": statistics.median(walls), "cpu": statistics.median(cpus)}
+    timing = time_call(work, runs)
+    return {"wall": timing.wall, "cpu": timing.cpu}
 
 
 def baseline_redactor(ref: str) -> Redactor:

@@ -30,25 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+from _harness import ROOT, load_bench  # this checkout's vault_memory first
 
-
-def _bench_module(name: str) -> Any:
-    """A sibling bench module, loaded by path: bench/ is not put on sys.path (its secrets.py
-    would shadow the standard library's)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-search_bench = _bench_module("search")  # bench/search.py: the vault and the queries
+search_bench = load_bench("search")  # bench/search.py: the vault and the queries
 
 SIZES = (1_000, 10_000, 100_000)
 HUGE = 1_000_000

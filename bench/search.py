@@ -624,7 +624,7 @@ def importtime(args: list[str], top: int = 14) -> tuple[float, list[tuple[int, s
 PHASES = [
     ("vault_memory.index.embedder", "load_query_encoder", "model load, total"),
     ("vault_memory.index.embedder", "load_embedder", "model load, total"),
-    ("vault_memory.index.embedder", "_verify_sha256", "  of which: sha256 of the ONNX file"),
+    ("vault_memory.index.embedder", "verify_sha256", "  of which: sha256 of the ONNX file"),
     (
         "vault_memory.index.embedder",
         "_text_embedding",

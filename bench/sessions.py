@@ -1,5 +1,5 @@
-"""Sessions benchmark: transcripts and `continue` on a 50,000-message conversation (issue 17:
-each under 2 s).
+"""Sessions benchmark: transcripts and `continue` on a 50,000-message conversation (the
+target: each under 2 s).
 
 Usage: python bench/sessions.py [--messages 50000] [--runs 5]
 
@@ -23,15 +23,12 @@ import json
 import random
 import shutil
 import statistics
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import time_call  # this checkout's vault_memory first
 
 from vault_memory import Vault  # noqa: E402
 
@@ -96,9 +93,8 @@ def conversation(n: int, seed: int = 7) -> list[dict[str, Any]]:
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = fn()
-    return time.perf_counter() - wall, time.process_time() - cpu, result
+    timing = time_call(fn)
+    return timing.wall, timing.cpu, timing.result
 
 
 def report(name: str, runs: list[tuple[float, float]], extra: str = "") -> None:

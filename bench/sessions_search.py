@@ -24,9 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
+from _harness import ROOT  # noqa: E402 - this checkout's vault_memory first
+
 EVAL = ROOT.parent / "shared" / "eval" / "locomo"
 
 from vault_memory import Vault  # noqa: E402

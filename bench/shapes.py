@@ -1,4 +1,4 @@
-"""Shapes benchmark (issue 24): indexing must be linear in file size on every shape.
+"""Shapes benchmark: indexing must be linear in file size on every shape.
 
 Usage: python bench/shapes.py [--runs 3]
 
@@ -7,8 +7,9 @@ line, plain prose) at 1 MB and 4 MB: parsing the note and cutting it into units 
 (`parse_note` + `make_units`), then a whole `vault index` process of a vault holding that one
 file, with embeddings off (VAULT_MODEL_DISABLED=1: the model's cost is per unit and measured
 by bench/index.py; this times parsing, SQLite and Whoosh). Medians of --runs, wall and CPU
-seconds; the 4 MB / 1 MB ratio of CPU seconds should be about 4 (linear); before issue 24
-it was 8-13 for deep lists and many headings (a 4 MB deep list took 270 s to index).
+seconds; the 4 MB / 1 MB ratio of CPU seconds should be about 4 (linear); before indexing
+was made linear it was 8-13 for deep lists and many headings (a 4 MB deep list took 270 s
+to index).
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+import _harness  # noqa: F401 - this checkout's vault_memory first on sys.path
 
 from vault_memory import Vault  # noqa: E402
 from vault_memory.files import parse_note  # noqa: E402

@@ -1,6 +1,6 @@
-"""Superseded facts (issue 25, part 2): precision and recall of search/supersede.py on the
-labelled pairs of tests/supersede_corpus.py (the rules were written against PAIRS; HELD_OUT was
-written after them and never used to change one), and the cost of the search post-step.
+"""Superseded facts: precision and recall of search/supersede.py on the
+labelled pairs of tests/support/supersede_corpus.py (the rules were written against PAIRS; HELD_OUT
+was written after them and never used to change one), and the cost of the search post-step.
 
 Usage: python bench/supersede.py [--runs 5] [--show] [--vault DIR]
 
@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import statistics
-import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from _harness import time_call, write_results  # this checkout's vault_memory first
 
-from tests.supersede_corpus import HELD_OUT, PAIRS  # noqa: E402
+from tests.support.supersede_corpus import HELD_OUT, PAIRS  # noqa: E402
 from vault_memory.search.supersede import (  # noqa: E402
     Dated,
     current_of,
@@ -29,7 +26,7 @@ from vault_memory.search.supersede import (  # noqa: E402
 )
 
 
-def report(name: str, pairs: list[tuple[str, str, bool]], show: bool) -> None:
+def report(name: str, pairs: list[tuple[str, str, bool]], show: bool) -> dict[str, float]:
     said = [
         (supersedes(newer, older) is not None, label, older, newer) for older, newer, label in pairs
     ]
@@ -45,6 +42,12 @@ def report(name: str, pairs: list[tuple[str, str, bool]], show: bool) -> None:
     for p, t, older, newer in said if show else []:
         if p != t:
             print(f"  {'missed' if t else 'wrong'}: {older!r} -> {newer!r}")
+    return {
+        "pairs": len(pairs),
+        "precision": round(precision, 4),
+        "recall": round(caught / positives, 4),
+        "false_positives": false,
+    }
 
 
 def main() -> None:
@@ -53,8 +56,10 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="list misses and false positives")
     parser.add_argument("--vault", type=Path, help="also count supersessions in DIR's logs")
     args = parser.parse_args()
-    report("pairs", PAIRS, args.show)
-    report("held out", HELD_OUT, args.show)
+    figures: dict[str, dict[str, float]] = {
+        "pairs": report("pairs", PAIRS, args.show),
+        "held out": report("held out", HELD_OUT, args.show),
+    }
     if args.vault:
         lines = superseded = stated = 0
         for memory in sorted(args.vault.rglob("memory")):
@@ -76,21 +81,18 @@ def main() -> None:
             f"({stated} state something the rules read)"
         )
     texts = [t for older, newer, _ in PAIRS + HELD_OUT for t in (older, newer)][:20]
-    walls, cpus = [], []
-    for _ in range(args.runs):
+    dated = [
+        Dated(str(i), dt.date(2026, 1, 1) + dt.timedelta(days=i), t) for i, t in enumerate(texts)
+    ]
+
+    def cold_post_step() -> None:
         statements.cache_clear()  # a cold post-step: every hit's text read anew
-        dated = [
-            Dated(str(i), dt.date(2026, 1, 1) + dt.timedelta(days=i), t)
-            for i, t in enumerate(texts)
-        ]
-        wall, cpu = time.perf_counter(), time.process_time()
         current_of(dated)
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    print(
-        f"post-step on {len(texts)} hits: {statistics.median(walls) * 1000:.2f} ms wall, "
-        f"{statistics.median(cpus) * 1000:.2f} ms CPU (median of {args.runs}, cold cache)"
-    )
+
+    timing = time_call(cold_post_step, args.runs)
+    print(f"post-step on {len(texts)} hits: {timing.ms(2)} (median of {args.runs}, cold cache)")
+    figures["post-step, 20 hits"] = timing.figures()
+    print(f"wrote {write_results('supersede', figures)}")
 
 
 if __name__ == "__main__":

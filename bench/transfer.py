@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import ROOT  # noqa: E402 - this checkout's vault_memory first
 
 from vault_memory import Vault  # noqa: E402
 from vault_memory.files import parse_note  # noqa: E402

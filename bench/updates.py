@@ -5,7 +5,7 @@ Usage: python bench/updates.py [--submits 1000] [--runs 3] [--no-provider]
 1. `vault.updates.submit` latency: --submits submissions of a growing conversation (about
    300 characters a message, so the last one holds about 300 KB of messages), timed one by
    one in the caller's thread while the worker runs; p50 / p99 / max, and CPU seconds.
-2. A burst against a real chat-completions server on 127.0.0.1 (tests/llm_server.py, in a
+2. A burst against a real chat-completions server on 127.0.0.1 (tests/support/llm_server.py, in a
    process of its own): --submits submissions of one session's growing conversation (short
    turns, so that the whole of it is sent to the model) within the 1 s quiet period, then the
    wait for the flush; the number of LLM requests the burst cost.
@@ -28,15 +28,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout
+from _harness import ROOT  # noqa: E402 - this checkout's vault_memory first
 
 from vault_memory import Vault  # noqa: E402
 
 SERVER = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-from tests.llm_server import ScriptedLLMServer
+from tests.support.llm_server import ScriptedLLMServer
 from vault_memory.index.embedder import BUNDLED_MODEL
 from vault_memory.index.indexer import shared_embedder
 

@@ -18,7 +18,7 @@
    branch and one holding the files; the time from the start of `git checkout` until the
    index holds exactly the files on disk (path and sha256 of every file, the keyword index
    caught up). The watcher runs keyword-only here: embedding 15,000 files' units is bound by
-   the model (about 110-135 units/s on two cores, DESIGN §3), not by the watcher.
+   the model (about 110-135 units/s on two cores with the bundled MiniLM), not by the watcher.
 
 The package is byte-compiled first (this environment sets PYTHONDONTWRITEBYTECODE=1; an
 installed package has its .pyc files). Medians are reported; the machine is shared.
@@ -40,8 +40,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # this checkout's vault_memory, also for the watcher processes
+from _harness import ROOT, time_command  # noqa: E402 - this checkout's vault_memory first
+
 SAMPLE = ROOT / "sample_vault"
 EDIT_TARGET_P95 = 1.0
 SEARCH_TARGET_P50 = 0.1
@@ -150,12 +150,6 @@ def bench_edits(work: Path, rounds: int) -> list[float]:
 # -- 2. `vault search` through the watcher ---------------------------------------------------
 
 
-def timed(cmd: list[str], environ: dict[str, str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(cmd, env=environ, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - started
-
-
 def bench_search(work: Path, rounds: int) -> dict[str, list[float]]:
     vault = work / "search"
     shutil.copytree(SAMPLE, vault, ignore=shutil.ignore_patterns(".vault"))
@@ -163,14 +157,14 @@ def bench_search(work: Path, rounds: int) -> dict[str, list[float]]:
     queries = ["which database did we pick for billing?", "ERR_LEDGER_409", "standup time"]
     results: dict[str, list[float]] = {"bare": [], "in-process": [], "via watcher": []}
     for i in range(rounds):
-        results["bare"].append(timed([sys.executable, "-c", "pass"], env()))
+        results["bare"].append(time_command([sys.executable, "-c", "pass"], env=env()).wall)
         cmd = vault_cmd(vault, "search", queries[i % len(queries)], "--json")
-        results["in-process"].append(timed(cmd, env()))
+        results["in-process"].append(time_command(cmd, env=env()).wall)
     watcher = WatcherProcess(vault)
     watcher.wait_ready()
     for i in range(rounds):
         cmd = vault_cmd(vault, "search", queries[i % len(queries)], "--json")
-        results["via watcher"].append(timed(cmd, env()))
+        results["via watcher"].append(time_command(cmd, env=env()).wall)
     watcher.stop()
     return results
 
@@ -179,7 +173,6 @@ def bench_search_after_edit(work: Path, rounds: int, units: int) -> list[float]:
     """A query through the watcher 2 s after an edit, on bench/search.py's vault of `units`
     units: after each change the watcher rebuilds the unit table while idle, so the query
     finds it ready (it used to rebuild it itself: about 0.4 s at 10,000 units)."""
-    sys.path.insert(0, str(ROOT / "bench"))
     import search as search_bench  # bench/search.py: the synthetic vault, cached in /tmp
 
     from vault_memory.config import load_config

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import builtins
 import errno
-import importlib.util
 import io
 import logging
 import os
-import shutil
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -21,7 +17,8 @@ from click.testing import CliRunner, Result
 from vault_memory import Vault
 from vault_memory.cli import cli
 
-from .llm_server import ScriptedLLMServer
+from .support.llm_server import ScriptedLLMServer
+from .support.vaults import SAMPLE_VAULT, SMALL_VAULT_FILES, copy_vault
 
 # The clock may be fixed for a whole run (`VAULT_NOW=2028-02-29T12:00 pytest`): the slow suite
 # runs the suite so at several dates to prove that no test depends on the day it runs.
@@ -51,7 +48,8 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture
 def llm_server() -> Iterator[ScriptedLLMServer]:
-    """A real chat-completions server on 127.0.0.1 with scripted replies (tests/llm_server.py)."""
+    """A real chat-completions server on 127.0.0.1 with scripted replies
+    (tests/support/llm_server.py)."""
     server = ScriptedLLMServer().start()
     yield server
     server.close()
@@ -156,42 +154,6 @@ def escapes(vault_dir: Path) -> dict[str, Path]:
 
 # -- the derived index: the real model, loaded once, and indexed vaults to copy ----------------
 
-SAMPLE_VAULT = Path(__file__).resolve().parent.parent / "sample_vault"
-
-SMALL_VAULT_FILES = {
-    "MEMORY.md": "# MEMORY\n\n## Decisions\n- Billing runs on PostgreSQL 16. #pin\n",
-    "memory/2026-11-20.md": (
-        "# 2026-11-20\n\n## 09:15 · note\n- Standup moved to 09:45 on Thursdays.\n"
-        "- Jonas approved the cutover plan. #important\n"
-    ),
-    "memory/2026-11-21.md": (
-        "# 2026-11-21\n\n## 14:03 · flush · session 7f3a\n"
-        "- ERR_LEDGER_409 comes from retried refunds.\n- Call the dentist on Friday. #todo\n"
-    ),
-    "notes/renderer.md": (
-        "# Renderer\n\nThe invoice renderer uses WeasyPrint 63.1 and needs fonts-noto-core.\n"
-    ),
-}
-
-
-def load_script(path: Path, name: str) -> ModuleType:
-    """A bench script (not a package module) loaded by its path under `name`."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-def copy_vault(source: Path, target: Path) -> Path:
-    """Copy a vault, `.vault/` included, keeping mtimes: an indexed copy is still up to date.
-    The checkout's sample_vault/ is copied without its `.vault/`: the README's first command
-    leaves one there, and tests build from the sample's Markdown alone."""
-    ignore = shutil.ignore_patterns(".vault") if source.resolve() == SAMPLE_VAULT else None
-    shutil.copytree(source, target, symlinks=True, ignore=ignore)
-    return target
-
 
 @pytest.fixture(scope="session")
 def loaded_embedder() -> Any:
@@ -276,9 +238,9 @@ def vault_warnings(caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    """A real PostgreSQL with pgvector (tests/pg_server.py), started once per test run on the
-    first test that asks for it (slow tests only); skipped where `pgserver` is not installed."""
-    from .pg_server import binaries, start_server
+    """A real PostgreSQL with pgvector (tests/support/pg_server.py), started once per test run on
+    the first test that asks for it (slow tests only); skipped where `pgserver` is not installed."""
+    from .support.pg_server import binaries, start_server
 
     folder = binaries()
     if folder is None:

@@ -18,7 +18,7 @@ from vault_memory.llm import (
     parse_retry_after,
 )
 
-from .llm_server import ScriptedLLMServer
+from .support.llm_server import ScriptedLLMServer
 
 
 def client(server: ScriptedLLMServer, timeout: float = 5.0, key: str | None = None) -> LLMClient:

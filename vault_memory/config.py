@@ -45,7 +45,7 @@ class IndexSettings:
     dimensions: int = 0  # vector length to ask for and expect; 0 = the model's own
     timeout_seconds: float = 30.0  # per request (a query waits at most 5 s)
     # Where the index lives: "sqlite" (.vault/, the default) or "postgres" (a shared
-    # PostgreSQL + pgvector server: dsn, or the environment variable dsn_env names; issue 21)
+    # PostgreSQL + pgvector server: dsn, or the environment variable dsn_env names)
     backend: str = "sqlite"
     dsn: str = ""
     dsn_env: str = ""

@@ -247,6 +247,13 @@ class Vault:
             owner._index_handle = Index(owner.config, creates_cache=owner.cache_writes)
         return owner._index_handle
 
+    @property
+    def cache(self) -> Index:
+        """The derived index in `.vault/` (store, keyword index, vectors) this vault and its
+        scoped views share: for tools that inspect the cache itself (verify it, list the files
+        it holds as hard links or as racy)."""
+        return self._index
+
     def close(self) -> None:
         """Release open handles (SQLite, Whoosh), the shared ones of a view too, and close the
         update queue (flushing what waits in it, see `updates`). The vault can be used again
@@ -304,6 +311,12 @@ class Vault:
             owner._searcher_handle.saves = owner.cache_writes
             owner._searcher_handle.on_server = owner.config.search.on_server
         return owner._searcher_handle
+
+    @property
+    def searcher(self) -> Searcher:
+        """The searcher this vault and its scoped views share (its settings, its prepared
+        readers), for tools that drive the search stages themselves."""
+        return self._searcher
 
     def _rank_settings(self) -> Any:
         """The shared searcher's ranking, with this scope's half-life when it has its own."""

@@ -65,7 +65,7 @@ def build(scratch: Path, index: bool = True) -> Path:
 
 def plant(root: Path) -> None:
     """Alice's and bob's files and the two hard links, in the initialised vault at `root` (the
-    outside file beside it). tests/test_hardlinks.py plants the same."""
+    outside file beside it). tests/files/test_hardlinks.py plants the same."""
     files = {
         f"{ALICE}/MEMORY.md": "# MEMORY\n\n- Alicecanary: alice tracks the billing plan.\n",
         f"{ALICE}/notes/own.md": "# Own\n\nAlicenotecanary: the billing plan moves in March.\n",

@@ -1,7 +1,7 @@
 """Hostile input: a model endpoint behind `vault flush` that writes what it should not.
 
 Each case runs the real `vault` CLI in a child process against a real chat-completions server
-on 127.0.0.1 (tests/llm_server.py) with scripted replies, and checks what reached the daily
+on 127.0.0.1 (tests/support/llm_server.py) with scripted replies, and checks what reached the daily
 log: invisible controls stripped, instructions, commands, credentials and made-up facts
 refused and counted, and one deadline over the whole model call, retries included.
 """
@@ -74,7 +74,7 @@ def _replying(entries: list[str], check: Callable[[Path, Any, dict[str, Any]], s
     """A case: the model answers with `entries`; `check(vault, process, report)` judges."""
 
     def case(scratch: Path) -> str | None:
-        from tests.llm_server import ScriptedLLMServer
+        from tests.support.llm_server import ScriptedLLMServer
 
         server = ScriptedLLMServer().start()
         try:
@@ -122,7 +122,7 @@ def _controls(root: Path, done: Any, report: dict[str, Any]) -> str | None:
 def _deadline(scratch: Path) -> str | None:
     """Every try answers 503 with Retry-After: 1; [llm] timeout_seconds = 3 must bound the
     whole call (before: each try had 3 s and 4 retries followed)."""
-    from tests.llm_server import ScriptedLLMServer
+    from tests.support.llm_server import ScriptedLLMServer
 
     server = ScriptedLLMServer().start()
     try:

@@ -9,7 +9,7 @@
   there (a file that cannot be read is named on the page, not a failed build).
 
 The MkDocs hook (`hooks.py`) puts each where a page holds its marker, e.g.
-`<!-- generated: cli -->`; `tests/test_docs.py` checks that nothing the code offers is missing.
+`<!-- generated: cli -->`; `tests/repo/test_docs.py` checks that nothing the code offers is missing.
 """
 
 from __future__ import annotations
@@ -212,7 +212,7 @@ def config_keys() -> list[tuple[str, str, str, Any, str]]:
     return keys
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -240,7 +240,7 @@ def config_markdown() -> str:
             )
         env = f"VAULT_{section.upper()}_{key.upper()}"
         parts.append(
-            f"| `{key}` | {typ} | `{_md_cell(_toml_value(default))}` | `{env}` | {_md_cell(said)} |"
+            f"| `{key}` | {typ} | `{_md_cell(toml_value(default))}` | `{env}` | {_md_cell(said)} |"
         )
     return "\n".join(parts) + "\n"
 

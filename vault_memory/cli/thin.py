@@ -11,7 +11,7 @@ error, an option it does not know, no watcher, a refusal, an error, a timeout, a
 is not UTF-8 — returns from `answer()` without printing, and the full CLI runs the command
 (which prints errors as it always does). With no watcher to answer, `vault search` runs the
 library here (`search_here`), still without click, where the full CLI would print nothing
-else. Byte-identical output is tested in tests/test_thin_client.py.
+else. Byte-identical output is tested in tests/cli/test_thin_client.py.
 
 Only the standard library modules a bare interpreter has loaded already, plus json and _socket:
 no typing, dataclasses, click or package modules (`python -X importtime` shows it).

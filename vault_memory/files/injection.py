@@ -18,7 +18,7 @@ a "system:"/"assistant:" prefix, "act as", a request to send credentials somewhe
 People's own notes are imperative too ("Call the dentist on Friday", "Ignore the flaky test",
 "Send the API keys to the contractor via 1Password"): no single verb flags a note, a weak cue
 alone never does. Nothing here deletes or rewrites anything: callers mark and warn.
-The corpus is tests/injection_corpus.py; bench/injection.py prints precision and recall.
+The corpus is tests/support/injection_corpus.py; bench/injection.py prints precision and recall.
 """
 
 from __future__ import annotations
@@ -54,11 +54,11 @@ _W = r"(?:[\w'’,-]+\s+)"  # one word and its space
 
 
 def _rx(pattern: str) -> str:
-    return pattern  # compiled by _cues() on first use (re.I | re.M)
+    return pattern  # compiled by cue_table() on first use (re.I | re.M)
 
 
 # (reason, weight, pattern) over the folded text (NFKC, invisible characters removed)
-_CUES: list[tuple[str, int, str]] = [
+CUES: list[tuple[str, int, str]] = [
     # overriding what the model was told before
     (
         "override",
@@ -300,6 +300,11 @@ class _Cue:
         self.source = source
         self._compiled: re.Pattern[str] | None = None
 
+    @property
+    def compiled(self) -> bool:
+        """Whether a search has compiled the pattern yet (a test proves most are never)."""
+        return self._compiled is not None
+
     def search(self, text: str) -> re.Match[str] | None:
         if self._compiled is None:
             self._compiled = re.compile(self.source, re.I | re.M)
@@ -308,7 +313,7 @@ class _Cue:
 
 class _Needs:
     """What every match of a cue holds in a block (`lowered_for_needs`): one string of each of
-    its sets (`_needed_sets`), the set with the longest shortest string tried first; each set
+    its sets (`needed_sets`), the set with the longest shortest string tried first; each set
     cut to its shortest forms (a string that holds another of its set is found only where
     that one is)."""
 
@@ -332,35 +337,35 @@ class _Needs:
 
 
 @functools.cache
-def _cues() -> list[tuple[str, int, _Cue, _Needs | None]]:
+def cue_table() -> list[tuple[str, int, _Cue, _Needs | None]]:
     """The cues, once, when a text is first judged: a search that reads the index's
     judgements never parses them (9 CPU-ms, a cold search's import). Each comes with its
     `_Needs` (or None)."""
     found = []
-    known = _NEEDED if _cues_digest() == _NEEDED_OF else None  # an edited cue: parsed again
-    for number, (reason, weight, pattern) in enumerate(_CUES):
-        sets = list(known[number]) if known is not None else _needed_sets(pattern)
+    known = NEEDED if cues_digest() == NEEDED_OF else None  # an edited cue: parsed again
+    for number, (reason, weight, pattern) in enumerate(CUES):
+        sets = list(known[number]) if known is not None else needed_sets(pattern)
         found.append((reason, weight, _Cue(pattern), _Needs(sets) if sets else None))
     return found
 
 
-def _cues_digest() -> int:
-    """A digest of the cues' patterns: `_NEEDED` holds while it is `_NEEDED_OF`."""
-    return zlib.crc32("\0".join(pattern for _, _, pattern in _CUES).encode())
+def cues_digest() -> int:
+    """A digest of the cues' patterns: `NEEDED` holds while it is `NEEDED_OF`."""
+    return zlib.crc32("\0".join(pattern for _, _, pattern in CUES).encode())
 
 
 def needed_table() -> str:
-    """The source of `_NEEDED_OF` and `_NEEDED` for the cues as they are (printed by
-    tests/test_injection_needed.py when a cue changed)."""
+    """The source of `NEEDED_OF` and `NEEDED` for the cues as they are (printed by
+    tests/files/test_injection_needed.py when a cue changed)."""
     import json
 
     lines = [
-        f"_NEEDED_OF = {_cues_digest():#010x}",
-        "_NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (",
+        f"NEEDED_OF = {cues_digest():#010x}",
+        "NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (",
     ]
-    for _, _, pattern in _CUES:
+    for _, _, pattern in CUES:
         line = "    ("
-        for one in _needed_sets(pattern):
+        for one in needed_sets(pattern):
             for number, item in enumerate(one):
                 part = (
                     ("(" if number == 0 else "")
@@ -376,7 +381,7 @@ def needed_table() -> str:
     return "\n".join([*lines, ")"])
 
 
-def _needed_sets(pattern: str) -> list[tuple[str, ...]]:
+def needed_sets(pattern: str) -> list[tuple[str, ...]]:
     """Sets of lower-case strings such that every match of `pattern` (case-insensitive)
     holds one string of each in `lowered_for_needs` of the text; none when none are found.
     Looking for them in a block first (plain substring tests: `_Needs`) skips most cue
@@ -435,12 +440,12 @@ def _needed_sets(pattern: str) -> list[tuple[str, ...]]:
     return every(tree)
 
 
-#: `_needed_sets` of each cue, in `_CUES` order: parsing the 37 patterns costs 5 CPU-ms of each
+#: `needed_sets` of each cue, in `CUES` order: parsing the 37 patterns costs 5 CPU-ms of each
 #: process that judges a text (a search after an edit: a twelfth of what the edit adds). Used
-#: while `_NEEDED_OF` is the digest of the patterns; an edited cue is parsed again, and
-#: tests/test_injection_needed.py fails, printing the table anew (`needed_table`).
-_NEEDED_OF = 0xEA39626B
-_NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (
+#: while `NEEDED_OF` is the digest of the patterns; an edited cue is parsed again, and
+#: tests/files/test_injection_needed.py fails, printing the table anew (`needed_table`).
+NEEDED_OF = 0xEA39626B
+NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (
         (
             "ignore",
@@ -949,7 +954,7 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text.translate(_INVISIBLE))
 
 
-def _hidden_by_invisibles(text: str) -> bool:
+def hidden_by_invisibles(text: str) -> bool:
     if text.isascii():  # tag characters, bidi controls and zero-width ones are not
         return False
     if _TAG_CHARS.search(text) or _BIDI.search(text):
@@ -968,7 +973,7 @@ def _hidden_by_invisibles(text: str) -> bool:
     return suspicious >= 2
 
 
-def _hidden_prose(text: str) -> bool:
+def hidden_prose(text: str) -> bool:
     """A long base64 run that decodes to readable words: text hidden from the person, not
     from a model. Images, archives and hashes decode to binary and pass."""
     for match in _BASE64_RUN.finditer(text):
@@ -986,8 +991,8 @@ def _hidden_prose(text: str) -> bool:
 
 
 #: The characters other than ASCII letters that an ASCII letter matches under re.I (Python's
-#: case rules: tests/test_injection_needed.py checks every code point).
-_ASCII_CASE = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+#: case rules: tests/files/test_injection_needed.py checks every code point).
+ASCII_CASE = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
 
 
 def lowered_for_needs(text: str) -> str:
@@ -996,18 +1001,18 @@ def lowered_for_needs(text: str) -> str:
     leaves "ı" as it is). A match of a cue in `text` then holds, in this, the strings its
     `_Needs` asks for; other characters lower-cased only ever add strings (a needless search
     of the cue, never a missed one)."""
-    return text.lower() if text.isascii() else text.translate(_ASCII_CASE).lower()
+    return text.lower() if text.isascii() else text.translate(ASCII_CASE).lower()
 
 
-def _block_cues(block: str) -> dict[str, int]:
+def block_cues(block: str) -> dict[str, int]:
     found: dict[str, int] = {}
-    if _hidden_by_invisibles(block):
+    if hidden_by_invisibles(block):
         found["invisible-unicode"] = STRONG
-    if _hidden_prose(block):
+    if hidden_prose(block):
         found["hidden-base64"] = STRONG
     folded = fold(block)
     lowered = lowered_for_needs(folded)
-    for reason, weight, pattern, needs in _cues():
+    for reason, weight, pattern, needs in cue_table():
         if found.get(reason, 0) >= weight:
             continue
         if needs is not None and not needs.search(lowered):
@@ -1020,7 +1025,7 @@ def _block_cues(block: str) -> dict[str, int]:
 _BLOCK_START = re.compile(r"\s{0,3}(?:[-*+]|\d+[.)])\s|#{1,6}\s")  # a list item or a heading
 
 
-def _blocks(text: str) -> list[str]:
+def split_blocks(text: str) -> list[str]:
     """`text` cut into paragraphs, list items and sections: the spans weak cues add up in."""
     blocks: list[list[str]] = [[]]
     for line in text.splitlines():
@@ -1054,8 +1059,8 @@ def judge_instruction(text: str) -> Verdict:
     "the user" in one entry and "act as" in another is not one instruction."""
     flagged: dict[str, int] = {}
     best: dict[str, int] = {}
-    for block in _blocks(text):
-        found = _block_cues(block)
+    for block in split_blocks(text):
+        found = block_cues(block)
         if sum(found.values()) >= THRESHOLD:
             for reason, weight in found.items():
                 flagged[reason] = max(weight, flagged.get(reason, 0))

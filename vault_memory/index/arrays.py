@@ -52,7 +52,7 @@ def write_arrays(path: Path, stamp: dict[str, Any], arrays: dict[str, np.ndarray
             array.dtype.str,
             list(array.shape),
             offset,
-            _digest(array.data) if array.nbytes else 0,
+            data_checksum(array.data) if array.nbytes else 0,
         ]
         offset += _padded(array.nbytes)
     header = json.dumps({"stamp": stamp, "arrays": layout}, sort_keys=True).encode()
@@ -187,7 +187,7 @@ def _read_arrays(
             array = np.frombuffer(mapped, dtype=dtype_, count=count, offset=start + offset).reshape(
                 shape
             )
-            if not checked and _digest(array.data) != crc:
+            if not checked and data_checksum(array.data) != crc:
                 raise ArraysDamaged(f"array {name} fails its checksum")
             result[name] = array
     except ArraysDamaged:
@@ -199,7 +199,7 @@ def _read_arrays(
     return result
 
 
-def _digest(data: memoryview) -> int:
+def data_checksum(data: memoryview) -> int:
     """The checksum of an array's bytes (XXH3, 64 bits)."""
     import xxhash
 

@@ -4,7 +4,7 @@ watcher and `vault status` ask of the derived index's database (registry.py open
 
 `store.Store` (SQLite, `.vault/index.sqlite`) is its first implementation and `pgstore.PgStore`
 (a PostgreSQL server with pgvector) the second; mypy checks that both conform (`_conforms`
-in each) and tests/test_backend_contract.py runs one suite of expectations against both. `Tx`
+in each) and tests/index/test_backend_contract.py runs one suite of expectations against both. `Tx`
 is the backend's open write transaction, handed back to the write methods.
 
 Rows are named tuples (index/rows.py). What differs between backends is declared by each as

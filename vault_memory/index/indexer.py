@@ -587,7 +587,7 @@ class Index:
                 "updated)",
             )
 
-    def _fulltext_needs_rebuild(self) -> str | None:
+    def fulltext_needs_rebuild(self) -> str | None:
         dirty = self.store.get_meta("fulltext_dirty", "0")
         if dirty == "behind":  # PgStore: another machine changed the server since
             return "the index server changed since this machine's keyword index was written"
@@ -775,7 +775,7 @@ class Index:
                 self.model_id,
             )
             report.rebuilt = report.rebuilt or "the embedding model changed"
-        ft_reason = None if rebuild else self._fulltext_needs_rebuild()
+        ft_reason = None if rebuild else self.fulltext_needs_rebuild()
         if ft_reason:
             log.warning("%s: rebuilding it from the index.", ft_reason)
             self.rebuild_fulltext()
@@ -1370,7 +1370,7 @@ class Index:
         """For the few texts of a run over a few files (a search's, the watcher's): the light
         query encoder of the bundled model when the full embedder is not loaded yet, one text
         at a time (fastembed's pipeline without its padding: the same vectors to float
-        rounding, tests/test_embedder.py), so a search after an edit does not import fastembed
+        rounding, tests/index/test_embedder.py), so a search after an edit does not import fastembed
         (a second) and build a second session of the model; None otherwise."""
         if self._embedder is not None or self.remote or self._embedder_failed is not None:
             return None

@@ -226,7 +226,7 @@ def _vectors_problem(store: IndexBackend, model: str | None) -> str | None:
         return None  # a store that cannot be read: said by its own check
 
 
-def _fulltext_changed(store: IndexBackend, folder: Path) -> str | None:
+def fulltext_changed(store: IndexBackend, folder: Path) -> str | None:
     """The cheap check of the Whoosh index (a stat per file): its files are those the last
     writer recorded, or it is marked as interrupted."""
     from .fulltext import FullText
@@ -469,7 +469,7 @@ def diagnose_and_repair(index: Index) -> list[Finding]:
     units = store.counts(None)["units"]
     # what `vault status` checks too (the files the last writer recorded): a doctor that
     # finds nothing leaves a status that says nothing
-    fulltext = check_fulltext(index, units) or _fulltext_changed(store, cache / "whoosh")
+    fulltext = check_fulltext(index, units) or fulltext_changed(store, cache / "whoosh")
     if fulltext:
         with index.writer_lock():
             index.rebuild_fulltext()
@@ -514,7 +514,7 @@ def damage(config: Config, model: str | None = None) -> list[str]:
             if problem:
                 problems.append(f"index.sqlite: {problem}")
             else:
-                problem = _fulltext_changed(store, cache / "whoosh")
+                problem = fulltext_changed(store, cache / "whoosh")
                 if problem:
                     problems.append(f"whoosh/: {problem}")
                 problem = _vectors_problem(store, model)

@@ -1,4 +1,4 @@
-"""Connecting to the PostgreSQL index server (issue 21; docs/postgres-design.md §7).
+"""Connecting to the PostgreSQL index server (docs/postgres-design.md §7).
 
 A connection that fails is a `IndexServerError` (a `VaultError`: one line, what to check)
 naming the server as host, port and database, never the password nor the DSN as written (it

@@ -1,5 +1,5 @@
-"""The PostgreSQL index's schema as numbered migrations, recorded in the database (issue 21;
-docs/postgres-design.md §3 and §6).
+"""The PostgreSQL index's schema as numbered migrations, recorded in the database
+(docs/postgres-design.md §3 and §6).
 
 `migrate(conn)` brings a database up to `LATEST` in one transaction, under an advisory lock:
 processes that start together apply each step once, and a step that fails leaves the database

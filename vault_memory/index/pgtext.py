@@ -1,4 +1,4 @@
-"""PostgreSQL full-text values built from our own analyzed terms (issue 21, postgres backend;
+"""PostgreSQL full-text values built from our own analyzed terms (postgres backend;
 docs/postgres-design.md §3). Pure: text in, text out.
 
 The keyword scores of both backends must come from the same terms (`fulltext.terms_of`:

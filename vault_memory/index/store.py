@@ -119,7 +119,7 @@ CREATE TABLE IF NOT EXISTS flags (
     flags TEXT NOT NULL
 );
 """
-# `flags` (issue 25) holds a row for each unit judged at index time to read as an instruction
+# `flags` holds a row for each unit judged at index time to read as an instruction
 # to a model (files/injection.py). It was added without a version bump: an index written
 # before it gets the table on open and its units judged once (`FLAGS_META` then says so).
 FLAGS_META = "flags_judged"
@@ -937,7 +937,7 @@ class Store:
         finally:
             conn.rollback()
 
-    # -- what search, the indexer and the integrity checks ask besides (issue 21) ---------
+    # -- what search, the indexer and the integrity checks ask besides ---------
 
     def data_version(self) -> int:
         """A number that changes when another connection commits (cheap: no table read)."""

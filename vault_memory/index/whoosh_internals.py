@@ -1,7 +1,7 @@
 """Whoosh's internals, used for speed: the one module that reaches past Whoosh's public API
 (fulltext.py uses nothing else). Each speed-up checks that the internals it needs are there
 and leaves Whoosh as it is where they are not (the same index, written or read more slowly);
-pyproject.toml pins Whoosh-Reloaded to the versions tests/test_whoosh_internals.py has
+pyproject.toml pins Whoosh-Reloaded to the versions tests/index/test_whoosh_internals.py has
 checked, and that test fails when a speed-up no longer engages or its files differ by a byte
 from Whoosh's own.
 
@@ -149,7 +149,7 @@ def lengths_known_missing(writer: Any) -> bool:
 def _postings_made_quickly(writer: Any, layout: Layout, known: dict[str, list[str]]) -> bool:
     """Make the writer's fields turn values into postings faster, the postings unchanged:
     - the analysed fields take their terms from `terms_of`, which gives exactly the terms
-      the analyzer gives (tests/test_fulltext_terms.py compares them; the unit table's BM25
+      the analyzer gives (tests/index/test_fulltext_terms.py compares them; the unit table's BM25
       already scores with them), 5x faster than Whoosh's token objects; the postings are
       those of Whoosh's Frequency format (term, frequency, weight = frequency x field boost);
       `known` holds texts whose `terms_of` the caller has computed already (the index run);
@@ -399,7 +399,7 @@ class _TermBlocks:
     with their field lengths) to the segment's postings and terms files as `start_term`,
     `add` for each posting and `finish_term` would: the same blocks of ids, weights and
     values (pickled, compressed), the same block and term statistics, the same term table
-    row, byte for byte (tests/test_whoosh_internals.py compares the files), without a call a
+    row, byte for byte (tests/index/test_whoosh_internals.py compares the files), without a call a
     posting and a dozen a block."""
 
     NEEDED = (

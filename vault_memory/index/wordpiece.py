@@ -10,7 +10,7 @@ than tab and line breaks are dropped; the text is lower-cased and cut at whitesp
 each punctuation character (all of ASCII's, symbols included); each word is split greedily
 into its longest known pieces (`##` continuing), or is `[UNK]` when one is missing or it is
 longer than 100 characters. Any other text gets None, and the caller asks tokenizers.
-tests/test_wordpiece.py compares the ids with tokenizers' on generated and real text.
+tests/index/test_wordpiece.py compares the ids with tokenizers' on generated and real text.
 """
 
 from __future__ import annotations

@@ -259,7 +259,7 @@ def _stem() -> Any:
 def terms_of(text: str, query: bool = False) -> list[str]:
     """The analyzed terms of `text`: its words (index/words.py: folded, CJK as character
     pairs), stop words dropped, Porter-stemmed. For text without CJK this is what Whoosh's
-    StemmingAnalyzer gives for the folded text (tests/test_fulltext_terms.py compares the
+    StemmingAnalyzer gives for the folded text (tests/index/test_fulltext_terms.py compares the
     two), without Whoosh's token objects: 5x faster, and a cold query does not import
     whoosh.analysis. `query`: the terms a query ranks by (CJK pairs without their single
     characters, see `words`)."""

@@ -280,7 +280,7 @@ class Searcher:
                 kept.append(token)
         return kept
 
-    def _model_for(self, mode: str) -> str | None:
+    def model_for(self, mode: str) -> str | None:
         """The model whose vectors a search in `mode` uses, None for keywords only."""
         model_id: str | None = self.index.store.get_meta("model_id") or None
         if mode in ("hybrid", "semantic") and model_id and model_id == self.index.model_id:
@@ -293,7 +293,7 @@ class Searcher:
         to load but the query encoder (the caller's)."""
         if self._serves(Filters()):
             return
-        self.table(self._model_for(mode))
+        self.table(self.model_for(mode))
 
     def search(
         self,
@@ -365,7 +365,7 @@ class Searcher:
         s = settings or self.settings
         filters = filters or Filters()
         today = today or clock.today()
-        model_id = self._model_for(mode)
+        model_id = self.model_for(mode)
         found = self._candidates(query, model_id, mode, filters, s, limit)
         if found is None:
             return []

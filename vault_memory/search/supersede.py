@@ -7,7 +7,7 @@ text supersedes an older one when a key matches and the values differ (a sibling
 attribute, an additive relation or the same value again are left alone). `current_of` applies
 the rule to many dated texts: an older text is superseded by the newest text about the same
 subject and attribute when their values differ (A -> B -> C: A and B by C; A -> B -> A: only
-B). The labelled pairs are tests/supersede_corpus.py and tests/subject_corpus.py.
+B). The labelled pairs are tests/support/supersede_corpus.py and tests/support/subject_corpus.py.
 """
 
 from __future__ import annotations

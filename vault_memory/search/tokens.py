@@ -57,6 +57,11 @@ class TokenCounter:
     def __repr__(self) -> str:
         return f"TokenCounter({self.name!r})"
 
+    @property
+    def tokenizer(self) -> Any | None:
+        """The WordPiece tokenizer counted with (None when counting by characters)."""
+        return self._tokenizer
+
     def count(self, text: str) -> int:
         if not text:
             return 0

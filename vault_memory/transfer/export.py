@@ -47,7 +47,7 @@ log = logging.getLogger("vault_memory")
 
 FORMAT = "vault-memory-export"
 VERSION = 1  # of the record format
-VAULT_FORMAT = 1  # of the Markdown layout (DESIGN §1)
+VAULT_FORMAT = 1  # of the Markdown layout (daily logs, MEMORY.md, notes, sessions)
 FORMATS = ("jsonl", "json")
 KINDS = ("memory", "daily", "note", "diary", "session")
 _KIND_NAMES = {

@@ -112,8 +112,11 @@ _Q = r"""(['"]?)"""  # an optional quote, matched again after the value by \N
 def shapes() -> tuple[Shape, ...]:
     """The shapes, most specific first; compiled on first use (a `vault` command that never
     redacts does not pay for them)."""
+    return _command_line_shapes() + _file_and_payload_shapes() + _prose_and_key_shapes()
+
+
+def _command_line_shapes() -> tuple[Shape, ...]:
     return (
-        # -- command lines ------------------------------------------------------------------------
         _shape("password", r"(?<!\S)-p(['\"])([^'\"\n]{1,128})\1", "-p", 2, _not_ordinary),
         _shape("password", r"(?<!\S)-p([^\s'\"$\-][^\s]{2,127})", "-p", 1, _on_mysql_line),
         _shape("password", r"(?<!\S)-p\s+" + _Q + r"([^\s'\"]{3,128})\1", "-p", 2, _on_mysql_line),
@@ -147,7 +150,11 @@ def shapes() -> tuple[Shape, ...]:
             2,
             _not_ordinary,
         ),
-        # -- files and payloads -------------------------------------------------------------------
+    )
+
+
+def _file_and_payload_shapes() -> tuple[Shape, ...]:
+    return (
         _shape(
             "password",
             r"\b(?:machine\s+\S+|default)\s+(?:login\s+\S+\s+)?password\s+(\S+)",
@@ -202,6 +209,11 @@ def shapes() -> tuple[Shape, ...]:
             _not_ordinary,
             re.I,
         ),
+    )
+
+
+def _prose_and_key_shapes() -> tuple[Shape, ...]:
+    return (
         # -- a token as a URL's user: a Sentry DSN, `https://TOKEN@host` ------------------------
         _shape(
             "url-credential",

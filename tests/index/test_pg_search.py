@@ -1,0 +1,200 @@
+"""Search on the index server (docs/postgres-design.md §4): candidates from
+the server's HNSW and full-text indexes, filtered by scope and kind in SQL, ranked here by the
+same code as the unit table of the whole index; a warm search is one statement. Real server
+(tests/support/pg_server.py): slow suite."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vault_memory import Vault
+from vault_memory.index.pgstore import PgStore
+
+from ..files.test_obsidian_vault import _obsidian_template, obsidian_vault  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.slow
+
+QUERIES = [
+    "ERR_LEDGER_409",
+    "which database did we pick for billing",
+    "invoice renderer fonts",
+    "who is Jonas",
+    "what does Priya prefer",
+    "VAT rounding",
+    "cutover runbook owner",
+    "retry budget ledger-api",
+]
+
+
+def on_server(root: Path, dsn: str, vault_id: str = "") -> None:
+    with (root / "vault.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f'\n[index]\nbackend = "postgres"\ndsn = "{dsn}"\n')
+        if vault_id:
+            fh.write(f'vault_id = "{vault_id}"\n')
+    with Vault(root) as opened:
+        opened.index()
+
+
+def where(hits: list[Any]) -> list[tuple[str, int, int]]:
+    return [(h.path, h.start_line, h.end_line) for h in hits]
+
+
+def test_a_search_ranks_the_servers_candidates_without_the_unit_table(
+    indexed_sample: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on_server(indexed_sample, pg_database)
+    with Vault(indexed_sample, {"search.on_server": False}) as whole:
+        expected = {q: where(whole.search(q, fresh=False)) for q in QUERIES}
+        kinds = where(whole.search("decision", fresh=False, kinds=["memory"]))
+
+    def no_table(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a search on the server read the whole unit table")
+
+    monkeypatch.setattr(PgStore, "unit_rows", no_table)
+    monkeypatch.setattr(PgStore, "unit_rows_and_marks", no_table)
+    from vault_memory.search import served as server_search
+
+    with Vault(indexed_sample) as served:
+        served.prepare_search()  # the query encoder only: no table to read
+        # every unit a candidate (192 in the sample vault): the whole table's hits and
+        # scores, so the same ranking code ran (BM25 with the server's frequencies)
+        monkeypatch.setattr(server_search, "SERVED_NEAR", 1000)
+        exact = {q: where(served.search(q, fresh=False)) for q in QUERIES}
+        assert exact == expected
+        # the default candidates (150 nearest, 200 keyword matches): cosines are min-max
+        # scaled over the candidates only, so scores shift a little and close neighbours
+        # may trade places; the best hit stays, and most of the first five
+        monkeypatch.setattr(server_search, "SERVED_NEAR", 150)
+        found = {q: where(served.search(q, fresh=False)) for q in QUERIES}
+        for query, hits in found.items():
+            assert hits[0] == expected[query][0], query
+            firsts = {(p, s) for p, s, _ in hits[:5]}
+            assert len(firsts & {(p, s) for p, s, _ in expected[query][:5]}) >= 4, query
+        memory = served.search("decision", fresh=False, kinds=["memory"])
+        assert {h.kind for h in memory} == {"memory"}
+        # the same units first; a span may coalesce otherwise: the cosines are min-max
+        # scaled over the candidates, not over every unit (docs/postgres-design.md §4)
+        assert [(p, s) for p, s, _ in where(memory)][:3] == [(p, s) for p, s, _ in kinds][:3]
+
+
+def test_candidates_are_filtered_by_scope_and_kind_inside_sql(
+    indexed_sample: Path, pg_database: str
+) -> None:
+    on_server(indexed_sample, pg_database)
+    with Vault(indexed_sample) as vault:
+        store = vault.cache.store
+        model = vault.cache.model_id
+        import numpy as np
+
+        from vault_memory.index import terms_of
+
+        vector = np.asarray(
+            vault.cache.query_embedder().embed_query("ledger conflict"), dtype=np.float32
+        ).tobytes()
+        terms = terms_of("ledger conflict", query=True)
+
+        def served(scopes: Any, conditions: dict[str, Any]) -> Any:
+            return store.served(
+                model, vector, terms, terms, [], scopes, conditions, 20, 20, 2, None
+            )
+
+        everything = served(None, {})
+        assert everything.rows and everything.stats[0] == store.counts(model)["units"]
+        assert all(everything.df[t][0] > 0 for t in terms)
+        assert served(["org/nobody"], {}).rows == []
+        assert served(["org/nobody"], {}).stats == (0, 0, 0)
+        assert served([""], {}).rows
+        memory = served(None, {"kinds": ("memory",)})
+        allowed = [chunk.kind for _, chunk, ok, _ in memory.rows if ok]
+        assert allowed and set(allowed) == {"memory"}
+        hidden = served(None, {"hidden_files": ("memory",)})
+        assert "memory" not in {chunk.kind for _, chunk, ok, _ in hidden.rows if ok}
+        # instruction-like units are judged when indexed, as the embedded index does
+        from vault_memory.index.store import Store
+
+        embedded = Store(indexed_sample / ".vault" / "index.sqlite", readonly=True)
+        try:
+            assert store.flagged_count() == embedded.flagged_count() is not None
+        finally:
+            embedded.close()
+        assert all(flagged is not None for *_, flagged in everything.rows)
+
+
+def test_a_warm_search_is_one_statement_and_sees_another_machines_write(
+    indexed_sample: Path, pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(indexed_sample, other, symlinks=True)
+    on_server(indexed_sample, pg_database, "team")
+    statements: list[str] = []
+    execute, served = PgStore._execute, PgStore.served
+
+    def counted_execute(self: PgStore, sql: Any, params: Any = ()) -> Any:
+        statements.append(str(sql))
+        return execute(self, sql, params)
+
+    def counted_served(self: PgStore, *args: Any, **kwargs: Any) -> Any:
+        statements.append("served")
+        return served(self, *args, **kwargs)
+
+    monkeypatch.setattr(PgStore, "_execute", counted_execute)
+    monkeypatch.setattr(PgStore, "served", counted_served)
+    with Vault(indexed_sample) as vault:
+        vault.search("warm up", fresh=False)
+        statements.clear()
+        assert vault.search("ERR_LEDGER_409 ledger", fresh=False)
+        assert statements == ["served"]
+        # another machine indexes a new note into the same vault on the server
+        (other / "notes").mkdir(exist_ok=True)
+        (other / "notes" / "zanzibar.md").write_text(
+            "# Zanzibar\n\n- The quokka migration runs on Zanzibar hosts.\n", encoding="utf-8"
+        )
+        on_server(other, pg_database, "team")
+        statements.clear()
+        hits = vault.search("quokka migration", fresh=False)
+        assert hits and hits[0].path == "notes/zanzibar.md"
+        # the meta read with the previous statement was of another generation: searched
+        # again with this one's, so two statements, and the next warm search is one again
+        assert statements == ["served", "served"]
+        statements.clear()
+        vault.search("quokka migration", fresh=False)
+        assert statements == ["served"]
+
+
+def test_status_lists_the_unresolved_links_the_server_holds(
+    obsidian_vault: Path,  # noqa: F811 - the fixture
+    pg_database: str,
+) -> None:
+    settings = {"index.backend": "postgres", "index.dsn": pg_database}
+    with Vault(obsidian_vault, settings) as vault:
+        vault.index()
+        info = vault.status()
+    assert info["backend"] == "postgres"
+    assert info["unresolved_links"] == 1
+    assert [(u["source"], u["line"], u["target"]) for u in info["unresolved"]] == [
+        ("projects/Rocket.md", 21, "Nowhere")
+    ]
+
+
+def test_a_table_of_the_servers_rows_is_never_taken_for_the_embedded_indexs(
+    indexed_sample: Path, pg_database: str, tmp_path: Path
+) -> None:
+    """One folder searched through both backends (a move to the server, a benchmark): the
+    unit table saved from the server's rows (other unit and file ids) must not be patched
+    into, or read as, the embedded index's."""
+    with Vault(indexed_sample) as embedded:
+        before = {q: where(embedded.search(q, fresh=False)) for q in QUERIES}
+    server = {"index.backend": "postgres", "index.dsn": pg_database, "search.on_server": False}
+    other = tmp_path / "other"  # another vault first: this one's ids on the server differ
+    shutil.copytree(indexed_sample, other, symlinks=True)
+    with Vault(other, server | {"index.vault_id": "other"}) as first:
+        first.index()
+    with Vault(indexed_sample, server) as on_server_:
+        on_server_.index()
+        assert on_server_.search("ERR_LEDGER_409", fresh=False)  # saves its table
+    with Vault(indexed_sample) as embedded:
+        assert {q: where(embedded.search(q, fresh=False)) for q in QUERIES} == before

@@ -1,0 +1,189 @@
+"""The injectable clock, and the proof that no test depends on the day, the zone or the
+machine's clock: the whole default suite runs again with the clock fixed at three dates (a leap
+day, a new year's eve at 23:59 in UTC+14, a year from today), each in a zone far from UTC.
+
+libfaketime fakes the clock of the whole process, time.sleep and lock waits included (measured
+here: `OSError: [Errno 22]` in every test that sleeps), so it is used only on the test files
+that never sleep, as a second witness."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vault_memory import Vault, clock
+from vault_memory.errors import ConfigError
+
+WORKTREE = Path(__file__).resolve().parents[2]
+
+
+def test_the_real_clock_runs_without_vault_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VAULT_NOW", raising=False)
+    before = dt.datetime.now()
+    assert before <= clock.now() <= dt.datetime.now()
+    assert clock.fixed() is None
+    assert clock.now(dt.UTC).tzinfo is dt.UTC
+
+
+def test_vault_now_fixes_local_wall_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2028-02-29T23:59:30")
+    assert clock.now() == dt.datetime(2028, 2, 29, 23, 59, 30)
+    assert clock.today() == dt.date(2028, 2, 29)
+    assert clock.now_local().replace(tzinfo=None) == dt.datetime(2028, 2, 29, 23, 59, 30)
+
+
+def test_an_instant_is_shown_in_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2026-12-31T23:59:00+14:00")
+    instant = dt.datetime(2026, 12, 31, 9, 59, tzinfo=dt.UTC)
+    assert clock.now(dt.UTC) == instant
+    assert clock.now() == instant.astimezone().replace(tzinfo=None)
+    kiritimati = dt.timezone(dt.timedelta(hours=14))
+    assert clock.now(kiritimati).date() == dt.date(2026, 12, 31)
+
+
+@pytest.mark.parametrize("bad", ["yesterday", "2026-13-01", "22/11/2026 10:00"])
+def test_a_bad_vault_now_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+    monkeypatch.setenv("VAULT_NOW", bad)
+    with pytest.raises(ConfigError, match="is not an ISO 8601 date-time; use e.g."):
+        clock.now()
+
+
+def test_every_dated_write_follows_the_clock(
+    vault_dir: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VAULT_NOW", "2028-02-29T23:59")
+    report = Vault(vault_dir).add("Leap day entry")
+    assert (report.path, report.heading) == ("memory/2028-02-29.md", "23:59 · note")
+    result = run_cli("--vault", str(vault_dir), "add", "From the CLI")
+    assert result.stdout.startswith("memory/2028-02-29.md:")
+    chat = '[{"role": "user", "content": "I prefer tea over coffee in the mornings."}]'
+    flushed = Vault(vault_dir).flush(chat, session="leap")
+    assert flushed.path == "memory/2028-02-29.md" and flushed.heading == (
+        "23:59 · flush · session leap"
+    )
+
+
+# -- the proofs (slow) ------------------------------------------------------------------------
+
+
+def _a_year_from_today() -> str:
+    today = dt.date.today()
+    try:
+        later = today.replace(year=today.year + 1)
+    except ValueError:  # 29 February
+        later = today.replace(year=today.year + 1, day=28)
+    return f"{later.isoformat()}T10:00"
+
+
+PROOF_RUNS = [
+    ("leap-day", "2028-02-29T12:00", "Etc/GMT+12"),  # UTC-12
+    ("new-years-eve-utc+14", "2026-12-31T23:59:00+14:00", "Pacific/Kiritimati"),  # UTC+14
+    ("a-year-from-today", _a_year_from_today(), "Asia/Kathmandu"),  # UTC+05:45
+]
+
+
+@pytest.fixture
+def basetemp() -> Iterator[str]:
+    """A short temp folder for the inner run: a long one puts the watcher's socket path over
+    the 107 bytes a Unix socket allows (it then moves to the temp folder, as it should)."""
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="vc-")
+    yield f"{folder}/run"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_")}
+    env.update(PYTHONPATH=str(WORKTREE), LC_ALL="C.UTF-8", **extra)
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "now", "zone"), PROOF_RUNS, ids=[r[0] for r in PROOF_RUNS])
+def test_the_whole_suite_passes_at_another_date_and_zone(
+    name: str, now: str, zone: str, basetemp: str
+) -> None:
+    if not Path("/usr/share/zoneinfo", zone).exists():
+        pytest.skip(f"no zoneinfo for {zone}")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-m",
+            "not slow",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",  # in one process, as a user's run without workers would be
+            "-x",
+            f"--basetemp={basetemp}",
+            str(WORKTREE / "tests"),
+        ],
+        cwd=WORKTREE,
+        env=_env(VAULT_NOW=now, TZ=zone),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout.splitlines()[-1]
+
+
+# The test files that never sleep (no locks waited on, no watcher, no scheduler): the only
+# ones libfaketime can run without breaking time.sleep.
+NON_SLEEPING = [
+    "cli/test_cli_flush.py",
+    "test_config.py",
+    "search/test_context.py",
+    "dream/test_junk.py",
+    "cli/test_manage.py",
+    "files/test_memoryfile.py",
+    "files/test_notes.py",
+    "index/test_plan.py",
+    "repo/test_readme.py",
+    "capture/test_redact.py",
+    "search/test_search_ranking.py",
+    "agents/test_window.py",
+]
+
+
+@pytest.mark.slow
+def test_the_non_sleeping_tests_pass_under_faketime(basetemp: str) -> None:
+    if shutil.which("faketime") is None:
+        pytest.skip("needs faketime (apt-get install faketime)")
+    done = subprocess.run(
+        [
+            "faketime",
+            "-f",
+            "@2026-12-31 23:59:00",
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-m",
+            "not slow",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",  # the faked clock is in this process: no workers
+            f"--basetemp={basetemp}",
+            *[str(WORKTREE / "tests" / name) for name in NON_SLEEPING],
+        ],
+        cwd=WORKTREE,
+        env=_env(TZ="Pacific/Kiritimati", FAKETIME_DONT_FAKE_MONOTONIC="1"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout.splitlines()[-1]
