@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index import fold, terms_of, whole
+from .people import misspelt_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,6 +35,10 @@ class RankSettings:
     # turn: `table._turn_windows`): a chat sent in short messages is read as one whose turns
     # are single lines. The same windows where every turn is one unit.
     turn_windows: bool = True
+    # A message of a run (one speaker's messages in a row) is lifted by its own speaker's
+    # other messages only by the query words it shares with them (`stages.shared_lifts`):
+    # the other speakers' turns around it lift it as before.
+    shared_context: bool = True
     subject_boost: float = 0.5  # a unit whose lead-in label names a query word gains this share
     question_penalty: float = 0.15  # a unit that ends by asking loses this share
     subject_free_vector: bool = True  # hybrid: names found as labels leave the embedded query
@@ -78,6 +83,10 @@ class RankSettings:
     # A query word also matches the short forms a chat types for it ("bday" for "birthday",
     # "bf" for "boyfriend": search/spelling.py), and a short form its word, at this share.
     form_weight: float = 1.0
+    # A query's name that the chat's messages give a speaker ("I'm Kate", "call me Bob") or
+    # call them by ("Thanks, Kate!": the other speaker of a chat of two) names that speaker,
+    # however they are labelled (`people.py`; `alias` in --explain).
+    message_names: bool = True
 
 
 # -- scores -------------------------------------------------------------------
@@ -378,7 +387,8 @@ def resolve_names(
     """The labels (speakers, people: analyzed terms of the vault's lead-in labels) that query
     words name without spelling them: a nickname that begins the label (`mel` -> `melani`,
     3 letters at least) or a misspelling one edit away (`carolyn` -> `carolin`, 5 letters
-    at least). `words` are the query's analyzed terms, each with whether it was written
+    at least), two for names of 7 letters or more (`katherine` -> `kathrin`). `words` are
+    the query's analyzed terms, each with whether it was written
     capitalised; a word the vault's text never uses, or a capitalised one, may be a name,
     a lower-case common word (`art`, not `arthur`) is not. A word that could name two labels
     names neither; words that are labels themselves stay as they are."""
@@ -387,11 +397,8 @@ def resolve_names(
     for term, capitalised in words:
         if term in label_set or len(term) < 3 or not (capitalised or not known(term)):
             continue
-        named = [
-            label
-            for label in labels
-            if label.startswith(term) or (len(term) >= 5 and within_one_edit(term, label))
-        ]
+        misspelt = set(misspelt_name(term, labels))
+        named = [label for label in labels if label.startswith(term) or label in misspelt]
         if len(named) == 1:  # two labels it could name: it names neither
             found[term] = named
     return found
