@@ -25,6 +25,10 @@ stretched for emphasis with probability P, as people type in chats ("loveee", "s
 "goooood"): its last vowel or its last letter typed three to five times in all. The slips of
 `--typos` come first when both are given.
 
+`--pinned`: a copy in which each turn's relative dates are pinned to its log's day, as `vault
+flush`, `add` and `import` write them ("went to the support group yesterday (2023-05-07)"):
+what capture-time dates do to search. The lines keep their numbers.
+
 `--split`: a copy in which each turn is sent as several messages, one a sentence (a photo's
 caption with the sentence before it), each its own line under the speaker's label, and half of
 them (by `--seed`) without their closing full stop, as people write in chat apps. A turn of a
@@ -35,6 +39,7 @@ would be no evidence of anything), so finding a turn's other lines scores nothin
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import random
 import re
 import shutil
@@ -212,6 +217,25 @@ def split_copy(root: Path, seed: int) -> Path:
     return copy_once(root, f"split-seed{seed}", fill)
 
 
+def pinned_copy(root: Path) -> Path:
+    """A copy of the benchmark's vaults whose turns have their relative dates pinned to the
+    log's day, as capture writes them ("yesterday (2023-05-07)"; module docstring)."""
+    sys.path.insert(0, str(HERE.parent))
+    from vault_memory.relative_dates import pin_dates
+
+    def fill(copy: Path) -> None:
+        for log in sorted(copy.glob("conv-*/vault/memory/*.md")):
+            day = dt.date.fromisoformat(log.stem)
+            lines = log.read_text(encoding="utf-8").split("\n")
+            for n, line in enumerate(lines):
+                turn = _TURN.match(line)
+                if turn:
+                    lines[n] = turn[1] + pin_dates(turn[2], day)
+            log.write_text("\n".join(lines), encoding="utf-8")
+
+    return copy_once(root, "pinned", fill)
+
+
 def typo_copy(root: Path, share: float, seed: int) -> Path:
     """A copy of the benchmark's vaults with typing slips in the turns (module docstring)."""
     rnd = random.Random(seed)
@@ -273,6 +297,9 @@ def prepared_root(name: str, root: Path, args: argparse.Namespace, scorer: Path)
     if args.split:
         root = split_copy(root, args.seed)
         print(f"{name}: turns sent sentence by sentence: {root}")
+    if args.pinned:
+        root = pinned_copy(root)
+        print(f"{name}: relative dates pinned to each log's day: {root}")
     if args.stretch:
         root = stretch_copy(root, args.stretch, args.seed)
         print(f"{name}: {args.stretch:.0%} of the lower-case words stretched: {root}")
@@ -433,6 +460,11 @@ def main() -> None:
         action="store_true",
         help="score a copy whose turns are sent sentence by sentence",
     )
+    parser.add_argument(
+        "--pinned",
+        action="store_true",
+        help="score a copy whose turns have their relative dates pinned, as capture writes them",
+    )
     parser.add_argument("--seed", type=int, default=1, help="--typos, --stretch, --split: seed")
     parser.add_argument(
         "--set",
@@ -478,7 +510,7 @@ def main() -> None:
         "of returned context"
     )
     print(table(figures, [int(b) for b in args.budgets.split(",")]))
-    plain = not (overrides or args.typos or args.split or args.stretch or args.only)
+    plain = not (overrides or args.typos or args.split or args.pinned or args.stretch or args.only)
     out = args.out or (RESULTS if plain and len(figures) == len(SPLITS) else None)
     if out is not None:
         command = (
