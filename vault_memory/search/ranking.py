@@ -87,9 +87,47 @@ class RankSettings:
     # call them by ("Thanks, Kate!": the other speaker of a chat of two) names that speaker,
     # however they are labelled (`people.py`; `alias` in --explain).
     message_names: bool = True
+    # A unit longer than the vault's typical one (the median of its words) is weighed by
+    # (median / words) ** length_cost: a reader pays for a hit by its length, and a long one
+    # matches more words and sits nearer more queries only by saying more (`length_factors`).
+    length_cost: float = 0.0
+    # A unit's lift by its context windows is at most this many times its own fused score
+    # (`capped_context`): context helps a message that matches, it does not make a hit of a
+    # neighbour that says nothing the query asks (0: uncapped).
+    context_cap: float = 0.0
+    # The lift of each larger window size counts this share of the one before it (sizes in
+    # `windows` order): farther turns say less about a message than nearer ones.
+    window_decay: float = 1.0
 
 
 # -- scores -------------------------------------------------------------------
+
+
+def length_factors(words: np.ndarray, cost: float) -> np.ndarray:
+    """Each unit's weight for its length: 1 up to the median number of analyzed words of
+    the units that have any, then (median / words) ** cost. A budget of characters holds
+    fewer long hits; ranking them by what they say per word keeps them from crowding out
+    the short message that answers."""
+    import numpy as np
+
+    held = words[words > 0]
+    if not cost or not len(held):
+        return np.ones(len(words))
+    typical = max(float(np.median(held)), 1.0)
+    found: np.ndarray = (typical / np.maximum(words, typical)) ** cost
+    return found
+
+
+def capped_context(context: np.ndarray, fused: np.ndarray, cap: float) -> np.ndarray:
+    """Context lifts a unit at most `cap` times its own fused score (0: as they are): a
+    message gains from its neighbours in proportion to what it matches itself, and one
+    that matches nothing gains nothing from a match it does not share."""
+    import numpy as np
+
+    if not cap:
+        return context
+    capped: np.ndarray = np.minimum(context, cap * np.maximum(fused, 0.0))
+    return capped
 
 
 def max_norm(x: np.ndarray) -> np.ndarray:

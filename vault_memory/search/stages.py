@@ -34,6 +34,7 @@ from .ranking import (
     asks_when,
     best_rows,
     best_window,
+    capped_context,
     cited_lines,
     contains_token,
     exact_tokens,
@@ -332,6 +333,7 @@ def fusion(
     if listing:
         return Fusion(fused, components, np.zeros(n), np.zeros(n, dtype=bool), fused < 0)
     context, by_turns, shared = window_context(table, keyword, vector, within, s)
+    context = capped_context(context, fused, s.context_cap)
     return Fusion(fused, components, context, by_turns, shared)
 
 
@@ -353,7 +355,7 @@ def window_context(
     by_turns = np.zeros(n, dtype=bool)  # units lifted by a window of turns
     shared = np.zeros(n, dtype=bool)  # units whose run-mates lifted them less
     sums: RunningSums | None = None
-    for size in table.windows:
+    for k, size in enumerate(table.windows):
         starts, lengths, norms, by_units, by_turns_of = table.context_windows(size, s.turn_windows)
         w_kw = (
             window_bm25(keyword.matched, keyword.idf, starts, lengths)
@@ -381,7 +383,7 @@ def window_context(
         if by_turns_of:  # windows of turns too: the better lifts, and says so
             by_turns |= of_turns > lifted
             lifted = np.maximum(lifted, of_turns)
-        context += s.window_weight * lifted
+        context += s.window_weight * s.window_decay**k * lifted
     return context, by_turns, shared
 
 
@@ -510,6 +512,8 @@ def weigh(
                 1.0,
             )
             relevance = relevance * date_factor
+    if s.length_cost and not listing:  # long hits pay for their length
+        relevance = relevance * table.length_factors(s.length_cost)
     recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
     score = relevance * recency * table.salience
     return Factors(

@@ -23,7 +23,7 @@ from ..index import lead_label, terms_of
 from ..index.words import after_label
 from .dates import MOST_TOLD, Day, on_days, told_ranges
 from .people import addressed_names, self_names
-from .ranking import is_question, recency_factors
+from .ranking import is_question, length_factors, recency_factors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -136,6 +136,7 @@ class UnitTable:
             ],
         ] = {}
         self._runs: tuple[np.ndarray, np.ndarray] | None = None
+        self._lengths: tuple[float, np.ndarray] | None = None
         self._run_pairs: dict[tuple[int, bool], RunPairs | None] = {}
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
@@ -459,6 +460,12 @@ class UnitTable:
             self._recency = recency_factors(self.day_numbers, today, half_life_days, weight)
             self._recency_key = key
         return self._recency
+
+    def length_factors(self, cost: float) -> np.ndarray:
+        """`ranking.length_factors` of every unit by its analyzed words, once a table."""
+        if self._lengths is None or self._lengths[0] != cost:
+            self._lengths = (cost, length_factors(self.text.lengths, cost))
+        return self._lengths[1]
 
     def positions(self, uids: Sequence[int] | np.ndarray) -> np.ndarray:
         """The table rows of unit ids, -1 for ids the table does not hold."""
