@@ -118,15 +118,22 @@ def length_factors(words: np.ndarray, cost: float) -> np.ndarray:
     return found
 
 
-def capped_context(context: np.ndarray, fused: np.ndarray, cap: float) -> np.ndarray:
+def capped_context(
+    context: np.ndarray, fused: np.ndarray, cap: float, chatty: np.ndarray | None = None
+) -> np.ndarray:
     """Context lifts a unit at most `cap` times its own fused score (0: as they are): a
-    message gains from its neighbours in proportion to what it matches itself, and one
-    that matches nothing gains nothing from a match it does not share."""
+    message gains from its neighbours in proportion to what it matches itself, and one that
+    matches nothing gains nothing from a match it does not share. Only where `chatty` holds
+    (None: everywhere), the sessions of a chat whose people send runs of quick messages:
+    there a window holds many messages on many things; where whole turns alternate, a turn
+    is the answer to the question before it, and keeps its lift."""
     import numpy as np
 
     if not cap:
         return context
     capped: np.ndarray = np.minimum(context, cap * np.maximum(fused, 0.0))
+    if chatty is not None:
+        capped = np.where(chatty, capped, context)
     return capped
 
 

@@ -333,7 +333,8 @@ def fusion(
     if listing:
         return Fusion(fused, components, np.zeros(n), np.zeros(n, dtype=bool), fused < 0)
     context, by_turns, shared = window_context(table, keyword, vector, within, s)
-    context = capped_context(context, fused, s.context_cap)
+    if s.context_cap:
+        context = capped_context(context, fused, s.context_cap, table.in_chatty_section())
     return Fusion(fused, components, context, by_turns, shared)
 
 

@@ -137,6 +137,7 @@ class UnitTable:
         ] = {}
         self._runs: tuple[np.ndarray, np.ndarray] | None = None
         self._lengths: tuple[float, np.ndarray] | None = None
+        self._chatty: np.ndarray | None = None
         self._run_pairs: dict[tuple[int, bool], RunPairs | None] = {}
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
@@ -245,6 +246,19 @@ class UnitTable:
             end = np.minimum.accumulate(np.where(opens_next, at + 1, n)[::-1])[::-1]
             self._runs = (first, end)
         return self._runs
+
+    def in_chatty_section(self) -> np.ndarray:
+        """Per row, whether its section (a session of a chat) holds a run of one speaker's
+        messages in a row (`runs`): a chat sent as quick messages, not one of whole turns
+        that alternate. Found once a table."""
+        import numpy as np
+
+        if self._chatty is None:
+            first, end = self.runs()
+            section = self.section.astype(np.int64)
+            chatty_sections = np.unique(section[(end - first) > 1])
+            self._chatty = np.isin(section, chatty_sections)
+        return self._chatty
 
     def run_pairs(self, size: int, turns: bool = True) -> RunPairs | None:
         """The (unit row, window row) pairs of `context_windows(size, turns)` whose unit is a
