@@ -19,8 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..index import lead_label, terms_of
-from ..index.words import after_label
+from ..index import after_label, lead_label, terms_of
 from .dates import MOST_TOLD, Day, on_days, told_ranges
 from .people import addressed_names, self_names
 from .ranking import is_question, length_factors, recency_factors
