@@ -494,11 +494,15 @@ def test_a_turn_sent_as_many_messages_is_read_as_one(vault_dir: Path) -> None:
     the one that says where ends it, six lines from the one that names fishing and her dad,
     beyond any window of five units. A window of three turns holds both: the place comes
     before the lines of another day that only name her dad (`turn_window` in the scores).
-    That is with a message lifted by all its run-mates' words (`shared_context=False`); by
-    default a run-mate lifts it only by the words they share (tests/test_search_runs.py):
-    on real chats, where each message of a run says its own thing, that finds more."""
+    That is with a message lifted by all its run-mates' words (`shared_context=False`) and
+    by as much as its windows give (`context_cap=0`); by default a run-mate lifts it only by
+    the words they share, and context at most twice what the message matches itself
+    (tests/test_search_runs.py): on real chats, where each message of a run says its own
+    thing, that finds more."""
     (vault_dir / "memory" / "2023-05-20.md").write_text(DAD_CALLED, encoding="utf-8")
-    vault = configure(chat_vault(vault_dir, LONG_TURN), coalesce_depth=0, shared_context=False)
+    vault = configure(
+        chat_vault(vault_dir, LONG_TURN), coalesce_depth=0, shared_context=False, context_cap=0
+    )
     question = "Where did Ria go fishing with her dad?"
     hits = vault.search(question, limit=6, fresh=False)
     lines = [(h.path[-13:-3], h.start_line) for h in hits]

@@ -73,9 +73,11 @@ def test_run_mates_lift_a_message_only_by_the_words_it_shares(chat: Vault) -> No
     """Without the rule, the window around the greyhound message lifts its run-mates (the
     heating, the cooking class) by the greyhound they do not mention: they rank with it and
     the first hit takes two of them in; `--explain` marks the messages the rule held back."""
-    plain = configure(chat, shared_context=False).search(QUESTION, limit=8, fresh=False)
-    assert plain[0].start_line == ADOPTED and plain[0].end_line > ADOPTED
-    held = configure(chat, shared_context=True).search(QUESTION, limit=12, fresh=False)
+    plain = configure(chat, shared_context=False, context_cap=0)
+    hits = plain.search(QUESTION, limit=8, fresh=False)
+    assert hits[0].start_line == ADOPTED and hits[0].end_line > ADOPTED
+    shared = configure(chat, shared_context=True, context_cap=0)
+    held = shared.search(QUESTION, limit=12, fresh=False)
     assert held[0].scores["shared_context"] == 1.0
     assert all(h.scores["shared_context"] == 0.0 for h in held if h.start_line >= 21)
 
