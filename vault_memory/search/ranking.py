@@ -100,7 +100,8 @@ class RankSettings:
     context_cap: float = 2.0
     # The lift of each larger window size counts this share of the one before it (sizes in
     # `windows` order): farther turns say less about a message than nearer ones. Measured
-    # and off: 0.5 or 0.7 cost LoCoMo 0.005-0.007 for no gain on real chats.
+    # and off (with no cap): 0.5 LoCoMo 0.826 -> 0.821, real chats 0.644 -> 0.649; 0.7:
+    # 0.819, 0.644.
     window_decay: float = 1.0
 
 
