@@ -1,10 +1,15 @@
-"""Retrieval quality on the LoCoMo development split (shared/eval), scored by its own scorer.
+"""Retrieval quality on both development splits, LoCoMo's and the real chats', in one table.
 
+The splits live outside the repository (shared/eval: LoCoMo's five conversations, written by
+a model; REALTALK's chats 1-3, real people's); the benchmark's own scorer asks every question
+and reports, per split, r@Nch overall and per category, recall@10, mrr and p50/p95 latency.
 In-process (fast, for tuning) or through the real CLI (`--cli`: one `vault search --json`
-process per question, as the issue asks for the final figures).
+process per question). A run of both splits as they are, with the defaults, writes the
+figures to bench/results/search.json (the docs' evaluation page shows them).
 
-    python bench/eval_search.py                    # in-process, all five conversations
-    python bench/eval_search.py --cli              # the scorer drives `vault search --json`
+    python bench/eval_search.py --locomo COPY --realtalk COPY   # both, in-process
+    python bench/eval_search.py ... --cli          # the scorer drives `vault search --json`
+    python bench/eval_search.py ... --only realtalk-dev --set window_weight=0   # tuning
     python bench/eval_search.py --typos 0.1        # the same questions over turns with typos
     python bench/eval_search.py --stretch 0.1      # ...over turns with words stretched
     python bench/eval_search.py --split            # ...over turns sent sentence by sentence
@@ -241,11 +246,186 @@ def typo_copy(root: Path, share: float, seed: int) -> Path:
     )
 
 
+#: The development splits: name -> (what it holds, the category names its questions use).
+SPLITS = {
+    "locomo-dev": "LoCoMo development split: 5 conversations, 760 questions (categories 1-4)",
+    "realtalk-dev": "real human chats, development split: 3 conversations, 214 questions",
+}
+#: REALTALK's third category asks for commonsense inference from what was said; the scorer
+#: names categories by LoCoMo's numbers (its 3 is open-domain).
+CATEGORY_NAMES = {"realtalk-dev": {"3 open-domain": "3 commonsense"}}
+RESULTS = HERE / "results" / "search.json"
+
+
+def eval_dir(given: Path | None) -> Path:
+    """The LoCoMo scorer's folder: `given`, or `shared/eval/locomo` beside the repository or
+    one of the folders above it (a worktree sits deeper than the repository)."""
+    if given is not None:
+        return given
+    for parent in HERE.parents:
+        found = parent / "shared" / "eval" / "locomo"
+        if (found / "score.py").is_file():
+            return found
+    return EVAL
+
+
+def prepared_root(name: str, root: Path, args: argparse.Namespace, scorer: Path) -> Path | None:
+    """The split's vaults to score (made when LoCoMo's are missing; the chats' need their
+    data: None, and a line that says how), or the chat-like copy the options ask for."""
+    if not (root / "manifest.json").exists():
+        if name != "locomo-dev":
+            print(
+                f"{name}: no vaults at {root}; make them with shared/eval/realtalk/"
+                "make_vault_realtalk.py (its README says how), or give --realtalk",
+                file=sys.stderr,
+            )
+            return None
+        subprocess.run(
+            [
+                sys.executable,
+                str(scorer / "make_vault.py"),
+                "--conversations",
+                args.conversations,
+                "--out",
+                str(root),
+            ],
+            check=True,
+        )
+    if args.typos:
+        root = typo_copy(root, args.typos, args.seed)
+        print(f"{name}: typing slips in {args.typos:.0%} of the longer words: {root}")
+    if args.split:
+        root = split_copy(root, args.seed)
+        print(f"{name}: turns sent sentence by sentence: {root}")
+    if args.pinned:
+        root = pinned_copy(root)
+        print(f"{name}: relative dates pinned to each log's day: {root}")
+    if args.stretch:
+        root = stretch_copy(root, args.stretch, args.seed)
+        print(f"{name}: {args.stretch:.0%} of the lower-case words stretched: {root}")
+    return root
+
+
+def score_split(
+    name: str, root: Path, args: argparse.Namespace, overrides: dict, settings: dict
+) -> dict:
+    """Every question of the split `root` asked, scored by the benchmark's scorer: its summary
+    (overall, by category and conversation, latency), failures, index and wall seconds."""
+    import time
+
+    import score  # the benchmark's own scorer (on sys.path: `main`)
+
+    budgets = [int(b) for b in args.budgets.split(",")]
+    ks = [1, 5, 10]
+    convs = [
+        (d.name, d / "vault", d / "questions.jsonl")
+        for d in sorted(root.glob("conv-*"), key=lambda p: int(p.name.split("-")[1]))
+    ]
+    started = time.perf_counter()
+    searcher: object
+    if args.cli:
+        for _, vault, _ in convs:  # indexed first, timed apart
+            subprocess.run(
+                ["vault", "--vault", str(vault), "index", "--json"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        template = "vault --vault {vault} search {query} --json --limit {k}"
+        searcher = score.CommandSearcher(template, 120.0, None)
+    else:
+        searcher = InProcess(args.fetch_k, overrides, settings)
+    result = score.run(searcher, convs, ks, budgets, args.fetch_k, quiet=True)
+    summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
+    renamed = CATEGORY_NAMES.get(name, {})
+    summary["by_category"] = {renamed.get(k, k): v for k, v in summary["by_category"].items()}
+    if args.verbose:
+        score.report(name, summary, result["failures"], ks, budgets)
+    return summary | {
+        "failed_queries": len(result["failures"]),
+        "index_seconds": result["index_s"],
+        "wall_seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def table(figures: dict[str, dict], budgets: list[int]) -> str:
+    """Both splits in one table: overall and each category, recall within each budget,
+    recall@10 and mrr, then each split's p50/p95 latency a query."""
+    heads = [f"r@{b}ch" for b in budgets] + ["recall@10", "mrr", "p50 ms", "p95 ms"]
+    lines = [f"{'':<22} {'n':>5} " + " ".join(f"{h:>9}" for h in heads)]
+    for name, summary in figures.items():
+        latency = summary["latency"]
+        rows = {name: summary["overall"]} | {f"  {k}": v for k, v in summary["by_category"].items()}
+        for label, agg in rows.items():
+            values = [agg.get(f"recall@{b}ch", 0.0) for b in budgets]
+            values += [agg.get("recall@10", 0.0), agg.get("mrr", 0.0)]
+            cells = [f"{v:>9.3f}" for v in values]
+            if label == name:
+                cells += [f"{latency['p50_ms']:>9.1f}", f"{latency['p95_ms']:>9.1f}"]
+            lines.append(f"{label:<22} {agg.get('n', 0):>5} " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def write_results(path: Path, figures: dict[str, dict], command: str) -> None:
+    """The figures as the docs' evaluation page reads them (`bench/results/*.json`)."""
+    import datetime as dt
+    import json
+    import os
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for package in ("vault-memory", "numpy", "fastembed", "onnxruntime", "whoosh-reloaded"):
+        try:
+            versions[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    commit = subprocess.run(
+        ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if commit:
+        versions["commit"] = commit
+    doc = {
+        "name": "search",
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "command": command,
+        "machine": {
+            "platform": f"{platform.system()} {platform.machine()}",
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+        },
+        "versions": versions,
+        "figures": figures,
+        "datasets": {name: SPLITS[name] for name in figures},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=Path("/tmp/locomo-dev"))
-    parser.add_argument("--eval-dir", type=Path, default=EVAL)
-    parser.add_argument("--conversations", default="0-4")
+    parser.add_argument(
+        "--locomo",
+        "--root",
+        dest="locomo",
+        type=Path,
+        default=Path("/tmp/locomo-dev"),
+        help="the LoCoMo split's vaults (a copy: an index is written into them)",
+    )
+    parser.add_argument(
+        "--realtalk",
+        type=Path,
+        default=Path("/tmp/rt-dev"),
+        help="the real chats' split's vaults (a copy: an index is written into them)",
+    )
+    parser.add_argument(
+        "--only", choices=sorted(SPLITS), help="score one split (a tuning run; writes nothing)"
+    )
+    parser.add_argument("--eval-dir", type=Path, default=None, help="the LoCoMo scorer's folder")
+    parser.add_argument("--conversations", default="0-4", help="LoCoMo's, when made here")
     parser.add_argument("--fetch-k", type=int, default=50)
     parser.add_argument("--budgets", default="1000,2000,4000")
     parser.add_argument(
@@ -293,60 +473,17 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="override a RankSettings field (in-process only), e.g. window_weight=0",
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write the figures here (default: bench/results/search.json, for a run of both "
+        "splits as they are with the defaults; other runs write only when given this)",
+    )
+    parser.add_argument("--verbose", "-v", action="store_true", help="each split's full report too")
     args = parser.parse_args()
-    if not (args.root / "manifest.json").exists():
-        subprocess.run(
-            [
-                sys.executable,
-                str(args.eval_dir / "make_vault.py"),
-                "--conversations",
-                args.conversations,
-                "--out",
-                str(args.root),
-            ],
-            check=True,
-        )
-    if args.typos:
-        args.root = typo_copy(args.root, args.typos, args.seed)
-        print(f"typing slips in {args.typos:.0%} of the longer words: {args.root}")
-    if args.split:
-        args.root = split_copy(args.root, args.seed)
-        print(f"turns sent sentence by sentence: {args.root}")
-    if args.pinned:
-        args.root = pinned_copy(args.root)
-        print(f"relative dates pinned to each log's day: {args.root}")
-    if args.stretch:
-        args.root = stretch_copy(args.root, args.stretch, args.seed)
-        print(f"{args.stretch:.0%} of the lower-case words stretched: {args.root}")
-    if args.cli:
-        for vault in sorted(args.root.glob("conv-*/vault")):  # index first, timed apart
-            subprocess.run(
-                ["vault", "--vault", str(vault), "index", "--json"],
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )
-        cmd = [
-            sys.executable,
-            str(args.eval_dir / "score.py"),
-            "--root",
-            str(args.root),
-            "--fetch-k",
-            str(args.fetch_k),
-            "--budget-chars",
-            args.budgets,
-            "--cmd",
-            "vault --vault {vault} search {query} --json --limit {k}",
-        ]
-        raise SystemExit(subprocess.run(cmd).returncode)
-    sys.path.insert(0, str(args.eval_dir))
-    import score  # the benchmark's own scorer
-
-    budgets = [int(b) for b in args.budgets.split(",")]
-    ks = [1, 5, 10]
-    convs = [
-        (d.name, d / "vault", d / "questions.jsonl")
-        for d in sorted(args.root.glob("conv-*"), key=lambda p: int(p.name.split("-")[1]))
-    ]
+    scorer = eval_dir(args.eval_dir)
+    sys.path.insert(0, str(scorer))
     import ast
 
     overrides = {}
@@ -356,18 +493,33 @@ def main() -> None:
     settings: dict = {"index.backend": args.backend, "index.dsn": args.dsn} if args.dsn else {}
     if args.phase1:
         settings["search.on_server"] = False
-    result = score.run(
-        InProcess(args.fetch_k, overrides, settings), convs, ks, budgets, args.fetch_k, quiet=True
+    roots = {"locomo-dev": args.locomo, "realtalk-dev": args.realtalk}
+    figures: dict[str, dict] = {}
+    for name, root in roots.items():
+        if args.only and name != args.only:
+            continue
+        found = prepared_root(name, root, args, scorer)
+        if found is not None:
+            figures[name] = score_split(name, found, args, overrides, settings)
+    if not figures:
+        raise SystemExit("Error: no split to score (see above)")
+    how = "`vault search --json` processes" if args.cli else f"in-process {args.backend}"
+    print(
+        f"vault_memory, {how}{' phase 1' if args.phase1 else ''}"
+        f"{' ' + str(overrides) if overrides else ''}: r@Nch = recall within N characters "
+        "of returned context"
     )
-    summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
-    score.report(
-        f"vault_memory in-process {args.backend}{' phase 1' if args.phase1 else ''}"
-        f" {overrides or ''}",
-        summary,
-        result["failures"],
-        ks,
-        budgets,
-    )
+    print(table(figures, [int(b) for b in args.budgets.split(",")]))
+    plain = not (overrides or args.typos or args.split or args.pinned or args.stretch or args.only)
+    out = args.out or (RESULTS if plain and len(figures) == len(SPLITS) else None)
+    if out is not None:
+        command = (
+            "python bench/eval_search.py --locomo <copy of its split> --realtalk <copy of its "
+            f"split>{' --cli' if args.cli else ''} (fetch-k {args.fetch_k}, budgets "
+            f"{args.budgets})"
+        )
+        write_results(out, figures, command)
+        print(f"figures written to {out}")
 
 
 if __name__ == "__main__":

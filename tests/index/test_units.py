@@ -369,9 +369,10 @@ BURSTS = """\
 """  # noqa: E501
 
 
-def test_one_speakers_quick_messages_are_one_unit() -> None:
-    """A burst (real chats): one speaker's messages in a row, short together, are one
-    unit; the other speaker's turn ends it, and long messages stay units of their own."""
+def test_a_fragment_joins_the_message_that_completes_it() -> None:
+    """A message that does not stand alone (real chats: "so i went", "to the lake w my dad")
+    is one unit with the message of its speaker that completes it; the other speaker's turn
+    ends it, and whole messages stay units of their own."""
     found = spans(BURSTS, "memory/2024-06-01.md")
     assert [(start, end) for start, end, _ in found] == [
         (5, 7),
@@ -384,16 +385,37 @@ def test_one_speakers_quick_messages_are_one_unit() -> None:
     assert sum(len(line) for line in BURSTS.splitlines()[10:12]) > BURST_CHARS
 
 
-def test_a_burst_ends_at_five_lines_and_at_a_blank_line_or_another_label() -> None:
+RUN = """\
+# 2024-06-02
+
+## 09:15 — session 5
+
+- **Sam**: we drove up to the lake on saturday
+- **Sam**: caught three trout before noon
+- **Sam**: my dad cooked them on the fire that night
+- **Jo**: sounds perfect
+"""
+
+
+def test_whole_messages_of_one_speaker_in_a_row_are_units_of_their_own() -> None:
+    """Each of Sam's three messages says something whole (a verb, no open sentence): each is
+    what is found, cited and paid for, not the run of them (units before version 4 joined
+    them, as they end without a full stop)."""
+    found = spans(RUN, "memory/2024-06-02.md")
+    assert [(start, end) for start, end, _ in found] == [(5, 5), (6, 6), (7, 7), (8, 8)]
+
+
+def test_a_run_of_fragments_ends_at_five_lines_and_at_a_blank_line_or_another_label() -> None:
     many = "".join(f"- **Sam**: msg {n}\n" for n in range(7))
     assert [(s, e) for s, e, _ in spans("# D\n\n" + many)] == [(3, 7), (8, 9)]
     apart = "# D\n\n- **Sam**: one\n\n- **Sam**: two\n- Sam said three\n- **Decision:** ship\n"
     assert [(s, e) for s, e, _ in spans(apart)] == [(3, 3), (5, 5), (6, 6), (7, 7)]
-    # A message that ends its sentence ends the burst: flushed entries stay one fact a unit.
+    # A short sentence that ends stands alone: flushed entries stay one fact a unit.
     facts = "# D\n\n- Ines: I adopted a greyhound.\n- Ines: The kitchen needs tiles\n"
     assert [(s, e) for s, e, _ in spans(facts)] == [(3, 3), (4, 4)]
+    # "omg!!" and "best concert ever" have no verb: each goes on to the next message.
     chat = "# D\n\n- **Sam**: omg!!\n- **Sam**: best concert ever\n- **Sam**: she played 3h\n"
-    assert [(s, e) for s, e, _ in spans(chat)] == [(3, 3), (4, 5)]
+    assert [(s, e) for s, e, _ in spans(chat)] == [(3, 5)]
 
 
 def test_an_index_of_the_units_before_bursts_is_cut_again(tmp_path: Path) -> None:
@@ -421,6 +443,29 @@ def test_an_index_of_the_units_before_bursts_is_cut_again(tmp_path: Path) -> Non
         assert (report.modified, report.unchanged) == (1, 1)
         texts = [r[0] for r in vault.cache.store.conn.execute("SELECT text FROM chunks")]
         assert any(t.startswith("- **Sam**: so i went") and t.endswith("fish!!") for t in texts)
+        assert vault.index().modified == 0
+
+
+def test_an_index_of_joined_runs_is_cut_into_messages_again(tmp_path: Path) -> None:
+    """An index written when one speaker's messages in a row were one unit (units version 3)
+    reads the files holding such a unit again on its next run, once: each message is then a
+    unit of its own."""
+    from vault_memory import Vault
+
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2024-06-02.md").write_text(RUN, encoding="utf-8")
+    joined = "\n".join(RUN.splitlines()[4:7])
+    assert chunked_otherwise(joined)
+    with Vault(tmp_path) as vault:
+        vault.index()
+        store = vault.cache.store
+        with store.transaction() as conn:  # as version 3 left it: the run one unit
+            conn.execute("UPDATE chunks SET text=? WHERE start_line=5", (joined,))
+            conn.execute("UPDATE meta SET value='3' WHERE key='units'")
+    with Vault(tmp_path) as vault:
+        assert vault.index().modified == 1
+        rows = vault.cache.store.conn.execute("SELECT start_line, end_line FROM chunks")
+        assert sorted(rows) == [(5, 5), (6, 6), (7, 7), (8, 8)]
         assert vault.index().modified == 0
 
 

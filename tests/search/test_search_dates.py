@@ -324,7 +324,9 @@ def test_a_span_up_to_the_lines_day_tells_when_it_began(vault_dir: Path) -> None
     hits = opened.search("Nate", since="2019-01-01", until="2019-12-31", fresh=False)
     assert lines(hits) == {("memory/2022-01-23.md", 7)} and hits[0].scores["told_date"] == 1.0
     searcher = opened.searcher
-    searcher.settings = dataclasses.replace(searcher.settings, coalesce_depth=0)
+    # the answer shares no word with the question: its neighbours' context carries it, as
+    # much as they give (`context_cap=0`; the cap of chats sent in runs is measured apart)
+    searcher.settings = dataclasses.replace(searcher.settings, coalesce_depth=0, context_cap=0)
     asked = opened.search("How long has Nate had his turtles?", limit=4, fresh=False)
     when = {h.start_line: h.scores["when"] for h in asked}
     assert when[7] == 1.1 and when[5] == 1.0 and when.get(8, 1.0) == 1.0

@@ -54,6 +54,7 @@ from .store import CorruptIndexError as CorruptIndexError, SchemaVersionError as
 from .upkeep import SearchUpkeep as SearchUpkeep, UpkeepState as UpkeepState
 from .words import (
     ANALYZER as ANALYZER,
+    after_label as after_label,
     fold as fold,
     lead_label as lead_label,
     terms_of as terms_of,

@@ -1115,9 +1115,9 @@ class Index:
         paths = self.store.files_with_units(chunked_otherwise)
         if paths:
             log.warning(
-                "units are cut otherwise since this version (a photo caption joins "
-                "the turn that shows it; one speaker's quick messages are one unit): "
-                "indexing %d files again.",
+                "units are cut otherwise since this version (a chat message is a unit of "
+                "its own, a fragment joins the message that completes it; a photo caption "
+                "joins the turn that shows it): indexing %d files again.",
                 len(paths),
             )
         with self.store.transaction() as conn:

@@ -16,11 +16,13 @@ import re
 from dataclasses import dataclass
 
 from ..files import LIST_ITEM, Canvas, Link, Note, iter_tags, obsidian, parse_note, sha256_text
-from .words import lead_label
+from .fragments import is_fragment
+from .words import after_label, lead_label
 
 MAX_UNIT_LINES = 5
-#: A burst of one speaker's quick messages is one unit up to this many characters (the length
-#: of one long message: LoCoMo's turns, a model's writing, are 140 characters at the median).
+#: A message that does not stand alone and the messages that complete it are one unit up to
+#: this many characters (the length of one long message: LoCoMo's turns, a model's writing,
+#: are 140 characters at the median).
 BURST_CHARS = 280
 PARAGRAPH_LINES = 3
 SALIENT_TAGS = {"important": 0.5, "pin": 0.5}
@@ -36,9 +38,10 @@ _TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
 _COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")
 #: How text becomes units; an index that recorded another version has the files whose units
 #: change indexed again (`chunked_otherwise`). 2: a caption on its own line joins its turn.
-#: 3: a burst of one speaker's messages is one unit (`_same_burst`), a paragraph holds one
-#: speaker's lines (`_another_turn`).
-UNITS = 3
+#: 3: a burst of one speaker's messages is one unit, a paragraph holds one speaker's lines
+#: (`_another_turn`). 4: a message is a unit of its own, a fragment joins the next message of
+#: its speaker (`_joins_fragment`).
+UNITS = 4
 
 # A line that only shows a photo or a file: an image (`![a sunset](IMG_1.jpg)`, `![[IMG_1.jpg]]`)
 # or a chat export's media marker in brackets (`(photo: a sunset over the lake)`, `[image: …]`,
@@ -153,7 +156,7 @@ def _spans(note: Note) -> list[tuple[int, int]]:
             mode = ""
             continue
         if LIST_ITEM.match(line) or line.lstrip().startswith("|"):
-            if not (mode == "list" and _same_burst(note, current, number)):
+            if not (mode == "list" and _joins_fragment(note, current, number)):
                 close()
             mode = "list"
             current.append(number)
@@ -177,19 +180,17 @@ def _spans(note: Note) -> list[tuple[int, int]]:
     return spans
 
 
-def _same_burst(note: Note, current: list[int], number: int) -> bool:
-    """Whether list item `number` goes on the unit `current` as the next message of a burst:
-    people in a chat split one thought over quick messages (`- **Sam**: so i went`, `- **Sam**:
-    to the lake`, `- **Sam**: caught 3 fish!!`), each line alone a poor unit to find or to
-    read. The unit's last message leaves its sentence open (no `.`, `!`, `?`, `:` or `;` at its
-    end: a statement that ends, like a flushed entry, stays a unit of its own), the new one has
-    the same lead-in label as the unit's first line (`lead_label`), all are list items of at
-    most BURST_CHARS characters together, and MAX_UNIT_LINES lines at most. A turn of the
-    other speaker, a heading or a blank line ends the burst; LoCoMo's turns, which alternate,
-    stay one unit each."""
+def _joins_fragment(note: Note, current: list[int], number: int) -> bool:
+    """Whether list item `number` goes on the unit `current` as the rest of a message that
+    does not stand alone. In a chat a message is the unit that is found, cited and paid for:
+    people send two to seven in a row, each usually whole, and a unit of the whole run is
+    found for one matching word and costs its length. Only a fragment joins the message its
+    speaker sends next (`fragments.is_fragment`: under 25 characters, no verb, or a sentence
+    that message completes: `- **Sam**: so i went`, `- **Sam**: to the lake w my dad`,
+    `- **Sam**: caught 3 fish!!` is one unit). The unit's lines are list items of one
+    lead-in label, at most BURST_CHARS characters and MAX_UNIT_LINES lines together; a turn
+    of the other speaker, a heading or a blank line ends it."""
     if not current or len(current) >= MAX_UNIT_LINES:
-        return False
-    if _SENTENCE_END.search(note.lines[current[-1] - 1]):
         return False
     line = note.lines[number - 1]
     label = lead_label(line)
@@ -201,7 +202,7 @@ def _same_burst(note: Note, current: list[int], number: int) -> bool:
         size += len(text.strip())
         if size > BURST_CHARS or not LIST_ITEM.match(text) or lead_label(text) != label:
             return False
-    return True
+    return is_fragment(after_label(note.lines[current[-1] - 1]), after_label(line))
 
 
 def _another_turn(note: Note, first: int, line: str) -> bool:
@@ -272,14 +273,13 @@ def make_canvas_units(canvas: Canvas, title: str) -> list[Unit]:
 def chunked_otherwise(text: str) -> bool:
     """Whether a unit an index of an older `UNITS` stored may be cut otherwise now: a caption
     alone (version 2 joins it to the turn that shows it), a labelled list item short enough to
-    open or join a burst, a paragraph holding another speaker's turn (version 3; a unit's
-    neighbours are not seen here, so every file with such a unit is read again, once)."""
+    open or join a run of messages, a paragraph holding another speaker's turn (version 3),
+    one speaker's messages joined whatever they said (version 4 joins fragments only). A
+    unit's neighbours are not seen here, so every file with such a unit is read again, once."""
     lines = text.strip().split("\n")
-    if len(lines) > 1:  # a paragraph of two speakers' turns (version 3 cuts it at each turn)
+    if len(lines) > 1:  # a paragraph of two speakers' turns, or one speaker's run
         first = lead_label(lines[0])
-        return first is not None and any(
-            lead_label(line) not in (None, first) for line in lines[1:]
-        )
+        return first is not None and any(lead_label(line) is not None for line in lines[1:])
     return bool(_CAPTION.match(text)) or (
         bool(LIST_ITEM.match(text))
         and len(text.strip()) <= BURST_CHARS

@@ -312,3 +312,14 @@ def lead_label(text: str) -> str | None:
             return None
         label = plain[1].strip()
     return label if any(c.isalpha() for c in label) else None
+
+
+def after_label(line: str) -> str:
+    """What a line says after its list marker and lead-in label (`- **Sam**: caught 3
+    fish!!` -> `caught 3 fish!!`); the line without its marker when it has no label."""
+    rest = line[_LEAD.match(line).end() :]  # type: ignore[union-attr]
+    if lead_label(line) is None:
+        return rest
+    bold = _BOLD_LABEL.match(rest)
+    found = bold or _PLAIN_LABEL.match(rest)
+    return rest[found.end() :].lstrip() if found else rest

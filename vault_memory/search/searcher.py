@@ -15,21 +15,22 @@ import datetime as dt
 import json
 import logging
 import os
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..index import lead_label, terms_of
+from ..index import terms_of
 from .hits import Hit as Hit, SearchResults as SearchResults, hit_flags as hit_flags
+from .people import misspelt_name, named_speakers
 from .ranking import (
     RankSettings,
     coalesce,
     dense_query,
     exact_tokens,
     guard_exact,
-    introduced_names,
     label_partners,
     resolve_names,
 )
@@ -87,7 +88,7 @@ PATCH_MOST_FILES = 200
 PATCHABLE = ("format", "model", "windows", "backend")  # a saved table of another state
 # can be patched
 GUARD_MAX_UNITS = 1000  # units read back to check an exact token's spelling
-INTRODUCTIONS_READ = 50  # lines read back to find who said "call me <name>"
+NAME_VOTES_READ = 200  # messages calling a name that vote for whom it names
 MAX_NAME_WORDS = 8  # the longest name (in analyzed words) a query is searched for
 
 
@@ -541,11 +542,8 @@ class Searcher:
         partners: dict[str, list[str]] = {}
         if not s.label_partners:
             return aliases, partners
-        for term in terms:  # a name a speaker said to be called by ("call me Bob")
-            if term in capitalised and term not in aliases:
-                said = self._introduced(table, found.store, term, label_list, within)
-                if said:
-                    aliases[term] = said
+        if s.message_names:
+            self._named_in_messages(terms, capitalised, aliases, table, label_list, within)
         for term in terms:  # a named speaker's other label (`Jo` for `Joanna`)
             same = [o for o in self._partners(table, term, label_list, within) if o not in terms]
             if same:
@@ -770,41 +768,101 @@ class Searcher:
             self._names = (table, {})
         return self._names[1]
 
-    def _introduced(
-        self, table: UnitTable, store: Any, name: str, labels: list[str], within: Restriction | None
-    ) -> list[str]:
-        """The labels of the speakers who said they are called `name` ("call me Bob", "my
-        name is Bob"): read from the few lines that hold the name and "call" or "name"."""
+    def _named_in_messages(
+        self,
+        terms: list[str],
+        capitalised: set[str],
+        aliases: dict[str, list[str]],
+        table: UnitTable,
+        labels: list[str],
+        within: Restriction | None,
+    ) -> None:
+        """Add to `aliases` the speakers the query's names stand for by the messages that use
+        them (`_introduced`): a capitalised word that is such a name, or misspells one or
+        begins one (`Kat`, `Kathrine` for the `Kate` the chat calls her)."""
+        names = self._message_names(table)
+        for term in terms:
+            if term not in capitalised or term in aliases or len(term) < 3:
+                continue
+            said = self._introduced(table, term, labels, within)
+            if not said and term not in table.vocab:  # a name the vault never spells so
+                misspelt = set(misspelt_name(term, names))
+                meant = [n for n in names if n.startswith(term) or n in misspelt]
+                if len(meant) == 1:
+                    said = self._introduced(table, meant[0], labels, within)
+            if said:
+                aliases[term] = said
 
+    def _message_names(self, table: UnitTable) -> list[str]:
+        """The names the table's messages give their speakers or call others by (`people`),
+        read from its `me` and `to` postings once a table."""
+        import numpy as np
+
+        memo = self._names_memo(table, None)
+        if "message names" not in memo:
+            held = (np.diff(table.self_named.offsets) > 0) | (np.diff(table.addressed.offsets) > 0)
+            words = {number: word for word, number in table.vocab.items()}
+            memo["message names"] = [words[int(t)] for t in np.flatnonzero(held)]
+        found: list[str] = memo["message names"]
+        return found
+
+    def _introduced(
+        self, table: UnitTable, name: str, labels: list[str], within: Restriction | None
+    ) -> list[str]:
+        """The speaker label a name stands for by the messages that use it: the speaker who
+        gave themself the name ("I'm Kate", "call me Bob") and the one the other speaker of a
+        chat of two calls so ("Thanks, Kate!"): `people.named_speakers`."""
         if name in self._label_set(labels):
             return []
         memo = self._names_memo(table, within)
         if ("introduced", name) not in memo:
-            memo[("introduced", name)] = self._read_introductions(
-                table, store, name, labels, within
-            )
-        said: list[str] = memo[("introduced", name)]
-        return said
+            memo[("introduced", name)] = self._name_votes(table, name, labels, within)
+        found: list[str] = memo[("introduced", name)]
+        return found
 
-    def _read_introductions(
-        self, table: UnitTable, store: Any, name: str, labels: list[str], within: Restriction | None
+    def _name_votes(
+        self, table: UnitTable, name: str, labels: list[str], within: Restriction | None
     ) -> list[str]:
         import numpy as np
 
-        holders, _ = table.text.postings(table.vocab.get(name), within)
-        if not len(holders):
+        number = table.vocab.get(name)
+        said, weights = table.self_named.postings(number, within)
+        called, _ = table.addressed.postings(number, within)
+        if not len(said) and not len(called):
             return []
-        asked = [table.text.postings(table.vocab.get(word), within)[0] for word in ("call", "name")]
-        rows = np.intersect1d(holders, np.concatenate(asked))[:INTRODUCTIONS_READ]
-        if not len(rows):
-            return []
-        found: list[str] = []
-        label_set = self._label_set(labels)
-        for unit in store.units_by_id(int(table.ids[r]) for r in rows).values():
-            speaker = lead_label(unit.text)
-            if speaker and any(terms_of(said) == [name] for said in introduced_names(unit.text)):
-                found += [t for t in terms_of(speaker) if t in label_set and t != name]
-        return list(dict.fromkeys(found))
+        speaker, run_of, run_starts = self._speakers(table, labels)
+        self_votes: Counter[str] = Counter()
+        for row, weight in zip(said.tolist(), weights.tolist(), strict=True):
+            if speaker[row] >= 0:
+                self_votes[labels[speaker[row]]] += int(weight)
+        addressed_votes: Counter[str] = Counter()
+        for row in called[:NAME_VOTES_READ].tolist():
+            run = run_of[row]
+            voices = np.unique(speaker[run_starts[run] : run_starts[run + 1]])
+            others = [int(v) for v in voices if v >= 0 and v != speaker[row]]
+            if speaker[row] >= 0 and len(others) == 1:  # a chat of two: the other one
+                addressed_votes[labels[others[0]]] += 1
+        return named_speakers(self_votes, addressed_votes)
+
+    def _speakers(
+        self, table: UnitTable, labels: list[str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row, the number of its label in `labels` (-1: none), the number of its section's
+        run of rows, and where each run starts (and the table ends): found once a table."""
+        import numpy as np
+
+        memo = self._names_memo(table, None)
+        if "speakers" not in memo:
+            n = len(table.ids)
+            speaker = np.full(n, -1, dtype=np.int64)
+            for k, label in enumerate(labels):
+                speaker[table.label.postings(table.vocab.get(label))[0]] = k
+            section = table.section
+            starts = np.flatnonzero(np.r_[True, section[1:] != section[:-1]][:n])
+            run_of = np.searchsorted(starts, np.arange(n), side="right") - 1
+            memo["speakers"] = (speaker, run_of, np.r_[starts, n].astype(np.int64))
+        found: tuple[np.ndarray, np.ndarray, np.ndarray] = memo["speakers"]
+        return found
 
     def _label_set(self, labels: list[str]) -> set[str]:
         if self._labels_set is None or self._labels_set[0] is not labels:
@@ -871,12 +929,15 @@ def _base_path(path: Path, base_id: str) -> Path:
 def _read_table(path: Path, windows: Sequence[int]) -> tuple[dict[str, Any], UnitTable] | None:
     """The saved unit table at `path` and its stamp (without the name of its base), or None
     when there is none whole: its file, or the file of vectors it names (`base`), missing,
-    of another format or damaged (logged: then made anew from the store), or saved with
-    other context windows (a search with other `RankSettings.windows` makes its own)."""
+    of another format (another `TABLE_FORMAT`: it is built again, never read) or damaged
+    (logged: then made anew from the store), or saved with other context windows (a search
+    with other `RankSettings.windows` makes its own)."""
     from ..index import read_arrays, read_stamped
 
     found = read_stamped(path)
     if found is None or not isinstance(found[0].get("base"), str):
+        return None
+    if found[0].get("format") != TABLE_FORMAT:  # another format's arrays: made anew
         return None
     if found[0].get("windows") != list(windows):
         return None

@@ -34,6 +34,7 @@ from .ranking import (
     asks_when,
     best_rows,
     best_window,
+    capped_context,
     cited_lines,
     contains_token,
     exact_tokens,
@@ -45,7 +46,7 @@ from .ranking import (
     window_bm25,
     window_sums,
 )
-from .table import Restriction, UnitTable
+from .table import Restriction, RunPairs, UnitTable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -301,6 +302,7 @@ class Fusion:
     components: dict[str, np.ndarray]  # "keyword" and "vector", each normalised
     context: np.ndarray  # the lift of each row's best context window
     by_turns: np.ndarray  # the rows a window of turns lifted more than one of units
+    shared: np.ndarray | None = None  # the rows their own speaker's other messages lifted less
 
     @property
     def relevance(self) -> np.ndarray:
@@ -329,9 +331,11 @@ def fusion(
     if vector is not None:
         components["vector"] = minmax_norm(vector)
     if listing:
-        return Fusion(fused, components, np.zeros(n), np.zeros(n, dtype=bool))
-    context, by_turns = window_context(table, keyword, vector, within, s)
-    return Fusion(fused, components, context, by_turns)
+        return Fusion(fused, components, np.zeros(n), np.zeros(n, dtype=bool), fused < 0)
+    context, by_turns, shared = window_context(table, keyword, vector, within, s)
+    if s.context_cap:
+        context = capped_context(context, fused, s.context_cap, table.in_chatty_section())
+    return Fusion(fused, components, context, by_turns, shared)
 
 
 def window_context(
@@ -340,15 +344,19 @@ def window_context(
     vector: np.ndarray | None,
     within: Restriction | None,
     s: RankSettings,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each row's lift by its best window of each size (of units, and of turns where the
-    table has them: then whether a window of turns gave the better lift)."""
+    table has them: then whether a window of turns gave the better lift), and the rows whose
+    lift counted their own speaker's other messages only by the words they share
+    (`shared_lifts`)."""
     import numpy as np
 
     n = len(table.ids)
     context = np.zeros(n)
     by_turns = np.zeros(n, dtype=bool)  # units lifted by a window of turns
-    for size in table.windows:
+    shared = np.zeros(n, dtype=bool)  # units whose run-mates lifted them less
+    sums: RunningSums | None = None
+    for k, size in enumerate(table.windows):
         starts, lengths, norms, by_units, by_turns_of = table.context_windows(size, s.turn_windows)
         w_kw = (
             window_bm25(keyword.matched, keyword.idf, starts, lengths)
@@ -360,12 +368,93 @@ def window_context(
             w_vec = floored(w_vec, within.mask[starts])
         window_scores = fuse(w_kw, w_vec, s.fusion, s.vector_weight, s.rrf_k)
         lifted = best_window(window_scores, by_units, n)
+        of_turns = best_window(window_scores, by_turns_of, n) if by_turns_of else np.zeros(n)
+        pairs = table.run_pairs(size, s.turn_windows) if s.shared_context else None
+        if pairs is not None and s.fusion == "weighted":
+            sums = sums or running_sums(keyword, vector)
+            scores = window_scores[pairs.wins]
+            scores[pairs.mates] = shared_lifts(pairs, sums, w_kw, w_vec, norms, s)
+            best = np.maximum.reduceat(scores, pairs.groups)
+            rows = pairs.rows
+            before = np.maximum(lifted[rows], of_turns[rows])
+            for family, held in enumerate((lifted, of_turns)):
+                mine = pairs.family == family
+                held[rows[mine]] = best[mine]
+            shared[rows[np.maximum(lifted[rows], of_turns[rows]) < before - 1e-12]] = True
         if by_turns_of:  # windows of turns too: the better lifts, and says so
-            of_turns = best_window(window_scores, by_turns_of, n)
             by_turns |= of_turns > lifted
             lifted = np.maximum(lifted, of_turns)
-        context += s.window_weight * lifted
-    return context, by_turns
+        context += s.window_weight * s.window_decay**k * lifted
+    return context, by_turns, shared
+
+
+@dataclass
+class RunningSums:
+    """Running sums over the rows of what a window counts, made once a query: per query word
+    the rows it matched, and the cosines (`shared_lifts`)."""
+
+    idf: np.ndarray  # of the query words matched anywhere, one a row of `matched`
+    matched: np.ndarray  # query words x rows
+    words: np.ndarray  # query words x (rows + 1), running
+    vector: np.ndarray | None
+    cosines: np.ndarray | None  # rows + 1, running
+
+
+def running_sums(keyword: KeywordSignal | None, vector: np.ndarray | None) -> RunningSums:
+    import numpy as np
+
+    terms = [t for t, held in keyword.matched.items() if held.any()] if keyword else []
+    n = len(vector) if vector is not None else len(keyword.scores) if keyword else 0
+    matched = (
+        np.stack([keyword.matched[t] for t in terms]) if keyword and terms else np.zeros((0, n))
+    )
+    idf = np.array([keyword.idf[t] for t in terms]) if keyword and terms else np.zeros(0)
+    words = np.concatenate((np.zeros((len(terms), 1)), np.cumsum(matched, axis=1)), axis=1)
+    cosines = (
+        np.concatenate(([0.0], np.cumsum(vector, dtype=np.float64))) if vector is not None else None
+    )
+    return RunningSums(idf, matched, words, vector, cosines)
+
+
+def shared_lifts(
+    pairs: RunPairs,
+    sums: RunningSums,
+    w_kw: np.ndarray | None,
+    w_vec: np.ndarray | None,
+    norms: np.ndarray,
+    s: RankSettings,
+) -> np.ndarray:
+    """The score of each window as one of its messages sees it (`pairs` that hold another
+    message of its run): its own speaker's other messages in a row count only by the query
+    words the message holds too; their cosines not at all. People send a turn as several
+    messages, often on several things; a window counting them all lifted a whole monologue
+    for one matching word, and the filler around the message that matched took the budget
+    (real chats: r@2000ch 0.630 with such windows, 0.644 without what the run-mates do not
+    share). The other speakers' turns, a question and its answer, count as before, and so
+    does the message itself. Scaled as `fuse` scales the windows' scores (weighted: the best
+    keyword window, the vector windows' range)."""
+    import numpy as np
+
+    rows, wins, lo, hi = pairs.mate_rows, pairs.mate_wins, pairs.lo, pairs.hi
+    first, last = pairs.first, pairs.last
+    score = np.zeros(len(rows))
+    has_keyword = len(sums.idf) and w_kw is not None and float(w_kw.max()) > 0
+    if has_keyword and w_kw is not None:
+        own = sums.matched[:, rows]
+        tf = sums.words[:, last] - sums.words[:, first]
+        mates = sums.words[:, hi] - sums.words[:, lo] - own
+        tf = np.where(own > 0, tf, tf - mates)
+        weighed = sums.idf[:, None] * tf * (BM25_K1 + 1.0) / (tf + BM25_K1)
+        keyword = weighed.sum(axis=0) / float(w_kw.max())
+        score += keyword if w_vec is None else (1.0 - s.vector_weight) * keyword
+    if sums.cosines is not None and sums.vector is not None and w_vec is not None:
+        running = sums.cosines
+        mates = running[hi] - running[lo] - sums.vector[rows]
+        total = running[last] - running[first] - mates
+        low, high = float(w_vec.min()), float(w_vec.max())
+        scaled = (total / norms[wins] - low) / (high - low) if high > low else total * 0.0
+        score += scaled if w_kw is None else s.vector_weight * scaled
+    return score
 
 
 # -- weighing --------------------------------------------------------------------------------
@@ -424,6 +513,8 @@ def weigh(
                 1.0,
             )
             relevance = relevance * date_factor
+    if s.length_cost and not listing:  # long hits pay for their length
+        relevance = relevance * table.length_factors(s.length_cost)
     recency = table.recency(today.toordinal(), s.half_life_days, s.recency_weight)
     score = relevance * recency * table.salience
     return Factors(
@@ -675,6 +766,7 @@ def explain(evidence: Evidence, best: int, table: UnitTable) -> dict[str, float]
         "vector": float(fused.components["vector"][best]),
         "context": float(fused.context[best]),
         "turn_window": float(fused.by_turns[best]),
+        "shared_context": float(fused.shared is not None and bool(fused.shared[best])),
         "recency": float(factors.recency[best]),
         "salience": float(table.salience[best]),
         "subject": float(factors.subject[best]),

@@ -19,22 +19,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..index import lead_label, terms_of
+from ..index import after_label, lead_label, terms_of
 from .dates import MOST_TOLD, Day, on_days, told_ranges
-from .ranking import is_question, recency_factors
+from .people import addressed_names, self_names
+from .ranking import is_question, length_factors, recency_factors
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..index import UnitRow
 
-TABLE_FORMAT = 14  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+TABLE_FORMAT = 15  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
 # 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending;
 # 10: rows, sections, windows, days and line counts as int32: `ROW_DTYPE`; 11: more relative
 # dates read: "this weekend", "in two weeks", "tmr", weekday names only as whole names; 12: up
 # to `MOST_TOLD` of a unit's relative dates, not only its first; 13: windows of turns,
-# `turn_on`; 14: a span lasting up to the line's day tells when it began, "for 3 years now")
+# `turn_on`; 14: a span lasting up to the line's day tells when it began, "for 3 years now";
+# 15: the names a unit's speaker gives themself and calls the other by, fields `me`, `to`)
 #: How a table holds its rows' vectors: `base` (saved in a file of its own, which patched
 #: tables share), the vectors of rows patched in since (`vec_extra`), and for a patched table
 #: where each row's vector is in base ++ extra (`vec_rows`; absent: row i's is base[i]).
@@ -45,7 +47,9 @@ APPENDED_MOST = 4096
 APPENDED_SHARE = 16
 
 # Rows are the index backend's `UnitRow`s; a row may leave its scope out (the root's).
-FIELDS = ("tx", "hd", "lb")  # text, heading, lead-in label
+#: text, heading, lead-in label, the names a unit's speaker gives themself ("I'm Kate") and the
+#: names it calls the person it speaks to ("Thanks, Kate!"): `people.py`
+FIELDS = ("tx", "hd", "lb", "me", "to")
 #: The dtype of what counts rows, sections, windows, day ordinals and lines (postings' rows
 #: were int32 already): half the bytes of int64, so a patched table copies and saves less
 #: (a fifth of the table at 100,000 units). Unit and file ids stay int64 (database rowids).
@@ -56,6 +60,26 @@ MOST_LINES = 2**31 - 1  # a unit counted as holding more lines holds this many
 #: A window of k turns (`_turn_windows`) holds at most this many units a turn (4k in all): a
 #: speaker who sends dozens of messages in a row lifts no window of a hundred units.
 TURN_UNITS_MOST = 4
+
+
+@dataclass(frozen=True)
+class RunPairs:
+    """The (unit row, window row) pairs of the context windows of one size whose unit is a
+    message of a run (`UnitTable.run_pairs`), grouped by family and row; and of them, those
+    whose window holds another message of the run ("mates"), with the rows lo..hi
+    (exclusive) of the run inside the window and the window's own rows first..last."""
+
+    wins: np.ndarray  # each pair's window
+    groups: np.ndarray  # where each (family, row) group of pairs starts
+    rows: np.ndarray  # each group's row
+    family: np.ndarray  # each group's family: 0 windows of units, 1 windows of turns
+    mates: np.ndarray  # the pairs whose window holds a run-mate
+    mate_rows: np.ndarray
+    mate_wins: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -110,9 +134,15 @@ class UnitTable:
                 list[tuple[np.ndarray, np.ndarray]],
             ],
         ] = {}
+        self._runs: tuple[np.ndarray, np.ndarray] | None = None
+        self._lengths: tuple[float, np.ndarray] | None = None
+        self._chatty: np.ndarray | None = None
+        self._run_pairs: dict[tuple[int, bool], RunPairs | None] = {}
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
         self.label = FieldPostings(arrays, "lb")  # lead-in labels (`lead_label`)
+        self.self_named = FieldPostings(arrays, "me")  # "I'm Kate": tf 2 for "call me Kate"
+        self.addressed = FieldPostings(arrays, "to")  # "Thanks, Kate!"
         self.question = arrays["question"]  # 1 where the unit ends by asking
         # The first and last day of each range its relative dates name, `MOST_TOLD` pairs a
         # row (0: none): `tells`, `tells_within`, `tells_day_of`.
@@ -199,6 +229,80 @@ class UnitTable:
                 )
             self._context[size] = found
         return found
+
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, the first row of its run and the row after its last: a run is one
+        speaker's messages in a row in a conversation (`turn_on`); a row alone is a run of
+        one. Found once a table."""
+        import numpy as np
+
+        if self._runs is None:
+            on = self.arrays["turn_on"].astype(bool)
+            n = len(on)
+            at = np.arange(n)
+            first = np.maximum.accumulate(np.where(on, 0, at)) if n else at
+            opens_next = np.r_[~on[1:], True] if n else on
+            end = np.minimum.accumulate(np.where(opens_next, at + 1, n)[::-1])[::-1]
+            self._runs = (first, end)
+        return self._runs
+
+    def in_chatty_section(self) -> np.ndarray:
+        """Per row, whether its section (a session of a chat) holds a run of one speaker's
+        messages in a row (`runs`): a chat sent as quick messages, not one of whole turns
+        that alternate. Found once a table."""
+        import numpy as np
+
+        if self._chatty is None:
+            first, end = self.runs()
+            section = self.section.astype(np.int64)
+            chatty_sections = np.unique(section[(end - first) > 1])
+            self._chatty = np.isin(section, chatty_sections)
+        return self._chatty
+
+    def run_pairs(self, size: int, turns: bool = True) -> RunPairs | None:
+        """The (unit row, window row) pairs of `context_windows(size, turns)` whose unit is a
+        message of a run of several (`runs`), each with the rows of its run inside the window
+        (lo..hi, itself among them), grouped by family (windows of units, then of turns) and
+        row: a message's own speaker's other messages that a window holds
+        (`stages.shared_lifts`). None when no unit has a run-mate (LoCoMo's chats, whose
+        speakers alternate; notes). Found once a table."""
+        import numpy as np
+
+        key = (size, turns)
+        if key not in self._run_pairs:
+            first, end = self.runs()
+            in_run = (end - first) > 1
+            found: RunPairs | None = None
+            if in_run.any():
+                starts, lengths, _, by_units, by_turns = self.context_windows(size, turns)
+                parts: list[tuple[np.ndarray, ...]] = []
+                for kind, members in enumerate((by_units, by_turns)):
+                    for units, windows in members:
+                        keep = in_run[units]
+                        units, windows = units[keep], windows[keep]
+                        lo = np.maximum(starts[windows], first[units])
+                        hi = np.minimum(starts[windows] + lengths[windows], end[units])
+                        parts.append((units, windows, lo, hi, np.full(len(units), kind)))
+                joined = [np.concatenate(arrays) for arrays in zip(*parts, strict=True)]
+                order = np.lexsort((joined[0], joined[4]))
+                rows, wins, lo, hi, family = (a[order] for a in joined)
+                group = np.r_[True, (rows[1:] != rows[:-1]) | (family[1:] != family[:-1])]
+                mates = np.flatnonzero((hi - lo) > 1)
+                found = RunPairs(
+                    wins,
+                    np.flatnonzero(group),
+                    rows[group],
+                    family[group],
+                    mates,
+                    rows[mates],
+                    wins[mates],
+                    lo[mates],
+                    hi[mates],
+                    starts[wins[mates]],
+                    (starts + lengths)[wins[mates]],
+                )
+            self._run_pairs[key] = found
+        return self._run_pairs[key]
 
     @property
     def matrix(self) -> np.ndarray:
@@ -369,6 +473,12 @@ class UnitTable:
             self._recency = recency_factors(self.day_numbers, today, half_life_days, weight)
             self._recency_key = key
         return self._recency
+
+    def length_factors(self, cost: float) -> np.ndarray:
+        """`ranking.length_factors` of every unit by its analyzed words, once a table."""
+        if self._lengths is None or self._lengths[0] != cost:
+            self._lengths = (cost, length_factors(self.text.lengths, cost))
+        return self._lengths[1]
 
     def positions(self, uids: Sequence[int] | np.ndarray) -> np.ndarray:
         """The table rows of unit ids, -1 for ids the table does not hold."""
@@ -697,10 +807,30 @@ def _field_terms(
             found = by_string[text] = terms_of(text or "")
         return found
 
+    names: dict[str, tuple[list[str], list[str]]] = (
+        {} if memo is None else memo.setdefault("names", {})
+    )
+
+    def people(text: str) -> tuple[list[str], list[str]]:
+        found = names.get(text)
+        if found is None:
+            messages = [after_label(line) for line in text.split("\n")]
+            said = [
+                t
+                for message in messages
+                for name, weight in self_names(message)
+                for t in terms_of(name) * weight
+            ]
+            called = [t for m in messages for name in addressed_names(m) for t in terms_of(name)]
+            found = names[text] = (said, called)
+        return found
+
     fields: tuple[tuple[str, Callable[[UnitRow], list[str]]], ...] = (
         ("tx", lambda r: r[7].split()),
         ("hd", lambda r: analyzed(r[2])),
         ("lb", lambda r: analyzed(lead_label(r[8]))),
+        ("me", lambda r: people(r[8])[0]),
+        ("to", lambda r: people(r[8])[1]),
     )
     out = {}
     for name, terms_of_row in fields:

@@ -1,0 +1,136 @@
+"""Names as people write them in a chat, read from the messages themselves: the name a speaker
+gives themself ("I'm Kate", "my name is Kate", "call me Kate") and the name a message calls
+the person it speaks to ("Hey Kate!", "Thanks, Kate!", "Wow Kate, that looks amazing").
+
+A chat's speaker labels are often not the names people use: a display name (`Emi`), a
+lower-case handle (`elise`), a name typed two ways. The unit table keeps, for every unit, the
+names its speaker gives themself and the names it calls the other by (two postings fields,
+`me` and `to`, derived from the unit's own text when it is built); a query word that is such
+a name is resolved to a speaker by those units' votes (`named_speakers`). Pure functions:
+`Searcher` gathers their inputs.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+_NAME = r"([A-Z][a-z][\w'’-]*|[A-Z]{2,}\b)"
+# "call me Bob", "my name is Bob", "my name's Bob": a speaker gives the name others use.
+_CALLED = re.compile(r"\b(?i:call me|my name is|my name's|name's)\s+" + _NAME)
+# "I'm Kate", "I am Kate", "im Kate": a name the sentence ends on ("I'm Kate, what's yours?",
+# "I'm Kate btw"); "I'm Kate's sister" or "I'm Going" are not.
+_I_AM = re.compile(
+    r"(?<![\w'’])(?i:i'm|i’m|i am|im)\s+"
+    + _NAME
+    + r"(?=\s*(?:[.,!?;:)]|$|(?i:and|but|btw|by the way|here)\b))"
+)
+# A greeting or thanks before a name: "Hey Kate", "thanks Kate", "Good morning, Kate".
+_GREETED = re.compile(
+    r"\b(?i:hi|hey|heya|hiya|hello|yo|dear|thanks|thank you|thx|ty|congrats|congratulations"
+    r"|bye|goodnight|good night|good morning|morning|love you|miss you|welcome back)"
+    r"\s*,?\s+" + _NAME + r"(?![\w'’])(?!\s*[A-Z])"
+)
+# An exclamation before a name and a comma or mark after it: "Wow Kate, that looks amazing",
+# "Oh Kate!", "Aw Kate."
+_EXCLAIMED = re.compile(
+    r"(?:^|[.!?]\s+)(?i:oh|ooh|wow|aw+|omg|haha|lol|yes|yeah|no|ok|okay|well|so|ah)\s*,?\s+"
+    + _NAME
+    + r"\s*[,!.?]"
+)
+# A name set off by a comma at the end of a sentence: "That's great, Kate!", "Thanks so much,
+# Mel." (a name that opens the message before a comma, "Kate, look at this", too).
+_TRAILING = re.compile(r",\s+" + _NAME + r"\s*(?:[!.?]+|$)")
+_OPENING = re.compile(r"^" + _NAME + r"\s*,\s+\S")
+#: Words that are never names, however they are capitalised ("I'm OK", "Thanks, God" aside).
+NOT_NAMES = frozenset({"i", "ok", "okay", "lol", "omg", "god", "sir", "mom", "dad", "guys", "all"})
+
+
+def _names(found: Iterable[str]) -> list[str]:
+    return [n.rstrip("'’-") for n in found if n.rstrip("'’-").lower() not in NOT_NAMES]
+
+
+def self_names(text: str) -> list[tuple[str, int]]:
+    """The names a message's speaker gives themself, each with its weight: 2 where they ask
+    to be called so ("call me Bob", "my name is Bob"), 1 where they say who they are ("I'm
+    Kate."; "I'm Italian." reads the same, so it weighs less)."""
+    if not text:
+        return []
+    return [(n, 2) for n in _names(_CALLED.findall(text))] + [
+        (n, 1) for n in _names(_I_AM.findall(text))
+    ]
+
+
+def addressed_names(text: str) -> list[str]:
+    """The names a message calls the person it speaks to ("Hey Kate", "Thanks, Kate!", "Wow
+    Kate, that looks amazing", "Kate, look"): in a chat of two, the other speaker's."""
+    if not text:
+        return []
+    found = _GREETED.findall(text) + _EXCLAIMED.findall(text) + _TRAILING.findall(text)
+    found += _OPENING.findall(text)
+    return _names(found)
+
+
+def named_speakers(self_votes: Mapping[str, int], addressed_votes: Mapping[str, int]) -> list[str]:
+    """The speaker a name stands for, from the messages that use it: `self_votes` (a speaker
+    label -> the weight of the messages in which it gave itself the name) and
+    `addressed_votes` (a label -> the messages that called it so: the other speaker of a chat
+    of two). A speaker whose votes are at least 2 and two thirds of all is named; one
+    "I'm Italian" names nobody, a name called out to two people names neither."""
+    votes = Counter(self_votes) + Counter(addressed_votes)
+    total = sum(votes.values())
+    if not total:
+        return []
+    label, count = votes.most_common(1)[0]
+    return [label] if count >= 2 and 3 * count >= 2 * total else []
+
+
+def edits_apart(a: str, b: str, most: int) -> bool:
+    """Whether `b` is `a` with at most `most` letters inserted, deleted, changed, or
+    neighbours swapped (the optimal string alignment distance, stopped past `most`)."""
+    if abs(len(a) - len(b)) > most:
+        return False
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > most:
+            return False
+        previous2, previous = previous, current
+    return previous[-1] <= most
+
+
+def misspelt_name(word: str, names: Sequence[str]) -> list[str]:
+    """The names (analyzed terms) `word` may misspell: one edit from a name of five letters or
+    more, two from one of seven or more (names only: a common word is never read so)."""
+    size = len(word)
+    if size < 5:
+        return [word] if word in names else []
+    by_length = _by_length(tuple(names))
+    found = []
+    for length in range(size - 2, size + 3):  # most names: no edit distance worked out
+        for name in by_length.get(length, ()):
+            if name == word:
+                return [name]
+            most = 2 if min(size, length) >= 7 else 1
+            if abs(length - size) <= most and edits_apart(word, name, most):
+                found.append(name)
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def _by_length(names: tuple[str, ...]) -> dict[int, list[str]]:
+    """The names of five letters or more by their length (a vault's labels, asked again and
+    again by its queries)."""
+    found: dict[int, list[str]] = {}
+    for name in names:
+        if len(name) >= 5:
+            found.setdefault(len(name), []).append(name)
+    return found
