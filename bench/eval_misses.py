@@ -55,7 +55,7 @@ def words(text: str) -> set[str]:
 
 def speaker(line: str) -> set[str]:
     """The words of a line's lead-in label (its speaker in a chat log)."""
-    from vault_memory.search.ranking import lead_label
+    from vault_memory.index import lead_label
 
     return words(lead_label(line) or "")
 
