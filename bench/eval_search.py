@@ -8,6 +8,7 @@ process per question, as the issue asks for the final figures).
     python bench/eval_search.py --typos 0.1        # the same questions over turns with typos
     python bench/eval_search.py --stretch 0.1      # ...over turns with words stretched
     python bench/eval_search.py --split            # ...over turns sent sentence by sentence
+    python bench/eval_search.py --deep             # deep search (the `deep` extra's model)
 
 `--typos P`: a copy of the vaults in which each word of five letters or more of a turn (its
 speaker's label and capitalised words left alone) has one typing slip with probability P: a
@@ -46,9 +47,14 @@ class InProcess:
     """score.run() searcher: our library, one Vault per conversation."""
 
     def __init__(
-        self, limit: int, overrides: dict | None = None, settings: dict | None = None
+        self,
+        limit: int,
+        overrides: dict | None = None,
+        settings: dict | None = None,
+        deep: bool = False,
     ) -> None:
         self.limit = limit
+        self.deep = deep
         self.overrides = overrides or {}
         self.settings = settings or {}  # vault settings, e.g. the index backend
         self.vaults: dict[Path, object] = {}
@@ -68,7 +74,7 @@ class InProcess:
         self.vaults[vault] = v
 
     def search(self, vault: Path, query: str, k: int) -> list[dict]:
-        hits = self.vaults[vault].search(query, limit=k, fresh=False)
+        hits = self.vaults[vault].search(query, limit=k, fresh=False, deep=self.deep)
         return [h.to_dict() for h in hits]
 
 
@@ -257,6 +263,7 @@ def main() -> None:
         help="score a copy whose turns are sent sentence by sentence",
     )
     parser.add_argument("--seed", type=int, default=1, help="--typos, --stretch, --split: seed")
+    parser.add_argument("--deep", action="store_true", help="deep search (search/deep.py)")
     parser.add_argument(
         "--set",
         action="append",
@@ -325,11 +332,17 @@ def main() -> None:
     if args.phase1:
         settings["search.on_server"] = False
     result = score.run(
-        InProcess(args.fetch_k, overrides, settings), convs, ks, budgets, args.fetch_k, quiet=True
+        InProcess(args.fetch_k, overrides, settings, args.deep),
+        convs,
+        ks,
+        budgets,
+        args.fetch_k,
+        quiet=True,
     )
     summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
     score.report(
         f"vault_memory in-process {args.backend}{' phase 1' if args.phase1 else ''}"
+        f"{' deep' if args.deep else ''}"
         f" {overrides or ''}",
         summary,
         result["failures"],

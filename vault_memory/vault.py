@@ -301,6 +301,7 @@ class Vault:
         fresh: bool = True,
         via_watcher: bool = False,
         today: dt.date | None = None,
+        deep: bool = False,
     ) -> SearchResults:
         """The units of the vault that best answer `query`, best first, each citing its
         `path:start-end`: a list of `Hit` whose `warnings` say why a search was less than
@@ -320,6 +321,8 @@ class Vault:
         via_watcher: let a running `vault watch` answer (same hits, no model or index to
         load); searches here when none runs or it cannot answer.
         today: the day recency is measured from (default: the clock's, see `clock`).
+        deep: a small local generative model first names the words an answer would use,
+        which join the query's keywords (the `deep` extra; `DeepUnavailableError` without it).
         """
         from .index import CorruptIndexError
         from .search import MODES, Filters, Hit, SearchResults, parse_query
@@ -368,7 +371,7 @@ class Vault:
             scopes=scopes,
             select=parsed.filter,
         )
-        if via_watcher and today is None:
+        if via_watcher and today is None and not deep:  # (a watcher runs no deep model)
             from .live import watch_client
 
             remote_warnings: list[str] = []
@@ -419,6 +422,7 @@ class Vault:
                 filters=filters,
                 today=today,
                 settings=self._rank_settings(),
+                deep=deep,
             )
         except (sqlite3.DatabaseError, CorruptIndexError) as exc:
             if not (self._owner or self).cache_writes:
@@ -432,6 +436,7 @@ class Vault:
                 filters=filters,
                 today=today,
                 settings=self._rank_settings(),
+                deep=deep,
             )
         from .search import record
 
