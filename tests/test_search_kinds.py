@@ -32,7 +32,7 @@ def test_the_kind_a_question_asks_for_is_read_from_its_form() -> None:
     assert asked_kinds("Which instruments have I learned?") == ["instrument"]
     assert asked_kinds("What kind of pets does Anna have?") == ["pet"]
     assert asked_kinds("what musical instruments does she play") == ["music", "instrument"]
-    assert asked_kinds("What did Caroline research?") == []  # asks for no kind
+    assert asked_kinds("What did Ria research?") == []  # asks for no kind
     assert asked_kinds("When is the concert?") == []
 
 

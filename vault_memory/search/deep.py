@@ -1,6 +1,6 @@
 """Deep search (`vault search --deep`, `search(..., deep=True)`; off by default): a small
 local generative model reads the question and names the words a line answering it would use
-("What activities does Melanie partake in?" -> swimming, painting, camping, hiking ...), and
+("What activities does Sam do?" -> swimming, hiking, painting ...), and
 those words join the keyword query at a share of a word's weight (`deep_weight`, `deep` in
 `--explain`). It closes part of the gap between the kind a question names and the instance a
 line tells, which no word of the question reaches.
@@ -113,10 +113,11 @@ def load_model(path: Path, threads: int) -> Callable[[str], str]:
     """A function from a prompt to the model's greedy continuation (one line), the model
     loaded by llama.cpp; `DeepUnavailableError` when `llama-cpp-python` is not installed."""
     try:
-        from llama_cpp import Llama
+        import llama_cpp
     except ImportError:
         raise DeepUnavailableError("llama-cpp-python") from None
-    model = Llama(
+    _quiet(llama_cpp)
+    model = llama_cpp.Llama(
         model_path=str(path),
         n_ctx=512,
         n_threads=threads,
@@ -132,6 +133,20 @@ def load_model(path: Path, threads: int) -> Callable[[str], str]:
         return str(out["choices"][0]["text"])
 
     return complete
+
+
+_SILENT: Any = None  # llama.cpp's log callback while a model loads and runs: kept alive here
+
+
+def _quiet(llama_cpp: Any) -> None:
+    """llama.cpp logs to stderr (some lines whatever `verbose` says: "using full-size SWA
+    cache"); a search's stderr holds its own warnings only."""
+    global _SILENT
+    if _SILENT is None:
+        import ctypes
+
+        _SILENT = llama_cpp.llama_log_callback(lambda level, text, data: None)
+        llama_cpp.llama_log_set(_SILENT, ctypes.c_void_p(0))
 
 
 class Expander:

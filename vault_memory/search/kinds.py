@@ -1,6 +1,6 @@
-"""Kinds and their instances: a question that asks for a kind ("What instruments does
-Melanie play?", "Which countries has Kate visited?") also matches the lines that name an
-instance of it ("I play clarinet", "two weeks in Portugal"), which share no word with it.
+"""Kinds and their instances: a question that asks for a kind ("What instruments does Sam
+play?", "Which countries has Ria been to?") also matches the lines that name an instance of
+it ("I play clarinet", "two weeks in Portugal"), which share no word with it.
 
 The kind is read from the question's form: the words between "what" or "which" (and "kind
 of", "type of", "sort of") and the verb that follows ("does", "has", "did" …), at most

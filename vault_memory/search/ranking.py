@@ -83,7 +83,7 @@ class RankSettings:
     kind_weight: float = 0.3
     # A deep search (`--deep`: search/deep.py) adds the words a small generative model names
     # for the question, each at this share of a query word: below the question's own words.
-    deep_weight: float = 0.3
+    deep_weight: float = 0.15
 
 
 # -- scores -------------------------------------------------------------------
