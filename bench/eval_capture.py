@@ -268,7 +268,37 @@ def states(item: str, entries: list[str], stopwords: frozenset[str]) -> bool:
     return any(coverage(target, entry, stopwords) >= CARRY_SHARE for entry in entries)
 
 
-# -- the conversation --------------------------------------------------------------------------
+# -- the conversations ---------------------------------------------------------------------------
+
+
+def load_samples(
+    data: Path, selection: str, make_vault: ModuleType, eval_dir: Path | None = None
+) -> list[tuple[int, dict[str, Any]]]:
+    """(number, LoCoMo-shaped sample) of each chosen conversation. `data` is the LoCoMo JSON
+    file, or a folder of REALTALK chats (`Chat_<n>_<A>_<B>.json`), which the benchmark's own
+    `make_vault_realtalk.py` adapts to the LoCoMo shape in memory (no observations: the
+    observation recall is LoCoMo's alone)."""
+    if not data.is_dir():
+        loaded = json.loads(data.read_text(encoding="utf-8"))
+        return [(i, loaded[i]) for i in make_vault.parse_selection(selection, len(loaded))]
+    places = [eval_dir, eval_dir.parent / "realtalk"] if eval_dir else []
+    places.append(DEFAULT_EVAL.parent / "realtalk")
+    found = [
+        p / "make_vault_realtalk.py" for p in places if (p / "make_vault_realtalk.py").is_file()
+    ]
+    if not found:
+        raise SystemExit(f"make_vault_realtalk.py not found in {', '.join(map(str, places))}")
+    realtalk = _load(found[0])
+    chats = realtalk.find_chats(data)
+    out = []
+    for number in realtalk.select(selection, chats):
+        chat = json.loads(chats[number].read_text(encoding="utf-8"))
+        sample, _ = realtalk.to_locomo_sample(chat, chats[number].stem)
+        out.append((number, sample))
+    return out
+
+
+# -- one conversation --------------------------------------------------------------------------
 
 
 @dataclass
@@ -597,15 +627,24 @@ def run_conversation(
     make_vault: ModuleType,
     score: ModuleType,
     llm: str = "",
+    reuse: Path | None = None,
 ) -> Result:
     started = time.perf_counter()
     stopwords = frozenset(score.STOPWORDS)
     sessions = sessions_of(sample, make_vault)
     label = f"conv-{index}"
-    raw = build_raw(index, sample, work, make_vault)
     flushed, dreamed = work / "flushed" / label, work / "dreamed" / label
     result = Result(label)
-    result.flush = build_flushed(sessions, flushed, llm)
+    if reuse is not None and (reuse / "flushed" / label).is_dir():
+        # The raw and flushed vaults of an earlier run (same data, same flush), their caches
+        # included: only the dream and the dreamed vault are new.
+        shutil.copytree(reuse / "raw" / label, work / "raw" / label)
+        shutil.copytree(reuse / "flushed" / label, flushed)
+        raw = work / "raw" / label / "vault"
+        result.flush = {"entries": 0, "warnings": 0, "modes": {"reused": 1}, "seconds": 0.0}
+    else:
+        raw = build_raw(index, sample, work, make_vault)
+        result.flush = build_flushed(sessions, flushed, llm)
     result.dream = build_dreamed(flushed, dreamed, sessions)
 
     qfile = work / "raw" / label / "questions.jsonl"
@@ -744,15 +783,57 @@ raw/flushed/dreamed: answer_in_context (share of questions whose gold answer's c
   pfx / dup / nosrc: MEMORY.md entries with a speaker prefix, duplicated, without provenance"""
 
 
+RESULTS = ROOT / "bench" / "results" / "capture.json"
+
+
+def record_results(split: str, figures: dict[str, Any], mode: str) -> None:
+    """The overall figures of one split in bench/results/capture.json (other splits kept)."""
+    import importlib.metadata
+    import platform
+
+    try:
+        data = json.loads(RESULTS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {"name": "capture", "figures": {}}
+    data["date"] = dt.date.today().isoformat()
+    data["machine"] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+    }
+    data["versions"] = {"vault-memory": importlib.metadata.version("vault-memory")}
+    figures = {k: v for k, v in figures.items() if k != "memory_md"} | {"mode": mode}
+    figures["dreamed_vs_flushed"] = _ratio(
+        figures["answer_in_context_dreamed"], figures["answer_in_context_flushed"]
+    )
+    data["figures"][split] = figures
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_EVAL / "locomo-dev.json")
-    parser.add_argument("--conversations", default="0-4", help="e.g. 0-4, 0,2 or all")
+    parser.add_argument(
+        "--conversations",
+        default="all",
+        help="e.g. 0-4, 0,2 or all (REALTALK: the chat numbers, e.g. 1-3)",
+    )
     parser.add_argument("--eval-dir", type=Path, help="where make_vault.py and score.py are")
     parser.add_argument("--llm-url", help="an OpenAI-compatible endpoint for flush and dream")
     parser.add_argument("--llm-model", help="the model to ask there")
     parser.add_argument("--json-out", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--results",
+        metavar="SPLIT",
+        help="also record the overall figures under SPLIT in bench/results/capture.json",
+    )
     parser.add_argument("--keep", type=Path, help="build the vaults here and keep them")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="take the raw and flushed vaults (and their caches) from an earlier run's --keep",
+    )
     parser.add_argument(
         "--misses", action="store_true", help="print the answers the flushed vault lost"
     )
@@ -761,8 +842,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--llm-url needs --llm-model")
 
     make_vault, score = eval_tools(args.data, args.eval_dir)
-    data = json.loads(args.data.read_text(encoding="utf-8"))
-    chosen = make_vault.parse_selection(args.conversations, len(data))
+    samples = load_samples(args.data, args.conversations, make_vault, args.eval_dir)
     llm = llm_settings(args.llm_url, args.llm_model)
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     results = []
@@ -770,8 +850,8 @@ def main(argv: list[str] | None = None) -> int:
         work = args.keep or Path(tmp)
         if args.keep and work.exists():
             shutil.rmtree(work)
-        for index in chosen:
-            result = run_conversation(index, data[index], work, make_vault, score, llm)
+        for index, sample in samples:
+            result = run_conversation(index, sample, work, make_vault, score, llm, args.reuse)
             results.append(result)
             print(
                 f"{result.label}: {result.flush['entries']} entries flushed "
@@ -816,6 +896,8 @@ def main(argv: list[str] | None = None) -> int:
             },
         }
         args.json_out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    if args.results:
+        record_results(args.results, figures, mode)
     return 0
 
 

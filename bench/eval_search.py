@@ -21,6 +21,10 @@ stretched for emphasis with probability P, as people type in chats ("loveee", "s
 "goooood"): its last vowel or its last letter typed three to five times in all. The slips of
 `--typos` come first when both are given.
 
+`--pinned`: a copy in which each turn's relative dates are pinned to its log's day, as `vault
+flush`, `add` and `import` write them ("went to the support group yesterday (2023-05-07)"):
+what capture-time dates do to search. The lines keep their numbers.
+
 `--split`: a copy in which each turn is sent as several messages, one a sentence (a photo's
 caption with the sentence before it), each its own line under the speaker's label, and half of
 them (by `--seed`) without their closing full stop, as people write in chat apps. A turn of a
@@ -31,6 +35,7 @@ would be no evidence of anything), so finding a turn's other lines scores nothin
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import random
 import re
 import shutil
@@ -213,6 +218,25 @@ def split_copy(root: Path, seed: int) -> Path:
     return copy_once(root, f"split-seed{seed}", fill)
 
 
+def pinned_copy(root: Path) -> Path:
+    """A copy of the benchmark's vaults whose turns have their relative dates pinned to the
+    log's day, as capture writes them ("yesterday (2023-05-07)"; module docstring)."""
+    sys.path.insert(0, str(HERE.parent))
+    from vault_memory.relative_dates import pin_dates
+
+    def fill(copy: Path) -> None:
+        for log in sorted(copy.glob("conv-*/vault/memory/*.md")):
+            day = dt.date.fromisoformat(log.stem)
+            lines = log.read_text(encoding="utf-8").split("\n")
+            for n, line in enumerate(lines):
+                turn = _TURN.match(line)
+                if turn:
+                    lines[n] = turn[1] + pin_dates(turn[2], day)
+            log.write_text("\n".join(lines), encoding="utf-8")
+
+    return copy_once(root, "pinned", fill)
+
+
 def typo_copy(root: Path, share: float, seed: int) -> Path:
     """A copy of the benchmark's vaults with typing slips in the turns (module docstring)."""
     rnd = random.Random(seed)
@@ -262,6 +286,11 @@ def main() -> None:
         action="store_true",
         help="score a copy whose turns are sent sentence by sentence",
     )
+    parser.add_argument(
+        "--pinned",
+        action="store_true",
+        help="score a copy whose turns have their relative dates pinned, as capture writes them",
+    )
     parser.add_argument("--seed", type=int, default=1, help="--typos, --stretch, --split: seed")
     parser.add_argument("--deep", action="store_true", help="deep search (search/deep.py)")
     parser.add_argument(
@@ -290,6 +319,9 @@ def main() -> None:
     if args.split:
         args.root = split_copy(args.root, args.seed)
         print(f"turns sent sentence by sentence: {args.root}")
+    if args.pinned:
+        args.root = pinned_copy(args.root)
+        print(f"relative dates pinned to each log's day: {args.root}")
     if args.stretch:
         args.root = stretch_copy(args.root, args.stretch, args.seed)
         print(f"{args.stretch:.0%} of the lower-case words stretched: {args.root}")

@@ -450,7 +450,7 @@ WARM_PARTS = [  # (module, function, label); missing ones (search.py changes) ar
     ("vault_memory.search.searcher", "Searcher.table", "unit table (check/reload)"),
     ("vault_memory.search.ranking", "window_sums", "context windows"),
     ("vault_memory.search.ranking", "lift", "context windows"),
-    ("vault_memory.index.store", "Store.chunks_by_id", "hit rows from SQLite"),
+    ("vault_memory.index.store", "Store.units_by_id", "hit rows from SQLite"),
     ("vault_memory.search.ranking", "coalesce", "coalescing spans"),
     ("vault_memory.index.indexer", "Index.stale_paths", "freshness scan (stat every file)"),
 ]

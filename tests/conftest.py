@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import builtins
 import errno
+import importlib.util
 import io
 import logging
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -160,6 +163,16 @@ SMALL_VAULT_FILES = {
         "# Renderer\n\nThe invoice renderer uses WeasyPrint 63.1 and needs fonts-noto-core.\n"
     ),
 }
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """A bench script (not a package module) loaded by its path under `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def copy_vault(source: Path, target: Path) -> Path:

@@ -15,7 +15,8 @@ by the `embedding_server` fixture) for every input, unless a scripted reply is q
 requests are kept in `server.embedding_requests`, apart from the chat requests.
 
 Replies are served in order; when the script runs out the last one repeats. Every request's
-JSON body is kept in `server.requests`.
+JSON body is kept in `server.requests`. `server.responder = fn` answers every chat request
+with `fn(request)` instead (a model that reads what it is asked).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -83,6 +85,9 @@ class ScriptedLLMServer:
         self.embedding_requests: list[dict[str, Any]] = []
         self.embedding_headers: list[dict[str, str]] = []
         self.embedder: Any = None  # what computes real vectors for /v1/embeddings
+        # request -> the reply's message text: answers every chat request when set (a model
+        # that reads what it is asked, for benches that send many different requests)
+        self.responder: Callable[[dict[str, Any]], str] | None = None
         self._stop = threading.Event()
         server = self
 
@@ -98,6 +103,10 @@ class ScriptedLLMServer:
                     server.embedding_requests.append(request)
                     server.embedding_headers.append(dict(self.headers))
                     reply = server._embedding_reply(request)
+                elif server.responder is not None:  # a model that answers each request
+                    server.requests.append(request)
+                    server.headers.append(dict(self.headers))
+                    reply = Scripted(200, completion(server.responder(request)))
                 else:
                     server.requests.append(request)
                     server.headers.append(dict(self.headers))

@@ -4,11 +4,12 @@ up to a higher one, and no module that the facade imports importing the facade b
 
     cli, __init__, __main__                      the doors
     agents (tools, MCP server, window), tools    handed a Vault by their caller
+    adapters (LangGraph store, Agents SDK session)
     vault                                        the facade
     search, capture, dream, live, sessions, transfer      the features
     index                                        the derived cache
     files, llm                                   the source of truth; the model client
-    config, errors, clock, text                  the ground
+    config, errors, clock, text, relative_dates  the ground
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ LAYERS = {
     "errors": 0,
     "clock": 0,
     "text": 0,
+    "relative_dates": 0,
     "files": 1,
     "llm": 1,
     "index": 2,
@@ -35,12 +37,13 @@ LAYERS = {
     "transfer": 3,
     "vault": 4,
     "agents": 5,
+    "adapters": 5,
     "tools": 5,
     "cli": 6,
     "": 6,  # "": the package's own __init__
     "__main__": 7,
 }
-ABOVE_THE_FACADE = {"agents", "tools", "cli", "", "__main__"}
+ABOVE_THE_FACADE = {"agents", "adapters", "tools", "cli", "", "__main__"}
 
 
 def modules() -> dict[str, Path]:

@@ -110,7 +110,7 @@ def test_the_listeners_name_used_as_an_address_is_dropped() -> None:
         ("Ines", "Tom, I mean it."),
     )  # a short form of the name: still an address
     assert texts(chat)[:2] == [
-        "Ines: I signed the lease today.",
+        "Ines: I signed the lease today (2026-05-11).",
         "Tomas: I booked the ferry for us!",
     ]
 
@@ -257,9 +257,11 @@ def test_the_speakers_own_plans_are_no_request() -> None:
 
 
 def test_the_readme_example(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """README, "Conversations between people": the transcript and what flush writes of it."""
+    """The docs' flush page, "Conversations between people": the transcript and what flush
+    writes of it."""
     monkeypatch.setenv("VAULT_NOW", "2026-05-11T12:00")
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    readme = (docs / "concepts" / "flush.md").read_text(encoding="utf-8")
     block = readme.split("$ cat friends.txt\n", 1)[1].split("$ vault flush", 1)[0]
     written = readme.split("$ tail -3 memory/2026-05-11.md\n", 1)[1].split("```", 1)[0]
     report = Vault(vault_dir).flush(block, session="friends", date=DAY)

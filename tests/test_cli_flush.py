@@ -49,8 +49,34 @@ def test_the_same_chat_without_its_session_id_is_not_written_twice(
     vault_dir: Path, chat_file: Path, tmp_path: Path, run_cli, tree_state
 ) -> None:
     assert run_cli("flush", str(chat_file), "--session", "cli-x", cwd=vault_dir).exit_code == 0
-    before = tree_state(vault_dir / "memory")
+    before = tree_state(vault_dir)
+    # known by its content (its transcript): the same session, nothing new
     again = run_cli("flush", str(chat_file), cwd=vault_dir)
+    assert again.exit_code == 0, again.stderr
+    assert (
+        again.stdout == "session cli-x: nothing new (3 entries already flushed); nothing written\n"
+    )
+    assert tree_state(vault_dir) == before
+    longer = tmp_path / "longer.json"
+    longer.write_text(json.dumps(CHAT + MORE))
+    written = run_cli("flush", str(longer), cwd=vault_dir)
+    assert "session cli-x" in written.stdout.splitlines()[0]
+    assert written.stdout.splitlines()[1] == (
+        "4 new, 3 already flushed, 0 secrets redacted (offline)"
+    )
+    assert len(list((vault_dir / "sessions").glob("*.md"))) == 1
+
+
+def test_without_transcripts_the_entries_of_another_session_are_named(
+    vault_dir: Path, chat_file: Path, tmp_path: Path, run_cli, tree_state
+) -> None:
+    off = {"VAULT_SESSIONS_TRANSCRIPTS": "false"}
+    assert (
+        run_cli("flush", str(chat_file), "--session", "cli-x", cwd=vault_dir, env=off).exit_code
+        == 0
+    )
+    before = tree_state(vault_dir / "memory")
+    again = run_cli("flush", str(chat_file), cwd=vault_dir, env=off)
     assert again.exit_code == 0, again.stderr
     derived = re.fullmatch(
         r"session (\w+): nothing new \(3 entries already flushed, 3 of them in "
@@ -59,12 +85,12 @@ def test_the_same_chat_without_its_session_id_is_not_written_twice(
     )
     assert derived and derived[1] != "cli-x", again.stdout
     assert tree_state(vault_dir / "memory") == before
-    report = json.loads(run_cli("flush", str(chat_file), "--json", cwd=vault_dir).stdout)
+    report = json.loads(run_cli("flush", str(chat_file), "--json", cwd=vault_dir, env=off).stdout)
     assert report["already_flushed"] == report["already_in_other_sessions"] == 3
     assert report["other_sessions"] == ["cli-x"] and report["written"] is False
     longer = tmp_path / "longer.json"
     longer.write_text(json.dumps(CHAT + MORE))
-    written = run_cli("flush", str(longer), cwd=vault_dir)
+    written = run_cli("flush", str(longer), cwd=vault_dir, env=off)
     assert written.stdout.splitlines()[1] == (
         "4 new, 3 already flushed (3 of them in session cli-x), 0 secrets redacted (offline)"
     )

@@ -252,8 +252,9 @@ def test_an_explicit_folder_must_hold_vault_toml(tmp_path: Path) -> None:
     with pytest.raises(NotAVaultError) as info:
         find_vault_root(plain)
     assert str(info.value) == (
-        f"{plain} is not a vault (it holds no vault.toml, MEMORY.md or memory/). Run `vault init "
-        f"{plain}` to make it one, or pass the folder of an existing vault."
+        f"{plain} is not a vault (it holds no vault.toml, MEMORY.md or memory/). Make it one "
+        f"with `Vault.init({str(plain)!r})` (or open it with `Vault({str(plain)!r}, "
+        "create=True)`), or give the folder of an existing vault."
     )
     (plain / "vault.toml").write_text("")
     assert find_vault_root(plain) == plain.resolve()
@@ -293,10 +294,10 @@ def test_an_explicit_path_must_be_a_folder(tmp_path: Path, kind: str) -> None:
         find_vault_root(target)
     assert info.value.path == target
     assert str(info.value) == (
-        f"{target} is a file, not a vault folder. Pass the folder that holds vault.toml."
+        f"{target} is a file, not a vault folder. Give the folder that holds vault.toml."
         if kind == "file"
-        else f"{target} does not exist. Pass an existing vault folder, "
-        f"or run `vault init {target}` to create one."
+        else f"{target} does not exist. Give an existing vault folder, "
+        f"or create one with `Vault.init({str(target)!r})`."
     )
 
 
@@ -307,6 +308,6 @@ def test_no_vault_found(tmp_path: Path) -> None:
         find_vault_root(None, cwd=start)
     assert info.value.start == start.resolve()
     assert str(info.value) == (
-        f"no vault found at or above {start.resolve()} (no vault.toml). Run `vault init` to "
-        "create one, or pass --vault PATH / set VAULT_PATH."
+        f"no vault found at or above {start.resolve()} (no vault.toml). Create one with "
+        "`Vault.init(path)`, or give the path of an existing vault."
     )

@@ -70,4 +70,4 @@ def test_cli_and_agents_show_the_fence(small_vault: Path, run_cli: Any, monkeypa
     out = run_cli("--vault", str(root), "context", "--query", "billing refunds").stdout
     assert out.startswith(OPEN_TAG) and f"{WARNING}\n> - {POISON}" in out
     with Vault(root) as vault:  # what MCP's vault://context serves
-        assert f"{WARNING}\n> - {POISON}" in vault.context(agent=True)
+        assert f"{WARNING}\n> - {POISON}" in vault.context()

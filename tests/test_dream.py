@@ -15,6 +15,7 @@ import pytest
 
 from vault_memory import Vault, clock
 from vault_memory.dream.apply import DreamDisabledError, DreamRefusedError, UndoError
+from vault_memory.dream.checks import enforce
 from vault_memory.dream.decide import (
     Added,
     Archived,
@@ -168,7 +169,7 @@ def test_consolidate_promotes_merges_and_rejects() -> None:
     )
 
 
-def test_a_correction_replaces_the_entry_it_corrects() -> None:
+def test_a_correction_supersedes_the_entry_and_a_refinement_keeps_its_facts() -> None:
     memory = parse_memory(
         MEMORY + "- Standup moved to 09:30 on Mondays. <!-- src: memory/2026-10-23.md#L4 -->\n"
     )
@@ -183,60 +184,29 @@ def test_a_correction_replaces_the_entry_it_corrects() -> None:
         ),
     )
     plan = consolidate(memory, items, Policy(), TOKENS, evidence=items, today=NOW.date())
-    edits = {e.entry.text.split(" <!--")[0]: e for e in plan.edited}
-    assert set(edits) == {
-        "- Standup moved to 09:30 on Mondays.",
-        "- Invoice numbers are gapless per tenant.",
-    }
-    standup = edits["- Standup moved to 09:30 on Mondays."]
-    assert standup.text == "Standup is at 10:00 on Mondays, not 09:30 on Mondays."
-    assert standup.sources == ("memory/2026-11-20.md#L3",)
-    assert 'says "not 09:30 on Mondays"' in standup.reason
-    assert edits["- Invoice numbers are gapless per tenant."].text.startswith("Invoice numbers")
-    # the pinned "About Maya" entry is never reworded: its correction is a new entry instead
+    # the standup's time: the same subject key, another value -> the old entry to history
+    (marked,) = plan.superseded
+    assert marked.entry.text.startswith("- Standup moved to 09:30 on Mondays.")
+    assert marked.by == "memory/2026-11-20.md#L3" and "09:30 -> 10:00" in marked.reason
+    current = next(a for a in plan.added if a.replaces == marked.entry.key)
+    assert current.text == "Standup is at 10:00 on Mondays, not 09:30 on Mondays."
+    # a line that says all an entry says and more rewords it, every fact kept
+    (edit,) = plan.edited
+    assert edit.entry.text.startswith("- Invoice numbers are gapless per tenant.")
+    assert edit.text == "Invoice numbers are gapless per tenant and per series."
+    # the pinned "About Maya" entry is never changed: its correction is a new entry instead
     added = [a.text for a in plan.added]
     assert any(t.startswith("Correction: Maya is not a senior") for t in added)
     # "not" in a sentence that corrects nothing in MEMORY.md is an ordinary candidate
     assert "The office plants are not watered on weekends. #important" in added
     new = render(memory, plan)
-    assert "Standup moved to 09:30" not in new and "- Standup is at 10:00 on Mondays" in new
-    assert "src: memory/2026-10-23.md#L4, memory/2026-11-20.md#L3" in new  # both sources kept
-    sources = [i.source for i in items] + ["memory/2026-10-23.md#L4"]
+    assert "- Standup is at 10:00 on Mondays, not 09:30 on Mondays." in new
+    history = new.split("## History\n")[1]
+    assert history.startswith("- ~~Standup moved to 09:30 on Mondays.~~ 2026-10-23 → 2026-11-20")
+    assert "<!-- superseded-by: memory/2026-11-20.md#L3 -->" in history
+    assert "src: memory/2026-10-22.md#L4, memory/2026-11-20.md#L4" in new  # both sources kept
+    sources = [i.source for i in items]
     assert validate(memory, plan, new, Policy(), sources, TOKENS) == []
-
-
-def test_search_hits_raise_a_candidate() -> None:
-    memory = parse_memory(MEMORY)
-    items = daily("2026-11-20", "- The payout batch runs every Friday at 23:00 CET.\n")
-    plan = consolidate(memory, items, Policy(), TOKENS, today=NOW.date())
-    assert not plan.added
-    hits = {("memory/2026-11-20.md", line_hash(items[0].lines[0])): 2}
-    plan = consolidate(memory, items, Policy(), TOKENS, hits=hits, today=NOW.date())
-    assert [a.text for a in plan.added] == [items[0].text]
-    assert "returned by 2 searches" in plan.added[0].reason
-
-
-def test_budget_archives_the_least_valuable_unpinned_entries() -> None:
-    memory = parse_memory(MEMORY)
-    items = daily("2026-11-20", "- Chose PostgreSQL 16 for the billing-core service. #decision\n")
-    budget = len(MEMORY) + 20  # the new entry does not fit unless something goes
-    plan = consolidate(memory, items, Policy(max_memory_chars=budget), TOKENS, today=NOW.date())
-    text = render(memory, plan)
-    assert len(text) <= budget
-    assert [a.text for a in plan.added] == [items[0].text]
-    archived = [a.entry for a in plan.archived]
-    assert archived and all(not e.pinned and e.sources for e in archived)  # dream-made first
-    assert "over the" in plan.archived[0].reason
-    for entry in memory.entries:
-        assert (entry.text in text) == (entry not in archived)
-    # a budget nothing can meet: pinned entries stay, the new entry is not promoted
-    plan = consolidate(memory, items, Policy(max_memory_chars=10), TOKENS, today=NOW.date())
-    text = render(memory, plan)
-    assert not plan.added and "over the 10-character budget" in plan.skipped[0].reason
-    assert all(e.text in text for e in memory.entries if e.pinned)
-    problems = validate(memory, plan, text, Policy(max_memory_chars=10), [items[0].source])
-    assert [p.forceable for p in problems] == [True]  # drops 4 of 6 entries
-    assert "drop 4 of 6 existing entries (67%, more than 25%)" in problems[0].message
 
 
 def test_validate_checks_the_rendered_text_not_the_plan() -> None:
@@ -255,7 +225,8 @@ def test_validate_checks_the_rendered_text_not_the_plan() -> None:
     edit = Edited(memory.entries[0], "Works on billing-core.", (), "shorter")
     assert any("pinned entry" in p for p in problems(DreamPlan(edited=[edit])))
     assert problems(DreamPlan(), MEMORY.replace(plain.text + "\n", "")) == [
-        f'it would lose the entry "{plain.text}"'
+        f'it would lose the entry "{plain.text}"',
+        f"it would lose 'Berg' of the entry \"{plain.text}\"",
     ]
     assert problems(DreamPlan(), MEMORY.replace("## About Maya #pin\n", "## About #pin\n")) == [
         "it would change the pinned section ## About Maya #pin"
@@ -270,21 +241,27 @@ def test_validate_checks_the_rendered_text_not_the_plan() -> None:
         'the new entry "Zoë Okafor is the product manager for invoicing." cites '
         "'memory/2026-11-19.md#L4', which is not one of this dream's inputs"
     ]
-    junk = Added("People", "git push --force origin main", tuple(sources), "new")
-    assert problems(DreamPlan(added=[junk])) == [
-        'the new entry "git push --force origin main" is junk (shell command)'
-    ]
     into_pinned = Added(
         "About Maya", "Maya has two cats at home in Stockholm.", tuple(sources), "new"
     )
     assert problems(DreamPlan(added=[into_pinned])) == [
-        "it would change the pinned section ## About Maya #pin",
-        "it would add to the pinned section ## About Maya #pin",
+        "it would change the pinned section ## About Maya #pin"
     ]
+    # what one part of a plan breaks is refused item by item (`enforce`), the rest stands
+    line = daily("2026-11-20", "- Maya has two cats at home in Stockholm.\n")[0]
+    good = Added("People", "Maya has two cats at home in Stockholm.", tuple(sources), "new")
+    junk = Added("People", "git push --force origin main", tuple(sources), "new")
     sneaky = Added(
-        "People", "Zoë Okafor is the product manager --> <!-- src: x -->", tuple(sources), "new"
+        "People", "Maya has two cats --> <!-- src: x --> in Stockholm.", tuple(sources), "new"
     )
-    assert any("HTML comment" in p for p in problems(DreamPlan(added=[sneaky])))
+    plan = DreamPlan(added=[good, junk, sneaky, into_pinned], consumed=[line])
+    enforce(memory, plan, {line.source: line}, Policy())
+    assert plan.added == [good]
+    assert [(r.what, r.reason) for r in plan.refused] == [
+        ("new entry", "it is a shell command"),
+        ("new entry", "it contains an HTML comment"),
+        ("new entry", "it would go to the pinned section ## About Maya #pin"),
+    ]
     two = DreamPlan(archived=[Archived(e, "old") for e in memory.entries if not e.pinned][:2])
     assert problems(two) == ["it would drop 2 of 6 existing entries (33%, more than 25%)"]
     big = Added("People", "Zoë Okafor is the product manager. " * 10, tuple(sources), "new")
@@ -355,24 +332,26 @@ def test_offline_dream_on_the_sample_vault(sample_vault: Path, loaded_embedder, 
     text = (sample_vault / "MEMORY.md").read_text()
     memory, old = parse_memory(text), parse_memory(original)
     assert len(text) <= 12_000 and len(report.added) >= 3
-    # Nothing removed (the budget is far away); one entry reworded: the cutover window that a
-    # later daily log corrects ("Correction: … Saturday 14 Nov …, not Friday 13 Nov at 22:00").
-    (edit,) = report.edited
-    assert edit["before"].startswith("- Billing cutover window: Friday 13 Nov")
-    assert edit["text"].startswith("The migration window is Saturday 14 Nov")
-    assert edit["sources"] == ["memory/2026-11-10.md#L4-L5"]
-    assert "Billing cutover window: Friday 13 Nov" not in text
+    # Nothing removed (the budget is far away); one entry superseded: the cutover window that
+    # a later daily log corrects ("Correction: … Saturday 14 Nov …, not Friday 13 Nov at
+    # 22:00"). The correction takes its place; the old value moves to ## History.
+    (marked,) = report.superseded
+    assert marked["text"].startswith("- Billing cutover window: Friday 13 Nov")
+    assert marked["by"] == "memory/2026-11-10.md#L4-L5"
+    current, history = text.split("## History\n")
+    assert "Billing cutover window: Friday 13 Nov" not in current
+    assert history.startswith("- ~~Billing cutover window: Friday 13 Nov, 22:00–02:00 CET.~~")
     for entry in old.entries:
-        if entry.text != edit["before"]:
+        if entry.text != marked["text"]:
             assert entry.text in text
     about = old.section("About Maya")
     assert "".join(old.lines[about.start : about.end]) in text  # the pinned section, verbatim
-    new_entries = [e for e in memory.entries if e.text not in original]
-    reworded = [e for e in new_entries if e.body.startswith("The migration window is Saturday")]
-    assert len(reworded) == 1
-    assert set(reworded[0].sources) == {"memory/2026-10-29.md#L5", "memory/2026-11-10.md#L4-L5"}
-    new_entries.remove(reworded[0])
+    new_entries = [
+        e for e in memory.entries if e.text not in original and "superseded-by" not in e.text
+    ]
     assert len(new_entries) == len(report.added)
+    window = next(e for e in new_entries if e.body.startswith("The migration window is Sat"))
+    assert window.section == "Projects" and window.sources == ("memory/2026-11-10.md#L4-L5",)
     for entry in new_entries:  # each cites a line of a daily log that says exactly this
         (source,) = entry.sources
         path, lines = source.split("#L")
@@ -534,7 +513,7 @@ def test_over_budget_is_refused_then_forced_and_archived(small: Path, no_model) 
             r"it would drop (\d) of 6 existing entries \(\d+%, more than 25%\)", str(info.value)
         )
         assert dropped, str(info.value)
-        assert "`vault dream --force`" in str(info.value)
+        assert "`dream(force=True)`" in str(info.value)
         assert (small / "MEMORY.md").read_bytes() == original
         refusal = (small / "dreams/2026-11-22.md").read_text()  # recorded, with its reason
         assert "dream · refused" in refusal and dropped[0] in refusal
@@ -710,7 +689,9 @@ def test_one_dream_at_a_time_and_bad_settings(small: Path, no_model) -> None:
             pytest.raises(LockTimeoutError, match="could not take the dream lock"),
         ):
             vault.dream(now=NOW)
-        with pytest.raises(VaultError, match="the lookback must be at least 1 day, got 0"):
+        with pytest.raises(
+            VaultError, match="lookback_days=0: the lookback must be at least 1 day"
+        ):
             vault.dream(lookback_days=0, now=NOW)
     config = small / "vault.toml"
     config.write_text(config.read_text() + 'timezone = "Mars/Olympus_Mons"\n')

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault
+from vault_memory.dream.checks import enforce
 from vault_memory.dream.decide import (
     Added,
     DreamPlan,
     Policy,
     consolidate,
-    render,
-    validate,
 )
 from vault_memory.dream.junk import junk_reason
 from vault_memory.dream.similarity import TokenSimilarity
@@ -48,10 +47,12 @@ def test_an_instruction_is_never_promoted_offline() -> None:
 
 def test_an_llm_proposal_that_reads_as_an_instruction_is_refused() -> None:
     memory = parse_memory(MEMORY)
-    sources = ["memory/2026-11-20.md#L3"]
-    plan = DreamPlan(added=[Added("Decisions", POISON, tuple(sources), "new")])
-    problems = [p.message for p in validate(memory, plan, render(memory, plan), Policy(), sources)]
-    assert any("reads as an instruction to a model" in p for p in problems), problems
+    (line,) = daily("2026-11-20", f"- {POISON}\n")
+    plan = DreamPlan(added=[Added("Decisions", POISON, (line.source,), "new")], consumed=[line])
+    enforce(memory, plan, {line.source: line}, Policy())
+    assert plan.added == [] and plan.consumed == []  # refused, and left for a later dream
+    ((what, reason),) = [(r.what, r.reason) for r in plan.refused]
+    assert what == "new entry" and reason == "it is an instruction to an assistant"
 
 
 def test_imperative_to_dos_are_not_instructions() -> None:

@@ -108,7 +108,12 @@ def proposal(**changes) -> dict:
     return reply
 
 
+FORGET = "memory/2026-11-21.md#L5"
+
+
 def test_a_good_proposal_is_validated_and_applied(vault: Path, llm_server, tree_state) -> None:
+    with (vault / "memory/2026-11-21.md").open("a") as log:
+        log.write("- Forget the note about NUMERIC money, it lives in the billing runbook now.\n")
     reply = proposal(
         sections=[
             {"heading": "About Maya", "entries": keep("m1")},
@@ -118,8 +123,8 @@ def test_a_good_proposal_is_validated_and_applied(vault: Path, llm_server, tree_
                     *keep("m2"),
                     {
                         "id": "m3",
-                        "text": "Tomás Ruiz: customer success lead; prefers phone calls.",
-                        "reason": "adds how he likes to be reached",
+                        "text": "Tomás Ruiz leads customer success.",
+                        "reason": "clearer",
                     },
                     *keep("m4", "m5"),
                     {
@@ -133,18 +138,16 @@ def test_a_good_proposal_is_validated_and_applied(vault: Path, llm_server, tree_
             {
                 "heading": "## Decisions",
                 "entries": [
+                    *keep("m9"),
                     {
                         "text": "PostgreSQL 16 for billing-core. #decision",
                         "sources": [DECISION],
                         "reason": "a decision",
-                    }
+                    },
                 ],
             },
         ],
-        archived=[
-            {"id": "m9", "reason": "superseded by the new ledger design"},
-            {"id": "m10", "reason": "moved to the billing runbook"},
-        ],
+        archived=[{"id": "m10", "reason": "Maya asked to forget it", "sources": [FORGET]}],
         merged=[{"source": "memory/2026-11-20.md#L6", "into": "m6", "reason": "same preference"}],
     )
     llm_server.reply_json(reply)
@@ -157,54 +160,56 @@ def test_a_good_proposal_is_validated_and_applied(vault: Path, llm_server, tree_
     with Vault(vault) as v:
         report = v.dream(now=NOW)
     assert report.status == "dreamed" and report.model == "scripted-model"
+    assert report.refused_items == []
     text = (vault / "MEMORY.md").read_text()
     assert text == MEMORY.replace(
         "- Tomás Ruiz: customer success lead. <!-- src: memory/2026-10-20.md#L4 -->\n",
-        "- Tomás Ruiz: customer success lead; prefers phone calls. "
-        "<!-- src: memory/2026-10-20.md#L4 -->\n",
+        "- Tomás Ruiz leads customer success. <!-- src: memory/2026-10-20.md#L4 -->\n",
     ).replace(
         "- Priya Raman: backend engineer, joined in June.\n",
         "- Priya Raman: backend engineer, joined in June.\n"
         f"- Jonas is on parental leave from 1 January. <!-- src: {JONAS} -->\n",
     ).replace(
-        "- Invoice numbers are gapless per tenant. <!-- src: memory/2026-10-22.md#L4 -->\n"
         "- Money is NUMERIC(12,4) internally, rounded only when rendering.\n",
         f"- PostgreSQL 16 for billing-core. #decision <!-- src: {DECISION} -->\n",
     )
     archive = (vault / "dreams/archive.md").read_text()
     assert "- Money is NUMERIC(12,4) internally" in archive
-    assert "moved to the billing runbook" in archive
+    assert "Maya asked to forget it" in archive
     diary = (vault / "dreams/2026-11-22.md").read_text()
     assert "- **Mode:** llm (scripted-model)" in diary and "### Reworded" in diary
-    assert "adds how he likes to be reached" in diary and "same preference" in diary
+    assert "clearer" in diary and "same preference" in diary
 
     sent = llm_server.requests[-1]
     assert sent["model"] == "qwen-test" and sent["response_format"] == {"type": "json_object"}
     payload = json.loads(sent["messages"][1]["content"])
     sources = [i["source"] for i in payload["new_items"]]
-    assert sources == [DECISION, "memory/2026-11-20.md#L6", JONAS]  # the git line is not sent
+    assert sources == [DECISION, "memory/2026-11-20.md#L6", JONAS, FORGET]  # not the git line
     assert payload["memory"][1]["pinned"] is True
     assert [e["pinned"] for e in payload["memory"][3]["entries"]] == [False, True, False]
     assert "12,000 characters" in sent["messages"][0]["content"]
 
 
-ADVERSARIAL = {
+UNUSABLE = {
     "empty": ("", "the reply is not valid JSON"),
     "truncated": (
         '{"sections": [{"heading": "People", "entries": [{"id": "m2"}',
         "the reply is not valid JSON",
     ),
     "not an object": ('["m1", "m2"]', 'not an object with a "sections" list'),
+}
+
+ADVERSARIAL = {
     "drops pinned entries": (
         proposal(sections=[{"heading": "People", "entries": keep(*UNPINNED)}]),
-        "it drops pinned entries m1, m7",
+        "the reply leaves it out without archiving it: kept as it is",
     ),
     "archives a pinned entry": (
         proposal(
             sections=[{"heading": "People", "entries": keep("m1", *UNPINNED)}],
             archived=[{"id": "m7", "reason": "too strict"}],
         ),
-        "it archives the pinned entry m7",
+        "the entry m7 is pinned",
     ),
     "rewords a pinned entry": (
         proposal(
@@ -218,7 +223,7 @@ ADVERSARIAL = {
                 }
             ]
         ),
-        "it rewords the pinned entry m7",
+        "the entry m7 is pinned",
     ),
     "adds to a pinned section": (
         proposal(
@@ -232,11 +237,11 @@ ADVERSARIAL = {
                 }
             ]
         ),
-        "to the pinned section ## About Maya",
+        "it adds to the pinned section ## About Maya",
     ),
     "loses entries silently": (
         proposal(sections=[{"heading": "People", "entries": keep("m1", "m7", "m2")}]),
-        "it loses 7 of 10 entries without archiving them",
+        "the reply leaves it out without archiving it: kept as it is",
     ),
     "invents sources": (
         proposal(
@@ -276,7 +281,7 @@ ADVERSARIAL = {
                 }
             ]
         ),
-        'the new entry "git push --force origin main" is junk (shell command)',
+        "it is a shell command",
     ),
     "no reasons": (
         proposal(
@@ -290,15 +295,18 @@ ADVERSARIAL = {
                 }
             ]
         ),
-        "gives no reason",
+        "it gives no reason",
     ),
     "deletes 80%": (
         proposal(
             sections=[{"heading": "People", "entries": keep(*PINNED)}],
             archived=[{"id": k, "reason": "old"} for k in UNPINNED],
         ),
-        "it would drop 8 of 10 existing entries (80%, more than 25%)",
+        "it cites no line that replaces it or asks to forget it",
     ),
+}
+
+UNUSABLE |= {
     "enormous: many entries": (
         proposal(
             sections=[
@@ -320,6 +328,9 @@ ADVERSARIAL = {
         ),
         "the reply has more than 2000 entries",
     ),
+}
+
+ADVERSARIAL |= {
     "enormous: over the budget": (
         proposal(
             sections=[
@@ -339,7 +350,7 @@ ADVERSARIAL = {
                 }
             ]
         ),
-        "over the 12,000-character budget",
+        "not in its sources",
     ),
 }
 
@@ -347,7 +358,7 @@ ADVERSARIAL = {
 ADVERSARIAL |= {  # issue 25: what a model may mark superseded
     "supersedes a pinned entry": (
         proposal(superseded=[{"id": "m1", "by": DECISION, "reason": "r"}]),
-        "it marks the pinned entry m1 superseded",
+        "the entry m1 is pinned",
     ),
     "supersedes by an invented source": (
         proposal(superseded=[{"id": "m2", "by": "memory/2026-01-01.md#L1", "reason": "r"}]),
@@ -364,40 +375,39 @@ ADVERSARIAL |= {  # issue 25: what a model may mark superseded
                 }
             ],
         ),
-        "superseded entry m9 must be kept as it is",
+        "states no new value for the entry's subject",
     ),
 }
 
 
 def test_a_model_may_mark_an_entry_superseded(vault: Path, llm_server) -> None:
+    with (vault / "memory/2026-11-21.md").open("a") as log:
+        log.write("- Maya reports to Karin Lund from January.\n")
+    karin = "memory/2026-11-21.md#L5"
     reply = proposal(
-        superseded=[
-            {"id": "m2", "by": JONAS, "reason": "Jonas: on leave, no longer the manager to ask"}
-        ]
+        superseded=[{"id": "m2", "by": karin, "reason": "Maya: manager Jonas -> Karin"}]
     )
     reply["sections"][1]["entries"].append(
-        {
-            "text": "Jonas is on parental leave from 1 January.",
-            "sources": [JONAS],
-            "reason": "lasting fact",
-        }
+        {"text": "Maya reports to Karin Lund from January.", "sources": [karin], "reason": "new"}
     )
     llm_server.reply_json(reply)
     with Vault(vault) as v:
         report = v.dream(now=NOW)
     text = (vault / "MEMORY.md").read_text()
-    assert (
-        f"- Jonas Berg: Head of Engineering, Maya's manager. <!-- superseded-by: {JONAS} -->"
-        in text
-    )
+    current, history = text.split("## History\n")
+    # the entry that holds now takes the old one's place; the old one moves to history
+    assert "- Maya reports to Karin Lund from January. <!-- src: " in current
+    assert "Jonas Berg: Head of Engineering" not in current
+    assert history.startswith("- ~~Jonas Berg: Head of Engineering, Maya's manager.~~ until ")
+    assert f"<!-- superseded-by: {karin} -->" in history
     assert [(s["by"], s["reason"]) for s in report.superseded] == [
-        (JONAS, "the model: Jonas: on leave, no longer the manager to ask")
+        (karin, "the model: Maya: manager Jonas -> Karin")
     ]
 
 
-@pytest.mark.parametrize("case", ADVERSARIAL)
-def test_adversarial_replies_are_refused(case: str, vault: Path, llm_server, tree_state) -> None:
-    reply, message = ADVERSARIAL[case]
+@pytest.mark.parametrize("case", UNUSABLE)
+def test_unusable_replies_are_refused_whole(case: str, vault: Path, llm_server, tree_state) -> None:
+    reply, message = UNUSABLE[case]
     llm_server.reply_content(reply if isinstance(reply, str) else json.dumps(reply))
     before = tree_state(vault)
     with Vault(vault) as v, pytest.raises(DreamRefusedError) as info:
@@ -406,7 +416,7 @@ def test_adversarial_replies_are_refused(case: str, vault: Path, llm_server, tre
     assert message in str(info.value)
     after = tree_state(vault)
     assert after["MEMORY.md"] == before["MEMORY.md"]
-    # Nothing written but the refusal's record in the diary (issue 24), with its reasons.
+    # Nothing written but the refusal's record in the diary, with its reasons.
     diary = "dreams/2026-11-22.md"
     assert set(after) - {".vault/dream.lock", ".vault/write.lock", diary} == set(before)
     assert all(after[p] == before[p] for p in before)
@@ -416,7 +426,24 @@ def test_adversarial_replies_are_refused(case: str, vault: Path, llm_server, tre
     assert len(llm_server.requests) == 1
 
 
-def test_force_applies_a_large_drop_but_never_a_hard_failure(vault: Path, llm_server) -> None:
+@pytest.mark.parametrize("case", ADVERSARIAL)
+def test_adversarial_parts_are_refused_one_by_one(
+    case: str, vault: Path, llm_server, tree_state
+) -> None:
+    reply, message = ADVERSARIAL[case]
+    llm_server.reply_content(json.dumps(reply))
+    before = tree_state(vault)
+    with Vault(vault) as v:
+        report = v.dream(now=NOW)
+    # what breaks a rule is left out, with why; nothing it proposed reached MEMORY.md
+    assert any(message in r["reason"] for r in report.refused_items), report.refused_items
+    assert (vault / "MEMORY.md").read_bytes() == before["MEMORY.md"][0]
+    diary = (vault / "dreams/2026-11-22.md").read_text()
+    assert "### Refused" in diary and message.split(":")[0] in diary
+    assert "Traceback" not in diary
+
+
+def test_force_never_applies_an_unsupported_part(vault: Path, llm_server) -> None:
     huge = proposal(
         sections=[
             {
@@ -436,17 +463,15 @@ def test_force_applies_a_large_drop_but_never_a_hard_failure(vault: Path, llm_se
         ]
     )
     llm_server.reply_json(huge)
-    with Vault(vault) as v, pytest.raises(DreamRefusedError, match="more than four times"):
-        v.dream(force=True, now=NOW)
+    with Vault(vault) as v:  # 1,200 claims no cited line makes: each refused, none written
+        report = v.dream(force=True, now=NOW)
+    assert len(report.refused_items) == 1200 and report.added == []
     assert (vault / "MEMORY.md").read_text() == MEMORY
     llm_server.reply_json(ADVERSARIAL["deletes 80%"][0])
-    with Vault(vault) as v:
+    with Vault(vault) as v:  # --force never lets an archive without a replacement through
         report = v.dream(force=True, now=NOW)
-    assert len(report.archived) == 8
-    text = (vault / "MEMORY.md").read_text()
-    assert "Never run destructive commands" in text and "Senior backend engineer" in text
-    archive = (vault / "dreams/archive.md").read_text()
-    assert all(a["text"] in archive for a in report.archived)
+    assert report.archived == [] and len(report.refused_items) == 8
+    assert (vault / "MEMORY.md").read_text() == MEMORY
 
 
 @pytest.mark.parametrize(
@@ -491,3 +516,25 @@ def test_an_unreachable_model_is_refused(vault: Path, llm_server, run_cli) -> No
         in result.stderr
     )
     assert (vault / "MEMORY.md").read_text() == MEMORY
+
+
+def test_the_cli_reports_what_was_applied_and_refused(vault: Path, llm_server, run_cli) -> None:
+    reply = proposal()
+    reply["sections"][1]["entries"][1] = {
+        "id": "m3",
+        "text": "Tomás Ruiz leads customer success.",
+        "reason": "clearer",  # a rewording that cites nothing: fine, it adds nothing
+    }
+    reply["sections"][1]["entries"].append(
+        {"text": "The office door PIN is 2580.", "sources": [JONAS], "reason": "r"}
+    )
+    llm_server.reply_json(reply)
+    days = str((clock.today() - dt.date(2026, 11, 20)).days + 1)
+    result = run_cli("--vault", str(vault), "dream", "--days", days)
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "  ~ People: Tomás Ruiz leads customer success.\n" in result.stdout
+    # the redactor takes the PIN out before the checks; what is left, no cited line says (and
+    # the report does not repeat the PIN it refused)
+    assert "  ! refused new entry: The office door PIN is [REDACTED:pin]. — " in result.stdout
+    assert "2580" not in result.stdout

@@ -15,9 +15,7 @@ import pytest
 from click.testing import Result
 
 from vault_memory import Vault
-from vault_memory.agents.mcp_server import read_resource_text
 from vault_memory.agents.tools import MAX_HIT_CHARS, MAX_RESULT_CHARS, call_tool, make_tools
-from vault_memory.errors import VaultError
 from vault_memory.search.tokens import MAX_CHARS_PER_TOKEN, token_counter
 
 HEX = "".join(f"{(n * 2654435761) % 2**32:08x}" for n in range(25_000))  # 200,000 characters
@@ -89,47 +87,6 @@ def test_call_tool_never_raises(vault_dir: Path, monkeypatch: pytest.MonkeyPatch
         monkeypatch.setattr(Vault, "manage", disk)
         reply = _tool(vault, "manage_memory", {"action": "create", "content": "x"})
         assert "cannot be used right now: Permission denied" in reply["error"]
-
-
-# -- hard links -------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def linked(vault_dir: Path) -> Path:
-    outside = vault_dir.parent / "outside.md"
-    outside.write_text("# Outside\n\nSECRET from outside the vault\n")
-    (vault_dir / "notes").mkdir()
-    os.link(outside, vault_dir / "notes/linked.md")
-    return vault_dir
-
-
-def test_agent_reads_refuse_a_hard_linked_file(linked: Path) -> None:
-    with Vault(linked) as vault:
-        reply = _tool(vault, "get_memory", {"path": "notes/linked.md"})
-        assert "2 hard links" in reply["error"] and "allow_hardlinks" in reply["error"]
-        found = _tool(vault, "search_memory", {"query": "SECRET outside"})
-        assert all(r["path"] != "notes/linked.md" for r in found["results"])
-    os.link(linked / "MEMORY.md", linked.parent / "MEMORY-copy.md")
-    with Vault(linked) as vault, pytest.raises(VaultError, match="hard links"):
-        read_resource_text(vault, "vault://MEMORY.md")
-
-
-def test_allow_hardlinks_lets_them_through(linked: Path) -> None:
-    (linked / "vault.toml").write_text(
-        (linked / "vault.toml").read_text() + "\n[security]\nallow_hardlinks = true\n"
-    )
-    with Vault(linked) as vault:
-        reply = _tool(vault, "get_memory", {"path": "notes/linked.md"})
-        assert "SECRET" in reply["text"]
-
-
-def test_the_cli_warns_about_a_hard_linked_file(
-    linked: Path, run_cli: Callable[..., Result]
-) -> None:
-    result = run_cli("get", "notes/linked.md", cwd=linked)
-    assert result.exit_code == 0
-    assert "SECRET" in result.stdout
-    assert "has 2 hard links" in result.stderr
 
 
 # -- read-only cache and vault ----------------------------------------------------------------
@@ -298,17 +255,3 @@ def test_the_watcher_skips_a_file_name_that_is_not_utf8(
     finally:
         watcher.stop()
         watcher.vault.close()
-
-
-def test_an_agent_s_context_leaves_hard_linked_files_out(linked: Path) -> None:
-    """The MCP `vault://context` block reads as the tools read: a hard-linked MEMORY.md, daily
-    log or hit is left out (it may be a file outside the vault), the CLI's block keeps it."""
-    outside = linked.parent / "outside-memory.md"
-    outside.write_text("# MEMORY\n\n- OUTSIDE-CANARY lives outside the vault\n")
-    (linked / "MEMORY.md").unlink()
-    os.link(outside, linked / "MEMORY.md")
-    with Vault(linked) as vault:
-        assert "OUTSIDE-CANARY" not in read_resource_text(vault, "vault://context")
-        assert "OUTSIDE-CANARY" not in vault.context(agent=True)
-        assert "SECRET" not in vault.context(query="SECRET from outside", agent=True)
-        assert "OUTSIDE-CANARY" in vault.context()  # the person at the CLI sees it (warned)

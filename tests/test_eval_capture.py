@@ -5,29 +5,18 @@ data). The bench reuses the benchmark's own `make_vault.py` and `score.py` from
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from .conftest import load_script
 from .llm_server import ScriptedLLMServer
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "eval_capture.py"
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("eval_capture_under_test", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-ec = _bench()
+ec = load_script(BENCH, "eval_capture_under_test")
 STOP = frozenset(
     {
         "a",

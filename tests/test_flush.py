@@ -517,21 +517,22 @@ def test_what_any_session_flushed_within_a_week_is_not_written_again(
     vault_dir: Path, tree_state, monkeypatch
 ) -> None:
     vault = Vault(vault_dir)
-    assert len(vault.flush(CHAT, session="x", date=DAY).entries) == 3
+    assert len(vault.flush(CHAT, session="x", date=DAY, transcript=False).entries) == 3
     before = tree_state(vault_dir / "memory")
-    # the same conversation without --session: its id is derived, its entries are known
-    again = vault.flush(CHAT, date=DAY)
+    # the same conversation without --session and without a transcript to know it by: its id
+    # is derived, its entries are known
+    again = vault.flush(CHAT, date=DAY, transcript=False)
     assert again.session_derived and again.session != "x"
     assert again.entries == [] and not again.written
     assert (again.already_flushed, again.already_in_other_sessions) == (3, 3)
     assert again.other_sessions == ["x"]
     assert tree_state(vault_dir / "memory") == before
     # a week later, a longer version of it adds only what is new
-    week = vault.flush(CHAT + MORE, date=DAY + dt.timedelta(days=7))
+    week = vault.flush(CHAT + MORE, date=DAY + dt.timedelta(days=7), transcript=False)
     assert [e.text for e in week.entries] == MORE_ENTRIES
     assert (week.already_flushed, week.already_in_other_sessions) == (3, 3)
     # eight days on, the first log is out of the window: another session may say it again
-    later = vault.flush(CHAT + MORE, session="y", date=DAY + dt.timedelta(days=8))
+    later = vault.flush(CHAT + MORE, session="y", date=DAY + dt.timedelta(days=8), transcript=False)
     assert [e.text for e in later.entries] == CHAT_ENTRIES
     assert later.already_flushed == later.already_in_other_sessions == 4
     assert later.other_sessions == [week.session]
@@ -576,10 +577,12 @@ def test_nothing_worth_keeping_writes_nothing(vault_dir: Path, tree_state) -> No
     report = Vault(vault_dir).flush("User: hi\nAssistant: Hello! How can I help?\nUser: thanks")
     assert report.entries == [] and report.already_flushed == 0 and not report.written
     after = tree_state(vault_dir)
-    # only the conversation itself was kept, as its transcript (issue 17: sessions/)
+    # only the conversation itself was kept, as its transcript (sessions/), and the cache
+    # that knows a transcript by its first message
     assert {p for p in after if after.get(p) != before.get(p)} == {
         report.transcript.path,
         ".vault/transcripts.lock",
+        ".vault/transcript-keys.json",
     }
 
 
@@ -604,7 +607,7 @@ def test_bad_input_changes_nothing(vault_dir: Path, tree_state, monkeypatch) -> 
         vault.flush('[{"role": "user", "content": "I prefer tea."}, {"role": 3}]')
     with pytest.raises(VaultError, match="session id 'a b' is not usable"):
         vault.flush(CHAT, session="a b")
-    with pytest.raises(VaultError, match="--date 'tomorrow' is not a date"):
+    with pytest.raises(VaultError, match="date='tomorrow' is not a date"):
         vault.flush(CHAT, date="tomorrow")
     monkeypatch.setenv("VAULT_FLUSH_MAX_INPUT_BYTES", "1000")
     big = [{"role": "user", "content": "I prefer tea. " * 100}]

@@ -1,7 +1,7 @@
-"""The freshness check of a search (vault.py `_freshen`): with a watcher running in another
-process, its state answers (it applies what is pending, then says so) and no file is stat'ed;
-without one, every file is stat'ed, so an in-place edit is seen whatever the directories'
-mtimes say."""
+"""The freshness check of a search (index/upkeep.py `SearchUpkeep.freshen`): with a watcher
+running in another process, its state answers (it applies what is pending, then says so) and
+no file is stat'ed; without one, every file is stat'ed, so an in-place edit is seen whatever
+the directories' mtimes say."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_a_running_watcher_answers_the_freshness_check(
         fh.seek(0, os.SEEK_END)  # in place: the folder's mtime does not change
         fh.write("- QUOKKA_77 needs fonts-noto-core.\n")
     deadline = time.monotonic() + 10
-    while not watcher._pending and time.monotonic() < deadline:
+    while not watcher.changes.paths and time.monotonic() < deadline:
         time.sleep(0.01)
     with Vault(vault_dir) as here:
         hits = here.search("QUOKKA_77", mode="keyword")

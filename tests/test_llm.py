@@ -102,9 +102,13 @@ def test_parse_json_reply_plain_values() -> None:
 # -- back-pressure: 429 and 5xx are retried after a back-off ----------------------------------
 
 
-def recording(server: ScriptedLLMServer, **settings: Any) -> tuple[LLMClient, list[float]]:
+def recording(
+    server: ScriptedLLMServer, timeout: float = 60, **settings: Any
+) -> tuple[LLMClient, list[float]]:
+    """A client whose waits between retries are recorded, not slept (they still count
+    against its `timeout`, the whole call's budget)."""
     made = LLMClient(
-        LLMSettings(base_url=server.base_url, model="m1", timeout_seconds=5, **settings)
+        LLMSettings(base_url=server.base_url, model="m1", timeout_seconds=timeout, **settings)
     )
     waits: list[float] = []
     made.sleep = waits.append
@@ -165,6 +169,24 @@ def test_other_errors_and_zero_retries_are_not_retried(llm_server: ScriptedLLMSe
     with pytest.raises(LLMError, match="HTTP 503"):
         made.chat([{"role": "user", "content": "x"}])
     assert waits == [] and len(llm_server.requests) == 2
+
+
+def test_one_deadline_covers_every_try_and_every_wait(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply_raw(503, "busy", headers={"Retry-After": "3"})  # repeats
+    made, waits = recording(llm_server, timeout=4, max_retries=4)
+    with pytest.raises(LLMError, match=r"HTTP 503 \(busy\); no answer within 4 s \(2 tries"):
+        made.chat([{"role": "user", "content": "x"}])
+    # the first wait fits in the 4 s, a second would not leave time for another try
+    assert waits == [3.0] and len(llm_server.requests) == 2
+
+
+def test_a_wait_longer_than_the_deadline_is_not_waited(llm_server: ScriptedLLMServer) -> None:
+    llm_server.reply_raw(429, "slow down", headers={"Retry-After": "10"})
+    llm_server.reply_content("too late")
+    made, waits = recording(llm_server, timeout=5)
+    with pytest.raises(LLMError, match="no answer within 5 s"):
+        made.chat([{"role": "user", "content": "x"}])
+    assert waits == [] and len(llm_server.requests) == 1
 
 
 def test_the_wait_is_real(llm_server: ScriptedLLMServer) -> None:

@@ -32,13 +32,14 @@ def server_env(**extra: str) -> dict[str, str]:
     return {"PYTHONPATH": str(WORKTREE), "VAULT_MODEL_DISABLED": "1", **kept, **extra}
 
 
-async def session_run(root: Path, errlog: Any, script: Any) -> Any:
+async def session_run(root: Path, errlog: Any, script: Any, *options: str) -> Any:
+    """`script(session)` against `vault mcp OPTIONS` serving `root` (stderr into `errlog`)."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "vault_memory", "--vault", str(root), "mcp"],
+        args=["-m", "vault_memory", "--vault", str(root), "mcp", *options],
         env=server_env(),
         cwd=str(root.parent),
     )

@@ -96,22 +96,39 @@ def reply(new_text: str, people: list[dict] | None = None) -> dict:
     ],
     ids=["nul", "escape", "surrogate"],
 )
-def test_control_characters_and_lone_surrogates_are_refused_and_recorded(
+def test_control_characters_and_lone_surrogates_are_refused_one_by_one(
     vault: Path, llm_server: ScriptedLLMServer, text: str, reason: str
 ) -> None:
     llm_server.reply_raw(200, completion(json.dumps(reply(text))))
-    with Vault(vault) as v, pytest.raises(DreamRefusedError) as info:
-        v.dream(now=NOW)
-    assert reason in str(info.value)
+    with Vault(vault) as v:  # the entry is refused, with why; the rest of the reply stands
+        report = v.dream(now=NOW)
+    ((refused),) = report.refused_items
+    assert refused["what"] == "new entry" and reason in refused["reason"]
     assert (vault / "MEMORY.md").read_text() == MEMORY
     diary = (vault / DIARY).read_text()
-    assert "dream · refused" in diary and reason in diary
-    assert [r.action for r in parse_records(DIARY, diary)] == ["refused"]
+    assert "### Refused" in diary and reason in diary
+    assert [r.action for r in parse_records(DIARY, diary)] == ["dream"]
     with Vault(vault) as v:  # nothing blocks the vault afterwards
         assert v.get("MEMORY.md").text == MEMORY
 
 
-def test_a_secret_the_model_writes_is_redacted(vault: Path, llm_server: ScriptedLLMServer) -> None:
+def test_a_secret_no_cited_line_holds_is_refused_as_made_up(
+    vault: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.reply_json(reply(f"PostgreSQL 16 for billing-core; deploy with {TOKEN}."))
+    with Vault(vault) as v:
+        report = v.dream(now=NOW)
+    ((refused),) = report.refused_items
+    assert refused["reason"] == "it holds a github-token that none of its cited lines holds"
+    assert TOKEN not in str(refused) and TOKEN not in (vault / DIARY).read_text()
+    assert (vault / "MEMORY.md").read_text() == MEMORY
+
+
+def test_a_secret_its_cited_line_holds_is_written_redacted(
+    vault: Path, llm_server: ScriptedLLMServer
+) -> None:
+    log = vault / "memory/2026-11-20.md"
+    log.write_text(log.read_text().replace("service.", f"service; deploy with {TOKEN}."))
     llm_server.reply_json(reply(f"PostgreSQL 16 for billing-core; deploy with {TOKEN}."))
     with Vault(vault) as v:
         v.dream(now=NOW)

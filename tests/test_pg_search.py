@@ -97,22 +97,22 @@ def test_candidates_are_filtered_by_scope_and_kind_inside_sql(
         ).tobytes()
         terms = terms_of("ledger conflict", query=True)
 
-        def served(scopes: Any, conditions: dict[str, Any]) -> dict[str, Any]:
+        def served(scopes: Any, conditions: dict[str, Any]) -> Any:
             return store.served(
                 model, vector, terms, terms, [], scopes, conditions, 20, 20, 2, None
             )
 
         everything = served(None, {})
-        assert everything["rows"] and everything["stats"][0] == store.counts(model)["units"]
-        assert all(everything["df"][t][0] > 0 for t in terms)
-        assert served(["org/nobody"], {})["rows"] == []
-        assert served(["org/nobody"], {})["stats"] == (0, 0, 0)
-        assert served([""], {})["rows"]
+        assert everything.rows and everything.stats[0] == store.counts(model)["units"]
+        assert all(everything.df[t][0] > 0 for t in terms)
+        assert served(["org/nobody"], {}).rows == []
+        assert served(["org/nobody"], {}).stats == (0, 0, 0)
+        assert served([""], {}).rows
         memory = served(None, {"kinds": ("memory",)})
-        allowed = [chunk.kind for _, chunk, ok, _ in memory["rows"] if ok]
+        allowed = [chunk.kind for _, chunk, ok, _ in memory.rows if ok]
         assert allowed and set(allowed) == {"memory"}
         hidden = served(None, {"hidden_files": ("memory",)})
-        assert "memory" not in {chunk.kind for _, chunk, ok, _ in hidden["rows"] if ok}
+        assert "memory" not in {chunk.kind for _, chunk, ok, _ in hidden.rows if ok}
         # instruction-like units are judged when indexed, as the embedded index does
         from vault_memory.index.store import Store
 
@@ -121,7 +121,7 @@ def test_candidates_are_filtered_by_scope_and_kind_inside_sql(
             assert store.flagged_count() == embedded.flagged_count() is not None
         finally:
             embedded.close()
-        assert all(flagged is not None for *_, flagged in everything["rows"])
+        assert all(flagged is not None for *_, flagged in everything.rows)
 
 
 def test_a_warm_search_is_one_statement_and_sees_another_machines_write(

@@ -120,7 +120,7 @@ def test_the_server_holds_what_the_sqlite_index_holds(
 
         code = tsquery_literal(terms_of("ERR_LEDGER_409", query=True))
         found = pg_store.keyword(code, None, 5)
-        texts = pg_store.chunks_by_id(i for i, _ in found)
+        texts = pg_store.units_by_id(i for i, _ in found)
         assert found and all("ERR_LEDGER_409" in texts[i].text for i, _ in found)
         assert pg_store.keyword(code, ["x"], 5) == []
         assert (

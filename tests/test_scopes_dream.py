@@ -254,16 +254,18 @@ def test_a_scopes_diary_is_searched_only_when_asked_for(vault_root: Path) -> Non
 def test_the_readme_example_of_two_agents(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The python block of the README's "Many agents" runs, and prints what it says."""
+    """The python block of the docs' "Many agents and users" guide runs, and prints what it
+    says."""
     import re
 
-    from .test_readme import section
+    from .test_readme import DOCS
 
     monkeypatch.setenv("VAULT_NOW", scoped.NOW)
     monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
     root = Vault.init(tmp_path / "team").root
-    code = re.search(r"```python\n(.*?)```", section("Many agents"), re.S)[1]
-    exec(compile(code.replace("~/team-memory", str(root)), "README.md", "exec"), {})
+    guide = (DOCS / "guides" / "many-agents.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", guide, re.S)[1]
+    exec(compile(code.replace("~/team-memory", str(root)), "many-agents.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     found, refused, not_written = (json.loads(line) for line in printed)
     paths = [r["path"] for r in found["results"]]

@@ -82,17 +82,18 @@ def test_a_servers_reader_never_makes_the_cache_again(
     server.start()
     try:
         assert server.ready.wait(60) and server.warm.wait(60)
-        with server._search_lock:
-            server._reader.close()  # the next use opens the index anew
-        monkeypatch.setattr(server, "_cache_gone", lambda: False)  # checked just before
+        server.queries.close_reader()  # the next use opens the index anew
+        monkeypatch.setattr(server, "cache_gone", lambda: False)  # checked just before
         shutil.rmtree(indexed_small / ".vault")
-        server._table_stale = True
-        server._prepare_reader()
+        server.queries.table_stale = True
+        server.queries.prepare_reader()
         with pytest.raises(Exception, match="unable to open"):
-            server._search(server._reader, query="invoice renderer fonts", mode="keyword")
+            server.queries.search(
+                server.queries.reader, query="invoice renderer fonts", mode="keyword"
+            )
         assert not (indexed_small / ".vault").exists()
         monkeypatch.undo()
-        assert server._cache_gone()
+        assert server.cache_gone()
     finally:
         server.stop()
         server.vault.close()

@@ -18,11 +18,20 @@ CHAT = [
 ]
 
 
+def chat_of(session: str) -> list[dict]:
+    """A conversation of its own for each session (one conversation keeps one transcript)."""
+    return [{**CHAT[0], "content": f"{CHAT[0]['content']} (asked in {session})"}, CHAT[1]]
+
+
 def flush_at(
-    vault: Vault, monkeypatch: pytest.MonkeyPatch, when: str, session: str, chat: list[dict] = CHAT
+    vault: Vault,
+    monkeypatch: pytest.MonkeyPatch,
+    when: str,
+    session: str,
+    chat: list[dict] | None = None,
 ) -> None:
     monkeypatch.setenv("VAULT_NOW", when)
-    vault.flush(chat, session=session)
+    vault.flush(chat or chat_of(session), session=session)
 
 
 @pytest.fixture
@@ -37,10 +46,10 @@ def aged(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Vault:
         monkeypatch,
         "2026-10-13T10:00",
         "revived",
-        [*CHAT, {"role": "user", "content": "And the staging one?"}],
+        [*chat_of("revived"), {"role": "user", "content": "And the staging one?"}],
     )
     flush_at(vault, monkeypatch, "2026-11-17T10:00", "recent")
-    vault.scope("team").flush(CHAT, session="team-old")  # 2026-11-17 too
+    vault.scope("team").flush(chat_of("team-old"), session="team-old")  # 2026-11-17 too
     flush_at(vault.scope("team"), monkeypatch, "2026-08-01T10:00", "team-older")
     (vault_dir / "notes").mkdir()
     (vault_dir / "notes" / "2020-01-01-old.md").write_text("# a note named like a transcript\n")

@@ -56,6 +56,11 @@ def _clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VAULT_NOW", "2026-11-22T14:03")
 
 
+def own(session: str) -> list[dict[str, str]]:
+    """CHAT as a conversation of its own (one conversation keeps one transcript)."""
+    return [{**CHAT[0], "content": f"{CHAT[0]['content']} ({session})"}, *CHAT[1:]]
+
+
 def parents(root: Path, session: str) -> list[int | None]:
     (path,) = (root / "sessions").glob(f"*-{session}.md")
     return [m.parent for m in parse_transcript(path.name, path.read_text("utf-8")).messages]
@@ -126,10 +131,10 @@ def test_the_model_may_choose_and_any_failure_falls_back_to_the_latest(
     prompt = llm_server.requests[-1]["messages"][0]["content"]
     assert "Which exchange does the new message continue?" in prompt
     llm_server.reply_json({"continues": 99})  # not a listed exchange: the latest
-    vault.record_transcript(CHAT, session="bad-model", threads="llm")
+    vault.record_transcript(own("bad-model"), session="bad-model", threads="llm")
     assert parents(vault_dir, "bad-model") == [None, 1, 2, 3, 4, 5, 6, 7]
     llm_server.reply_raw(500, "down")
-    vault.record_transcript(CHAT, session="down", threads="llm")
+    vault.record_transcript(own("down"), session="down", threads="llm")
     assert parents(vault_dir, "down") == [None, 1, 2, 3, 4, 5, 6, 7]
 
 

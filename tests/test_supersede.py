@@ -14,6 +14,7 @@ import pytest
 
 from vault_memory import Vault
 from vault_memory.dream.decide import Policy, consolidate, render, validate
+from vault_memory.dream.history import link_history
 from vault_memory.dream.similarity import TokenSimilarity
 from vault_memory.files import parse_memory
 from vault_memory.search.supersede import Dated, current_of, order_superseded, supersedes
@@ -156,16 +157,21 @@ def test_consolidate_marks_the_older_entry_and_never_a_pinned_one() -> None:
     added = {a.text.split(" #")[0]: a.reason for a in plan.added}
     assert "billing moved to PostgreSQL 16." in {t.split(" <!--")[0] for t in added}
     assert any("pinned: left as it is" in r for r in added.values())  # Maya's move: added
+    link_history(memory, plan)
     text = render(memory, plan)
-    assert (
-        "- Billing runs on MySQL. <!-- src: memory/2026-03-02.md#L4 --> "
-        "<!-- superseded-by: memory/2026-11-01.md#L3 -->"
-    ) in text
+    current, history = text.split("\n## History\n")
+    assert "- billing moved to PostgreSQL 16. #decision <!-- src: memory/2026-11-01.md#L3 -->" in (
+        current
+    )
+    assert "Billing runs on MySQL" not in current
+    assert history == (
+        "- ~~Billing runs on MySQL.~~ 2026-03-02 → 2026-11-01, superseded by "
+        "[[#^billing-platform|billing moved to PostgreSQL 16.]] (said in [[memory/2026-11-01]]) "
+        "<!-- src: memory/2026-03-02.md#L4 --> <!-- superseded-by: memory/2026-11-01.md#L3 -->\n"
+    )
+    assert "#decision <!-- src: memory/2026-11-01.md#L3 --> ^billing-platform" in current
     assert "- Maya lives in Stockholm. #pin\n" in text  # pinned: untouched
     assert "- Payments run on PostgreSQL." in text and "- Jonas lives in Hamburg." in text
-    assert "superseded-by" not in text.replace(
-        "<!-- superseded-by: memory/2026-11-01.md#L3 -->", ""
-    )
     sources = [i.source for i in items]
     assert validate(memory, plan, text, Policy(), sources) == []
 
@@ -208,10 +214,12 @@ def test_a_dream_marks_it_with_the_evidence_in_its_diary(billing: Path) -> None:
     with Vault(billing) as vault:
         report = vault.dream(now=NOW)
     text = (billing / "MEMORY.md").read_text(encoding="utf-8")
-    assert (
-        "- Billing runs on MySQL. <!-- src: memory/2026-03-02.md#L4 --> "
-        "<!-- superseded-by: memory/2026-11-20.md#L4 -->"
-    ) in text
+    assert text.endswith(
+        "## History\n- ~~Billing runs on MySQL.~~ 2026-03-02 → 2026-11-20, superseded by "
+        "[[#^billing-platform|billing moved to PostgreSQL 16 over the weekend.]] "
+        "(said in [[memory/2026-11-20]]) <!-- src: memory/2026-03-02.md#L4 --> "
+        "<!-- superseded-by: memory/2026-11-20.md#L4 -->\n"
+    )
     assert [s["by"] for s in report.superseded] == ["memory/2026-11-20.md#L4"]
     diary = (billing / "dreams/2026-11-22.md").read_text(encoding="utf-8")
     assert "Superseded" in diary and "superseded by `memory/2026-11-20.md#L4`" in diary
@@ -248,3 +256,22 @@ def test_a_models_plan_gets_the_supersessions_it_missed() -> None:
     assert [(s.entry.text.split(" <!--")[0], s.by) for s in plan.superseded] == [
         ("- Billing runs on MySQL.", "memory/2026-11-01.md#L3")
     ]
+
+
+def test_after_a_dream_search_and_context_give_the_current_value_first(
+    billing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Vault(billing) as vault:
+        vault.dream(now=NOW)
+    monkeypatch.setenv("VAULT_NOW", "2026-11-22T09:30")
+    with Vault(billing) as vault:
+        hits = vault.search("billing database MySQL PostgreSQL", today=dt.date(2026, 11, 22))
+        memory_hits = [h for h in hits if h.path == "MEMORY.md" and "illing" in h.text]
+        current = next(i for i, h in enumerate(memory_hits) if "moved to PostgreSQL" in h.text)
+        old = next(i for i, h in enumerate(memory_hits) if "~~Billing runs on MySQL.~~" in h.text)
+        assert current < old and memory_hits[old].superseded_by == "memory/2026-11-20.md#L4"
+        block = vault.context_block(400, query="billing database", today=dt.date(2026, 11, 22))
+    # MEMORY.md from the top: the current value, then (budget allowing) the history, last
+    assert block.text.index("moved to PostgreSQL 16") < block.text.find("~~Billing runs") or (
+        "~~Billing runs" not in block.text
+    )

@@ -29,7 +29,7 @@ import pytest
 import vault_memory
 from vault_memory import Vault, VaultError
 from vault_memory.index.fulltext import FullText
-from vault_memory.live import watch as watch_module, watch_client as client
+from vault_memory.live import pidlock as pidlock_module, watch_client as client
 from vault_memory.live.watch import Watcher, WatcherRunningError
 
 WORKTREE = Path(vault_memory.__file__).resolve().parents[1]
@@ -396,7 +396,7 @@ def test_inotify_queue_overflow_triggers_a_reconcile(
         pytest.skip(f"max_queued_events is {limit}: too many events to force an overflow")
     root, watcher = watched
     watcher.reconcile_every = None  # only the overflow may reconcile
-    (emitter,) = watcher._observer.emitters
+    (emitter,) = watcher.intake.observer.emitters
     if not hasattr(emitter._inotify, "on_queue_overflow"):  # watch.py warns of it
         pytest.skip("this watchdog version does not report inotify queue overflows")
     # The lock the thread reading the kernel's queue takes before each read: watchdog 7's
@@ -423,9 +423,9 @@ def test_overflow_hook_and_periodic_reconcile_find_unseen_changes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     watcher = start_watcher(vault_dir, reconcile_minutes=0)
-    monkeypatch.setattr(watcher, "_record", lambda paths: None)  # events get lost from here
+    monkeypatch.setattr(watcher, "record", lambda paths: None)  # events get lost from here
     write(vault_dir / "notes" / "unseen.md", "# Unseen\n\n- no event reached the watcher\n")
-    watcher._overflowed()  # what the emitter calls on IN_Q_OVERFLOW
+    watcher.overflowed()  # what the emitter calls on IN_Q_OVERFLOW
     assert "notes/unseen.md" in assert_converges(vault_dir, tmp_path)
     assert watcher.report.overflows == 1
 
@@ -480,7 +480,7 @@ def test_one_watcher_per_vault_and_status(
         Watcher(Vault(root), dream=False).start()
     assert str(caught.value) == (
         f"a watcher already runs for this vault (pid {os.getpid()}). Searches already go "
-        "through it; stop it first with `vault watch --stop` to start another."
+        "through it; stop it first (`Vault.stop_watcher()`) to start another."
     )
     write(root / "notes" / "event.md", "# Event\n")
     wait_until(lambda: "notes/event.md" in index_units(root), 10, "the event")
@@ -524,7 +524,7 @@ def test_a_clean_stop_removes_the_lock_file(watched: tuple[Path, Watcher]) -> No
     again.start()
     try:
         assert client.lock_held(lock)
-        assert os.stat(lock).st_ino == os.fstat(again._lock_fd).st_ino  # type: ignore[arg-type]
+        assert os.stat(lock).st_ino == os.fstat(again.pid_lock.fd).st_ino  # type: ignore[arg-type]
     finally:
         again.stop()
         again.vault.close()
@@ -550,7 +550,7 @@ def _stops_between_open_and_flock(
         fcntl.flock(fd, operation)
 
     monkeypatch.setattr(
-        watch_module,
+        pidlock_module,
         "fcntl",
         SimpleNamespace(flock=flock, LOCK_EX=fcntl.LOCK_EX, LOCK_NB=fcntl.LOCK_NB),
     )
@@ -566,14 +566,14 @@ def test_the_lock_is_taken_anew_when_its_holder_removed_the_file(
     lock.parent.mkdir()
     calls = _stops_between_open_and_flock(monkeypatch, lock)
     watcher = Watcher(Vault(vault_dir), dream=False, serve=False)
-    watcher._take_pid_lock()  # alone: a started watcher's worker would heal it later
-    assert watcher._lock_fd is not None
+    watcher.pid_lock.take()  # alone: a started watcher's worker would heal it later
+    assert watcher.pid_lock.fd is not None
     try:
         assert len(calls) == 2  # the unlinked file, then the new one
-        assert os.stat(lock).st_ino == os.fstat(watcher._lock_fd).st_ino
+        assert os.stat(lock).st_ino == os.fstat(watcher.pid_lock.fd).st_ino
         assert client.lock_held(lock)
     finally:
-        os.close(watcher._lock_fd)
+        os.close(watcher.pid_lock.fd)
 
 
 def test_a_watcher_that_took_the_new_file_meanwhile_keeps_the_vault(
@@ -666,7 +666,7 @@ def test_socket_search_sees_an_edit_at_once(watched: tuple[Path, Watcher]) -> No
     watcher.max_delay = 60.0
     with (root / "memory" / "2026-11-20.md").open("a", encoding="utf-8") as fh:
         fh.write("- QUOKKA_77 arrived.\n")
-    wait_until(lambda: bool(watcher._pending), 10, "the event to be recorded")
+    wait_until(lambda: bool(watcher.changes.paths), 10, "the event to be recorded")
     with Vault(root) as here:
         hits = here.search("QUOKKA_77", via_watcher=True, fresh=False)
     assert hits[0].path == "memory/2026-11-20.md" and "QUOKKA_77" in hits[0].text
@@ -679,14 +679,14 @@ def test_the_search_side_is_brought_up_to_date_after_an_edit(
     """After a change, the watcher rebuilds the unit table while idle, so the next query
     through the socket does not; and it logs no search hits of its own doing so."""
     root, watcher = watched
-    searcher = watcher._reader._searcher
+    searcher = watcher.queries.reader._searcher
     hits_log = root / ".vault" / "hits.jsonl"
     before = hits_log.read_bytes() if hits_log.exists() else b""
     table = searcher._table
     with (root / "memory" / "2026-11-20.md").open("a", encoding="utf-8") as fh:
         fh.write("- WOMBAT_12 arrived.\n")
     wait_until(
-        lambda: searcher._table is not table and not watcher._table_stale,
+        lambda: searcher._table is not table and not watcher.queries.table_stale,
         10,
         "the unit table to be rebuilt",
     )
@@ -1001,11 +1001,11 @@ def test_stop_watcher_gives_up_waiting_after_its_timeout(watched: tuple[Path, Wa
         Vault(root).stop_watcher(timeout=0.2)
     assert str(caught.value) == (
         f"the watcher (pid {os.getpid()}) was asked to stop but still runs after 0.2 s: it lets "
-        "a running dream or batch finish first. Run `vault watch --stop` again to wait longer, "
-        f"or end it at once with `kill -9 {os.getpid()}` (safe: the next start compares the "
-        "files with the index)."
+        "a running dream or batch finish first. Ask it again (`Vault.stop_watcher()`) to wait "
+        f"longer, or end it at once with `kill -9 {os.getpid()}` (safe: the next start "
+        "compares the files with the index)."
     )
-    assert watcher._stop_requested.is_set() and client.lock_held(root / ".vault" / "watch.lock")
+    assert watcher.stop_requested and client.lock_held(root / ".vault" / "watch.lock")
 
 
 # -- the command line ------------------------------------------------------------------------

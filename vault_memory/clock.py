@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 
-from .errors import ConfigError, VaultError
+from .errors import ArgumentError, ConfigError
 
 ENV = "VAULT_NOW"
 
@@ -51,12 +51,40 @@ def today() -> dt.date:
     return now().date()
 
 
+def zone(name: str, setting: str = "flush.timezone") -> dt.tzinfo | None:
+    """The IANA time zone `name` ("Europe/Berlin"), None for "" (the machine's local zone);
+    a `ConfigError` naming `setting` for a name that is no zone."""
+    if not name.strip():
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(
+            f"{setting} {name!r} is not a time zone; use an IANA name such as "
+            'Europe/Berlin, or "" for the machine\'s local zone.'
+        ) from None
+
+
+def wall_time(when: dt.datetime | None, zone_name: str) -> dt.datetime:
+    """`when` (default: `now()`; naive means local wall time) as naive wall time in the zone
+    `zone_name` ("" leaves it as it is): the time a person there reads on their clock."""
+    tz = zone(zone_name)
+    if tz is None:
+        return when if when is not None else now()
+    if when is None:
+        return now(tz).replace(tzinfo=None)
+    aware = when if when.tzinfo is not None else when.astimezone()
+    return aware.astimezone(tz).replace(tzinfo=None)
+
+
 def as_day(value: dt.date | str | None, option: str = "date") -> dt.date | None:
     """A day given as a date or `YYYY-MM-DD` (None stays None); a malformed one is a
-    `VaultError` naming the option it came from (`--since '2026-13-01' is not a date`)."""
+    `ArgumentError` naming the parameter it came from (`since='2026-13-01' is not a date`)."""
     if value is None or isinstance(value, dt.date):
         return value
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
-        raise VaultError(f"--{option} {value!r} is not a date; use YYYY-MM-DD.") from None
+        raise ArgumentError(option, value, " is not a date; use YYYY-MM-DD.") from None

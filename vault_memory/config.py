@@ -79,7 +79,7 @@ class LLMSettings:
     base_url: str = ""
     model: str = ""
     api_key_env: str = ""
-    timeout_seconds: float = 60.0
+    timeout_seconds: float = 60.0  # the whole call: every try and every wait between them
     max_retries: int = 4  # retries of a 429 or 5xx answer, after a back-off (see llm.py)
     max_retry_wait_seconds: float = 30.0  # the longest single wait (Retry-After included)
 
@@ -90,6 +90,9 @@ class FlushSettings:
     max_entry_chars: int = 500  # an entry is cut at a sentence boundary below this
     llm_max_input_chars: int = 120_000  # longer conversations use the offline extraction
     dedupe_days: int = 7  # entries any session flushed within this many days are not rewritten
+    # The zone a person's "today" is said in: the day of the log that flush, add and import
+    # write to, and the day relative dates are resolved against. "" = the machine's zone.
+    timezone: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,8 +122,12 @@ class SessionsSettings:
 
 @dataclass(frozen=True)
 class SecuritySettings:
-    # Agent-facing reads (the tools, MCP) refuse a file with more than one hard link: a hard
-    # link inside the vault can name a file outside it, and no path check can tell.
+    # A file with more than one hard link may be another scope's file or one outside the
+    # vault (a hard link is a second name of the same file; no path check can tell). Unless
+    # this is true, such a file is neither indexed, read nor written by anything (CLI,
+    # library, agent tools, MCP; scoped or not), and what left it out says so. True trusts
+    # every hard link (a backup made of links, say): they are read, and a write still
+    # replaces the file rather than writing through the link. The root's vault.toml only.
     allow_hardlinks: bool = False
 
 
@@ -231,10 +238,12 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc.strerror}.") from exc
 
 
-def _scope_files(root: Path, scope: tuple[str, ...], warnings: list[str]) -> list[tuple[str, Any]]:
+def _scope_files(
+    root: Path, scope: tuple[str, ...], warnings: list[str], allow_hardlinks: bool = False
+) -> list[tuple[str, Any]]:
     """(vault-relative name, parsed TOML) of the vault.toml of each scope from the outermost to
-    `scope` itself, those that exist. A file reached through a symlink is not read: a scope's
-    settings are its own folder's."""
+    `scope` itself, those that exist. A file reached through a symlink, or with several hard
+    links (unless `allow_hardlinks`), is not read: a scope's settings are its own folder's."""
     found = []
     real_root = os.path.realpath(root)
     for depth in range(1, len(scope) + 1):
@@ -244,6 +253,16 @@ def _scope_files(root: Path, scope: tuple[str, ...], warnings: list[str]) -> lis
             continue
         if os.path.realpath(path) != os.path.join(real_root, *relpath.split("/")):
             warnings.append(f"{relpath} is a symlink or lies behind one: not read")
+            continue
+        try:
+            links = path.stat().st_nlink
+        except OSError:
+            continue  # gone since the look above
+        if links > 1 and not allow_hardlinks:
+            warnings.append(
+                f"{relpath} has {links} hard links, so it may be another scope's file: not read "
+                "(set [security] allow_hardlinks = true if every hard link in this vault is yours)"
+            )
             continue
         data = read_toml(path)
         for name in data:
@@ -273,7 +292,8 @@ def load_config(
     warnings: list[str] = []
     files = [(CONFIG_FILE, read_toml(root / CONFIG_FILE))]
     if scope:
-        files += _scope_files(root, scope, warnings)
+        allow = _root_setting(files[0][1], environ, overrides, "security", "allow_hardlinks")
+        files += _scope_files(root, scope, warnings, bool(allow))
     sources: dict[str, str] = {}
     sections: dict[str, Any] = {}
     for name, cls in SECTIONS.items():
@@ -307,6 +327,27 @@ def load_config(
             if name not in SECTIONS:
                 warnings.append(f"{origin}: unknown section [{name}] (ignored)")
     return Config(root=root, sources=sources, warnings=tuple(warnings), scope=scope, **sections)
+
+
+def _root_setting(
+    data: Mapping[str, Any],
+    environ: Mapping[str, str],
+    overrides: Mapping[str, Any] | None,
+    section: str,
+    key: str,
+) -> Any:
+    """One setting of the whole vault as `load_config` resolves it (the root's vault.toml <
+    the environment < a flag), before the scopes' files are read."""
+    typ = _field_types(SECTIONS[section])[key]
+    value = getattr(SECTIONS[section](), key)
+    table = data.get(section, {})
+    if isinstance(table, dict) and key in table:
+        value = _coerce(table[key], typ, f"{section}.{key}", CONFIG_FILE)
+    env_name = f"VAULT_{section.upper()}_{key.upper()}"
+    if env_name in environ:
+        value = _coerce(environ[env_name], typ, f"{section}.{key}", env_name)
+    flag = (overrides or {}).get(f"{section}.{key}")
+    return value if flag is None else _coerce(flag, typ, f"{section}.{key}", "flag")
 
 
 def is_vault_folder(path: Path) -> bool:

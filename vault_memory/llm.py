@@ -95,19 +95,29 @@ def post_json(
     hint: str = "check the [llm] section of vault.toml",
     timeout_hint: str = "raise [llm] timeout_seconds or use a smaller model",
     prefix: str = "LLM request failed",
+    budget: float | None = None,
 ) -> bytes:
     """POST `body` as JSON to `url` and return the raw reply, retrying 429 and 5xx answers as
-    `policy` says. Every failure is an `LLMError`."""
+    `policy` says. Every failure is an `LLMError`.
+
+    `timeout` bounds each request. `budget`, when given, bounds the whole call: every request
+    and every wait between them (as asked of `sleep`) count against it, a request gets only
+    what is left of it, and a wait that would not leave time for another try ends the call
+    with the last answer's error."""
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     data = json.dumps(body).encode()
     attempt = 0
+    spent = 0.0  # seconds of the budget used: requests as measured, waits as asked
     while True:
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+        left = timeout if budget is None else min(timeout, budget - spent)
+        started = time.monotonic()
         try:
-            return _send_once(request, url, timeout, hint, timeout_hint, prefix)
+            return _send_once(request, url, left, hint, timeout_hint, prefix, timeout)
         except _Retryable as exc:
+            spent += time.monotonic() - started
             wait = policy.delay(attempt, exc.retry_after)
             if attempt >= policy.retries or wait == float("inf"):
                 asked = parse_retry_after(exc.retry_after)
@@ -119,9 +129,17 @@ def post_json(
                 elif attempt:
                     why += f" ({attempt + 1} tries)"
                 raise LLMError(why, hint, prefix) from None
+            if budget is not None and spent + wait >= budget:
+                raise LLMError(
+                    f"{exc.what}; no answer within {budget:g} s ({attempt + 1} "
+                    f"{'try' if attempt == 0 else 'tries'}, retrying would take longer)",
+                    timeout_hint,
+                    prefix,
+                ) from None
             log.info("%s; retrying in %.1f s", exc.what, wait)
             if wait > 0:  # `Retry-After: 0` retries at once
                 sleep(wait)
+            spent += wait
             attempt += 1
 
 
@@ -191,7 +209,12 @@ def _send_once(
     hint: str,
     timeout_hint: str,
     prefix: str,
+    said: float | None = None,
 ) -> bytes:
+    """One request within `timeout` seconds; `said`: the timeout a message names (the
+    whole call's, when this request has only what is left of it)."""
+    timeout = max(timeout, 0.001)
+    shown = timeout if said is None else said
     deadline = _Deadline(timeout)
     try:
         with deadline.opener().open(request, timeout=timeout) as response:
@@ -211,18 +234,18 @@ def _send_once(
                 raise _Retryable(what, exc.headers.get("Retry-After")) from None
         raise LLMError(what, hint, prefix) from None
     except TimeoutError:
-        raise LLMError(f"no answer from {url} within {timeout:g} s", timeout_hint, prefix) from None
+        raise LLMError(f"no answer from {url} within {shown:g} s", timeout_hint, prefix) from None
     except urllib.error.URLError as exc:
         reason = exc.reason
         if isinstance(reason, TimeoutError):
             raise LLMError(
-                f"no answer from {url} within {timeout:g} s", timeout_hint, prefix
+                f"no answer from {url} within {shown:g} s", timeout_hint, prefix
             ) from None
         raise LLMError(f"cannot reach {url} ({reason})", "is the server running?", prefix) from None
     except (ConnectionError, OSError) as exc:
         if deadline.passed:
             raise LLMError(
-                f"no answer from {url} within {timeout:g} s", timeout_hint, prefix
+                f"no answer from {url} within {shown:g} s", timeout_hint, prefix
             ) from None
         raise LLMError(
             f"connection to {url} failed ({exc})", "is the server running?", prefix
@@ -230,7 +253,7 @@ def _send_once(
     except http.client.HTTPException as exc:
         if deadline.passed:
             raise LLMError(
-                f"no answer from {url} within {timeout:g} s", timeout_hint, prefix
+                f"no answer from {url} within {shown:g} s", timeout_hint, prefix
             ) from None
         raise LLMError(
             f"{url} broke the HTTP protocol ({type(exc).__name__})",
@@ -301,6 +324,8 @@ class LLMClient:
             body["response_format"] = {"type": "json_object"}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
+        # One deadline for the whole call, retries and their waits included: a flush or a
+        # dream waits at most `timeout_seconds` for a model, however busy it is.
         raw = post_json(
             self.url,
             body,
@@ -308,6 +333,7 @@ class LLMClient:
             timeout=self.settings.timeout_seconds,
             policy=self.policy,
             sleep=self.sleep,
+            budget=self.settings.timeout_seconds,
         )
         try:
             payload = json.loads(raw)

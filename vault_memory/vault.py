@@ -1,6 +1,9 @@
 """The `Vault` facade: the one object the CLI, watcher, scheduler, agent tools and MCP server use.
 
-The constructor does no I/O; settings, SQLite, Whoosh and the model load when first needed.
+The constructor only checks that its folder is a vault (a stat or two); settings, SQLite,
+Whoosh and the model load when first needed. The policy a search applies to the index
+(freshen, heal) is the index layer's (index/upkeep.py), the checks and filters of a search
+request the search layer's (search/request.py): the facade hands on.
 
 A `Vault` may be bound to a scope (`vault.scope("org", "acme")`, see files/scopes.py): the
 same methods, seeing only the scope's files and those of the scopes above it, and writing only
@@ -14,6 +17,7 @@ import datetime as dt
 import logging
 import re
 import sqlite3
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,18 +25,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import clock
-from .config import CACHE_DIR, CONFIG_FILE, Config, find_vault_root, load_config
+from .config import (
+    CACHE_DIR,
+    CONFIG_FILE,
+    Config,
+    find_vault_root,
+    is_vault_folder,
+    load_config,
+)
 from .errors import (
-    CannotWriteError,
+    ALLOW_HARDLINKS,
+    HARD_LINKS,
+    ArgumentError,
+    GitNotInstalledError,
     LineRangeError,
     LineRangeSyntaxError,
+    NotAVaultError,
+    SessionInScopesError,
     UnreadableNoteError,
     VaultError,
+    left_out_for_links,
 )
 from .files import (
     DAILY_DIR,
     DIARY_DIR,
-    KINDS,
     MAX_ENTRY_BYTES,
     MEMORY_FILE,
     AddReport,
@@ -42,9 +58,7 @@ from .files import (
     check_scope,
     fsutil,
     scope_text,
-    split_scope,
     template_dir,
-    visible_scopes,
 )
 
 if TYPE_CHECKING:
@@ -53,9 +67,9 @@ if TYPE_CHECKING:
     from .capture import FlushReport, SessionInfo, UpdateQueue
     from .dream import DreamReport
     from .files import ManageReport
-    from .index import Index, IndexReport, LinkInfo, Progress, ScopeInfo
+    from .index import Index, IndexReport, LinkInfo, Progress, ScopeInfo, SearchUpkeep, UpkeepState
     from .live import StopReport, Watcher, WatchReport
-    from .search import ContextBlock, Searcher, SearchResults
+    from .search import ContextBlock, Filters, Searcher, SearchResults
     from .sessions import Continuation, Graph, PruneReport, Transcript, TranscriptReport
     from .transfer import ExportReport, ImportReport
 
@@ -130,6 +144,12 @@ def parse_location(spec: str) -> tuple[str, int | None, int | None]:
 class Vault:
     """A vault folder: Markdown files are the truth, `.vault/` is a rebuildable cache.
 
+    `root` must be a vault (a folder holding vault.toml, MEMORY.md or memory/):
+    `NotAVaultError` otherwise, and nothing is written. `create=True` makes a whole vault there
+    first when it is none (`Vault.init`: the layout from the templates). The constructor
+    looks at `root` and loads nothing else: settings, SQLite, Whoosh and the model load when
+    first needed.
+
     `scope=("org", "acme")` binds it to a scope (as `Vault(root).scope("org", "acme")` does,
     but with handles of its own)."""
 
@@ -139,12 +159,16 @@ class Vault:
         overrides: dict[str, Any] | None = None,
         *,
         scope: Sequence[str] | None = None,
+        create: bool = False,
     ) -> None:
         self.root = Path(root).expanduser().absolute()
+        if not is_vault_folder(self.root):
+            # Never half a vault: a mistyped path must not get a memory/ or a .vault/ of
+            # its own from the first `add` or search.
+            if not create:
+                raise NotAVaultError(self.root)
+            self.init(self.root)
         self._overrides = dict(overrides or {})
-        self._warned_no_vectors = False
-        self._warned_read_only = False
-        self._counts_checked = False
         #: Called as (phase, done, total) during long work (indexing) when no other progress
         #: callback is given; the CLI sets it to draw progress bars on a terminal.
         self.progress: Progress | None = None
@@ -324,124 +348,81 @@ class Vault:
         deep: a small local generative model first names the words an answer would use,
         which join the query's keywords (the `deep` extra; `DeepUnavailableError` without it).
         """
-        from .index import CorruptIndexError
-        from .search import MODES, Filters, Hit, SearchResults, parse_query
+        from .search import record, search_request
 
-        if mode not in MODES:
-            raise VaultError(f"unknown search mode {mode!r}; use one of: {', '.join(MODES)}.")
-        if not query.strip():
-            raise VaultError("the query is empty. Ask a question or give some keywords.")
-        parsed = parse_query(query)  # operators alone (no free text): the searcher lists
-        for kind in kinds:
-            if kind not in KINDS:
-                raise VaultError(f"unknown kind {kind!r}; use one of: {', '.join(KINDS)}.")
-        within_rel = None
-        if within:
-            real, within_rel = self.layout.resolve(within)
-            if not real.exists():
-                raise VaultError(
-                    f"--in {within}: there is no such file or folder in the vault. Check the "
-                    "path (relative to the vault root), e.g. --in memory or --in notes/a.md."
-                )
-            within_rel = None if within_rel == "." else within_rel
-        first, last = clock.as_day(since, "since"), clock.as_day(until, "until")
-        if first and last and first > last:
-            raise VaultError(
-                f"--since {first} is after --until {last}: no date can match. Swap them."
-            )
-        # The dream diary is an audit trail, not memory: only searched when asked for (in a
-        # scope too: `--in scopes/a/dreams`).
-        inside = split_scope(within_rel + "/x")[1] if within_rel else ""
-        asked_for_diary = bool(kinds) or inside.split("/")[0] == DIARY_DIR or parsed.diary
-        # Transcripts too: the raw conversation, whose keepers the daily logs already hold
-        # (README "Sessions": measured on the dev benchmark).
-        asked_for_sessions = bool(kinds) or inside.split("/")[0] == "sessions" or parsed.sessions
-        hidden = (() if asked_for_diary else ("diary",)) + (
-            () if asked_for_sessions else ("session",)
+        parsed, filters = search_request(
+            self.layout, self.scope_path, query, mode, since, until, within, kinds
         )
-        scopes = None
-        if self.scope_path is not None:
-            scopes = tuple(scope_text(s) for s in visible_scopes(self.scope_path))
-        filters = Filters(
-            first,
-            last,
-            within_rel,
-            tuple(kinds),
-            hidden_kinds=hidden,
-            scopes=scopes,
-            select=parsed.filter,
-        )
+        limit = limit or self.config.search.limit
         if via_watcher and today is None and not deep:  # (a watcher runs no deep model)
-            from .live import watch_client
-
-            remote_warnings: list[str] = []
-            found = watch_client.search(
-                self.config,
-                query=query,
-                limit=limit or self.config.search.limit,
-                mode=mode,
-                since=filters.since.isoformat() if filters.since else None,
-                until=filters.until.isoformat() if filters.until else None,
-                within=within_rel,
-                kinds=list(kinds),
-                warnings=remote_warnings,
-                **({} if self.scope_path is None else {"scope": list(self.scope_path)}),
-            )
-            if found is not None:
-                for message in remote_warnings:
-                    log.warning("%s", message)
-                return SearchResults([Hit(**hit) for hit in found], remote_warnings)
+            remote = self._search_via_watcher(query, limit, mode, filters)
+            if remote is not None:
+                return remote
         if mode != "keyword" and parsed.text.strip():  # operators alone embed nothing
             self._index.prefetch_query_embedder()
+        upkeep = self._upkeep()
         if fresh:
-            self._freshen()
-        if mode == "semantic" and self._index.query_embedder() is None:
-            raise VaultError(
-                "semantic search needs the embedding model, which is not available "
-                f"({self._index._embedder_failed or 'embeddings are turned off'}). "
-                "Use --mode keyword or hybrid."
-            )
-        if mode != "keyword" and self._index.model_id and not self._searcher.has_vectors():
-            if mode == "semantic":
-                raise VaultError(
-                    "the index holds no embeddings for the model yet (it was built without "
-                    "it). Run `vault index` to add them, or use --mode keyword."
-                )
-            if not self._warned_no_vectors:
-                self._warned_no_vectors = True
-                log.warning(
-                    "the index holds no embeddings yet: searching by keywords only. "
-                    "Run `vault index` to add them."
-                )
-        limit = limit or self.config.search.limit
-        try:
-            hits = self._searcher.search(
+            upkeep.freshen()
+        upkeep.check_mode(mode, lambda: self._searcher.has_vectors())
+        hits = upkeep.healing(
+            lambda use: self._searcher.search(
                 parsed.text,
                 limit=limit,
-                mode=mode,
+                mode=use,
                 filters=filters,
                 today=today,
                 settings=self._rank_settings(),
                 deep=deep,
-            )
-        except (sqlite3.DatabaseError, CorruptIndexError) as exc:
-            if not (self._owner or self).cache_writes:
-                raise  # a search server's reader: its caller searches in-process
-            # Damage found by the query itself: rebuilt from the files, then by keywords.
-            self._heal(exc)
-            hits = self._searcher.search(
-                parsed.text,
-                limit=limit,
-                mode="keyword",
-                filters=filters,
-                today=today,
-                settings=self._rank_settings(),
-                deep=deep,
-            )
-        from .search import record
-
+            ),
+            mode,
+        )
+        self._say_what_was_left_out(hits)
         record(self.cache_dir, hits)
         return hits
+
+    def _say_what_was_left_out(self, hits: SearchResults) -> None:
+        """Tell, with the hits and once on stderr, which files this view may see the index
+        leaves out for their hard links (as its runs found them: no stat here)."""
+        from .index import CorruptIndexError
+
+        try:
+            linked = sorted(p for p in self._index.hard_linked() if self.layout.sees(p))
+        except (sqlite3.DatabaseError, CorruptIndexError, VaultError):
+            return
+        if linked:
+            hits.warnings.append(left_out_for_links(linked))
+            self._say_left_out(linked)
+
+    def _say_left_out(self, paths: list[str]) -> None:
+        """Warn that a read left out `paths` for their hard links, in one line, each file
+        once (the index's runs, a search and the context block it feeds share the record)."""
+        self._index.say_left_out(paths)
+
+    def _search_via_watcher(
+        self, query: str, limit: int, mode: str, filters: Filters
+    ) -> SearchResults | None:
+        """The hits of a running `vault watch`, None when none runs or it cannot answer."""
+        from .live import watch_client
+        from .search import Hit, SearchResults
+
+        remote_warnings: list[str] = []
+        found = watch_client.search(
+            self.config,
+            query=query,
+            limit=limit,
+            mode=mode,
+            since=filters.since.isoformat() if filters.since else None,
+            until=filters.until.isoformat() if filters.until else None,
+            within=filters.within,
+            kinds=list(filters.kinds),
+            warnings=remote_warnings,
+            **({} if self.scope_path is None else {"scope": list(self.scope_path)}),
+        )
+        if found is None:
+            return None
+        for message in remote_warnings:
+            log.warning("%s", message)
+        return SearchResults([Hit(**hit) for hit in found], remote_warnings)
 
     def prepare_search(self, mode: str = "hybrid") -> None:
         """Load what a search needs (the unit table, and the query encoder unless `mode` is
@@ -456,115 +437,29 @@ class Vault:
             if getattr(encoder, "optimizing", False):  # the fast session, not the first one
                 encoder.optimized.wait(OPTIMIZED_WAIT)
 
-    def _freshen(self) -> None:
-        """Index what changed since the last index, if it is little; never the whole vault
-        inside a query (except to create a missing index)."""
-        from .errors import LockTimeoutError
-        from .index import CorruptIndexError
+    @cached_property
+    def _upkeep_state(self) -> UpkeepState:
+        from .index import UpkeepState
 
-        index = self._index
-        db = self.cache_dir / "index.sqlite"
-        if index.backend != "sqlite":  # an index server (issue 21): nothing of it in .vault/
-            if not index.store.exists():
-                log.warning("no index yet: indexing the vault first (later searches are fast).")
-                index.run(progress=self.progress)
-                return
-        elif not db.is_file() or not self.cache_dir.is_dir():
-            if db.exists() or self.cache_dir.exists() and not self.cache_dir.is_dir():
-                self._heal(None)  # .vault/ is out of shape (index/integrity.py)
-                return
-            log.warning("no index yet: indexing the vault first (later searches are fast).")
-            index.run(progress=self.progress)
-            return
-        try:
-            owner = self._owner or self
-            if not owner._counts_checked:  # once a process: rows lost to damage
-                owner._counts_checked = True
-                lost = index.store.count_problem()
-                if lost:
-                    raise CorruptIndexError(lost)
-            if self._watcher_settled():
-                return  # a running watcher keeps the index exact: no file to stat here
-            stale = index.stale_paths(self.scope_path)  # a scope: only what it may see
-        except (CorruptIndexError, sqlite3.DatabaseError) as exc:
-            self._heal(exc)  # of another schema, or damaged: rebuilt with one warning
-            return
-        if not stale:
-            return
-        budget = self.config.search.freshness_max_files
-        if len(stale) > budget:
-            log.warning(
-                "%d files changed since the last index; searching the index as it is. "
-                "Run `vault index` (or `vault watch`) to include them.",
-                len(stale),
-            )
-            return
-        try:
-            index.run(
-                paths=stale,
-                lock_timeout=0.2,
-                progress=self.progress,
-                embed_repairs=False,
-                defer_fulltext=True,
-            )
-        except LockTimeoutError:
-            log.info("another process is indexing; searching the index as it is.")
-        except CannotWriteError as exc:
-            self._read_only(exc)
+        return UpkeepState()
 
-    def _watcher_settled(self) -> bool:
-        """Whether `vault watch` runs for this vault (in another process) and says the index
-        holds every change it has seen (live/watch_client.py `settled`)."""
+    def _upkeep(self) -> SearchUpkeep:
+        """The freshen-and-heal policy of a search of this vault (index/upkeep.py)."""
+        from .index import SearchUpkeep
         from .live import watch_client
 
-        return watch_client.settled(self.cache_dir)
-
-    def _read_only(self, exc: CannotWriteError) -> None:
-        if not self._warned_read_only:
-            self._warned_read_only = True
-            log.warning(
-                "searching the index as it is: %s, so files changed since the last "
-                "index are not searched.",
-                exc.reason,
-            )
-
-    def _heal(self, exc: Exception | None) -> None:
-        """Repair a damaged cache inside a search: rebuild the index from the files (its
-        text only: the vectors are left for the next `vault index`, and this search and the
-        next ones go by keywords meanwhile), with one warning."""
-        from .index import SchemaVersionError
-
-        index = self._index
-        self._owned_searcher_reset()
-        index.store.close()
-        if exc is not None:
-            reason = (
-                str(exc)
-                if isinstance(exc, SchemaVersionError)
-                else (f"the index is damaged ({exc})")
-            )
-            log.warning(
-                "%s: rebuilding it from the files%s.",
-                reason,
-                "; searching by keywords until `vault index` adds the vectors"
-                if index.model_id
-                else "",
-            )
-        try:
-            report = index.run(
-                rebuild=exc is not None,
-                progress=self.progress,
-                lock_timeout=5.0,
-                embed_repairs=False,
-            )
-        except CannotWriteError as error:
-            raise VaultError(
-                f"the index is damaged ({exc or 'see `vault status`'}) and cannot be repaired "
-                f"here: {error.reason}. Run `vault doctor` where the cache can be written."
-            ) from None
-        self._owned_searcher_reset()
-        if report.rebuilt or exc is not None:
-            self._warned_no_vectors = True
+        owner = self._owner or self
+        return SearchUpkeep(
+            self._index,
+            self.scope_path,
+            self.config.search.freshness_max_files,
+            self.progress,
+            self._upkeep_state,
+            owner._upkeep_state,
+            lambda: watch_client.settled(self.cache_dir),
+            self._owned_searcher_reset,
+            heals=owner.cache_writes,
+        )
 
     def _owned_searcher_reset(self) -> None:
         owner = self._owner or self
@@ -587,8 +482,10 @@ class Vault:
             report.findings.append(
                 Finding(
                     relpath,
-                    f"has {links} hard links (it may be a file outside the vault)",
-                    "the agent tools refuse it unless [security] allow_hardlinks = true",
+                    f"{HARD_LINKS.format(links=links)}: left out of the index, neither read "
+                    "nor written",
+                    f"find its other names with `find . -samefile {relpath}` and remove the "
+                    f"link if it is not meant; or {ALLOW_HARDLINKS}",
                 )
             )
         if verify:
@@ -608,13 +505,13 @@ class Vault:
         return found
 
     def _hard_linked(self) -> list[tuple[str, int]]:
+        """The files of the vault left alone for their hard links (none when allowed)."""
         from .index import indexer
 
-        return [
-            (path, st.st_nlink)
-            for path, st in sorted(indexer.scan(self.root).items())
-            if st.st_nlink > 1
-        ]
+        linked: dict[str, int] = {}
+        allow = self.config.security.allow_hardlinks
+        indexer.scan(self.root, allow_hardlinks=allow, hard_linked=linked)
+        return sorted(linked.items())
 
     # -- links ------------------------------------------------------------------------------
 
@@ -636,7 +533,7 @@ class Vault:
         return links.incoming(self._index.store, to, path, self.scope_path)
 
     def _linked(self, note: str) -> tuple[str, Any]:
-        self._freshen()
+        self._upkeep().freshen()
         to = self._index.link_targets(self.scope_path)
         given = note.strip()
         real, relpath = self.layout.resolve(given)  # refuses what the scope may not see
@@ -768,19 +665,14 @@ class Vault:
 
     def get(self, path: str, start: int | None = None, end: int | None = None) -> GetResult:
         """A file of the vault, or lines START-END of it (1-based, inclusive). Bound to a
-        scope, only a file the scope may see (`ScopeAccessError` otherwise)."""
+        scope, only a file the scope may see (`ScopeAccessError` otherwise). A file with
+        several hard links is refused (`HardLinkedError`) unless [security] allow_hardlinks."""
         real, relpath = self.layout.resolve(path)
         if real.is_dir():
             raise UnreadableNoteError(relpath, "is a folder; give a file path")
-        links = fsutil.hard_links(real)
-        if links > 1:
-            log.warning(
-                "%s has %d hard links: it may be a file outside the vault (the agent "
-                "tools refuse it unless [security] allow_hardlinks = true).",
-                relpath,
-                links,
-            )
-        note = fsutil.read_text(real, relpath, self.config.index.max_file_bytes)
+        note = fsutil.read_text(
+            real, relpath, self.config.index.max_file_bytes, self.layout.allow_hardlinks
+        )
         lines = fsutil.split_lines(note.text)
         total = len(lines)
         if start is None:
@@ -810,41 +702,22 @@ class Vault:
 
         return Manager(self.layout, MAX_ENTRY_BYTES).run(content, action, id, force)
 
-    def context(
-        self, max_tokens: int = 2000, query: str | None = None, *, agent: bool = False
-    ) -> str:
+    def context(self, max_tokens: int = 2000, query: str | None = None) -> str:
         """A block for a system prompt: MEMORY.md, today's and yesterday's logs and, with a
         query, the most relevant hits not already shown, within `max_tokens` (counted offline
-        by the bundled tokenizer). A cut MEMORY.md is announced in the block. `agent`: read
-        as the agent tools read (a file with several hard links is left out, unless
-        `[security] allow_hardlinks`)."""
-        return self.context_block(max_tokens, query, agent=agent).text
+        by the bundled tokenizer). A cut MEMORY.md is announced in the block. A file with
+        several hard links is left out (with a warning) unless [security] allow_hardlinks."""
+        return self.context_block(max_tokens, query).text
 
     def context_block(
-        self,
-        max_tokens: int = 2000,
-        query: str | None = None,
-        today: dt.date | None = None,
-        *,
-        agent: bool = False,
+        self, max_tokens: int = 2000, query: str | None = None, today: dt.date | None = None
     ) -> ContextBlock:
         """`context` with what went in: parts, notices, token count (for `--json`)."""
         from .search import build_context
 
-        refuse = None
-        if agent and not self.config.security.allow_hardlinks:
-            from .files import fsutil
-
-            def refuse(real: Path, relpath: str) -> str | None:
-                links = fsutil.hard_links(real)
-                if links <= 1:
-                    return None
-                return (
-                    f"it has {links} hard links, so it may be a file outside the vault "
-                    "(set [security] allow_hardlinks = true to allow it)"
-                )
-
-        return build_context(self.layout, self.search, max_tokens, query, today, refuse=refuse)
+        return build_context(
+            self.layout, self.search, max_tokens, query, today, left_out=self._say_left_out
+        )
 
     # -- dreaming ---------------------------------------------------------------------------
 
@@ -941,10 +814,22 @@ class Vault:
         `record_transcript`; `[sessions] transcripts = false` turns that off everywhere).
         """
         from .capture import flush_conversation
-        from .sessions import transcript_for_flush
+        from .sessions import conversation_session, transcript_for_flush, turns_from
+
+        read: list[Any] = []  # the conversation as a transcript holds it, read once
+
+        def turns(parsed: list[Any]) -> list[Any]:
+            if not read:
+                read.append(turns_from(messages, parsed))
+            return list(read[0])
+
+        def identify(parsed: list[Any]) -> str | None:  # one session per conversation
+            return conversation_session(self.layout, turns(parsed))
 
         def record(parsed: list[Any], session_id: str, when: dt.datetime) -> Any:
-            return transcript_for_flush(self.layout, messages, parsed, session_id, when)
+            return transcript_for_flush(
+                self.layout, messages, parsed, session_id, when, turns=turns(parsed)
+            )
 
         return flush_conversation(
             self.layout,
@@ -953,6 +838,7 @@ class Vault:
             dry_run=dry_run,
             date=date,
             record=record if transcript else None,
+            identify=identify,
         )
 
     @cached_property
@@ -981,12 +867,7 @@ class Vault:
         if not found:
             raise SessionNotFoundError(session_id)
         if len(found) > 1:
-            where = ", ".join(info.scope or "/" for info in found)
-            first = found[0].scope or "/"
-            raise VaultError(
-                f"session {session_id!r} was flushed in several scopes ({where}); pick one "
-                f"with --scope, e.g. `vault sessions show {session_id} --scope {first}`."
-            )
+            raise SessionInScopesError(session_id, [info.scope or "" for info in found])
         return found[0]
 
     def _session_blocks(self, session_id: str | None) -> list[Any]:
@@ -999,7 +880,13 @@ class Vault:
         return [
             block
             for layout in layouts
-            for block in scan_sessions(self.root, max_bytes, session_id, folder=layout.daily_dir)
+            for block in scan_sessions(
+                self.root,
+                max_bytes,
+                session_id,
+                folder=layout.daily_dir,
+                allow_hardlinks=self.config.security.allow_hardlinks,
+            )
         ]
 
     # -- transcripts: sessions/ --------------------------------------------------------------
@@ -1021,7 +908,9 @@ class Vault:
         heads = [
             transcript_head(path, relpath, name, day)
             for folder in self._transcript_folders()
-            for path, relpath, name, day in transcript_files(self.root, folder)
+            for path, relpath, name, day in transcript_files(
+                self.root, folder, self.config.security.allow_hardlinks
+            )
         ]
         return sorted(heads, key=lambda t: (t.updated, t.path), reverse=True)
 
@@ -1030,8 +919,9 @@ class Vault:
         messages, redacted, with their `parent:` threads. "last": the one updated last."""
         from .sessions import locate_transcript, read_transcript
 
-        relpath = locate_transcript(self.root, self._transcript_folders(), session)
-        return read_transcript(self.root, relpath, self.config.index.max_file_bytes)
+        allow = self.config.security.allow_hardlinks
+        relpath = locate_transcript(self.root, self._transcript_folders(), session, allow)
+        return read_transcript(self.root, relpath, self.config.index.max_file_bytes, allow)
 
     def record_transcript(
         self,
@@ -1070,8 +960,8 @@ class Vault:
         from .sessions import MIN_BUDGET, continue_from
 
         if max_tokens < MIN_BUDGET:
-            raise VaultError(
-                f"--budget {max_tokens} is too small; give at least {MIN_BUDGET} tokens."
+            raise ArgumentError(
+                "max_tokens", max_tokens, f" is too small; give at least {MIN_BUDGET} tokens."
             )
         return continue_from(
             self.transcript(session), max_tokens, load_counter(), summary_tokens, threaded
@@ -1093,7 +983,7 @@ class Vault:
         day = clock.as_day(since, "since")
         limit = DEFAULT_LIMIT if limit is None else limit
         if limit < 1:
-            raise VaultError(f"--limit {limit}: give 1 node or more.")
+            raise ArgumentError("limit", limit, ": give 1 node or more.")
         if session is not None:
             return session_graph(self.transcript(session), day, limit)
         entries = [
@@ -1115,6 +1005,7 @@ class Vault:
             self.config.index.max_file_bytes,
             day,
             limit,
+            self.config.security.allow_hardlinks,
         )
 
     def prune_sessions(self, older_than_days: int | str, dry_run: bool = False) -> PruneReport:
@@ -1130,6 +1021,7 @@ class Vault:
             days,
             dry_run,
             git_commit=self.config.dream.git_commit,
+            allow_hardlinks=self.config.security.allow_hardlinks,
         )
 
     def prune_sessions_if_due(self) -> PruneReport | None:
@@ -1163,7 +1055,7 @@ class Vault:
 
     def import_history(
         self,
-        source: str | Path,
+        source: str | Path | Sequence[str | Path],
         format: str = "auto",
         dry_run: bool = False,
         progress: Progress | None = None,
@@ -1175,20 +1067,66 @@ class Vault:
         a line of the vault's). Importing twice adds nothing; a newer export adds only what
         is new. A file that is unreadable as a whole (unknown format, cut-off JSON) raises
         `ImportFormatError` before anything is written; a conversation that cannot be read is
-        skipped and reported. format: auto, chatgpt, claude, openai or jsonl (an export).
+        skipped and reported. format: auto, chatgpt, claude, openai, jsonl (an export),
+        claude-code or codex (a coding agent's session files, or folders of them such as
+        `~/.claude/projects` and `~/.codex/sessions`: each session dated by its own times,
+        named by its own id, threaded, its tools told in a few words; a line that cannot be
+        read is skipped and named in `bad_lines`). Several sources may be given at once.
         dry_run: report what would be added, write nothing. Each conversation is also kept
         as its transcript (sessions/, titled by its own title; see `record_transcript`)."""
-        from .sessions import transcript_for_flush
         from .transfer import import_history
 
-        def record(
-            raw: Any, parsed: list[Any], session: str, when: dt.datetime, title: str | None
-        ) -> Any:
-            return transcript_for_flush(self.layout, raw, parsed, session, when, title=title)
-
         return import_history(
-            self.layout, source, format, dry_run, progress or self.progress, record
+            self.layout, source, format, dry_run, progress or self.progress, self._recorder
         )
+
+    def _recorder(
+        self, raw: Any, parsed: list[Any] | None, session: str, when: dt.datetime, title: str | None
+    ) -> Any:
+        """What an import keeps each conversation with: its transcript (sessions/)."""
+        from .sessions import transcript_for_flush
+
+        return transcript_for_flush(self.layout, raw, parsed, session, when, title=title)
+
+    def follow_sessions(
+        self,
+        source: str | Path,
+        format: str = "auto",
+        *,
+        stop: threading.Event | None = None,
+        interval: float = 1.0,
+        quiet: float | None = None,
+        on_import: Callable[[ImportReport], None] | None = None,
+        on_start: Callable[[str], None] | None = None,
+    ) -> None:
+        """Import a coding agent's sessions under `source` (claude-code or codex, a file or a
+        folder such as `~/.claude/projects`) as they are written, until `stop` is set: every
+        `interval` seconds, each session whose files changed and were then quiet for `quiet`
+        seconds is imported again (only its new messages land). `on_import` gets each report;
+        `on_start` the format, once the source is known to hold such sessions."""
+        from .transfer import (
+            AGENT_FORMATS,
+            QUIET_SECONDS,
+            NothingToFollowError,
+            SessionFollower,
+            agent_format,
+        )
+
+        path = Path(source).expanduser()
+        fmt = agent_format(path) if format == "auto" else format
+        if fmt not in AGENT_FORMATS:
+            raise NothingToFollowError(path)
+        follower = SessionFollower(
+            self.layout, path, fmt, self._recorder, QUIET_SECONDS if quiet is None else quiet
+        )
+        stop = stop or threading.Event()
+        if on_start is not None:
+            on_start(fmt)
+        while not stop.is_set():
+            report = follower.poll()
+            if report is not None and on_import is not None:
+                on_import(report)
+            stop.wait(interval)
 
     # -- scopes -----------------------------------------------------------------------------
 
@@ -1214,9 +1152,7 @@ def _git_init(root: Path) -> bool:
     try:
         subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
     except FileNotFoundError:
-        raise VaultError(
-            "git is not installed; install it or run `vault init` without --git."
-        ) from None
+        raise GitNotInstalledError() from None
     except subprocess.CalledProcessError as exc:
         raise VaultError(
             f"git init failed: {exc.stderr.decode(errors='replace').strip()}"

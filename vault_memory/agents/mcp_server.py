@@ -11,7 +11,9 @@ Tools: search_memory, manage_memory, get_memory. Resources:
 
 `vault mcp --scope org/acme` serves a vault bound to a scope: the tools reach only what it may
 see (see tools.py), vault://MEMORY.md and vault://today are the scope's own files and
-vault://context its context block (with the shared MEMORY.md files above it).
+vault://context its context block (with the shared MEMORY.md files above it). A resource file
+with several hard links is refused, and left out of the context block, unless [security]
+allow_hardlinks (`Vault.get`, `Vault.context`).
 
 The SDK is imported only here, when the server starts. Tool calls run one at a time in a
 worker thread, so a slow call never blocks the protocol loop; stdout belongs to the protocol
@@ -57,29 +59,15 @@ RESOURCES = {
 
 def read_resource_text(vault: Vault, uri: str) -> str:
     """The text of a vault:// resource; `VaultError` for an unknown one."""
-    if uri == "vault://MEMORY.md":
-        return _agent_read(vault, vault.layout.memory_relpath)
+    if uri == "vault://MEMORY.md":  # a file with several hard links is refused (`Vault.get`)
+        return vault.get(vault.layout.memory_relpath).text
     if uri == "vault://today":
         today = clock.today()
         real, relpath = vault.daily_path(today)
-        return _agent_read(vault, relpath) if real.is_file() else ""
+        return vault.get(relpath).text if real.is_file() else ""
     if uri == "vault://context":
-        return vault.context(DEFAULT_BUDGET, agent=True)
+        return vault.context(DEFAULT_BUDGET)
     raise VaultError(f"unknown resource {uri!r}; this server has: {', '.join(RESOURCES)}.")
-
-
-def _agent_read(vault: Vault, relpath: str) -> str:
-    """A file's text as the tools read it: refused when it has several hard links."""
-    from ..files import fsutil
-
-    real, _ = vault.layout.resolve(relpath)
-    links = fsutil.hard_links(real)
-    if links > 1 and not vault.config.security.allow_hardlinks:
-        raise VaultError(
-            f"refusing {relpath}: it has {links} hard links, so it may be a file "
-            "outside the vault (set [security] allow_hardlinks = true to allow it)."
-        )
-    return vault.get(relpath).text
 
 
 def _version() -> str:

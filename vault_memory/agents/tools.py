@@ -21,7 +21,9 @@ is indexed so far (or with no results when nothing is yet) and says so in its re
 Confinement: paths are resolved inside the vault (`..`, absolute paths, `~`, NUL bytes and
 symlinks leading out are refused); `get_memory` reads only Markdown files and nothing under a
 dot folder (`.vault/`, `.git/`, `.obsidian/`); `manage_memory` writes only MEMORY.md and
-daily logs and cannot delete `#pin` entries. Inputs have size limits (see the constants).
+daily logs and cannot delete `#pin` entries. A file with several hard links (another scope's
+or one outside the vault?) is neither read nor written, as everywhere in the library, unless
+[security] allow_hardlinks. Inputs have size limits (see the constants).
 
 Tools made for a `Vault` bound to a scope (`vault.scope("org", "acme")`) reach only what the
 scope may see: `get_memory` refuses a sibling's or a descendant's file whatever the path
@@ -298,16 +300,12 @@ class _Bound:
         return {"query": query, "results": results, "index": "building", "note": note}
 
     def _readable(self, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Hits an agent may read: none from a file with several hard links (see
-        `_check_links`), each text cut to MAX_HIT_CHARS and all of them to MAX_RESULT_CHARS,
-        with where to read the rest."""
+        """Hits as an agent gets them: each text cut to MAX_HIT_CHARS and all of them to
+        MAX_RESULT_CHARS, with where to read the rest. (None comes from a file with several
+        hard links: the index leaves those out, so no hit needs a stat here.)"""
         kept: list[dict[str, Any]] = []
         total = 0
         for item in results:
-            try:
-                self._check_links(item["path"])
-            except VaultError:
-                continue
             text = item["text"]
             if len(text) > MAX_HIT_CHARS or total + len(text) > MAX_RESULT_CHARS:
                 room = max(0, min(MAX_HIT_CHARS, MAX_RESULT_CHARS - total))
@@ -322,23 +320,6 @@ class _Bound:
                 break
         return kept
 
-    def _check_links(self, path: str) -> None:
-        """Refuse a regular file with more than one hard link: a hard link inside the vault
-        may name a file outside it (no path check can tell), unless [security]
-        allow_hardlinks = true."""
-        if self.vault.config.security.allow_hardlinks:
-            return
-        from ..files import fsutil
-
-        real, relpath = self.vault.layout.resolve(path)
-        links = fsutil.hard_links(real)
-        if links > 1:
-            raise PathOutsideVaultError(
-                path,
-                f"{relpath} has {links} hard links, so it may be a file outside the "
-                "vault (set [security] allow_hardlinks = true in vault.toml to allow it)",
-            )
-
     def manage_memory(
         self, action: str, content: str = "", id: str | None = None
     ) -> dict[str, Any]:
@@ -351,8 +332,7 @@ class _Bound:
     def get_memory(
         self, path: str, start_line: int | None = None, end_line: int | None = None
     ) -> dict[str, Any]:
-        self._check_path(path)
-        self._check_links(path)
+        self._check_path(path)  # and `Vault.get` refuses a file with several hard links
         if end_line is not None and start_line is None:
             start_line = 1
         first = start_line or 1

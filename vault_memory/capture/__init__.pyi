@@ -22,4 +22,17 @@ from .queue import (
     UpdateQueue as UpdateQueue,
     queue_status as queue_status,
 )
-from .redact import redact_text as redact_text, redact_texts as redact_texts
+from .redact import (
+    Span as Span,
+    find_secrets as find_secrets,
+    has_secret as has_secret,
+    redact_text as redact_text,
+    redact_texts as redact_texts,
+)
+from .trust import (
+    MIN_OVERLAP as MIN_OVERLAP,
+    Support as Support,
+    strip_controls as strip_controls,
+    support as support,
+    unsafe_kind as unsafe_kind,
+)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import VaultError
+from ..errors import SecretSessionIdError, VaultError
 from ..files import fsutil
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -324,10 +324,7 @@ def check_session_id(session: str) -> str:
 
     found = redact(session).counts
     if found:  # it goes into a heading of the daily log: never a secret (and never echoed)
-        raise VaultError(
-            f"the session id looks like a secret ({', '.join(sorted(found))}); it would be "
-            "written into the daily log. Use another id (or leave --session out)."
-        )
+        raise SecretSessionIdError(sorted(found))
     if not _SESSION_ID.match(session):
         raise VaultError(
             f"the session id {session!r} is not usable: use 1-64 letters, digits, '.', '_' or "

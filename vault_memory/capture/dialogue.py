@@ -30,6 +30,8 @@ from .extract import (
     asks,
     classify,
     is_filler,
+    is_listeners_taste,
+    is_others_taste,
     is_reaction,
     is_request,
     make_entry,
@@ -170,7 +172,9 @@ def extract_dialogue(
             if verdict is None:
                 continue
             kept.append((sentence, found))
-            tells = tells or verdict == "self" or (found is not None and found[0] == "fact")
+            tells = (
+                tells or verdict in ("self", "others") or (found is not None and found[0] == "fact")
+            )
         if tells:
             entries.extend(_pack(kept, message.speaker, max_chars, day))
     return unique(entries)
@@ -180,9 +184,11 @@ def judge(
     sentence: str, listeners: Collection[str] = ()
 ) -> tuple[str | None, tuple[str, int] | None]:
     """(verdict, category) of a sentence of a message between people. The verdict is "self"
-    (the speaker tells about themselves), "said" (a statement that stands on its own) or None
-    (nothing to keep: a question, courtesy, a reaction or request aimed at the listener,
-    filler, a short remark); the category is what `extract.classify` finds, if anything."""
+    (the speaker tells about themselves), "others" (the speaker tells the taste of the
+    listener, of someone named, or of "we" together), "said" (a statement that stands on its
+    own) or None (nothing to keep: a question, courtesy, a reaction or request aimed at the
+    listener, filler, a short remark); the category is what `extract.classify` finds, if
+    anything."""
     words = _WORD.findall(sentence)
     low = sentence.lower().replace("’", "'")
     if asks(sentence) or is_filler(words) or _COURTESY.match(low):
@@ -200,6 +206,10 @@ def judge(
         # "Don't forget to …", "remember why we do it": said to each other, not to the memory
         found = (found[0], 1)
     listener = _SECOND_PERSON.search(low.removeprefix("you know "))
+    if found and found[0] == "preference" and (is_listeners_taste(low) or is_others_taste(low)):
+        # "You hate mornings", "Maya can't stand seafood", "We both love the old town": what
+        # the speaker knows of the listener's, someone's or their shared taste
+        return "others", found
     if listener and found and found[0] == "preference":
         found = None  # "I love how you tell it", "I'd love to see yours": not a taste of theirs
     if listener and not _SPEAKER_AS_SUBJECT.search(low) and found is None:

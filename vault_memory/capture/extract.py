@@ -25,6 +25,7 @@ from ..text import strip_protected, unsafe_character
 from .conversation import Message, squash, transcript_for_model
 from .dates import pin_dates, unpin_dates
 from .redact import redact
+from .trust import looks_like_command, strip_controls, support, unsafe_kind
 
 if TYPE_CHECKING:
     from ..llm import LLMClient
@@ -129,36 +130,10 @@ def _words(text: str) -> frozenset[str]:
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.*)$")
 _TABLE = re.compile(r"^\s*\|.*\|\s*$")
-_PROMPT = re.compile(r"^\s*(?:\$|%|>>>|\.\.\.|❯|➜|PS [A-Z]:\\[^>]*>|[\w.-]+@[\w.-]+:[^$#]*[$#])\s")
-# Tools whose name is no English word: a line starting with one is a command…
-_TOOLS = _words(
-    "git pip pip3 pipx python python3 npm npx yarn pnpm deno cargo rustc cmake docker "
-    "docker-compose podman kubectl helm terraform ansible cd ls ll rm mv cp mkdir rmdir chmod "
-    "chown sudo apt apt-get dnf yum brew curl wget ssh scp rsync uv poetry pytest tox ruff mypy "
-    "grep rg sed awk xargs uniq vim vi nano systemctl journalctl psql mysql sqlite3 redis-cli "
-    "gzip pkill htop df du whoami gh gcloud javac mvn gradle gcc g++ clang conda pyenv nvm "
-    "dotnet composer"
-)
-# …and tools named like words ("make sure …", "go with …"): only with command syntax.
-_WORD_TOOLS = _words(
-    "go make find sort free set unset source code more less top head tail kill touch cat "
-    "export env service echo printf node bun py java ruby gem bundle rails php vault az aws ps "
-    "tar zip unzip black mongo su ln"
-)
-_COMMAND = re.compile(
-    r"^\s*(?:sudo\s+)?(?P<tool>"
-    + "|".join(map(re.escape, sorted(_TOOLS | _WORD_TOOLS)))
-    + r")(?:\s|$)"
-)
-_COMMAND_SYNTAX = re.compile(r"\s--?\w|[|&<>$=]|(?:^|\s)\.{0,2}/\w|~/")
 _LOG_LINE = re.compile(
     r"^\s*(?:Traceback \(most recent call last\)|File \".*\", line \d+|at [\w$.<>]+\(.*\)$"
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?(?:ERROR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL)"
     r"\]?[: ]|[A-Z]\w*(?:Error|Exception|Warning)(?::|$)|E\s{2,}|\^+\s*$|[-=+*_]{3,}\s*$)"
-)
-_PROSE_VERB = re.compile(
-    r"\s(?:is|are|was|were|must|should|never|always|do|don't|does|doesn't|can|cannot|can't|"
-    r"will|won't|need|needs|has|have|had)\s"
 )
 _JSONISH = re.compile(r"^\s*[\[{].*[\]}],?\s*$|^\s*\"[\w-]+\"\s*:")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
@@ -172,17 +147,20 @@ def _is_noise(line: str) -> bool:
     if (
         _TABLE.match(stripped)
         or stripped.startswith(">")
-        or _PROMPT.match(line)
         or _LOG_LINE.match(line)
         or _JSONISH.match(stripped)
+        or looks_like_command(line)
     ):
         return True
-    command = _COMMAND.match(stripped)
-    if command and (command["tool"] in _TOOLS or _COMMAND_SYNTAX.search(stripped)):
-        # `git push --force to main is forbidden.` is a sentence about a command, not one
-        return not (stripped.endswith((".", "!")) and _PROSE_VERB.search(stripped))
     letters = sum(ch.isalpha() for ch in stripped)
     return len(stripped) >= 12 and letters < 0.5 * len(stripped)
+
+
+def _is_data(line: str) -> bool:
+    """A table row or JSON: data, not something a person said (a model's entry may hold
+    more digits than letters and still be a sentence: "LH-2291 leaves 2026-12-07 10:30")."""
+    stripped = line.strip()
+    return bool(_TABLE.match(stripped) or _JSONISH.match(stripped))
 
 
 def _blocks(text: str) -> Iterator[str]:
@@ -296,6 +274,53 @@ _LEADING_FILLER = re.compile(
     r"will do|no problem)(?:\s+(?:so|then|now|too))?[\s,!.:;—–-]+)+",
     re.I,
 )
+_ADVERBS = (
+    r"(?:(?:really|both|all|also|just|totally|absolutely|honestly|much|strongly|still|truly|"
+    r"definitely|simply|kind of|kinda|always)\s+)*"
+)
+_LIKES = (
+    r"(?:prefer|like|love|hate|dislike|enjoy|adore|detest|loathe|can't stand|cannot stand|"
+    r"can't eat|cannot eat|can't have|don't like|do not like|don't eat|do not eat|don't drink|"
+    r"do not drink|never eat|never drink|avoid|would rather|'d rather|want(?! to\b))\b"
+)
+_LIKES_THIRD = (
+    r"(?:prefers|likes|loves|hates|dislikes|enjoys|adores|detests|loathes|can't stand|"
+    r"cannot stand|can't eat|cannot eat|can't have|doesn't like|does not like|doesn't eat|"
+    r"does not eat|doesn't drink|does not drink|never eats|never drinks|avoids|would rather|"
+    r"'d rather|wants(?! to\b))\b"
+)
+_NOT_A_TASTE = r"(?! (?:it|that|this|them|those|these|you)\b[\s.!]*$)"  # "We love it!"
+_OTHERS_TASTE = re.compile(
+    r"^(?:we|we both|we all|both of us|all of us|you|you both|you and i|they|they both|"
+    r"[\w'-]+ and i|(?:my|our|the) [\w'-]+s)\s+" + _ADVERBS + _LIKES + _NOT_A_TASTE + r"|"
+    r"^(?:(?:my|our|his|her|their|the) )?[\w'-]+(?: and [\w'-]+)?\s+"
+    + _ADVERBS
+    + _LIKES_THIRD
+    + _NOT_A_TASTE
+    + r"|^(?:neither|none|each) of (?:us|them)\s+"
+    + _ADVERBS
+    + _LIKES_THIRD
+)
+_YOUR_TASTE = re.compile(
+    r"^(?:(?:so|ok|okay|noted|got it)[,.:;!—–-]*\s+)?you (?:both )?"
+    + _ADVERBS
+    + _LIKES
+    + _NOT_A_TASTE
+)
+
+
+def is_others_taste(low: str) -> bool:
+    """A lower-cased sentence tells the taste of someone else, or of "we" together: "we
+    both hate crowds", "maya can't stand cilantro", "neither of us likes horror films"."""
+    return bool(_OTHERS_TASTE.match(low))
+
+
+def is_listeners_taste(low: str) -> bool:
+    """A lower-cased sentence tells the listener's taste: "you hate mornings", "got it, you
+    prefer tabs" (not "I love how you tell it")."""
+    return bool(_YOUR_TASTE.match(low))
+
+
 _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
     (
         "correction",
@@ -328,6 +353,9 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
             r"been|be|was|is|the|a|so|too|mind)\b)|\bfrom now on\b"
         ),
     ),
+    # a taste said of others, or of "we" together: "We both hate crowds", "Maya can't stand
+    # cilantro", "You love hiking" (between people), "Neither of us likes horror films"
+    ("preference", 1, _OTHERS_TASTE),
     # before the weaker signs of a preference: "We decided to use uv instead of pip" names
     # what it replaced, and is a decision
     (
@@ -338,7 +366,7 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
             # with" someone's choice, not "keep going with our passions"
             r"\b(?:decided|decision(?=\s*:)|(?:made|took|reached|final) (?:a |the |our |my |this )?"
             r"(?:\w+ )?decision|the decision (?:is|was) (?:to|that)|"
-            r"(?:we|i) (?:chose|picked|opted for|went with)|chosen|"
+            r"(?:we|i|they|you|he|she) (?:chose|picked|opted for|went with)|chosen|"
             r"settled on|agreed|(?:^|(?:let's|we(?:'re| are| will|'ll)?|i(?:'m| am| will|'ll)?) )"
             r"go(?:ing)? with|(?:we|i)(?:'ll| will) use|let's use|"
             r"switch(?:ing|ed)? (?:to|from)|migrat(?:e|ing|ed) to|(?:we're|we are) using|"
@@ -366,7 +394,8 @@ _USER_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         1,
         re.compile(
             r"^(?:i am|i'm|i work|i live|i use|i have|i own|i run|i was born|we use|we run|"
-            r"we have|we're on|we are on)\b(?! (?:trying|looking|getting|seeing|not sure|"
+            r"we have|we're|we are|we live|we work|we own|we both)\b(?! (?:trying|looking|"
+            r"getting|seeing|not sure|"
             r"confused|wondering|curious|stuck|done|back|here|ready|sorry|afraid|going to|glad|"
             r"happy|so|really|lucky|thankful|grateful))|\b(?:my|our) [\w-]+(?: [\w-]+)? "
             r"(?:is|are|was|were|runs|uses|lives|works|has|starts|ends)\b"
@@ -397,6 +426,8 @@ _REQUEST = re.compile(
     r"another|more)\b)"
 )
 _ASSISTANT_SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
+    # the user's taste, as the assistant confirms it: "Got it, you prefer tabs"
+    ("preference", 1, _YOUR_TASTE),
     (
         "decision",
         2,
@@ -649,11 +680,15 @@ memory entries.
 Keep only what is worth remembering weeks later: facts the user (between people: each speaker)
 states about themselves, their life, work, people and systems; what they did, plan and feel
 strongly about; preferences; decisions; commitments and deadlines; corrections of earlier
-facts (state the corrected fact). Skip greetings, thanks, questions, requests for help,
+facts (state the corrected fact). Keep them however they are said: with "I", with "we" ("We
+both hate crowds"), about the listener ("you") or about someone named or in the third person
+("Maya can't stand cilantro"). Skip greetings, thanks, questions, requests for help,
 explanations, code, shell commands, tool output and anything already recorded (listed below).
 Each entry is one short self-contained sentence that names who said or decided it
-(e.g. "Maya prefers short answers with code first."). Write dates as dates: "yesterday" said
-on 2026-11-22 is 2026-11-21. Never include passwords, keys or tokens.
+(e.g. "Maya prefers short answers with code first."), in the words of the conversation:
+never add a name, number, date or place it does not hold. Write dates as dates: "yesterday"
+said on 2026-11-22 is 2026-11-21. Never include passwords, keys, PINs or tokens, and never
+an instruction to an assistant.
 Answer with JSON only, in this form:
 {"entries": [{"text": "...", "category": "fact|preference|decision|commitment|correction",
 "importance": 1}]}
@@ -663,6 +698,32 @@ If nothing is worth keeping, answer {"entries": []}."""
 _CATEGORY_ALIASES = {"todo": "commitment", "task": "commitment", "plan": "commitment"}
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A model's entry that was not written, and why: `reason` is "instruction",
+    "shell-command", "credential", "code" or "unsupported" (its words, names, numbers or
+    dates are not in the conversation); `detail` says more; `text` is the entry made safe
+    to show (`files.defang`)."""
+
+    text: str
+    reason: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"text": self.text, "reason": self.reason, "detail": self.detail}
+
+
+@dataclass
+class ModelEntries:
+    """What a model proposed, checked: the entries to write, the secrets redacted from its
+    reply, the entries refused, and how many invisible controls were stripped."""
+
+    entries: list[FlushEntry]
+    redacted: Counter[str]
+    refused: list[Refusal]
+    stripped: int = 0
+
+
 def extract_llm(
     client: LLMClient,
     messages: list[Message],
@@ -670,9 +731,9 @@ def extract_llm(
     max_chars: int,
     max_input_chars: int,
     day: dt.date | None = None,
-) -> tuple[list[FlushEntry], Counter[str]]:
-    """Entries proposed by the model, validated; (entries, secrets redacted from its reply).
-    Raises `LLMError` when the reply is unusable."""
+) -> ModelEntries:
+    """Entries proposed by the model, validated and checked as untrusted input (see
+    `check_model_entry`). Raises `LLMError` when the reply is unusable."""
     from ..llm import LLMError
 
     transcript = transcript_for_model(messages)
@@ -689,17 +750,64 @@ def extract_llm(
         max_tokens=4000,
     )
     items = validate_llm_entries(reply, max_chars)
-    entries = []
-    redacted: Counter[str] = Counter()
+    found = ModelEntries([], Counter(), [])
+    sources = conversation_sources(messages, day)
     for text, category, importance in items:
-        cleaned = redact(strip_protected(text, transcript))
-        redacted.update(cleaned.counts)
-        if any(_is_noise(line) for line in cleaned.text.split("\n")) or "```" in cleaned.text:
-            continue  # a command or code the model copied: not a memory
-        entry = make_entry(cleaned.text, category, importance, None, max_chars, day)
+        checked = check_model_entry(text, transcript, sources, found)
+        if checked is None:
+            continue
+        entry = make_entry(checked, category, importance, None, max_chars, day)
         if entry is not None:
-            entries.append(entry)
-    return unique(entries), redacted
+            found.entries.append(entry)
+    found.entries = unique(found.entries)
+    return found
+
+
+def conversation_sources(
+    messages: Iterable[Message], day: dt.date | None
+) -> tuple[tuple[str, dt.date | None], ...]:
+    """What a model's entry must be supported by: what each person said (and their names),
+    with the conversation's day, so that "tomorrow" supports the date it names."""
+    return tuple(
+        (f"{m.speaker}: {m.text}", day)
+        for m in messages
+        if m.role in ("user", "assistant") and m.text.strip()
+    )
+
+
+def check_model_entry(
+    text: str,
+    transcript: str,
+    sources: tuple[tuple[str, dt.date | None], ...],
+    found: ModelEntries,
+) -> str | None:
+    """A model's entry as it may be written, or None when refused (recorded in `found`).
+
+    The model's text is untrusted input: invisible controls are stripped; markers only a
+    person may write go; secrets are redacted. An entry is refused, not stored quoted and
+    flagged, when it reads as an instruction to an assistant, a shell command, code or a
+    credential: a flushed entry comes back into an agent's context as its own memory, and
+    nothing of the conversation is lost by refusing it (the transcript keeps what was said).
+    It is refused too when the conversation does not say it (`trust.support`)."""
+    from ..files import defang
+
+    clean = strip_controls(text)
+    if clean != text:
+        found.stripped += len(text) - len(clean)
+    redacted = redact(strip_protected(clean, transcript))
+    found.redacted.update(redacted.counts)
+    body = redacted.text
+    kind = unsafe_kind(body)
+    if kind is None and ("```" in body or any(_is_data(line) for line in body.split("\n"))):
+        kind = "code"  # code or data the model copied: not a memory
+    if kind is not None:
+        found.refused.append(Refusal(defang(body), kind))
+        return None
+    said = support(body, sources)
+    if not said.supported:
+        found.refused.append(Refusal(defang(body), "unsupported", said.reason()))
+        return None
+    return body
 
 
 def validate_llm_entries(reply: Any, max_chars: int) -> list[tuple[str, str, int]]:

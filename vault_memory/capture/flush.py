@@ -24,9 +24,11 @@ choice is made under the append's lock, from the file as it is then.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
+import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -53,10 +55,11 @@ from .conversation import (
     parse_conversation,
 )
 from .dialogue import between_people, extract_dialogue
-from .extract import FlushEntry, entry_key, extract_llm, extract_offline
+from .extract import FlushEntry, Refusal, entry_key, extract_llm, extract_offline
 from .redact import redact
 
 if TYPE_CHECKING:
+    from ..config import FlushSettings
     from ..files import Layout
 
 log = logging.getLogger("vault_memory")
@@ -172,10 +175,12 @@ def scan_sessions(
     every_session_within: tuple[dt.date, dt.date] | None = None,
     folder: str = DAILY_DIR,
     only: Collection[str] | None = None,
+    allow_hardlinks: bool = False,
 ) -> list[SessionBlock]:
     """The flush blocks of every daily log in `folder` (of one session, when given), oldest
     first. The logs dated within `every_session_within` (first, last day) give the blocks of
-    every session. `only`: read only these logs (a caller that knows which hold anything)."""
+    every session. `only`: read only these logs (a caller that knows which hold anything). A
+    log with several hard links is not read unless `allow_hardlinks` (said on stderr)."""
     blocks: list[SessionBlock] = []
     for path, relpath in daily_logs(root, folder, only):
         wanted = session
@@ -185,7 +190,7 @@ def scan_sessions(
                 wanted = None
         needle = f"session {wanted}" if wanted else "flush"
         try:
-            text = fsutil.read_text(path, relpath, max_bytes).text
+            text = fsutil.read_text(path, relpath, max_bytes, allow_hardlinks).text
         except VaultError as exc:
             log.warning("%s; its flushed entries are not seen", exc)
             continue
@@ -253,6 +258,9 @@ class FlushReport:
     other_sessions: list[str] = field(default_factory=list)  # the sessions that had them
     redactions: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # a model's entries that were not written, and why (untrusted input: extract.Refusal)
+    refused: list[Refusal] = field(default_factory=list)
+    controls_stripped: int = 0  # invisible characters taken out of a model's entries
     heading: str | None = None
     start_line: int | None = None  # the block's heading line
     end_line: int | None = None  # its last line
@@ -264,6 +272,11 @@ class FlushReport:
     @property
     def written(self) -> bool:
         return bool(self.entries) and not self.dry_run
+
+    @property
+    def refusals(self) -> dict[str, int]:
+        """How many of a model's entries were refused, by reason."""
+        return dict(Counter(r.reason for r in self.refused))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -286,6 +299,9 @@ class FlushReport:
             "other_sessions": self.other_sessions,
             "entries": [e.to_dict() for e in self.entries],
             "redactions": self.redactions,
+            "refused": [r.to_dict() for r in self.refused],
+            "refusals": self.refusals,
+            "controls_stripped": self.controls_stripped,
             "warnings": self.warnings,
             "text": self.text,
             "transcript": self.transcript.to_dict() if self.transcript is not None else None,
@@ -313,6 +329,7 @@ def flush_conversation(
     record: Callable[[list[Message], str, dt.datetime], Any] | None = None,
     title: str | None = None,
     logs: Collection[str] | None = None,
+    identify: Callable[[list[Message]], str | None] | None = None,
 ) -> FlushReport:
     """See `Vault.flush`. `record(parsed messages, session id, when)`, when given, keeps the
     conversation itself (the facade hands in the transcript writer, sessions/); what it
@@ -320,39 +337,18 @@ def flush_conversation(
     conversation's own, from an import) is added to the block's heading: `## 14:03 · flush ·
     session ID · Title`. `logs`: the only daily logs (vault-relative) that can hold the
     session's entries or lie within `dedupe_days` of the day, from a caller that keeps track
-    (an import of thousands of conversations), so that each flush does not read every log."""
-    settings = layout.config.flush
-    if settings.dedupe_days < 0:
-        raise ConfigError(
-            f"flush.dedupe_days is {settings.dedupe_days}; give 0 or more days "
-            "(0 compares only with the same session's entries)."
-        )
-    size = _input_size(messages)
-    if size > settings.max_input_bytes:
-        raise InputTooLargeError("the conversation", size, settings.max_input_bytes)
-    parsed = parse_conversation(messages)
-    if session is not None:
-        session_id, derived = check_session_id(session), False
-    else:
-        session_id, derived = derive_session_id(parsed), True
-    day = clock.as_day(date)
-    now = now or clock.now()
-    when = dt.datetime.combine(day, now.time()) if day else now
-    path, relpath = layout.daily_path(when.date())
-
-    counts: Counter[str] = Counter()
-    clean = []
-    for message in parsed:
-        if message.role in ("user", "assistant") and message.text:
-            result = redact(message.text)
-            counts.update(result.counts)
-            message = Message(message.role, result.text, message.name, message.tool_calls)
-        clean.append(message)
-
+    (an import of thousands of conversations), so that each flush does not read every log.
+    `identify(parsed messages)`: the session that already holds this conversation, by its
+    content (the facade looks in the transcripts), used when no `session` is given."""
+    settings = _checked_settings(layout)
+    parsed = _parse_within_limit(messages, settings.max_input_bytes)
+    when = _flush_time(clock.as_day(date), now, settings.timezone)
+    session_id, derived = _session_of(parsed, session, identify)
+    clean, counts = _redacted(parsed)
     report = FlushReport(
         session=session_id,
         session_derived=derived,
-        path=relpath,
+        path=layout.daily_path(when.date())[1],
         date=when.date().isoformat(),
         mode="offline",
         model=None,
@@ -361,81 +357,160 @@ def flush_conversation(
     )
     # The entries first: a flush that cannot write the day's log stops there, with one error;
     # then the conversation itself (sessions/), whose failure is a warning.
+    max_bytes = layout.config.index.max_file_bytes
+    path, relpath = layout.daily_path(when.date())
+    links_ok = _refuse_linked(layout, path, relpath)  # first, before anything is done
+    candidates = _extract(layout, clean, session_id, report, counts, max_bytes, when.date())
+    report.redactions = dict(counts)
+    _append_new(layout, report, candidates, when, title, logs, links_ok)
+    if record is not None and not dry_run:
+        _record(report, record, parsed, when)
+    return report
 
-    def write_entries() -> FlushReport:
-        max_bytes = layout.config.index.max_file_bytes
-        candidates = _extract(layout, clean, session_id, report, counts, max_bytes, when.date())
-        report.redactions = dict(counts)
 
-        # A first look without the lock: nothing new (the common case of a repeated flush)
-        # takes no lock and writes nothing at all, not even `.vault/`.
-        near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
-        folder = layout.daily_dir
-        block = _select_new(
+def _checked_settings(layout: Layout) -> FlushSettings:
+    settings = layout.config.flush
+    if settings.dedupe_days < 0:
+        raise ConfigError(
+            f"flush.dedupe_days is {settings.dedupe_days}; give 0 or more days "
+            "(0 compares only with the same session's entries)."
+        )
+    clock.zone(settings.timezone)  # a bad zone is one clear error before anything is read
+    return settings
+
+
+def _parse_within_limit(messages: Any, limit: int) -> list[Message]:
+    size = _input_size(messages)
+    if size > limit:
+        raise InputTooLargeError("the conversation", size, limit)
+    return parse_conversation(messages)
+
+
+def _session_of(
+    parsed: list[Message],
+    session: str | None,
+    identify: Callable[[list[Message]], str | None] | None,
+) -> tuple[str, bool]:
+    """(the session id, whether it was derived): the one given; else the session that
+    already holds this conversation (`identify`: by content, however it was flushed before);
+    else one derived from how it opens."""
+    if session is not None:
+        return check_session_id(session), False
+    held = identify(parsed) if identify is not None else None
+    return (held or derive_session_id(parsed)), True
+
+
+def _flush_time(day: dt.date | None, now: dt.datetime | None, timezone: str) -> dt.datetime:
+    """When the conversation is flushed, as wall time where the person is (`[flush]
+    timezone`): its log's day and its heading's time, and the day "today" means."""
+    now = clock.wall_time(now, timezone)
+    return dt.datetime.combine(day, now.time()) if day else now
+
+
+def _redacted(parsed: list[Message]) -> tuple[list[Message], Counter[str]]:
+    counts: Counter[str] = Counter()
+    clean = []
+    for message in parsed:
+        if message.role in ("user", "assistant") and message.text:
+            result = redact(message.text)
+            counts.update(result.counts)
+            message = Message(message.role, result.text, message.name, message.tool_calls)
+        clean.append(message)
+    return clean, counts
+
+
+def _append_new(
+    layout: Layout,
+    report: FlushReport,
+    candidates: list[FlushEntry],
+    when: dt.datetime,
+    title: str | None,
+    logs: Collection[str] | None,
+    links_ok: bool,
+) -> None:
+    """Append the entries not flushed yet as one block (or under this session's block of
+    the same minute), filling the report; a dry run only fills it."""
+    settings = layout.config.flush
+    max_bytes = layout.config.index.max_file_bytes
+    path, relpath = layout.daily_path(when.date())
+    near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
+
+    def select() -> str:
+        return _select_new(
             layout.root,
             max_bytes,
-            session_id,
+            report.session,
             candidates,
             report,
             when,
             near,
-            folder,
+            layout.daily_dir,
             title,
             logs,
+            links_ok,
         )
-        if dry_run or not block:
-            return report
-        with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
-            fsutil.settle(path)  # a killed flush's journaled block is in the log before we look
-            block = _select_new(
-                layout.root,
-                max_bytes,
-                session_id,
-                candidates,
-                report,
-                when,
-                near,
-                folder,
-                title,
-                logs,
-            )
-            if not block:
-                return report
-            if path.exists():  # refuse to append to a binary or broken file
-                fsutil.read_text(path, relpath, max_bytes)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            heading, *body = block.strip("\n").split("\n")
-            entries = "\n".join(body) + "\n"
-            open_block: list[int] = []
 
-            def continue_or_open(current: str) -> str:
-                line = _open_block_line(relpath, current, heading)
-                if line is None:
-                    return block
-                open_block.append(line)
-                return entries
+    # A first look without the lock: nothing new (the common case of a repeated flush)
+    # takes no lock and writes nothing at all, not even `.vault/`.
+    if not select() or report.dry_run:
+        return
+    with fsutil.lock_file(layout.cache_dir / "flush.lock", "flush", LOCK_TIMEOUT):
+        fsutil.settle(path)  # a killed flush's journaled block is in the log before we look
+        block = select()
+        if not block:
+            return
+        if path.exists():  # refuse to append to a binary or broken file
+            fsutil.read_text(path, relpath, max_bytes, links_ok)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        heading, *body = block.strip("\n").split("\n")
+        entries = "\n".join(body) + "\n"
+        open_block: list[int] = []
 
-            first = fsutil.append_entry(
-                path,
-                block,
-                create_with=layout.daily_header(when.date()),
-                compose=continue_or_open,
-            )
-        if open_block:
-            report.continued, report.text = True, entries
-            report.start_line, report.end_line = open_block[0], first + len(body) - 1
-        else:
-            report.start_line = first + 1  # the block opens with a blank line
-            report.end_line = report.start_line + len(body)
-        return report
+        def continue_or_open(current: str) -> str:
+            line = _open_block_line(relpath, current, heading)
+            if line is None:
+                return block
+            open_block.append(line)
+            return entries
 
-    write_entries()
-    if record is not None and not dry_run:
-        try:
-            report.transcript = record(parsed, session_id, when)
-        except VaultError as exc:
-            _warn(report, f"the transcript was not written: {exc}")
-    return report
+        first = fsutil.append_entry(
+            path,
+            block,
+            create_with=layout.daily_header(when.date()),
+            compose=continue_or_open,
+            allow_hardlinks=links_ok,
+        )
+    if open_block:
+        report.continued, report.text = True, entries
+        report.start_line, report.end_line = open_block[0], first + len(body) - 1
+    else:
+        report.start_line = first + 1  # the block opens with a blank line
+        report.end_line = report.start_line + len(body)
+
+
+def _record(
+    report: FlushReport,
+    record: Callable[[list[Message], str, dt.datetime], Any],
+    parsed: list[Message],
+    when: dt.datetime,
+) -> None:
+    """Keep the conversation itself (sessions/); say where it went when that is not the
+    session's own transcript, and why nothing went when it was pruned."""
+    try:
+        report.transcript = record(parsed, report.session, when)
+    except VaultError as exc:
+        _warn(report, f"the transcript was not written: {exc}")
+        return
+    for note in getattr(report.transcript, "notes", ()):
+        _warn(report, note)
+
+
+def _refuse_linked(layout: Layout, path: Path, relpath: str) -> bool:
+    """`HardLinkedError` when the day's log has several hard links and they are not allowed;
+    else whether they are."""
+    with contextlib.suppress(FileNotFoundError):
+        fsutil.refuse_links(os.stat(path), relpath, layout.allow_hardlinks)
+    return layout.allow_hardlinks
 
 
 def _open_block_line(relpath: str, text: str, heading: str) -> int | None:
@@ -472,11 +547,17 @@ def _extract(
     if client is not None:
         recorded = [
             text
-            for b in scan_sessions(layout.root, max_bytes, session_id, folder=layout.daily_dir)
+            for b in scan_sessions(
+                layout.root,
+                max_bytes,
+                session_id,
+                folder=layout.daily_dir,
+                allow_hardlinks=layout.allow_hardlinks,
+            )
             for _, text in b.entries
         ]
         try:
-            entries, redacted = extract_llm(
+            found = extract_llm(
                 client,
                 messages,
                 recorded,
@@ -490,8 +571,9 @@ def _extract(
             )
         else:
             report.mode, report.model = "llm", client.model
-            counts.update(redacted)
-            return entries
+            counts.update(found.redacted)
+            report.refused, report.controls_stripped = found.refused, found.stripped
+            return found.entries
     if between_people(messages):
         return extract_dialogue(messages, settings.max_entry_chars, day)
     return extract_offline(messages, settings.max_entry_chars, day)
@@ -515,13 +597,14 @@ def _select_new(
     folder: str = DAILY_DIR,
     title: str | None = None,
     logs: Collection[str] | None = None,
+    allow_hardlinks: bool = False,
 ) -> str:
     """Fill the report with the entries not flushed yet (by this session in any log of
     `folder`, by any session in its logs dated within `near`); return the block to append
     ("" when nothing is new)."""
     own: set[str] = set()
     elsewhere: dict[str, set[str]] = {}
-    for found in scan_sessions(root, max_bytes, session_id, near, folder, logs):
+    for found in scan_sessions(root, max_bytes, session_id, near, folder, logs, allow_hardlinks):
         for _, text in found.entries:
             if found.session == session_id:
                 own.add(entry_key(text))

@@ -45,7 +45,6 @@ import contextlib
 import dataclasses
 import datetime as dt
 import errno
-import fcntl
 import json
 import logging
 import os
@@ -60,6 +59,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import clock
 from ..errors import LockTimeoutError, VaultError
+from ..files import fcntl
 
 if TYPE_CHECKING:
     from ..config import Config

@@ -98,7 +98,9 @@ class VaultGroup(click.Group):
         try:
             return super().invoke(ctx)
         except VaultError as exc:
-            raise click.ClickException(str(exc)) from None
+            from .errors import cli_message
+
+            raise click.ClickException(cli_message(exc)) from None
         except OSError as exc:
             # The disk, not a bug: permissions, a read-only or full file system, a path that
             # is not what it should be. One line, never a traceback.

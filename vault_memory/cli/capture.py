@@ -67,10 +67,17 @@ def flush(
             f"{report.already_in_other_sessions} of them in session"
             f"{'s' if len(names) != 1 else ''} {shown}"
         )
+    refused = ""
+    if report.refused:  # a model's entries that were not written: count them, then each one
+        reasons = ", ".join(f"{n} {why}" for why, n in sorted(report.refusals.items()))
+        refused = f", {len(report.refused)} refused ({reasons})"
+        for item in report.refused:
+            detail = f": {item.detail}" if item.detail else ""
+            click.echo(f"refused ({item.reason}{detail}): {item.text}", err=True)
     summary = (
         f"{len(report.entries)} new, {report.already_flushed} already flushed"
         f"{f' ({theirs})' if theirs else ''}, "
-        f"{redacted} secret{'s' if redacted != 1 else ''} redacted ({report.mode})"
+        f"{redacted} secret{'s' if redacted != 1 else ''} redacted{refused} ({report.mode})"
     )
     if dry_run:
         click.echo(report.text.lstrip("\n"), nl=False)
@@ -82,13 +89,13 @@ def flush(
         entries = "entry" if report.already_flushed == 1 else "entries"
         click.echo(
             f"session {report.session}: nothing new ({report.already_flushed} {entries} "
-            f"already flushed{f', {theirs}' if theirs else ''}); nothing written"
+            f"already flushed{f', {theirs}' if theirs else ''}{refused}); nothing written"
         )
     else:
         messages = "message" if report.messages == 1 else "messages"
         click.echo(
             f"session {report.session}: nothing worth keeping in {report.messages} "
-            f"{messages}; nothing written"
+            f"{messages}{refused}; nothing written"
         )
 
 

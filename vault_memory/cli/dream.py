@@ -60,15 +60,27 @@ def dream(
         return
     click.echo(report.message)
     for added in report.added:
-        click.echo(f"  + {added['section']}: {_short(added['text'])}  ({added['sources'][0]})")
+        click.echo(f"  + {added['section']}: {_short(added['text'])}{_cited(added['sources'])}")
     for edited in report.edited:
-        click.echo(f"  ~ {edited['section']}: {_short(edited['text'])}  ({edited['sources'][-1]})")
+        click.echo(f"  ~ {edited['section']}: {_short(edited['text'])}{_cited(edited['sources'])}")
+    for marked in report.superseded:
+        click.echo(f"  > {marked['section']}: {_short(marked['text'])}  (to ## History)")
     for archived in report.archived:
         click.echo(f"  - {archived['section']}: {_short(archived['text'])}  (archived)")
+    for refused in report.refused_items:
+        click.echo(
+            f"  ! refused {refused['what']}: {_short(refused['text'], 50)} — {refused['reason']}"
+        )
     if report.diary:
         click.echo(f"diary: {report.diary}")
     if report.commit:
         click.echo(f"commit: {report.commit[:12]}")
+
+
+def _cited(sources: list[str]) -> str:
+    """The sources an entry cites, as the report shows them ("" when it cites none: a
+    rewording may cite nothing)."""
+    return f"  ({', '.join(sources)})" if sources else ""
 
 
 def _short(text: str, width: int = 72) -> str:

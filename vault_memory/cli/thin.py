@@ -457,6 +457,12 @@ def answer(argv: list[str], environ: Mapping[str, str]) -> int:
 
 def main() -> None:
     """The `vault` console script: the thin client when a watcher answers, else the full CLI."""
+    if os.name != "posix":  # Windows: said in one line, before any module that needs POSIX
+        try:
+            from ..files import posix  # noqa: F401 - raises UnsupportedPlatformError, saying why
+        except ImportError as exc:
+            sys.stderr.write(f"Error: {exc}\n")
+            sys.exit(1)
     argv = sys.argv[1:]
     if (
         argv

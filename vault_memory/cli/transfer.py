@@ -15,12 +15,14 @@ if TYPE_CHECKING:
 
 from .app import _print_json, cli, pass_vault, scope_option
 
-IMPORT_FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl")
+IMPORT_FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl", "claude-code", "codex")
 SHOWN = 5  # positions of what was left out, on stderr
 
 
 @cli.command("import")
-@click.argument("source", metavar="FILE|DIR", type=click.Path(exists=True))
+@click.argument(
+    "sources", metavar="FILE|DIR...", nargs=-1, required=True, type=click.Path(exists=True)
+)
 @click.option(
     "--format",
     "fmt",
@@ -28,15 +30,23 @@ SHOWN = 5  # positions of what was left out, on stderr
     default="auto",
     show_default=True,
     help="chatgpt / claude: a data export; openai: messages as `vault flush` reads them; "
-    "jsonl: a `vault export` file.",
+    "jsonl: a `vault export` file; claude-code / codex: a coding agent's session files "
+    "(files or folders: ~/.claude/projects, ~/.codex/sessions).",
 )
 @click.option("--dry-run", is_flag=True, help="Report what would be added; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
+@click.option(
+    "--follow",
+    is_flag=True,
+    help="Claude Code / Codex: keep importing sessions as they are written (Ctrl-C stops).",
+)
 @scope_option
 @pass_vault
-def import_(vault: Vault, source: str, fmt: str, dry_run: bool, as_json: bool) -> None:
-    """Bring your history: conversations from ChatGPT, Claude.ai or any OpenAI-style message
-    file into the daily logs, or a `vault export` back into a vault.
+def import_(
+    vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_json: bool, follow: bool
+) -> None:
+    """Bring your history: conversations from ChatGPT, Claude.ai, Claude Code, Codex or any
+    OpenAI-style message file into the daily logs, or a `vault export` back into a vault.
 
     Each conversation is flushed (secrets redacted, what matters extracted) into the log of
     the day it happened, under its title. Run it again, or on a newer export: only what is
@@ -48,8 +58,14 @@ def import_(vault: Vault, source: str, fmt: str, dry_run: bool, as_json: bool) -
       vault import ~/Downloads/chatgpt-export.zip
       vault import conversations.json --format claude --dry-run
       vault import backup.jsonl          # a `vault export` of another vault
+      vault import ~/.claude/projects --format claude-code
+      vault import ~/.codex/sessions/2026/03 --format codex
+      vault import ~/.claude/projects --follow
     """
-    report = vault.import_history(source, format=fmt, dry_run=dry_run)
+    if follow:
+        _follow(vault, sources, fmt, dry_run, as_json)
+        return
+    report = vault.import_history(list(sources), format=fmt, dry_run=dry_run)
     if as_json:
         _print_json(report.to_dict())
         return
@@ -62,6 +78,26 @@ def import_(vault: Vault, source: str, fmt: str, dry_run: bool, as_json: bool) -
             click.echo(f"  {where}", err=True)
         if sum(report.left_out.values()) > SHOWN:
             click.echo("  … (--json lists the first 20)", err=True)
+
+
+def _follow(vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_json: bool) -> None:
+    if len(sources) != 1 or dry_run:
+        raise click.UsageError("--follow takes one file or folder, and no --dry-run.")
+
+    def show(report: ImportReport) -> None:
+        if as_json:
+            _print_json(report.to_dict())
+        else:
+            for line in _summary(report):
+                click.echo(line)
+
+    def started(found: str) -> None:
+        click.echo(f"following the {found} sessions of {sources[0]} (Ctrl-C stops)", err=True)
+
+    try:
+        vault.follow_sessions(sources[0], fmt, on_import=show, on_start=started)
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
 
 
 def _summary(report: ImportReport) -> list[str]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import clock
 from ..config import Config
-from ..errors import ConfigError, NoteChangedError, NoteNotFoundError, VaultError
+from ..errors import ArgumentError, ConfigError, NoteChangedError, NoteNotFoundError, VaultError
 from ..files import (
     DIARY_DIR,
     MEMORY_FILE,
@@ -45,6 +45,7 @@ from ..files import (
 )
 from ..search import hitlog
 from ..text import visible
+from .checks import enforce, validate
 from .decide import (
     DreamPlan,
     Item,
@@ -53,11 +54,9 @@ from .decide import (
     assess,
     consolidate,
     extract_items,
-    render,
-    unified_diff,
-    validate,
 )
 from .diary import DIARY_TITLE, Record, one_line, parse_records, render_entry
+from .history import render, unified_diff
 from .junk import junk_reason
 from .similarity import EmbeddingSimilarity, Similarity, TokenSimilarity
 
@@ -78,8 +77,8 @@ class DreamDisabledError(VaultError):
     def __init__(self) -> None:
         super().__init__(
             "dreaming is disabled ([dream] enabled = false in vault.toml); nothing was done. "
-            "Set enabled = true, or run once with VAULT_DREAM_ENABLED=true vault dream "
-            "(vault dream --dry-run previews it without writing)."
+            "Set enabled = true, or dream once with VAULT_DREAM_ENABLED=true (a dry run, "
+            "`dream(dry_run=True)`, previews it without writing)."
         )
 
 
@@ -88,9 +87,9 @@ class DreamRefusedError(VaultError):
 
     def __init__(self, problems: list[str], forceable: bool = False) -> None:
         self.problems = problems
+        self.forceable = forceable
         hint = (
-            "Run `vault dream --dry-run` to see the diff, and `vault dream --force` to apply "
-            "it anyway."
+            "See the diff with `dream(dry_run=True)`, and apply it anyway with `dream(force=True)`."
             if forceable
             else "Nothing was written; the next dream will try again."
         )
@@ -120,7 +119,8 @@ class DreamReport:
     archived: list[dict[str, Any]] = field(default_factory=list)
     edited: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
-    superseded: list[dict[str, Any]] = field(default_factory=list)  # entries marked superseded
+    superseded: list[dict[str, Any]] = field(default_factory=list)  # entries moved to history
+    refused_items: list[dict[str, Any]] = field(default_factory=list)  # parts left out, and why
     refused: list[str] = field(default_factory=list)  # dry run: what would be refused
     diff: str = ""
     memory_chars: tuple[int, int] = (0, 0)
@@ -159,6 +159,7 @@ class Dreamer:
         self.writer_lock = writer_lock
         self._now = now
         self.layout = Layout(config)  # the scope's files, when the settings are bound to one
+        self.links_ok = self.layout.allow_hardlinks  # else files with several links: refused
         self.memory_file = self.layout.memory_relpath
         self.archive_file = f"{self.layout.diary_dir}/archive.md"
         self.backup_dir = f"{self.layout.diary_dir}/.backup"
@@ -179,9 +180,7 @@ class Dreamer:
             raise DreamDisabledError()
         days = settings.lookback_days if lookback_days is None else lookback_days
         if days < 1:
-            raise VaultError(
-                f"the lookback must be at least 1 day, got {days}. Pass --days N with N >= 1."
-            )
+            raise ArgumentError("lookback_days", days, ": the lookback must be at least 1 day.")
         now = self.now()
         start = now.date() - dt.timedelta(days=days)
         inputs = self._read(start, now.date())
@@ -273,9 +272,12 @@ class Dreamer:
             plan, report.model = self._ask_model(
                 client, inputs, candidates, policy, similarity, hits, today
             )
+        # The rules every plan passes, item by item, just before writing: what breaks one is
+        # left out and listed in the diary, the rest applies.
+        given = {i.source: i for i in plan.consumed}
+        enforce(inputs.memory, plan, given, policy)
         new_text = render(inputs.memory, plan)
-        sources = {i.source for i in plan.consumed}
-        problems = validate(inputs.memory, plan, new_text, policy, sources, similarity)
+        problems = validate(inputs.memory, plan, new_text, policy, given, similarity)
         hard = [p.message for p in problems if not p.forceable]
         soft = [p.message for p in problems if p.forceable]
         if hard:
@@ -366,7 +368,7 @@ class Dreamer:
         max_bytes = self.config.index.max_file_bytes
         memory_path, _ = self.layout.resolve_own(self.memory_file)
         try:
-            memory_file = fsutil.read_text(memory_path, self.memory_file, max_bytes)
+            memory_file = fsutil.read_text(memory_path, self.memory_file, max_bytes, self.links_ok)
             memory_text, memory_sha = memory_file.text, memory_file.sha256
         except NoteNotFoundError:
             memory_text, memory_sha = "", None
@@ -375,7 +377,7 @@ class Dreamer:
         for relpath in self._dated(self.layout.daily_dir, start, end):
             try:
                 real, _ = self.layout.resolve_own(relpath)
-                note_file = fsutil.read_text(real, relpath, max_bytes)
+                note_file = fsutil.read_text(real, relpath, max_bytes, self.links_ok)
             except VaultError as exc:
                 log.warning("%s (this daily log is left out of the dream)", exc)
                 continue
@@ -420,7 +422,7 @@ class Dreamer:
         for relpath in self._dated(self.layout.diary_dir, since, None):
             try:
                 real, _ = self.layout.resolve_own(relpath)
-                text = fsutil.read_text(real, relpath, 50_000_000).text
+                text = fsutil.read_text(real, relpath, 50_000_000, self.links_ok).text
             except VaultError as exc:
                 log.warning("%s (its dream records are skipped)", exc)
                 continue
@@ -482,13 +484,14 @@ class Dreamer:
                     ),
                     None,
                     self.journal_file,
+                    self.links_ok,
                 )
                 undo.append(lambda: journal.unlink(missing_ok=True))
                 fsutil.kill_point("dream.after-journal")
                 if record.backup:
                     backup_path = self._prepare(record.backup)
                     fsutil.write_atomic(
-                        backup_path, inputs.memory_text, None, relpath=record.backup
+                        backup_path, inputs.memory_text, None, record.backup, self.links_ok
                     )
                     undo.append(backup_path.unlink)
                     fsutil.kill_point("dream.after-backup")
@@ -498,7 +501,11 @@ class Dreamer:
                 if plan.changes_memory:
                     try:
                         fsutil.write_atomic(
-                            memory_path, new_text, inputs.memory_sha, relpath=self.memory_file
+                            memory_path,
+                            new_text,
+                            inputs.memory_sha,
+                            self.memory_file,
+                            self.links_ok,
                         )
                     except NoteChangedError:
                         raise NoteChangedError(self.memory_file, "the dream") from None
@@ -512,7 +519,10 @@ class Dreamer:
                         )
                     )
                 fsutil.append_entry(
-                    diary_path, entry, create_with=DIARY_TITLE.format(date=now.date().isoformat())
+                    diary_path,
+                    entry,
+                    create_with=DIARY_TITLE.format(date=now.date().isoformat()),
+                    allow_hardlinks=self.links_ok,
                 )
                 fsutil.kill_point("dream.after-diary")
             except BaseException:
@@ -563,7 +573,10 @@ class Dreamer:
                     for r in parse_records(diary_rel, diary_text)
                 ):
                     fsutil.append_entry(
-                        diary_path, entry, create_with=DIARY_TITLE.format(date=Path(diary_rel).stem)
+                        diary_path,
+                        entry,
+                        create_with=DIARY_TITLE.format(date=Path(diary_rel).stem),
+                        allow_hardlinks=self.links_ok,
                     )
                     done.append(
                         f"completed the dream of {data['id']}: its record was added to {diary_rel}"
@@ -622,6 +635,7 @@ class Dreamer:
                     self._prepare(diary_rel),
                     entry,
                     create_with=DIARY_TITLE.format(date=now.date().isoformat()),
+                    allow_hardlinks=self.links_ok,
                 )
         except (OSError, VaultError) as error:
             log.warning("could not record the refusal in %s: %s", diary_rel, error)
@@ -682,7 +696,12 @@ class Dreamer:
     ) -> dict[str, Any]:
         path = self._prepare(self.archive_file)
         state = self._archive_state(plan, dream_id)
-        fsutil.append_entry(path, self._archive_block(plan, dream_id), create_with=ARCHIVE_TITLE)
+        fsutil.append_entry(
+            path,
+            self._archive_block(plan, dream_id),
+            create_with=ARCHIVE_TITLE,
+            allow_hardlinks=self.links_ok,
+        )
         undo.append(lambda: None if self._truncate_archive(path, state) else None)
         return state
 
@@ -700,7 +719,9 @@ class Dreamer:
         prefix = data[: state["before_size"]]
         if fsutil.sha256_bytes(prefix) != state["before_sha256"]:
             return False
-        fsutil.write_atomic(path, prefix.decode("utf-8"), state["after_sha256"], state["path"])
+        fsutil.write_atomic(
+            path, prefix.decode("utf-8"), state["after_sha256"], state["path"], self.links_ok
+        )
         return True
 
     def _restore(self, path: Path, text: str, sha: str | None, current: str) -> None:
@@ -709,7 +730,7 @@ class Dreamer:
                 if fsutil.sha256_bytes(path.read_bytes()) == current:
                     path.unlink()
             return
-        fsutil.write_atomic(path, text, current, relpath=self.memory_file)
+        fsutil.write_atomic(path, text, current, self.memory_file, self.links_ok)
 
     def _commit(self, report: DreamReport, paths: list[str], message: str) -> None:
         if not self.config.dream.git_commit or not paths or not gitops.in_repository(self.root):
@@ -768,7 +789,7 @@ class Dreamer:
         now = self.now()
         memory_path, _ = self.layout.resolve_own(self.memory_file)
         try:
-            current = fsutil.read_text(memory_path, self.memory_file, 50_000_000)
+            current = fsutil.read_text(memory_path, self.memory_file, 50_000_000, self.links_ok)
             current_text, current_sha = current.text, current.sha256
         except NoteNotFoundError:
             current_text, current_sha = "", None
@@ -782,7 +803,7 @@ class Dreamer:
         if target.memory_before is not None:
             try:
                 real, _ = self.layout.resolve_own(target.backup or "")
-                backup = fsutil.read_text(real, target.backup, 50_000_000)
+                backup = fsutil.read_text(real, target.backup, 50_000_000, self.links_ok)
             except VaultError as exc:
                 raise UndoError(
                     f"cannot undo the dream of {target.id}: its backup of MEMORY.md "
@@ -809,7 +830,9 @@ class Dreamer:
                 self._restore(memory_path, "", None, current_sha or "")
             else:
                 try:
-                    fsutil.write_atomic(memory_path, restored_text, current_sha, self.memory_file)
+                    fsutil.write_atomic(
+                        memory_path, restored_text, current_sha, self.memory_file, self.links_ok
+                    )
                 except NoteChangedError:
                     raise NoteChangedError(self.memory_file, "the undo") from None
             archive_note = "untouched (that dream archived nothing)"
@@ -843,7 +866,10 @@ class Dreamer:
             ]
             entry = render_entry(f"{now:%H:%M} · undo", facts, [], report.diff, record)
             fsutil.append_entry(
-                diary_path, entry, create_with=DIARY_TITLE.format(date=now.date().isoformat())
+                diary_path,
+                entry,
+                create_with=DIARY_TITLE.format(date=now.date().isoformat()),
+                allow_hardlinks=self.links_ok,
             )
             written.append(diary_rel)
         report.written = written
@@ -899,6 +925,7 @@ def _describe(
     report.edited = [e.to_dict() for e in plan.edited]
     report.skipped = [s.to_dict() for s in plan.skipped]
     report.superseded = [s.to_dict() for s in plan.superseded]
+    report.refused_items = [r.to_dict() for r in plan.refused]
     report.diff = unified_diff(before, after, memory_file)
     report.memory_chars = (len(before), len(after))
 
@@ -914,6 +941,8 @@ def _summary(report: DreamReport, plan: DreamPlan) -> str:
     if plan.superseded:
         parts.append(f"{len(plan.superseded)} superseded")
     parts.append(f"{len(plan.skipped)} not promoted")
+    if plan.refused:
+        parts.append(f"{len(plan.refused)} refused")
     head = (
         f"{report.new_entries} new entries from the daily logs "
         f"{report.window[0]} to {report.window[1]}"
@@ -970,8 +999,14 @@ def _diary_entry(
     skipped = [f"`{s.source}` {_quoted(s.text)} — {s.reason}" for s in plan.skipped]
     superseded = [
         f"in **{s.entry.section}**: {one_line(s.entry.text)} → superseded by "
-        f'`{s.by}` "{_quoted(s.by_text)}" — {s.reason}'
+        f'`{s.by}` "{_quoted(s.by_text)}" — {s.reason}; moved to ## History'
         for s in plan.superseded
+    ]
+    refused = [
+        f"{r.what}: {_quoted(r.text)}"
+        + (f" ← `{', '.join(r.sources)}`" if r.sources else "")
+        + f" — {r.reason}"
+        for r in plan.refused
     ]
     sections = [
         ("Inputs", inputs),
@@ -980,6 +1015,7 @@ def _diary_entry(
         ("Superseded", superseded),
         ("Merged", merged),
         ("Archived", archived),
+        ("Refused", refused),
         ("Not promoted", skipped),
     ]
     return render_entry(

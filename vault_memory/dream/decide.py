@@ -1,18 +1,29 @@
-"""Deep Dream, the decisions: daily-log items + MEMORY.md -> a plan, checked, rendered.
+"""Deep Dream, the decisions: daily-log items + MEMORY.md -> a plan.
 
-Everything here is a pure function over plain data, tested without files:
-`extract_items(note)` (the candidates of a daily log), `consolidate(memory, items, policy,
-similarity, …) -> DreamPlan` (the offline consolidation), `render(memory, plan)` (the new
-MEMORY.md text, every untouched line byte-identical) and `validate(...)` (the guardrails every
-plan passes before anything touches disk, offline or proposed by a model). Reading the vault,
-locking, writing, the diary and git live in `dreamer.py`.
+Everything here is a pure function over plain data, tested without files. `consolidate`
+(the offline dream) runs in named stages:
+
+1. `screen`: junk, instructions, shell commands, credentials and over-long items are never
+   promoted; relative time is resolved against each item's day ("tomorrow (2026-11-23)"), and
+   an item whose time stays relative is not promoted;
+2. `settle_by_subject`: an item that gives a MEMORY.md entry's subject key another value
+   supersedes it (the entry moves to the history, the item takes its place), one that gives
+   the same value is merged; among the items, the newer value of a key wins;
+3. `settle_restatements`: an item that says what an entry says (every fact of the item in the
+   entry) is merged; one that says all the entry says and more replaces it (its facts kept);
+4. `promote`: the rest is scored (salient tags, recurrence, search hits, recency), grouped
+   with the items that say the same (values agreeing), and placed;
+5. `drop_duplicates` and `fit_budget`: no entry twice, and within the size budget (history
+   lines archived first, then the least valuable entries).
+
+Similarity alone never supersedes, merges or drops anything: a merge needs the values to
+agree, a supersession the same subject key. The plan's dataclasses are in `plan.py`; the
+history form and rendering in `history.py`; the rules every plan passes in `checks.py`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import hashlib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,23 +32,27 @@ from typing import Any
 
 from .. import clock
 from ..capture import unpin_dates
-from ..files import (
-    INBOX,
-    LIST_ITEM,
-    MemoryDoc,
-    MemoryEntry,
-    Note,
-    entry_lines,
-    heading_key,
-    iter_tags,
-    parse_memory,
-    plain_text,
-    render_memory,
-)
-from ..search import SUPERSEDED_BY, line_hash, supersedes
+from ..files import INBOX, MemoryDoc, MemoryEntry, heading_key, iter_tags, plain_text
+from ..search import line_hash, read_facts, relation
+from .checks import Problem as Problem, lost_facts, replacement, text_problem, validate as validate
+from .history import HISTORY, is_history, render as render, unified_diff as unified_diff
 from .junk import junk_reason
+from .plan import (
+    Added as Added,
+    Archived as Archived,
+    DreamPlan as DreamPlan,
+    Edited as Edited,
+    Item as Item,
+    Merged as Merged,
+    Policy as Policy,
+    Refused as Refused,
+    Skipped as Skipped,
+    Superseded as Superseded,
+    extract_items as extract_items,
+    source_date,
+)
 from .similarity import Similarity, tokens
-from .wording import as_memory, speaker_label
+from .when import resolve_relative
 
 #: Tags that make an entry worth keeping, with their weight in the score.
 SALIENT_TAGS = {
@@ -64,251 +79,6 @@ _TAG_SECTIONS = {
     "infra": ("infrastructure", "infra"),
     "infrastructure": ("infrastructure", "infra"),
 }
-
-
-# -- candidates ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Item:
-    """One list item (or paragraph) of a daily log: a candidate for MEMORY.md."""
-
-    path: str  # vault-relative, e.g. memory/2026-11-22.md
-    date: dt.date
-    start_line: int  # 1-based, inclusive
-    end_line: int
-    text: str  # the item's lines, stripped, first bullet removed, joined with "\n"
-    lines: tuple[str, ...] = ()  # its lines exactly as in the file
-    heading: str = ""  # the daily-log entry heading, e.g. "14:03 · flush · session 7f3a"
-
-    @property
-    def source(self) -> str:
-        span = f"L{self.start_line}"
-        if self.end_line != self.start_line:
-            span += f"-L{self.end_line}"
-        return f"{self.path}#{span}"
-
-    @property
-    def key(self) -> str:
-        """Content hash (file + normalised text): what a dream records as consumed. Line
-        shifts do not change it; editing the text does (the edit is new input)."""
-        normal = " ".join(self.text.split())
-        return hashlib.sha256(f"{self.path}\n{normal}".encode()).hexdigest()[:16]
-
-    @property
-    def tags(self) -> frozenset[str]:
-        return frozenset(iter_tags(self.text))
-
-    @property
-    def body(self) -> str:
-        return plain_text(self.text)
-
-    @property
-    def flushed(self) -> bool:
-        """The item is an entry `vault flush` wrote (under `## HH:MM · flush · session …`)."""
-        return bool(_FLUSH_HEADING.search(self.heading))
-
-    @property
-    def said(self) -> str:
-        """The item's text without the speaker label flush put before it."""
-        found = speaker_label(self.text) if self.flushed else None
-        return found[1] if found else self.text
-
-    def statement(self, text: str | None = None) -> str:
-        """The item (or `text`, a rewording of what its speaker said) as MEMORY.md states it:
-        a flushed entry loses its speaker label (`wording.as_memory`)."""
-        if text is None:
-            return as_memory(self.text) if self.flushed else self.text
-        found = speaker_label(self.text) if self.flushed else None
-        return as_memory(f"{found[0]}: {text}") if found else text
-
-    def restate(self, text: str) -> str:
-        """`text` (a model's wording of this item) without the item's speaker label, if the
-        model copied it."""
-        own = speaker_label(self.text) if self.flushed else None
-        found = speaker_label(text) if own else None
-        return self.statement(found[1]) if own and found and found[0] == own[0] else text
-
-
-_FLUSH_HEADING = re.compile(r"(?:^|\s)·\s*flush\b")
-
-
-def extract_items(note: Note) -> list[Item]:
-    """The items of a daily log: top-level list items with their continuation lines, and
-    paragraphs. Headings and fenced code are never items."""
-    if note.date is None:
-        return []
-    lines = note.lines
-    heading_lines = {h.line for h in note.headings}
-    items: list[Item] = []
-    number = note.frontmatter_end + 1
-    total = len(lines)
-    while number <= total:
-        line = lines[number - 1]
-        if number in heading_lines or number in note.code_lines or not line.strip():
-            number += 1
-            continue
-        is_item = bool(LIST_ITEM.match(line))
-        end = number
-        while end + 1 <= total:
-            nxt = lines[end]
-            if (end + 1) in heading_lines or (end + 1) in note.code_lines or not nxt.strip():
-                break
-            if is_item and LIST_ITEM.match(nxt) and not nxt.startswith(("  ", "\t")):
-                break
-            if not is_item and LIST_ITEM.match(nxt):
-                break
-            end += 1
-        span = lines[number - 1 : end]
-        first = LIST_ITEM.sub("", span[0], count=1).strip()
-        text = "\n".join([first, *(s.strip() for s in span[1:])])
-        entry_heading = ""
-        for h in note.heading_path(number):
-            if h.level == 2:
-                entry_heading = h.title
-        items.append(Item(note.relpath, note.date, number, end, text, tuple(span), entry_heading))
-        number = end + 1
-    return items
-
-
-# -- the plan --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The knobs of a dream (vault.toml [dream] plus constants measured on sample_vault/)."""
-
-    max_memory_chars: int = 12_000
-    max_drop_ratio: float = 0.25
-    promote_at: float = 1.0  # a candidate's score must reach this to be promoted
-    recency_half_life_days: float = 14.0
-    max_entry_chars: int = 600  # longer items are not promoted (they are notes, not memory)
-
-
-@dataclass
-class Added:
-    section: str
-    text: str
-    sources: tuple[str, ...]
-    reason: str
-    score: float = 0.0
-    item: Item | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "section": self.section,
-            "text": self.text,
-            "sources": list(self.sources),
-            "reason": self.reason,
-            "score": round(self.score, 3),
-        }
-
-
-@dataclass
-class Merged:
-    source: str
-    text: str
-    into: str  # "MEMORY.md m3" (an existing entry) or the source of an entry added now
-    into_text: str
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "text": self.text,
-            "into": self.into,
-            "into_text": self.into_text,
-            "reason": self.reason,
-        }
-
-
-@dataclass
-class Archived:
-    entry: MemoryEntry
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "section": self.entry.section,
-            "text": self.entry.text,
-            "sources": list(self.entry.sources),
-            "reason": self.reason,
-        }
-
-
-@dataclass
-class Edited:
-    entry: MemoryEntry
-    text: str
-    sources: tuple[str, ...]
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "section": self.entry.section,
-            "before": self.entry.text,
-            "text": self.text,
-            "sources": list(self.sources),
-            "reason": self.reason,
-        }
-
-
-@dataclass
-class Superseded:
-    """An entry a newer item states another value for: annotated in place, its text kept."""
-
-    entry: MemoryEntry
-    by: str  # the newer item's source, "memory/2026-11-01.md#L4"
-    by_text: str
-    reason: str  # the subject, attribute and both values
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "section": self.entry.section,
-            "text": self.entry.text,
-            "by": self.by,
-            "by_text": self.by_text,
-            "reason": self.reason,
-        }
-
-    def lines(self) -> list[str]:
-        lines = self.entry.text.split("\n")
-        lines[-1] += f" <!-- superseded-by: {self.by} -->"
-        return lines
-
-
-@dataclass
-class Skipped:
-    source: str
-    text: str
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "text": self.text, "reason": self.reason}
-
-
-@dataclass
-class DreamPlan:
-    added: list[Added] = field(default_factory=list)
-    merged: list[Merged] = field(default_factory=list)
-    archived: list[Archived] = field(default_factory=list)
-    edited: list[Edited] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    consumed: list[Item] = field(default_factory=list)  # every candidate this dream settles
-    superseded: list[Superseded] = field(default_factory=list)
-
-    @property
-    def changes_memory(self) -> bool:
-        return bool(self.added or self.archived or self.edited or self.superseded)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A reason to refuse a plan. `forceable` problems (size, drop ratio) yield to --force;
-    the others (pinned entries, invented sources, junk) never do."""
-
-    message: str
-    forceable: bool = False
 
 
 # -- scoring ----------------------------------------------------------------------------------
@@ -357,19 +127,11 @@ def entry_value(entry: MemoryEntry, hits: int, today: dt.date, policy: Policy) -
     tags = set(iter_tags(entry.text))
     value += sum(w for t, w in SALIENT_TAGS.items() if t in tags)
     value += 0.5 * min(hits, 4)
-    dates = [d for d in (_source_date(s) for s in entry.sources) if d]
+    dates = [d for d in (source_date(s) for s in entry.sources) if d]
     if dates:
         age = max((today - max(dates)).days, 0)
         value += 0.25 * math.pow(0.5, age / policy.recency_half_life_days)
     return value
-
-
-def _source_date(source: str) -> dt.date | None:
-    name = source.split("#", 1)[0].rsplit("/", 1)[-1].removesuffix(".md")
-    try:
-        return dt.date.fromisoformat(name)
-    except ValueError:
-        return None
 
 
 # -- placement --------------------------------------------------------------------------------
@@ -384,7 +146,11 @@ def place(
     """The section a new entry goes to, and why: a section named after one of its tags, else
     the section of the most similar existing entry, else `## Inbox`. Pinned sections and the
     text before the first `##` heading never receive entries."""
-    open_sections = [s for s in memory.sections if s.level == 2 and not s.pinned]
+    open_sections = [
+        s
+        for s in memory.sections
+        if s.level == 2 and not s.pinned and heading_key(s.title) != HISTORY.lower()
+    ]
     for tag in sorted(item_tags):
         words = _TAG_SECTIONS.get(tag, (tag, tag + "s"))
         for section in open_sections:
@@ -393,7 +159,7 @@ def place(
     if similar and similar[1] >= threshold:
         entry, score = similar
         near = memory.section(entry.section)
-        if near is not None and near.level == 2 and not near.pinned:
+        if near is not None and near in open_sections:
             return near.title, f"next to a similar entry ({score:.2f})"
     inbox = memory.section(INBOX)
     if inbox is not None and inbox.pinned:  # someone pinned their Inbox: leave it alone
@@ -401,89 +167,351 @@ def place(
     return INBOX, "no matching section"
 
 
-# -- consolidation ------------------------------------------------------------------------------
+# -- consolidation ----------------------------------------------------------------------------
 
-
-# A sentence that corrects an earlier fact: a label ("Correction: …", "Update: …",
-# "Actually, …") or a negated alternative ("…, not Friday 13 Nov", "instead of MySQL").
 _CORRECTION_LABEL = re.compile(
     r"^\s*(?:correction|corrected|update|updated|actually|changed(?: plan)?)"
     r"\s*[:,\u2013\u2014-]\s*",
     re.IGNORECASE,
 )
-_NEGATED = re.compile(
-    r"\b(?:not|instead of|rather than|no longer)\s+(?P<what>[^.;!?()]{3,120})", re.IGNORECASE
-)
+_NEGATION = re.compile(r"\b(?:not|no|never|no longer|n't|neither|nor)\b", re.IGNORECASE)
 
 
-def correction_target(
-    item: Item, entries: Sequence[MemoryEntry], scores: Sequence[float], related: float
-) -> tuple[MemoryEntry, str] | None:
-    """The MEMORY.md entry a correcting item supersedes, with why; None when the item corrects
-    nothing there. A negated phrase ("…, not Friday 13 Nov at 22:00") must be mostly found in
-    the entry; a label alone ("Correction: …") needs a related entry."""
-    body = plain_text(item.said)
-    label = _CORRECTION_LABEL.match(body)
-    negated = _NEGATED.search(body)
-    if not entries or not (label or negated):
-        return None
-    if negated:
-        said = tokens(negated["what"])
-        if said:
-            covered = [
-                (len(said & tokens(e.body)) / len(said), scores[i], i)
-                for i, e in enumerate(entries)
-            ]
-            share, score, index = max(covered)
-            if share >= 0.5 and score >= related / 2:
-                return entries[index], (
-                    f'corrects it: says "not {negated["what"].strip()}" ({score:.2f} similar)'
+@dataclass
+class Board:
+    """What the stages of an offline dream share: the candidates and what each says (its
+    statement, relative time resolved), the current entries of MEMORY.md (history lines left
+    out) and how alike they all are."""
+
+    memory: MemoryDoc
+    live: list[Item]
+    said: list[str]
+    entries: list[MemoryEntry]
+    to_memory: list[list[float]]
+    among: list[list[float]]
+    fate: dict[int, str] = field(default_factory=dict)  # item -> "merged" | "skipped" | …
+    notes: dict[int, str] = field(default_factory=dict)  # item -> why it must be promoted
+    replaces: dict[int, MemoryEntry] = field(default_factory=dict)  # item -> entry it replaces
+
+
+def screen(
+    candidates: Sequence[Item], policy: Policy, plan: DreamPlan
+) -> tuple[list[Item], list[str]]:
+    """The candidates worth considering and their statements (flushed entries without the
+    speaker's label, relative time resolved); the rest is skipped, with why."""
+    live: list[Item] = []
+    said: list[str] = []
+    for item in candidates:
+        statement = item.statement()
+        reason = junk_reason(item.text) or text_problem(statement, policy)
+        if reason is None and len(item.body) > policy.max_entry_chars:
+            reason = f"too long for memory ({len(item.body)} characters)"
+        if reason:
+            plan.skipped.append(Skipped(item.source, item.text, f"junk: {reason}"))
+            continue
+        resolved, relative = resolve_relative(statement, item.date)
+        if relative:
+            shown = ", ".join(repr(r) for r in relative[:3])
+            plan.skipped.append(
+                Skipped(
+                    item.source, item.text, f"not promoted: its time is still relative ({shown})"
                 )
-    if label:
-        best = _best(scores)
-        if best is not None and best[1] >= related:
-            return entries[best[0]], f"corrects it ({best[1]:.2f} similar)"
-    return None
-
-
-def superseded_entries(item: Item, entries: Sequence[MemoryEntry]) -> list[tuple[MemoryEntry, str]]:
-    """The MEMORY.md entries `item` states a different value for (same subject and attribute:
-    search/supersede.py), with why; pinned ones too (the caller leaves them as they are).
-    An entry already marked superseded, or sourced from a later day than the item, is not."""
-    found = []
-    for entry in entries:
-        if SUPERSEDED_BY.search(entry.text):
+            )
             continue
-        days = [d for d in map(_source_date, entry.sources) if d is not None]
-        if days and max(days) > item.date:
-            continue
-        why = supersedes(plain_text(item.said), entry.body)
-        if why is not None:
-            found.append((entry, why.reason))
-    return found
+        live.append(item)
+        said.append(resolved)
+    return live, said
 
 
-def add_offline_supersessions(memory: MemoryDoc, items: Sequence[Item], plan: DreamPlan) -> None:
-    """To a plan a model made: the supersessions the offline rule finds among the entries the
-    plan keeps as they are (a model's own proposals come first)."""
-    touched = (
-        {a.entry.key for a in plan.archived}
-        | {e.entry.key for e in plan.edited}
-        | {s.entry.key for s in plan.superseded}
+def read_board(
+    memory: MemoryDoc, live: list[Item], said: list[str], similarity: Similarity
+) -> Board:
+    entries = [e for e in memory.entries if not is_history(e.text)]
+    bodies = [plain_text(unpin_dates(s)) for s in said]  # alike in words, not in added dates
+    to_memory = similarity.matrix(bodies, [e.body for e in entries]) if entries else []
+    among = similarity.matrix(bodies, bodies)
+    return Board(memory, live, said, entries, to_memory, among)
+
+
+def _order(board: Board) -> list[int]:
+    """Items newest first (a later day, then a later line)."""
+    return sorted(
+        range(len(board.live)),
+        key=lambda i: (board.live[i].date, board.live[i].path, board.live[i].start_line),
+        reverse=True,
     )
-    kept = [e for e in memory.entries if e.key not in touched and not e.pinned]
-    for item in sorted(items, key=lambda i: (i.date, i.start_line), reverse=True):
-        if junk_reason(item.text):
+
+
+def settle_by_subject(board: Board, plan: DreamPlan) -> None:
+    """Subject keys decide: among the items, a newer value of a key outdates an older one;
+    an item that gives an entry's key another value (and is newer than the entry's sources)
+    supersedes it; one that gives the same value is merged into it, or replaces it when it
+    says all the entry says and more."""
+    newest: list[int] = []
+    for i in _order(board):
+        item, said = board.live[i], board.said[i]
+        newer = next((j for j in newest if replacement(said, board.said[j])), None)
+        if newer is not None:
+            board.fate[i] = "skipped"
+            why = replacement(said, board.said[newer])
+            plan.skipped.append(
+                Skipped(
+                    item.source,
+                    item.text,
+                    f"not promoted: {board.live[newer].source} is newer ({why})",
+                )
+            )
             continue
-        for entry, why in superseded_entries(item, [e for e in kept if e.key not in touched]):
-            touched.add(entry.key)
-            plan.superseded.append(Superseded(entry, item.source, item.text, why))
+        newest.append(i)
+        _against_memory(board, plan, i)
 
 
-def corrected_text(item: Item) -> str:
-    """The item as MEMORY.md states it, without a leading "Correction:" label."""
-    text = _CORRECTION_LABEL.sub("", item.said, count=1).strip()
-    return item.statement(text[:1].upper() + text[1:] if text else item.said)
+def _against_memory(board: Board, plan: DreamPlan, i: int) -> None:
+    item, said = board.live[i], board.said[i]
+    taken = {e.key for e in board.replaces.values()}
+    for entry in board.entries:
+        if entry.key in taken:
+            continue
+        days = [d for d in map(source_date, entry.sources) if d is not None]
+        if days and max(days) > item.date:
+            continue  # the entry speaks for a later day than the item
+        why = replacement(entry.text, said, entry.section)
+        if why is not None:
+            if entry.pinned:
+                board.notes[i] = (
+                    f"states another value than the pinned entry {_quote(entry.text)} "
+                    f"({why}; pinned: left as it is)"
+                )
+                continue
+            board.fate[i] = "supersedes"
+            board.replaces[i] = entry
+            board.notes[i] = f"supersedes {_quote(entry.text)} ({why})"
+            plan.superseded.append(Superseded(entry, item.source, item.text, why, date=item.date))
+            return
+        if _same_value(entry, said) and not lost_facts(said, [entry.text]):
+            board.fate[i] = "merged"
+            plan.merged.append(
+                Merged(
+                    item.source,
+                    item.text,
+                    f"MEMORY.md {entry.key}",
+                    entry.text,
+                    "already in MEMORY.md (the same value for the same subject)",
+                )
+            )
+            return
+
+
+def _same_value(entry: MemoryEntry, said: str) -> bool:
+    return any(
+        relation(new, old) == "same" for new in read_facts(said) for old in read_facts(entry.body)
+    )
+
+
+def settle_restatements(board: Board, plan: DreamPlan, similarity: Similarity) -> None:
+    """Items no subject key settled: one that says what an entry says (alike, and every
+    number, identifier, date and name of it in the entry) is merged; one that says all an entry
+    says and more (every word of the entry in it, no negation added) replaces it in place."""
+    edited: set[str] = set()
+    for i in range(len(board.live)):
+        if i in board.fate or not board.entries:
+            continue
+        item, said = board.live[i], board.said[i]
+        row = board.to_memory[i]
+        best = max(range(len(row)), key=lambda j: row[j])
+        entry, score = board.entries[best], row[best]
+        extra = tokens(plain_text(said)) - tokens(entry.body)
+        if score >= similarity.duplicate and len(extra) <= 1 and not lost_facts(said, [entry.text]):
+            board.fate[i] = "merged"
+            plan.merged.append(
+                Merged(
+                    item.source,
+                    item.text,
+                    f"MEMORY.md {entry.key}",
+                    entry.text,
+                    f"already in MEMORY.md ({score:.2f} similar, every fact of it there)",
+                )
+            )
+            continue
+        if (
+            score >= similarity.related
+            and not entry.pinned
+            and entry.key not in edited
+            and _adds_to(entry, said)
+        ):
+            board.fate[i] = "refines"
+            edited.add(entry.key)
+            text = _CORRECTION_LABEL.sub("", said, count=1).strip()
+            text = text[:1].upper() + text[1:]
+            plan.edited.append(
+                Edited(entry, text, (item.source,), "says all the entry says, and more")
+            )
+
+
+def _adds_to(entry: MemoryEntry, said: str) -> bool:
+    """Whether `said` says all `entry` says and more: every content word and fact of the
+    entry in it, something besides, and no negation the entry does not have."""
+    words, new = tokens(entry.body), tokens(plain_text(said))
+    if len(words) < 3 or not words <= new or len(new) <= len(words):
+        return False
+    if lost_facts(entry.text, [said]):
+        return False
+    return len(_NEGATION.findall(said)) <= len(_NEGATION.findall(entry.body))
+
+
+def promote(
+    board: Board,
+    plan: DreamPlan,
+    policy: Policy,
+    similarity: Similarity,
+    scored: Mapping[int, tuple[float, list[str], float]],
+) -> list[tuple[float, Added]]:
+    """The items left: near-duplicates whose values agree stand as one (the best of them); a
+    lead is promoted when it scores enough, or always when it gives a newer value; a topic
+    that only recurs is promoted once, and not when MEMORY.md has an entry about it."""
+    fresh = [i for i in range(len(board.live)) if board.fate.get(i) in (None, "supersedes")]
+    groups = _groups(fresh, board, similarity.duplicate)
+    rank = {i: (scored[i][0], board.live[i].date, len(board.live[i].body)) for i in fresh}
+    leads = sorted(
+        ((max(g, key=rank.__getitem__), g) for g in groups),
+        key=lambda pair: rank[pair[0]],
+        reverse=True,
+    )
+    topics: list[int] = []  # leads promoted on recurrence alone
+    additions: list[tuple[float, Added]] = []
+    for lead, group in leads:
+        promoted, reasons = _promoted(board, lead, scored[lead], topics, policy, similarity)
+        _settle_group(board, plan, lead, group, promoted)
+        for member in group:
+            board.fate.setdefault(member, "promoted" if promoted else "passed")
+        if not promoted:
+            score = scored[lead][0]
+            why = ", ".join(reasons) if reasons else "mentioned once, no salient tag"
+            verdict = (
+                f"score {score:.2f} < {policy.promote_at:g}"
+                if score < policy.promote_at
+                else f"score {score:.2f}, but"
+            )
+            item = board.live[lead]
+            plan.skipped.append(Skipped(item.source, item.text, f"not promoted: {verdict} ({why})"))
+            continue
+        additions.append(
+            (scored[lead][0], _addition(board, lead, reasons, scored[lead][0], similarity))
+        )
+    return additions
+
+
+def _promoted(
+    board: Board,
+    lead: int,
+    scored: tuple[float, list[str], float],
+    topics: list[int],
+    policy: Policy,
+    similarity: Similarity,
+) -> tuple[bool, list[str]]:
+    score, reasons, recurrence = scored
+    if lead in board.notes:
+        return True, [*reasons, board.notes[lead]]
+    promoted = score >= policy.promote_at
+    if not promoted or score - recurrence >= policy.promote_at:
+        return promoted, reasons
+    covered = _best(board.to_memory[lead]) if board.entries else None
+    earlier = next((t for t in topics if board.among[lead][t] >= similarity.related), None)
+    if covered is not None and covered[1] >= similarity.related:
+        entry = board.entries[covered[0]]
+        return False, [
+            *reasons,
+            f'its topic is in MEMORY.md already ("{_quote(entry.text, 40)[1:-1]}", '
+            f"{covered[1]:.2f} similar)",
+        ]
+    if earlier is not None:
+        return False, [
+            *reasons,
+            f"{board.live[earlier].source} stands for its topic "
+            f"({board.among[lead][earlier]:.2f} similar)",
+        ]
+    topics.append(lead)
+    return True, reasons
+
+
+def _settle_group(
+    board: Board, plan: DreamPlan, lead: int, group: list[int], promoted: bool
+) -> None:
+    item = board.live[lead]
+    for other in group:
+        if other == lead:
+            continue
+        said = f"says what {item.source} says ({board.among[other][lead]:.2f} similar)"
+        if promoted:
+            plan.merged.append(
+                Merged(
+                    board.live[other].source,
+                    board.live[other].text,
+                    item.source,
+                    board.said[lead],
+                    said,
+                )
+            )
+        else:
+            plan.skipped.append(
+                Skipped(board.live[other].source, board.live[other].text, f"not promoted: {said}")
+            )
+
+
+def _addition(
+    board: Board, lead: int, reasons: list[str], score: float, similarity: Similarity
+) -> Added:
+    item = board.live[lead]
+    replaced = board.replaces.get(lead)
+    if replaced is not None:
+        section, where = replaced.section or INBOX, "in the place of the entry it supersedes"
+    else:
+        similar = _best(board.to_memory[lead]) if board.entries else None
+        near = (board.entries[similar[0]], similar[1]) if similar else None
+        section, where = place(item.tags, board.memory, near, similarity.place_at)
+    reason = ", ".join(r for r in reasons if r) + f"; score {score:.2f}; placed: {where}"
+    text = board.said[lead]
+    label = _CORRECTION_LABEL.match(text) if replaced is not None else None
+    if label:  # what holds now, without its "Correction:" label
+        text = text[label.end() :].strip()
+        text = text[:1].upper() + text[1:]
+    return Added(
+        section,
+        text,
+        (item.source,),
+        reason.lstrip(", "),
+        score,
+        item,
+        replaces=replaced.key if replaced is not None else None,
+    )
+
+
+def _groups(indices: Sequence[int], board: Board, threshold: float) -> list[list[int]]:
+    """Items alike (at least `threshold`) whose values agree (every fact of one in the
+    other), joined."""
+    parent = {i: i for i in indices}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a in indices:
+        for b in indices:
+            if a >= b or board.among[a][b] < threshold:
+                continue
+            if a in board.replaces or b in board.replaces:
+                continue  # a newer value stands on its own
+            if lost_facts(board.said[a], [board.said[b]]) and lost_facts(
+                board.said[b], [board.said[a]]
+            ):
+                continue
+            parent[find(a)] = find(b)
+    groups: dict[int, list[int]] = {}
+    for i in indices:
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
 
 
 def consolidate(
@@ -496,164 +524,31 @@ def consolidate(
     hits: HitCounts | None = None,
     today: dt.date | None = None,
 ) -> DreamPlan:
-    """The offline dream: which candidates join MEMORY.md, which are already there (merged),
-    which are junk or not worth it (skipped), and which existing entries make room (archived).
+    """The offline dream: which candidates join MEMORY.md (added, or in the place of an entry
+    whose value they supersede), which say what is there already (merged), which refine an
+    entry (reworded, its facts kept), which are junk or not worth it (skipped), and which
+    existing entries make room (archived). See the stages above.
 
     `evidence` is every item of the window, consumed or not: a candidate that says again what
-    an older item said recurs. `hits` counts how often search returned each line.
-    """
+    an older item said recurs. `hits` counts how often search returned each line."""
     hits = hits or {}
     today = today or max((c.date for c in candidates), default=clock.today())
     plan = DreamPlan(consumed=list(candidates))
-    live: list[Item] = []
-    for item in candidates:
-        reason = junk_reason(item.text)
-        if reason is None and len(item.body) > policy.max_entry_chars:
-            reason = f"too long for memory ({len(item.body)} characters)"
-        if reason:
-            plan.skipped.append(Skipped(item.source, item.text, f"junk: {reason}"))
-        else:
-            live.append(item)
+    live, said = screen(candidates, policy, plan)
     if not live:
         return plan
-    entries = memory.entries
-    bodies = [plain_text(i.said) for i in live]  # what was said, not who said it
-    to_memory = similarity.matrix(bodies, [e.body for e in entries]) if entries else []
-    among = similarity.matrix(bodies, bodies)
-
-    # 1. Corrections of MEMORY.md entries replace them (a stale fact must not stand beside
-    #    its correction); pinned entries are never changed, so their corrections are added.
-    #    Then what is already in MEMORY.md is merged, nothing added.
-    fresh: list[int] = []
-    edited: set[str] = set()
-    corrections: dict[int, str] = {}  # corrections that cannot edit their entry: always added
-    for i, item in enumerate(live):
-        target = (
-            correction_target(item, entries, to_memory[i], similarity.related)
-            if (entries)
-            else None
-        )
-        if target is not None:
-            entry, why = target
-            if not entry.pinned and entry.key not in edited:
-                edited.add(entry.key)
-                plan.edited.append(Edited(entry, corrected_text(item), (item.source,), why))
-            else:
-                corrections[i] = (
-                    "corrects the pinned entry " if entry.pinned else "corrects the entry "
-                ) + _quote(entry.text)
-                fresh.append(i)
-            continue
-        stale = superseded_entries(item, entries) if entries else []
-        if stale:  # a newer value: the old entry is marked, the item added as what holds now
-            notes = []
-            for entry, why in stale:
-                if entry.pinned:
-                    notes.append(
-                        f"states another value than the pinned entry "
-                        f"{_quote(entry.text)} ({why}; pinned: left as it is)"
-                    )
-                elif entry.key not in edited:
-                    edited.add(entry.key)
-                    plan.superseded.append(Superseded(entry, item.source, item.text, why))
-                    notes.append(f"supersedes {_quote(entry.text)} ({why})")
-            if notes:
-                corrections[i] = "; ".join(notes)
-            fresh.append(i)
-            continue
-        best = _best(to_memory[i] if entries else [])
-        if best is not None and best[1] >= similarity.duplicate:
-            entry = entries[best[0]]
-            plan.merged.append(
-                Merged(
-                    item.source,
-                    item.text,
-                    f"MEMORY.md {entry.key}",
-                    entry.text,
-                    f"already in MEMORY.md ({best[1]:.2f} similar)",
-                )
-            )
-        else:
-            fresh.append(i)
-
-    # 2. Score what is new.
+    board = read_board(memory, live, said, similarity)
+    settle_by_subject(board, plan)
+    settle_restatements(board, plan, similarity)
+    fresh = [i for i in range(len(live)) if board.fate.get(i) in (None, "supersedes")]
     assessed = assess(
         [live[i] for i in fresh], policy, similarity, evidence=evidence, hits=hits, today=today
     )
     scored = {i: assessed[live[i].key] for i in fresh}
-
-    # 3. Near-duplicates among the new items: the best one stands for the group. A topic that
-    #    only recurs (no tag, no search hit would promote it alone) is one entry: the best of
-    #    the new items about it, and none when MEMORY.md already has an entry about it.
-    groups = _groups(fresh, among, similarity.duplicate)
-    rank = {i: (scored[i][0], live[i].date, len(live[i].body)) for i in fresh}
-    leads = sorted(
-        ((max(g, key=rank.__getitem__), g) for g in groups),
-        key=lambda pair: rank[pair[0]],
-        reverse=True,
-    )
-    topics: list[int] = []  # leads promoted on recurrence alone
-    additions: list[tuple[float, Added]] = []
-    for lead, group in leads:
-        score, reasons, recurrence = scored[lead]
-        item = live[lead]
-        promoted = score >= policy.promote_at or lead in corrections
-        if promoted and lead not in corrections and score - recurrence < policy.promote_at:
-            covered = _best(to_memory[lead] if entries else [])
-            earlier = next((t for t in topics if among[lead][t] >= similarity.related), None)
-            if covered is not None and covered[1] >= similarity.related:
-                promoted = False
-                reasons = [
-                    *reasons,
-                    'its topic is in MEMORY.md already ("'
-                    f'{_quote(entries[covered[0]].text, 40)[1:-1]}", '
-                    f"{covered[1]:.2f} similar)",
-                ]
-            elif earlier is not None:
-                promoted = False
-                reasons = [
-                    *reasons,
-                    f"{live[earlier].source} stands for its topic "
-                    f"({among[lead][earlier]:.2f} similar)",
-                ]
-            else:
-                topics.append(lead)
-        if lead in corrections:
-            reasons = [*reasons, corrections[lead]]
-        for other in group:
-            if other == lead:
-                continue
-            said = f"says what {item.source} says ({among[other][lead]:.2f} similar)"
-            if promoted:
-                plan.merged.append(
-                    Merged(
-                        live[other].source, live[other].text, item.source, item.statement(), said
-                    )
-                )
-            else:
-                plan.skipped.append(
-                    Skipped(live[other].source, live[other].text, f"not promoted: {said}")
-                )
-        if not promoted:
-            why = ", ".join(reasons) if reasons else "mentioned once, no salient tag"
-            verdict = (
-                f"score {score:.2f} < {policy.promote_at:g}"
-                if score < policy.promote_at
-                else f"score {score:.2f}, but"
-            )
-            plan.skipped.append(Skipped(item.source, item.text, f"not promoted: {verdict} ({why})"))
-            continue
-        similar = _best(to_memory[lead] if entries else [])
-        near = (entries[similar[0]], similar[1]) if similar else None
-        section, where = place(item.tags, memory, near, similarity.place_at)
-        reason = ", ".join(reasons) + f"; score {score:.2f}; placed: {where}"
-        additions.append(
-            (score, Added(section, item.statement(), (item.source,), reason, score, item))
-        )
-
+    additions = promote(board, plan, policy, similarity, scored)
     plan.added = [a for _, a in sorted(additions, key=lambda p: (-p[0], p[1].sources))]
     drop_duplicates(memory, plan)
-    _fit_budget(memory, plan, hits, today, policy)
+    fit_budget(memory, plan, hits, today, policy)
     return plan
 
 
@@ -667,12 +562,13 @@ def same_text_key(text: str) -> str:
 def drop_duplicates(memory: MemoryDoc, plan: DreamPlan) -> None:
     """Additions that repeat, word for word, an entry of MEMORY.md (or an earlier addition)
     become merges: MEMORY.md never holds the same entry twice."""
-    seen = {same_text_key(e.text): f"MEMORY.md {e.key}" for e in memory.entries}
-    texts = {f"MEMORY.md {e.key}": e.text for e in memory.entries}
+    current = [e for e in memory.entries if not is_history(e.text)]
+    seen = {same_text_key(e.text): f"MEMORY.md {e.key}" for e in current}
+    texts = {f"MEMORY.md {e.key}": e.text for e in current}
     kept = []
     for added in plan.added:
         key = same_text_key(added.text)
-        if key in seen:
+        if key in seen and not added.replaces:
             into = seen[key]
             for source in added.sources:
                 plan.merged.append(
@@ -726,43 +622,26 @@ def _best(row: Sequence[float]) -> tuple[int, float] | None:
     return index, float(row[index])
 
 
-def _groups(
-    indices: Sequence[int], among: Sequence[Sequence[float]], threshold: float
-) -> list[list[int]]:
-    parent = {i: i for i in indices}
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a in indices:
-        for b in indices:
-            if a < b and among[a][b] >= threshold:
-                parent[find(a)] = find(b)
-    groups: dict[int, list[int]] = {}
-    for i in indices:
-        groups.setdefault(find(i), []).append(i)
-    return list(groups.values())
-
-
-def _fit_budget(
+def fit_budget(
     memory: MemoryDoc, plan: DreamPlan, hits: HitCounts, today: dt.date, policy: Policy
 ) -> None:
-    """Over the budget: the least valuable unpinned entries go, old ones to the archive and
-    new ones back to the logs (not promoted), until the text fits."""
+    """Over the budget: history lines go first, then the least valuable unpinned entries, old
+    ones to the archive (whole) and new ones back to the logs (not promoted), until the text
+    fits."""
     budget = policy.max_memory_chars
     if len(render(memory, plan)) <= budget:
         return
+    touched = {s.entry.key for s in plan.superseded} | {e.entry.key for e in plan.edited}
     pool: list[tuple[float, int, Any]] = []
     for order, entry in enumerate(memory.entries):
-        if entry.pinned:
+        if entry.pinned or entry.key in touched:
             continue
         count = hit_count("MEMORY.md", entry.text.split("\n"), hits)
-        pool.append((entry_value(entry, count, today, policy), order, entry))
+        value = -1.0 if is_history(entry.text) else entry_value(entry, count, today, policy)
+        pool.append((value, order, entry))
     for order, added in enumerate(plan.added):
-        pool.append((added.score, len(memory.entries) + order, added))
+        if not added.replaces:
+            pool.append((added.score, len(memory.entries) + order, added))
     pool.sort(key=lambda p: (p[0], p[1]))
     for value, _, victim in pool:
         if len(render(memory, plan)) <= budget:
@@ -777,172 +656,56 @@ def _fit_budget(
                     Skipped(merged.source, merged.text, f"not promoted: {merged.reason}; {why}")
                 )
         else:
-            plan.archived.append(Archived(victim, why))
-
-
-# -- rendering and checking ---------------------------------------------------------------------
-
-
-def render(memory: MemoryDoc, plan: DreamPlan) -> str:
-    """The new MEMORY.md text: archived entries removed, edits in place, additions at the end of
-    their sections (a missing section, e.g. Inbox, is created at the end of the file)."""
-    insert: dict[str, list[list[str]]] = {}
-    for added in plan.added:
-        section = memory.section(added.section)
-        title = section.title if section else added.section
-        insert.setdefault(title, []).append(entry_lines(added.text, added.sources))
-    replace = {e.entry.key: _edited_lines(e) for e in plan.edited}
-    replace |= {s.entry.key: s.lines() for s in plan.superseded}
-    return render_memory(
-        memory, remove=[a.entry.key for a in plan.archived], replace=replace, insert=insert
-    )
-
-
-def _edited_lines(edit: Edited) -> list[str]:
-    sources = tuple(dict.fromkeys([*edit.entry.sources, *edit.sources]))
-    return entry_lines(edit.text, sources)
-
-
-def unified_diff(before: str, after: str, path: str = "MEMORY.md") -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        f"a/{path}",
-        f"b/{path}",
-        n=2,
-    )
-    out = []
-    for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
-
-
-def validate(
-    memory: MemoryDoc,
-    plan: DreamPlan,
-    new_text: str,
-    policy: Policy,
-    sources: Iterable[str],
-    similarity: Similarity | None = None,
-) -> list[Problem]:
-    """Every guardrail a plan must pass before MEMORY.md is written, checked on the rendered
-    text itself (not trusting the plan): pinned entries and sections byte-identical, every
-    untouched entry still there verbatim, only real sources, no junk, the size budget and the
-    share of existing entries dropped."""
-    problems: list[Problem] = []
-    known = set(sources)
-    after = parse_memory(new_text)
-    after_texts: dict[str, int] = {}
-    for entry in after.entries:
-        after_texts[entry.text] = after_texts.get(entry.text, 0) + 1
-    touched = {a.entry.key for a in plan.archived} | {e.entry.key for e in plan.edited}
-    for marked in plan.superseded:  # kept word for word, its mark added: checked as such
-        if marked.by not in known:
-            problems.append(
-                Problem(
-                    f"it marks {_quote(marked.entry.text)} superseded by "
-                    f"{marked.by!r}, which is not one of this dream's inputs"
-                )
-            )
-        if marked.entry.pinned:
-            problems.append(
-                Problem(f"it would mark the pinned entry {_quote(marked.entry.text)} superseded")
-            )
-        elif after_texts.get("\n".join(marked.lines()), 0) <= 0:
-            problems.append(Problem(f"it would lose the entry {_quote(marked.entry.text)}"))
-        touched.add(marked.entry.key)
-    for entry in memory.entries:
-        if entry.pinned and entry.key in touched:
-            problems.append(
-                Problem(f"it would change or remove the pinned entry {_quote(entry.text)}")
-            )
-        elif entry.key not in touched:
-            if after_texts.get(entry.text, 0) <= 0:
-                problems.append(Problem(f"it would lose the entry {_quote(entry.text)}"))
-            else:
-                after_texts[entry.text] -= 1
-    for section in memory.sections:
-        if not section.pinned:
-            continue
-        old = "".join(memory.lines[section.start : section.end]).rstrip("\r\n")
-        new = after.section(section.title)
-        if new is None or "".join(after.lines[new.start : new.end]).rstrip("\r\n") != old:
-            problems.append(Problem(f"it would change the pinned section ## {section.title}"))
-    for added in plan.added:
-        target = memory.section(added.section)
-        if target is not None and target.pinned:
-            problems.append(Problem(f"it would add to the pinned section ## {target.title}"))
-        problems.extend(_check_new_text(added.text, added.sources, known, policy))
-    for edit in plan.edited:
-        problems.extend(_check_new_text(edit.text, edit.sources, known, policy, edit=True))
-    dropped = len(plan.archived)
-    if similarity is not None:
-        dropped += sum(
-            similarity.pair(plain_text(e.text), e.entry.body) < similarity.related
-            for e in plan.edited
-        )
-    existing = len(memory.entries)
-    if existing and dropped / existing > policy.max_drop_ratio:
-        problems.append(
-            Problem(
-                f"it would drop {dropped} of {existing} existing entries "
-                f"({dropped / existing:.0%}, more than {policy.max_drop_ratio:.0%})",
-                forceable=True,
-            )
-        )
-    budget = policy.max_memory_chars
-    size, before = len(new_text), len(memory.text)
-    if size > budget and size > before:
-        problems.append(
-            Problem(
-                f"MEMORY.md would be {size:,} characters, over the {budget:,}-character budget",
-                forceable=True,
-            )
-        )
-    if size > 4 * max(budget, before):
-        problems.append(
-            Problem(
-                f"the result is {size:,} characters, more than four times "
-                "the budget: not a plausible memory"
-            )
-        )
-    return problems
-
-
-def _check_new_text(
-    text: str, sources: Sequence[str], known: set[str], policy: Policy, edit: bool = False
-) -> list[Problem]:
-    problems = []
-    what = "reworded entry" if edit else "new entry"
-    if "<!--" in text or "-->" in text:
-        problems.append(Problem(f"the {what} {_quote(text)} contains an HTML comment"))
-    if any(
-        line.lstrip().startswith("#")
-        and not line.lstrip().startswith("#[")
-        and line.lstrip()[1:2].isspace()
-        for line in text.split("\n")
-    ):
-        problems.append(Problem(f"the {what} {_quote(text)} contains a heading"))
-    reason = junk_reason(text)
-    if reason:
-        problems.append(Problem(f"the {what} {_quote(text)} is junk ({reason})"))
-    if len(plain_text(text)) > policy.max_entry_chars:
-        problems.append(
-            Problem(f"the {what} {_quote(text)} is longer than {policy.max_entry_chars} characters")
-        )
-    if not sources and not edit:
-        problems.append(Problem(f"the {what} {_quote(text)} names no source"))
-    for source in sources:
-        if source not in known:
-            problems.append(
-                Problem(
-                    f"the {what} {_quote(text)} cites {source!r}, "
-                    "which is not one of this dream's inputs"
-                )
-            )
-    return problems
+            plan.archived.append(Archived(victim, why, budget=True))
 
 
 def _quote(text: str, width: int = 60) -> str:
     flat = " ".join(text.split())
     return f'"{flat[: width - 1]}…"' if len(flat) > width else f'"{flat}"'
+
+
+def add_supersessions(memory: MemoryDoc, items: Sequence[Item], plan: DreamPlan) -> None:
+    """To a plan a model made: the supersessions the offline rule finds among the entries the
+    plan keeps as they are (the model's own come first). The line that states the new value
+    takes the old entry's place: the model's entry citing it, or the line itself; a merge of
+    that line into the old entry is taken back."""
+    # What the model claims for an entry counts only when it can stand: an archive citing a
+    # line, a supersession whose line states a new value (checks.enforce refuses the rest).
+    by_source = {i.source: i for i in items}
+    touched = (
+        {a.entry.key for a in plan.archived if a.sources}
+        | {e.entry.key for e in plan.edited}
+        | {
+            s.entry.key
+            for s in plan.superseded
+            if s.by in by_source and replacement(s.entry.text, by_source[s.by].statement())
+        }
+    )
+    kept = [
+        e
+        for e in memory.entries
+        if e.key not in touched and not e.pinned and not is_history(e.text)
+    ]
+    for item in sorted(items, key=lambda i: (i.date, i.start_line), reverse=True):
+        if junk_reason(item.text):
+            continue
+        statement = item.statement()
+        for entry in kept:
+            days = [d for d in map(source_date, entry.sources) if d is not None]
+            if entry.key in touched or (days and max(days) > item.date):
+                continue
+            why = replacement(entry.text, statement, entry.section)
+            if why is None:
+                continue
+            touched.add(entry.key)
+            plan.superseded.append(Superseded(entry, item.source, item.text, why, date=item.date))
+            plan.merged = [m for m in plan.merged if m.source != item.source]
+            current = next(
+                (a for a in plan.added if item.source in a.sources and not a.replaces), None
+            )
+            if current is None:
+                text, _ = resolve_relative(statement, item.date)
+                section = entry.section or INBOX
+                current = Added(section, text, (item.source,), why, item=item, implied=True)
+                plan.added.append(current)
+            current.replaces, current.section = entry.key, entry.section or INBOX

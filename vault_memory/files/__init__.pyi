@@ -5,6 +5,7 @@ from . import (
     fsutil as fsutil,
     gitops as gitops,
     obsidian as obsidian,
+    posix as posix,
     scopes as scopes,
 )
 from .canvas import Canvas as Canvas, CanvasError as CanvasError, parse_canvas as parse_canvas
@@ -49,6 +50,7 @@ from .notes import (
     parse_note as parse_note,
 )
 from .obsidian import Link as Link, LinkTargets as LinkTargets
+from .posix import fcntl as fcntl  # the one import of fcntl: POSIX only, said in posix.py
 from .scopes import (
     Scope as Scope,
     check_scope as check_scope,

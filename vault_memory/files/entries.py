@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..errors import EmptyEntryError, InputTooLargeError, VaultError
+from ..relative_dates import pin_dates
 from . import fsutil
 from .notes import (
     LIST_ITEM,
@@ -452,15 +453,20 @@ def append_note(
     size = len(text.encode("utf-8"))
     if size > MAX_ENTRY_BYTES:
         raise InputTooLargeError("the entry", size, MAX_ENTRY_BYTES)
-    when = when or clock.now()
+    when = clock.wall_time(when, layout.config.flush.timezone)
+    # "today", "next Friday": the day the person wrote them, beside their words
+    text = pin_dates(text, when.date())
     block = format_entry(text, when, source, session, tags)  # a bad tag: nothing written
     path, relpath = layout.daily_path(when.date())
     path.parent.mkdir(parents=True, exist_ok=True)
     created = not path.exists()
+    links_ok = layout.allow_hardlinks
     if not created:
-        # refuse to append to a binary or broken file
-        fsutil.read_text(path, relpath, layout.config.index.max_file_bytes)
-    first = fsutil.append_entry(path, block, create_with=layout.daily_header(when.date()))
+        # refuse to append to a binary or broken file, or one with several hard links
+        fsutil.read_text(path, relpath, layout.config.index.max_file_bytes, links_ok)
+    first = fsutil.append_entry(
+        path, block, create_with=layout.daily_header(when.date()), allow_hardlinks=links_ok
+    )
     block_lines = block.strip("\n").split("\n")
     start = first + 1  # the block opens with a blank line
     end = start + len(block_lines) - 1
@@ -478,6 +484,7 @@ class Manager:
         self.root = layout.root
         self.max_bytes = layout.config.index.max_file_bytes
         self.max_entry_bytes = max_entry_bytes
+        self.links_ok = layout.allow_hardlinks
 
     def run(
         self, content: str | None, action: str, entry_id: str | None, force: bool
@@ -515,7 +522,7 @@ class Manager:
         return real, relpath
 
     def _read(self, real: Path, relpath: str) -> tuple[fsutil.TextFile, Note]:
-        file = fsutil.read_text(real, relpath, self.max_bytes)
+        file = fsutil.read_text(real, relpath, self.max_bytes, self.links_ok)
         return file, parse_note(relpath, file.text)
 
     def _locate(self, target: Target) -> tuple[str, fsutil.TextFile, Note, MemoryEntry]:
@@ -595,7 +602,8 @@ class Manager:
                 start -= 1
         elif start > 1 and not lines[start - 2].strip() and not lines[end].strip():
             end += 1  # keep one blank line between what stood before and after
-        fsutil.write_atomic(file.path, splice(file.text, start, end, []), file.sha256, relpath)
+        new_text = splice(file.text, start, end, [])
+        fsutil.write_atomic(file.path, new_text, file.sha256, relpath, self.links_ok)
         return ManageReport(
             action="delete",
             path=relpath,
@@ -615,7 +623,7 @@ class Manager:
         end = entry.start_line + len(lines) - 1
         if changed:
             new_text = splice(file.text, entry.start_line, entry.end_line, lines)
-            fsutil.write_atomic(file.path, new_text, file.sha256, relpath)
+            fsutil.write_atomic(file.path, new_text, file.sha256, relpath, self.links_ok)
         return ManageReport(
             action="update",
             path=relpath,
@@ -633,14 +641,16 @@ class Manager:
         )
 
     def _create(self, text: str, target: Target) -> ManageReport:
+        day = clock.wall_time(None, self.layout.config.flush.timezone).date()
+        text = pin_dates(text, day)  # before the comparison with what the file holds
         if target.path in (None, "", "today"):
-            real, relpath = self.layout.daily_path(clock.today())
+            real, relpath = self.layout.daily_path(day)
         elif target.path == MEMORY_FILE:  # a bound scope's create: its own MEMORY.md
             real, relpath = self._writable(self.layout.memory_relpath)
         else:
             assert target.path is not None
             real, relpath = self._writable(target.path)
-        today = self.layout.daily_relpath(clock.today())
+        today = self.layout.daily_relpath(day)
         if relpath == today:
             if target.section:
                 raise ManageError(
@@ -684,12 +694,12 @@ class Manager:
             if same is not None:
                 return self._unchanged(relpath, same)
             new_text, first = insert_into_section(note, file.text, section, lines)
-            fsutil.write_atomic(file.path, new_text, file.sha256, relpath)
+            fsutil.write_atomic(file.path, new_text, file.sha256, relpath, self.links_ok)
         else:
             first = 4
             new_text = "\n".join(["# MEMORY", "", f"## {section}", *lines]) + "\n"
             real.parent.mkdir(parents=True, exist_ok=True)  # a scope's first memory
-            fsutil.write_atomic(real, new_text, None, relpath)
+            fsutil.write_atomic(real, new_text, None, relpath, self.links_ok)
         written = "\n".join(lines)
         return ManageReport(
             action="create",

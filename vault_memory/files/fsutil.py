@@ -3,15 +3,18 @@ rewrites and locked appends.
 
 Rules: a read never modifies anything; a rewrite states the sha256 it was computed
 from and is refused if the file changed meanwhile; appends from several processes never
-interleave. Locks are `flock` on the file's folder, so they survive the `os.replace` of the file
-itself and need no lock files inside the user's vault.
+interleave. A regular file with more than one hard link is neither read nor written, unless the
+caller allows hard links ([security] allow_hardlinks): a hard link is a second name of the same
+file, made anywhere on the disk, so no path check can tell whose file it is. Even then nothing
+is written through a link: a write replaces the file, and its other names keep their bytes.
+Locks are `flock` on the file's folder, so they survive the `os.replace` of the file itself and
+need no lock files inside the user's vault.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -24,12 +27,14 @@ from pathlib import Path
 
 from ..errors import (
     CannotWriteError,
+    HardLinkedError,
     LockTimeoutError,
     NoteChangedError,
     NoteNotFoundError,
     PathOutsideVaultError,
     UnreadableNoteError,
 )
+from .posix import fcntl
 
 DEFAULT_MAX_BYTES = 5_000_000
 KILL_ENV = "VAULT_TEST_KILL_AT"  # test-only: see `kill_point`
@@ -62,13 +67,19 @@ def cannot_write(path: Path | str, exc: OSError, relpath: str | None = None) -> 
     return CannotWriteError(relpath or str(path), exc.strerror or str(exc))
 
 
-def hard_links(path: Path) -> int:
-    """How many names the regular file at `path` has (1 for a normal file; 0 if unreadable)."""
-    try:
-        st = os.stat(path)
-    except OSError:
+def foreign_links(st: os.stat_result, allow_hardlinks: bool) -> int:
+    """The hard links of a file with this stat when they make it foreign (a regular file with
+    more than one, hard links not allowed), else 0. Costs nothing: the stat is the caller's."""
+    if allow_hardlinks or st.st_nlink <= 1 or not stat.S_ISREG(st.st_mode):
         return 0
-    return st.st_nlink if stat.S_ISREG(st.st_mode) else 1
+    return st.st_nlink
+
+
+def refuse_links(st: os.stat_result, name: str, allow_hardlinks: bool) -> None:
+    """`HardLinkedError` for a file whose stat says it has foreign hard links."""
+    links = foreign_links(st, allow_hardlinks)
+    if links:
+        raise HardLinkedError(name, links)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -105,12 +116,16 @@ class TextFile:
 
 
 def read_text(
-    path: Path, relpath: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+    path: Path,
+    relpath: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    allow_hardlinks: bool = False,
 ) -> TextFile:
     """Read a Markdown file as UTF-8 text, or raise `UnreadableNoteError` saying why not.
 
-    Binary files (a NUL byte), invalid UTF-8, files over `max_bytes` and files that cannot be
-    opened are refused; nothing is ever written.
+    Binary files (a NUL byte), invalid UTF-8, files over `max_bytes`, files that cannot be
+    opened and (unless `allow_hardlinks`) files with more than one hard link
+    (`HardLinkedError`) are refused; nothing is ever written.
     """
     name = relpath or str(path)
     try:
@@ -129,6 +144,9 @@ def read_text(
         )
     try:
         with path.open("rb") as fh:
+            # Judged on the file opened, not on the name: a link made after a stat of the
+            # name cannot slip through.
+            refuse_links(os.fstat(fh.fileno()), name, allow_hardlinks)
             data = fh.read(max_bytes + 1)
             st = os.fstat(fh.fileno())
     except FileNotFoundError:
@@ -305,18 +323,26 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def write_atomic(
-    path: Path, text: str, expected_sha256: str | None, relpath: str | None = None
+    path: Path,
+    text: str,
+    expected_sha256: str | None,
+    relpath: str | None = None,
+    allow_hardlinks: bool = False,
 ) -> str:
     """Replace `path` with `text` atomically, only if it still has `expected_sha256`.
 
     `expected_sha256=None` means the file must not exist yet. Raises `NoteChangedError` when
-    the file on disk is not the version the caller read. Returns the new sha256.
+    the file on disk is not the version the caller read, `HardLinkedError` (nothing written)
+    when it has more than one hard link and `allow_hardlinks` is False; allowed, the link is
+    replaced like any file (its other names keep their bytes). Returns the new sha256.
     """
     data = text.encode("utf-8")
     name = relpath or str(path)
     path = Path(os.path.realpath(path))  # write through a symlink, never replace the link
     with locked(path):
         recover_file(path)
+        with contextlib.suppress(FileNotFoundError):
+            refuse_links(os.stat(path), name, allow_hardlinks)
         current = _current_sha(path)
         if current != expected_sha256:
             if expected_sha256 is None:
@@ -337,6 +363,7 @@ def append_entry(
     text: str,
     create_with: str | None = None,
     compose: Callable[[str], str] | None = None,
+    allow_hardlinks: bool = False,
 ) -> int:
     """Append `text` to `path` under the inter-process lock; whole lines, never interleaved.
 
@@ -350,13 +377,18 @@ def append_entry(
     beside the file (`.NAME.append`), and the next writer of the file (or `vault doctor`)
     completes an append that a killed process left cut off. If an editor replaced the file
     (an atomic save) between the open and the write, the append is made again on the new file.
+
+    A file with more than one hard link is refused (`HardLinkedError`, nothing written) unless
+    `allow_hardlinks`; allowed, it is appended to by replacing it atomically with its text and
+    the entry, never by writing through the link (its other names, a backup's say, keep their
+    bytes).
     """
     path = Path(os.path.realpath(path))
     try:
         with locked(path):
             recover_file(path)
             while True:
-                first_line = _append_once(path, text, create_with, compose)
+                first_line = _append_once(path, text, create_with, compose, allow_hardlinks)
                 if first_line is not None:
                     return first_line
     except OSError as exc:
@@ -366,7 +398,11 @@ def append_entry(
 
 
 def _append_once(
-    path: Path, text: str, create_with: str | None, compose: Callable[[str], str] | None
+    path: Path,
+    text: str,
+    create_with: str | None,
+    compose: Callable[[str], str] | None,
+    allow_hardlinks: bool,
 ) -> int | None:
     """One try of `append_entry` (under the lock); None when the file was replaced meanwhile."""
     try:
@@ -380,6 +416,8 @@ def _append_once(
         _replace_atomically(path, (header + text).encode("utf-8"), None)
         return header.count("\n") + 1
     try:
+        st = os.fstat(fd)  # the file opened: a link made after any earlier check shows here
+        refuse_links(st, str(path), allow_hardlinks)
         existing = b""
         while chunk := os.read(fd, 1 << 20):
             existing += chunk
@@ -390,6 +428,11 @@ def _append_once(
         prefix = b"\n" if existing and not existing.endswith(b"\n") else b""
         first_line = existing.count(b"\n") + 1 + len(prefix)
         data = prefix + text.encode("utf-8")
+        if st.st_nlink > 1:  # allowed hard links: replaced whole, never written through
+            if _inode(path) != st.st_ino:
+                return None  # an editor's save replaced it meanwhile: again, on the new file
+            _replace_atomically(path, existing + data, st.st_mode)
+            return first_line
         journal = path.parent / APPEND_JOURNAL.format(name=path.name)
         record = {
             "size": len(existing),
@@ -477,10 +520,14 @@ def _finish_append(path: Path, journal: Path) -> str:
     if current[size : size + len(data)] == data:
         outcome = "the append was complete"
     elif sha256_bytes(current[:size]) == before and data.startswith(tail):
-        with open(path, "ab") as fh:
-            fh.write(data[len(tail) :])
-            fh.flush()
-            os.fsync(fh.fileno())
+        st = os.stat(path)
+        if st.st_nlink > 1:  # linked since the cut: completed by replacing, not through it
+            _replace_atomically(path, current + data[len(tail) :], st.st_mode)
+        else:
+            with open(path, "ab") as fh:
+                fh.write(data[len(tail) :])
+                fh.flush()
+                os.fsync(fh.fileno())
         outcome = f"completed an append cut off after {len(tail)} of {len(data)} bytes"
     else:
         outcome = "the file changed since; left as it is"

@@ -114,6 +114,17 @@ _CUES: list[tuple[str, int, str]] = [
             rf"(?:any|all|every)\s+(?:\w+\s+)?{_AI}\b"
         ),
     ),
+    # ... or to "the AI assistant", "our LLM": a person's assistant or agent is no model, so
+    # a definite article alone is not enough, the words must say it is one
+    (
+        "addressed",
+        STRONG,
+        _rx(
+            r"\b(?:note|message|instructions?|reminder)\s+(?:is\s+)?(?:to|for)\s+"
+            r"(?:the|my|our|your)\s+(?:ai|a\.i\.|llm|chat ?bot|language model)\b"
+            r"(?!\s+(?:team|project|group|squad|vendor|company|startup|product)\b)"
+        ),
+    ),
     ("addressed", STRONG, _rx(rf"\bif you(?:'re| are) (?:an? |the )?{_AI}\b")),
     (
         "addressed",
@@ -428,7 +439,7 @@ def _needed_sets(pattern: str) -> list[tuple[str, ...]]:
 #: process that judges a text (a search after an edit: a twelfth of what the edit adds). Used
 #: while `_NEEDED_OF` is the digest of the patterns; an edited cue is parsed again, and
 #: tests/test_injection_needed.py fails, printing the table anew (`needed_table`).
-_NEEDED_OF = 0x19858D92
+_NEEDED_OF = 0xEA39626B
 _NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (
         (
@@ -564,6 +575,12 @@ _NEEDED: tuple[tuple[tuple[str, ...], ...], ...] = (
             "gemini",
             "copilot",
         ),
+    ),
+    (
+        ("note", "message", "instruction", "reminder"),
+        ("to", "for"),
+        ("the", "my", "our", "your"),
+        ("ai", "a.i.", "llm", "chat", "language model"),
     ),
     (
         ("if you",),

@@ -97,6 +97,12 @@ class Layout:
         above = visible_scopes(self.scope)[:-1]
         return [scope_prefix(s) + MEMORY_FILE for s in reversed(above)]
 
+    @property
+    def allow_hardlinks(self) -> bool:
+        """Whether files with several hard links are read and written ([security]
+        allow_hardlinks; fsutil refuses them otherwise)."""
+        return self.config.security.allow_hardlinks
+
     def sees(self, relpath: str) -> bool:
         return sees(self.config.scope, scope_of(relpath))
 

@@ -21,6 +21,7 @@ _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _TAG_TOKEN = re.compile(r"(?<![\w/&#])#[A-Za-z][\w\-/]*")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
+_BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+\s*$")  # Obsidian's block id ending a list item
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,11 @@ class MemoryDoc:
 
 
 def plain_text(text: str) -> str:
-    """Text for comparing entries: bullets, HTML comments and #tags removed, one line."""
+    """Text for comparing entries: bullets, HTML comments, #tags and a block id removed, one
+    line."""
     lines = [_BULLET.sub("", line, count=1) for line in text.split("\n")]
+    if lines:
+        lines[-1] = _BLOCK_ID.sub("", lines[-1])
     joined = _COMMENT.sub(" ", " ".join(lines))
     return " ".join(_TAG_TOKEN.sub(" ", joined).split())
 
@@ -195,11 +199,13 @@ def render_memory(
     remove: Sequence[str] = (),
     replace: Mapping[str, Sequence[str]] | None = None,
     insert: Mapping[str, Sequence[Sequence[str]]] | None = None,
+    last: str | None = None,
 ) -> str:
     """The text with entries `remove`d (by key), `replace`d (key -> new lines), and new
     entries inserted at the end of the named sections (title -> entries, each a list of
-    lines). A title that names no section becomes a new `##` section at the end of the file.
-    Every other line is kept exactly, line ending included."""
+    lines). A title that names no section becomes a new `##` section at the end of the file
+    (before the section titled `last`, when there is one: the history stays last). Every other
+    line is kept exactly, line ending included."""
     replace = replace or {}
     insert = insert or {}
     nl = doc.newline
@@ -212,6 +218,9 @@ def render_memory(
             swapped[entry.start] = [line + nl for line in replace[entry.key]]
     after: dict[int, list[str]] = {}
     new_sections: list[tuple[str, Sequence[Sequence[str]]]] = []
+    ending = doc.section(last) if last else None
+    if ending is not None and ending.start == 0:
+        ending = None
     for title, entries in insert.items():
         if not entries:
             continue
@@ -227,6 +236,10 @@ def render_memory(
         after.setdefault(anchor, []).extend(block)
     out: list[str] = []
     for index, line in enumerate(doc.lines):
+        if ending is not None and index == ending.start and new_sections:
+            _add_sections(out, new_sections, nl)  # before the last section, a blank line after
+            out.append(nl)
+            new_sections = []
         if index in swapped:
             out.extend(swapped[index])
         if index not in dropped:
@@ -237,14 +250,20 @@ def render_memory(
             out.extend(after[index])
     if not doc.lines and (after or new_sections):
         out.append(MEMORY_HEADER.replace("\n", nl))
-    for title, entries in new_sections:
+    _add_sections(out, new_sections, nl)
+    return "".join(out)
+
+
+def _add_sections(
+    out: list[str], sections: Sequence[tuple[str, Sequence[Sequence[str]]]], nl: str
+) -> None:
+    for title, entries in sections:
         if out and not out[-1].endswith("\n"):
             out[-1] += nl
         if out and out[-1].strip():
             out.append(nl)
         out.append(f"## {title}{nl}")
         out.extend(line + nl for entry in entries for line in entry)
-    return "".join(out)
 
 
 def _anchor(doc: MemoryDoc, section: Section) -> int:

@@ -6,6 +6,11 @@ from .arrays import (
     read_stamped as read_stamped,
     write_arrays as write_arrays,
 )
+from .backend import (
+    Capabilities as Capabilities,
+    IndexBackend as IndexBackend,
+    ServesCandidates as ServesCandidates,
+)
 from .census import ScopeInfo as ScopeInfo, list_scopes as list_scopes
 from .embedder import (
     DISABLE_ENV as DISABLE_ENV,
@@ -27,12 +32,21 @@ from .indexer import (
 from .integrity import Finding as Finding, Verification as Verification
 from .links import LinkInfo as LinkInfo
 from .pgconnect import IndexServerError as IndexServerError
+from .registry import capabilities_of as capabilities_of, open_backend as open_backend
 from .remote import (
     EmbeddingProviderError as EmbeddingProviderError,
     RemoteEmbedder as RemoteEmbedder,
 )
+from .rows import (
+    FileStat as FileStat,
+    LinkRow as LinkRow,
+    ServedRows as ServedRows,
+    StoredUnit as StoredUnit,
+    UnitRow as UnitRow,
+)
 from .status import scope_counts as scope_counts, status as status
 from .store import CorruptIndexError as CorruptIndexError, SchemaVersionError as SchemaVersionError
+from .upkeep import SearchUpkeep as SearchUpkeep, UpkeepState as UpkeepState
 from .words import (
     ANALYZER as ANALYZER,
     fold as fold,

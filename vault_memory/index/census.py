@@ -49,7 +49,7 @@ def list_scopes(config: Config) -> list[ScopeInfo]:
     found: dict[scopes.Scope, ScopeInfo] = {(): ScopeInfo(())}
     for scope in scopes.find_scopes(root):
         found[scope] = ScopeInfo(scope, bindable=all(map(scopes.is_scope_name, scope)))
-    for relpath in scan(root, scope=config.scope):
+    for relpath in scan(root, scope=config.scope, allow_hardlinks=config.security.allow_hardlinks):
         info = found.setdefault(scopes.scope_of(relpath), ScopeInfo(scopes.scope_of(relpath)))
         info.files += 1
         kind = note_kind(relpath)

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..files import fsutil
-from .words import terms_of
+from .rows import FulltextRow, Property
+from .whoosh_internals import FastWriter, Layout, lengths_known_missing, live_docs
 
 T = TypeVar("T")
 
@@ -130,17 +130,17 @@ def name_parts(relpath: str) -> list[str]:
 
 
 def documents(
-    rows: Iterable[tuple[int, int, str, str, str, str | None, str, str, str, str]],
-    properties: Callable[[list[int]], dict[int, list[tuple[str, str]]]],
+    rows: Iterable[FulltextRow],
+    properties: Callable[[list[int]], dict[int, list[Property]]],
 ) -> Iterator[dict[str, Any]]:
-    """The keyword index's documents for units given as `Store.fulltext_rows` gives them
-    (the rows of a file together), each file's own document (with a "fid") before its units';
-    `properties(file ids)` gives the properties of those files (`Store.properties_of`)."""
+    """The keyword index's documents for units given as a backend's `fulltext_rows` gives
+    them (the rows of a file together), each file's own document (with a "fid") before its
+    units'; `properties(file ids)` gives the properties of those files (`properties_of`)."""
     from ..files import obsidian
 
     property_terms, tag_terms = obsidian.property_terms, obsidian.tag_terms
 
-    pending: list[tuple[int, int, str, str, str, str | None, str, str, str, str]] = []
+    pending: list[FulltextRow] = []
     seen: set[int] = set()  # files whose document was given
     for row in rows:
         pending.append(row)
@@ -192,9 +192,7 @@ _FILE_FIELDS = {"path", "scope", "tag", "prop", "pathpart", "filename"}  # in `f
 
 
 def _query_fields(query: Any) -> set[str]:
-    if hasattr(query, "subqueries"):
-        return set().union(*(_query_fields(sub) for sub in query.subqueries))
-    return {query.fieldname}
+    return {leaf.field() for leaf in query.leaves()}
 
 
 def _column(searcher: Any, name: str) -> Any:
@@ -219,7 +217,7 @@ def matching_docs(searcher: Any, query: Any) -> Any:
         return np.zeros(0, dtype=np.int64)
     if isinstance(node, q.Term):
         parts = [
-            _postings(leaf, node.fieldname, node.text) + offset
+            live_docs(leaf, node.fieldname, node.text) + offset
             for leaf, offset in reader.leaf_readers()
         ]
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
@@ -234,34 +232,6 @@ def matching_docs(searcher: Any, query: Any) -> Any:
             out = np.intersect1d(out, more, assume_unique=True)
         return out
     return np.unique(np.fromiter(searcher.docs_for_query(node), dtype=np.int64))
-
-
-def _postings(leaf: Any, fieldname: str, text: str) -> Any:
-    """The live document numbers of one term in one segment."""
-    import numpy as np
-    from whoosh.matching.wrappers import FilterMatcher
-    from whoosh.reading import TermNotFound
-
-    try:
-        matcher = leaf.postings(fieldname, text)
-    except TermNotFound:
-        return np.zeros(0, dtype=np.int64)
-    deleted = None
-    if isinstance(matcher, FilterMatcher):  # a segment with deleted documents
-        deleted = leaf.deleted_docs_set
-        matcher = matcher.child
-    if hasattr(matcher, "_read_ids") and hasattr(matcher, "_next_block"):  # W3LeafMatcher
-        blocks = []
-        while matcher.is_active():
-            matcher._read_ids()
-            blocks.append(np.asarray(matcher._ids[matcher._i :], dtype=np.int64))
-            matcher._next_block()
-        docs = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
-    else:
-        docs = np.fromiter(matcher.all_ids(), dtype=np.int64)
-    if deleted:
-        docs = docs[~np.isin(docs, np.fromiter(deleted, dtype=np.int64))]
-    return docs
 
 
 @functools.cache
@@ -286,7 +256,7 @@ def weighting() -> Any:
 @contextlib.contextmanager
 def _committing(writer: Any, **commit: Any) -> Iterator[None]:
     """Commit the writer's changes if the block finishes, cancel them all if it raises."""
-    _lengths_known_missing(writer)
+    lengths_known_missing(writer)
     try:
         yield
     except BaseException:
@@ -295,533 +265,16 @@ def _committing(writer: Any, **commit: Any) -> Iterator[None]:
     writer.commit(**commit)
 
 
-def _lengths_known_missing(writer: Any) -> None:
-    """While it writes a segment's postings, Whoosh looks each one's field length up in a
-    column, and for a field without lengths (ID, IDLIST: not scorable) it asks the disk again
-    whether the column exists, for every posting: about 5 us each, a third of the build time
-    once a unit carries its note's properties, path parts and tags (bench/obsidian.py). Telling
-    the segment's length reader that those columns do not exist changes nothing else. A Whoosh
-    without these internals is left as it is."""
-    from whoosh.codec import whoosh3
-
-    make = getattr(writer, "per_document_reader", None)
-    lenfield = getattr(whoosh3, "_lenfield", None)
-    if make is None or lenfield is None:
-        return
-    unscored = [
-        lenfield(name)
-        for name, field in writer.schema.items()
-        if field.indexed and not field.scorable
-    ]
-
-    def per_document_reader() -> Any:
-        reader = make()
-        known = getattr(reader, "_readers", None)
-        if isinstance(known, dict):
-            for name in unscored:
-                known.setdefault(name, None)
-        return reader
-
-    writer.per_document_reader = per_document_reader
-
-
-#: Fields whose values repeat from document to document: a unit's heading (every unit of a
-#: section), path, kind, date and tags; a file's scope. Their postings are computed once a
-#: value per writer (`_postings_made_quickly`). Not the text: nearly every one differs.
-REPEATED_FIELDS = ("heading", "path", "kind", "date", "tag", "scope")
-#: The analysed fields (`analyzer()`): their terms come from `terms_of`.
-ANALYSED_FIELDS = ("text", "heading")
-
-
-def _postings_made_quickly(writer: Any, known: dict[str, list[str]] | None = None) -> None:
-    """Make the writer's fields turn values into postings faster, the postings unchanged:
-    - the analysed fields take their terms from `terms_of`, which gives exactly the terms
-      `analyzer()` gives (tests/test_fulltext_terms.py compares them; the unit table's BM25
-      already scores with them), 5x faster than Whoosh's token objects; the postings are
-      those of Whoosh's Frequency format (term, frequency, weight = frequency x field boost);
-      `known` holds texts whose `terms_of` the caller has computed already (the index run,
-      for SQLite);
-    - the ID fields (the whole value is the term) and the IDLIST fields of `LIST_FIELD` (each
-      line is one) give their terms without Whoosh's tokenizer, as its Existence format does
-      (each term once: frequency 1, weight the field boost, no value);
-    - REPEATED_FIELDS turn a value into postings once and give the same postings again.
-    Together about a third of a keyword-only full index (bench/perf_bulk.py). The writer's
-    schema is its own (unpickled from the index's table of contents), so nothing outside
-    this writer sees the change; `_indexed_as_before` takes it back before the commit pickles
-    that schema into the new table of contents. A field of another kind is left as it is."""
-    from whoosh import formats
-    from whoosh.analysis import IDTokenizer, RegexTokenizer
-    from whoosh.system import pack_uint
-
-    for name, field in writer.schema.items():
-        index = field.index
-        fmt = field.format
-        if name in ANALYSED_FIELDS:
-            if type(fmt) is not formats.Frequency or fmt.options or field.vector:
-                continue
-            boost = fmt.field_boost
-
-            def index(
-                value: Any, boost: float = boost, original: Any = index, **kwargs: Any
-            ) -> Any:
-                if kwargs or not isinstance(value, str):
-                    return original(value, **kwargs)
-                counts: dict[str, int] = {}
-                terms = known.get(value) if known else None
-                for term in terms_of(value) if terms is None else terms:
-                    counts[term] = counts.get(term, 0) + 1
-                return [
-                    (term.encode("utf-8"), n, n * boost, pack_uint(n)) for term, n in counts.items()
-                ]
-
-        elif (
-            type(fmt) is formats.Existence
-            and not field.vector
-            and (
-                type(field.analyzer) is IDTokenizer
-                or (
-                    type(field.analyzer) is RegexTokenizer
-                    and not field.analyzer.gaps
-                    and field.analyzer.expression.pattern == LIST_FIELD
-                )
-            )
-        ):
-            whole = type(field.analyzer) is IDTokenizer
-            boost = fmt.field_boost
-
-            def index(
-                value: Any,
-                boost: float = boost,
-                original: Any = index,
-                whole: bool = whole,
-                **kwargs: Any,
-            ) -> Any:
-                if kwargs or not isinstance(value, str):
-                    return original(value, **kwargs)
-                if whole:  # IDTokenizer: the value, even empty
-                    terms = {value}
-                else:  # `LIST_FIELD` matches the lines that are not empty
-                    terms = set(value.split("\n"))
-                    terms.discard("")
-                return [(term.encode("utf-8"), 1, boost, b"") for term in terms]
-
-        elif name not in REPEATED_FIELDS:
-            continue
-        if name in REPEATED_FIELDS:
-            plain = index
-
-            @functools.lru_cache(maxsize=8192)
-            def postings(value: str, plain: Any = plain) -> tuple[Any, ...]:
-                return tuple(plain(value))
-
-            def index(
-                value: Any, postings: Any = postings, plain: Any = plain, **kwargs: Any
-            ) -> Any:
-                if kwargs or not isinstance(value, str):
-                    return plain(value, **kwargs)
-                return postings(value)
-
-        field.index = index
-
-
-def _indexed_as_before(writer: Any) -> None:
-    for _, field in writer.schema.items():
-        vars(field).pop("index", None)
-
-
-def _lengths_kept_in_memory(writer: Any) -> None:
-    """While it writes a segment's postings, Whoosh reads each one's field length back from the
-    length column it wrote to disk moments before (a seek and a read a posting: about a tenth
-    of a keyword-only full index). This keeps the same length bytes in memory as the writer
-    records them and answers from there; what is written is unchanged. A Whoosh without these
-    internals is left as it is."""
-    from whoosh.codec import whoosh3
-
-    perdoc = getattr(writer, "perdocwriter", None)
-    make = getattr(writer, "per_document_reader", None)
-    to_byte = getattr(whoosh3, "length_to_byte", None)
-    to_length = getattr(whoosh3, "byte_to_length", None)
-    if (
-        perdoc is None
-        or make is None
-        or to_byte is None
-        or to_length is None
-        or not hasattr(perdoc, "_docnum")
-    ):
-        return
-    recorded: dict[str, dict[int, int]] = {}
-    add_field = perdoc.add_field
-
-    def add_field_recording(fieldname: str, fieldobj: Any, value: Any, length: Any) -> None:
-        add_field(fieldname, fieldobj, value, length)
-        if length:  # as W3PerDocWriter.add_field: a length byte in the column
-            recorded.setdefault(fieldname, {})[perdoc._docnum] = to_byte(length)
-
-    def per_document_reader() -> Any:
-        reader = make()
-
-        def doc_field_length(docnum: int, fieldname: str, default: int = 0) -> Any:
-            column = recorded.get(fieldname)
-            if column is None:  # no length column for the field: Whoosh gives the default
-                return default
-            lbyte = column.get(docnum)
-            return to_length(lbyte) if lbyte else None  # as W3PerDocReader does
-
-        reader.doc_field_length = doc_field_length
-        return reader
-
-    perdoc.add_field = add_field_recording
-    writer.per_document_reader = per_document_reader
-
-
-#: Postings a run's writer keeps by term in memory (`_Postings`, about 20 bytes each) before
-#: it hands them to Whoosh's pool, which sorts them in runs on disk: a bound on its memory
-#: (about Whoosh's own pool's, 128 MB by its reckoning).
-POSTINGS_IN_MEMORY = 4_000_000
-
-
-class _Postings:
-    """A run writer's postings, kept by field and term as documents come, in place of Whoosh's
-    posting pool (which makes a tuple of each posting, sorts them all at the commit and hands
-    them to the segment's writer one by one, checking their order): the segment is written
-    term by term from these lists, each sorted as the pool would (by document number, then
-    weight and value), through the same field writer: the same files. A term's list holds
-    each posting's document number and its (weight, value) pair, one shared object for equal
-    pairs. Past `limit` postings they all go to Whoosh's pool (`spill`), which then writes
-    the segment as before."""
-
-    def __init__(self, pool: Any, limit: int) -> None:
-        self.pool = pool
-        self.limit = limit
-        #: (field, term) -> [document number, (weight, value), document number, ...]
-        self.terms: dict[tuple[str, bytes], list[Any]] = {}
-        #: (weight, value, type of weight) -> the one (weight, value) pair kept for them
-        self.pairs: dict[tuple[Any, Any, type], tuple[Any, Any]] = {}
-        #: name -> (field, indexed, scorable, stored, column type): `_add_document`'s look-ups
-        self.fields: dict[str, tuple[Any, bool, bool, bool, Any]] = {}
-        self.count = 0
-        self.spilled = False
-
-    def pair(self, weight: Any, vbytes: Any) -> tuple[Any, Any]:
-        key = (weight, vbytes, type(weight))
-        found = self.pairs.get(key)
-        if found is None:
-            found = self.pairs[key] = (weight, vbytes)
-        return found
-
-    def add(self, item: tuple[str, bytes, int, Any, Any]) -> None:
-        """Whoosh's pool interface (a merge adds an old segment's postings this way)."""
-        fieldname, tbytes, docnum, weight, vbytes = item
-        if docnum < 0:  # Whoosh's marker for a spelling word: the pool's business
-            self.spill()
-        if self.spilled:
-            self.pool.add(item)
-            return
-        found = self.terms.get((fieldname, tbytes))
-        if found is None:
-            found = self.terms[fieldname, tbytes] = []
-        found += (docnum, self.pair(weight, vbytes))
-        self.count += 1
-        if self.count >= self.limit:
-            self.spill()
-
-    @staticmethod
-    def postings(flat: list[Any]) -> list[tuple[int, Any, Any]]:
-        """A term's postings as the pool sorts them: (document number, weight, value)."""
-        found = [(flat[i], *flat[i + 1]) for i in range(0, len(flat), 2)]
-        found.sort()
-        return found
-
-    def spill(self) -> None:
-        """Hand every posting to Whoosh's pool, which sorts them, and go on through it."""
-        add, terms = self.pool.add, self.terms
-        while terms:
-            (fieldname, tbytes), flat = terms.popitem()
-            for docnum, weight, vbytes in self.postings(flat):
-                add((fieldname, tbytes, docnum, weight, vbytes))
-        self.count = 0
-        self.spilled = True
-
-    def iter_postings(self) -> Iterator[tuple[str, bytes, int, Any, Any]]:
-        if self.spilled:
-            return iter(self.pool.iter_postings())
-        return (
-            (fieldname, tbytes, *posting)
-            for fieldname, tbytes in sorted(self.terms)
-            for posting in self.postings(self.terms[fieldname, tbytes])
-        )
-
-    def write(self, fieldwriter: Any, schema: Any, lengths: Any) -> None:
-        """What Whoosh's `FieldWriter.add_postings` does with the pool's sorted postings."""
-        if self.spilled:
-            fieldwriter.add_postings(schema, lengths, self.pool.iter_postings())
-            return
-        length_of = lengths.doc_field_length if lengths else (lambda docnum, fieldname: 0)
-        fields: dict[str, list[bytes]] = {}
-        for fieldname, tbytes in self.terms:
-            fields.setdefault(fieldname, []).append(tbytes)
-        start_term, add, finish_term = (
-            fieldwriter.start_term,
-            fieldwriter.add,
-            fieldwriter.finish_term,
-        )
-        for fieldname in sorted(fields):
-            fsutil.kill_point("index.mid-keyword-segment")  # a test's kill -9, field by field
-            fieldwriter.start_field(fieldname, schema[fieldname])
-            write_term = _term_writer(fieldwriter)
-            for tbytes in sorted(fields[fieldname]):
-                postings = self.postings(self.terms[fieldname, tbytes])
-                if write_term is not None:
-                    write_term(
-                        tbytes,
-                        postings,
-                        [length_of(docnum, fieldname) for docnum, _, _ in postings],
-                    )
-                    continue
-                start_term(tbytes)
-                for docnum, weight, vbytes in postings:
-                    add(
-                        docnum,
-                        weight,
-                        b"" if vbytes is None else vbytes,
-                        length_of(docnum, fieldname),
-                    )
-                finish_term()
-            fieldwriter.finish_field()
-
-    def cleanup(self) -> None:
-        self.terms = {}
-        self.pool.cleanup()
-
-
-def _term_writer(fieldwriter: Any) -> Callable[[bytes, list[Any], list[Any]], None] | None:
-    """For Whoosh's own field writer (format 3) in a field: a function that writes a term's
-    postings (sorted, with their field lengths) to the segment's postings and terms files
-    as `start_term`, `add` for each posting and `finish_term` would: the same blocks of
-    ids, weights and values (pickled, compressed), the same block and term statistics, the
-    same term table row, byte for byte (tests/test_index.py compares the files), without a
-    call a posting and a dozen a block. None for another writer (or a Whoosh without these
-    internals): the caller then goes posting by posting."""
-    from whoosh.codec import whoosh3
-
-    writer: Any = getattr(fieldwriter, "_postwriter", None)
-    needed = (
-        "W3TermInfo",
-        "WHOOSH3_HEADER_MAGIC",
-        "dumps",
-        "length_to_byte",
-        "delta_encode",
-        "pack_ushort",
-    )
-    if (
-        type(fieldwriter) is not getattr(whoosh3, "W3FieldWriter", None)
-        or type(writer) is not getattr(whoosh3, "W3PostingsWriter", None)
-        or not all(hasattr(whoosh3, name) for name in needed)
-        or not all(
-            hasattr(writer, name)
-            for name in ("_byteids", "_blocklimit", "_compression", "_inlinelimit", "_postfile")
-        )
-        or not all(hasattr(fieldwriter, name) for name in ("_format", "_fieldid", "_tindex"))
-        or writer._byteids
-        or writer._inlinelimit > 1
-    ):
-        return None
-    import zlib
-    from array import array
-
-    term_info, magic, dumps = whoosh3.W3TermInfo, whoosh3.WHOOSH3_HEADER_MAGIC, whoosh3.dumps
-    length_to_byte, delta_encode = whoosh3.length_to_byte, whoosh3.delta_encode
-    postfile, limit, comp = writer._postfile, writer._blocklimit, writer._compression
-    fixed = fieldwriter._format.fixed_value_size()
-    prefix, add_term = whoosh3.pack_ushort(fieldwriter._fieldid), fieldwriter._tindex.add
-
-    def write_one(tbytes: bytes, docnum: int, weight: Any, vbytes: Any, length: Any) -> None:
-        """`write_term` of a term with one posting (most: paths, names, dates), the same
-        steps without the lists."""
-        info = term_info()
-        start = postfile.tell()
-        postfile.write(magic)
-        as_float = array("f", [weight])[0]  # what the block's weights array holds
-        top = weight if weight > 0 else 0
-        info._weight += as_float
-        info._df += 1
-        info._minlength = length or None
-        info._maxlength = max(info._maxlength, length or 0)
-        info._maxweight = max(info._maxweight, top)
-        info._minid = info._maxid = docnum
-        if fixed is None or fixed < 0:
-            mini_values: Any = (vbytes,) if vbytes else ()
-        elif fixed == 0:
-            mini_values = None
-        else:
-            mini_values = vbytes or b""
-        data = dumps(((docnum,), None if as_float == 1.0 else as_float, mini_values), 2)
-        if comp:
-            data = zlib.compress(data, comp)
-        head = dumps(
-            (1, docnum, top, comp, length_to_byte(length or None), length_to_byte(length or 0)), 2
-        )
-        postfile.write_int(-(len(head) + len(data)))
-        postfile.write(head)
-        postfile.write(data)
-        info.set_extent(start, postfile.tell() - start)
-        add_term(prefix + tbytes, info.to_bytes())
-
-    def write_term(tbytes: bytes, postings: list[Any], lengths: list[Any]) -> None:
-        count = len(postings)
-        if count == 1 and type(postings[0][0]) is int and 0 <= postings[0][0] < 1 << 32:
-            docnum, weight, vbytes = postings[0]
-            write_one(tbytes, docnum, weight, vbytes, lengths[0])
-            return
-        info = term_info()
-        start = postfile.tell()
-        for first in range(0, count, limit):  # W3PostingsWriter._write_block, a block each
-            block = postings[first : first + limit]
-            ids = array("I", [docnum for docnum, _, _ in block])
-            weights = array("f", [weight for _, weight, _ in block])
-            values = [vbytes for _, _, vbytes in block if vbytes]
-            top = 0  # as add_posting keeps it: the first of the greatest, from 0
-            for _, weight, _ in block:
-                if weight > top:
-                    top = weight
-            known = [length for length in lengths[first : first + limit] if length]
-            shortest = min(known) if known else None
-            longest = max(known) if known else 0
-            if not first:
-                postfile.write(magic)
-            # W3TermInfo.add_block
-            info._weight += sum(weights)
-            info._df += len(ids)
-            info._minlength = (
-                shortest if info._minlength is None else min(info._minlength, shortest)
-            )
-            info._maxlength = max(info._maxlength, longest)
-            info._maxweight = max(info._maxweight, top)
-            if info._minid is None:
-                info._minid = ids[0]
-            info._maxid = ids[-1]
-            if all(w == 1.0 for w in weights):
-                mini_weights: Any = None
-            elif all(w == weights[0] for w in weights):
-                mini_weights = weights[0]
-            else:
-                mini_weights = tuple(weights)
-            if fixed is None or fixed < 0:
-                mini_values: Any = tuple(values)
-            elif fixed == 0:
-                mini_values = None
-            else:
-                mini_values = b"".join(values)
-            data = dumps((tuple(delta_encode(ids)), mini_weights, mini_values), 2)
-            if comp:
-                data = zlib.compress(data, comp)
-            head = dumps(
-                (len(ids), ids[-1], top, comp, length_to_byte(shortest), length_to_byte(longest)), 2
-            )
-            size = len(head) + len(data)
-            postfile.write_int(-size if first + limit >= count else size)
-            postfile.write(head)
-            postfile.write(data)
-        info.set_extent(start, postfile.tell() - start)
-        add_term(prefix + tbytes, info.to_bytes())
-
-    return write_term
-
-
-def _postings_kept(writer: Any, limit: int | None = None) -> _Postings | None:
-    """Give the writer a `_Postings` in place of its pool, and the segment's flush that
-    writes from it; None (the writer left as it is) for a Whoosh without these internals or
-    a schema with spelling or vector fields (which add postings otherwise)."""
-    from whoosh.writing import PostingPool
-
-    pool = getattr(writer, "pool", None)
-    if type(pool) is not PostingPool or not all(
-        hasattr(writer, name)
-        for name in (
-            "_flush_segment",
-            "perdocwriter",
-            "fieldwriter",
-            "codec",
-            "docnum",
-            "per_document_reader",
-            "_check_fields",
-            "_check_state",
-        )
-    ):
-        return None
-    if any(field.vector or field.separate_spelling() for _, field in writer.schema.items()):
-        return None
-    postings = _Postings(pool, limit or POSTINGS_IN_MEMORY)
-
-    def flush_segment() -> None:  # SegmentWriter._flush_segment, writing from `postings`
-        writer.perdocwriter.close()
-        lengths = writer.per_document_reader() if writer.codec.length_stats else None
-        postings.write(writer.fieldwriter, writer.schema, lengths)
-        writer.fieldwriter.close()
-        if lengths:
-            lengths.close()
-
-    writer.pool = postings
-    writer._flush_segment = flush_segment
-    return postings
-
-
-def _add_document(writer: Any, postings: _Postings, fields: dict[str, Any]) -> None:
-    """`writer.add_document(**fields)` for a writer given `_postings_kept` and documents as
-    `documents` makes them (no boosts, no custom stored values: no "_" names), its
-    postings put in `postings` by term instead of a tuple each in the pool."""
-    if postings.spilled or any(name.startswith("_") for name in fields):
-        writer.add_document(**fields)
-        return
-    writer._check_state()
-    perdoc, docnum, terms, known, pairs = (
-        writer.perdocwriter,
-        writer.docnum,
-        postings.terms,
-        postings.fields,
-        postings.pairs,
-    )
-    names = sorted(fields)
-    for name in names:
-        if name not in known:
-            writer._check_fields(writer.schema, [name])
-            field = writer.schema[name]
-            known[name] = (field, field.indexed, field.scorable, field.stored, field.column_type)
-    perdoc.start_doc(docnum)
-    count = 0
-    try:
-        for name in names:
-            value = fields[name]
-            if value is None:
-                continue
-            field, indexed, scorable, stored, column = known[name]
-            length = 0
-            if indexed:
-                for tbytes, freq, weight, vbytes in field.index(value):
-                    weight *= 1.0  # Whoosh's document and field boost
-                    if scorable:
-                        length += freq
-                    pair = pairs.get((weight, vbytes, float))
-                    if pair is None or type(weight) is not float:
-                        pair = postings.pair(weight, vbytes)
-                    found = terms.get((name, tbytes))
-                    if found is None:
-                        terms[name, tbytes] = [docnum, pair]
-                    else:
-                        found += (docnum, pair)
-                    count += 1
-            perdoc.add_field(name, field, value if stored else None, length)
-            if column:
-                perdoc.add_column_value(name, column, field.to_column_value(value))
-    except Exception:
-        perdoc.cancel_doc()
-        raise
-    perdoc.finish_doc()
-    writer._added = True
-    writer.docnum += 1
-    postings.count += count
-    if postings.count >= postings.limit:
-        postings.spill()
+#: What the writer's speed-ups (whoosh_internals.FastWriter) are told of the schemas: the
+#: analysed fields (`analyzer()`: their terms come from `terms_of`); the fields whose values
+#: repeat from document to document, turned into postings once a value per writer (a unit's
+#: heading, every unit of a section, path, kind, date and tags; a file's scope; not the
+#: text: nearly every one differs); the expression of the list fields.
+LAYOUT = Layout(
+    analysed=("text", "heading"),
+    repeated=("heading", "path", "kind", "date", "tag", "scope"),
+    list_field=LIST_FIELD,
+)
 
 
 class FullTextWriter:
@@ -835,7 +288,7 @@ class FullTextWriter:
         self._fulltext = fulltext
         self._files: Any = None
         self._units: Any = None
-        self._postings: list[_Postings | None] = [None, None]
+        self._fast: list[FastWriter] = []  # the files' writer's, the units' writer's
         #: text -> its `terms_of`, for texts the caller has analysed already (it clears it)
         self.known_terms: dict[str, list[str]] = {}
 
@@ -847,11 +300,7 @@ class FullTextWriter:
             except BaseException:
                 files.cancel()
                 raise
-            for writer in (files, units):
-                _lengths_known_missing(writer)
-                _postings_made_quickly(writer, self.known_terms)
-                _lengths_kept_in_memory(writer)
-            self._postings = [_postings_kept(files), _postings_kept(units)]
+            self._fast = [FastWriter(w, LAYOUT, self.known_terms) for w in (files, units)]
             self._files, self._units = files, units
         return self._files, self._units
 
@@ -874,16 +323,12 @@ class FullTextWriter:
 
     def add(self, docs: Iterable[dict[str, Any]]) -> None:
         """Add documents as `documents` gives them (a file's own, with a "fid", and units)."""
-        writers: tuple[Any, Any] | None = None
+        opened = False
         for doc in docs:
-            if writers is None:
-                writers = self._writers()
-            which = 0 if "fid" in doc else 1
-            postings = self._postings[which]
-            if postings is None:
-                writers[which].add_document(**doc)
-            else:
-                _add_document(writers[which], postings, doc)
+            if not opened:
+                self._writers()
+                opened = True
+            self._fast[0 if "fid" in doc else 1].add(doc)
 
     def open(self) -> None:
         """Open the writers now (they open on first use otherwise)."""
@@ -896,9 +341,9 @@ class FullTextWriter:
             return
         files, units = self._files, self._units
         self._files = self._units = None
-        self._postings = [None, None]
-        for writer in (files, units):
-            _indexed_as_before(writer)
+        for fast in self._fast:
+            fast.finish()
+        self._fast = []
         try:
             files.commit(merge=True, optimize=optimize)
         except BaseException:
@@ -911,7 +356,7 @@ class FullTextWriter:
             return
         files, units = self._files, self._units
         self._files = self._units = None
-        self._postings = [None, None]
+        self._fast = []
         for writer in (files, units):
             with contextlib.suppress(Exception):
                 writer.cancel()

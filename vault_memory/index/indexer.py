@@ -22,10 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, IndexSettings
-from ..errors import CannotWriteError, ConfigError, UnreadableNoteError, VaultError
+from ..errors import (
+    ALLOW_HARDLINKS,
+    HARD_LINKS,
+    CannotWriteError,
+    HardLinkedError,
+    UnreadableNoteError,
+    VaultError,
+    left_out_for_links,
+)
 from ..files import LinkTargets, fsutil, parse_note, scopes
+from .backend import IndexBackend
 from .plan import ChangePlan, DiskFile, IndexedFile, plan_changes
-from .store import CorruptIndexError, SchemaVersionError, Store
+from .registry import index_file, open_backend
+from .rows import Embedding, FileStat, NewLink, NewUnit, Property, TextToEmbed
+from .store import CorruptIndexError, SchemaVersionError
 from .units import canvas_fields, make_canvas_units, make_units, note_fields
 
 log = logging.getLogger("vault_memory")
@@ -95,6 +106,8 @@ def scan(
     skipped: dict[str, str] | None = None,
     scope: scopes.Scope | None = None,
     others: set[str] | None = None,
+    allow_hardlinks: bool = False,
+    hard_linked: dict[str, int] | None = None,
 ) -> dict[str, os.stat_result]:
     """Indexable files under `root` (or only under its folder `under`) with their stat;
     symlinked folders are not entered, and file symlinks that loop, dangle or lead outside the
@@ -102,6 +115,9 @@ def scan(
     folders of files that scope may see are entered (the others are not even listed). Files
     Obsidian's "Excluded files" name are left out; they and every other file that is not
     indexed (attachments: images, PDFs) are added to `others`, when given (link targets).
+    Unless `allow_hardlinks`, files with more than one hard link are skipped too (they may be
+    another scope's or outside the vault: fsutil.foreign_links), each with its number of links
+    in `hard_linked`, when given; the stat that finds them is the one every file gets anyway.
 
     os.scandir rather than os.walk and pathlib: the no-op `vault index` of a large vault is
     mostly this loop, and a directory entry knows its type without another system call."""
@@ -157,8 +173,21 @@ def scan(
                     continue
             except OSError:
                 continue
+            links = fsutil.foreign_links(st, allow_hardlinks)
+            if links:
+                _skip_linked(prefix + name, links, skipped, hard_linked)
+                continue
             found[prefix + name] = st
     return found
+
+
+def _skip_linked(
+    relpath: str, links: int, skipped: dict[str, str] | None, hard_linked: dict[str, int] | None
+) -> None:
+    if skipped is not None:
+        skipped[relpath] = f"{HARD_LINKS.format(links=links)}; {ALLOW_HARDLINKS}"
+    if hard_linked is not None:
+        hard_linked[relpath] = links
 
 
 def _utf8(name: str) -> bool:
@@ -184,10 +213,17 @@ def _scope_problem(path: str | os.PathLike[str], real_root: Path, relpath: str) 
     return scopes.link_problem(relpath, target)
 
 
-def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result | None:
+def _stat_in_vault(
+    root: Path,
+    real_root: Path,
+    relpath: str,
+    allow_hardlinks: bool = False,
+    hard_linked: dict[str, int] | None = None,
+) -> os.stat_result | None:
     """The stat of `relpath` if `scan` would find it: a regular file inside the vault, not
     reached through a symlinked folder, and if itself a symlink, one that stays inside (and
-    inside the scopes its own scope sees)."""
+    inside the scopes its own scope sees), with one hard link unless `allow_hardlinks` (the
+    others are put in `hard_linked`, when given)."""
     parts = relpath.split("/")
     if "" in parts or os.path.isabs(relpath) or not _utf8(relpath):
         return None
@@ -206,7 +242,13 @@ def _stat_in_vault(root: Path, real_root: Path, relpath: str) -> os.stat_result 
         st = path.stat()
     except OSError:
         return None
-    return st if stat.S_ISREG(st.st_mode) else None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    links = fsutil.foreign_links(st, allow_hardlinks)
+    if links:
+        _skip_linked(relpath, links, None, hard_linked)
+        return None
+    return st
 
 
 def fs_clock_ns(folder: Path) -> int | None:
@@ -347,25 +389,6 @@ class IndexReport:
         return asdict(self)
 
 
-def open_store(config: Config, readonly: bool = False, create: bool = True) -> Any:
-    """The index backend `[index] backend` names: the SQLite `Store` in `.vault/` (default)
-    or the PostgreSQL server's `PgStore` (issue 21); both are `backend.IndexBackend`s."""
-    settings = config.index
-    backend = settings.backend.strip().lower() or "sqlite"
-    if backend == "sqlite":
-        return Store(config.cache_dir / "index.sqlite", readonly=readonly, create=create)
-    if backend == "postgres":
-        from .pgstore import PgStore, dsn_of
-
-        return PgStore(
-            dsn_of(settings.dsn, settings.dsn_env),
-            settings.vault_id or config.root.name,
-            config.cache_dir,
-            readonly=readonly,
-        )
-    raise ConfigError(f'[index] backend is "sqlite" or "postgres", not {settings.backend!r}.')
-
-
 class Index:
     """The derived cache of one vault."""
 
@@ -375,8 +398,9 @@ class Index:
         self.config = config
         self.root = config.root
         self.cache = config.cache_dir
-        self.backend = config.index.backend.strip().lower() or "sqlite"
-        self.store: Any = open_store(config, create=creates_cache)
+        self.store: IndexBackend = open_backend(config, create=creates_cache)
+        #: What the backend can do (backend.py): asked instead of its name.
+        self.capabilities = self.store.capabilities
         from .fulltext import FullText
 
         self.fulltext = FullText(self.cache / "whoosh")
@@ -389,7 +413,9 @@ class Index:
         self._embed_repairs = True
         self._store_rebuilt = False
         self._began_ns: int | None = None  # the file system's clock as the last plan began
-        self._stats_memo: tuple[Any, dict[str, tuple[int, int, str]]] | None = None
+        self._stats_memo: tuple[Any, dict[str, FileStat]] | None = None
+        #: The files said (on stderr) to be left out for their hard links: each said once.
+        self.said_linked: set[str] = set()
         # The keyword index writer's memo of texts analysed for SQLite (`_terms_of`)
         self._known_terms: dict[str, list[str]] | None = None
 
@@ -527,11 +553,11 @@ class Index:
         from .store import writable
 
         cache = self.cache
-        if self.backend != "sqlite":
+        if not self.capabilities.local_file:  # a server: .vault/ holds only this machine's part
             if cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK):
                 raise CannotWriteError(CACHE_NAME, f"the cache folder {cache} is read-only")
             return
-        db = self.store.path
+        db = index_file(self.config)
         if (
             self.store.fell_back
             or (cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK))
@@ -615,8 +641,8 @@ class Index:
         by runs that deferred it (`run(defer_fulltext=True)`)."""
         import json
 
-        if self.backend != "sqlite" or not self.store.exists():
-            return []
+        if self.capabilities.shared or not self.store.exists():
+            return []  # never deferred: what one machine lags behind by is not the server's
         try:
             found = json.loads(self.store.get_meta("fulltext_pending") or "[]")
         except ValueError:
@@ -688,7 +714,7 @@ class Index:
             self.store.close()
         self._embed_repairs = embed_repairs
         self._spare_cores = spare_cores
-        self._defer_fulltext = defer_fulltext and paths is not None and self.backend == "sqlite"
+        self._defer_fulltext = defer_fulltext and paths is not None and not self.capabilities.shared
         self._store_rebuilt = False
         with self.writer_lock(lock_timeout):
             try:
@@ -730,7 +756,9 @@ class Index:
             self._catch_up_fulltext()
 
         skipped: dict[str, str] = {}
-        plan, texts = self.plan(paths, skipped)
+        linked: dict[str, int] = {}
+        plan, texts = self.plan(paths, skipped, linked)
+        self._record_hard_linked(linked, texts.pop(_CHECKED))
         counts = plan.counts()
         for key in ("new", "modified", "moved", "deleted", "unchanged", "unreadable"):
             setattr(report, key, counts[key])
@@ -738,10 +766,15 @@ class Index:
         for path in plan.unreadable:
             held[path] = texts.pop(path)
             report.warnings.append(held[path].warning)  # type: ignore[union-attr]
-        report.skipped_links = len(skipped)
-        report.warnings += [f"skipped {path}: {why}" for path, why in sorted(skipped.items())]
+        report.skipped_links = len(set(skipped) | set(linked))
+        report.warnings += [
+            f"skipped {path}: {why}" for path, why in sorted(skipped.items()) if path not in linked
+        ]
         for message in report.warnings:
             log.warning(message)
+        if linked:  # one line for them all (a backup made of links may be thousands)
+            report.warnings.append(left_out_for_links(sorted(linked)))
+            self.say_left_out(linked)
         self._hold_skipped(plan, held)
         # When every unit had its vector before this run, the units that may lack one are
         # those of the files it stores: looked up alone, not by a pass over every unit.
@@ -822,19 +855,26 @@ class Index:
         return report
 
     def plan(
-        self, paths: Iterable[str] | None = None, skipped: dict[str, str] | None = None
+        self,
+        paths: Iterable[str] | None = None,
+        skipped: dict[str, str] | None = None,
+        hard_linked: dict[str, int] | None = None,
     ) -> tuple[ChangePlan, dict[str, Any]]:
         """Scan (all files, or `paths`), hash what changed, and plan. Reads only.
 
         Returns the plan and, for files that were read, their text (or, for unreadable
-        files, the warning to show). Symlinks a full scan skips are put in `skipped`."""
+        files, the warning to show). Symlinks and hard-linked files a full scan skips are put
+        in `skipped`; the hard-linked files of any run in `hard_linked`: they are not read,
+        and an indexed one is planned as deleted (its units leave the index)."""
         known = self._file_stats()
         held = self.store.skipped()
         racy = self.racy_paths()
         self._began_ns = fs_clock_ns(self.cache)  # before any stat: see `racy_paths`
+        allow = self.config.security.allow_hardlinks
+        linked = {} if hard_linked is None else hard_linked
         scope: set[str] | None = None
         if paths is None:
-            stats = scan(self.root, skipped=skipped)
+            stats = scan(self.root, skipped=skipped, allow_hardlinks=allow, hard_linked=linked)
         else:
             paths = list(paths)
             exclusions = obsidian_exclusions(self.root)
@@ -847,7 +887,7 @@ class Index:
             real_root = Path(os.path.realpath(self.root))
             stats = {}
             for relpath in scope:
-                st = _stat_in_vault(self.root, real_root, relpath)
+                st = _stat_in_vault(self.root, real_root, relpath, allow, linked)
                 if st is not None:
                     stats[relpath] = st
         # Files whose stat matches the index are unchanged and cannot take part in a move:
@@ -872,12 +912,15 @@ class Index:
                 still_held.append(relpath)  # reported when it changed; not again
                 continue
             try:
-                note_file = fsutil.read_text(self.root / relpath, relpath, limit)
+                note_file = fsutil.read_text(self.root / relpath, relpath, limit, allow)
                 if _is_canvas(relpath):
                     _check_canvas(relpath, note_file.text)
                 entry = DiskFile(note_file.mtime_ns, note_file.size, note_file.sha256)
                 texts[relpath] = note_file
             except VaultError as exc:  # unreadable, or vanished between scan and read
+                if isinstance(exc, HardLinkedError):  # linked since the scan: as one it found
+                    linked[relpath] = exc.links
+                    continue
                 if not isinstance(exc, UnreadableNoteError):
                     continue
                 entry = DiskFile(st.st_mtime_ns, st.st_size, unreadable=str(exc))
@@ -900,7 +943,46 @@ class Index:
         plan.held = sorted(still_held)
         # Skipped files that are gone (or readable now, below) are forgotten.
         texts[_GONE_HELD] = [p for p in held if p not in stats and (scope is None or p in scope)]
+        texts[_CHECKED] = None if scope is None else sorted(scope)
         return plan, texts
+
+    def hard_linked(self) -> dict[str, int]:
+        """The files the index leaves out for their hard links (path -> links), as its runs
+        last found them: what a search says it did not read, without a stat. Empty when hard
+        links are allowed or nothing is indexed yet."""
+        import json
+
+        if self.config.security.allow_hardlinks or not self.store.exists():
+            return {}
+        try:
+            found = json.loads(self.store.get_meta("hard_linked") or "{}")
+        except ValueError:
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def say_left_out(self, paths: Iterable[str]) -> None:
+        """Warn that `paths` were left out for their hard links: one line, for the files not
+        said yet by this index's runs and searches (a search after the run that found them
+        says nothing more, a watcher's reconcile says only what is new)."""
+        new = sorted(set(paths) - self.said_linked)
+        if new:
+            self.said_linked.update(new)
+            log.warning("%s", left_out_for_links(new))
+
+    def _record_hard_linked(self, linked: dict[str, int], checked: list[str] | None) -> None:
+        """Record what a run found hard-linked: all of it after a whole run (`checked` None),
+        else the verdicts on the `checked` paths, the others as they were."""
+        import json
+
+        before = self.hard_linked()
+        if checked is None:
+            now = dict(linked)
+        else:
+            done = set(checked)
+            now = {p: n for p, n in before.items() if p not in done} | linked
+        if now != before:
+            with self.store.transaction() as conn:
+                self.store.set_meta(conn, "hard_linked", json.dumps(now, sort_keys=True))
 
     def _hold_skipped(self, plan: ChangePlan, held: dict[str, Unreadable | None]) -> None:
         """Record the files that could not be read (until they change, they are neither read
@@ -918,15 +1000,19 @@ class Index:
                     self.store.set_skipped(conn, path, why.mtime_ns, why.size, why.reason)
 
     def _files_under(self, folders: list[str], known: dict[str, Any]) -> set[str]:
-        """The indexable paths under each folder: found on disk, or indexed (a folder that
-        was deleted or moved away)."""
+        """The indexable paths under each folder: found on disk (hard-linked ones too, for
+        the run to record), or indexed (a folder that was deleted or moved away)."""
         found: set[str] = set()
         indexed = sorted(known)
+        allow = self.config.security.allow_hardlinks
         for folder in folders:
             folder = folder.strip("/")
             if not folder or not is_indexable(f"{folder}/x.md") or ".." in folder.split("/"):
                 continue
-            found.update(scan(self.root, folder) if (self.root / folder).is_dir() else ())
+            if (self.root / folder).is_dir():
+                linked: dict[str, int] = {}
+                found.update(scan(self.root, folder, allow_hardlinks=allow, hard_linked=linked))
+                found.update(linked)
             prefix = f"{folder}/"
             start = bisect.bisect_left(indexed, prefix)
             for path in itertools.islice(indexed, start, None):
@@ -1010,18 +1096,18 @@ class Index:
             self.store.forget_content(conn, paths)
             self.store.set_meta(conn, "units", UNITS)
 
-    def _file_stats(self) -> dict[str, tuple[int, int, str]]:
+    def _file_stats(self) -> dict[str, FileStat]:
         """`store.file_stats()`, read once for a search's freshness check and its run while
         nothing changed the SQLite index between (no commit by another connection: its
         `data_version`; none by ours: `total_changes`). Callers do not change it."""
         store = self.store
-        if self.backend != "sqlite":
-            return dict(store.file_stats())
         key = store.changes_key()
+        if key is None:  # no cheap counter of commits: read anew
+            return dict(store.file_stats())
         memo = self._stats_memo
         if memo is not None and memo[0] == key:
             return memo[1]
-        stats: dict[str, tuple[int, int, str]] = store.file_stats()
+        stats = store.file_stats()
         self._stats_memo = (key, stats)
         return stats
 
@@ -1060,9 +1146,13 @@ class Index:
         analyzer gives otherwise. Stats only; reads no file and writes nothing."""
         known = self._file_stats()
         held = self.store.skipped()
-        disk = scan(self.root, scope=scope)
+        linked: dict[str, int] = {}
+        allow = self.config.security.allow_hardlinks
+        disk = scan(self.root, scope=scope, allow_hardlinks=allow, hard_linked=linked)
+        recorded = self.hard_linked()
         if scope is not None:
             known = {p: row for p, row in known.items() if scopes.sees(scope, scopes.scope_of(p))}
+            recorded = {p: n for p, n in recorded.items() if scopes.sees(scope, scopes.scope_of(p))}
         racy = self.racy_paths()
         stale = [
             p
@@ -1071,6 +1161,8 @@ class Index:
             and (p not in held or (st.st_mtime_ns, st.st_size) != held[p][:2])
         ]
         stale += [p for p in known if p not in disk]
+        # Files linked (or unlinked) since the index last looked: a run records them.
+        stale += sorted(set(linked).symmetric_difference(recorded) - set(stale))
         again = set(self._analyzed_otherwise() or ()) - set(stale)
         return stale + [p for p in known if p in again]
 
@@ -1215,7 +1307,7 @@ class Index:
             note.title,
             sorted(note.tags),
             [
-                (
+                NewUnit(
                     u.start_line,
                     u.end_line,
                     u.heading,
@@ -1229,10 +1321,10 @@ class Index:
             ],
             scope=scope,
             note_tags=fields.tags,
-            properties=fields.properties,
+            properties=[Property(name, value) for name, value in fields.properties],
             names=[" ".join(terms_of(name)) for name in fields.names],
             links=[
-                (
+                NewLink(
                     link.line,
                     link.kind,
                     link.target,
@@ -1266,7 +1358,7 @@ class Index:
         store = self.store
         self._embed_problem = None
         only, self._embed_only = getattr(self, "_embed_only", None), None
-        missing: list[tuple[str, str]] | None = None
+        missing: list[TextToEmbed] | None = None
         embedder: Any = None
         if only is not None and self.model_id:
             missing = store.missing_embeddings_of(self.model_id, only)
@@ -1315,7 +1407,7 @@ class Index:
                 break
             usable = np.isfinite(vectors).all(axis=1)
             rows = [
-                (sha, vec.tobytes())
+                Embedding(sha, vec.tobytes())
                 for (sha, _), vec, ok in zip(chunk, vectors, usable, strict=True)
                 if ok
             ]
@@ -1366,7 +1458,12 @@ class Index:
         from . import links
 
         others: set[str] = set()
-        scan(self.root, scope=viewer, others=others)
+        scan(
+            self.root,
+            scope=viewer,
+            others=others,
+            allow_hardlinks=self.config.security.allow_hardlinks,
+        )
         return links.targets(self.store, viewer, others)
 
     def doctor(self) -> list[Any]:
@@ -1384,7 +1481,7 @@ class Index:
 
         with contextlib.suppress(VaultError, sqlite3.DatabaseError):
             self.catch_up_fulltext()  # what runs deferred is not a difference
-        return verify(self, scan(self.root))
+        return verify(self, scan(self.root, allow_hardlinks=self.config.security.allow_hardlinks))
 
     def repair_differences(self, check: Any) -> list[Any]:
         """Make the index equal the files where `verify` found a difference."""
@@ -1398,6 +1495,7 @@ class Index:
 
 
 _GONE_HELD = "\x00gone"  # in the texts `plan` returns: skipped files no longer on disk
+_CHECKED = "\x00checked"  # and the paths a run over a few paths looked at (None: every one)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from ..config import Config
 from ..errors import VaultError
 from ..files import fsutil, parse_note
 from .arrays import check_arrays
+from .backend import Capabilities, IndexBackend
 from .store import CorruptIndexError, Store
 from .units import make_units
 
@@ -52,8 +53,8 @@ class Index(Protocol):
 
     config: Config
     cache: Path
-    backend: str  # "sqlite" or "postgres"
-    store: Store
+    capabilities: Capabilities
+    store: IndexBackend
     fulltext: FullText
     model_id: str | None
 
@@ -136,7 +137,7 @@ def heal_cache_shape(cache: Path) -> list[Finding]:
     return found
 
 
-def check_store(store: Store, full: bool = False) -> str | None:
+def check_store(store: IndexBackend, full: bool = False) -> str | None:
     """Why the SQLite index is damaged, or None. Cheap: it opens with its schema and every
     table, and its rows agree with the recorded counts; `full` adds `PRAGMA quick_check`."""
     try:
@@ -149,10 +150,10 @@ def check_store(store: Store, full: bool = False) -> str | None:
     except CorruptIndexError as exc:
         return str(exc)
     except sqlite3.DatabaseError as exc:
-        return f"{store.path.name}: {exc}"
+        return f"{Path(store.location).name}: {exc}"
 
 
-def check_vectors(store: Store, model: str | None) -> str | None:
+def check_vectors(store: IndexBackend, model: str | None) -> str | None:
     """Units without a vector of `model` while the index says every one has its vector."""
     if not model or store.get_meta("embeddings_complete") != "1":
         return None
@@ -187,14 +188,14 @@ def check_fulltext(index: Index, units: int) -> str | None:
     return None
 
 
-def _vectors_problem(store: Store, model: str | None) -> str | None:
+def _vectors_problem(store: IndexBackend, model: str | None) -> str | None:
     try:
         return check_vectors(store, model)
     except sqlite3.DatabaseError:
         return None  # a store that cannot be read: said by its own check
 
 
-def _fulltext_changed(store: Store, folder: Path) -> str | None:
+def _fulltext_changed(store: IndexBackend, folder: Path) -> str | None:
     """The cheap check of the Whoosh index (a stat per file): its files are those the last
     writer recorded, or it is marked as interrupted."""
     from .fulltext import FullText
@@ -214,7 +215,7 @@ def _fulltext_changed(store: Store, folder: Path) -> str | None:
     return None
 
 
-def _copied(store: Store, fulltext: Any) -> bool:
+def _copied(store: IndexBackend, fulltext: Any) -> bool:
     """Whether the Whoosh files hold, by content, what the last write recorded (a copied
     vault: new mtimes, same bytes; the next index run records them again)."""
     import json
@@ -298,7 +299,10 @@ def verify(index: Index, disk: Iterable[str], limit: int = 20) -> Verification:
     for relpath in sorted(disk):
         try:
             note_file = fsutil.read_text(
-                config.root / relpath, relpath, config.index.max_file_bytes
+                config.root / relpath,
+                relpath,
+                config.index.max_file_bytes,
+                config.security.allow_hardlinks,
             )
         except VaultError:
             continue  # unreadable files are skipped by the indexer too
@@ -403,8 +407,8 @@ def diagnose_and_repair(index: Index) -> list[Finding]:
     if not store.exists():
         found.append(
             Finding(
-                ".vault/index.sqlite" if index.backend == "sqlite" else "the index server",
-                "is missing" if index.backend == "sqlite" else "holds nothing of this vault",
+                index.capabilities.where,
+                "is missing" if index.capabilities.local_file else "holds nothing of this vault",
                 "built it from the files",
             )
         )

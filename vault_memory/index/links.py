@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..files import LinkTargets, obsidian, scopes
-from .store import Store
+from .backend import IndexBackend
+from .rows import LinkRow
 
 MAX_UNRESOLVED = 1000  # listed by `vault status` (the count is always complete)
 
@@ -45,26 +46,26 @@ def visible(viewer: scopes.Scope | None, paths: Iterable[str]) -> list[str]:
     return [p for p in paths if scopes.sees(viewer, scopes.scope_of(p))]
 
 
-def targets(store: Store, viewer: scopes.Scope | None, others: Iterable[str]) -> LinkTargets:
+def targets(store: IndexBackend, viewer: scopes.Scope | None, others: Iterable[str]) -> LinkTargets:
     """Every file a link of `viewer` may lead to: the indexed files it sees and the others
     (`others`, as `indexer.scan` lists them: attachments, excluded notes)."""
     return LinkTargets([*visible(viewer, store.file_stats()), *visible(viewer, others)])
 
 
-def _info(row: tuple[str, int, str, str, str, str, bool, str], to: LinkTargets) -> LinkInfo:
+def _info(row: LinkRow, to: LinkTargets) -> LinkInfo:
     source, line, kind, target, subpath, display, embed, text = row
     return LinkInfo(
         source, line, target, to.resolve(target, source), subpath, display, embed, kind, text
     )
 
 
-def outgoing(store: Store, to: LinkTargets, path: str) -> list[LinkInfo]:
+def outgoing(store: IndexBackend, to: LinkTargets, path: str) -> list[LinkInfo]:
     """The links of the file at `path`, in order."""
     return [_info(row, to) for row in store.links(paths=[path])]
 
 
 def incoming(
-    store: Store, to: LinkTargets, path: str, viewer: scopes.Scope | None
+    store: IndexBackend, to: LinkTargets, path: str, viewer: scopes.Scope | None
 ) -> list[LinkInfo]:
     """The links that lead to `path`, from the files `viewer` sees, by source and line."""
     rows = store.links(keys=[obsidian.file_key(path)])
@@ -78,7 +79,7 @@ def incoming(
     return found
 
 
-def unresolved(store: Store, to: LinkTargets, viewer: scopes.Scope | None) -> list[LinkInfo]:
+def unresolved(store: IndexBackend, to: LinkTargets, viewer: scopes.Scope | None) -> list[LinkInfo]:
     """The links of the files `viewer` sees that lead to no file it sees."""
     found = []
     for row in store.links():

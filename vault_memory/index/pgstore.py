@@ -1,4 +1,4 @@
-"""The derived index on a PostgreSQL server with pgvector (issue 21; docs/postgres-design.md):
+"""The derived index on a PostgreSQL server with pgvector (docs/postgres-design.md):
 the second `IndexBackend`, chosen by `[index] backend = "postgres"`.
 
 Files, units, names, links and skipped files are rows keyed by the vault's id (one server may
@@ -30,12 +30,34 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .backend import Capabilities
 from .pgconnect import IndexServerError, connect, describe
 from .pgschema import LATEST, MIGRATION_LOCK, applied, migrate
 from .pgtext import tsvector_literal
-from .store import CHUNK_COLUMNS, ChunkRow, FileRow
+from .rows import (
+    ChangedRows,
+    Embedding,
+    FileRow,
+    FileStat,
+    FulltextRow,
+    LinkRow,
+    NewLink,
+    NewUnit,
+    Property,
+    ScopeCount,
+    ServedRows,
+    ServedUnit,
+    SkippedFile,
+    StoredUnit,
+    TableRows,
+    TextToEmbed,
+    UnitDigest,
+    UnitRow,
+    make_rows,
+)
+from .store import UNIT_COLUMNS
 
 LOCAL_KEYS = ("fulltext_dirty", "fulltext_files")  # this machine's, not the server's
 LOCAL_FILE = "server-local.json"
@@ -45,7 +67,7 @@ HNSW_BUILD_MEMORY = "512MB"  # for the one bulk build of a model's HNSW index
 #: first index would be planned as if the tables were empty: nested loops over every vector)
 ANALYZE_AFTER_ROWS = 5000
 NAMED_MOST = 500  # units of the notes a query names, read for a search on the server
-CHUNK_COLUMNS_PG = CHUNK_COLUMNS.replace("c.", "u.").replace("f.path", "f.path")
+UNIT_COLUMNS_PG = UNIT_COLUMNS.replace("c.", "u.")
 
 
 def vector_text(blob: bytes) -> str:
@@ -64,6 +86,16 @@ def vector_blob(binary: bytes) -> bytes:
 
 class PgStore:
     """The index of vault `vault` on the server at `dsn` (see the module docstring)."""
+
+    capabilities = Capabilities(
+        name="postgres",
+        where="the index server",
+        local_file=False,
+        shared=True,
+        change_counter=False,
+        patches_unit_table=False,
+        serves_candidates=True,
+    )
 
     def __init__(self, dsn: str, vault: str, cache: Path, readonly: bool = False) -> None:
         self.dsn = dsn
@@ -85,6 +117,10 @@ class PgStore:
         self._unanalyzed = 0  # rows written since the last ANALYZE (ANALYZE_AFTER_ROWS)
 
     # -- connection ---------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        return self.server
 
     @property
     def conn(self) -> Any:
@@ -261,6 +297,10 @@ class PgStore:
     def data_version(self) -> int:
         return int(self._generation())
 
+    def changes_key(self) -> None:
+        """None: no counter of commits is read cheaply here (`state_stamp` tells)."""
+        return None
+
     def state_stamp(self) -> dict[str, Any]:
         with self._read_snapshot():
             meta = dict(
@@ -270,14 +310,14 @@ class PgStore:
                     (self.vault,),
                 ).fetchall()
             )
-            chunk = self._execute(
+            units = self._execute(
                 "SELECT max(u.id), count(*) FROM units u JOIN files f ON f.id = u.file_id"
                 " WHERE f.vault=%s",
                 (self.vault,),
             ).fetchone()
         return {
             "last_index_at": meta.get("last_index_at"),
-            "chunks": list(chunk),
+            "units": list(units),
             "vectors": meta.get("vectors_added"),
             "generation": meta.get("generation"),
         }
@@ -320,13 +360,14 @@ class PgStore:
         rows = self._execute(
             "SELECT id, path, kind, mtime_ns, size, sha256 FROM files WHERE vault=%s", (self.vault,)
         )
-        return {r[1]: FileRow(*r) for r in rows}
+        return {row.path: row for row in make_rows(FileRow, rows)}
 
-    def file_stats(self) -> dict[str, tuple[int, int, str]]:
+    def file_stats(self) -> dict[str, FileStat]:
         rows = self._execute(
             "SELECT path, mtime_ns, size, sha256 FROM files WHERE vault=%s", (self.vault,)
         )
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+        new = tuple.__new__
+        return {r[0]: new(FileStat, (r[1], r[2], r[3])) for r in rows}
 
     def delete_file(self, conn: Any, path: str) -> None:
         self._wrote = self._wrote_units = True
@@ -416,12 +457,12 @@ class PgStore:
         date: str | None,
         title: str,
         tags: Iterable[str],
-        units: Iterable[tuple[int, int, str, str, str, float, str, str]],
+        units: Iterable[NewUnit],
         scope: str = "",
         note_tags: Iterable[str] = (),
-        properties: Iterable[tuple[str, str]] = (),
+        properties: Iterable[Property] = (),
         names: Iterable[str] = (),
-        links: Iterable[tuple[int, str, str, str, str, bool, str, str]] = (),
+        links: Iterable[NewLink] = (),
     ) -> None:
         """As `Store.replace_file`; a file the server holds with this content is kept (its
         stat updated): the upsert is keyed by (vault, path, sha256)."""
@@ -440,7 +481,7 @@ class PgStore:
         self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (v, path))
         units = list(units)
         self._unanalyzed += len(units) + 1
-        headings = {heading: terms_of(heading) for _, _, heading, *_ in units}
+        headings = {unit.heading: terms_of(unit.heading) for unit in units}
         file_id = self._execute(
             "INSERT INTO files (vault, path, kind, mtime_ns, size, sha256, date, title, tags,"
             " indexed_at, scope, note_tags, units, tx_terms, hd_terms) VALUES (%s, %s, %s, %s,"
@@ -459,8 +500,8 @@ class PgStore:
                 scope,
                 " ".join(note_tags),
                 len(units),
-                sum(len(unit[7].split()) for unit in units),
-                sum(len(headings[unit[2]]) for unit in units),
+                sum(len(unit.terms.split()) for unit in units),
+                sum(len(headings[unit.heading]) for unit in units),
             ),
         ).fetchone()[0]
         with self.conn.cursor() as cur:
@@ -504,11 +545,11 @@ class PgStore:
                 ],
             )
 
-    def skipped(self) -> dict[str, tuple[int, int, str]]:
+    def skipped(self) -> dict[str, SkippedFile]:
         rows = self._execute(
             "SELECT path, mtime_ns, size, reason FROM skipped WHERE vault=%s", (self.vault,)
         )
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+        return {r[0]: SkippedFile(r[1], r[2], r[3]) for r in rows}
 
     def set_skipped(self, conn: Any, path: str, mtime_ns: int, size: int, reason: str) -> None:
         self._wrote = True
@@ -527,7 +568,7 @@ class PgStore:
                 "DELETE FROM skipped WHERE vault=%s AND path = ANY(%s)", (self.vault, wanted)
             )
 
-    def scope_counts(self) -> dict[str, tuple[int, int]]:
+    def scope_counts(self) -> dict[str, ScopeCount]:
         with self._read_snapshot():
             files = dict(
                 self._execute(
@@ -541,7 +582,7 @@ class PgStore:
                     (self.vault,),
                 ).fetchall()
             )
-        return {scope: (count, units.get(scope, 0)) for scope, count in files.items()}
+        return {scope: ScopeCount(count, units.get(scope, 0)) for scope, count in files.items()}
 
     def counts(self, model: str | None, scopes: Sequence[str] | None = None) -> dict[str, int]:
         where, params = "f.vault=%s", list[Any]([self.vault])
@@ -568,9 +609,7 @@ class PgStore:
 
     # -- what search reads ----------------------------------------------------------------
 
-    def unit_rows(
-        self, model: str | None
-    ) -> list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]]:
+    def unit_rows(self, model: str | None) -> list[UnitRow]:
         """As `Store.unit_rows`: by scope, then file id, then order (the C collation sorts
         scopes as SQLite's binary one does)."""
         with self._read_snapshot() as conn:
@@ -589,20 +628,14 @@ class PgStore:
                 ' ORDER BY f.scope COLLATE "C", u.file_id, u.ord',
                 (self.vault,),
             ).fetchall()
+        new = tuple.__new__
+        vector = by_sha.get
         return [
-            (
-                uid,
-                file_id,
-                heading,
-                date,
-                float(salience),
-                by_sha.get(sha),
-                lines,
-                terms,
-                text,
-                scope,
+            new(
+                UnitRow,
+                (uid, fid, heading, date, float(salience), vector(sha), n, terms, text, scope),
             )
-            for uid, file_id, heading, date, salience, sha, lines, terms, text, scope in rows
+            for uid, fid, heading, date, salience, sha, n, terms, text, scope in rows
         ]
 
     def file_marks(self) -> dict[int, int]:
@@ -610,13 +643,8 @@ class PgStore:
         the files that changed (search/table.py patches tables of the embedded index)."""
         return {}
 
-    def unit_rows_and_marks(
-        self, model: str | None
-    ) -> tuple[
-        list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]],
-        dict[int, int],
-    ]:
-        return self.unit_rows(model), {}
+    def unit_rows_and_marks(self, model: str | None) -> TableRows:
+        return TableRows(self.unit_rows(model), {})
 
     def changed_unit_rows(
         self,
@@ -625,7 +653,7 @@ class PgStore:
         marks: dict[int, int],
         unvectored: dict[int, int],
         most: int,
-    ) -> None:
+    ) -> ChangedRows | None:
         """Always None: the table is built whole (see `file_marks`)."""
         return None
 
@@ -667,9 +695,9 @@ class PgStore:
             )
         }
 
-    def missing_embeddings_of(self, model: str, paths: Sequence[str]) -> list[tuple[str, str]]:
+    def missing_embeddings_of(self, model: str, paths: Sequence[str]) -> list[TextToEmbed]:
         found = [
-            (r[0], r[1])
+            TextToEmbed(r[0], r[1])
             for r in self._execute(
                 'SELECT u.sha256, min(u.text COLLATE "C") FROM units u'
                 " JOIN files f ON f.id = u.file_id AND f.vault = %s"
@@ -679,7 +707,7 @@ class PgStore:
                 (self.vault, model, list(paths)),
             )
         ]
-        return sorted(found, key=lambda item: (len(item[1]), item[0]))
+        return sorted(found, key=lambda t: (len(t.text), t.sha256))
 
     def prune_embeddings_of(self, conn: Any, shas: Iterable[str]) -> int:
         cur = self._execute(
@@ -692,29 +720,21 @@ class PgStore:
             self._wrote = True
         return int(cur.rowcount)
 
-    def _chunks(self, where: str, params: Sequence[Any], order: str) -> list[ChunkRow]:
-        rows = self._execute(
-            f"SELECT {CHUNK_COLUMNS_PG} FROM units u JOIN files f ON f.id = u.file_id"
-            f" WHERE f.vault=%s AND {where} ORDER BY {order}",
-            [self.vault, *params],
-        )
-        return [
-            ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], float(r[9]), r[10])
-            for r in rows
-        ]
-
-    def chunks_of(self, paths: Iterable[str]) -> list[ChunkRow]:
-        rows: list[ChunkRow] = []
-        for path in paths:
-            rows += self._chunks("f.path = %s", [path], "u.ord")
-        return rows
-
-    def all_chunks(self) -> Iterator[ChunkRow]:
-        yield from self._chunks("true", [], "u.id")
-
-    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+    def units_by_id(self, ids: Iterable[int]) -> dict[int, StoredUnit]:
         wanted = [int(i) for i in ids]
-        return {r.id: r for r in self._chunks("u.id = ANY(%s)", [wanted], "u.id")} if wanted else {}
+        if not wanted:
+            return {}
+        rows = self._execute(
+            f"SELECT {UNIT_COLUMNS_PG} FROM units u JOIN files f ON f.id = u.file_id"
+            " WHERE f.vault=%s AND u.id = ANY(%s) ORDER BY u.id",
+            [self.vault, wanted],
+        )
+        return {
+            r[0]: StoredUnit(
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], float(r[9]), r[10]
+            )
+            for r in rows
+        }
 
     def named_files(self, keys: Iterable[str]) -> dict[str, list[int]]:
         found: dict[str, list[int]] = {}
@@ -739,7 +759,7 @@ class PgStore:
 
     def links(
         self, paths: Iterable[str] | None = None, keys: Iterable[str] | None = None
-    ) -> list[tuple[str, int, str, str, str, str, bool, str]]:
+    ) -> list[LinkRow]:
         base = (
             "SELECT f.path, l.line, l.kind, l.target, l.subpath, l.display, l.embed, l.text"
             " FROM links l JOIN files f ON f.id = l.file_id WHERE f.vault=%s"
@@ -754,26 +774,27 @@ class PgStore:
             rows = self._execute(
                 f"{base} AND {column} = ANY(%s)" + order, (self.vault, values)
             ).fetchall()
-        return [(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
+        return [LinkRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
 
-    def fulltext_rows(
-        self, paths: Iterable[str] | None = None
-    ) -> Iterator[tuple[int, int, str, str, str, str | None, str, str, str, str]]:
+    def fulltext_rows(self, paths: Iterable[str] | None = None) -> Iterator[FulltextRow]:
         query = (
             "SELECT u.id, f.id, f.path, u.text, u.heading, u.date, u.kind, u.tags,"
             " f.note_tags, f.scope FROM units u JOIN files f ON f.id = u.file_id"
             " WHERE f.vault=%s"
         )
         if paths is None:
-            yield from self._execute(query + " ORDER BY u.id", (self.vault,)).fetchall()
+            yield from make_rows(
+                FulltextRow, self._execute(query + " ORDER BY u.id", (self.vault,)).fetchall()
+            )
             return
         for path in paths:
-            yield from self._execute(
-                query + " AND f.path = %s ORDER BY u.ord", (self.vault, path)
-            ).fetchall()
+            yield from make_rows(
+                FulltextRow,
+                self._execute(query + " AND f.path = %s ORDER BY u.ord", (self.vault, path)),
+            )
 
-    def properties_of(self, file_ids: Iterable[int]) -> dict[int, list[tuple[str, str]]]:
-        found: dict[int, list[tuple[str, str]]] = {}
+    def properties_of(self, file_ids: Iterable[int]) -> dict[int, list[Property]]:
+        found: dict[int, list[Property]] = {}
         wanted = sorted(set(file_ids))
         if wanted:
             for file_id, name, value in self._execute(
@@ -781,7 +802,7 @@ class PgStore:
                 " ORDER BY file_id, ord",
                 (wanted,),
             ):
-                found.setdefault(file_id, []).append((name, value))
+                found.setdefault(file_id, []).append(Property(name, value))
         return found
 
     # -- asked besides --------------------------------------------------------------------
@@ -840,12 +861,15 @@ class PgStore:
             )
         ]
 
-    def unit_digests(self) -> Iterator[tuple[int, int, int, str]]:
-        yield from self._execute(
-            "SELECT u.file_id, u.start_line, u.end_line, u.sha256 FROM units u"
-            " JOIN files f ON f.id = u.file_id WHERE f.vault=%s ORDER BY u.file_id, u.ord",
-            (self.vault,),
-        ).fetchall()
+    def unit_digests(self) -> Iterator[UnitDigest]:
+        yield from make_rows(
+            UnitDigest,
+            self._execute(
+                "SELECT u.file_id, u.start_line, u.end_line, u.sha256 FROM units u"
+                " JOIN files f ON f.id = u.file_id WHERE f.vault=%s ORDER BY u.file_id, u.ord",
+                (self.vault,),
+            ).fetchall(),
+        )
 
     def vector_shas(self, model: str) -> set[str]:
         return {
@@ -943,7 +967,7 @@ class PgStore:
         words: int,
         pad: int,
         known: str | None,
-    ) -> dict[str, Any]:
+    ) -> ServedRows:
         """What a search needs of the server, in one statement (one round trip, one
         snapshot): the `near` units nearest `vector` (HNSW) and the `words` best matches of
         any of the analyzed `keywords` (`ts_rank_cd` over the GIN index), both among the
@@ -952,202 +976,32 @@ class PgStore:
         `names`; every unit within `pad` of those in their file (context windows); how many
         visible units hold each of `terms` in the text and in the heading (BM25's document
         frequencies); the vault's meta rows; and, when the server's generation is not
-        `known`, the visible units' count and field lengths.
+        `known`, the visible units' count and field lengths. The rows come in scope, file
+        and unit order, as `unit_rows` gives them."""
+        from .pgtext import tsquery_literal
 
-        Returns {"generation", "stats": (units, text terms, heading terms) or None,
-        "df": {term: (text, heading)}, "named": [file ids], "rows": [(UnitRow, ChunkRow,
-        allowed, flagged or None)]} with the rows in scope, file and order, as
-        `unit_rows`."""
-        from psycopg import sql
-
-        from .pgtext import quote, tsquery_literal
-
-        tsquery = tsquery_literal(keywords)
-        scoped = " AND f.scope = ANY(%(scopes)s)" if scopes is not None else ""
-        allowed, params = self._allowed(conditions)
-        params |= {
-            "vault": self.vault,
-            "scopes": list(scopes) if scopes is not None else None,
-            "known": known,
-            "model": model,
-            "pad": int(pad),
-        }
-        parts = [
-            "info AS (SELECT (SELECT value FROM meta WHERE vault = %(vault)s"
-            " AND key = 'generation') AS generation, (SELECT json_object_agg(key, value)"
-            " FROM meta WHERE vault = %(vault)s) AS meta)",
-            "stats AS (SELECT count(*) AS files, sum(f.units) AS units,"
-            " sum(f.tx_terms) AS tx, sum(f.hd_terms) AS hd FROM files f"
-            f" WHERE f.vault = %(vault)s{scoped}"
-            " AND (SELECT generation FROM info) IS DISTINCT FROM %(known)s)",
-        ]
-        hits = ["SELECT 0::bigint AS id WHERE false"]
+        statement = _ServedStatement(self, scopes, conditions, known)
         if vector is not None and model:
-            dims = len(vector) // 4
-            narrow = scopes is not None or any(
-                conditions.get(k) for k in ("kinds", "within", "since", "until")
-            )
-            over = int(int(near) * (self.OVERFETCH if narrow else 1.5))
-            self._ef_search(max(40, min(1000, over)))
-            params |= {"vec": vector_text(vector), "over": over, "near": int(near)}
-            parts.append(
-                sql.SQL(
-                    "vec AS (SELECT u.id FROM (SELECT sha256, embedding::vector({dims})"
-                    " <=> %(vec)s::vector({dims}) AS d FROM embeddings WHERE model = {model}"
-                    " AND vault = %(vault)s ORDER BY embedding::vector({dims})"
-                    " <=> %(vec)s::vector({dims}) LIMIT %(over)s) c"
-                    " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
-                    " WHERE f.vault = %(vault)s{scoped} AND {allowed} ORDER BY c.d, u.id"
-                    " LIMIT %(near)s)"
-                )
-                .format(
-                    dims=sql.SQL(str(int(dims))),
-                    model=sql.Literal(model),
-                    scoped=sql.SQL(scoped),
-                    allowed=sql.SQL(allowed),
-                )
-                .as_string(self.conn)
-            )
-            hits.append("SELECT id FROM vec")
+            statement.nearest(model, vector, near, self.OVERFETCH)
+            self._ef_search(max(40, min(1000, statement.params["over"])))
         kept = [t for t in dict.fromkeys(terms) if t]
-        # The visible units holding any query term, read once over the GIN index: the
-        # keyword candidates are the best of them, the document frequencies count them.
-        params |= {"mq": tsquery_literal([*kept, *keywords])}
-        parts.append(
-            "m AS MATERIALIZED (SELECT u.id, u.tsv, " + allowed + " AS ok FROM units u"
-            " JOIN files f ON f.id = u.file_id WHERE u.tsv @@ %(mq)s::tsquery"
-            f" AND f.vault = %(vault)s{scoped})"
-            if params["mq"]
-            else "m AS (SELECT 0::bigint AS id, NULL::tsvector AS tsv, false AS ok WHERE false)"
-        )
-        if tsquery:
-            params |= {"q": tsquery, "words": int(words)}
-            parts.append(
-                "kw AS (SELECT id FROM m WHERE ok AND tsv @@ %(q)s::tsquery"
-                " ORDER BY ts_rank_cd(tsv, %(q)s::tsquery, 32) DESC, id LIMIT %(words)s)"
-            )
-            hits.append("SELECT id FROM kw")
+        statement.matches(tsquery_literal([*kept, *keywords]))
+        statement.best_matches(tsquery_literal(keywords), words)
         if names:
-            params |= {"names": list(names), "named_most": NAMED_MOST}
-            parts.append(
-                "named AS (SELECT DISTINCT n.file_id FROM names n JOIN files f"
-                f" ON f.id = n.file_id WHERE f.vault = %(vault)s{scoped}"
-                " AND n.key = ANY(%(names)s))"
-            )
-            parts.append(
-                "named_units AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id"
-                f" WHERE u.file_id IN (SELECT file_id FROM named) AND {allowed}"
-                " ORDER BY u.file_id, u.ord LIMIT %(named_most)s)"
-            )
-            hits.append("SELECT id FROM named_units")
-        counts = []  # one pass over the matches: each term's text and heading counts
-        for i, term in enumerate(kept):
-            params |= {f"t{i}": term, f"tx{i}": quote(term) + ":D", f"hd{i}": quote(term) + ":A"}
-            counts.append(
-                f"%(t{i})s::text, json_build_array("
-                f"count(*) FILTER (WHERE tsv @@ %(tx{i})s::tsquery),"
-                f" count(*) FILTER (WHERE tsv @@ %(hd{i})s::tsquery))"
-            )
-        parts += [
-            "hits AS (" + " UNION ".join(hits) + ")",
-            "spans AS (SELECT u.file_id, u.heading, min(u.ord) - %(pad)s AS lo,"
-            " max(u.ord) + %(pad)s AS hi FROM hits JOIN units u ON u.id = hits.id"
-            " GROUP BY u.file_id, u.heading)",
-            "near AS (SELECT DISTINCT n.id FROM spans s JOIN units n ON n.file_id = s.file_id"
-            " AND n.ord BETWEEN s.lo AND s.hi AND n.heading = s.heading)",
-            ("df AS (SELECT json_build_object(" + ", ".join(counts) + ") AS df FROM m)")
-            if counts
-            else "df AS (SELECT '{}'::json AS df)",
-        ]
-        named_ids = "(SELECT array_agg(file_id) FROM named)" if names else "NULL::bigint[]"
-        statement = (
-            "WITH "
-            + ", ".join(str(p) for p in parts)
-            + " SELECT i.generation, s.units, s.tx, s.hd, d.df::text, "
-            + named_ids
-            + ", i.meta::text, r.*"
-            " FROM info i CROSS JOIN df d LEFT JOIN stats s ON true LEFT JOIN ("
-            " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.embedding,"
-            " u.end_line - u.start_line + 1 AS lines, u.terms, u.text, f.scope, f.path,"
-            " u.start_line, u.end_line, u.sha256, u.kind, u.tags,"
-            f" ({allowed}) AS allowed, u.ord, u.flagged FROM near JOIN units u"
-            " ON u.id = near.id"
-            " JOIN files f ON f.id = u.file_id LEFT JOIN LATERAL (SELECT embedding FROM"
-            " embeddings WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
-            " ON true) r ON true"
-            ' ORDER BY r.scope COLLATE "C", r.file_id, r.ord'
-        )
+            statement.named(names)
         with self.conn.cursor(binary=True) as cur:
             try:
-                cur.execute(statement, params)
+                cur.execute(statement.sql(kept, pad, model), statement.params)
                 found = cur.fetchall()
             except Exception as exc:
                 self._failed(exc)
                 raise
-        first = found[0]
-        stats = None
-        if first[1] is not None:
-            stats = (int(first[1]), int(first[2] or 0), int(first[3] or 0))
-        elif known is None or first[0] != known:
-            stats = (0, 0, 0)  # no file visible
-        rows = []
-        meta = json.loads(first[6] or "{}")
+        got = _served_rows(found, known)
+        meta = json.loads(found[0][6] or "{}")
         if self._meta is not None and self._meta.get("generation") != meta.get("generation"):
             self.stale = True  # what this search read of meta before may be out of date
         self._meta = {str(k): str(v) for k, v in meta.items()}
-        for r in found:
-            if r[7] is None:
-                continue
-            (
-                uid,
-                file_id,
-                heading,
-                date,
-                salience,
-                vec,
-                lines,
-                uterms,
-                text,
-                scope,
-                path,
-                start,
-                end,
-                sha,
-                kind,
-                tags,
-                ok,
-                _,
-                flagged,
-            ) = r[7:]
-            rows.append(
-                (
-                    (
-                        uid,
-                        file_id,
-                        heading,
-                        date,
-                        float(salience),
-                        vector_blob(vec) if vec is not None else None,
-                        lines,
-                        uterms,
-                        text,
-                        scope,
-                    ),
-                    ChunkRow(
-                        uid, path, start, end, heading, text, sha, date, kind, float(salience), tags
-                    ),
-                    bool(ok),
-                    flagged,
-                )
-            )
-        df = json.loads(first[4] or "{}")
-        return {
-            "generation": first[0],
-            "stats": stats,
-            "df": {t: (int(a), int(b)) for t, (a, b) in df.items()},
-            "named": [int(f) for f in first[5] or ()],
-            "rows": rows,
-        }
+        return got
 
     def _allowed(self, conditions: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """`unit_ids_where`'s conditions (and `hidden_files`: file kinds left out, as
@@ -1193,9 +1047,9 @@ class PgStore:
 
     # -- embeddings -------------------------------------------------------------------------
 
-    def missing_embeddings(self, model: str) -> list[tuple[str, str]]:
+    def missing_embeddings(self, model: str) -> list[TextToEmbed]:
         return [
-            (r[0], r[1])
+            TextToEmbed(r[0], r[1])
             for r in self._execute(
                 'SELECT u.sha256, min(u.text COLLATE "C") AS text FROM units u'
                 " JOIN files f ON f.id = u.file_id AND f.vault = %s"
@@ -1231,7 +1085,7 @@ class PgStore:
             .as_string(self.conn)
         )
 
-    def add_embeddings(self, conn: Any, model: str, rows: Iterable[tuple[str, bytes]]) -> None:
+    def add_embeddings(self, conn: Any, model: str, rows: Iterable[Embedding]) -> None:
         batch = [(self.vault, sha, model, vector_text(blob)) for sha, blob in rows]
         if not batch:
             return
@@ -1287,6 +1141,204 @@ class PgStore:
         return int(cur.rowcount)
 
 
+class _ServedStatement:
+    """`PgStore.served`'s one statement, put together from its parts (common table
+    expressions): `info` and `stats` always, then the candidates asked for (`nearest`,
+    `matches` and `best_matches`, `named`), then `sql` joins them with their neighbours,
+    the document frequencies and the meta rows."""
+
+    def __init__(
+        self,
+        store: PgStore,
+        scopes: Sequence[str] | None,
+        conditions: dict[str, Any],
+        known: str | None,
+    ) -> None:
+        self.store = store
+        self.scoped = " AND f.scope = ANY(%(scopes)s)" if scopes is not None else ""
+        self.narrow = scopes is not None or any(
+            conditions.get(k) for k in ("kinds", "within", "since", "until")
+        )
+        self.allowed, self.params = store._allowed(conditions)
+        self.params |= {
+            "vault": store.vault,
+            "scopes": list(scopes) if scopes is not None else None,
+            "known": known,
+        }
+        self.parts: list[str] = [
+            "info AS (SELECT (SELECT value FROM meta WHERE vault = %(vault)s"
+            " AND key = 'generation') AS generation, (SELECT json_object_agg(key, value)"
+            " FROM meta WHERE vault = %(vault)s) AS meta)",
+            "stats AS (SELECT count(*) AS files, sum(f.units) AS units,"
+            " sum(f.tx_terms) AS tx, sum(f.hd_terms) AS hd FROM files f"
+            f" WHERE f.vault = %(vault)s{self.scoped}"
+            " AND (SELECT generation FROM info) IS DISTINCT FROM %(known)s)",
+        ]
+        self.hits = ["SELECT 0::bigint AS id WHERE false"]
+        self.names = False
+
+    def nearest(self, model: str, vector: bytes, near: int, overfetch: int) -> None:
+        """The `near` visible units nearest `vector`, by the model's HNSW index (its
+        candidates over-fetched: pgvector filters after its scan)."""
+        from psycopg import sql
+
+        dims = len(vector) // 4
+        over = int(int(near) * (overfetch if self.narrow else 1.5))
+        self.params |= {"vec": vector_text(vector), "over": over, "near": int(near)}
+        self.parts.append(
+            sql.SQL(
+                "vec AS (SELECT u.id FROM (SELECT sha256, embedding::vector({dims})"
+                " <=> %(vec)s::vector({dims}) AS d FROM embeddings WHERE model = {model}"
+                " AND vault = %(vault)s ORDER BY embedding::vector({dims})"
+                " <=> %(vec)s::vector({dims}) LIMIT %(over)s) c"
+                " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
+                " WHERE f.vault = %(vault)s{scoped} AND {allowed} ORDER BY c.d, u.id"
+                " LIMIT %(near)s)"
+            )
+            .format(
+                dims=sql.SQL(str(int(dims))),
+                model=sql.Literal(model),
+                scoped=sql.SQL(self.scoped),
+                allowed=sql.SQL(self.allowed),
+            )
+            .as_string(self.store.conn)
+        )
+        self.hits.append("SELECT id FROM vec")
+
+    def matches(self, tsquery: str) -> None:
+        """The visible units holding any query term, read once over the GIN index: the
+        keyword candidates are the best of them, the document frequencies count them."""
+        self.params |= {"mq": tsquery}
+        self.parts.append(
+            "m AS MATERIALIZED (SELECT u.id, u.tsv, " + self.allowed + " AS ok FROM units u"
+            " JOIN files f ON f.id = u.file_id WHERE u.tsv @@ %(mq)s::tsquery"
+            f" AND f.vault = %(vault)s{self.scoped})"
+            if tsquery
+            else "m AS (SELECT 0::bigint AS id, NULL::tsvector AS tsv, false AS ok WHERE false)"
+        )
+
+    def best_matches(self, tsquery: str, words: int) -> None:
+        """The `words` best allowed matches of `tsquery` by `ts_rank_cd`."""
+        if not tsquery:
+            return
+        self.params |= {"q": tsquery, "words": int(words)}
+        self.parts.append(
+            "kw AS (SELECT id FROM m WHERE ok AND tsv @@ %(q)s::tsquery"
+            " ORDER BY ts_rank_cd(tsv, %(q)s::tsquery, 32) DESC, id LIMIT %(words)s)"
+        )
+        self.hits.append("SELECT id FROM kw")
+
+    def named(self, names: Sequence[str]) -> None:
+        """The allowed units of the visible notes a name key of `names` names."""
+        self.names = True
+        self.params |= {"names": list(names), "named_most": NAMED_MOST}
+        self.parts.append(
+            "named AS (SELECT DISTINCT n.file_id FROM names n JOIN files f"
+            f" ON f.id = n.file_id WHERE f.vault = %(vault)s{self.scoped}"
+            " AND n.key = ANY(%(names)s))"
+        )
+        self.parts.append(
+            "named_units AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id"
+            f" WHERE u.file_id IN (SELECT file_id FROM named) AND {self.allowed}"
+            " ORDER BY u.file_id, u.ord LIMIT %(named_most)s)"
+        )
+        self.hits.append("SELECT id FROM named_units")
+
+    def sql(self, kept: list[str], pad: int, model: str | None) -> str:
+        """The whole statement: the candidates and the units within `pad` of them in their
+        section, with each term of `kept`'s text and heading counts over the matches."""
+        from .pgtext import quote
+
+        self.params |= {"model": model, "pad": int(pad)}
+        counts = []  # one pass over the matches: each term's text and heading counts
+        for i, term in enumerate(kept):
+            self.params |= {
+                f"t{i}": term,
+                f"tx{i}": quote(term) + ":D",
+                f"hd{i}": quote(term) + ":A",
+            }
+            counts.append(
+                f"%(t{i})s::text, json_build_array("
+                f"count(*) FILTER (WHERE tsv @@ %(tx{i})s::tsquery),"
+                f" count(*) FILTER (WHERE tsv @@ %(hd{i})s::tsquery))"
+            )
+        parts = [
+            *self.parts,
+            "hits AS (" + " UNION ".join(self.hits) + ")",
+            "spans AS (SELECT u.file_id, u.heading, min(u.ord) - %(pad)s AS lo,"
+            " max(u.ord) + %(pad)s AS hi FROM hits JOIN units u ON u.id = hits.id"
+            " GROUP BY u.file_id, u.heading)",
+            "near AS (SELECT DISTINCT n.id FROM spans s JOIN units n ON n.file_id = s.file_id"
+            " AND n.ord BETWEEN s.lo AND s.hi AND n.heading = s.heading)",
+            ("df AS (SELECT json_build_object(" + ", ".join(counts) + ") AS df FROM m)")
+            if counts
+            else "df AS (SELECT '{}'::json AS df)",
+        ]
+        named_ids = "(SELECT array_agg(file_id) FROM named)" if self.names else "NULL::bigint[]"
+        return (
+            "WITH "
+            + ", ".join(parts)
+            + " SELECT i.generation, s.units, s.tx, s.hd, d.df::text, "
+            + named_ids
+            + ", i.meta::text, r.*"
+            " FROM info i CROSS JOIN df d LEFT JOIN stats s ON true LEFT JOIN ("
+            " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.embedding,"
+            " u.end_line - u.start_line + 1 AS lines, u.terms, u.text, f.scope, f.path,"
+            " u.start_line, u.end_line, u.sha256, u.kind, u.tags,"
+            f" ({self.allowed}) AS allowed, u.ord, u.flagged FROM near JOIN units u"
+            " ON u.id = near.id"
+            " JOIN files f ON f.id = u.file_id LEFT JOIN LATERAL (SELECT embedding FROM"
+            " embeddings WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
+            " ON true) r ON true"
+            ' ORDER BY r.scope COLLATE "C", r.file_id, r.ord'
+        )
+
+
+def _served_rows(found: list[Any], known: str | None) -> ServedRows:
+    """`PgStore.served`'s answer from the rows of its statement: the statistics and meta
+    on every row, a unit on each (none when no unit was picked)."""
+    first = found[0]
+    stats = None
+    if first[1] is not None:
+        stats = (int(first[1]), int(first[2] or 0), int(first[3] or 0))
+    elif known is None or first[0] != known:
+        stats = (0, 0, 0)  # no file visible
+    rows = []
+    for r in found:
+        if r[7] is None:
+            continue
+        (uid, file_id, heading, date, salience, vec, lines, uterms, text, scope) = r[7:17]
+        (path, start, end, sha, kind, tags, ok, _, flagged) = r[17:]
+        salience = float(salience)
+        rows.append(
+            ServedUnit(
+                UnitRow(
+                    uid,
+                    file_id,
+                    heading,
+                    date,
+                    salience,
+                    vector_blob(vec) if vec is not None else None,
+                    lines,
+                    uterms,
+                    text,
+                    scope,
+                ),
+                StoredUnit(uid, path, start, end, heading, text, sha, date, kind, salience, tags),
+                bool(ok),
+                flagged,
+            )
+        )
+    df = json.loads(first[4] or "{}")
+    return ServedRows(
+        generation=first[0],
+        stats=stats,
+        df={t: (int(a), int(b)) for t, (a, b) in df.items()},
+        named=[int(f) for f in first[5] or ()],
+        rows=rows,
+    )
+
+
 def dsn_of(dsn: str, dsn_env: str) -> str:
     """The DSN `[index] dsn` gives, or the one in the variable `dsn_env` names."""
     from ..errors import ConfigError
@@ -1305,3 +1357,10 @@ def dsn_of(dsn: str, dsn_env: str) -> str:
             "server's DSN, postgresql://user@host/db)."
         )
     return dsn
+
+
+if TYPE_CHECKING:
+    from .backend import ServesCandidates
+
+    def _conforms(store: PgStore) -> ServesCandidates:
+        return store  # mypy: the PostgreSQL store is an IndexBackend that serves candidates

@@ -14,11 +14,14 @@ from typing import Any
 from ..config import Config
 from ..errors import VaultError
 from ..files import fsutil, scopes
-from .indexer import fingerprint, open_store, racy_files, scan
+from .backend import IndexBackend
+from .indexer import fingerprint, racy_files, scan
+from .registry import capabilities_of, index_file, open_backend
+from .rows import FileStat, ScopeCount, SkippedFile
 from .store import CorruptIndexError, SchemaVersionError, Store
 
 
-def _index_totals(info: dict[str, Any], store: Any, shown: Sequence[str] | None) -> None:
+def _index_totals(info: dict[str, Any], store: IndexBackend, shown: Sequence[str] | None) -> None:
     """What `status` says of any index backend: its counts, model and last run."""
     model = store.get_meta("model_id") or None
     info.update(store.counts(model, shown))
@@ -33,11 +36,11 @@ def _index_totals(info: dict[str, Any], store: Any, shown: Sequence[str] | None)
 
 def _index_held(
     info: dict[str, Any],
-    store: Any,
+    store: IndexBackend,
     shown: Sequence[str] | None,
     viewer: scopes.Scope | None,
     others: set[str],
-) -> tuple[dict[str, Any], dict[str, tuple[int, int, str]]]:
+) -> tuple[dict[str, FileStat], dict[str, SkippedFile]]:
     """What `status` reads of any index backend: its totals, the unresolved links and the
     viewer's own counts into `info`; returns the files it holds (those the viewer sees) and
     the files it set aside as unreadable."""
@@ -59,7 +62,7 @@ def _index_held(
 def _changed(
     root: Path,
     disk: dict[str, os.stat_result],
-    indexed: dict[str, Any],
+    indexed: dict[str, FileStat],
     racy: set[str],
     by_content: bool,
 ) -> int:
@@ -72,7 +75,7 @@ def _changed(
         row = indexed.get(path)
         if row is None:
             continue
-        moved = (st.st_mtime_ns, st.st_size) != row[:2]
+        moved = (st.st_mtime_ns, st.st_size) != (row.mtime_ns, row.size)
         if not (moved and by_content) and not (path in racy and not moved):
             changed += moved
             continue
@@ -81,22 +84,22 @@ def _changed(
         except (OSError, UnicodeDecodeError):
             changed += 1
             continue
-        changed += fsutil.sha256_text(text) != row[2]
+        changed += fsutil.sha256_text(text) != row.sha256
     return changed
 
 
 def _set_aside_skipped(
-    info: dict[str, Any], disk: dict[str, os.stat_result], held: dict[str, tuple[int, int, str]]
+    info: dict[str, Any], disk: dict[str, os.stat_result], held: dict[str, SkippedFile]
 ) -> list[str]:
     """A file that could not be read, unchanged since, is skipped (with the reason), not
     drift: moved from `disk` to `info["skipped"]`; returns those paths."""
     moved = [
         path
         for path, st in disk.items()
-        if path in held and held[path][:2] == (st.st_mtime_ns, st.st_size)
+        if path in held and (held[path].mtime_ns, held[path].size) == (st.st_mtime_ns, st.st_size)
     ]
     for path in moved:
-        info["skipped"][path] = held[path][2]
+        info["skipped"][path] = held[path].reason
         del disk[path]
     return moved
 
@@ -107,7 +110,7 @@ def status(config: Config) -> dict[str, Any]:
     Settings bound to a scope (`config.scope`) count only what that scope may see, and add
     `scope`: its name, the scopes it sees and its own files and units."""
     cache = config.cache_dir
-    db = cache / "index.sqlite"
+    db = index_file(config)
     info: dict[str, Any] = {
         "vault": str(config.root),
         "cache": str(cache),
@@ -132,13 +135,18 @@ def status(config: Config) -> dict[str, Any]:
     }
     viewer = config.scope
     others: set[str] = set()
-    disk = scan(config.root, skipped=info["skipped"], scope=viewer, others=others)
+    disk = scan(
+        config.root,
+        skipped=info["skipped"],  # hard-linked files too, with the reason and the setting
+        scope=viewer,
+        others=others,
+        allow_hardlinks=config.security.allow_hardlinks,
+    )
     shown: list[str] | None = None
     if viewer is not None:
         shown = [scopes.scope_text(s) for s in scopes.visible_scopes(viewer)]
         info["scope"] = {"name": shown[-1], "sees": shown, "files": 0, "units": 0}
-    server = config.index.backend.strip().lower() == "postgres"
-    if server:
+    if not capabilities_of(config).local_file:
         return _server_status(config, info, disk, shown, viewer, others)
     if cache.exists() and not cache.is_dir() or db.exists() and not db.is_file():
         what = ".vault is a file" if not cache.is_dir() else ".vault/index.sqlite is not a file"
@@ -194,11 +202,12 @@ def _server_status(
     viewer: scopes.Scope | None,
     others: set[str],
 ) -> dict[str, Any]:
-    """`status` of an index on a PostgreSQL server: what it holds against the files here
-    (drift as for SQLite); a server that cannot be reached is the problem shown."""
-    store = open_store(config, readonly=True)
-    info["backend"] = "postgres"
-    info["server"] = store.server
+    """`status` of an index on a server: what it holds against the files here (drift as for
+    SQLite; by content where machines share the index); a server that cannot be reached is
+    the problem shown."""
+    store = open_backend(config, readonly=True)
+    info["backend"] = store.capabilities.name
+    info["server"] = store.location
     try:
         if not store.exists():
             info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
@@ -214,20 +223,18 @@ def _server_status(
     _set_aside_skipped(info, disk, held)
     info["drift"] = {
         "new": sum(1 for p in disk if p not in indexed),
-        "changed": _changed(config.root, disk, indexed, racy, by_content=True),
+        "changed": _changed(config.root, disk, indexed, racy, store.capabilities.shared),
         "deleted": sum(1 for p in indexed if p not in disk),
     }
     return info
 
 
-def scope_counts(config: Config) -> dict[str, tuple[int, int]]:
-    """scope ("org/acme", "" for the root) -> (files, units) in the index; empty when there
-    is no usable index. Writes nothing."""
-    db = config.cache_dir / "index.sqlite"
-    server = config.index.backend.strip().lower() == "postgres"
-    if not server and not db.exists():
+def scope_counts(config: Config) -> dict[str, ScopeCount]:
+    """scope ("org/acme", "" for the root) -> its files and units in the index; empty when
+    there is no usable index. Writes nothing."""
+    if capabilities_of(config).local_file and not index_file(config).exists():
         return {}
-    store = open_store(config, readonly=True)
+    store = open_backend(config, readonly=True)
     try:
         return store.scope_counts()
     except (CorruptIndexError, sqlite3.DatabaseError):

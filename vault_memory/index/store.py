@@ -1,7 +1,8 @@
-"""`.vault/index.sqlite`: files, units ("chunks"), embeddings and bookkeeping (DESIGN §2).
+"""`.vault/index.sqlite`: files, units, embeddings and bookkeeping: the SQLite `IndexBackend`.
 
 WAL mode, so readers never wait for the writer. Embeddings are keyed by (unit text sha256,
-model id): a moved file or shifted lines re-embed nothing.
+model id): a moved file or shifted lines re-embed nothing. The units' table is named `chunks`
+on disk (and `flags.chunk_id`): renaming it would force every index to be rebuilt.
 """
 
 from __future__ import annotations
@@ -12,11 +13,30 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..files import is_instruction
+from .backend import Capabilities
+from .rows import (
+    ChangedRows,
+    Embedding,
+    FileRow,
+    FileStat,
+    FulltextRow,
+    LinkRow,
+    NewLink,
+    NewUnit,
+    Property,
+    ScopeCount,
+    SkippedFile,
+    StoredUnit,
+    TableRows,
+    TextToEmbed,
+    UnitDigest,
+    UnitRow,
+    make_rows,
+)
 
 # 2: chunks.terms (the analyzed text, for query-time BM25); 3: files.scope; 4: Obsidian's fields
 # (files.note_tags, properties, names, links) and the files skipped until they change (skipped)
@@ -142,32 +162,7 @@ class SchemaVersionError(CorruptIndexError):
     """The index was written by a vault-memory with another schema."""
 
 
-@dataclass(frozen=True)
-class FileRow:
-    id: int
-    path: str
-    kind: str
-    mtime_ns: int
-    size: int
-    sha256: str
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    id: int
-    path: str
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    sha256: str
-    date: str | None
-    kind: str
-    salience: float
-    tags: str
-
-
-CHUNK_COLUMNS = (
+UNIT_COLUMNS = (
     "c.id, f.path, c.start_line, c.end_line, c.heading, c.text, c.sha256, c.date, c.kind, "
     "c.salience, c.tags"
 )
@@ -192,6 +187,19 @@ def writable(path: Path) -> bool:
 
 
 class Store:
+    """The index in `.vault/index.sqlite`, this machine's own (see the module docstring)."""
+
+    capabilities = Capabilities(
+        name="sqlite",
+        where=".vault/index.sqlite",
+        local_file=True,
+        shared=False,
+        change_counter=True,
+        patches_unit_table=True,
+        serves_candidates=False,
+    )
+    stale = False  # a search's reads see one state: nothing to search again for
+
     def __init__(self, path: Path, readonly: bool = False, create: bool = True) -> None:
         self.path = path
         self.readonly = readonly
@@ -202,6 +210,10 @@ class Store:
         self._conn: sqlite3.Connection | None = None
         # (connection, data_version, total_changes) when `count_problem` counted, its answer
         self._counted: tuple[tuple[Any, int, int], str | None] | None = None
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -280,6 +292,11 @@ class Store:
             self._conn.close()
             self._conn = None
 
+    def search_reads(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing to arrange: each read asks the file (a server's store answers meta reads
+        from the previous search's statement)."""
+        return contextlib.nullcontext()
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         conn = self.conn
@@ -305,14 +322,14 @@ class Store:
             # Two statements: a bare count(*) is SQLite's count of an index's cells (0.02
             # ms at 100,000 units once `count_problem` read its pages: the units are not
             # counted twice), with max(id) beside it a step of the engine per row (5 ms).
-            chunk = (
+            units = (
                 conn.execute("SELECT max(id) FROM chunks").fetchone()[0],
                 conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
             )
             vectors = conn.execute("SELECT value FROM meta WHERE key='vectors_added'").fetchone()
         return {
             "last_index_at": last[0] if last else None,
-            "chunks": list(chunk),
+            "units": list(units),
             "vectors": vectors[0] if vectors else None,
         }
 
@@ -355,16 +372,17 @@ class Store:
                 return f"it holds {have} {what} where the last index recorded {want}"
         return None
 
-    # -- files and chunks -------------------------------------------------------------------
+    # -- files and units --------------------------------------------------------------------
 
     def files(self) -> dict[str, FileRow]:
         rows = self.conn.execute("SELECT id, path, kind, mtime_ns, size, sha256 FROM files")
-        return {r[1]: FileRow(*r) for r in rows}
+        return {row.path: row for row in make_rows(FileRow, rows)}
 
-    def file_stats(self) -> dict[str, tuple[int, int, str]]:
-        """path -> (mtime_ns, size, sha256) of every indexed file: what planning compares."""
+    def file_stats(self) -> dict[str, FileStat]:
+        """path -> the stat and digest of every indexed file: what planning compares."""
+        new = tuple.__new__  # a row by C code: 10,000 files are read for every no-op run
         rows = self.conn.execute("SELECT path, mtime_ns, size, sha256 FROM files")
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+        return {r[0]: new(FileStat, (r[1], r[2], r[3])) for r in rows}
 
     def delete_file(self, conn: sqlite3.Connection, path: str) -> None:
         conn.execute("DELETE FROM files WHERE path=?", (path,))
@@ -435,18 +453,16 @@ class Store:
         date: str | None,
         title: str,
         tags: Iterable[str],
-        units: Iterable[tuple[int, int, str, str, str, float, str, str]],
+        units: Iterable[NewUnit],
         scope: str = "",
         note_tags: Iterable[str] = (),
-        properties: Iterable[tuple[str, str]] = (),
+        properties: Iterable[Property] = (),
         names: Iterable[str] = (),
-        links: Iterable[tuple[int, str, str, str, str, bool, str, str]] = (),
+        links: Iterable[NewLink] = (),
     ) -> None:
-        """Insert or replace a file and all its units
-        (start, end, heading, text, sha, salience, tags, analyzed terms); `scope` is the
-        file's scope as "org/acme" ("" for the root). Obsidian's fields: the tags every unit
-        carries, the properties (name, value), the names' keys (their analyzed terms) and the
-        links (line, kind, target, subpath, display, embed, key, the line's text)."""
+        """Insert or replace a file and all its units; `scope` is the file's scope as
+        "org/acme" ("" for the root). Obsidian's fields: the tags every unit carries, the
+        properties, the names' keys (their analyzed terms) and the links."""
         judged = {
             text: flagged is not None
             for text, flagged in conn.execute(
@@ -500,12 +516,12 @@ class Store:
 
     # -- files skipped until they change --------------------------------------------------
 
-    def skipped(self) -> dict[str, tuple[int, int, str]]:
-        """path -> (mtime_ns, size, reason) of the files that could not be read as they are
-        now (invalid UTF-8, binary, too large, not a canvas): not read again, nor reported
+    def skipped(self) -> dict[str, SkippedFile]:
+        """path -> stat and reason of the files that could not be read as they are now
+        (invalid UTF-8, binary, too large, not a canvas): not read again, nor reported
         again, until their stat changes."""
         rows = self.conn.execute("SELECT path, mtime_ns, size, reason FROM skipped")
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+        return {r[0]: SkippedFile(r[1], r[2], r[3]) for r in rows}
 
     def set_skipped(
         self, conn: sqlite3.Connection, path: str, mtime_ns: int, size: int, reason: str
@@ -519,23 +535,23 @@ class Store:
 
     # -- Obsidian's fields -------------------------------------------------------------------
 
-    def fulltext_rows(
-        self, paths: Iterable[str] | None = None
-    ) -> Iterator[tuple[int, int, str, str, str, str | None, str, str, str, str]]:
-        """What the keyword index holds of each unit (of the files at `paths`, or all):
-        (unit id, file id, path, text, heading, date, kind, unit tags, note tags, scope)."""
+    def fulltext_rows(self, paths: Iterable[str] | None = None) -> Iterator[FulltextRow]:
+        """What the keyword index holds of each unit (of the files at `paths`, or all)."""
         query = (
             "SELECT c.id, f.id, f.path, c.text, c.heading, c.date, c.kind, c.tags,"
             " f.note_tags, f.scope FROM chunks c JOIN files f ON f.id = c.file_id"
         )
+        new = tuple.__new__
         if paths is None:
-            yield from self.conn.execute(query + " ORDER BY c.id")
+            for r in self.conn.execute(query + " ORDER BY c.id"):
+                yield new(FulltextRow, r)
             return
         for path in paths:
-            yield from self.conn.execute(query + " WHERE f.path = ? ORDER BY c.ord", (path,))
+            for r in self.conn.execute(query + " WHERE f.path = ? ORDER BY c.ord", (path,)):
+                yield new(FulltextRow, r)
 
-    def properties_of(self, file_ids: Iterable[int]) -> dict[int, list[tuple[str, str]]]:
-        found: dict[int, list[tuple[str, str]]] = {}
+    def properties_of(self, file_ids: Iterable[int]) -> dict[int, list[Property]]:
+        found: dict[int, list[Property]] = {}
         wanted = sorted(set(file_ids))
         for start in range(0, len(wanted), 500):
             batch = wanted[start : start + 500]
@@ -544,7 +560,7 @@ class Store:
                 f"({','.join('?' * len(batch))}) ORDER BY rowid",
                 batch,
             ):
-                found.setdefault(file_id, []).append((name, value))
+                found.setdefault(file_id, []).append(Property(name, value))
         return found
 
     def named_files(self, keys: Iterable[str]) -> dict[str, list[int]]:
@@ -567,9 +583,9 @@ class Store:
 
     def links(
         self, paths: Iterable[str] | None = None, keys: Iterable[str] | None = None
-    ) -> list[tuple[str, int, str, str, str, str, bool, str]]:
-        """Links (source path, line, kind, target, subpath, display, embed, line text) of the
-        files at `paths`, or those whose key is one of `keys`, or all; in source order."""
+    ) -> list[LinkRow]:
+        """Links of the files at `paths`, or those whose key is one of `keys`, or all; in
+        source order."""
         base = f"SELECT {self.LINK_COLUMNS} FROM links l JOIN files f ON f.id = l.file_id"
         order = " ORDER BY f.path, l.line, l.rowid"
         if paths is None and keys is None:
@@ -585,39 +601,20 @@ class Store:
                     f"{base} WHERE {column} IN ({','.join('?' * len(batch))})", batch
                 )
             rows.sort(key=lambda r: (r[0], r[1]))
-        return [(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
+        return [LinkRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
 
-    def chunks_of(self, paths: Iterable[str]) -> list[ChunkRow]:
-        rows: list[ChunkRow] = []
-        for path in paths:
-            rows.extend(
-                ChunkRow(*r)
-                for r in self.conn.execute(
-                    f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id=c.file_id "
-                    "WHERE f.path=? ORDER BY c.ord",
-                    (path,),
-                )
-            )
-        return rows
-
-    def all_chunks(self) -> Iterator[ChunkRow]:
-        for r in self.conn.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id=c.file_id ORDER BY c.id"
-        ):
-            yield ChunkRow(*r)
-
-    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+    def units_by_id(self, ids: Iterable[int]) -> dict[int, StoredUnit]:
         wanted = list(ids)
-        found: dict[int, ChunkRow] = {}
+        found: dict[int, StoredUnit] = {}
         for start in range(0, len(wanted), 500):
             batch = wanted[start : start + 500]
             marks = ",".join("?" * len(batch))
             for r in self.conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id=c.file_id "
+                f"SELECT {UNIT_COLUMNS} FROM chunks c JOIN files f ON f.id=c.file_id "
                 f"WHERE c.id IN ({marks})",
                 batch,
             ):
-                found[r[0]] = ChunkRow(*r)
+                found[r[0]] = StoredUnit(*r)
         return found
 
     def flagged_ids(self, ids: Iterable[int]) -> set[int] | None:
@@ -655,20 +652,21 @@ class Store:
 
     # -- embeddings -------------------------------------------------------------------------
 
-    def missing_embeddings(self, model: str) -> list[tuple[str, str]]:
+    def missing_embeddings(self, model: str) -> list[TextToEmbed]:
         """(sha256, text) of units with no vector for `model`, one per distinct text, shortest
         first: a batch is padded to its longest text, so batches of similar lengths embed
         faster (bench/index.py)."""
-        return list(
+        return make_rows(
+            TextToEmbed,
             self.conn.execute(
                 "SELECT c.sha256, MIN(c.text) AS text FROM chunks c LEFT JOIN embeddings e "
                 "ON e.sha256=c.sha256 AND e.model=? WHERE e.sha256 IS NULL GROUP BY c.sha256 "
                 "ORDER BY LENGTH(text), c.sha256",
                 (model,),
-            )
+            ),
         )
 
-    def missing_embeddings_of(self, model: str, paths: Sequence[str]) -> list[tuple[str, str]]:
+    def missing_embeddings_of(self, model: str, paths: Sequence[str]) -> list[TextToEmbed]:
         """`missing_embeddings` of the units of `paths` only (a few files just indexed)."""
         found: dict[str, str] = {}
         for first in range(0, len(paths), 500):
@@ -682,7 +680,7 @@ class Store:
                     (model, *part),
                 )
             )
-        return sorted(found.items(), key=lambda item: (len(item[1]), item[0]))
+        return sorted(make_rows(TextToEmbed, found.items()), key=lambda t: (len(t.text), t.sha256))
 
     def shas_of(self, paths: Sequence[str]) -> set[str]:
         """The text hashes of the units of `paths` (before a run replaces or deletes them)."""
@@ -714,7 +712,7 @@ class Store:
         return removed
 
     def add_embeddings(
-        self, conn: sqlite3.Connection, model: str, rows: Iterable[tuple[str, bytes]]
+        self, conn: sqlite3.Connection, model: str, rows: Iterable[Embedding]
     ) -> None:
         conn.executemany(
             "INSERT OR REPLACE INTO embeddings (sha256, model, vector) VALUES (?, ?, ?)",
@@ -764,11 +762,8 @@ class Store:
         )
         return cur.rowcount
 
-    def unit_rows(
-        self, model: str | None
-    ) -> list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]]:
-        """Every unit, by scope and then in file order: (id, file id, heading, date, salience,
-        vector or None, number of lines, analyzed terms, text, scope)."""
+    def unit_rows(self, model: str | None) -> list[UnitRow]:
+        """Every unit, by scope and then in file order, with its vector of `model`."""
         with self._read_snapshot() as conn:
             by_sha: dict[str, bytes] = {}
             if model:
@@ -780,9 +775,13 @@ class Store:
                 " c.end_line - c.start_line + 1, c.terms, c.text, f.scope FROM chunks c"
                 " JOIN files f ON f.id = c.file_id ORDER BY f.scope, c.file_id, c.ord"
             )
+            new = tuple.__new__  # a row by C code: 100,000 are read when a table is built
+            vector = by_sha.get
             return [
-                (uid, file_id, heading, date, salience, by_sha.get(sha), lines, terms, text, scope)
-                for uid, file_id, heading, date, salience, sha, lines, terms, text, scope in rows
+                new(
+                    UnitRow, (uid, fid, heading, date, salience, vector(sha), n, terms, text, scope)
+                )
+                for uid, fid, heading, date, salience, sha, n, terms, text, scope in rows
             ]
 
     def file_marks(self) -> dict[int, int]:
@@ -819,7 +818,7 @@ class Store:
         marks: dict[int, int],
         unvectored: dict[int, int],
         most: int,
-    ) -> tuple[dict[int, int], list[int], list[Any]] | None:
+    ) -> ChangedRows | None:
         """What changed since a unit table made when the files had `marks`, in one snapshot:
         (the marks now, the ids of the files whose units changed: edited, added, gone, or
         with units that got their vector since (of `unvectored`: file id -> units without
@@ -846,30 +845,28 @@ class Store:
             if len(changed) > most:
                 return None
             present = sorted(i for i in changed if i in now)
-            rows: list[Any] = []
+            rows: list[UnitRow] = []
             for first in range(0, len(present), 500):
                 part = present[first : first + 500]
-                rows += conn.execute(
-                    "SELECT c.id, c.file_id, c.heading, c.date, c.salience, e.vector,"
-                    " c.end_line - c.start_line + 1, c.terms, c.text, f.scope FROM chunks c"
-                    " JOIN files f ON f.id = c.file_id LEFT JOIN embeddings e"
-                    " ON e.sha256 = c.sha256 AND e.model = ?"
-                    f" WHERE c.file_id IN ({','.join('?' * len(part))})"
-                    " ORDER BY c.file_id, c.ord",
-                    (model or "", *part),
-                ).fetchall()
-            rows.sort(key=lambda r: (r[9], r[1]))  # stable: by scope, file, then unit
-            return now, sorted(changed), rows
+                rows += make_rows(
+                    UnitRow,
+                    conn.execute(
+                        "SELECT c.id, c.file_id, c.heading, c.date, c.salience, e.vector,"
+                        " c.end_line - c.start_line + 1, c.terms, c.text, f.scope FROM chunks c"
+                        " JOIN files f ON f.id = c.file_id LEFT JOIN embeddings e"
+                        " ON e.sha256 = c.sha256 AND e.model = ?"
+                        f" WHERE c.file_id IN ({','.join('?' * len(part))})"
+                        " ORDER BY c.file_id, c.ord",
+                        (model or "", *part),
+                    ),
+                )
+            rows.sort(key=lambda r: (r.scope, r.file_id))  # stable: by scope, file, then unit
+            return ChangedRows(now, sorted(changed), rows)
 
-    def unit_rows_and_marks(
-        self, model: str | None
-    ) -> tuple[
-        list[tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]],
-        dict[int, int],
-    ]:
+    def unit_rows_and_marks(self, model: str | None) -> TableRows:
         """`unit_rows` and `file_marks` of one state of the index."""
         with self._read_snapshot():
-            return self.unit_rows(model), self.file_marks()
+            return TableRows(self.unit_rows(model), self.file_marks())
 
     @contextmanager
     def _read_snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -952,11 +949,12 @@ class Store:
         """The database's own integrity check: ["ok"] or up to `most` problems."""
         return [str(r[0]) for r in self.conn.execute(f"PRAGMA quick_check({int(most)})")]
 
-    def unit_digests(self) -> Iterator[tuple[int, int, int, str]]:
-        """(file id, start line, end line, text sha256) of every unit, by file and order."""
-        yield from self.conn.execute(
+    def unit_digests(self) -> Iterator[UnitDigest]:
+        """Every unit's place and text digest, by file and order."""
+        for r in self.conn.execute(
             "SELECT file_id, start_line, end_line, sha256 FROM chunks ORDER BY file_id, ord"
-        )
+        ):
+            yield tuple.__new__(UnitDigest, r)
 
     def vector_shas(self, model: str) -> set[str]:
         """The text hashes that have a vector of `model`."""
@@ -964,8 +962,8 @@ class Store:
             r[0] for r in self.conn.execute("SELECT sha256 FROM embeddings WHERE model=?", (model,))
         }
 
-    def scope_counts(self) -> dict[str, tuple[int, int]]:
-        """scope ("" for the root) -> (files, units) of the index."""
+    def scope_counts(self) -> dict[str, ScopeCount]:
+        """scope ("" for the root) -> what the index holds of it."""
         with self._read_snapshot() as conn:
             files = dict(conn.execute("SELECT scope, COUNT(*) FROM files GROUP BY scope"))
             units = dict(
@@ -974,7 +972,7 @@ class Store:
                     " GROUP BY f.scope"
                 )
             )
-        return {scope: (count, units.get(scope, 0)) for scope, count in files.items()}
+        return {scope: ScopeCount(count, units.get(scope, 0)) for scope, count in files.items()}
 
     def counts(self, model: str | None, scopes: Sequence[str] | None = None) -> dict[str, int]:
         """Files, units and embedded units of the index (of those `scopes` only, when given)."""
@@ -1005,3 +1003,10 @@ class Store:
                 [model, *where[1]],
             ).fetchone()[0]
         return {"files": files, "units": units, "embedded_units": embedded}
+
+
+if TYPE_CHECKING:
+    from .backend import IndexBackend
+
+    def _conforms(store: Store) -> IndexBackend:
+        return store  # mypy: the SQLite store is an IndexBackend

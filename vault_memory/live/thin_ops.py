@@ -18,10 +18,15 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import load_config
 from ..errors import VaultError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .shared import WatchedVault, WatchReport
 
 log = logging.getLogger("vault_memory")
 
@@ -33,6 +38,20 @@ COMMANDS = ("search", "context", "get")
 
 class Refused(Exception):
     """The full CLI must answer this request."""
+
+
+class Answering(Protocol):
+    """What a thin request needs of the watcher's queries side (serve.py `QueryServer`)."""
+
+    root: Path
+    reader: WatchedVault
+    report: WatchReport
+    ready: threading.Event
+    search_lock: threading.Lock
+
+    def settle(self) -> bool: ...
+
+    def search(self, target: WatchedVault, **request: Any) -> list[Any]: ...
 
 
 def request_env(environ: Any) -> dict[str, str]:
@@ -76,43 +95,43 @@ def _nothing_logged() -> Iterator[None]:
         raise Refused("the command logged a warning")
 
 
-def answer_thin(watcher: Any, request: dict[str, Any]) -> dict[str, Any]:
+def answer_thin(queries: Answering, request: dict[str, Any]) -> dict[str, Any]:
     """The reply to a thin client's request: `ok` with what to print, or a refusal.
-    `watcher`: the `Watcher` answering (its reader vault, locks and readiness)."""
+    `queries`: the watcher's queries side answering (its reader vault, lock and readiness)."""
     try:
-        return {"ok": True, **_answer(watcher, request)}
+        return {"ok": True, **_answer(queries, request)}
     except (Refused, VaultError) as exc:
         return {"ok": False, "error": str(exc)}
     except Exception as exc:  # the full CLI reports it, and a damaged reader is reopened
         log.info("a thin request failed (%s); the client runs the command itself.", exc)
-        watcher._reader.close()
+        queries.reader.close()
         return {"ok": False, "error": str(exc)}
 
 
-def _answer(watcher: Any, request: dict[str, Any]) -> dict[str, Any]:
+def _answer(queries: Answering, request: dict[str, Any]) -> dict[str, Any]:
     from ..files import parse_scope
 
     command, fields = request.get("command"), request.get("request")
     if command not in COMMANDS or not isinstance(fields, dict):
         raise Refused(f"unknown thin command {command!r}")
-    if not watcher.ready.is_set():
+    if not queries.ready.is_set():
         raise Refused("the watcher is still indexing the vault")
     root = request.get("root")
-    if not isinstance(root, str) or os.path.realpath(root) != os.path.realpath(watcher.root):
+    if not isinstance(root, str) or os.path.realpath(root) != os.path.realpath(queries.root):
         raise Refused("another vault")
     if request.get("env") != request_env(os.environ):
         raise Refused("the client's environment differs from the watcher's")
-    target: Any = watcher._reader
+    target: Any = queries.reader
     scope = fields.get("scope")
     if scope is not None:
         target = target.scope(*parse_scope(str(scope)))
     now = load_config(target.root, scope=target.scope_path)
     if now.warnings or now.as_dict() != target.config.as_dict():
         raise Refused("vault.toml changed since the watcher started")
-    watcher.settle()
+    queries.settle()
     with _nothing_logged():
         if command == "search":
-            hits = watcher._search(
+            hits = queries.search(
                 target,
                 query=fields.get("query", ""),
                 mode=fields.get("mode", "hybrid"),
@@ -122,7 +141,7 @@ def _answer(watcher: Any, request: dict[str, Any]) -> dict[str, Any]:
                 within=fields.get("within"),
                 kinds=fields.get("kinds") or (),
             )
-            watcher.report.searches += 1
+            queries.report.searches += 1
             return {
                 "hits": [dataclasses.asdict(hit) for hit in hits],
                 "warnings": list(getattr(hits, "warnings", [])),
@@ -133,7 +152,7 @@ def _answer(watcher: Any, request: dict[str, Any]) -> dict[str, Any]:
             def search(query: str, **options: Any) -> Any:
                 return target.search(query, fresh=False, **options)
 
-            with watcher._search_lock:
+            with queries.search_lock:
                 block = build_context(
                     target.layout, search, fields.get("budget", 2000), fields.get("query")
                 )

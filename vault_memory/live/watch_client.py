@@ -10,7 +10,6 @@ other settings, a timeout) returns None and the caller searches in-process.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import VaultError
+from ..files import fcntl
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -266,12 +266,24 @@ class StopReport:
 class WatcherStillRunningError(VaultError):
     def __init__(self, pid: int | None, seconds: float) -> None:
         self.pid = pid
+        self.seconds = seconds
         who = f"pid {pid}" if pid else "its process"
         super().__init__(
             f"the watcher ({who}) was asked to stop but still runs after {seconds:g} s: it "
-            "lets a running dream or batch finish first. Run `vault watch --stop` again to "
-            f"wait longer, or end it at once with `kill -9 {pid or '<pid>'}` (safe: the next "
-            "start compares the files with the index)."
+            "lets a running dream or batch finish first. Ask it again (`Vault.stop_watcher()`) "
+            f"to wait longer, or end it at once with `kill -9 {pid or '<pid>'}` (safe: the "
+            "next start compares the files with the index)."
+        )
+
+
+class WatcherNotAnsweringError(VaultError):
+    """A watcher that holds the lock but neither answers on its socket nor has written its pid
+    yet (it may be starting)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "a watcher holds .vault/watch.lock but does not answer on its socket and has not "
+            "written its pid yet (it may be starting). Ask it to stop again in a moment."
         )
 
 
@@ -307,11 +319,7 @@ def _terminate(pid: int | None) -> None:
             "the watcher runs in this process without a socket; call its `request_stop()`."
         )
     if pid is None:
-        raise VaultError(
-            "a watcher holds .vault/watch.lock but does not answer on its socket and has not "
-            "written its pid yet (it may be starting). Try `vault watch --stop` again in a "
-            "moment."
-        )
+        raise WatcherNotAnsweringError()
     try:
         import signal
 

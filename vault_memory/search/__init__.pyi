@@ -6,6 +6,7 @@ from .context import (
     ContextBlock as ContextBlock,
     build_context as build_context,
 )
+from .dates import told_ranges as told_ranges
 from .hitlog import line_hash as line_hash, record as record
 from .query import (
     OPERATORS as OPERATORS,
@@ -13,14 +14,16 @@ from .query import (
     QuerySyntaxError as QuerySyntaxError,
     parse_query as parse_query,
 )
+from .ranking import RankSettings as RankSettings
+from .request import search_request as search_request
 from .searcher import (
     MODES as MODES,
     Filters as Filters,
     Hit as Hit,
-    RankSettings as RankSettings,
     Searcher as Searcher,
     SearchResults as SearchResults,
 )
+from .subjects import Fact as Fact, read_facts as read_facts, relation as relation
 from .supersede import (
     SUPERSEDED_BY as SUPERSEDED_BY,
     Dated as Dated,

@@ -56,7 +56,7 @@ OPERATORS: tuple[tuple[str, str], ...] = (
     ("kind:daily", "memory, daily, note, diary or session"),
     ("scope:acme/bot", "the files of one scope (scope:/ for the root)"),
 )
-SEARCH_KINDS = tuple(dict.fromkeys((*KINDS, "session")))  # sessions/ (issue 17) accepted
+SEARCH_KINDS = tuple(dict.fromkeys((*KINDS, "session")))  # transcripts (sessions/) accepted
 FIELDS = ("tag", "path", "file", "section", "line", "date", "kind", "scope")
 ALIASES = {"tags": "tag"}  # what users also write
 _STRUCTURE = ("line", "section")

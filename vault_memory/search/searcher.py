@@ -15,8 +15,7 @@ import datetime as dt
 import json
 import logging
 import os
-import sqlite3
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -145,7 +144,8 @@ def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
         from threadpoolctl import ThreadpoolController
 
         _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
+    limited: contextlib.AbstractContextManager[Any] = _BLAS.limit(limits=1, user_api="blas")
+    return limited
 
 
 def _provider_error() -> type[Exception]:
@@ -171,7 +171,7 @@ class Searcher:
         self._labels_set: tuple[list[str], set[str]] | None = None
         self._names: tuple[UnitTable, dict[Any, Any]] | None = None
         self.saves = True  # False: the unit table is never written to `.vault/` from here
-        self._changes: tuple[Any, int] | None = None  # our SQLite connection's changes, then
+        self._changes: Hashable | None = None  # the store's `changes_key` as a table was made
         #: With an index server: rank candidates the server picks (phase 2), not a unit table
         #: of the whole index read into this process (phase 1; `[search] on_server = false`).
         self.on_server = True
@@ -188,16 +188,15 @@ class Searcher:
         if self._table is not None and version == self._table_version:
             return self._table
         state = store.state_stamp()
-        conn = getattr(store, "_conn", None)
-        self._changes = (conn, conn.total_changes) if isinstance(conn, sqlite3.Connection) else None
+        self._changes = store.changes_key()
         stamp = {
             "format": TABLE_FORMAT,
             "model": model_id,
             "windows": list(self.settings.windows),
             **state,
         }
-        if hasattr(store, "served"):  # a table of the server's rows (other ids): never
-            stamp["backend"] = "server"  # patched by, nor taken for, the embedded index's
+        if not store.capabilities.local_file:  # a table of the server's rows (other ids):
+            stamp["backend"] = "server"  # never patched by, nor taken for, the embedded index's
         path = self.index.cache / f"units-{'vectors' if model_id else 'plain'}.arrays"
         dims = int(store.get_meta("dims", "384") or 384)
         base = self._table if self._table_version and self._table_version[0] == model_id else None
@@ -229,19 +228,13 @@ class Searcher:
 
     def _unchanged_since(self, version: tuple[Any, ...], state: dict[str, Any]) -> bool:
         """Whether the index is still in `state` (no writer committed while the table was
-        made): SQLite says so by its `data_version` (commits of other connections) and our
-        connection's `total_changes`, without the count `state_stamp` makes."""
+        made): a backend with a change counter says so by its `changes_key` (SQLite: the
+        commits of other connections and of ours), without the count `state_stamp` makes."""
         store = self.index.store
-        conn = getattr(store, "_conn", None)
         if (
-            self.index.backend == "sqlite"
-            and conn is not None
+            self._changes is not None
             and version[1:] == (store.data_version(), store.get_meta("last_index_at"))
-            and (
-                self._changes is not None
-                and self._changes[0] is conn
-                and self._changes[1] == conn.total_changes
-            )
+            and self._changes == store.changes_key()
         ):
             return True
         return bool(store.state_stamp() == state)
@@ -291,7 +284,7 @@ class Searcher:
 
     def _model_for(self, mode: str) -> str | None:
         """The model whose vectors a search in `mode` uses, None for keywords only."""
-        model_id = self.index.store.get_meta("model_id") or None
+        model_id: str | None = self.index.store.get_meta("model_id") or None
         if mode in ("hybrid", "semantic") and model_id and model_id == self.index.model_id:
             return model_id
         return None
@@ -320,7 +313,7 @@ class Searcher:
         expanded = self.deep_terms(query) if deep and mode != "semantic" else {}
         with self.reads() if self._serves(filters or Filters()) else contextlib.nullcontext():
             found = self._search_once(query, limit, mode, filters, today, settings, expanded)
-            if getattr(self.index.store, "stale", False):  # the server changed meanwhile
+            if self.index.store.stale:  # the server changed meanwhile
                 found = self._search_once(query, limit, mode, filters, today, settings, expanded)
         return found
 
@@ -336,8 +329,7 @@ class Searcher:
         """Where a search's reads of the index go: with an index server that serves
         candidates, the meta rows come with the previous search's one statement (checked by
         this one's), so a warm search is one round trip (`PgStore.search_reads`)."""
-        reads = getattr(self.index.store, "search_reads", None)
-        return reads() if reads is not None and self.on_server else contextlib.nullcontext()
+        return self.index.store.search_reads() if self.on_server else contextlib.nullcontext()
 
     def has_vectors(self) -> bool:
         """`Index.has_vectors`, read as a search reads (`reads`)."""
@@ -445,7 +437,7 @@ class Searcher:
             s.coalesce_max_units,
             s.coalesce_max_lines,
         )
-        rows = found.store.chunks_by_id(int(table.ids[r]) for span in spans for r in span)
+        rows = found.store.units_by_id(int(table.ids[r]) for span in spans for r in span)
         evidence = Evidence(
             score,
             fused,
@@ -491,6 +483,7 @@ class Searcher:
             else None
         )
         within: Restriction | None = None
+        store: Any  # the index's store, or the server's candidates (`Served` answers as one)
         if served is not None:  # candidates from the index server, ranked the same way
             table, within, store = served.table, served.within, served
         else:
@@ -651,7 +644,7 @@ class Searcher:
         if not guard or keyword is None:
             return score, np.zeros(len(table.ids))
         guard_terms, holders = guard_rows(table, guard, found.within, found.allowed)
-        held = found.store.chunks_by_id(int(table.ids[r]) for r in holders[:GUARD_MAX_UNITS])
+        held = found.store.units_by_id(int(table.ids[r]) for r in holders[:GUARD_MAX_UNITS])
         exact = exact_shares(table, held, guard)
         competing = competing_rows(keyword.matched, guard_terms, len(table.ids))
         return guard_exact(score, exact, competing), exact
@@ -724,7 +717,7 @@ class Searcher:
         operators and `--since/--until` read the whole table: `_told` and `select` need it)."""
         return (
             self.on_server
-            and hasattr(self.index.store, "served")
+            and self.index.store.capabilities.serves_candidates
             and filters.select is None
             and not (filters.since or filters.until)
         )
@@ -781,7 +774,8 @@ class Searcher:
             return []
         memo = self._names_memo(table, within)
         if ("partners", label) in memo:
-            return memo[("partners", label)]
+            known: list[str] = memo[("partners", label)]
+            return known
         rows, _ = table.label.postings(table.vocab.get(label), within)
         sessions = np.unique(table.section[rows])
         found = []
@@ -813,7 +807,8 @@ class Searcher:
             memo[("introduced", name)] = self._read_introductions(
                 table, store, name, labels, within
             )
-        return memo[("introduced", name)]
+        said: list[str] = memo[("introduced", name)]
+        return said
 
     def _read_introductions(
         self, table: UnitTable, store: Any, name: str, labels: list[str], within: Restriction | None
@@ -829,9 +824,9 @@ class Searcher:
             return []
         found: list[str] = []
         label_set = self._label_set(labels)
-        for chunk in store.chunks_by_id(int(table.ids[r]) for r in rows).values():
-            speaker = lead_label(chunk.text)
-            if speaker and any(terms_of(said) == [name] for said in introduced_names(chunk.text)):
+        for unit in store.units_by_id(int(table.ids[r]) for r in rows).values():
+            speaker = lead_label(unit.text)
+            if speaker and any(terms_of(said) == [name] for said in introduced_names(unit.text)):
                 found += [t for t in terms_of(speaker) if t in label_set and t != name]
         return list(dict.fromkeys(found))
 

@@ -1,5 +1,5 @@
-"""Search on an index server (issue 21, docs/postgres-design.md §4, phase 2): the candidates
-of a query, read from the server in one statement (`PgStore.served`), as a small unit table
+"""Search on an index server (docs/postgres-design.md §4, phase 2): the candidates of a
+query, read from the server in one statement (`ServesCandidates.served`), as a small unit table
 with the statistics of everything the search sees, so that `Searcher` ranks them with the
 same code as the unit table of a whole index.
 
@@ -15,7 +15,7 @@ Measured on the LoCoMo dev split: 300 nearest and 400 keyword matches score as 1
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..index import terms_of
 from .ranking import RankSettings, dense_query
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+    from ..index import ServesCandidates, StoredUnit
+
 SERVED_NEAR = 150
 SERVED_WORDS_SHARE = 1  # keyword matches read: this many times `RankSettings.candidates`
 SERVED_MEMO_MOST = 200_000  # texts whose derived values a searcher keeps between queries
@@ -34,13 +36,13 @@ SERVED_MEMO_MOST = 200_000  # texts whose derived values a searcher keeps betwee
 @dataclass
 class Served:
     """A search's candidates from an index server: their unit table, the statistics of all
-    the search sees, which rows the filters allow, the rows' texts (it answers `chunks_by_id`
+    the search sees, which rows the filters allow, the rows' texts (it answers `units_by_id`
     and `flagged_ids` for them, as the store would), the query vectors embedded."""
 
     table: UnitTable
     within: Restriction
     allowed: np.ndarray | None
-    chunks: dict[int, Any]
+    units: dict[int, StoredUnit]
     vectors: dict[str, np.ndarray]
     known_terms: set[str]
     named_files: list[int]
@@ -59,8 +61,8 @@ class Served:
         named = np.isin(table.file_ids, np.asarray(self.named_files, dtype=np.int64))
         return named if named.any() else None
 
-    def chunks_by_id(self, ids: Any) -> dict[int, Any]:
-        return {int(i): self.chunks[int(i)] for i in ids if int(i) in self.chunks}
+    def units_by_id(self, ids: Any) -> dict[int, StoredUnit]:
+        return {int(i): self.units[int(i)] for i in ids if int(i) in self.units}
 
     def flagged_ids(self, ids: Any) -> set[int] | None:
         """As the store's: None when one of them was written before judgements were kept."""
@@ -97,7 +99,7 @@ class ServerCandidates:
         """The candidates of `query` (see the module docstring)."""
         import numpy as np
 
-        store: Any = index.store
+        store = cast("ServesCandidates", index.store)  # `capabilities.serves_candidates`
         terms = list(dict.fromkeys(terms_of(query, query=True)))
         vectors: dict[str, np.ndarray] = {}
         vector = None
@@ -135,9 +137,9 @@ class ServerCandidates:
             max(windows, default=1) - 1,
             known[0],
         )
-        if got["stats"] is not None:
-            self.stats[scopes] = known = (got["generation"], got["stats"])
-        rows = [row for row, _, _, _ in got["rows"]]
+        if got.stats is not None:
+            self.stats[scopes] = known = (got.generation, got.stats)
+        rows = [served.row for served in got.rows]
         dims = (
             len(vector)
             if vector is not None
@@ -150,7 +152,7 @@ class ServerCandidates:
         units, text_terms, heading_terms = known[1]
         vocab = table.vocab
         frequencies = {
-            field: {vocab[t]: counts[k] for t, counts in got["df"].items() if t in vocab}
+            field: {vocab[t]: counts[k] for t, counts in got.df.items() if t in vocab}
             for k, field in enumerate(("tx", "hd"))
         }
         n = len(rows)
@@ -165,16 +167,16 @@ class ServerCandidates:
             },
             frequencies,
         )
-        allowed = np.fromiter((ok for _, _, ok, _ in got["rows"]), dtype=bool, count=n)
+        allowed = np.fromiter((served.allowed for served in got.rows), dtype=bool, count=n)
         return Served(
             table,
             within,
             None if allowed.all() else allowed,
-            {chunk.id: chunk for _, chunk, _, _ in got["rows"]},
+            {served.unit.id: served.unit for served in got.rows},
             vectors,
-            {t for t, (a, b) in got["df"].items() if a or b},
-            got["named"],
-            {chunk.id: flagged for _, chunk, _, flagged in got["rows"]},
+            {t for t, (a, b) in got.df.items() if a or b},
+            got.named,
+            {served.unit.id: served.flagged for served in got.rows},
         )
 
 

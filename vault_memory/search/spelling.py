@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..index import terms_of
+from ..relative_dates import TYPED_FORMS
 
 KNOWN_STEMS = Path(__file__).resolve().parent / "known_stems.txt"
 VOCAB = Path(__file__).resolve().parent.parent / "model" / "vocab.txt"
@@ -167,7 +168,7 @@ def is_word(stem: str) -> bool:
 
 
 #: Each group: one word and the forms typed for it (those of "tomorrow" and "yesterday" are
-#: also the days `dates.mentioned_days` reads).
+#: also the days `relative_dates` reads).
 GROUPS: tuple[tuple[str, ...], ...] = (
     ("birthday", "bday"),
     ("boyfriend", "bf"),
@@ -192,9 +193,9 @@ GROUPS: tuple[tuple[str, ...], ...] = (
     ("favorite", "favourite", "fav", "fave"),
     ("people", "ppl"),
     ("weekend", "wknd"),
-    ("tomorrow", "tmrw", "tmr", "tmrow", "tomoz", "2moro", "2morrow", "2mrw"),
-    ("yesterday", "yday", "ystrdy"),
-    ("tonight", "tonite"),
+    TYPED_FORMS["tomorrow"],
+    TYPED_FORMS["yesterday"],
+    TYPED_FORMS["tonight"],
     ("minutes", "mins"),
     ("hours", "hrs"),
     ("years", "yrs"),

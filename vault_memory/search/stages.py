@@ -360,7 +360,8 @@ class Fusion:
 
     @property
     def relevance(self) -> np.ndarray:
-        return self.fused + self.context
+        relevance: np.ndarray = self.fused + self.context
+        return relevance
 
 
 def fusion(

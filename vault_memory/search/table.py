@@ -26,6 +26,8 @@ from .ranking import is_question, recency_factors
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..index import UnitRow
+
 TABLE_FORMAT = 14  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
 # 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending;
@@ -42,9 +44,7 @@ VECTOR_ARRAYS = ("base", "vec_extra", "vec_rows")
 APPENDED_MOST = 4096
 APPENDED_SHARE = 16
 
-# (unit id, file id, heading, date, salience, vector or None, line count, analyzed terms, text,
-# scope); the scope ("org/acme", "" for the root) may be left out: the root's.
-UnitRow = tuple[int, int, str, str | None, float, bytes | None, int, str, str, str]
+# Rows are the index backend's `UnitRow`s; a row may leave its scope out (the root's).
 FIELDS = ("tx", "hd", "lb")  # text, heading, lead-in label
 #: The dtype of what counts rows, sections, windows, day ordinals and lines (postings' rows
 #: were int32 already): half the bytes of int64, so a patched table copies and saves less
@@ -222,9 +222,11 @@ class UnitTable:
 
         if ranges is None:
             if self.vec_rows is None:
-                return (self.base @ query).astype(np.float64)
+                every: np.ndarray = self.base @ query
+                return every.astype(np.float64)
             every = np.concatenate((self.base @ query, self.extra @ query))
-            return every[self.vec_rows].astype(np.float64)
+            ordered: np.ndarray = every[self.vec_rows]
+            return ordered.astype(np.float64)
         out = np.zeros(len(self.ids), dtype=np.float64)
         for first, end in ranges:
             if self.vec_rows is None:
@@ -267,7 +269,7 @@ class UnitTable:
         dims: int,
         windows: Sequence[int],
         files: FileMarks | None = None,
-        memo: dict[str, dict] | None = None,
+        memo: dict[str, dict[Any, Any]] | None = None,
     ) -> UnitTable:
         """rows: (unit id, file id, heading, date, salience, vector bytes or None, line count,
         analyzed terms, text[, scope]) in file order (grouped by scope here if they are not).
@@ -587,9 +589,11 @@ class _Splice:
         new_row_of = self.new_row_of
 
         def kept_row(at_kept: np.ndarray) -> np.ndarray:
-            return new_row_of[
-                old_rows[at_kept + np.searchsorted(gone_before, at_kept, side="right")]
+            rows: np.ndarray = old_rows[
+                at_kept + np.searchsorted(gone_before, at_kept, side="right")
             ]
+            renumbered: np.ndarray = new_row_of[rows]
+            return renumbered
 
         into = _insertion_points(kept_row, kept_offsets, add_term, add_row)
         pieces = _pieces(len(old_rows), gone_at, into)
@@ -679,7 +683,7 @@ def _scope(row: UnitRow) -> str:
 
 
 def _field_terms(
-    rows: Sequence[UnitRow], memo: dict[str, dict] | None = None
+    rows: Sequence[UnitRow], memo: dict[str, dict[Any, Any]] | None = None
 ) -> dict[str, tuple[list[str], list[int]]]:
     """Each field's analyzed terms of every row, flat, and how many each row has: the text's
     as the indexer stored them, headings and lead-in labels analyzed here (once a string)."""
@@ -716,7 +720,7 @@ def _row_arrays(
     names: Sequence[str],
     terms: Mapping[str, tuple[list[str], list[int]]],
     length_bytes: np.ndarray,
-    memo: dict[str, dict] | None = None,
+    memo: dict[str, dict[Any, Any]] | None = None,
 ) -> dict[str, np.ndarray]:
     """The arrays of one value per row, for rows grouped by scope (`names` in order) and in
     file order; "section" numbers the rows' runs of one file under one heading from 0.
@@ -966,7 +970,8 @@ def _gather(
     import numpy as np
 
     if vec_rows is None:
-        return base[rows]
+        picked: np.ndarray = base[rows]
+        return picked
     at = vec_rows[rows]
     out = np.empty((len(at), base.shape[1]), dtype=np.float32)
     inside = at < len(base)
@@ -987,7 +992,8 @@ def _dropped(rows: np.ndarray, drop: np.ndarray) -> np.ndarray:
 
     edges = np.flatnonzero(np.diff(drop.astype(np.int8), prepend=0, append=0))
     if len(edges) > 2 * MOST_DROPPED_RUNS:
-        return drop[rows]
+        dropped: np.ndarray = drop[rows]
+        return dropped
     out = np.zeros(len(rows), dtype=bool)
     for first, end in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
         out |= (rows >= first) & (rows < end)
@@ -1005,8 +1011,8 @@ def _insertion_points(
     postings) whose row is not below it: a binary search of all the runs at once."""
     import numpy as np
 
-    lo = offsets[terms].copy()
-    hi = offsets[terms + 1].copy()
+    lo: np.ndarray = offsets[terms].copy()
+    hi: np.ndarray = offsets[terms + 1].copy()
     while True:
         open_ = np.flatnonzero(lo < hi)
         if not len(open_):
@@ -1089,7 +1095,8 @@ def _moved(
 ) -> np.ndarray:
     """Kept rows (int32, a new array this may change) renumbered: `new_row_of` of each."""
     if moves is None:
-        return new_row_of[rows].astype(rows.dtype)
+        renumbered: np.ndarray = new_row_of[rows]
+        return renumbered.astype(rows.dtype)
     import numpy as np
 
     old = rows if len(moves) < 2 else rows.copy()  # compared as they were

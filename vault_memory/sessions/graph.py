@@ -207,9 +207,11 @@ def vault_graph(
     max_bytes: int,
     since: dt.date | None = None,
     limit: int = DEFAULT_LIMIT,
+    allow_hardlinks: bool = False,
 ) -> Graph:
     """Sessions (from their flushed `entries` and their `transcripts`), the entries, the
-    MEMORY.md items promoted from them, and the wikilinks between `notes` (vault-relative)."""
+    MEMORY.md items promoted from them, and the wikilinks between `notes` (vault-relative).
+    A file with several hard links is not read unless `allow_hardlinks`."""
     graph = Graph("vault")
     wanted: list[Node] = []
     edges: list[Edge] = []
@@ -227,7 +229,7 @@ def vault_graph(
             info = sessions.setdefault(key, {"entries": [], "last": "", "title": ""})
             info["title"] = transcript.title
             info["last"] = max(info["last"], transcript.updated[:10])
-    promoted = _promotions(root, memory_relpaths, diary_dirs, max_bytes)
+    promoted = _promotions(root, memory_relpaths, diary_dirs, max_bytes, allow_hardlinks)
     memory_nodes: dict[tuple[str, int], Node] = {}
     for number, ((scope, session), info) in enumerate(
         sorted(sessions.items(), key=lambda item: (item[1]["last"], item[0]), reverse=True)
@@ -251,7 +253,7 @@ def vault_graph(
                     memory_nodes[(memory_path, memory_line)] = node
                     wanted.append(node)
                 edges.append(Edge(eid, node.id, "promoted"))
-    wanted_links = _wikilinks(root, notes, max_bytes)
+    wanted_links = _wikilinks(root, notes, max_bytes, allow_hardlinks)
     note_nodes: dict[str, Node] = {}
     for source, target in wanted_links:
         for relpath in (source, target):
@@ -271,16 +273,20 @@ def vault_graph(
     return graph
 
 
-def _read(root: Path, relpath: str, max_bytes: int) -> str | None:
+def _read(root: Path, relpath: str, max_bytes: int, allow_hardlinks: bool) -> str | None:
     try:
         real, relpath = fsutil.resolve_in_vault(root, relpath)
-        return fsutil.read_text(real, relpath, max_bytes).text
+        return fsutil.read_text(real, relpath, max_bytes, allow_hardlinks).text
     except VaultError:
         return None
 
 
 def _promotions(
-    root: Path, memory_relpaths: Sequence[str], diary_dirs: Sequence[str], max_bytes: int
+    root: Path,
+    memory_relpaths: Sequence[str],
+    diary_dirs: Sequence[str],
+    max_bytes: int,
+    allow_hardlinks: bool,
 ) -> dict[tuple[str, int], list[tuple[str, int, str]]]:
     """(daily log, line) -> the MEMORY.md items (path, line, label) promoted from it."""
     found: dict[tuple[str, int], list[tuple[str, int, str]]] = {}
@@ -288,14 +294,14 @@ def _promotions(
     for folder in diary_dirs:
         base = root / folder
         for path in sorted(base.glob("*.md")) if base.is_dir() else []:
-            diary = _read(root, f"{folder}/{path.name}", max_bytes) or ""
+            diary = _read(root, f"{folder}/{path.name}", max_bytes, allow_hardlinks) or ""
             for row in diary.splitlines():
                 match = _ADDED.match(row)
                 if match:
                     sources = tuple(s.strip() for s in match["sources"].split(","))
                     added[plain_text(match["text"]).rstrip("…")] = sources
     for relpath in memory_relpaths:
-        memory = _read(root, relpath, max_bytes)
+        memory = _read(root, relpath, max_bytes, allow_hardlinks)
         if memory is None:
             continue
         for section in parse_memory(memory).sections:
@@ -318,7 +324,9 @@ def _promotions(
     return found
 
 
-def _wikilinks(root: Path, notes: Iterable[str], max_bytes: int) -> list[tuple[str, str]]:
+def _wikilinks(
+    root: Path, notes: Iterable[str], max_bytes: int, allow_hardlinks: bool
+) -> list[tuple[str, str]]:
     """(note, note it links to) for every `[[wikilink]]` that resolves to a note of `notes`
     (by path or by file name, as Obsidian resolves them)."""
     relpaths = sorted(notes)
@@ -328,7 +336,7 @@ def _wikilinks(root: Path, notes: Iterable[str], max_bytes: int) -> list[tuple[s
         by_name.setdefault(relpath.removesuffix(".md").lower(), relpath)
     links: list[tuple[str, str]] = []
     for relpath in relpaths:
-        text = _read(root, relpath, max_bytes)
+        text = _read(root, relpath, max_bytes, allow_hardlinks)
         if text is None or "[[" not in text:
             continue
         for link in parse_note(relpath, text).links:

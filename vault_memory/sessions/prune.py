@@ -14,15 +14,21 @@ import datetime as dt
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import clock
-from ..errors import VaultError
+from ..errors import ArgumentError, VaultError
 from ..files import fsutil, note_kind
-from .transcript import transcript_files, transcript_head
+from .identity import Pruned, pruned_record, remember_pruned
+from .transcript import (
+    MAX_TRANSCRIPT_BYTES,
+    session_of_name,
+    transcript_files,
+    transcript_head,
+)
 
 log = logging.getLogger("vault_memory")
 
@@ -31,11 +37,11 @@ _AGE = re.compile(r"^\s*(\d+)\s*([dw]?)\s*$")
 
 
 def parse_age(text: str) -> int:
-    """`30d`, `30`, `2w` -> days. `VaultError` for anything else."""
+    """`30d`, `30`, `2w` -> days. `ArgumentError` for anything else."""
     match = _AGE.match(str(text).lower())
     if not match:
-        raise VaultError(
-            f"--older-than {text!r} is not an age; give days, e.g. 30d (or weeks: 4w)."
+        raise ArgumentError(
+            "older_than_days", text, " is not an age; give days, e.g. 30d (or weeks: 4w)."
         )
     return int(match[1]) * (7 if match[2] == "w" else 1)
 
@@ -79,16 +85,18 @@ def prune_transcripts(
     dry_run: bool = False,
     git_commit: bool = True,
     now: dt.datetime | None = None,
+    allow_hardlinks: bool = False,
 ) -> PruneReport:
-    """Delete the transcripts in `folders` last updated more than `older_than_days` ago."""
+    """Delete the transcripts in `folders` last updated more than `older_than_days` ago (one
+    with several hard links is neither read nor deleted, unless `allow_hardlinks`)."""
     if older_than_days < 0:
-        raise VaultError(f"--older-than {older_than_days}d: give 0 days or more.")
+        raise ArgumentError("older_than_days", older_than_days, ": give 0 days or more.")
     now = (now or clock.now()).replace(tzinfo=None)
     cutoff = now - dt.timedelta(days=older_than_days)
     report = PruneReport(older_than_days, cutoff.isoformat(timespec="seconds"), dry_run)
     chosen: list[tuple[Path, str]] = []
     for folder in folders:
-        for path, relpath, session, day in transcript_files(root, folder):
+        for path, relpath, session, day in transcript_files(root, folder, allow_hardlinks):
             if note_kind(relpath) != "session":  # never anything but a transcript
                 continue
             if _last_update(path, relpath, session, day) < cutoff:
@@ -117,6 +125,7 @@ def prune_transcripts(
             except gitops.GitError as exc:
                 report.warnings.append(f"git: {exc}")
                 tracked = [r for r in tracked if r not in untracked]
+    records = _records_of(root, chosen, now)
     for path, relpath in chosen:
         try:
             path.unlink()
@@ -126,11 +135,13 @@ def prune_transcripts(
             report.warnings.append(f"could not delete {relpath}: {exc.strerror}")
             report.deleted.remove(relpath)
             tracked = [r for r in tracked if r != relpath]
+            records.pop(relpath, None)
+    remembered = _remember(root, records.values(), report)
     if commit and tracked:
         try:
             report.commit = gitops.commit_only(
                 root,
-                tracked,
+                tracked + remembered,
                 f"vault sessions prune: {len(tracked)} transcript"
                 f"{'s' if len(tracked) != 1 else ''} older than {older_than_days} days\n\n"
                 + "\n".join(tracked),
@@ -140,6 +151,46 @@ def prune_transcripts(
     for warning in report.warnings:
         log.warning("%s", warning)
     return report
+
+
+def _records_of(
+    root: Path, chosen: Sequence[tuple[Path, str]], now: dt.datetime
+) -> dict[str, Pruned]:
+    """What to remember of each transcript about to be deleted (see identity.py): read now,
+    while it is there."""
+    records = {}
+    for path, relpath in chosen:
+        try:
+            text = fsutil.read_text(path, relpath, MAX_TRANSCRIPT_BYTES).text
+        except VaultError:
+            continue
+        session = session_of_name(relpath.rsplit("/", 1)[-1])
+        record = pruned_record(session, relpath, text, now)
+        if record is not None:
+            records[relpath] = record
+    return records
+
+
+def _remember(root: Path, records: Iterable[Pruned], report: PruneReport) -> list[str]:
+    """Append the records of the deleted transcripts to their folders' `.pruned.jsonl` (so
+    that a later flush of those conversations does not write them again); the files written,
+    for the commit."""
+    by_folder: dict[str, list[Pruned]] = {}
+    for record in records:
+        by_folder.setdefault(record.path.rsplit("/", 1)[0], []).append(record)
+    written = []
+    for folder, found in sorted(by_folder.items()):
+        try:
+            relpath = remember_pruned(root, folder, found)
+        except VaultError as exc:
+            report.warnings.append(
+                f"could not record the pruned transcripts ({exc}); a later flush of their "
+                "conversations writes them again"
+            )
+            continue
+        if relpath is not None:
+            written.append(relpath)
+    return written
 
 
 def prune_if_due(cache_dir: Path, run: Any, keep_days: int, today: dt.date) -> PruneReport | None:

@@ -45,20 +45,23 @@ flushed twice adds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
-from ..errors import VaultError
+from ..config import CACHE_DIR
+from ..errors import SessionInScopesError, VaultError
 from ..files import date_from_name, fsutil, scope_of, scope_text
+from .lineage import Origin, new_by_origin, origins_of, parents_by_origin
 
 if TYPE_CHECKING:
     from ..files import Layout
@@ -119,6 +122,9 @@ class Turn:
     name: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    #: its id in its source and the message it answers, when the source names them
+    #: (lineage.py); not part of what it says (`key`)
+    origin: Origin | None = field(default=None, compare=False)
 
     @cached_property
     def key(self) -> str:
@@ -177,6 +183,7 @@ def turns_from(raw: Any, parsed: Sequence[Any] | None = None) -> list[Turn]:
     items = _raw_items(raw)
     if items is not None and len(items) != len(messages):
         items = None
+    origins = origins_of(items) if items is not None else None
     turns = []
     for index, message in enumerate(messages):
         item = items[index] if items is not None else {}
@@ -209,20 +216,15 @@ def turns_from(raw: Any, parsed: Sequence[Any] | None = None) -> list[Turn]:
                 name,
                 tuple(calls),
                 str(call_id) if message.role == "tool" and call_id is not None else None,
+                origins[index] if origins is not None else None,
             )
         )
     # Secrets out, in one pass over every text and tool call argument.
     texts = [t.text for t in turns] + [c.arguments for t in turns for c in t.tool_calls]
     clean = iter(redact_texts(texts))
-    turns = [Turn(t.role, next(clean), t.name, t.tool_calls, t.tool_call_id) for t in turns]
+    turns = [replace(t, text=next(clean)) for t in turns]
     return [
-        Turn(
-            t.role,
-            t.text,
-            t.name,
-            tuple(ToolCall(c.id, c.name, next(clean)) for c in t.tool_calls),
-            t.tool_call_id,
-        )
+        replace(t, tool_calls=tuple(ToolCall(c.id, c.name, next(clean)) for c in t.tool_calls))
         if t.tool_calls
         else t
         for t in turns
@@ -348,6 +350,7 @@ class TranscriptReport:
     held: int  # messages the transcript held before
     first_id: int | None = None  # the first appended message's number
     parents: list[int | None] = field(default_factory=list)  # of each appended message
+    notes: list[str] = field(default_factory=list)  # where it went, and why, when not plain
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -357,6 +360,7 @@ class TranscriptReport:
             "held": self.held,
             "first_id": self.first_id,
             "parents": self.parents,
+            "notes": self.notes,
         }
 
 
@@ -380,12 +384,87 @@ def find_transcript(root: Path, folder: str, session: str) -> tuple[Path, str] |
     return root / relpath, relpath
 
 
+#: In `.vault/`: the first message's hash of each transcript, by inode (rebuilt as needed).
+FIRST_KEYS_CACHE = "transcript-keys.json"
+
+
+def first_keys(root: Path, folder: str, save: bool = False) -> dict[str, str]:
+    """File name -> the hash of its first message, of each transcript in `folder` (its
+    marker is near the top). A transcript is appended to, never rewritten, so the hash is
+    kept in `.vault/transcript-keys.json` by inode: a flush in a folder of thousands of
+    transcripts lists the folder and reads only the files it has not seen. `save`: update
+    that file (only a caller that writes anyway: a flush with nothing new writes nothing,
+    not even `.vault/`). Symlinks and a folder outside the vault are never read (the cache
+    is only a cache: lost, it is rebuilt)."""
+    try:
+        real, real_relpath = fsutil.resolve_in_vault(root, folder)
+    except VaultError:
+        return {}
+    if scope_of(real_relpath) != scope_of(folder) or not real.is_dir():
+        return {}
+    cache_path = root / CACHE_DIR / FIRST_KEYS_CACHE
+    try:
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+        held = cache if isinstance(cache, dict) else {}
+    except (OSError, ValueError):
+        held = {}
+    mine = held.get(folder)
+    known: dict[str, Any] = mine if isinstance(mine, dict) else {}
+    fresh: dict[str, list[Any]] = {}
+    found: dict[str, str] = {}
+    with os.scandir(real) as entries:
+        for entry in entries:
+            if not _NAME.match(entry.name) or not entry.is_file(follow_symlinks=False):
+                continue
+            hit = known.get(entry.name)
+            if isinstance(hit, list) and len(hit) == 2 and hit[0] == entry.inode():
+                key = hit[1]
+            else:
+                key = _read_first_key(entry.path)
+            fresh[entry.name] = [entry.inode(), key]
+            if isinstance(key, str):
+                found[entry.name] = key
+    if save and fresh != known:
+        held[folder] = fresh
+        with contextlib.suppress(OSError, VaultError):
+            cache_path.parent.mkdir(exist_ok=True)
+            text = json.dumps(held, separators=(",", ":"))
+            current = fsutil.sha256_bytes(cache_path.read_bytes()) if cache_path.exists() else None
+            fsutil.write_atomic(cache_path, text, current)
+    return found
+
+
+def _read_first_key(path: str) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        head = os.read(fd, 8192).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    found = _MARKER.search(head)
+    return found["hash"] if found else None
+
+
+def session_of_name(name: str) -> str:
+    """The session of a transcript's file name (`2026-11-22-7f3a.md` -> `7f3a`)."""
+    match = _NAME.match(name)
+    return match["session"] if match else name
+
+
 def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
 
-def transcript_files(root: Path, folder: str) -> list[tuple[Path, str, str, str]]:
-    """(path, vault-relative path, session, day) of every transcript in `folder`, by name."""
+def transcript_files(
+    root: Path, folder: str, allow_hardlinks: bool = False
+) -> list[tuple[Path, str, str, str]]:
+    """(path, vault-relative path, session, day) of every transcript in `folder`, by name:
+    not one with several hard links (another scope's, or outside the vault?) unless
+    `allow_hardlinks`."""
     base = root / folder
     if not base.is_dir():
         return []
@@ -401,17 +480,24 @@ def transcript_files(root: Path, folder: str) -> list[tuple[Path, str, str, str]
             continue  # a symlink leading outside the vault is never read
         if scope_of(real_relpath) != scope_of(relpath):
             continue
+        try:
+            if fsutil.foreign_links(real.stat(), allow_hardlinks):
+                continue
+        except OSError:
+            continue
         found.append((real, relpath, match["session"], match["day"]))
     return found
 
 
-def header(session: str, scope: str, title: str, when: dt.datetime) -> str:
+def header(
+    session: str, scope: str, title: str, when: dt.datetime, updated: dt.datetime | None = None
+) -> str:
     stamp = _stamp(when)
     return (
         "---\n"
         f"session: {json.dumps(session)}\n"
         f"started: {stamp}\n"
-        f"updated: {stamp}\n"
+        f"updated: {_stamp(max(updated or when, when))}\n"
         f"scope: {json.dumps(scope)}\n"
         f"title: {json.dumps(title, ensure_ascii=False)}\n"
         "---\n\n"
@@ -436,7 +522,9 @@ def title_of(turns: Sequence[Turn]) -> str:
 def render_turn(
     stored_id: int, parent: int | None, turn: Turn, when: dt.datetime, started: dt.date
 ) -> str:
-    """One message block (it starts with a blank line)."""
+    """One message block (it starts with a blank line), dated `when` unless its origin says
+    when it was written."""
+    when = written(turn, when)
     stamp = f"{when:%H:%M}" if when.date() == started else f"{when:%Y-%m-%d %H:%M}"
     meta: dict[str, Any] = {}
     body: list[str] = []
@@ -465,6 +553,10 @@ def render_turn(
             meta["calls"] = [[c.id, c.name, c.arguments] for c in turn.tool_calls]
     if turn.name:
         meta["name"] = turn.name
+    if turn.origin is not None:
+        meta["ref"] = turn.origin.ref
+        if turn.origin.form is not None:
+            meta["form"] = turn.origin.form
     marker = (
         f"<!-- id: {stored_id} · parent: {'-' if parent is None else parent} · "
         f"at: {_stamp(when)} · hash: {turn.key}"
@@ -474,6 +566,10 @@ def render_turn(
         marker += " · meta: " + text.replace(">", "\\u003e").replace("\n", "\\n")
     head = f"### {turn.role} · {stamp}\n{marker} -->\n"
     return "\n" + head + ("\n" + "\n".join(body) + "\n" if body else "")
+
+
+def written(turn: Turn, when: dt.datetime) -> dt.datetime:
+    return turn.origin.at if turn.origin is not None and turn.origin.at is not None else when
 
 
 def _quoted(text: str) -> list[str]:
@@ -490,6 +586,33 @@ def _pretty(arguments: str) -> str:
 def marker_keys(text: str) -> list[tuple[int, str]]:
     """(id, hash) of every message of a transcript's text, in file order (fast: markers only)."""
     return [(int(m["id"]), m["hash"]) for m in _MARKER.finditer(text)]
+
+
+def marker_refs(text: str) -> dict[str, int]:
+    """The source id (`ref`, lineage.py) -> message number of every message that has one."""
+    found: dict[str, int] = {}
+    if '"ref":' not in text:
+        return found
+    for match in _MARKER.finditer(text):
+        meta = match["meta"]
+        if not meta or '"ref":' not in meta:
+            continue
+        try:
+            loaded = json.loads(meta)
+        except ValueError:
+            continue
+        ref = loaded.get("ref") if isinstance(loaded, dict) else None
+        if isinstance(ref, str):
+            found.setdefault(ref, int(match["id"]))
+    return found
+
+
+def _new_turns(text: str, keys: list[tuple[int, str]], turns: Sequence[Turn]) -> list[Turn]:
+    """What a transcript whose text is `text` (its markers `keys`) does not hold of `turns`:
+    by id when the messages carry ids (lineage.py), else by content (`new_from`)."""
+    if any(t.origin is not None for t in turns):
+        return new_by_origin(marker_refs(text), turns)
+    return new_from([k for _, k in keys], turns)
 
 
 def parse_transcript(relpath: str, text: str) -> Transcript:
@@ -550,12 +673,17 @@ def parse_transcript(relpath: str, text: str) -> Transcript:
 
 def _turn(role: str, body: list[str], meta: dict[str, Any]) -> Turn:
     name = meta.get("name") if isinstance(meta.get("name"), str) else None
+    ref, form = meta.get("ref"), meta.get("form")
+    origin = (
+        Origin(ref, form=form if isinstance(form, str) else None) if isinstance(ref, str) else None
+    )
     if meta.get("tool") or role == "tool":
         text = "\n".join(
             line[2:] if line.startswith("> ") else line.lstrip(">") for line in body[1:]
         )
         call_id = meta.get("tool_call_id")
-        return Turn("tool", text, name, (), str(call_id) if call_id is not None else None)
+        tool_call_id = str(call_id) if call_id is not None else None
+        return Turn("tool", text, name, (), tool_call_id, origin)
     count = meta.get("lines")
     kept = body[:count] if isinstance(count, int) and count >= 0 else body
     while kept and not kept[-1].strip():
@@ -566,7 +694,8 @@ def _turn(role: str, body: list[str], meta: dict[str, Any]) -> Turn:
         for c in meta.get("calls") or []
         if isinstance(c, list) and len(c) == 3
     )
-    return Turn(role if role in ("user", "assistant", "system") else "user", text, name, calls)
+    role = role if role in ("user", "assistant", "system") else "user"
+    return Turn(role, text, name, calls, None, origin)
 
 
 def _yaml_scalar(value: str) -> str:
@@ -582,9 +711,15 @@ def _yaml_scalar(value: str) -> str:
     return value
 
 
-def read_transcript(root: Path, relpath: str, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> Transcript:
+def read_transcript(
+    root: Path,
+    relpath: str,
+    max_bytes: int = MAX_TRANSCRIPT_BYTES,
+    allow_hardlinks: bool = False,
+) -> Transcript:
     real, relpath = fsutil.resolve_in_vault(root, relpath)
-    text = fsutil.read_text(real, relpath, max(max_bytes, MAX_TRANSCRIPT_BYTES)).text
+    limit = max(max_bytes, MAX_TRANSCRIPT_BYTES)
+    text = fsutil.read_text(real, relpath, limit, allow_hardlinks).text
     found = parse_transcript(relpath, text)
     found.text = text
     return found
@@ -608,8 +743,11 @@ def append_transcript(
     creating it when needed (titled `title`, else by how the conversation opens). Safe from
     several processes at once: the choice is made under the append lock, from the file as it
     is then. `choose_parents(held, new, first_id)` may name each new message's parent
-    (default: the message before it)."""
-    when = when or clock.now()
+    (default: the message before it). Messages that carry their source's ids (lineage.py)
+    are chosen by id and threaded as their source says, each dated as it says (a new
+    transcript, by default, by the first of them)."""
+    stated = [t.origin.at for t in turns if t.origin is not None and t.origin.at is not None]
+    when = when or (min(stated) if stated else clock.now())
     folder = transcript_folder(layout)
     found = find_transcript(layout.root, folder, session)
     if found is None:
@@ -619,12 +757,13 @@ def append_transcript(
         path, relpath = layout.resolve_own(found[1])
     report = TranscriptReport(relpath, session, 0, 0)
     max_bytes = max(layout.config.index.max_file_bytes, MAX_TRANSCRIPT_BYTES)
+    links_ok = layout.allow_hardlinks
     looked: dict[str, Any] = {}
     if path.exists():
         # A first look without the lock: the same conversation again writes nothing.
-        read = fsutil.read_text(path, relpath, max_bytes)
+        read = fsutil.read_text(path, relpath, max_bytes, links_ok)
         keys = marker_keys(read.text)
-        if not new_from([k for _, k in keys], turns):
+        if not _new_turns(read.text, keys, turns):
             report.held = len(keys)
             return report
         looked = {"sha256": read.sha256, "keys": keys}
@@ -637,7 +776,7 @@ def append_transcript(
             held = looked["keys"]  # unchanged since the first look
         else:
             held = marker_keys(current)
-        fresh = new_from([k for _, k in held], turns)
+        fresh = _new_turns(current or "", held, turns)
         report.held = len(held)
         report.appended = len(fresh)
         if not fresh:
@@ -648,14 +787,16 @@ def append_transcript(
         parents: list[int | None] = [
             (first + i - 1) if first + i - 1 >= 1 else None for i in range(len(fresh))
         ]
-        if choose_parents is not None:
+        if any(t.origin is not None for t in fresh):
+            parents = parents_by_origin(marker_refs(current or ""), fresh, first)
+        elif choose_parents is not None:
             stored = parse_transcript(relpath, current).messages if current else []
             chosen = choose_parents(stored, fresh, first)
             if len(chosen) == len(fresh):
                 parents = chosen
         report.parents = list(parents)
         if current:
-            _move_updated(path, current, when)
+            _move_updated(path, current, max(written(t, when) for t in fresh))
         return "".join(
             render_turn(first + i, parents[i], t, when, start) for i, t in enumerate(fresh)
         )
@@ -666,16 +807,16 @@ def append_transcript(
     scope = scope_text(layout.scope)
     with fsutil.lock_file(layout.cache_dir / "transcripts.lock", "transcript", LOCK_TIMEOUT):
         if path.exists():
-            read = fsutil.read_text(path, relpath, max_bytes)
+            read = fsutil.read_text(path, relpath, max_bytes, links_ok)
             text = blocks(read.text, read.sha256)
             if text:
-                fsutil.append_entry(path, text)
+                fsutil.append_entry(path, text, allow_hardlinks=links_ok)
         else:
             text = blocks(None)
             if text:
-                fsutil.append_entry(
-                    path, text, create_with=header(session, scope, title or title_of(turns), when)
-                )
+                latest = max(written(t, when) for t in turns)
+                opening = header(session, scope, title or title_of(turns), when, latest)
+                fsutil.append_entry(path, text, create_with=opening, allow_hardlinks=links_ok)
     return report
 
 
@@ -701,6 +842,8 @@ def _move_updated(path: Path, text: str, when: dt.datetime) -> None:
     offset = len(text[: match.start(2)].encode("utf-8"))
     fd = os.open(path, os.O_WRONLY)
     try:
+        if os.fstat(fd).st_nlink > 1:  # never written through a hard link (allowed ones too)
+            return
         os.pwrite(fd, value.encode("ascii"), offset)
         os.fsync(fd)
     finally:
@@ -720,7 +863,9 @@ def transcript_head(path: Path, relpath: str, session: str, day: str) -> Transcr
     return head
 
 
-def locate_transcript(root: Path, folders: Sequence[str], session: str) -> str:
+def locate_transcript(
+    root: Path, folders: Sequence[str], session: str, allow_hardlinks: bool = False
+) -> str:
     """The vault-relative path of the transcript of `session` in `folders` ("last": the one
     updated last). `TranscriptNotFoundError` when there is none."""
     from ..capture import check_session_id
@@ -729,20 +874,50 @@ def locate_transcript(root: Path, folders: Sequence[str], session: str) -> str:
         heads = [
             (transcript_head(path, relpath, name, day).updated, path.stat().st_mtime_ns, relpath)
             for folder in folders
-            for path, relpath, name, day in transcript_files(root, folder)
+            for path, relpath, name, day in transcript_files(root, folder, allow_hardlinks)
         ]
         if not heads:
             raise TranscriptNotFoundError("last")
-        return max(heads)[2]
+        return original_of(root, max(heads)[2], [h[2] for h in heads])
     session = check_session_id(session)
     found = [hit[1] for folder in folders if (hit := find_transcript(root, folder, session))]
     if not found:
         raise TranscriptNotFoundError(session)
     if len(found) > 1:
-        where = ", ".join(scope_text(scope_of(p)) or "/" for p in found)
-        raise VaultError(
-            f"session {session!r} has transcripts in several scopes ({where}); pick one with "
-            f"--scope, e.g. `vault sessions show {session} --transcript --scope "
-            f"{scope_text(scope_of(found[0])) or '/'}`."
+        raise SessionInScopesError(
+            session, [scope_text(scope_of(p)) for p in found], transcript=True
         )
     return found[0]
+
+
+def original_of(root: Path, latest: str, relpaths: Sequence[str]) -> str:
+    """`latest`, or the transcript it duplicates: a copy of one conversation that an older
+    version wrote under a second session id (the same first message, and one holds the
+    other's messages at its start). The copy holding the most messages wins, the one started
+    first on a tie; a copy is never resumed over the conversation's own transcript."""
+    folders = {r.rsplit("/", 1)[0] for r in relpaths}
+    keys = {f"{f}/{name}": k for f in folders for name, k in first_keys(root, f).items()}
+    key = keys.get(latest)
+    same = [r for r in relpaths if key is not None and keys.get(r) == key]
+    if len(same) < 2:
+        return latest
+    held: dict[str, list[str]] = {}
+    for relpath in same:
+        try:
+            held[relpath] = [k for _, k in marker_keys(read_transcript(root, relpath).text)]
+        except VaultError:
+            continue
+    mine = held.get(latest, [])
+    copies = [
+        r
+        for r, keys in held.items()
+        if keys[: len(mine)] == mine[: len(keys)] and min(len(keys), len(mine)) >= 2
+    ]
+    if len(copies) < 2:
+        return latest
+
+    def started(relpath: str) -> str:
+        name = relpath.rsplit("/", 1)[-1]
+        return transcript_head(root / relpath, relpath, "", name[:10]).started
+
+    return min(copies, key=lambda r: (-len(held[r]), started(r), r))

@@ -4,6 +4,8 @@ of this project, written back byte for byte). Streamed, idempotent, nothing half
 
     formats (what a file is, read incrementally) -> importer (conversations through the flush)
                                                   -> restore (an export's files, back on disk)
+    agentsessions (coding agents' session files: claude_code, codex, agentlog) -> importer
+    follow (those sessions imported again as they are written)
     export (the files as records)
 
 Names are loaded on first use (lazy_loader reads them from `__init__.pyi`), so importing

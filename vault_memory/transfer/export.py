@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import clock
-from ..errors import VaultError
+from ..errors import HARD_LINKS, DateRangeError, VaultError, left_out_for_links
 from ..files import (
     date_from_name,
     fsutil,
@@ -203,13 +203,17 @@ def chosen_files(
     kinds: tuple[str, ...] = (),
     since: dt.date | None = None,
     until: dt.date | None = None,
+    linked: dict[str, int] | None = None,
 ) -> list[str]:
     """The vault-relative paths to export, sorted: the Markdown the index reads (the scope's
     own files when the layout is bound), of `kinds`, dated within since/until when given
-    (undated files are then left out)."""
+    (undated files are then left out). Files with several hard links are left out as the
+    index leaves them out, and put in `linked`, when given (its own ones only)."""
     found = []
     scope = layout.config.scope
-    for relpath in indexer.scan(layout.root, scope=scope):
+    seen: dict[str, int] = {}
+    allow = layout.allow_hardlinks
+    for relpath in indexer.scan(layout.root, scope=scope, allow_hardlinks=allow, hard_linked=seen):
         if not layout.owns(relpath):
             continue
         if kinds and export_kind(relpath) not in kinds:
@@ -219,6 +223,8 @@ def chosen_files(
             if day is None or (since and day < since) or (until and day > until):
                 continue
         found.append(relpath)
+    if linked is not None:
+        linked.update((p, n) for p, n in seen.items() if layout.owns(p))
     return sorted(found)
 
 
@@ -244,9 +250,15 @@ def records(
         "until": until.isoformat() if until else None,
     }
     max_bytes = layout.config.index.max_file_bytes
-    for relpath in chosen_files(layout, kinds, since, until):
+    linked: dict[str, int] = {}
+    chosen = chosen_files(layout, kinds, since, until, linked)
+    if linked:  # as the index leaves them out: not exported, and said once
+        log.warning("%s", left_out_for_links(sorted(linked)))
+        report.skipped += [f"{p}: {HARD_LINKS.format(links=n)}" for p, n in sorted(linked.items())]
+    allow = layout.allow_hardlinks
+    for relpath in chosen:
         try:
-            file = fsutil.read_text(layout.root / relpath, relpath, max_bytes)
+            file = fsutil.read_text(layout.root / relpath, relpath, max_bytes, allow)
         except VaultError as exc:
             log.warning("%s; not exported", exc)
             report.skipped.append(str(exc))
@@ -275,7 +287,7 @@ def export_vault(
         raise VaultError(f"unknown export format {format!r}; use jsonl or json.")
     first, last = clock.as_day(since, "since"), clock.as_day(until, "until")
     if first and last and first > last:
-        raise VaultError(f"--since {first} is after --until {last}: no date can match. Swap them.")
+        raise DateRangeError(first, last)
     report = ExportReport(format)
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     stream = records(layout, parse_kinds(kinds), first, last, report)

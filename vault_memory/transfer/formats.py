@@ -37,14 +37,14 @@ from typing import IO, Any
 from ..errors import VaultError
 from .export import FORMAT
 
-FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl")
+FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl", "claude-code", "codex")
 CONVERSATIONS = "conversations.json"
 HEAD_BYTES = 1 << 20  # enough to see whether a file is JSONL (a first line shorter than this)
 DETECT_ITEMS = 20  # elements of a list looked at to tell its format
 
 
 class ImportFormatError(VaultError):
-    """A file `vault import` cannot read as a whole; nothing was written."""
+    """A file an import cannot read as a whole; nothing was written."""
 
     def __init__(self, name: str, what: str) -> None:
         self.name = name
@@ -52,8 +52,8 @@ class ImportFormatError(VaultError):
         super().__init__(
             f"cannot import {name}: {what}. Nothing was written. Give a ChatGPT or Claude.ai "
             "data export (conversations.json, its folder or its .zip), OpenAI-style messages "
-            "(JSON or JSONL), or a `vault export` file; name it with --format if it is not "
-            "recognised."
+            "(JSON or JSONL), Claude Code or Codex session files, or an export of a vault; "
+            "give its `format` if it is not recognised."
         )
 
 
@@ -66,6 +66,15 @@ class ChatMessage:
     role: str  # user | assistant | system
     text: str
     at: dt.datetime | None  # local wall time, naive (like `clock.now()`)
+
+    @property
+    def flushed(self) -> bool:
+        """Whether facts are taken from it (a coding agent's sub-agent: no, agentlog.py)."""
+        return True
+
+    def as_message(self) -> dict[str, Any]:
+        """The message as the flush reads it."""
+        return {"role": self.role, "content": self.text}
 
 
 @dataclass

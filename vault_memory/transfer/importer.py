@@ -23,8 +23,8 @@ import hashlib
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,8 @@ from ..capture import (
 )
 from ..errors import VaultError
 from ..files import date_from_name
+from .agentlog import AgentChat
+from .agentsessions import AGENT_FORMATS, AgentSessions, agent_format, find_sessions, read_sessions
 from .formats import (
     FORMATS,
     Chat,
@@ -59,7 +61,7 @@ log = logging.getLogger("vault_memory")
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 #: (messages, parsed, session, when, title) -> the transcript's report: keeps a conversation
-Recorder = Callable[[Any, list[Any], str, dt.datetime, "str | None"], Any]
+Recorder = Callable[[Any, "list[Any] | None", str, dt.datetime, "str | None"], Any]
 PHASE = "import"
 READING = "reading (MB)"  # the first pass over a data export
 MB = 1_000_000
@@ -85,6 +87,7 @@ class ImportReport:
     left_out_at: list[str] = field(default_factory=list)  # its first positions
     warnings: list[str] = field(default_factory=list)
     files: RestoreReport | None = None  # when the input was a `vault export`
+    bad_lines: list[str] = field(default_factory=list)  # of session files: skipped, and why
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +107,7 @@ class ImportReport:
             "left_out_at": self.left_out_at,
             "warnings": self.warnings,
             "files": self.files.to_dict() if self.files else None,
+            "bad_lines": self.bad_lines,
         }
 
 
@@ -123,7 +127,9 @@ class LogTracker:
                 self.days[relpath] = day
         self.sessions: dict[str, set[str]] = {}
         max_bytes = layout.config.index.max_file_bytes
-        for block in scan_sessions(layout.root, max_bytes, folder=layout.daily_dir):
+        for block in scan_sessions(
+            layout.root, max_bytes, folder=layout.daily_dir, allow_hardlinks=layout.allow_hardlinks
+        ):
             self.sessions.setdefault(block.session, set()).add(block.path)
 
     def logs_for(self, session: str, day: dt.date) -> set[str]:
@@ -142,10 +148,15 @@ def _format_of(source: Source, given: str) -> str:
     return detect(source) if given == "auto" else given
 
 
-def _count(layout: Layout, source: Source, fmt: str, progress: Progress | None) -> int:
+def _count(
+    layout: Layout, source: Source | AgentSessions, fmt: str, progress: Progress | None
+) -> int:
     """The first pass over a file: its conversations (or files) counted, and the file
     refused before anything is written when it breaks off or is not what it should be. A
-    data export shows how far it has read (in MB) meanwhile."""
+    data export shows how far it has read (in MB) meanwhile. Coding agents' sessions are
+    counted by their files (each is read when its turn comes, a bad line skipped alone)."""
+    if isinstance(source, AgentSessions):
+        return len(source.sessions)
     if fmt == "jsonl":
         return check_export(layout, source)
     if fmt == "openai":
@@ -164,9 +175,24 @@ def _count(layout: Layout, source: Source, fmt: str, progress: Progress | None) 
     return sum(1 for _ in iter_items(source, at))
 
 
+def _sources(path: Path, given: str) -> Iterator[tuple[Source | AgentSessions, str]]:
+    """What to read of a path, with its format: a coding agent's session files, or the
+    files of a data export or message file."""
+    if given not in FORMATS:
+        raise VaultError(f"unknown import format {given!r}; use one of: {', '.join(FORMATS)}.")
+    agent = given if given in AGENT_FORMATS else None
+    if given == "auto":
+        agent = agent_format(path)
+    if agent is not None:
+        yield find_sessions(path, agent), agent
+        return
+    for source in find_sources(path):
+        yield source, _format_of(source, given)
+
+
 def import_history(
     layout: Layout,
-    path: str | Path,
+    path: str | Path | Sequence[str | Path],
     format: str = "auto",
     dry_run: bool = False,
     progress: Progress | None = None,
@@ -174,11 +200,24 @@ def import_history(
 ) -> ImportReport:
     """See `Vault.import_history`. `record(messages, parsed, session, when, title)`, when given,
     keeps each conversation itself (the facade hands in the transcript writer, sessions/)."""
-    path = Path(path).expanduser()
-    report = ImportReport(str(path), dry_run)
-    plan = []
-    for source in find_sources(path):
-        fmt = _format_of(source, format)
+    paths = [Path(p).expanduser() for p in ([path] if isinstance(path, str | Path) else path)]
+    sources = [found for given in paths for found in _sources(given, format)]
+    label = ", ".join(str(p) for p in paths)
+    return import_sources(layout, sources, label, dry_run, progress, record)
+
+
+def import_sources(
+    layout: Layout,
+    sources: Sequence[tuple[Source | AgentSessions, str]],
+    label: str,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    record: Recorder | None = None,
+) -> ImportReport:
+    """Import what `import_history` found (a follower hands in the sessions that changed)."""
+    report = ImportReport(label, dry_run)
+    plan: list[tuple[Source | AgentSessions, str, int]] = []
+    for source, fmt in sources:
         plan.append((source, fmt, _count(layout, source, fmt, progress)))
         report.formats.append(fmt)
     total = sum(count for _, _, count in plan)
@@ -195,11 +234,15 @@ def import_history(
     max_bytes = layout.config.flush.max_input_bytes
     tracker: LogTracker | None = None
     for source, fmt, _ in plan:
-        if fmt == "jsonl":
+        if isinstance(source, AgentSessions):
+            chats: Iterable[Chat | ChatProblem] = read_sessions(source)
+        elif fmt == "jsonl":
             report.files = restore(layout, source, dry_run, report.files, step)
             continue
+        else:
+            chats = iter_chats(source, fmt, max_bytes)
         tracker = tracker or LogTracker(layout)
-        for chat in iter_chats(source, fmt, max_bytes):
+        for chat in chats:
             report.conversations += 1
             if isinstance(chat, ChatProblem):
                 _skip(report, f"{source.name}: {chat}")
@@ -216,7 +259,10 @@ def _skip(report: ImportReport, what: str) -> None:
 
 def session_of(chat: Chat) -> str:
     """`chatgpt-6761a3f2b0c4`: the conversation's own id, shortened (12 hex digits keep ids
-    apart across hundreds of thousands of conversations), or a hash of how it opens."""
+    apart across hundreds of thousands of conversations), or a hash of how it opens. A coding
+    agent's session keeps its whole id (agentlog.py)."""
+    if isinstance(chat, AgentChat):
+        return chat.session
     compact = re.sub(r"[^A-Za-z0-9]", "", chat.id or "").lower()[:12]
     if not compact:
         opening = "\x1f".join(f"{m.role}:{m.text}" for m in chat.messages[:2])
@@ -263,7 +309,7 @@ def by_day(chat: Chat) -> list[list[ChatMessage]]:
         ):
             sitting = at.date()
         previous = at
-        days.setdefault(sitting, []).append(ChatMessage(message.role, message.text, at))
+        days.setdefault(sitting, []).append(replace(message, at=at))
     return [days[day] for day in sorted(days)]
 
 
@@ -280,14 +326,15 @@ def _import_chat(
         report.left_out[what.split(": ", 1)[-1]] += 1
         if len(report.left_out_at) < EXAMPLES:
             report.left_out_at.append(f"{name}: {chat.position}, {what}")
-    added = 0
+    added = recorded = 0
     problems = []
+    whole = isinstance(chat, AgentChat)  # a coding agent's session: recorded once, threaded
 
     def flush(messages: Any, session: str, at: dt.datetime | None, title: str | None) -> None:
         nonlocal added
         day = at.date() if at else clock.today()
         keep = None
-        if record is not None:
+        if record is not None and not whole:
             hook = record
 
             def keep(parsed: list[Any], session_id: str, when: dt.datetime) -> Any:
@@ -328,17 +375,37 @@ def _import_chat(
     else:
         session, title = session_of(chat), heading_title(chat.title)
         for messages in by_day(chat):  # each day of it on its own: one bad day skips only itself
-            if any(m.role in ("user", "assistant") for m in messages):
-                dicts = [{"role": m.role, "content": m.text} for m in messages]
-                flush(dicts, session, messages[0].at or clock.now(), title)
+            said = [m for m in messages if m.flushed]
+            if any(m.role in ("user", "assistant") for m in said):
+                dicts = [m.as_message() for m in said]
+                flush(dicts, session, said[0].at or clock.now(), title)
         # Each day's messages also go to the one transcript of the conversation
-        # (sessions/DATE-ID.md, dated by its first day, titled by its own title).
+        # (sessions/DATE-ID.md, dated by its first day, titled by its own title); a coding
+        # agent's session goes there whole, each message threaded and dated as it was.
+        if whole and record is not None and not dry_run:
+            recorded = _record_whole(chat, session, report, record)
     for problem in problems:
         _skip(report, f"{name}: {chat.position}: {problem}")
-    if added:
+    for line in getattr(chat, "bad_lines", ()):
+        log.warning("skipped %s", line)
+        report.bad_lines.append(line)
+    if added or recorded:
         report.imported += 1
     elif not problems:
         report.unchanged += 1
+
+
+def _record_whole(chat: Chat, session: str, report: ImportReport, record: Recorder) -> int:
+    """A coding agent's session into its transcript, whole: the messages it does not hold
+    yet, by their ids. How many were appended (a failure is a warning, as in a flush)."""
+    messages = [m.as_message() for m in chat.messages]
+    first = chat.messages[0].at or clock.now()
+    try:
+        kept = record(messages, None, session, first, heading_title(chat.title))
+    except VaultError as exc:
+        report.warnings.append(f"{session}: the transcript was not written: {exc}")
+        return 0
+    return int(getattr(kept, "appended", 0) or 0)
 
 
 __all__ = ["ImportFormatError", "ImportReport", "import_history"]

@@ -185,14 +185,15 @@ def restore_file(layout: Layout, relpath: str, text: str, dry_run: bool) -> str:
             real.parent.mkdir(parents=True, exist_ok=True)
             fsutil.write_atomic(real, text, None, relpath)
         return "written"
-    current = fsutil.read_text(real, relpath, layout.config.index.max_file_bytes)
+    links_ok = layout.allow_hardlinks
+    current = fsutil.read_text(real, relpath, layout.config.index.max_file_bytes, links_ok)
     if current.text == text or current.text.startswith(text):
         return "unchanged"
     kind = note_kind(relpath)
     untouched = kind == "memory" and relpath == "MEMORY.md" and current.text == _memory_template()
     if untouched or text.startswith(current.text):
         if not dry_run:
-            fsutil.write_atomic(real, text, current.sha256, relpath)
+            fsutil.write_atomic(real, text, current.sha256, relpath, links_ok)
         return "written" if untouched else "extended"
     if kind != "daily":
         return "conflict"
@@ -209,7 +210,7 @@ def restore_file(layout: Layout, relpath: str, text: str, dry_run: bool) -> str:
         if not joined.endswith("\n\n"):
             joined += "\n"
         blocks = [_normal(block) + "\n" for block in missing]
-        fsutil.write_atomic(real, joined + "\n".join(blocks), current.sha256, relpath)
+        fsutil.write_atomic(real, joined + "\n".join(blocks), current.sha256, relpath, links_ok)
     return "merged"
 
 

@@ -1,0 +1,1 @@
+"""The detectors behind capture/redact.py, one family of evidence a module."""
