@@ -79,8 +79,9 @@ class RankSettings:
     # "bf" for "boyfriend": search/spelling.py), and a short form its word, at this share.
     form_weight: float = 1.0
     # A question asking for a kind ("What instruments does she play?") also matches the
-    # lines naming an instance of it ("clarinet": search/kinds.py), as one word at this share.
-    kind_weight: float = 0.3
+    # lines naming an instance of it ("clarinet": search/kinds.py), as one word at this share:
+    # below a word of the question, so a line saying "instruments" keeps ranking first.
+    kind_weight: float = 0.4
     # A deep search (`--deep`: search/deep.py) adds the words a small generative model names
     # for the question, each at this share of a query word: below the question's own words.
     deep_weight: float = 0.15
