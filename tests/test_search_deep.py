@@ -109,11 +109,12 @@ def test_without_the_extra_a_deep_search_says_how_to_install_it(
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and "pip install 'vault-memory[deep]'" in errors[0]
+    assert errors[0].endswith("or search without --deep.")  # the library says deep=False
     assert "Traceback" not in result.stderr
     # the runtime missing says so too (a model file alone cannot run)
     monkeypatch.setattr(deep, "model_path", lambda: vault_dir / "MEMORY.md")
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
-    with pytest.raises(DeepUnavailableError, match="llama-cpp-python"):
+    with pytest.raises(DeepUnavailableError, match="llama-cpp-python.*deep=False"):
         Vault(vault_dir).search("what hobbies?", deep=True, fresh=False)
     # and a search without --deep needs neither
     assert run_cli("--vault", str(vault_dir), "search", "swimming").exit_code == 0

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         VaultNotFoundError,
     )
     from ..live import WatcherNotAnsweringError, WatcherRunningError, WatcherStillRunningError
+    from ..search.deep import DeepUnavailableError
     from ..transfer import ImportFormatError, NothingToFollowError
 
 E = TypeVar("E")
@@ -93,6 +94,13 @@ def _semantic_unavailable_error(exc: SemanticUnavailableError) -> str:
         "semantic search needs the embedding model, which is not available "
         f"({exc.reason}). Use --mode keyword or hybrid."
     )
+
+
+@wording("DeepUnavailableError")
+def _deep_unavailable_error(exc: DeepUnavailableError) -> str:
+    from ..search.deep import INSTALL_HINT, needs
+
+    return f"{needs(exc.missing)} Install the extra: {INSTALL_HINT}, or search without --deep."
 
 
 @wording("NoVectorsError")
