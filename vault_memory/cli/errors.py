@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         VaultNotFoundError,
     )
     from ..live import WatcherNotAnsweringError, WatcherRunningError, WatcherStillRunningError
-    from ..search.deep import DeepUnavailableError
+    from ..search import DeepUnavailableError
     from ..transfer import ImportFormatError, NothingToFollowError
 
 E = TypeVar("E")
@@ -98,9 +98,10 @@ def _semantic_unavailable_error(exc: SemanticUnavailableError) -> str:
 
 @wording("DeepUnavailableError")
 def _deep_unavailable_error(exc: DeepUnavailableError) -> str:
-    from ..search.deep import INSTALL_HINT, needs
-
-    return f"{needs(exc.missing)} Install the extra: {INSTALL_HINT}, or search without --deep."
+    return (
+        f"deep search needs {exc.missing}, which is not installed. Install the extra: "
+        f"{exc.install}, or search without --deep."
+    )
 
 
 @wording("NoVectorsError")

@@ -42,18 +42,15 @@ EXAMPLES = (
 )
 
 
-def needs(missing: str) -> str:
-    """What a deep search lacks, said the same way by the library and the command line."""
-    return f"deep search needs {missing}, which is not installed."
-
-
 class DeepUnavailableError(VaultError):
     """A deep search was asked for, and the model or its runtime is not installed."""
 
     def __init__(self, missing: str) -> None:
         self.missing = missing
+        self.install = INSTALL_HINT
         super().__init__(
-            f"{needs(missing)} Install the extra: {INSTALL_HINT}, or search with deep=False."
+            f"deep search needs {missing}, which is not installed. Install the extra: "
+            f"{INSTALL_HINT}, or search with deep=False."
         )
 
 
