@@ -13,6 +13,7 @@ figures to bench/results/search.json (the docs' evaluation page shows them).
     python bench/eval_search.py --typos 0.1        # the same questions over turns with typos
     python bench/eval_search.py --stretch 0.1      # ...over turns with words stretched
     python bench/eval_search.py --split            # ...over turns sent sentence by sentence
+    python bench/eval_search.py --deep             # deep search (the `deep` extra's model)
 
 `--typos P`: a copy of the vaults in which each word of five letters or more of a turn (its
 speaker's label and capitalised words left alone) has one typing slip with probability P: a
@@ -56,9 +57,14 @@ class InProcess:
     """score.run() searcher: our library, one Vault per conversation."""
 
     def __init__(
-        self, limit: int, overrides: dict | None = None, settings: dict | None = None
+        self,
+        limit: int,
+        overrides: dict | None = None,
+        settings: dict | None = None,
+        deep: bool = False,
     ) -> None:
         self.limit = limit
+        self.deep = deep
         self.overrides = overrides or {}
         self.settings = settings or {}  # vault settings, e.g. the index backend
         self.vaults: dict[Path, object] = {}
@@ -78,7 +84,7 @@ class InProcess:
         self.vaults[vault] = v
 
     def search(self, vault: Path, query: str, k: int) -> list[dict]:
-        hits = self.vaults[vault].search(query, limit=k, fresh=False)
+        hits = self.vaults[vault].search(query, limit=k, fresh=False, deep=self.deep)
         return [h.to_dict() for h in hits]
 
 
@@ -333,7 +339,7 @@ def score_split(
         template = "vault --vault {vault} search {query} --json --limit {k}"
         searcher = score.CommandSearcher(template, 120.0, None)
     else:
-        searcher = InProcess(args.fetch_k, overrides, settings)
+        searcher = InProcess(args.fetch_k, overrides, settings, args.deep)
     result = score.run(searcher, convs, ks, budgets, args.fetch_k, quiet=True)
     summary = score.summarize(result["rows"], result["latencies"], ks, budgets)
     renamed = CATEGORY_NAMES.get(name, {})
@@ -466,6 +472,7 @@ def main() -> None:
         help="score a copy whose turns have their relative dates pinned, as capture writes them",
     )
     parser.add_argument("--seed", type=int, default=1, help="--typos, --stretch, --split: seed")
+    parser.add_argument("--deep", action="store_true", help="deep search (search/deep.py)")
     parser.add_argument(
         "--set",
         action="append",
@@ -505,12 +512,20 @@ def main() -> None:
         raise SystemExit("Error: no split to score (see above)")
     how = "`vault search --json` processes" if args.cli else f"in-process {args.backend}"
     print(
-        f"vault_memory, {how}{' phase 1' if args.phase1 else ''}"
+        f"vault_memory, {how}{' phase 1' if args.phase1 else ''}{' deep' if args.deep else ''}"
         f"{' ' + str(overrides) if overrides else ''}: r@Nch = recall within N characters "
         "of returned context"
     )
     print(table(figures, [int(b) for b in args.budgets.split(",")]))
-    plain = not (overrides or args.typos or args.split or args.pinned or args.stretch or args.only)
+    plain = not (
+        overrides
+        or args.typos
+        or args.split
+        or args.pinned
+        or args.stretch
+        or args.only
+        or args.deep
+    )
     out = args.out or (RESULTS if plain and len(figures) == len(SPLITS) else None)
     if out is not None:
         command = (

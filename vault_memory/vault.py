@@ -338,6 +338,7 @@ class Vault:
         fresh: bool = True,
         via_watcher: bool = False,
         today: dt.date | None = None,
+        deep: bool = False,
     ) -> SearchResults:
         """The units of the vault that best answer `query`, best first, each citing its
         `path:start-end`: a list of `Hit` whose `warnings` say why a search was less than
@@ -357,6 +358,8 @@ class Vault:
         via_watcher: let a running `vault watch` answer (same hits, no model or index to
         load); searches here when none runs or it cannot answer.
         today: the day recency is measured from (default: the clock's, see `clock`).
+        deep: a small local generative model first names the words an answer would use,
+        which join the query's keywords (the `deep` extra; `DeepUnavailableError` without it).
         """
         from .search import record, search_request
 
@@ -364,7 +367,7 @@ class Vault:
             self.layout, self.scope_path, query, mode, since, until, within, kinds
         )
         limit = limit or self.config.search.limit
-        if via_watcher and today is None:
+        if via_watcher and today is None and not deep:  # (a watcher runs no deep model)
             remote = self._search_via_watcher(query, limit, mode, filters)
             if remote is not None:
                 return remote
@@ -382,6 +385,7 @@ class Vault:
                 filters=filters,
                 today=today,
                 settings=self._rank_settings(),
+                deep=deep,
             ),
             mode,
         )

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         VaultNotFoundError,
     )
     from ..live import WatcherNotAnsweringError, WatcherRunningError, WatcherStillRunningError
+    from ..search import DeepUnavailableError
     from ..transfer import ImportFormatError, NothingToFollowError
 
 E = TypeVar("E")
@@ -92,6 +93,14 @@ def _semantic_unavailable_error(exc: SemanticUnavailableError) -> str:
     return (
         "semantic search needs the embedding model, which is not available "
         f"({exc.reason}). Use --mode keyword or hybrid."
+    )
+
+
+@wording("DeepUnavailableError")
+def _deep_unavailable_error(exc: DeepUnavailableError) -> str:
+    return (
+        f"deep search needs {exc.missing}, which is not installed. Install the extra: "
+        f"{exc.install}, or search without --deep."
     )
 
 

@@ -68,6 +68,11 @@ def query_text(words: tuple[str, ...]) -> str:
     help="Only this kind (repeatable).",
 )
 @click.option("--explain", is_flag=True, help="Show each score component.")
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="A small local model first names words an answer would use (the `deep` extra).",
+)
 @scope_option
 @pass_vault
 def search(
@@ -81,6 +86,7 @@ def search(
     within: str | None,
     kinds: tuple[str, ...],
     explain: bool,
+    deep: bool,
 ) -> None:
     """Find the lines of the vault that answer QUERY, with citations.
 
@@ -95,6 +101,7 @@ def search(
       vault search ERR_LEDGER_409 --json
       vault search standup --since 2026-11-01 --kind daily -n 5
       vault search 'tag:#decision [status:active] billing -draft'
+      vault search "what hobbies does Sam have?" --deep
     """
     text = query_text(query)
     serve = vault.config.search.server.strip().lower() != "off"
@@ -111,6 +118,7 @@ def search(
         within=within,
         kinds=kinds,
         via_watcher=True,
+        deep=deep,
     )
     if as_json:
         found: dict[str, Any] = {

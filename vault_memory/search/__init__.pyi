@@ -7,6 +7,7 @@ from .context import (
     build_context as build_context,
 )
 from .dates import told_ranges as told_ranges
+from .deep import DeepUnavailableError as DeepUnavailableError
 from .hitlog import line_hash as line_hash, record as record
 from .query import (
     OPERATORS as OPERATORS,

@@ -103,6 +103,13 @@ class RankSettings:
     # and off (with no cap): 0.5 LoCoMo 0.826 -> 0.821, real chats 0.644 -> 0.649; 0.7:
     # 0.819, 0.644.
     window_decay: float = 1.0
+    # A question asking for a kind ("What instruments does she play?") also matches the
+    # lines naming an instance of it ("clarinet": search/kinds.py), as one word at this share:
+    # below a word of the question, so a line saying "instruments" keeps ranking first.
+    kind_weight: float = 0.4
+    # A deep search (`--deep`: search/deep.py) adds the words a small generative model names
+    # for the question, each at this share of a query word: below the question's own words.
+    deep_weight: float = 0.15
 
 
 # -- scores -------------------------------------------------------------------

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .. import clock
 from ..index import terms_of
 from .hits import Hit as Hit, SearchResults as SearchResults, hit_flags as hit_flags
+from .kinds import kind_members
 from .people import misspelt_name, named_speakers
 from .ranking import (
     RankSettings,
@@ -176,6 +177,7 @@ class Searcher:
         #: of the whole index read into this process (phase 1; `[search] on_server = false`).
         self.on_server = True
         self._server = ServerCandidates()  # what queries to an index server keep (served.py)
+        self.expander: Any = None  # the deep mode's model (search/deep.py), loaded when asked
 
     def table(self, model_id: str | None) -> UnitTable:
         """The unit table for the index as it is now: kept in memory while the index is
@@ -304,12 +306,25 @@ class Searcher:
         filters: Filters | None = None,
         today: dt.date | None = None,
         settings: RankSettings | None = None,
+        deep: bool = False,
     ) -> SearchResults:
+        """The best `limit` hits for `query`. `deep`: a small local generative model first
+        names the words an answer would use, which join the keywords (search/deep.py;
+        `DeepUnavailableError` when its extra is not installed)."""
+        expanded = self.deep_terms(query) if deep and mode != "semantic" else {}
         with self.reads() if self._serves(filters or Filters()) else contextlib.nullcontext():
-            found = self._search_once(query, limit, mode, filters, today, settings)
+            found = self._search_once(query, limit, mode, filters, today, settings, expanded)
             if self.index.store.stale:  # the server changed meanwhile
-                found = self._search_once(query, limit, mode, filters, today, settings)
+                found = self._search_once(query, limit, mode, filters, today, settings, expanded)
         return found
+
+    def deep_terms(self, query: str) -> dict[str, float]:
+        """The terms the deep mode's model names for `query`, each with its share."""
+        from .deep import Expander, expanded_terms
+
+        if self.expander is None:
+            self.expander = Expander()
+        return expanded_terms(self.expander.words(query), self.settings.deep_weight)
 
     def reads(self) -> contextlib.AbstractContextManager[Any]:
         """Where a search's reads of the index go: with an index server that serves
@@ -330,6 +345,7 @@ class Searcher:
         filters: Filters | None,
         today: dt.date | None,
         settings: RankSettings | None,
+        expanded: dict[str, float] | None = None,
     ) -> SearchResults:
         warnings: list[str] = []
         if mode != "keyword" and self.index.model_id:
@@ -341,7 +357,7 @@ class Searcher:
                 )
                 mode = "keyword" if mode == "hybrid" else mode
         with one_blas_thread():
-            hits = self._search(query, limit, mode, filters, today, warnings, settings)
+            hits = self._search(query, limit, mode, filters, today, warnings, settings, expanded)
         hits = order_superseded(hits)  # what is true now first
         for message in warnings:
             log.warning("%s", message)
@@ -356,13 +372,14 @@ class Searcher:
         today: dt.date | None,
         warnings: list[str],
         settings: RankSettings | None = None,
+        expanded: dict[str, float] | None = None,
     ) -> list[Hit]:
         """The best `limit` hits for `query`, through the stages of search/stages.py. With
         `filters.scopes`, the search sees only the units of those scopes, and ranks them as
         if the vault held nothing else: keyword idf and lengths, vector and window
         normalisation and the exact-token guard count only them, and the other rows' vectors
         are never multiplied. `settings` replace the searcher's own for this query (a scope's
-        [search] settings)."""
+        [search] settings). `expanded`: the deep mode's terms and their shares."""
         s = settings or self.settings
         filters = filters or Filters()
         today = today or clock.today()
@@ -372,6 +389,8 @@ class Searcher:
             return []
         table, within, listing = found.table, found.within, found.listing
         words = self._expansion(query, found, mode, s)
+        if expanded and found.served is None:  # (an index server picks by the query's words)
+            words.expanded = {t: w for t, w in expanded.items() if t not in words.terms}
         ranks_words = mode in ("hybrid", "keyword") and not listing
         keyword = keyword_signal(table, words, within, found.allowed, s) if ranks_words else None
         guard = self._rare(table, exact_tokens(query), within) if ranks_words else []
@@ -523,7 +542,12 @@ class Searcher:
             if ranks_words and found.served is None
             else {}
         )
-        return Words(terms, aliases, partners, variants)
+        words = Words(terms, aliases, partners, variants)
+        if s.kind_weight and ranks_words and found.served is None:
+            table = found.table
+            names = {*self.label_terms(table), *aliases}
+            words.kinds = kind_members(query, terms, table.vocab, names)
+        return words
 
     def _aliases(
         self, query: str, terms: list[str], found: Candidates, s: RankSettings

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..index import BM25_B, BM25_K1, terms_of
 from .dates import asked_days, on_days
 from .hits import Hit, hit_flags
+from .kinds import united_bm25
 from .ranking import (
     RankSettings,
     asks_when,
@@ -104,6 +105,12 @@ class Words:
     #: a label the query names -> its person's other labels (`Jo` for `Joanna`)
     partners: dict[str, list[str]]
     variants: Variants
+    #: words a deep search's model named for the question, each with the share it counts
+    #: (search/deep.py; empty otherwise)
+    expanded: Mapping[str, float] = field(default_factory=dict)
+    #: the kind the question asks for ("instruments") -> the term numbers of its instances
+    #: the vault holds ("clarinet", "violin": search/kinds.py)
+    kinds: Mapping[str, list[int]] = field(default_factory=dict)
 
 
 def with_aliases(terms: Sequence[str], aliases: Mapping[str, Sequence[str]]) -> list[str]:
@@ -144,13 +151,22 @@ def keyword_signal(
     n = len(table.ids)
     keyword = np.zeros(n, dtype=np.float64)
     matched = {t: np.zeros(n, dtype=np.float64) for t in words.terms}
-    # units matched by a typing slip of a query word, by a short form of it
-    otherwise = {kind: np.zeros(n, dtype=bool) for kind in ("spelling", "form")}
+    # units matched by a typing slip of a query word, by a short form of it, by an instance
+    # of the kind it names, by a word a deep search's model named
+    otherwise = {kind: np.zeros(n, dtype=bool) for kind in VARIANT_KINDS}
     idf = {}
     for term in words.terms:
         idf[term] = _add_term(
             table, term, words.variants.get(term, ()), within, s, keyword, matched[term], otherwise
         )
+        if term in words.kinds and s.kind_weight:
+            add_instances(table, words.kinds[term], s.kind_weight, within, keyword, matched[term])
+            otherwise["kind"] |= matched[term] == s.kind_weight
+    for term, share in words.expanded.items():
+        if term not in matched:
+            matched[term] = np.zeros(n, dtype=np.float64)
+            idf[term] = add_expanded(table, term, share, within, keyword, matched[term])
+            otherwise["deep"] |= matched[term] > 0
     if allowed is not None:  # filters restrict the keyword signal before it is scaled
         keyword *= allowed
     has_term = keyword > 0
@@ -164,6 +180,46 @@ def keyword_signal(
     for marks in matched.values():
         marks *= keyword > 0
     return KeywordSignal(keyword, matched, otherwise, idf, has_term)
+
+
+#: What matched a row besides a query word itself (`KeywordSignal.otherwise`, `--explain`).
+VARIANT_KINDS = ("spelling", "form", "kind", "deep")
+
+
+def add_instances(
+    table: UnitTable,
+    members: list[int],
+    share: float,
+    within: Restriction | None,
+    keyword: np.ndarray,
+    matched: np.ndarray,
+) -> None:
+    """Add the instances of a kind the question asks for (`members`: term numbers), as one
+    word at `share` of a word (`kinds.united_bm25`); mark the rows they matched and the kind
+    word did not at that share."""
+    import numpy as np
+
+    units, scores, _ = united_bm25(table.text, members, BM25_K1, BM25_B, within)
+    keyword[units] += share * scores
+    matched[units] = np.maximum(matched[units], share)
+
+
+def add_expanded(
+    table: UnitTable,
+    term: str,
+    share: float,
+    within: Restriction | None,
+    keyword: np.ndarray,
+    matched: np.ndarray,
+) -> float:
+    """Add a word the deep mode's model named at `share` of its BM25 (text field only: a
+    heading or a speaker's name is no instance of a kind), mark its rows at that share; its
+    idf."""
+    number = table.vocab.get(term)
+    units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
+    keyword[units] += share * scores
+    matched[units] = share
+    return table.text.idf(number, within)
 
 
 def _add_term(
@@ -784,6 +840,6 @@ def explain(evidence: Evidence, best: int, table: UnitTable) -> dict[str, float]
                 and bool(keyword.otherwise[kind][best])
                 and keyword.scores[best] > 0
             )
-            for kind in ("spelling", "form")
+            for kind in VARIANT_KINDS
         },
     }
