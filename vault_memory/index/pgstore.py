@@ -136,6 +136,13 @@ class PgStore:
             self._conn = conn
         return self._conn
 
+    def versions(self) -> dict[str, str]:
+        row = self._execute(
+            "SELECT current_setting('server_version'),"
+            " (SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+        ).fetchone()
+        return {"postgresql": str(row[0]).split()[0], "pgvector": str(row[1] or "missing")}
+
     def open(self) -> None:
         self.conn  # noqa: B018
 
