@@ -66,7 +66,7 @@ def connect(dsn: str, **options: Any) -> Any:
     except psycopg.OperationalError as exc:
         reason = _reason(str(exc), dsn)
         raise IndexServerError(
-            f"cannot reach the index server {shown_dsn(dsn)} ({describe(dsn)}): {reason}; "
+            f"cannot reach the index server at {describe(dsn)} ({shown_dsn(dsn)}): {reason}; "
             f"{HOW_TO_START}."
         ) from exc
 
