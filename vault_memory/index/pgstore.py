@@ -67,7 +67,6 @@ CLONE_KEYS = frozenset(
         "last_index_at",
         "files_count",
         "units_count",
-        "units",
         "embeddings_complete",
         "embeddings_error",
         "embeddings_pending",
