@@ -42,7 +42,7 @@ class BackgroundIndex:
     def __init__(self, vault: Vault) -> None:
         self.root = vault.root
         self._vault = vault
-        from ..index.registry import capabilities_of, index_file
+        from ..index import capabilities_of, index_file
 
         self._index_file = index_file(vault.config)
         # An index on a server is there as soon as it is reached (its schema is made in one

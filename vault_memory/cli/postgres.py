@@ -21,11 +21,11 @@ DIR_OPTION = click.option(
 
 
 if TYPE_CHECKING:
-    from ..index.pglocal import LocalServer
+    from ..index import LocalServer
 
 
 def _server(folder: Path | None) -> LocalServer:
-    from ..index.pglocal import LocalServer, default_folder
+    from ..index import LocalServer, default_folder
 
     return LocalServer((folder or default_folder()).expanduser().absolute())
 
