@@ -99,7 +99,8 @@ def stop(folder: Path | None) -> None:
 @DIR_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
 def status(folder: Path | None, as_json: bool) -> None:
-    """Say whether the server runs, where, and its DSN. Exit status 3 when it does not run.
+    """Say whether the server runs, where, and its DSN. Exit status 3 when it does not run
+    (with --json: 0, and `running` says).
 
     \b
     Example:
@@ -123,5 +124,5 @@ def status(folder: Path | None, as_json: bool) -> None:
         click.echo(f"not running; its data is in {server.folder} (`vault postgres start`)")
     else:
         click.echo(f"not set up in {server.folder} (`vault postgres start` sets it up)")
-    if not running:
+    if not running and not as_json:
         raise SystemExit(3)
