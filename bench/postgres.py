@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _harness import load_bench  # this checkout's vault_memory first
+from _harness import load_bench, write_results  # this checkout's vault_memory first
 
 QUERIES = [
     "which database did we pick for billing?",
@@ -110,8 +110,50 @@ def say(text: str) -> None:
     print(text, flush=True)  # as it is measured: a long run shows how far it got
 
 
+FIGURES: dict[str, Any] = {}  # what bench/results/postgres.json records, by backend
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def concurrent_readers(
+    root: Path, settings: dict[str, Any], readers: int, runs: int
+) -> list[float]:
+    """Warm hybrid query times of `readers` threads at once, each with a `Vault` (and a
+    server connection) of its own, each running `runs` queries after one untimed one."""
+    import threading
+
+    from vault_memory import Vault
+
+    times: list[float] = []
+    start = threading.Barrier(readers)
+
+    def reader(offset: int) -> None:
+        with Vault(root, settings) as vault:
+            vault.search(QUERIES[offset % len(QUERIES)], fresh=False)  # warm: not timed
+            start.wait()
+            for i in range(runs):
+                began = time.perf_counter()
+                vault.search(QUERIES[(offset + i) % len(QUERIES)], fresh=False)
+                times.append(time.perf_counter() - began)
+
+    threads = [threading.Thread(target=reader, args=(n,)) for n in range(readers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return times
+
+
 def measure(
-    name: str, root: Path, settings: dict[str, Any], runs: int, reuse: bool = False
+    name: str,
+    root: Path,
+    settings: dict[str, Any],
+    runs: int,
+    reuse: bool = False,
+    readers: int = 0,
 ) -> None:
     """Index `root` (unless `reuse`: it and the server hold an index of it already), add the
     vectors, then time queries; each figure printed when it is measured."""
@@ -148,16 +190,32 @@ def measure(
             f"  first query                 {first.wall * 1000:8.0f} ms wall"
             f"  {first.cpu * 1000:6.0f} ms CPU  (process RSS {rss_mb():,.0f} MB)"
         )
+        figures = FIGURES.setdefault(name, {})
+        figures["first_query_ms"] = round(first.wall * 1000, 1)
         for mode in ("hybrid", "keyword"):
             samples = []
+            cpu = time.process_time()
             for i in range(runs):
                 started = time.perf_counter()
                 vault.search(QUERIES[i % len(QUERIES)], mode=mode, fresh=False)
                 samples.append(time.perf_counter() - started)
+            figures[f"warm_{mode}_ms"] = {
+                "p50": round(statistics.median(samples) * 1000, 1),
+                "p95": round(percentile(samples, 0.95) * 1000, 1),
+                "cpu_here_per_query": round((time.process_time() - cpu) / runs * 1000, 1),
+            }
             say(
                 f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries, load"
                 f" {os.getloadavg()[0]:.1f}, RSS {rss_mb():,.0f} MB)"
             )
+        if readers:
+            together = concurrent_readers(root, settings, readers, max(5, runs // readers))
+            figures[f"{readers}_readers_hybrid_ms"] = {
+                "p50": round(statistics.median(together) * 1000, 1),
+                "p95": round(percentile(together, 0.95) * 1000, 1),
+                "queries": len(together),
+            }
+            say(f"  {readers} readers at once hybrid {percentiles(together)}")
         if settings:  # the server's bare top-k lists, without ranking
             import numpy as np
 
@@ -187,6 +245,12 @@ def main() -> None:
     parser.add_argument("--dsn", default="", help="a PostgreSQL server with pgvector")
     parser.add_argument("--root", type=Path, default=Path("/tmp/vault-pg-bench"))
     parser.add_argument("--runs", type=int, default=60, help="timed queries per mode")
+    parser.add_argument(
+        "--readers", type=int, default=10, help="concurrent readers measured (0: none)"
+    )
+    parser.add_argument(
+        "--results", type=Path, default=None, help="JSON out (default bench/results/postgres.json)"
+    )
     parser.add_argument(
         "--backends", default="sqlite,postgres", help="which to measure, in this order"
     )
@@ -242,7 +306,7 @@ def main() -> None:
     try:
         for backend in args.backends.split(","):
             if backend == "sqlite":
-                measure("SQLite", copies["sqlite"], {}, args.runs, args.reuse)
+                measure("SQLite", copies["sqlite"], {}, args.runs, args.reuse, args.readers)
             elif backend in ("postgres", "postgres-phase1"):
                 # phase 1 reads the unit table into this process; it reuses what the
                 # server holds (give it after "postgres", or with --reuse)
@@ -259,11 +323,26 @@ def main() -> None:
                     },
                     args.runs,
                     args.reuse or phase1,
+                    args.readers,
                 )
     finally:
         if server is not None and not args.keep:
             server.stop()
     print(f"load after: {os.getloadavg()}")
+    record(units, args)
+
+
+def record(units: int, args: argparse.Namespace) -> None:
+    """bench/results/postgres.json (or --results): this run's figures, machine and versions."""
+    figures = {"units": units, "runs": args.runs, "readers": args.readers, **FIGURES}
+    out = write_results(
+        "postgres",
+        figures,
+        extra_versions=("psycopg", "pgserver"),
+        path=args.results,
+        load_after=[round(x, 1) for x in os.getloadavg()],
+    )
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,9 @@ class IndexSettings:
     dsn: str = ""
     dsn_env: str = ""
     vault_id: str = ""  # this vault's name on a shared server; "" = the vault folder's name
+    # this checkout's name among the vault's clones on a shared server: each clone sees its
+    # own files; "" = this machine's host name and the vault's folder
+    clone_id: str = ""
 
 
 @dataclass(frozen=True)

@@ -241,6 +241,7 @@ def test_every_wording_is_of_an_error_class_the_library_has() -> None:
     must be a `VaultError` subclass, so a renamed class cannot lose its wording unseen."""
     import vault_memory.dream.apply
     import vault_memory.live.watch
+    import vault_memory.search.deep
     import vault_memory.transfer.follow
     import vault_memory.transfer.formats  # noqa: F401 - their error classes, defined
 

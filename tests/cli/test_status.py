@@ -43,6 +43,10 @@ STATUS_KEYS = {
     "unresolved_links",
     "unresolved",
     "flagged_units",
+    "backend",
+    "server",
+    "dsn",
+    "versions",
 }
 
 

@@ -42,7 +42,12 @@ class BackgroundIndex:
     def __init__(self, vault: Vault) -> None:
         self.root = vault.root
         self._vault = vault
-        self._index_file = vault.cache_dir / "index.sqlite"
+        from ..index import capabilities_of, index_file
+
+        self._index_file = index_file(vault.config)
+        # An index on a server is there as soon as it is reached (its schema is made in one
+        # transaction, each batch is committed whole): no file in .vault/ ever tells.
+        self._on_server = not capabilities_of(vault.config).local_file
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()
         self._stopping = threading.Event()
@@ -70,7 +75,7 @@ class BackgroundIndex:
             self._stopping.clear()
             self.report, self._step, self._waiting = None, None, False
             self._started = time.monotonic()
-            self.had_index = self._index_file.exists()
+            self.had_index = self.index_exists
             self._thread = threading.Thread(
                 target=self._run, name="vault-background-index", daemon=True
             )
@@ -105,14 +110,14 @@ class BackgroundIndex:
 
     @property
     def index_exists(self) -> bool:
-        return self._index_file.exists()
+        return self._on_server or self._index_file.exists()
 
     @property
     def searchable(self) -> bool:
         """Whether the index can be read meanwhile: it existed before the run, or the run
         has committed its first step (before that, a reader could race the run's creation
         of the schema)."""
-        return self._index_file.exists() and (self.had_index or self._step is not None)
+        return self.index_exists and (self.had_index or self._step is not None)
 
     def describe(self) -> str:
         """How far the run has come, in a few words."""

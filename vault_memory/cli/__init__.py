@@ -50,6 +50,7 @@ def _commands() -> None:
         index,
         links,
         live,
+        postgres,
         search,
         sessions,
         transfer,

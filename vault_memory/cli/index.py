@@ -139,6 +139,7 @@ def status(vault: Vault, as_json: bool) -> None:
     lines = [
         f"vault         {info['vault']}",
         f"cache         {info['cache']} ({info['cache_bytes'] / 1e6:.1f} MB)",
+        f"backend       {_describe_backend(info)}",
         f"files         {info['files']}",
         f"units         {info['units']} ({info['embedded_units']} embedded)",
         f"model         {info['model'] or 'none (keyword search only)'}",
@@ -190,6 +191,22 @@ def status(vault: Vault, as_json: bool) -> None:
         section, _, name = key.partition(".")
         lines.append(f"setting       {key} = {info['settings'][section][name]!r} ({source})")
     click.echo("\n".join(lines))
+
+
+def _describe_backend(info: dict[str, Any]) -> str:
+    """`postgres at postgresql://…@host/db (PostgreSQL 16.4, pgvector 0.6.2; vault id x)`,
+    or `sqlite (SQLite 3.45.1)`: where the index lives and what holds it."""
+    names = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "pgvector": "pgvector"}
+    versions = ", ".join(f"{names.get(k, k)} {v}" for k, v in info["versions"].items())
+    if info["backend"] == "sqlite":
+        return f"sqlite ({versions})"
+    where = info.get("dsn") or info.get("server") or "no DSN set"
+    details = "; ".join(
+        part
+        for part in (versions or "server not reached", f"vault id {info.get('vault_id')}")
+        if part
+    )
+    return f"{info['backend']} at {where} ({details})"
 
 
 def _describe_queue(queue: dict[str, Any]) -> str:

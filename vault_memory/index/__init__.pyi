@@ -37,7 +37,12 @@ from .integrity import (
 )
 from .links import LinkInfo as LinkInfo
 from .pgconnect import IndexServerError as IndexServerError
-from .registry import capabilities_of as capabilities_of, open_backend as open_backend
+from .pglocal import LocalServer as LocalServer, default_folder as default_folder
+from .registry import (
+    capabilities_of as capabilities_of,
+    index_file as index_file,
+    open_backend as open_backend,
+)
 from .remote import (
     EmbeddingProviderError as EmbeddingProviderError,
     RemoteEmbedder as RemoteEmbedder,

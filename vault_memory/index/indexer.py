@@ -980,12 +980,17 @@ class Index:
         links are allowed or nothing is indexed yet."""
         import json
 
-        if self.config.security.allow_hardlinks or not self.store.exists():
+        if self.config.security.allow_hardlinks:
             return {}
-        try:
-            found = json.loads(self.store.get_meta("hard_linked") or "{}")
-        except ValueError:
-            return {}
+        # asked right after a search: on a server, answered from the meta rows that search's
+        # statement read (no statement of its own per query)
+        with self.store.search_reads():
+            if not self.store.exists():
+                return {}
+            try:
+                found = json.loads(self.store.get_meta("hard_linked") or "{}")
+            except ValueError:
+                return {}
         return found if isinstance(found, dict) else {}
 
     def say_left_out(self, paths: Iterable[str]) -> None:

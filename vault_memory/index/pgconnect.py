@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..config import hide_password
 from ..errors import VaultError
 
 CONNECT_TIMEOUT = 10  # seconds
+#: What a user without a server runs, said by every "cannot reach" error.
+HOW_TO_START = (
+    "start one with `vault postgres start` (or `docker compose -f deploy/compose.yaml up -d`)"
+    " or set [index] dsn (or the variable dsn_env names) to a running server"
+)
 
 
 class IndexServerError(VaultError):
@@ -43,6 +49,11 @@ def describe(dsn: str) -> str:
     return f"{where}/{parts.get('dbname') or parts.get('user') or 'postgres'}"
 
 
+def shown_dsn(dsn: str) -> str:
+    """`dsn` as written, with its password (URL or `password=`) replaced by ***."""
+    return hide_password(dsn.strip())
+
+
 def connect(dsn: str, **options: Any) -> Any:
     """A psycopg connection to `dsn`, or an `IndexServerError` naming the server."""
     psycopg = _psycopg()
@@ -55,8 +66,8 @@ def connect(dsn: str, **options: Any) -> Any:
     except psycopg.OperationalError as exc:
         reason = _reason(str(exc), dsn)
         raise IndexServerError(
-            f"cannot reach the index server at {describe(dsn)}: {reason}; check that it is "
-            "running and that [index] dsn (or dsn_env) is right."
+            f"cannot reach the index server at {describe(dsn)} ({shown_dsn(dsn)}): {reason}; "
+            f"{HOW_TO_START}."
         ) from exc
 
 

@@ -97,6 +97,37 @@ WHERE s.file_id = f.id;
 ALTER TABLE units ADD COLUMN flagged boolean;
 """,
     ),
+    # One database for many clones of a vault (git checkouts at different commits): a file
+    # row is content, keyed by (vault, path, sha256) and shared by every clone holding that
+    # text at that path; `clone_files` is each clone's view (path -> content row, with its
+    # own stat). The rows indexed before belong to the clone named "", which the first clone
+    # that writes adopts. Skipped files are a clone's own: they are found again by its next
+    # index run, so the old ones are dropped.
+    (
+        4,
+        "clones: per-clone views over shared content",
+        """
+CREATE TABLE clones (
+    id serial PRIMARY KEY, vault text NOT NULL, name text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(), UNIQUE (vault, name));
+CREATE TABLE clone_files (
+    clone integer NOT NULL REFERENCES clones (id) ON DELETE CASCADE,
+    path text NOT NULL,
+    file_id bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+    mtime_ns bigint NOT NULL, size bigint NOT NULL,
+    PRIMARY KEY (clone, path));
+CREATE INDEX clone_files_file ON clone_files (file_id, clone);
+INSERT INTO clones (vault, name) SELECT DISTINCT vault, '' FROM files;
+INSERT INTO clone_files (clone, path, file_id, mtime_ns, size)
+    SELECT c.id, f.path, f.id, f.mtime_ns, f.size FROM files f
+    JOIN clones c ON c.vault = f.vault AND c.name = '';
+ALTER TABLE files DROP CONSTRAINT IF EXISTS files_vault_path_key;
+CREATE UNIQUE INDEX files_content ON files (vault, path, sha256);
+DELETE FROM skipped;
+ALTER TABLE skipped ADD COLUMN clone integer NOT NULL REFERENCES clones (id) ON DELETE CASCADE,
+    DROP CONSTRAINT skipped_pkey, ADD PRIMARY KEY (clone, path);
+""",
+    ),
 )
 LATEST = MIGRATIONS[-1][0]
 

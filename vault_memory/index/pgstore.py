@@ -60,6 +60,22 @@ from .rows import (
 from .store import UNIT_COLUMNS
 
 LOCAL_KEYS = ("fulltext_dirty", "fulltext_files")  # this machine's, not the server's
+#: Meta of one clone's view (its run, its counts, its vectors still to add), kept on the
+#: server as `key@<clone id>`; the others (model, dimensions, generations) are the vault's.
+CLONE_KEYS = frozenset(
+    (
+        "last_index_at",
+        "files_count",
+        "units_count",
+        "embeddings_complete",
+        "embeddings_error",
+        "embeddings_pending",
+        "embeddings_pending_model",
+        "fulltext_pending",
+        "hard_linked",
+        "racy_files",
+    )
+)
 LOCAL_FILE = "server-local.json"
 HNSW_BUILD_MEMORY = "512MB"  # for the one bulk build of a model's HNSW index
 #: Rows written since the planner's statistics were last taken: past this many, the write
@@ -97,9 +113,16 @@ class PgStore:
         serves_candidates=True,
     )
 
-    def __init__(self, dsn: str, vault: str, cache: Path, readonly: bool = False) -> None:
+    def __init__(
+        self, dsn: str, vault: str, cache: Path, readonly: bool = False, clone: str = ""
+    ) -> None:
         self.dsn = dsn
         self.vault = vault
+        #: This checkout's name among the vault's clones (`[index] clone_id`, by default the
+        #: machine and the folder): it sees the files it indexed, over content rows shared
+        #: by every clone; `clone_id` is its row in `clones`, read when connecting.
+        self.clone = clone
+        self.clone_id = -1
         self.cache = cache
         self.readonly = readonly
         self.fell_back = False
@@ -130,11 +153,75 @@ class PgStore:
                 done = applied(conn)  # up to date: nothing written (a read-only replica)
                 if LATEST not in done or max(done) > LATEST:
                     migrate(conn)  # which refuses a database newer than this code
+                self.clone_id = self._clone_row(conn)
             except Exception:
                 conn.close()
                 raise
             self._conn = conn
         return self._conn
+
+    def versions(self) -> dict[str, str]:
+        row = self._execute(
+            "SELECT current_setting('server_version'),"
+            " (SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+        ).fetchone()
+        return {"postgresql": str(row[0]).split()[0], "pgvector": str(row[1] or "missing")}
+
+    def _clone_row(self, conn: Any) -> int:
+        """This clone's id in `clones`, made on first use (not by a reader: -1, which sees
+        nothing, until it indexes). The rows a database held before clones were told apart
+        belong to the clone named "": the first clone that writes adopts them (its index run
+        then keeps what its files share with them and replaces the rest)."""
+        find = "SELECT id FROM clones WHERE vault=%s AND name=%s"
+        row = conn.execute(find, (self.vault, self.clone)).fetchone()
+        if row is not None:
+            return int(row[0])
+        if self.readonly:
+            row = conn.execute(find, (self.vault, "")).fetchone()  # what was there before
+            return int(row[0]) if row is not None else -1
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock,))
+            row = conn.execute(
+                "UPDATE clones SET name=%s WHERE vault=%s AND name='' AND NOT EXISTS"
+                " (SELECT 1 FROM clones WHERE vault=%s AND name=%s) RETURNING id",
+                (self.clone, self.vault, self.vault, self.clone),
+            ).fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO clones (vault, name) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    (self.vault, self.clone),
+                )
+                row = conn.execute(find, (self.vault, self.clone)).fetchone()
+        return int(row[0])
+
+    def _attach(self, path: str, file_id: int, mtime_ns: int, size: int, held: Any) -> None:
+        """This clone's `path` is the content row `file_id` now (`held`: the row it was)."""
+        self._execute(
+            "INSERT INTO clone_files (clone, path, file_id, mtime_ns, size) VALUES"
+            " (%s, %s, %s, %s, %s) ON CONFLICT (clone, path) DO UPDATE SET"
+            " file_id=excluded.file_id, mtime_ns=excluded.mtime_ns, size=excluded.size",
+            (self.clone_id, path, file_id, mtime_ns, size),
+        )
+        if held is not None and held[0] != file_id:
+            self._collect([held[0]])
+
+    def _detach(self, paths: Sequence[str]) -> None:
+        """This clone no longer holds `paths`; content no clone holds any more goes."""
+        gone = self._execute(
+            "DELETE FROM clone_files WHERE clone=%s AND path = ANY(%s) RETURNING file_id",
+            (self.clone_id, list(paths)),
+        ).fetchall()
+        self._collect([r[0] for r in gone])
+
+    def _collect(self, file_ids: Sequence[int]) -> None:
+        """Delete the content rows of `file_ids` that no clone holds (their units, names and
+        links go with them). Writers hold the vault's lock: no clone attaches meanwhile."""
+        if file_ids:
+            self._execute(
+                "DELETE FROM files f WHERE f.id = ANY(%s) AND NOT EXISTS"
+                " (SELECT 1 FROM clone_files c WHERE c.file_id = f.id)",
+                (list(file_ids),),
+            )
 
     def open(self) -> None:
         self.conn  # noqa: B018
@@ -149,7 +236,8 @@ class PgStore:
         import psycopg
 
         try:
-            return self.conn.execute(sql, params)
+            conn = self.conn  # connected first: the clone's id is known
+            return conn.execute(self._view(sql), params)
         except psycopg.errors.ReadOnlySqlTransaction as exc:
             raise IndexServerError(
                 f"the index server at {self.server} is read-only (a replica?): search it, "
@@ -161,6 +249,14 @@ class PgStore:
                 f"the index server at {self.server} failed: {str(exc).splitlines()[0]}; "
                 "nothing was changed here, run the command again when it is back."
             ) from exc
+
+    def _view(self, sql: Any) -> Any:
+        """`sql` where it says SEEN after `files f` joined to `clone_files` on this clone's
+        id: the statement reads the files this clone holds, never another clone's."""
+        if not isinstance(sql, str):
+            sql = sql.as_string(self.conn)
+        seen = f" JOIN clone_files cf ON cf.file_id = f.id AND cf.clone = {int(self.clone_id)}"
+        return sql.replace(" SEEN", seen)
 
     @contextmanager
     def search_reads(self) -> Iterator[None]:
@@ -182,10 +278,35 @@ class PgStore:
         )
 
     def reset(self) -> None:
-        """Forget everything the server holds of this vault (a rebuild)."""
+        """Forget what this clone holds (a rebuild): its files, skipped files and own meta;
+        content and vectors no other clone holds go too. When no other clone holds
+        anything, the vault's shared meta goes as well (a fresh start)."""
         with self.transaction():
-            for table in ("files", "embeddings", "skipped", "meta"):
-                self._execute(f"DELETE FROM {table} WHERE vault=%s", (self.vault,))
+            self._execute("DELETE FROM clone_files WHERE clone=%s", (self.clone_id,))
+            self._execute("DELETE FROM skipped WHERE clone=%s", (self.clone_id,))
+            self._execute(
+                "DELETE FROM files f WHERE f.vault=%s AND NOT EXISTS"
+                " (SELECT 1 FROM clone_files c WHERE c.file_id = f.id)",
+                (self.vault,),
+            )
+            self._execute(
+                "DELETE FROM embeddings e WHERE e.vault=%s AND NOT EXISTS (SELECT 1 FROM"
+                " units u JOIN files f ON f.id = u.file_id WHERE f.vault = e.vault"
+                " AND u.sha256 = e.sha256)",
+                (self.vault,),
+            )
+            others = self._execute(
+                "SELECT 1 FROM files WHERE vault=%s LIMIT 1", (self.vault,)
+            ).fetchone()
+            if others is None:  # nothing of the vault is left: no generation either
+                self._execute("DELETE FROM meta WHERE vault=%s", (self.vault,))
+                self._wrote = self._wrote_units = False
+            else:
+                self._execute(
+                    "DELETE FROM meta WHERE vault=%s AND key LIKE %s",
+                    (self.vault, f"%{self._suffix}"),
+                )
+                self._wrote = self._wrote_units = True
         self._local_write({})
 
     @contextmanager
@@ -266,12 +387,22 @@ class PgStore:
                 return {"fulltext_dirty": "behind", "fulltext_files": None}[key] or default
             value = local.get(key)
             return str(value) if value is not None else default
+        key = self._keyed(key)
         if self._search_reads and self._meta is not None:
             return self._meta.get(key, default)
         row = self._execute(
             "SELECT value FROM meta WHERE vault=%s AND key=%s", (self.vault, key)
         ).fetchone()
         return row[0] if row else default
+
+    @property
+    def _suffix(self) -> str:
+        self.conn  # noqa: B018 - connected: the clone's id is known
+        return f"@{self.clone_id}"
+
+    def _keyed(self, key: str) -> str:
+        """The meta key of `key` on the server: this clone's own, or the vault's."""
+        return key + self._suffix if key in CLONE_KEYS else key
 
     def set_meta(self, conn: Any, key: str, value: Any) -> None:
         if key in LOCAL_KEYS:
@@ -287,7 +418,7 @@ class PgStore:
         self._execute(
             "INSERT INTO meta VALUES (%s, %s, %s) ON CONFLICT (vault, key)"
             " DO UPDATE SET value = excluded.value",
-            (self.vault, key, str(value)),
+            (self.vault, self._keyed(key), str(value)),
         )
         if key == "dims":  # the model's vectors are all in: build its HNSW index once, in bulk
             model = self.get_meta("model_id")
@@ -305,18 +436,17 @@ class PgStore:
         with self._read_snapshot():
             meta = dict(
                 self._execute(
-                    "SELECT key, value FROM meta WHERE vault=%s AND key IN"
-                    " ('last_index_at', 'vectors_added', 'generation')",
-                    (self.vault,),
+                    "SELECT key, value FROM meta WHERE vault=%s AND key = ANY(%s)",
+                    (self.vault, [self._keyed("last_index_at"), "vectors_added", "generation"]),
                 ).fetchall()
             )
             units = self._execute(
-                "SELECT max(u.id), count(*) FROM units u JOIN files f ON f.id = u.file_id"
+                "SELECT max(u.id), count(*) FROM units u JOIN files f ON f.id = u.file_id SEEN"
                 " WHERE f.vault=%s",
                 (self.vault,),
             ).fetchone()
         return {
-            "last_index_at": meta.get("last_index_at"),
+            "last_index_at": meta.get(self._keyed("last_index_at")),
             "units": list(units),
             "vectors": meta.get("vectors_added"),
             "generation": meta.get("generation"),
@@ -324,7 +454,12 @@ class PgStore:
 
     def _count(self, table: str) -> int:
         if table == "units":
-            sql = "SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id WHERE f.vault=%s"
+            sql = (
+                "SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id SEEN"
+                " WHERE f.vault=%s"
+            )
+        elif table == "files":
+            sql = "SELECT count(*) FROM files f SEEN WHERE f.vault=%s"
         else:
             sql = f"SELECT count(*) FROM {table} WHERE vault=%s"
         return int(self._execute(sql, (self.vault,)).fetchone()[0])
@@ -337,16 +472,15 @@ class PgStore:
         with self._read_snapshot():
             rows = dict(
                 self._execute(
-                    "SELECT key, value FROM meta WHERE vault=%s AND key IN"
-                    " ('files_count', 'units_count')",
-                    (self.vault,),
+                    "SELECT key, value FROM meta WHERE vault=%s AND key = ANY(%s)",
+                    (self.vault, [self._keyed("files_count"), self._keyed("units_count")]),
                 ).fetchall()
             )
             if not rows:
                 return None
             have = {"files": self._count("files"), "units": self._count("units")}
         for what in ("files", "units"):
-            want = rows.get(f"{what}_count")
+            want = rows.get(self._keyed(f"{what}_count"))
             if want is not None and str(have[what]) != want:
                 return f"it holds {have[what]} {what} where the last index recorded {want}"
         return None
@@ -358,20 +492,23 @@ class PgStore:
 
     def files(self) -> dict[str, FileRow]:
         rows = self._execute(
-            "SELECT id, path, kind, mtime_ns, size, sha256 FROM files WHERE vault=%s", (self.vault,)
+            "SELECT f.id, f.path, f.kind, cf.mtime_ns, cf.size, f.sha256 FROM files f"
+            " SEEN WHERE f.vault=%s",
+            (self.vault,),
         )
         return {row.path: row for row in make_rows(FileRow, rows)}
 
     def file_stats(self) -> dict[str, FileStat]:
         rows = self._execute(
-            "SELECT path, mtime_ns, size, sha256 FROM files WHERE vault=%s", (self.vault,)
+            "SELECT f.path, cf.mtime_ns, cf.size, f.sha256 FROM files f SEEN WHERE f.vault=%s",
+            (self.vault,),
         )
         new = tuple.__new__
         return {r[0]: new(FileStat, (r[1], r[2], r[3])) for r in rows}
 
     def delete_file(self, conn: Any, path: str) -> None:
         self._wrote = self._wrote_units = True
-        self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (self.vault, path))
+        self._detach([path])
 
     def analyzed_otherwise(self, analyze: Callable[[str], str]) -> list[str]:
         """As `Store.analyzed_otherwise` (`words.analyzed_otherwise` over this vault's rows)."""
@@ -380,11 +517,11 @@ class PgStore:
         return analyzed_otherwise(
             self._execute(
                 "SELECT f.path, u.text, u.terms FROM units u JOIN files f"
-                " ON f.id = u.file_id WHERE f.vault=%s",
+                " ON f.id = u.file_id SEEN WHERE f.vault=%s",
                 (self.vault,),
             ).fetchall(),
             self._execute(
-                "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id"
+                "SELECT f.path, n.key FROM names n JOIN files f ON f.id = n.file_id SEEN"
                 " WHERE f.vault=%s",
                 (self.vault,),
             ).fetchall(),
@@ -397,7 +534,7 @@ class PgStore:
             {
                 path
                 for path, text in self._execute(
-                    "SELECT f.path, u.text FROM units u JOIN files f ON f.id = u.file_id"
+                    "SELECT f.path, u.text FROM units u JOIN files f ON f.id = u.file_id SEEN"
                     " WHERE f.vault=%s",
                     (self.vault,),
                 )
@@ -411,7 +548,7 @@ class PgStore:
             {
                 sha
                 for sha, text in self._execute(
-                    "SELECT u.sha256, u.text FROM units u JOIN files f ON f.id = u.file_id"
+                    "SELECT u.sha256, u.text FROM units u JOIN files f ON f.id = u.file_id SEEN"
                     " WHERE f.vault=%s",
                     (self.vault,),
                 )
@@ -434,16 +571,32 @@ class PgStore:
         wanted = list(paths)
         if wanted:
             self._wrote = True
+            self._wrote_units = True
+            # content this clone alone holds is marked unread (stored anew by the next run);
+            # content other clones hold too is theirs as well: this clone lets go of it, and
+            # its next run reads the file as new (and attaches what the others vouch for)
+            shared = self._execute(
+                "SELECT cf.path FROM clone_files cf WHERE cf.clone=%s AND cf.path = ANY(%s)"
+                " AND EXISTS (SELECT 1 FROM clone_files o WHERE o.file_id = cf.file_id"
+                " AND o.clone != cf.clone)",
+                (self.clone_id, wanted),
+            ).fetchall()
+            self._detach([r[0] for r in shared])
             self._execute(
-                "UPDATE files SET mtime_ns=-1, sha256='' WHERE vault=%s AND path = ANY(%s)",
-                (self.vault, wanted),
+                "UPDATE files SET sha256='' WHERE id IN (SELECT file_id FROM clone_files"
+                " WHERE clone=%s AND path = ANY(%s))",
+                (self.clone_id, wanted),
+            )
+            self._execute(
+                "UPDATE clone_files SET mtime_ns=-1 WHERE clone=%s AND path = ANY(%s)",
+                (self.clone_id, wanted),
             )
 
     def touch_file(self, conn: Any, path: str, mtime_ns: int, size: int) -> None:
         # a stat is this machine's: another machine's checkout has other mtimes; no bump
         self._execute(
-            "UPDATE files SET mtime_ns=%s, size=%s WHERE vault=%s AND path=%s",
-            (mtime_ns, size, self.vault, path),
+            "UPDATE clone_files SET mtime_ns=%s, size=%s WHERE clone=%s AND path=%s",
+            (mtime_ns, size, self.clone_id, path),
         )
 
     def replace_file(
@@ -470,15 +623,23 @@ class PgStore:
         from .words import terms_of
 
         v = self.vault
-        self._execute("DELETE FROM skipped WHERE vault=%s AND path=%s", (v, path))
+        self._execute("DELETE FROM skipped WHERE clone=%s AND path=%s", (self.clone_id, path))
         held = self._execute(
-            "SELECT sha256 FROM files WHERE vault=%s AND path=%s", (v, path)
+            "SELECT f.id, f.sha256 FROM clone_files cf JOIN files f ON f.id = cf.file_id"
+            " WHERE cf.clone=%s AND cf.path=%s",
+            (self.clone_id, path),
         ).fetchone()
-        if held is not None and held[0] == sha256:
+        if held is not None and held[1] == sha256:
             self.touch_file(conn, path, mtime_ns, size)
             return
         self._wrote = self._wrote_units = True
-        self._execute("DELETE FROM files WHERE vault=%s AND path=%s", (v, path))
+        # the content another clone stored of this path is this clone's too: no units written
+        shared = self._execute(
+            "SELECT id FROM files WHERE vault=%s AND path=%s AND sha256=%s", (v, path, sha256)
+        ).fetchone()
+        if shared is not None:
+            self._attach(path, shared[0], mtime_ns, size, held)
+            return
         units = list(units)
         self._unanalyzed += len(units) + 1
         headings = {unit.heading: terms_of(unit.heading) for unit in units}
@@ -504,6 +665,7 @@ class PgStore:
                 sum(len(headings[unit.heading]) for unit in units),
             ),
         ).fetchone()[0]
+        self._attach(path, file_id, mtime_ns, size, held)
         with self.conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO properties (file_id, ord, name, value) VALUES (%s, %s, %s, %s)",
@@ -547,17 +709,18 @@ class PgStore:
 
     def skipped(self) -> dict[str, SkippedFile]:
         rows = self._execute(
-            "SELECT path, mtime_ns, size, reason FROM skipped WHERE vault=%s", (self.vault,)
+            "SELECT path, mtime_ns, size, reason FROM skipped WHERE clone=%s", (self.clone_id,)
         )
         return {r[0]: SkippedFile(r[1], r[2], r[3]) for r in rows}
 
     def set_skipped(self, conn: Any, path: str, mtime_ns: int, size: int, reason: str) -> None:
         self._wrote = True
         self._execute(
-            "INSERT INTO skipped VALUES (%s, %s, %s, %s, %s) ON CONFLICT (vault, path)"
+            "INSERT INTO skipped (vault, path, mtime_ns, size, reason, clone) VALUES"
+            " (%s, %s, %s, %s, %s, %s) ON CONFLICT (clone, path)"
             " DO UPDATE SET mtime_ns=excluded.mtime_ns, size=excluded.size,"
             " reason=excluded.reason",
-            (self.vault, path, mtime_ns, size, reason),
+            (self.vault, path, mtime_ns, size, reason, self.clone_id),
         )
 
     def forget_skipped(self, conn: Any, paths: Iterable[str]) -> None:
@@ -565,19 +728,20 @@ class PgStore:
         if wanted:
             self._wrote = True
             self._execute(
-                "DELETE FROM skipped WHERE vault=%s AND path = ANY(%s)", (self.vault, wanted)
+                "DELETE FROM skipped WHERE clone=%s AND path = ANY(%s)", (self.clone_id, wanted)
             )
 
     def scope_counts(self) -> dict[str, ScopeCount]:
         with self._read_snapshot():
             files = dict(
                 self._execute(
-                    "SELECT scope, count(*) FROM files WHERE vault=%s GROUP BY scope", (self.vault,)
+                    "SELECT f.scope, count(*) FROM files f SEEN WHERE f.vault=%s GROUP BY f.scope",
+                    (self.vault,),
                 ).fetchall()
             )
             units = dict(
                 self._execute(
-                    "SELECT f.scope, count(*) FROM units u JOIN files f ON f.id = u.file_id"
+                    "SELECT f.scope, count(*) FROM units u JOIN files f ON f.id = u.file_id SEEN"
                     " WHERE f.vault=%s GROUP BY f.scope",
                     (self.vault,),
                 ).fetchall()
@@ -590,17 +754,18 @@ class PgStore:
             where += " AND f.scope = ANY(%s)"
             params.append(list(scopes))
         with self._read_snapshot():
-            files = self._execute(f"SELECT count(*) FROM files f WHERE {where}", params).fetchone()[
-                0
-            ]
+            files = self._execute(
+                f"SELECT count(*) FROM files f SEEN WHERE {where}",
+                params,
+            ).fetchone()[0]
             units = self._execute(
-                f"SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id WHERE {where}",
+                f"SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id SEEN WHERE {where}",
                 params,
             ).fetchone()[0]
             embedded = 0
             if model:
                 embedded = self._execute(
-                    "SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id JOIN"
+                    "SELECT count(*) FROM units u JOIN files f ON f.id = u.file_id SEEN JOIN"
                     " embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256 AND e.model=%s"
                     f" WHERE {where}",
                     [model, *params],
@@ -624,7 +789,7 @@ class PgStore:
             rows = self._execute(
                 "SELECT u.id, u.file_id, u.heading, u.date, u.salience, u.sha256,"
                 " u.end_line - u.start_line + 1, u.terms, u.text, f.scope FROM units u"
-                " JOIN files f ON f.id = u.file_id WHERE f.vault=%s"
+                " JOIN files f ON f.id = u.file_id SEEN WHERE f.vault=%s"
                 ' ORDER BY f.scope COLLATE "C", u.file_id, u.ord',
                 (self.vault,),
             ).fetchall()
@@ -680,7 +845,7 @@ class PgStore:
             params.append(list(scopes))
         flagged, unknown = self._execute(
             "SELECT count(*) FILTER (WHERE u.flagged), count(*) FILTER (WHERE u.flagged IS NULL)"
-            f" FROM units u JOIN files f ON f.id = u.file_id WHERE {where}",
+            f" FROM units u JOIN files f ON f.id = u.file_id SEEN WHERE {where}",
             params,
         ).fetchone()
         return None if unknown else int(flagged)
@@ -689,7 +854,7 @@ class PgStore:
         return {
             r[0]
             for r in self._execute(
-                "SELECT u.sha256 FROM units u JOIN files f ON f.id = u.file_id"
+                "SELECT u.sha256 FROM units u JOIN files f ON f.id = u.file_id SEEN"
                 " WHERE f.vault=%s AND f.path = ANY(%s)",
                 (self.vault, list(paths)),
             )
@@ -700,7 +865,7 @@ class PgStore:
             TextToEmbed(r[0], r[1])
             for r in self._execute(
                 'SELECT u.sha256, min(u.text COLLATE "C") FROM units u'
-                " JOIN files f ON f.id = u.file_id AND f.vault = %s"
+                " JOIN files f ON f.id = u.file_id SEEN AND f.vault = %s"
                 " LEFT JOIN embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256"
                 " AND e.model = %s WHERE e.sha256 IS NULL AND f.path = ANY(%s)"
                 " GROUP BY u.sha256",
@@ -725,7 +890,7 @@ class PgStore:
         if not wanted:
             return {}
         rows = self._execute(
-            f"SELECT {UNIT_COLUMNS_PG} FROM units u JOIN files f ON f.id = u.file_id"
+            f"SELECT {UNIT_COLUMNS_PG} FROM units u JOIN files f ON f.id = u.file_id SEEN"
             " WHERE f.vault=%s AND u.id = ANY(%s) ORDER BY u.id",
             [self.vault, wanted],
         )
@@ -741,7 +906,7 @@ class PgStore:
         wanted = list(dict.fromkeys(keys))
         if wanted:
             for key, file_id in self._execute(
-                "SELECT n.key, n.file_id FROM names n JOIN files f ON f.id = n.file_id"
+                "SELECT n.key, n.file_id FROM names n JOIN files f ON f.id = n.file_id SEEN"
                 " WHERE f.vault=%s AND n.key = ANY(%s)",
                 (self.vault, wanted),
             ):
@@ -751,7 +916,8 @@ class PgStore:
     def has_names(self) -> bool:
         return (
             self._execute(
-                "SELECT 1 FROM names n JOIN files f ON f.id = n.file_id WHERE f.vault=%s LIMIT 1",
+                "SELECT 1 FROM names n JOIN files f ON f.id = n.file_id SEEN"
+                " WHERE f.vault=%s LIMIT 1",
                 (self.vault,),
             ).fetchone()
             is not None
@@ -762,7 +928,7 @@ class PgStore:
     ) -> list[LinkRow]:
         base = (
             "SELECT f.path, l.line, l.kind, l.target, l.subpath, l.display, l.embed, l.text"
-            " FROM links l JOIN files f ON f.id = l.file_id WHERE f.vault=%s"
+            " FROM links l JOIN files f ON f.id = l.file_id SEEN WHERE f.vault=%s"
         )
         order = ' ORDER BY f.path COLLATE "C", l.line, l.ord'
         if paths is None and keys is None:
@@ -779,7 +945,7 @@ class PgStore:
     def fulltext_rows(self, paths: Iterable[str] | None = None) -> Iterator[FulltextRow]:
         query = (
             "SELECT u.id, f.id, f.path, u.text, u.heading, u.date, u.kind, u.tags,"
-            " f.note_tags, f.scope FROM units u JOIN files f ON f.id = u.file_id"
+            " f.note_tags, f.scope FROM units u JOIN files f ON f.id = u.file_id SEEN"
             " WHERE f.vault=%s"
         )
         if paths is None:
@@ -845,7 +1011,7 @@ class PgStore:
         return [
             r[0]
             for r in self._execute(
-                "SELECT u.id FROM units u JOIN files f ON f.id = u.file_id WHERE "
+                "SELECT u.id FROM units u JOIN files f ON f.id = u.file_id SEEN WHERE "
                 + " AND ".join(clauses),
                 params,
             )
@@ -856,6 +1022,7 @@ class PgStore:
             r[0]
             for r in self._execute(
                 "SELECT u.id FROM files f JOIN units u ON u.file_id = f.id"
+                " SEEN"
                 " WHERE f.vault=%s AND f.kind = ANY(%s)",
                 (self.vault, list(kinds)),
             )
@@ -866,7 +1033,7 @@ class PgStore:
             UnitDigest,
             self._execute(
                 "SELECT u.file_id, u.start_line, u.end_line, u.sha256 FROM units u"
-                " JOIN files f ON f.id = u.file_id WHERE f.vault=%s ORDER BY u.file_id, u.ord",
+                " JOIN files f ON f.id = u.file_id SEEN WHERE f.vault=%s ORDER BY u.file_id, u.ord",
                 (self.vault,),
             ).fetchall(),
         )
@@ -889,11 +1056,11 @@ class PgStore:
         from psycopg import sql
 
         vec = sql.SQL(f"%s::vector({int(dims)})")
-        return sql.SQL(
+        query = sql.SQL(
             "SELECT u.id, 1 - c.d FROM (SELECT sha256, embedding::vector({dims}) <=> {vec} AS d"
             " FROM embeddings WHERE model = {model} AND vault = %s"
             " ORDER BY embedding::vector({dims}) <=> {vec2} LIMIT %s) c"
-            " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
+            " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id SEEN"
             " WHERE f.vault = %s{scoped} ORDER BY c.d, u.id LIMIT %s"
         ).format(
             dims=sql.SQL(str(int(dims))),
@@ -902,6 +1069,7 @@ class PgStore:
             model=sql.Literal(model),
             scoped=sql.SQL(" AND f.scope = ANY(%s)" if scopes is not None else ""),
         )
+        return sql.SQL(self._view(query))  # this clone's files only
 
     def nearest(
         self, model: str, query: bytes, scopes: Sequence[str] | None, limit: int
@@ -939,7 +1107,7 @@ class PgStore:
             (int(i), float(s))
             for i, s in self._execute(
                 "SELECT u.id, ts_rank_cd(u.tsv, q, 32) AS r FROM units u"
-                " JOIN files f ON f.id = u.file_id, CAST(%s AS tsquery) q"
+                " JOIN files f ON f.id = u.file_id SEEN, CAST(%s AS tsquery) q"
                 f" WHERE u.tsv @@ q AND {where} ORDER BY r DESC, u.id LIMIT %s",
                 [tsquery, *params, limit],
             )
@@ -991,7 +1159,7 @@ class PgStore:
             statement.named(names)
         with self.conn.cursor(binary=True) as cur:
             try:
-                cur.execute(statement.sql(kept, pad, model), statement.params)
+                cur.execute(self._view(statement.sql(kept, pad, model)), statement.params)
                 found = cur.fetchall()
             except Exception as exc:
                 self._failed(exc)
@@ -1052,7 +1220,7 @@ class PgStore:
             TextToEmbed(r[0], r[1])
             for r in self._execute(
                 'SELECT u.sha256, min(u.text COLLATE "C") AS text FROM units u'
-                " JOIN files f ON f.id = u.file_id AND f.vault = %s"
+                " JOIN files f ON f.id = u.file_id SEEN AND f.vault = %s"
                 " LEFT JOIN embeddings e ON e.vault = f.vault AND e.sha256 = u.sha256"
                 " AND e.model = %s WHERE e.sha256 IS NULL GROUP BY u.sha256"
                 ' ORDER BY char_length(min(u.text COLLATE "C")), u.sha256 COLLATE "C"',
@@ -1171,6 +1339,7 @@ class _ServedStatement:
             " FROM meta WHERE vault = %(vault)s) AS meta)",
             "stats AS (SELECT count(*) AS files, sum(f.units) AS units,"
             " sum(f.tx_terms) AS tx, sum(f.hd_terms) AS hd FROM files f"
+            " SEEN"
             f" WHERE f.vault = %(vault)s{self.scoped}"
             " AND (SELECT generation FROM info) IS DISTINCT FROM %(known)s)",
         ]
@@ -1191,7 +1360,7 @@ class _ServedStatement:
                 " <=> %(vec)s::vector({dims}) AS d FROM embeddings WHERE model = {model}"
                 " AND vault = %(vault)s ORDER BY embedding::vector({dims})"
                 " <=> %(vec)s::vector({dims}) LIMIT %(over)s) c"
-                " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id"
+                " JOIN units u ON u.sha256 = c.sha256 JOIN files f ON f.id = u.file_id SEEN"
                 " WHERE f.vault = %(vault)s{scoped} AND {allowed} ORDER BY c.d, u.id"
                 " LIMIT %(near)s)"
             )
@@ -1211,7 +1380,7 @@ class _ServedStatement:
         self.params |= {"mq": tsquery}
         self.parts.append(
             "m AS MATERIALIZED (SELECT u.id, u.tsv, " + self.allowed + " AS ok FROM units u"
-            " JOIN files f ON f.id = u.file_id WHERE u.tsv @@ %(mq)s::tsquery"
+            " JOIN files f ON f.id = u.file_id SEEN WHERE u.tsv @@ %(mq)s::tsquery"
             f" AND f.vault = %(vault)s{self.scoped})"
             if tsquery
             else "m AS (SELECT 0::bigint AS id, NULL::tsvector AS tsv, false AS ok WHERE false)"
@@ -1234,11 +1403,11 @@ class _ServedStatement:
         self.params |= {"names": list(names), "named_most": NAMED_MOST}
         self.parts.append(
             "named AS (SELECT DISTINCT n.file_id FROM names n JOIN files f"
-            f" ON f.id = n.file_id WHERE f.vault = %(vault)s{self.scoped}"
+            f" ON f.id = n.file_id SEEN WHERE f.vault = %(vault)s{self.scoped}"
             " AND n.key = ANY(%(names)s))"
         )
         self.parts.append(
-            "named_units AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id"
+            "named_units AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id SEEN"
             f" WHERE u.file_id IN (SELECT file_id FROM named) AND {self.allowed}"
             " ORDER BY u.file_id, u.ord LIMIT %(named_most)s)"
         )
@@ -1287,7 +1456,7 @@ class _ServedStatement:
             " u.start_line, u.end_line, u.sha256, u.kind, u.tags,"
             f" ({self.allowed}) AS allowed, u.ord, u.flagged FROM near JOIN units u"
             " ON u.id = near.id"
-            " JOIN files f ON f.id = u.file_id LEFT JOIN LATERAL (SELECT embedding FROM"
+            " JOIN files f ON f.id = u.file_id SEEN LEFT JOIN LATERAL (SELECT embedding FROM"
             " embeddings WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
             " ON true) r ON true"
             ' ORDER BY r.scope COLLATE "C", r.file_id, r.ord'

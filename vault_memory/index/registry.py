@@ -31,7 +31,17 @@ def _postgres(config: Config, readonly: bool, create: bool) -> IndexBackend:
         settings.vault_id or config.root.name,
         config.cache_dir,
         readonly=readonly,
+        clone=clone_name(config),
     )
+
+
+def clone_name(config: Config) -> str:
+    """This checkout's name among the clones of its vault on a shared server: `[index]
+    clone_id`, else the machine's host name and the vault's folder (stable across runs and
+    a deleted .vault/, distinct for two checkouts on one machine)."""
+    import socket
+
+    return config.index.clone_id or f"{socket.gethostname()}:{config.root}"
 
 
 def _sqlite_capabilities() -> Capabilities:

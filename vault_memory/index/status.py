@@ -133,6 +133,7 @@ def status(config: Config) -> dict[str, Any]:
         "unresolved_links": 0,  # links that lead to no file (Obsidian's "unresolved")
         "unresolved": [],  # the first of them (index/links.py)
     }
+    _name_backend(config, info)
     viewer = config.scope
     others: set[str] = set()
     disk = scan(
@@ -206,9 +207,9 @@ def _server_status(
     SQLite; by content where machines share the index); a server that cannot be reached is
     the problem shown."""
     store = open_backend(config, readonly=True)
-    info["backend"] = store.capabilities.name
     info["server"] = store.location
     try:
+        info["versions"] = store.versions()
         if not store.exists():
             info["drift"] = {"new": len(disk), "changed": 0, "deleted": 0}
             info["problem"] = "not indexed yet on the server: run `vault index`"
@@ -227,6 +228,27 @@ def _server_status(
         "deleted": sum(1 for p in indexed if p not in disk),
     }
     return info
+
+
+def _name_backend(config: Config, info: dict[str, Any]) -> None:
+    """Which backend holds the index, and where: the settings name it, nothing is opened
+    (the server's software versions are read by `_server_status` when it answers)."""
+    info["backend"] = capabilities_of(config).name
+    info["server"] = None
+    info["dsn"] = None
+    info["versions"] = {}
+    if capabilities_of(config).local_file:
+        info["versions"] = {"sqlite": sqlite3.sqlite_version}
+        return
+    from .pgconnect import shown_dsn
+    from .pgstore import dsn_of
+
+    settings = config.index
+    info["vault_id"] = settings.vault_id or config.root.name
+    try:
+        info["dsn"] = shown_dsn(dsn_of(settings.dsn, settings.dsn_env))
+    except VaultError:
+        info["dsn"] = None  # not set: opening the backend says so as the problem
 
 
 def scope_counts(config: Config) -> dict[str, ScopeCount]:

@@ -260,6 +260,9 @@ class Store:
     def location(self) -> str:
         return str(self.path)
 
+    def versions(self) -> dict[str, str]:
+        return {"sqlite": sqlite3.sqlite_version}
+
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:

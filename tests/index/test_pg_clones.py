@@ -1,0 +1,144 @@
+"""One database for many clones of a vault: two checkouts that diverged (different files,
+different mtimes) share one PostgreSQL vault id. Each sees exactly its own files; neither's
+index removes or hides the other's rows; a text both hold is stored and embedded once;
+two clones indexing at the same time lose and duplicate nothing. Slow: a real server."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vault_memory import Vault
+
+from .test_pg_store import checkout
+
+pytestmark = pytest.mark.slow
+psycopg = pytest.importorskip("psycopg")
+
+
+def clone_settings(dsn: str, name: str) -> dict[str, Any]:
+    return {
+        "index.backend": "postgres",
+        "index.dsn": dsn,
+        "index.vault_id": "team",
+        "index.clone_id": name,
+    }
+
+
+def diverge(root: Path, tag: str, mtime: int) -> None:
+    """A note only this clone has, a changed shared file, and its own mtimes."""
+    (root / "notes" / f"only-{tag}.md").write_text(
+        f"# Only {tag}\n\n- The {tag} clone keeps the marmot-{tag} runbook.\n", encoding="utf-8"
+    )
+    with (root / "MEMORY.md").open("a", encoding="utf-8") as fh:
+        fh.write(f"\n- Clone {tag} prefers the heron-{tag} dashboard.\n")
+    for path in root.rglob("*.md"):
+        os.utime(path, ns=(mtime, mtime))
+
+
+def server_rows(dsn: str) -> dict[str, int]:
+    with psycopg.connect(dsn) as conn:
+        one = conn.execute(
+            "SELECT count(*), count(DISTINCT (path, sha256)) FROM files WHERE vault='team'"
+        ).fetchone()
+        texts = conn.execute(
+            "SELECT count(*), count(DISTINCT sha256) FROM embeddings WHERE vault='team'"
+        ).fetchone()
+        views = conn.execute(
+            "SELECT count(*), count(DISTINCT (clone, path)) FROM clone_files"
+        ).fetchone()
+    return {
+        "content": one[0],
+        "distinct_content": one[1],
+        "vectors": texts[0],
+        "distinct_vectors": texts[1],
+        "views": views[0],
+        "distinct_views": views[1],
+    }
+
+
+def paths_found(vault: Vault, query: str) -> set[str]:
+    return {hit.path for hit in vault.search(query, fresh=False, limit=20)}
+
+
+def test_two_diverged_clones_share_one_database(
+    pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = checkout(tmp_path, "a"), checkout(tmp_path, "b")
+    diverge(a, "alpha", 1_700_000_000_000_000_000)
+    diverge(b, "beta", 1_750_000_000_000_000_000)
+    (b / "notes" / "ci-flaky-tests.md").unlink()  # b deleted a file a still has
+
+    with Vault(a, clone_settings(pg_database, "a")) as va:
+        first = va.index()
+    with Vault(b, clone_settings(pg_database, "b")) as vb:
+        second = vb.index()
+    assert first.files == 26 and second.files == 25
+    # b embedded only the texts a had not: its own note and its MEMORY.md line
+    assert 0 < second.units_embedded <= 4 < first.units_embedded
+
+    with (
+        Vault(a, clone_settings(pg_database, "a")) as va,
+        Vault(b, clone_settings(pg_database, "b")) as vb,
+    ):
+        assert "notes/only-alpha.md" in paths_found(va, "marmot-alpha runbook")
+        assert "notes/only-beta.md" not in paths_found(va, "marmot-beta runbook")
+        assert "notes/only-beta.md" in paths_found(vb, "marmot-beta runbook")
+        assert "notes/only-alpha.md" not in paths_found(vb, "marmot-alpha runbook")
+        assert "notes/ci-flaky-tests.md" in paths_found(va, "flaky tests runners")
+        assert "notes/ci-flaky-tests.md" not in paths_found(vb, "flaky tests runners")
+        a_memory = [h for h in va.search("heron dashboard", fresh=False) if "heron" in h.text]
+        assert a_memory and all("heron-beta" not in h.text for h in a_memory)
+        for vault in (va, vb):
+            info = vault.status()
+            assert info["drift"] == {"new": 0, "changed": 0, "deleted": 0}
+
+    # a indexes again (nothing changed for a): b's rows stay, b still finds its note
+    with Vault(a, clone_settings(pg_database, "a")) as va:
+        va.index()
+        va.index(rebuild=True)  # even a rebuild of a leaves b's view whole
+    with Vault(b, clone_settings(pg_database, "b")) as vb:
+        assert "notes/only-beta.md" in paths_found(vb, "marmot-beta runbook")
+        assert vb.status()["files"] == 25
+    rows = server_rows(pg_database)
+    assert rows["content"] == rows["distinct_content"]  # no content stored twice
+    assert rows["vectors"] == rows["distinct_vectors"]  # each distinct text embedded once
+    # the 24 files held unchanged (by both, or by a alone) are one content row each; MEMORY.md
+    # and each clone's own note are two each
+    assert rows["content"] == 24 + 2 + 2
+
+
+def test_two_clones_indexing_at_once_lose_and_duplicate_nothing(
+    pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VAULT_INDEX_MODEL", "none")
+    roots = {}
+    for tag, mtime in (("alpha", 1_700_000_000_000_000_000), ("beta", 1_750_000_000_000_000_000)):
+        roots[tag] = checkout(tmp_path, tag)
+        diverge(roots[tag], tag, mtime)
+    errors: list[BaseException] = []
+
+    def run(tag: str) -> None:
+        try:
+            with Vault(roots[tag], clone_settings(pg_database, tag)) as vault:
+                vault.index()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(tag,)) for tag in roots]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    rows = server_rows(pg_database)
+    assert rows["views"] == rows["distinct_views"] == 26 + 26
+    assert rows["content"] == rows["distinct_content"] == 24 + 2 + 2
+    for tag in roots:
+        with Vault(roots[tag], clone_settings(pg_database, tag)) as vault:
+            info = vault.status()
+            assert info["files"] == 26 and info["drift"] == {"new": 0, "changed": 0, "deleted": 0}
