@@ -1,6 +1,7 @@
 """bench/postgres.py end to end in the slow suite: SQLite and PostgreSQL indexed and queried in
-one run (100,000 units; VAULT_PG_BENCH_UNITS for another size), ten readers at once, figures
-written as JSON. No timing is asserted: the figures are the bench's to report."""
+one run, ten readers at once, figures written as JSON. 20,000 units, the size the CI's time
+allows; VAULT_PG_BENCH_UNITS=100000 (or more) for the larger runs, on demand. No timing is
+asserted: the figures are the bench's to report."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def test_the_postgres_bench_runs_both_backends_and_writes_its_figures(tmp_path: 
 
     if binaries() is None:
         pytest.skip("the pgserver wheel (PostgreSQL + pgvector binaries) is not installed")
-    units = os.environ.get("VAULT_PG_BENCH_UNITS", "100000")
+    units = os.environ.get("VAULT_PG_BENCH_UNITS", "20000")
     out = tmp_path / "postgres.json"
     done = subprocess.run(
         [sys.executable, str(BENCH), "--units", units, "--runs", "20", "--readers", "10"]
