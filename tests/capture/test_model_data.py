@@ -124,17 +124,18 @@ def test_a_secret_no_cited_line_holds_is_refused_as_made_up(
     assert (vault / "MEMORY.md").read_text() == MEMORY
 
 
-def test_a_secret_its_cited_line_holds_is_written_redacted(
+def test_a_secret_its_cited_line_holds_is_refused_as_a_credential(
     vault: Path, llm_server: ScriptedLLMServer
 ) -> None:
     log = vault / "memory/2026-11-20.md"
     log.write_text(log.read_text().replace("service.", f"service; deploy with {TOKEN}."))
     llm_server.reply_json(reply(f"PostgreSQL 16 for billing-core; deploy with {TOKEN}."))
     with Vault(vault) as v:
-        v.dream(now=NOW)
-    memory = (vault / "MEMORY.md").read_text()
-    assert TOKEN not in memory
-    assert "PostgreSQL 16 for billing-core; deploy with [REDACTED:github-token]." in memory
+        report = v.dream(now=NOW)
+    ((refused),) = report.refused_items
+    assert refused["reason"] == "it is a credential or a PIN"
+    assert TOKEN not in str(refused) and TOKEN not in (vault / DIARY).read_text()
+    assert (vault / "MEMORY.md").read_text() == MEMORY
 
 
 def test_pin_and_comments_the_model_adds_are_stripped(

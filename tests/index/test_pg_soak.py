@@ -1,5 +1,5 @@
-"""Many writers and many readers on one shared index server: 4 processes, each a
-machine with its own checkout, index overlapping parts of one vault while they edit them, and
+"""Many writers and many readers on one shared index server: 4 processes, each with a folder
+of its own under one clone's name, index overlapping parts of one vault while they edit them, and
 8 processes search for 60 s (`VAULT_PG_SOAK_SECONDS`). No process may fail, and the server's
 final state must equal a single-process rebuild of the final files. Slow; keyword-only (the
 model's CPU would only slow the interleaving down; vectors are covered by test_pg_store)."""
@@ -76,7 +76,13 @@ def make_checkout(path: Path, dsn: str, vault_id: str) -> Path:
         (path / "notes" / f"soak-{k:02}.md").write_text(
             f"# Soak {k}\n\n- first\n", encoding="utf-8"
         )
-    return use_server(path, dsn, vault_id)
+    root = use_server(path, dsn, vault_id)
+    # One clone's view, written by every process: each checkout of its own would keep its own
+    # view of the files (tests/index/test_pg_clones.py), and the final state to compare with a
+    # single rebuild is that of one view.
+    with (root / "vault.toml").open("a", encoding="utf-8") as fh:
+        fh.write('clone_id = "soak"\n')
+    return root
 
 
 def test_four_writers_and_eight_readers_converge_with_no_error(

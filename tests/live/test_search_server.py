@@ -210,6 +210,10 @@ def test_never_two_servers_and_gone_with_the_cache(
     # .vault/ deleted: the server stops and does not make it again
     import shutil
 
-    shutil.rmtree(indexed_small / ".vault")
+    def cache_removed() -> bool:  # a server still writing may add a file as it goes
+        shutil.rmtree(indexed_small / ".vault", ignore_errors=True)
+        return not (indexed_small / ".vault").exists()
+
+    wait_until(cache_removed, 30, "the cache to be removed")
     wait_until(lambda: not _servers(indexed_small), 30, "the server to stop with its cache")
     assert not (indexed_small / ".vault").exists()

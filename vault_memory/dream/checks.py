@@ -128,6 +128,10 @@ def text_problem(text: str, policy: Policy) -> str | None:
     """Why a text may not be an entry of MEMORY.md (an instruction, a shell command, a
     credential, junk, a heading, an HTML comment, too long), or None."""
     kind = unsafe_kind(text)
+    if kind is None and "[REDACTED:" in text:
+        # A secret the redactor took out (from a log, or from a model's text before this
+        # check) leaves a marker: MEMORY.md holds no credential, not even a redacted one.
+        kind = "credential"
     if kind is not None:
         what = {"instruction": "an instruction to an assistant", "shell-command": "a shell command"}
         return f"it is {what.get(kind, 'a credential or a PIN')}"

@@ -235,9 +235,9 @@ def _cites_inputs(p: Proposal, r: Reading) -> str | None:
 
 
 def _secrets_cited(p: Proposal, r: Reading) -> str | None:
-    """A credential or PIN in the model's text must be one its cited lines (or the entry it
-    rewords) hold, value for value: a model does not learn a secret from lines that hold none,
-    so one it writes anyway is made up. (Those it may write are redacted before MEMORY.md.)"""
+    """A credential or PIN in the model's text is never promoted (MEMORY.md is read by every
+    agent and person with the vault), and one no cited line holds, value for value, is made
+    up besides: a model does not learn a secret from lines that hold none."""
     raw = p.raw.get("text")
     if not isinstance(raw, str):
         return None
@@ -246,7 +246,7 @@ def _secrets_cited(p: Proposal, r: Reading) -> str | None:
     for span in find_secrets(raw):
         if raw[span.start : span.end] not in given:
             return f"it holds a {span.kind} that none of its cited lines holds"
-    return None
+    return "it is a credential or a PIN" if find_secrets(raw) else None
 
 
 def _open_section(p: Proposal, r: Reading) -> str | None:
