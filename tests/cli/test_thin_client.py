@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -85,9 +86,20 @@ def full_cli(run_cli: Callable[..., Any], *argv: str) -> Any:
     -q) undone after it, as the end of its process would."""
     logger = logging.getLogger("vault_memory")
     handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
+    # The watcher these tests run shares this process: a line its threads log while the CLI's
+    # stderr handler is installed is not the command's output (a separate process would
+    # never print it), so the handlers see only this thread's records.
+    here = threading.get_ident()
+    original = logging.Filterer.filter
+
+    def this_thread_only(self: logging.Filterer, record: logging.LogRecord) -> Any:
+        return record.thread == here and original(self, record)
+
+    logging.Filterer.filter = this_thread_only  # type: ignore[method-assign]
     try:
         return run_cli(*argv)
     finally:
+        logging.Filterer.filter = original  # type: ignore[method-assign]
         logger.handlers[:], logger.propagate = handlers, propagate
         logger.setLevel(level)
 
