@@ -1,6 +1,7 @@
 """The injectable clock, and the proof that no test depends on the day, the zone or the
 machine's clock: the whole default suite runs again with the clock fixed at three dates (a leap
-day, a new year's eve at 23:59 in UTC+14, a year from today), each in a zone far from UTC.
+day, a new year's eve at 23:59 in UTC+14, a year from today), each in a zone far from UTC
+(test_clock_at_*.py, one file each so that they run side by side).
 
 libfaketime fakes the clock of the whole process, time.sleep and lock waits included (measured
 here: `OSError: [Errno 22]` in every test that sleeps), so it is used only on the test files
@@ -9,7 +10,6 @@ that never sleep, as a second witness."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +21,7 @@ import pytest
 from vault_memory import Vault, clock
 from vault_memory.errors import ConfigError
 
-WORKTREE = Path(__file__).resolve().parents[2]
+from ..support.clock_proof import WORKTREE, child_env, short_basetemp
 
 
 def test_the_real_clock_runs_without_vault_now(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,70 +73,11 @@ def test_every_dated_write_follows_the_clock(
 # -- the proofs (slow) ------------------------------------------------------------------------
 
 
-def _a_year_from_today() -> str:
-    today = dt.date.today()
-    try:
-        later = today.replace(year=today.year + 1)
-    except ValueError:  # 29 February
-        later = today.replace(year=today.year + 1, day=28)
-    return f"{later.isoformat()}T10:00"
-
-
-PROOF_RUNS = [
-    ("leap-day", "2028-02-29T12:00", "Etc/GMT+12"),  # UTC-12
-    ("new-years-eve-utc+14", "2026-12-31T23:59:00+14:00", "Pacific/Kiritimati"),  # UTC+14
-    ("a-year-from-today", _a_year_from_today(), "Asia/Kathmandu"),  # UTC+05:45
-]
-
-
 @pytest.fixture
 def basetemp() -> Iterator[str]:
-    """A short temp folder for the inner run: a long one puts the watcher's socket path over
-    the 107 bytes a Unix socket allows (it then moves to the temp folder, as it should)."""
-    import tempfile
-
-    folder = tempfile.mkdtemp(prefix="vc-")
-    yield f"{folder}/run"
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_")}
-    env.update(PYTHONPATH=str(WORKTREE), LC_ALL="C.UTF-8", **extra)
-    return env
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("name", "now", "zone"), PROOF_RUNS, ids=[r[0] for r in PROOF_RUNS])
-def test_the_whole_suite_passes_at_another_date_and_zone(
-    name: str, now: str, zone: str, basetemp: str
-) -> None:
-    if not Path("/usr/share/zoneinfo", zone).exists():
-        pytest.skip(f"no zoneinfo for {zone}")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-m",
-            "not slow",
-            "-p",
-            "no:cacheprovider",
-            "-n",
-            "0",  # in one process, as a user's run without workers would be
-            "-x",
-            f"--basetemp={basetemp}",
-            str(WORKTREE / "tests"),
-        ],
-        cwd=WORKTREE,
-        env=_env(VAULT_NOW=now, TZ=zone),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert " passed" in done.stdout.splitlines()[-1]
+    folder = short_basetemp()
+    yield folder
+    shutil.rmtree(Path(folder).parent, ignore_errors=True)
 
 
 # The test files that never sleep (no locks waited on, no watcher, no scheduler): the only
@@ -182,7 +123,7 @@ def test_the_non_sleeping_tests_pass_under_faketime(basetemp: str) -> None:
             *[str(WORKTREE / "tests" / name) for name in NON_SLEEPING],
         ],
         cwd=WORKTREE,
-        env=_env(TZ="Pacific/Kiritimati", FAKETIME_DONT_FAKE_MONOTONIC="1"),
+        env=child_env(TZ="Pacific/Kiritimati", FAKETIME_DONT_FAKE_MONOTONIC="1"),
         capture_output=True,
         text=True,
         timeout=600,
