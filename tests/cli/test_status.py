@@ -214,3 +214,40 @@ def test_cli_status_text_not_indexed(vault_dir: Path, run_cli: Callable[..., Any
     assert "model         none (keyword search only)" in result.stdout
     assert "problem       not indexed yet: run `vault index`" in result.stdout
     assert not (vault_dir / ".vault").exists()
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_cli_status_fails_when_the_index_server_cannot_be_reached(
+    vault_dir: Path, run_cli: Callable[..., Any], tree_state: Snapshot, as_json: bool
+) -> None:
+    """A configured index server that is not there fails `vault status` (exit 1, one
+    `Error:` line naming the DSN without its password), as every other command does; the
+    status itself is still printed."""
+    pytest.importorskip("psycopg")
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    dsn = f"postgresql://bob:s3cret@127.0.0.1:{port}/team"
+    before = tree_state(vault_dir)
+    result = run_cli(
+        "--vault",
+        str(vault_dir),
+        "status",
+        *(["--json"] if as_json else []),
+        env={"VAULT_INDEX_BACKEND": "postgres", "VAULT_INDEX_DSN": dsn},
+    )
+    assert result.exit_code == 1, result.stdout
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"postgresql://bob:***@127.0.0.1:{port}/team" in errors[0]
+    assert "vault postgres start" in errors[0]
+    assert "s3cret" not in result.stdout + result.stderr
+    if as_json:
+        data = json.loads(result.stdout)
+        assert data["backend"] == "postgres" and data["server_error"] == errors[0][7:]
+    else:
+        assert "server not reached" in result.stdout
+        assert "problem" not in result.stdout  # said once, as the Error line
+    assert tree_state(vault_dir) == before

@@ -142,3 +142,80 @@ def test_two_clones_indexing_at_once_lose_and_duplicate_nothing(
         with Vault(roots[tag], clone_settings(pg_database, tag)) as vault:
             info = vault.status()
             assert info["files"] == 26 and info["drift"] == {"new": 0, "changed": 0, "deleted": 0}
+
+
+def view_rows(dsn: str, clone: int) -> list[tuple[Any, ...]]:
+    """A clone's view with the content each path points at (its units' texts and vectors)."""
+    with psycopg.connect(dsn) as conn:
+        return conn.execute(
+            "SELECT cf.path, f.sha256, count(u.id), count(e.sha256) FROM clone_files cf"
+            " JOIN files f ON f.id = cf.file_id LEFT JOIN units u ON u.file_id = f.id"
+            " LEFT JOIN embeddings e ON e.sha256 = u.sha256 AND e.vault = f.vault"
+            " WHERE cf.clone = %s GROUP BY cf.path, f.sha256 ORDER BY cf.path",
+            (clone,),
+        ).fetchall()
+
+
+def test_a_stale_clone_is_listed_and_removed_without_touching_the_others(
+    pg_database: str, tmp_path: Path, run_cli: Any
+) -> None:
+    """`vault postgres clones` lists every clone (last index, files, units only it holds);
+    `--remove ID` drops that clone's view and the content no other clone holds, asks first
+    (or takes --yes), and never removes another clone's rows or this checkout's own."""
+    import json
+
+    a, b = checkout(tmp_path, "a"), checkout(tmp_path, "b")
+    diverge(a, "alpha", 1_700_000_000_000_000_000)
+    diverge(b, "beta", 1_750_000_000_000_000_000)
+    for root, name in ((a, "a"), (b, "b")):
+        with Vault(root, clone_settings(pg_database, name)) as vault:
+            vault.index()
+    env = {
+        "VAULT_INDEX_BACKEND": "postgres",
+        "VAULT_INDEX_DSN": pg_database,
+        "VAULT_INDEX_VAULT_ID": "team",
+        "VAULT_INDEX_CLONE_ID": "a",
+    }
+
+    def clones(*args: str, input: str | None = None) -> Any:
+        return run_cli("--vault", str(a), "postgres", "clones", *args, env=env, input=input)
+
+    listed = clones("--json")
+    assert listed.exit_code == 0, listed.stderr
+    rows = {c["name"]: c for c in json.loads(listed.stdout)}
+    assert set(rows) == {"a", "b"} and rows["a"]["this"] and not rows["b"]["this"]
+    assert rows["a"]["files"] == rows["b"]["files"] == 26
+    assert rows["a"]["last_index_at"] and rows["b"]["last_index_at"]
+    # each holds its own note and its own MEMORY.md: the only units no other clone holds
+    assert 0 < rows["b"]["own_units"] < rows["b"]["units"]
+    text = clones()
+    assert (
+        text.exit_code == 0 and "(this checkout)" in text.stdout and "only its own" in text.stdout
+    )
+    a_id, b_id = rows["a"]["id"], rows["b"]["id"]
+    before_a, before = view_rows(pg_database, a_id), server_rows(pg_database)
+
+    declined = clones("--remove", str(b_id), input="n\n")
+    assert declined.exit_code == 1 and "nothing removed" in declined.stderr
+    assert server_rows(pg_database) == before
+    for refused in (clones("--remove", str(a_id), "--yes"), clones("--remove", "999", "--yes")):
+        errors = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
+        assert refused.exit_code == 1 and len(errors) == 1, refused.stderr
+    assert server_rows(pg_database) == before
+
+    removed = clones("--remove", str(b_id), "--yes")
+    assert removed.exit_code == 0, removed.stderr
+    assert f"removed clone {b_id} (b)" in removed.stderr
+    assert [c["name"] for c in json.loads(clones("--json").stdout)] == ["a"]
+    assert view_rows(pg_database, a_id) == before_a  # a's view, units and vectors untouched
+    after = server_rows(pg_database)
+    assert after["views"] == 26 and after["content"] == 26  # b's own content went with it
+    assert after["vectors"] == after["distinct_vectors"] < before["vectors"]
+    with psycopg.connect(pg_database) as conn:
+        keys = [
+            r[0] for r in conn.execute("SELECT key FROM meta WHERE key LIKE %s", (f"%@{b_id}",))
+        ]
+        assert keys == []
+    with Vault(a, clone_settings(pg_database, "a")) as va:
+        assert paths_found(va, "marmot-alpha runbook") >= {"notes/only-alpha.md"}
+        assert va.index().files == 26  # nothing of a's needed indexing again

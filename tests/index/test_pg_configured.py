@@ -183,5 +183,5 @@ def test_a_server_that_is_not_there_is_one_error_line(pg_server: Any, tmp_path: 
         assert f"postgresql://bob:***@127.0.0.1:{port}/team" in errors[0]
         assert "vault postgres start" in errors[0] and "s3cret" not in done.stderr
     status = vault_cli(root, dsn, "status")
-    assert status.returncode == 0 and "s3cret" not in status.stdout
-    assert "server not reached" in status.stdout and "vault postgres start" in status.stdout
+    assert status.returncode == 1 and "s3cret" not in status.stdout + status.stderr
+    assert "server not reached" in status.stdout and "vault postgres start" in status.stderr

@@ -130,6 +130,7 @@ def status(vault: Vault, as_json: bool) -> None:
     info = vault.status()
     if as_json:
         _print_json(info)
+        _fail_on_server_error(info)
         return
     import datetime as dt
 
@@ -168,7 +169,7 @@ def status(vault: Vault, as_json: bool) -> None:
         )
     if info.get("damaged"):
         lines.insert(1, "health        damaged: " + "; ".join(info["damaged"]))
-    if info["problem"]:
+    if info["problem"] and not info.get("server_error"):  # that one is the Error line
         lines.append(f"problem       {info['problem']}")
     for path, why in sorted(info["skipped"].items()):
         lines.append(f"skipped       {path}: {why}")
@@ -191,6 +192,15 @@ def status(vault: Vault, as_json: bool) -> None:
         section, _, name = key.partition(".")
         lines.append(f"setting       {key} = {info['settings'][section][name]!r} ({source})")
     click.echo("\n".join(lines))
+    _fail_on_server_error(info)
+
+
+def _fail_on_server_error(info: dict[str, Any]) -> None:
+    """An index server that cannot be reached (or refuses this vault) fails the command as
+    any failure does: the status is printed, then one `Error:` line and exit status 1, so
+    that a script or health check running `vault status` notices."""
+    if info.get("server_error"):
+        raise click.ClickException(info["server_error"])
 
 
 def _describe_backend(info: dict[str, Any]) -> str:

@@ -1,14 +1,16 @@
 """`vault postgres start|stop|status`: a PostgreSQL server with pgvector on this machine, to
-try the shared index (index/pglocal.py). No vault is needed: the server lives outside any."""
+try the shared index (index/pglocal.py). No vault is needed: the server lives outside any.
+`vault postgres clones`: the clones of this vault that share its index server, and removing
+a stale one."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from .app import _print_json, cli
+from .app import _print_json, cli, pass_vault
 
 DIR_OPTION = click.option(
     "--dir",
@@ -22,6 +24,9 @@ DIR_OPTION = click.option(
 
 if TYPE_CHECKING:
     from ..index import LocalServer
+    from ..index.pgstore import PgStore
+    from ..index.rows import CloneRow
+    from ..vault import Vault
 
 
 def _server(folder: Path | None) -> LocalServer:
@@ -126,3 +131,99 @@ def status(folder: Path | None, as_json: bool) -> None:
         click.echo(f"not set up in {server.folder} (`vault postgres start` sets it up)")
     if not running and not as_json:
         raise SystemExit(3)
+
+
+@postgres.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the clones as JSON.")
+@click.option(
+    "--remove",
+    "remove",
+    type=int,
+    metavar="ID",
+    help="Remove the clone ID (a checkout that is gone): its view and the content only it holds.",
+)
+@click.option("--yes", is_flag=True, help="Remove without asking.")
+@pass_vault
+def clones(vault: Vault, as_json: bool, remove: int | None, yes: bool) -> None:
+    """List the clones of this vault that index into its server; remove a stale one.
+
+    Every checkout (clone) of a vault that indexes into one server keeps its own view of
+    its files there, over content shared by all. A checkout that is deleted leaves its
+    view behind: `--remove ID` drops it, with the units, vectors and names no other clone
+    holds. Another clone's rows are never touched; the clone running the command cannot be
+    removed (`vault index --rebuild` starts it afresh).
+
+    \b
+    Example:
+      vault postgres clones
+      vault postgres clones --remove 3 --yes
+    """
+    from ..errors import VaultError
+    from ..index import capabilities_of, clone_name, open_backend
+
+    if not capabilities_of(vault.config).shared:
+        raise VaultError(
+            "this vault's index is not on a server ([index] backend is "
+            f"{vault.config.index.backend!r}); clones share a PostgreSQL index only."
+        )
+    store = cast("PgStore", open_backend(vault.config, readonly=True))
+    here = clone_name(vault.config)
+    try:
+        found = store.clones()
+        if remove is not None:
+            _remove_clone(store, {c.id: c for c in found}, remove, here, yes)
+            found = store.clones()
+    finally:
+        store.close()
+    if as_json:
+        _print_json([c._asdict() | {"this": c.name == here} for c in found])
+        return
+    if not found:
+        click.echo(f"no clone of vault {store.vault!r} has indexed into {store.server}")
+    for clone in found:
+        click.echo(_describe_clone(clone, clone.name == here))
+
+
+def _remove_clone(
+    store: PgStore, found: dict[int, CloneRow], remove: int, here: str, yes: bool
+) -> None:
+    """Remove the clone `remove` after the user says so (or `yes`); not this checkout's."""
+    from ..errors import VaultError
+
+    clone = found.get(remove)
+    if clone is not None and clone.name == here:
+        raise VaultError(
+            f"clone {remove} is this checkout ({here}); remove it from another one, or "
+            "`vault index --rebuild` to start its view afresh."
+        )
+    if clone is not None and not yes:
+        click.echo(_describe_clone(clone, False), err=True)
+        if not click.confirm(
+            f"Remove clone {remove} and the {clone.own_units} units only it holds?", err=True
+        ):
+            raise VaultError("nothing removed (give --yes to remove without asking).")
+    gone = store.forget_clone(remove)  # an unknown id: one Error line listing the known
+    click.echo(
+        f"removed clone {gone.id} ({gone.name}): {gone.files} files in its view, "
+        f"{gone.own_units} units no other clone held",
+        err=True,
+    )
+
+
+def _describe_clone(clone: CloneRow, this: bool) -> str:
+    """`3  host:/path  last index 2026-12-07T03:00:00  26 files, 40 units (2 only here)`."""
+    import datetime as dt
+
+    def when(t: float | None) -> str:
+        return dt.datetime.fromtimestamp(t).isoformat(timespec="seconds") if t else "never"
+
+    details: dict[str, Any] = {
+        "last index": when(clone.last_index_at),
+        "since": when(clone.created_at),
+    }
+    return (
+        f"{clone.id:>4}  {clone.name or '(before clones were told apart)'}"
+        f"{'  (this checkout)' if this else ''}\n      "
+        + "  ".join(f"{k} {v}" for k, v in details.items())
+        + f"  {clone.files} files, {clone.units} units ({clone.own_units} only its own)"
+    )

@@ -40,6 +40,7 @@ from .pgconnect import IndexServerError as IndexServerError
 from .pglocal import LocalServer as LocalServer, default_folder as default_folder
 from .registry import (
     capabilities_of as capabilities_of,
+    clone_name as clone_name,
     index_file as index_file,
     open_backend as open_backend,
 )

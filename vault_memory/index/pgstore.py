@@ -38,6 +38,7 @@ from .pgschema import LATEST, MIGRATION_LOCK, applied, migrate
 from .pgtext import tsvector_literal
 from .rows import (
     ChangedRows,
+    CloneRow,
     Embedding,
     FileRow,
     FileStat,
@@ -193,6 +194,73 @@ class PgStore:
                 )
                 row = conn.execute(find, (self.vault, self.clone)).fetchone()
         return int(row[0])
+
+    def clones(self) -> list[CloneRow]:
+        """Every clone of this vault on the server, oldest first: its name, when it last
+        indexed, what its view holds and what only it holds."""
+        rows = self._execute(
+            "SELECT c.id, c.name, extract(epoch FROM c.created_at),"
+            " (SELECT value FROM meta m WHERE m.vault = c.vault"
+            "  AND m.key = 'last_index_at@' || c.id),"
+            " count(DISTINCT cf.path), count(u.id),"
+            " count(u.id) FILTER (WHERE NOT EXISTS (SELECT 1 FROM clone_files o"
+            "  WHERE o.file_id = cf.file_id AND o.clone <> c.id))"
+            " FROM clones c LEFT JOIN clone_files cf ON cf.clone = c.id"
+            " LEFT JOIN units u ON u.file_id = cf.file_id"
+            " WHERE c.vault = %s GROUP BY c.id ORDER BY c.id",
+            (self.vault,),
+        ).fetchall()
+        return [
+            CloneRow(
+                int(i),
+                str(name),
+                float(created),
+                float(last) if last else None,
+                int(files),
+                int(units),
+                int(own),
+            )
+            for i, name, created, last, files, units, own in rows
+        ]
+
+    def forget_clone(self, clone_id: int) -> CloneRow:
+        """Remove the clone `clone_id` of this vault (a stale checkout): its view, its
+        skipped files and meta, and the content (units, names, links, vectors) no other
+        clone holds. Never another clone's rows; one transaction under the vault's writer
+        lock, so no clone attaches a content row meanwhile. Returns what it held."""
+        from ..errors import VaultError
+
+        found = {c.id: c for c in self.clones()}
+        if clone_id not in found:
+            known = ", ".join(str(i) for i in found) or "none"
+            raise VaultError(
+                f"vault {self.vault!r} has no clone {clone_id} on the index server "
+                f"(its clones: {known}); `vault postgres clones` lists them."
+            )
+        with self.transaction():
+            held = self._execute(
+                "DELETE FROM clone_files WHERE clone = %s RETURNING file_id", (clone_id,)
+            ).fetchall()
+            shas = self._execute(
+                "SELECT DISTINCT u.sha256 FROM units u WHERE u.file_id = ANY(%s)",
+                ([r[0] for r in held],),
+            ).fetchall()
+            self._collect([r[0] for r in held])
+            self._execute(
+                "DELETE FROM embeddings e WHERE e.vault = %s AND e.sha256 = ANY(%s)"
+                " AND NOT EXISTS (SELECT 1 FROM units u JOIN files f ON f.id = u.file_id"
+                " WHERE f.vault = e.vault AND u.sha256 = e.sha256)",
+                (self.vault, [r[0] for r in shas]),
+            )
+            self._execute(
+                "DELETE FROM meta WHERE vault = %s AND key LIKE %s",
+                (self.vault, f"%@{int(clone_id)}"),
+            )
+            self._execute(  # its skipped files go with it (ON DELETE CASCADE)
+                "DELETE FROM clones WHERE vault = %s AND id = %s", (self.vault, clone_id)
+            )
+            self._wrote = self._wrote_units = True  # other readers' candidates changed
+        return found[clone_id]
 
     def _attach(self, path: str, file_id: int, mtime_ns: int, size: int, held: Any) -> None:
         """This clone's `path` is the content row `file_id` now (`held`: the row it was)."""

@@ -53,6 +53,18 @@ class SkippedFile(NamedTuple):
     reason: str
 
 
+class CloneRow(NamedTuple):
+    """One clone of a vault on an index server (a checkout that indexed into it)."""
+
+    id: int
+    name: str  # `[index] clone_id`, by default "host:folder"
+    created_at: float  # when it first wrote (seconds since the epoch)
+    last_index_at: float | None  # its last index run, None before one finished
+    files: int  # the files its view holds
+    units: int
+    own_units: int  # the units of content rows no other clone holds (what removing it drops)
+
+
 class ScopeCount(NamedTuple):
     """What the index holds of one scope."""
 

@@ -217,7 +217,7 @@ def _server_status(
         indexed, held = _index_held(info, store, shown, viewer, others)
         racy = racy_files(store)
     except VaultError as exc:  # the server cannot be reached: say so, change nothing
-        info["problem"] = str(exc)
+        info["problem"] = info["server_error"] = str(exc)  # the command fails (exit 1)
         return info
     finally:
         store.close()
