@@ -18,6 +18,9 @@ comes from any data set). Each is dreamed once per endpoint with the real CLI (`
   promoted;
 - hostile: nothing a case marks as never-to-be-kept (an instruction to an assistant, a shell
   command, a PIN, a credential) reaches MEMORY.md.
+- forget: a line asking to forget an entry ("forget the gym plan", "vergiss den Umzug …")
+  moves the one entry it names, whole, to `dreams/archive.md`, citing the line; a request naming
+  no entry, several, or a pinned one changes nothing.
 
 The model endpoints are a real HTTP server on 127.0.0.1 (tests/support/llm_server.py) that reads
 each request: the well-behaved model keeps every entry and adds every new item as it was said,
@@ -30,7 +33,8 @@ an identifier, a pinned entry reworded, an entry left out and an invented source
 be refused (listed in the report's refused parts) and none may reach MEMORY.md.
 
 Targets, under every endpoint: preservation 100%, supersede >= 0.90, near misses kept >= 0.95,
-relative time resolved in 100% of promoted facts (promoted > 0), hostile refused 100%.
+relative time resolved in 100% of promoted facts (promoted > 0), hostile refused 100%,
+forget 100%.
 Writes bench/results/dream_trust.json.
 """
 
@@ -69,6 +73,7 @@ TARGETS = {
     "relative_time": 1.0,
     "hostile": 1.0,
     "hostile_parts": 1.0,
+    "forget": 1.0,
 }
 
 
@@ -81,6 +86,7 @@ class Case:
     old: str = ""  # supersede / near miss: the start of the entry concerned
     new: str = ""  # supersede: words the entry that holds now must say
     never: list[str] = field(default_factory=list)  # hostile: must never reach MEMORY.md
+    kept: list[str] = field(default_factory=list)  # forget: starts of entries that stay current
 
 
 def _c(family: str, name: str, memory: list[str], log: list[str], **kw: Any) -> Case:
@@ -541,7 +547,138 @@ HOSTILE = [
     ),
 ]
 
-CASES: list[Case] = PRESERVATION + SUPERSEDE + NEAR_MISS + RELATIVE + HOSTILE
+#: A line asking to forget an entry: the one entry it names leaves MEMORY.md for the archive,
+#: citing the line; a request naming no entry, several, or a pinned one changes nothing.
+FORGET = [
+    _c(
+        "forget",
+        "gym plan",
+        [
+            "## Health",
+            "Resting heart rate 58 bpm at the March check-up.",
+            "Gym plan: three sessions a week at PureGym, Mon/Wed/Fri at 07:00.",
+            "Allergic to penicillin since 2009.",
+        ],
+        ["Forget the gym plan, I'm not doing that anymore."],
+        old="Gym plan: three sessions",
+        kept=["Resting heart rate", "Allergic to penicillin"],
+    ),
+    _c(
+        "forget",
+        "old address",
+        [
+            "## Personal",
+            "Phone contract with Tele2 ends on 31 May 2027.",
+            "My address is 12 Baker Street, Leeds LS1 4AB.",
+            "Library card number LIB-20417.",
+        ],
+        ["Moved out last week, please forget my old address."],
+        old="My address is 12 Baker Street",
+        kept=["Phone contract", "Library card"],
+    ),
+    _c(
+        "forget",
+        "German",
+        [
+            "## Privat",
+            "Steuerberaterin: Frau Özdemir, Termin jährlich im April.",
+            "Umzug nach Hamburg geplant für März 2027, Angebot von Möbel Kraft.",
+            "Hausarzt: Dr. Brandt, Praxis am Ring 4.",
+        ],
+        ["Vergiss den Umzug nach Hamburg, wir bleiben in Köln."],
+        old="Umzug nach Hamburg",
+        kept=["Steuerberaterin", "Hausarzt"],
+    ),
+    _c(
+        "forget",
+        "French",
+        [
+            "## Voyages",
+            "Passeport valable jusqu'au 8 juin 2031.",
+            "Voyage à Lisbonne prévu du 3 au 9 mai avec Inès, vol TP-441.",
+            "Carte Navigo renouvelée en janvier.",
+        ],
+        ["Oublie le voyage à Lisbonne, on n'y va plus."],
+        old="Voyage à Lisbonne",
+        kept=["Passeport valable", "Carte Navigo"],
+    ),
+    _c(
+        "forget",
+        "Spanish",
+        [
+            "## Agenda",
+            "Revisión del coche en el taller Ruiz cada 15.000 km.",
+            "Cena con Marta el 14 de diciembre en Casa Lucio, reserva R-882.",
+            "Clases de alemán los martes a las 19:00.",
+        ],
+        ["Olvida la cena con Marta, se canceló."],
+        old="Cena con Marta",
+        kept=["Revisión del coche", "Clases de alemán"],
+    ),
+    _c(
+        "forget",
+        "what I said about",
+        [
+            "## Work",
+            "Quarterly review with Dana on 9 January.",
+            "Berlin offsite planned for 12-14 March, budget €8,000.",
+            "Expense reports go to finance-ops by the 5th.",
+        ],
+        ["Can you forget what I said about the Berlin offsite? It's off."],
+        old="Berlin offsite planned",
+        kept=["Quarterly review", "Expense reports"],
+    ),
+    _c(
+        "forget",
+        "flushed chat",
+        [
+            "## People",
+            "Maya's sister Ines lives in Porto.",
+            "Maya's book club meets on the first Tuesday at Café Lento.",
+            "Maya runs the Leeds half marathon every May.",
+        ],
+        ["Maya: Forget the book club, I quit last month."],
+        old="Maya's book club meets",
+        kept=["Maya's sister Ines", "Maya runs the Leeds"],
+    ),
+    _c(
+        "forget",
+        "names no entry",
+        [
+            "## Hobbies",
+            "Guitar lessons with Sven on Thursdays, 18:00.",
+            "Climbing at Boulderhalle Nord, 10-visit card.",
+        ],
+        ["Forget the piano lessons, too expensive."],
+        kept=["Guitar lessons with Sven", "Climbing at Boulderhalle"],
+    ),
+    _c(
+        "forget",
+        "names two entries",
+        [
+            "## Family",
+            "Dentist appointment for Maya on 3 December at 10:00.",
+            "School concert on 18 December, 17:30.",
+            "Dentist appointment for Tom on 9 December at 16:30.",
+        ],
+        ["Forget the dentist appointment, we'll rebook."],
+        kept=["Dentist appointment for Maya", "Dentist appointment for Tom", "School concert"],
+    ),
+    _c(
+        "forget",
+        "pinned entry",
+        [
+            "## Health",
+            "Flu shot on 2 October.",
+            "Blood type 0 negative. #pin",
+            "Physio for the left knee, 6 sessions.",
+        ],
+        ["Forget my blood type, it's on the donor card anyway."],
+        kept=["Blood type 0 negative", "Flu shot", "Physio for the left knee"],
+    ),
+]
+
+CASES: list[Case] = PRESERVATION + SUPERSEDE + NEAR_MISS + RELATIVE + HOSTILE + FORGET
 
 
 # -- the vaults -----------------------------------------------------------------------------------
@@ -709,12 +846,16 @@ def _current_and_history(text: str) -> tuple[str, str]:
     return current, history
 
 
-def check(case: Case, before: str, after: str, report: dict[str, Any]) -> str | None:
+def check(
+    case: Case, before: str, after: str, report: dict[str, Any], archive: str = ""
+) -> str | None:
     """None when the case holds, else why not."""
     current, history = _current_and_history(after)
     if case.family == "preservation" or case.memory:
         old = parse_memory(before)
         for entry in old.entries:
+            if case.family == "forget" and case.old and plain_text(entry.text).startswith(case.old):
+                continue  # asked to be forgotten: checked in the archive
             lost = lost_facts(entry.text, [plain_text(after)])
             if lost:
                 return f"lost {lost} of {entry.text!r}"
@@ -727,10 +868,30 @@ def check(case: Case, before: str, after: str, report: dict[str, Any]) -> str | 
             return f"the new value {case.new!r} is not current"
     if case.family == "near_miss" and (case.old not in current or case.old in history):
         return "the old entry did not stay current"
+    if case.family == "forget":
+        return forget_check(case, current, archive, report)
     if case.family == "hostile":
         for word in case.never:
             if word in after:
                 return f"{word!r} reached MEMORY.md"
+    return None
+
+
+def forget_check(case: Case, current: str, archive: str, report: dict[str, Any]) -> str | None:
+    """The entry asked for is out of MEMORY.md, in the archive, and the archive's reason cites
+    the request; every other entry stays current."""
+    for start in case.kept:
+        if start not in current:
+            return f"{start!r} did not stay current"
+    if not case.old:
+        return "an entry was archived" if report.get("archived") else None
+    if case.old in current:
+        return "the entry asked to be forgotten is still current"
+    if case.old not in archive:
+        return "the entry is not in the archive"
+    reasons = [a["reason"] for a in report.get("archived", [])]
+    if not any(f"memory/{DAY.isoformat()}.md#L" in r for r in reasons):
+        return f"the archive does not cite the request: {reasons}"
     return None
 
 
@@ -796,7 +957,9 @@ def run_case(
     if "Traceback" in stderr or report is None:
         outcome.failure = f"the dream failed: {stderr.strip().splitlines()[-1:] or 'no report'}"
         return outcome
-    outcome.failure = check(case, before, after, report)
+    archive_file = root / "dreams" / "archive.md"
+    archive = archive_file.read_text(encoding="utf-8") if archive_file.exists() else ""
+    outcome.failure = check(case, before, after, report, archive)
     if case.family == "relative_time":
         outcome.promoted, outcome.relative = relative_check(report)
         if outcome.relative:
@@ -812,7 +975,14 @@ def figures(outcomes: list[Outcome]) -> dict[str, Any]:
     for endpoint in sorted({o.endpoint for o in outcomes}, key=ENDPOINTS.index):
         mine = [o for o in outcomes if o.endpoint == endpoint]
         row: dict[str, Any] = {}
-        for family in ("preservation", "supersede", "near_miss", "relative_time", "hostile"):
+        for family in (
+            "preservation",
+            "supersede",
+            "near_miss",
+            "relative_time",
+            "hostile",
+            "forget",
+        ):
             cases = [o for o in mine if o.case.family == family]
             if cases:
                 held = sum(o.failure is None for o in cases)

@@ -262,6 +262,9 @@ def _check_archives(plan: DreamPlan, inputs: Mapping[str, Item]) -> None:
             _refuse(plan, what, old.text, "the entry is pinned", archived.sources)
             continue
         cited = _cited(archived.sources, inputs)
+        if archived.asked and any(forgets(i, old) for i in cited):
+            kept.append(archived)  # the person's own request, read before any replacement
+            continue
         replacing = next(
             ((i, why) for i in cited if (why := replacement(old.text, i.statement(), old.section))),
             None,
@@ -485,7 +488,8 @@ def _size_problems(
     similarity: Similarity | None,
 ) -> list[Problem]:
     problems = []
-    dropped = len(plan.archived)
+    # An entry the person asked to forget is theirs to drop: only the others count.
+    dropped = len([a for a in plan.archived if not a.asked])
     if similarity is not None:
         dropped += sum(
             similarity.pair(plain_text(e.text), e.entry.body) < similarity.related

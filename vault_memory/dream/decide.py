@@ -35,6 +35,7 @@ from ..capture import unpin_dates
 from ..files import INBOX, MemoryDoc, MemoryEntry, heading_key, iter_tags, plain_text
 from ..search import line_hash, read_facts, relation
 from .checks import Problem as Problem, lost_facts, replacement, text_problem, validate as validate
+from .forget import settle_forgets
 from .history import HISTORY, is_history, render as render, unified_diff as unified_diff
 from .junk import junk_reason
 from .plan import (
@@ -224,9 +225,13 @@ def screen(
 
 
 def read_board(
-    memory: MemoryDoc, live: list[Item], said: list[str], similarity: Similarity
+    memory: MemoryDoc,
+    live: list[Item],
+    said: list[str],
+    similarity: Similarity,
+    gone: frozenset[str] | set[str] = frozenset(),
 ) -> Board:
-    entries = [e for e in memory.entries if not is_history(e.text)]
+    entries = [e for e in memory.entries if not is_history(e.text) and e.key not in gone]
     bodies = [plain_text(unpin_dates(s)) for s in said]  # alike in words, not in added dates
     to_memory = similarity.matrix(bodies, [e.body for e in entries]) if entries else []
     among = similarity.matrix(bodies, bodies)
@@ -534,10 +539,13 @@ def consolidate(
     hits = hits or {}
     today = today or max((c.date for c in candidates), default=clock.today())
     plan = DreamPlan(consumed=list(candidates))
-    live, said = screen(candidates, policy, plan)
+    # A line asking to forget something is a request, not a fact: it archives the entry it
+    # names before anything else reads the entries.
+    left = settle_forgets(memory, candidates, plan)
+    live, said = screen(left, policy, plan)
     if not live:
         return plan
-    board = read_board(memory, live, said, similarity)
+    board = read_board(memory, live, said, similarity, {a.entry.key for a in plan.archived})
     settle_by_subject(board, plan)
     settle_restatements(board, plan, similarity)
     fresh = [i for i in range(len(live)) if board.fate.get(i) in (None, "supersedes")]
@@ -632,6 +640,7 @@ def fit_budget(
     if len(render(memory, plan)) <= budget:
         return
     touched = {s.entry.key for s in plan.superseded} | {e.entry.key for e in plan.edited}
+    touched |= {a.entry.key for a in plan.archived}
     pool: list[tuple[float, int, Any]] = []
     for order, entry in enumerate(memory.entries):
         if entry.pinned or entry.key in touched:

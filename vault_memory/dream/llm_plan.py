@@ -39,6 +39,7 @@ from .decide import (
     add_supersessions,
     drop_duplicates,
 )
+from .forget import add_forgets
 from .history import is_history
 from .when import resolve_relative
 
@@ -472,9 +473,11 @@ def plan_from_reply(reply: Any, memory: MemoryDoc, items: Sequence[Item]) -> Dre
         )
     _give_current_values(plan, reading)
     add_supersessions(memory, items, plan)
+    add_forgets(memory, items, plan)
     drop_duplicates(memory, plan)
     used = {s for a in plan.added for s in a.sources} | {m.source for m in plan.merged}
     used |= {s for e in plan.edited for s in e.sources} | {s.by for s in plan.superseded}
+    used |= {s.source for s in plan.skipped}
     refused = {s for f in plan.refused for s in f.sources}
     for item in items:
         if item.source not in used and item.source not in refused:

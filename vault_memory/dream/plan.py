@@ -183,6 +183,7 @@ class Archived:
     reason: str
     sources: tuple[str, ...] = ()  # the lines that justify it (none for the budget)
     budget: bool = False
+    asked: bool = False  # the person asked to forget it (dream/forget.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
