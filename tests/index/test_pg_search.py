@@ -5,7 +5,6 @@ same code as the unit table of the whole index; a warm search is one statement. 
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,12 @@ QUERIES = [
     "VAT rounding",
     "cutover runbook owner",
     "retry budget ledger-api",
+    # questions asking for a kind: lines naming its instances match too (search/kinds.py)
+    "Which languages does the team use?",
+    "What food does Jonas eat?",
+    "Which months did we ship?",
 ]
+ASKING_KINDS = QUERIES[-3:]
 
 
 def on_server(root: Path, dsn: str, vault_id: str = "") -> None:
@@ -40,8 +44,8 @@ def on_server(root: Path, dsn: str, vault_id: str = "") -> None:
         opened.index()
 
 
-def without_kinds(vault: Vault) -> None:
-    vault.searcher.settings = dataclasses.replace(vault.searcher.settings, kind_weight=0.0)
+def kind_hits(hits: list[Any]) -> set[tuple[str, int]]:
+    return {(h.path, h.start_line) for h in hits if h.scores.get("kind")}
 
 
 def where(hits: list[Any]) -> list[tuple[str, int, int]]:
@@ -52,11 +56,10 @@ def test_a_search_ranks_the_servers_candidates_without_the_unit_table(
     indexed_sample: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     on_server(indexed_sample, pg_database)
-    # Kinds and their instances (search/kinds.py) are matched over the unit table's
-    # vocabulary and are not served by the server yet: both sides without them here.
     with Vault(indexed_sample, {"search.on_server": False}) as whole:
-        without_kinds(whole)
         expected = {q: where(whole.search(q, fresh=False)) for q in QUERIES}
+        by_kind = {q: kind_hits(whole.search(q, fresh=False)) for q in ASKING_KINDS}
+        assert all(by_kind.values())  # the unit table matched instances for each of them
         kinds = where(whole.search("decision", fresh=False, kinds=["memory"]))
 
     def no_table(*args: Any, **kwargs: Any) -> None:
@@ -67,13 +70,14 @@ def test_a_search_ranks_the_servers_candidates_without_the_unit_table(
     from vault_memory.search import served as server_search
 
     with Vault(indexed_sample) as served:
-        without_kinds(served)
         served.prepare_search()  # the query encoder only: no table to read
         # every unit a candidate (192 in the sample vault): the whole table's hits and
         # scores, so the same ranking code ran (BM25 with the server's frequencies)
         monkeypatch.setattr(server_search, "SERVED_NEAR", 1000)
         exact = {q: where(served.search(q, fresh=False)) for q in QUERIES}
         assert exact == expected
+        # the instances of a kind asked for are matched on the server's candidates too
+        assert {q: kind_hits(served.search(q, fresh=False)) for q in ASKING_KINDS} == by_kind
         # the default candidates (150 nearest, 200 keyword matches): cosines are min-max
         # scaled over the candidates only, so scores shift a little and close neighbours
         # may trade places; the best hit stays, and most of the first five
@@ -81,6 +85,8 @@ def test_a_search_ranks_the_servers_candidates_without_the_unit_table(
         found = {q: where(served.search(q, fresh=False)) for q in QUERIES}
         for query, hits in found.items():
             assert hits[0] == expected[query][0], query
+            if query in ASKING_KINDS:  # instance lines come as candidates of their own
+                assert kind_hits(served.search(query, fresh=False)), query
             firsts = {(p, s) for p, s, _ in hits[:5]}
             assert len(firsts & {(p, s) for p, s, _ in expected[query][:5]}) >= 4, query
         memory = served.search("decision", fresh=False, kinds=["memory"])

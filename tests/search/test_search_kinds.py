@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vault_memory import Vault
-from vault_memory.search.kinds import KINDS_FILE, asked_kinds, instances
+from vault_memory.search.kinds import KINDS_FILE, asked_instances, asked_kinds, instances
 
 from .test_search_subjects import configure
 
@@ -42,6 +42,14 @@ def test_instances_are_the_nouns_below_a_kind() -> None:
     assert instances("entiti") == []  # a kind of everything names nothing
     assert instances("no-such-kind") == []
     assert KINDS_FILE.read_text(encoding="utf-8").startswith("# Kinds")
+
+
+def test_an_index_server_is_asked_for_the_instances_of_the_kind_asked_for() -> None:
+    terms = ["instrument", "sam", "plai"]
+    found = asked_instances("What instruments does Sam play?", terms)
+    assert "clarinet" in found and "violin" in found
+    assert "instrument" not in found and len(found) == len(set(found))
+    assert asked_instances("Where does Sam play?", ["sam", "plai"]) == []
 
 
 def test_a_line_naming_an_instance_answers_a_question_about_its_kind(vault_dir: Path) -> None:

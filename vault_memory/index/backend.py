@@ -213,4 +213,5 @@ class ServesCandidates(IndexBackend, Protocol):
         words: int,
         pad: int,
         known: str | None,
+        instances: Sequence[str] = (),
     ) -> ServedRows: ...

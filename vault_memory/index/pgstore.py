@@ -1203,6 +1203,7 @@ class PgStore:
         words: int,
         pad: int,
         known: str | None,
+        instances: Sequence[str] = (),
     ) -> ServedRows:
         """What a search needs of the server, in one statement (one round trip, one
         snapshot): the `near` units nearest `vector` (HNSW) and the `words` best matches of
@@ -1212,8 +1213,10 @@ class PgStore:
         `names`; every unit within `pad` of those in their file (context windows); how many
         visible units hold each of `terms` in the text and in the heading (BM25's document
         frequencies); the vault's meta rows; and, when the server's generation is not
-        `known`, the visible units' count and field lengths. The rows come in scope, file
-        and unit order, as `unit_rows` gives them."""
+        `known`, the visible units' count and field lengths; with `instances` (the
+        instances of a kind the question asks for: search/kinds.py), the `words` best
+        allowed units holding any of them too. The rows come in scope, file and unit
+        order, as `unit_rows` gives them."""
         from .pgtext import tsquery_literal
 
         statement = _ServedStatement(self, scopes, conditions, known)
@@ -1223,6 +1226,7 @@ class PgStore:
         kept = [t for t in dict.fromkeys(terms) if t]
         statement.matches(tsquery_literal([*kept, *keywords]))
         statement.best_matches(tsquery_literal(keywords), words)
+        statement.instance_matches(tsquery_literal(instances), words)
         if names:
             statement.named(names)
         with self.conn.cursor(binary=True) as cur:
@@ -1464,6 +1468,21 @@ class _ServedStatement:
             " ORDER BY ts_rank_cd(tsv, %(q)s::tsquery, 32) DESC, id LIMIT %(words)s)"
         )
         self.hits.append("SELECT id FROM kw")
+
+    def instance_matches(self, tsquery: str, words: int) -> None:
+        """The `words` best allowed visible units holding any instance of the kind a
+        question asks for (`tsquery`), by `ts_rank_cd`: a candidate stream of its own, so
+        that they do not compete with the question's own words for its places."""
+        if not tsquery:
+            return
+        self.params |= {"iq": tsquery, "words": int(words)}
+        self.parts.append(
+            "inst AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id SEEN"
+            f" WHERE u.tsv @@ %(iq)s::tsquery AND f.vault = %(vault)s{self.scoped}"
+            f" AND {self.allowed}"
+            " ORDER BY ts_rank_cd(u.tsv, %(iq)s::tsquery, 32) DESC, u.id LIMIT %(words)s)"
+        )
+        self.hits.append("SELECT id FROM inst")
 
     def named(self, names: Sequence[str]) -> None:
         """The allowed units of the visible notes a name key of `names` names."""

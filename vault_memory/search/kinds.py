@@ -76,6 +76,15 @@ def instances(kind: str) -> list[str]:
     return data[at + 1 : end if end >= 0 else len(data)].decode("utf-8").split()[1:]
 
 
+def asked_instances(question: str, terms: Collection[str]) -> list[str]:
+    """The analyzed words of every instance of the kinds `question` asks for that are
+    among its `terms` (none of the terms themselves): what an index server is asked for,
+    which knows no vocabulary here to look them up in."""
+    kinds = [kind for kind in dict.fromkeys(asked_kinds(question)) if kind in terms]
+    found = (word for kind in kinds for word in instances(kind) if word not in terms)
+    return list(dict.fromkeys(found))
+
+
 def kind_members(
     question: str, terms: Collection[str], vocab: Mapping[str, int], skip: Collection[str]
 ) -> dict[str, list[int]]:

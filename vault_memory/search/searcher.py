@@ -543,7 +543,7 @@ class Searcher:
             else {}
         )
         words = Words(terms, aliases, partners, variants)
-        if s.kind_weight and ranks_words and found.served is None:
+        if s.kind_weight and ranks_words:  # (an index server sent the instances' units)
             table = found.table
             names = {*self.label_terms(table), *aliases}
             words.kinds = kind_members(query, terms, table.vocab, names)
