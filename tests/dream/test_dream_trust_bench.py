@@ -1,15 +1,15 @@
-"""bench/dream_trust.py end to end: 64 fabricated vaults, one dream each under the offline
+"""bench/dream_trust.py end to end: its fabricated vaults, one dream each under the offline
 rules, a well-behaved model and a hostile one (a real HTTP server on 127.0.0.1), and the
 targets the dream must meet. Slow: about three minutes."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+
+from ..support.vaults import load_script
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "dream_trust.py"
 
@@ -21,11 +21,7 @@ KNOWN_DETECTOR_GAPS = {"instruction in a log", "a password"}
 
 @pytest.mark.slow
 def test_the_dream_meets_its_targets_under_three_endpoints(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("dream_trust_under_test", BENCH)
-    assert spec and spec.loader
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench
-    spec.loader.exec_module(bench)
+    bench = load_script(BENCH, "dream_trust_under_test")
     out = tmp_path / "dream_trust.json"
     bench.main(["--json-out", str(out), "--show"])
     figures = json.loads(out.read_text())["figures"]
