@@ -118,33 +118,49 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def concurrent_readers(
-    root: Path, settings: dict[str, Any], readers: int, runs: int
-) -> list[float]:
-    """Warm hybrid query times of `readers` threads at once, each with a `Vault` (and a
-    server connection) of its own, each running `runs` queries after one untimed one."""
-    import threading
-
+def _reader(
+    root: Path, settings: dict[str, Any], offset: int, runs: int, start: Any, out: Any
+) -> None:
+    """One reader process: a `Vault` (and a server connection) of its own, one untimed
+    query, then `runs` timed ones once every reader is ready; puts (times, CPU seconds)."""
     from vault_memory import Vault
 
-    times: list[float] = []
-    start = threading.Barrier(readers)
+    with Vault(root, settings) as vault:
+        vault.search(QUERIES[offset % len(QUERIES)], fresh=False)  # warm: not timed
+        start.wait()
+        cpu = time.process_time()
+        times = []
+        for i in range(runs):
+            began = time.perf_counter()
+            vault.search(QUERIES[(offset + i) % len(QUERIES)], fresh=False)
+            times.append(time.perf_counter() - began)
+        out.put((times, time.process_time() - cpu))
 
-    def reader(offset: int) -> None:
-        with Vault(root, settings) as vault:
-            vault.search(QUERIES[offset % len(QUERIES)], fresh=False)  # warm: not timed
-            start.wait()
-            for i in range(runs):
-                began = time.perf_counter()
-                vault.search(QUERIES[(offset + i) % len(QUERIES)], fresh=False)
-                times.append(time.perf_counter() - began)
 
-    threads = [threading.Thread(target=reader, args=(n,)) for n in range(readers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return times
+def concurrent_readers(
+    root: Path, settings: dict[str, Any], readers: int, runs: int
+) -> tuple[list[float], float, float]:
+    """Warm hybrid query times of `readers` processes at once (as agents run: a process
+    each, so no reader waits for another's Python), each running `runs` queries; also the
+    CPU seconds per query of the readers and of the server's processes meanwhile."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")  # no fork of a process holding a model
+    start, out = context.Barrier(readers + 1), context.Queue()
+    procs = [
+        context.Process(target=_reader, args=(root, settings, n, runs, start, out))
+        for n in range(readers)
+    ]
+    for proc in procs:
+        proc.start()
+    start.wait()
+    server = server_cpu()
+    results = [out.get() for _ in procs]
+    server = server_cpu() - server
+    for proc in procs:
+        proc.join()
+    times = [t for got, _ in results for t in got]
+    return times, sum(cpu for _, cpu in results) / len(times), server / len(times)
 
 
 def measure(
@@ -194,7 +210,7 @@ def measure(
         figures["first_query_ms"] = round(first.wall * 1000, 1)
         for mode in ("hybrid", "keyword"):
             samples = []
-            cpu = time.process_time()
+            cpu, server = time.process_time(), server_cpu()
             for i in range(runs):
                 started = time.perf_counter()
                 vault.search(QUERIES[i % len(QUERIES)], mode=mode, fresh=False)
@@ -203,19 +219,31 @@ def measure(
                 "p50": round(statistics.median(samples) * 1000, 1),
                 "p95": round(percentile(samples, 0.95) * 1000, 1),
                 "cpu_here_per_query": round((time.process_time() - cpu) / runs * 1000, 1),
+                "cpu_server_per_query": round((server_cpu() - server) / runs * 1000, 1),
             }
             say(
                 f"  warm {mode:<17} {percentiles(samples)}   ({runs} queries, load"
                 f" {os.getloadavg()[0]:.1f}, RSS {rss_mb():,.0f} MB)"
             )
         if readers:
-            together = concurrent_readers(root, settings, readers, max(5, runs // readers))
+            together, cpu, server = concurrent_readers(
+                root, settings, readers, max(5, runs // readers)
+            )
+            one = figures["warm_hybrid_ms"]["p95"]
             figures[f"{readers}_readers_hybrid_ms"] = {
                 "p50": round(statistics.median(together) * 1000, 1),
                 "p95": round(percentile(together, 0.95) * 1000, 1),
                 "queries": len(together),
+                "cpu_readers_per_query": round(cpu * 1000, 1),
+                "cpu_server_per_query": round(server * 1000, 1),
+                "p95_over_one_reader_p95": round(percentile(together, 0.95) * 1000 / one, 2),
             }
-            say(f"  {readers} readers at once hybrid {percentiles(together)}")
+            say(
+                f"  {readers} readers at once hybrid {percentiles(together)}  ({cpu * 1000:.0f} ms"
+                f" CPU readers + {server * 1000:.0f} ms CPU server a query; p95"
+                f" {figures[f'{readers}_readers_hybrid_ms']['p95_over_one_reader_p95']}x one"
+                f" reader's; {os.cpu_count()} cores)"
+            )
         if settings:  # the server's bare top-k lists, without ranking
             import numpy as np
 

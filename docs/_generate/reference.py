@@ -402,6 +402,7 @@ JSON_COMMANDS: list[tuple[str, list[str], str | None]] = [
     ("vault dream", ["dream", "--dry-run", "--json"], None),
     ("vault scopes", ["scopes", "--json"], None),
     ("vault postgres status", ["postgres", "status", "--dir", "{vault}-pg", "--json"], None),
+    ("vault postgres clones", ["postgres", "clones", "--json"], None),
     ("vault links", ["links", "MEMORY.md", "--json"], None),
     ("vault backlinks", ["backlinks", "MEMORY.md", "--json"], None),
     ("vault graph", ["graph", "--format", "json"], None),

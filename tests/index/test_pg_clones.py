@@ -219,3 +219,54 @@ def test_a_stale_clone_is_listed_and_removed_without_touching_the_others(
     with Vault(a, clone_settings(pg_database, "a")) as va:
         assert paths_found(va, "marmot-alpha runbook") >= {"notes/only-alpha.md"}
         assert va.index().files == 26  # nothing of a's needed indexing again
+
+
+def counted_terms(dsn: str) -> tuple[set[tuple[Any, ...]], set[tuple[Any, ...]]]:
+    """The document counts the server keeps (`term_counts`) and the same counted afresh from
+    every unit's tsvector: (kept, recounted), rows with a text or heading count only."""
+    with psycopg.connect(dsn) as conn:
+        kept = conn.execute(
+            "SELECT vault, scope, term, tx, hd FROM term_counts WHERE tx > 0 OR hd > 0"
+        ).fetchall()
+        fresh = conn.execute(
+            "SELECT * FROM (SELECT f.vault, f.scope, x.lexeme,"
+            " count(*) FILTER (WHERE 'D' = ANY(x.weights)) AS tx,"
+            " count(*) FILTER (WHERE 'A' = ANY(x.weights)) AS hd"
+            " FROM units u JOIN files f ON f.id = u.file_id, unnest(u.tsv) x"
+            " GROUP BY f.vault, f.scope, x.lexeme) c WHERE tx > 0 OR hd > 0"
+        ).fetchall()
+    return set(kept), set(fresh)
+
+
+def test_term_counts_follow_every_write_and_the_upgrade(pg_database: str, tmp_path: Path) -> None:
+    """BM25's document frequencies on the server are counted as units are written: they equal
+    a fresh count after two clones index, one edits and deletes files, a clone is removed,
+    and after the upgrade that adds them to a database holding units already."""
+    a, b = checkout(tmp_path, "a"), checkout(tmp_path, "b")
+    diverge(a, "alpha", 1_700_000_000_000_000_000)
+    diverge(b, "beta", 1_750_000_000_000_000_000)
+    for root, name in ((a, "a"), (b, "b")):
+        with Vault(root, clone_settings(pg_database, name)) as vault:
+            vault.index()
+    kept, fresh = counted_terms(pg_database)
+    assert kept == fresh and len(fresh) > 100
+    (a / "notes" / "ci-flaky-tests.md").unlink()
+    (a / "notes" / "only-alpha.md").write_text("# Only alpha\n\n- Tapir quokka.\n", "utf-8")
+    with Vault(a, clone_settings(pg_database, "a")) as va:
+        va.index()
+        assert "notes/only-alpha.md" in paths_found(va, "tapir quokka")
+    assert counted_terms(pg_database)[0] == counted_terms(pg_database)[1]
+    with Vault(a, clone_settings(pg_database, "a")) as va:
+        store = va.cache.store
+        (b_id,) = [c.id for c in store.clones() if c.name == "b"]
+        store.forget_clone(b_id)
+    kept, fresh = counted_terms(pg_database)
+    assert kept == fresh and ("team", "", "heron-beta", 1, 0) not in kept
+    with psycopg.connect(pg_database, autocommit=True) as conn:  # as before the upgrade
+        conn.execute("DROP TABLE term_counts")
+        conn.execute("DROP FUNCTION vault_memory_count_terms, vault_memory_uncount_terms CASCADE")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 5")
+    with Vault(a, clone_settings(pg_database, "a")) as va:
+        assert "notes/only-alpha.md" in paths_found(va, "tapir quokka")
+    kept, fresh = counted_terms(pg_database)
+    assert kept == fresh and len(fresh) > 100

@@ -23,9 +23,7 @@ DIR_OPTION = click.option(
 
 
 if TYPE_CHECKING:
-    from ..index import LocalServer
-    from ..index.pgstore import PgStore
-    from ..index.rows import CloneRow
+    from ..index import CloneRow, LocalServer, PgStore
     from ..vault import Vault
 
 
@@ -161,11 +159,17 @@ def clones(vault: Vault, as_json: bool, remove: int | None, yes: bool) -> None:
     from ..errors import VaultError
     from ..index import capabilities_of, clone_name, open_backend
 
-    if not capabilities_of(vault.config).shared:
-        raise VaultError(
-            "this vault's index is not on a server ([index] backend is "
-            f"{vault.config.index.backend!r}); clones share a PostgreSQL index only."
-        )
+    if not capabilities_of(vault.config).shared:  # an index of its own: no clone shares it
+        where = f"[index] backend is {vault.config.index.backend!r}"
+        if remove is not None:
+            raise VaultError(
+                f"this vault's index is not on a server ({where}): no clone to remove."
+            )
+        if as_json:
+            _print_json([])
+        else:
+            click.echo(f"no clones: this vault's index is not on a server ({where})")
+        return
     store = cast("PgStore", open_backend(vault.config, readonly=True))
     here = clone_name(vault.config)
     try:

@@ -38,6 +38,7 @@ from .integrity import (
 from .links import LinkInfo as LinkInfo
 from .pgconnect import IndexServerError as IndexServerError
 from .pglocal import LocalServer as LocalServer, default_folder as default_folder
+from .pgstore import PgStore as PgStore
 from .registry import (
     capabilities_of as capabilities_of,
     clone_name as clone_name,
@@ -49,6 +50,7 @@ from .remote import (
     RemoteEmbedder as RemoteEmbedder,
 )
 from .rows import (
+    CloneRow as CloneRow,
     FileStat as FileStat,
     LinkRow as LinkRow,
     ServedRows as ServedRows,

@@ -128,6 +128,52 @@ ALTER TABLE skipped ADD COLUMN clone integer NOT NULL REFERENCES clones (id) ON 
     DROP CONSTRAINT skipped_pkey, ADD PRIMARY KEY (clone, path);
 """,
     ),
+    # A search's BM25 document frequencies (per query term, how many units hold it in the
+    # text and in the heading) counted once when units are written, per vault and scope,
+    # rather than by reading every unit that holds a query term at each search (which cost
+    # a pass over all matches: tens of thousands of rows for a common word at 1M units).
+    # Kept by triggers, so every way a unit comes or goes (a file stored, a content row
+    # collected, a rebuild, a clone removed) keeps them exact for the vault's content rows.
+    (
+        5,
+        "term document counts per scope",
+        """
+CREATE TABLE term_counts (
+    vault text NOT NULL, scope text NOT NULL, term text NOT NULL,
+    tx bigint NOT NULL DEFAULT 0, hd bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (vault, term, scope));
+CREATE FUNCTION vault_memory_count_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO term_counts AS t (vault, scope, term, tx, hd)
+    SELECT f.vault, f.scope, x.lexeme,
+        count(*) FILTER (WHERE 'D' = ANY(x.weights)),
+        count(*) FILTER (WHERE 'A' = ANY(x.weights))
+    FROM written u JOIN files f ON f.id = u.file_id, unnest(u.tsv) x
+    GROUP BY f.vault, f.scope, x.lexeme
+    ON CONFLICT (vault, term, scope) DO UPDATE SET tx = t.tx + excluded.tx,
+        hd = t.hd + excluded.hd;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER units_count_terms AFTER INSERT ON units REFERENCING NEW TABLE AS written
+    FOR EACH STATEMENT EXECUTE FUNCTION vault_memory_count_terms();
+CREATE FUNCTION vault_memory_uncount_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE term_counts t SET tx = t.tx - d.tx, hd = t.hd - d.hd FROM (
+        SELECT x.lexeme AS term, count(*) FILTER (WHERE 'D' = ANY(x.weights)) AS tx,
+            count(*) FILTER (WHERE 'A' = ANY(x.weights)) AS hd
+        FROM units u, unnest(u.tsv) x WHERE u.file_id = OLD.id GROUP BY x.lexeme) d
+    WHERE t.vault = OLD.vault AND t.scope = OLD.scope AND t.term = d.term;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER files_uncount_terms BEFORE DELETE ON files
+    FOR EACH ROW EXECUTE FUNCTION vault_memory_uncount_terms();
+INSERT INTO term_counts (vault, scope, term, tx, hd)
+    SELECT f.vault, f.scope, x.lexeme, count(*) FILTER (WHERE 'D' = ANY(x.weights)),
+        count(*) FILTER (WHERE 'A' = ANY(x.weights))
+    FROM units u JOIN files f ON f.id = u.file_id, unnest(u.tsv) x
+    GROUP BY f.vault, f.scope, x.lexeme;
+""",
+    ),
 )
 LATEST = MIGRATIONS[-1][0]
 
