@@ -1,4 +1,4 @@
-"""bench/dream_trust.py end to end: 64 fabricated vaults, one dream each under the offline
+"""bench/dream_trust.py end to end: 74 fabricated vaults, one dream each under the offline
 rules, a well-behaved model and a hostile one (a real HTTP server on 127.0.0.1), and the
 targets the dream must meet. Slow: about three minutes."""
 
@@ -20,7 +20,12 @@ KNOWN_DETECTOR_GAPS = {"instruction in a log", "a password"}
 
 
 @pytest.mark.slow
-def test_the_dream_meets_its_targets_under_three_endpoints(tmp_path: Path) -> None:
+def test_the_dream_meets_its_targets_under_three_endpoints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bench imports its shared helper (`_harness`) from its own folder, as when run as a
+    # script.
+    monkeypatch.syspath_prepend(str(BENCH.parent))
     spec = importlib.util.spec_from_file_location("dream_trust_under_test", BENCH)
     assert spec and spec.loader
     bench = importlib.util.module_from_spec(spec)
@@ -35,6 +40,7 @@ def test_the_dream_meets_its_targets_under_three_endpoints(tmp_path: Path) -> No
         assert row["supersede"]["share"] >= 0.90, endpoint
         assert row["near_miss"]["share"] >= 0.95, endpoint
         assert row["relative_time"]["share"] == 1.0 and row["relative_time"]["promoted"] > 0
+        assert row["forget"]["share"] == 1.0, endpoint
         for failure in row["failures"]:
             family, name = failure.split(":")[0].split(" / ")
             assert family == "hostile" and name in KNOWN_DETECTOR_GAPS, failure
