@@ -31,6 +31,7 @@ def test_the_dream_meets_its_targets_under_three_endpoints(tmp_path: Path) -> No
         assert row["supersede"]["share"] >= 0.90, endpoint
         assert row["near_miss"]["share"] >= 0.95, endpoint
         assert row["relative_time"]["share"] == 1.0 and row["relative_time"]["promoted"] > 0
+        assert row["forget"]["share"] == 1.0, endpoint
         for failure in row["failures"]:
             family, name = failure.split(":")[0].split(" / ")
             assert family == "hostile" and name in KNOWN_DETECTOR_GAPS, failure
