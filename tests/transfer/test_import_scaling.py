@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,14 @@ def test_the_memo_reads_a_log_again_only_when_someone_else_changed_it(
     log.write_text("# 2026-11-22\n" + block("alpha", "Tea over coffee."), encoding="utf-8")
     reads = []
     real = fsutil.read_text
-    monkeypatch.setattr(fsutil, "read_text", lambda *a, **k: reads.append(a[1]) or real(*a, **k))
+    here = threading.get_ident()  # a thread another test left running may read its own logs
+
+    def counted(*a: Any, **k: Any) -> Any:
+        if threading.get_ident() == here:
+            reads.append(a[1])
+        return real(*a, **k)
+
+    monkeypatch.setattr(fsutil, "read_text", counted)
     seen = seen_entries(1_000_000)
     logs = [(log, "memory/2026-11-22.md")]
     span = (dt.date(2026, 11, 20), dt.date(2026, 11, 24))
