@@ -162,14 +162,17 @@ def test_a_search_never_mixes_two_models(indexed_small: Path, server: ScriptedLL
 
 # -- a provider that fails --------------------------------------------------------------------
 
+# Each failure answers every try: under load a try can outlast the 1 s timeout, and the retry
+# must meet the same failure, not a good answer left over for it.
+TRIES = 10
 HOSTILE = {
     "down": lambda s: None,
-    "http-500": lambda s: s.embed_raw(500, "model crashed", times=10),  # retries fail too
-    "not-json": lambda s: s.embed_raw(200, "<html>gateway</html>"),
-    "wrong-shape": lambda s: s.embed_raw(200, '{"embeddings": []}'),
-    "too-few-vectors": lambda s: s.embed_vectors([[0.1] * 384]),
-    "wrong-length": lambda s: s.embed_vectors([[0.1] * 17] * 4),
-    "not-numbers": lambda s: s.embed_vectors([["a"] * 384] * 4),
+    "http-500": lambda s: s.embed_raw(500, "model crashed", times=TRIES),
+    "not-json": lambda s: s.embed_raw(200, "<html>gateway</html>", times=TRIES),
+    "wrong-shape": lambda s: s.embed_raw(200, '{"embeddings": []}', times=TRIES),
+    "too-few-vectors": lambda s: [s.embed_vectors([[0.1] * 384]) for _ in range(TRIES)],
+    "wrong-length": lambda s: [s.embed_vectors([[0.1] * 17] * 4) for _ in range(TRIES)],
+    "not-numbers": lambda s: [s.embed_vectors([["a"] * 384] * 4) for _ in range(TRIES)],
     "timeout": lambda s: s.embed_real(delay=4.0),
 }
 
