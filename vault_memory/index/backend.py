@@ -73,6 +73,8 @@ class IndexBackend(Protocol):
     capabilities: Capabilities
     readonly: bool
     fell_back: bool  # opened read-only because the index cannot be written
+    #: Why the index cannot be written when the disk said so (full, an I/O error), else None.
+    write_problem: str | None
     #: Set by a search's reads (`search_reads`) when the index changed under the search: the
     #: caller searches again. Never set where reads see one state.
     stale: bool

@@ -573,9 +573,8 @@ class Index:
                 raise CannotWriteError(CACHE_NAME, f"the cache folder {cache} is read-only")
             return
         db = index_file(self.config)
-        problem = getattr(self.store, "write_problem", None)  # SQLite's record of a full disk
-        if problem:
-            raise CannotWriteError(f"{CACHE_NAME}/{db.name}", problem, KEPT)
+        if self.store.write_problem:  # the disk refused a write: full, or an I/O error
+            raise CannotWriteError(f"{CACHE_NAME}/{db.name}", self.store.write_problem, KEPT)
         if (
             self.store.fell_back
             or (cache.is_dir() and not os.access(cache, os.W_OK | os.X_OK))

@@ -131,6 +131,7 @@ class PgStore:
         self.cache = cache
         self.readonly = readonly
         self.fell_back = False
+        self.write_problem: str | None = None  # never set: the server reports its own disk errors
         self.server = describe(dsn)
         self._conn: Any = None
         self._wrote = False
