@@ -20,6 +20,13 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     return f"{count} {plural_form}"
 
 
+def one_line(text: str, width: int = 160) -> str:
+    """`text` on one line (every run of white space one space), cut to `width` characters
+    with "…": how a message, a diary or a report quotes a line."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
 # -- a model's text is data -------------------------------------------------------------------
 
 _PROTECTED = _re.compile(r"(?<![\w/&#])#pin(?![\w/-])|<!--.*?(?:-->|$)", _re.I | _re.S)

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..text import one_line
+
 if TYPE_CHECKING:
     from ..vault import Vault
 
@@ -84,5 +86,4 @@ def _cited(sources: list[str]) -> str:
 
 
 def _short(text: str, width: int = 72) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return one_line(text, width)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from ..capture import support, unsafe_kind
 from ..files import MemoryDoc, MemoryEntry, parse_memory, plain_text
 from ..search import read_facts, relation
+from ..text import one_line
 from .history import HISTORY, is_history, link_history
 from .junk import junk_reason
 from .plan import (
@@ -524,5 +525,4 @@ def _size_problems(
 
 
 def _quote(text: str, width: int = 60) -> str:
-    flat = " ".join(text.split())
-    return f'"{flat[: width - 1]}…"' if len(flat) > width else f'"{flat}"'
+    return f'"{one_line(text, width)}"'

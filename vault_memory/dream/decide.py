@@ -34,6 +34,7 @@ from .. import clock
 from ..capture import unpin_dates
 from ..files import INBOX, MemoryDoc, MemoryEntry, heading_key, iter_tags, plain_text
 from ..search import line_hash, read_facts, relation
+from ..text import one_line
 from .checks import Problem as Problem, lost_facts, replacement, text_problem, validate as validate
 from .forget import settle_forgets
 from .history import HISTORY, is_history, render as render, unified_diff as unified_diff
@@ -669,8 +670,7 @@ def fit_budget(
 
 
 def _quote(text: str, width: int = 60) -> str:
-    flat = " ".join(text.split())
-    return f'"{flat[: width - 1]}…"' if len(flat) > width else f'"{flat}"'
+    return f'"{one_line(text, width)}"'
 
 
 def add_supersessions(memory: MemoryDoc, items: Sequence[Item], plan: DreamPlan) -> None:

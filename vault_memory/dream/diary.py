@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..text import one_line as one_line  # the diary's quotes of lines
+
 DIARY_TITLE = "# Dream diary {date}\n"
 _MARKER = re.compile(r"^<!-- vault-dream (\{.*\}) -->[ \t]*\r?$", re.M)
 
@@ -78,11 +80,6 @@ def fence(text: str, info: str = "") -> str:
     ticks = "`" * max(3, longest + 1)
     body = text if text.endswith("\n") or not text else text + "\n"
     return f"{ticks}{info}\n{body}{ticks}\n"
-
-
-def one_line(text: str, width: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def render_entry(

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..files import MemoryDoc, MemoryEntry
+from ..text import one_line
 from .history import is_history
 from .plan import Archived, DreamPlan, Item, Skipped, source_date
 from .similarity import tokens
@@ -170,8 +171,8 @@ def _before(older: Item, item: Item) -> bool:
 
 
 def _short(text: str, width: int = 80) -> str:
-    flat = " ".join(text.split()).split(" <!--")[0]
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    """The line as the diary quotes it, without its provenance comment."""
+    return one_line(" ".join(text.split()).split(" <!--")[0], width)
 
 
 def add_forgets(memory: MemoryDoc, items: Sequence[Item], plan: DreamPlan) -> None:
