@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +18,7 @@ import pytest
 from vault_memory import Vault, clock
 from vault_memory.errors import ConfigError
 
-from ..support.clock_proof import WORKTREE, child_env, short_basetemp
+from ..support.clock_proof import WORKTREE, child_env, default_suite_passes
 
 
 def test_the_real_clock_runs_without_vault_now(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,18 +70,11 @@ def test_every_dated_write_follows_the_clock(
 # -- the proofs (slow) ------------------------------------------------------------------------
 
 
-@pytest.fixture
-def basetemp() -> Iterator[str]:
-    folder = short_basetemp()
-    yield folder
-    shutil.rmtree(Path(folder).parent, ignore_errors=True)
-
-
 # The test files that never sleep (no locks waited on, no watcher, no scheduler): the only
 # ones libfaketime can run without breaking time.sleep. The README's tour is not one of them:
 # its search leaves a background search server behind and its dream then waits on a lock,
-# and a faked sleep fails with EINVAL; the whole-suite run above (another date, another zone,
-# the project's own clock) covers it.
+# and a faked sleep fails with EINVAL; the whole-suite runs (test_clock_at_*.py: another
+# date, another zone, the project's own clock) cover it.
 NON_SLEEPING = [
     "cli/test_cli_flush.py",
     "test_config.py",
@@ -101,32 +91,12 @@ NON_SLEEPING = [
 
 
 @pytest.mark.slow
-def test_the_non_sleeping_tests_pass_under_faketime(basetemp: str) -> None:
+def test_the_non_sleeping_tests_pass_under_faketime() -> None:
     if shutil.which("faketime") is None:
         pytest.skip("needs faketime (apt-get install faketime)")
-    done = subprocess.run(
-        [
-            "faketime",
-            "-f",
-            "@2026-12-31 23:59:00",
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-m",
-            "not slow",
-            "-p",
-            "no:cacheprovider",
-            "-n",
-            "0",  # the faked clock is in this process: no workers
-            f"--basetemp={basetemp}",
-            *[str(WORKTREE / "tests" / name) for name in NON_SLEEPING],
-        ],
-        cwd=WORKTREE,
-        env=child_env(TZ="Pacific/Kiritimati", FAKETIME_DONT_FAKE_MONOTONIC="1"),
-        capture_output=True,
-        text=True,
+    default_suite_passes(
+        [str(WORKTREE / "tests" / name) for name in NON_SLEEPING],
+        child_env(TZ="Pacific/Kiritimati", FAKETIME_DONT_FAKE_MONOTONIC="1"),
         timeout=600,
+        under=("faketime", "-f", "@2026-12-31 23:59:00"),
     )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert " passed" in done.stdout.splitlines()[-1]

@@ -39,13 +39,16 @@ def short_basetemp() -> str:
     return f"{tempfile.mkdtemp(prefix='vc-')}/run"
 
 
-def whole_suite_passes_at(now: str, zone: str) -> None:
-    if not Path("/usr/share/zoneinfo", zone).exists():
-        pytest.skip(f"no zoneinfo for {zone}")
+def default_suite_passes(
+    paths: list[str], env: dict[str, str], timeout: int, *, under: tuple[str, ...] = ()
+) -> None:
+    """The default (not slow) tests of `paths` pass in one child process (no workers: a clock
+    faked by `under`, e.g. faketime, is in that process), in a short temp folder of its own."""
     basetemp = short_basetemp()
     try:
         done = subprocess.run(
             [
+                *under,
                 sys.executable,
                 "-m",
                 "pytest",
@@ -58,15 +61,21 @@ def whole_suite_passes_at(now: str, zone: str) -> None:
                 "0",  # in one process, as a user's run without workers would be
                 "-x",
                 f"--basetemp={basetemp}",
-                str(WORKTREE / "tests"),
+                *paths,
             ],
             cwd=WORKTREE,
-            env=child_env(VAULT_NOW=now, TZ=zone),
+            env=env,
             capture_output=True,
             text=True,
-            timeout=900,
+            timeout=timeout,
         )
     finally:
         shutil.rmtree(Path(basetemp).parent, ignore_errors=True)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout.splitlines()[-1]
+
+
+def whole_suite_passes_at(now: str, zone: str) -> None:
+    if not Path("/usr/share/zoneinfo", zone).exists():
+        pytest.skip(f"no zoneinfo for {zone}")
+    default_suite_passes([str(WORKTREE / "tests")], child_env(VAULT_NOW=now, TZ=zone), timeout=900)
