@@ -10,7 +10,6 @@ the system user `pgserver`, created with `useradd` if missing (as the wheel itse
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import pwd
 import shutil
@@ -20,19 +19,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-SYSTEM_USER = "pgserver"
-START_TIMEOUT = 60  # seconds pg_ctl waits for the server to accept connections
-
-
-def binaries() -> Path | None:
-    """The folder of the bundled PostgreSQL programs, or None when `pgserver` is not
-    installed. Found without importing `pgserver` (its import warns about XDG_RUNTIME_DIR,
-    and this suite turns warnings into errors)."""
-    spec = importlib.util.find_spec("pgserver")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
-    return folder if (folder / "pg_ctl").exists() else None
+# the same programs, user and wait as `vault postgres start` (index/pglocal.py)
+from vault_memory.index.pglocal import (
+    START_TIMEOUT,
+    SYSTEM_USER,
+    binaries as binaries,  # conftest and tests find it here
+)
 
 
 def _free_port() -> int:
@@ -87,21 +79,8 @@ class PostgresServer:
             "--locale=C",
             "--no-sync",
         )
-        options = f"-h 127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off"
         try:
-            self._run(
-                "pg_ctl",
-                "-D",
-                str(self.data),
-                "-w",
-                "-t",
-                str(START_TIMEOUT),
-                "-l",
-                str(self.folder / "server.log"),
-                "-o",
-                options,
-                "start",
-            )
+            self.resume()
         except subprocess.CalledProcessError as exc:
             log = self.folder / "server.log"
             detail = log.read_text(errors="replace")[-2000:] if log.exists() else exc.stderr
@@ -112,6 +91,7 @@ class PostgresServer:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def resume(self) -> None:
+        """Start the server on its data folder (after `initdb`, or after `pause`)."""
         options = f"-h 127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off"
         self._run(
             "pg_ctl",
