@@ -107,7 +107,7 @@ def united_bm25(
     field: FieldPostings,
     members: list[int],
     k1: float,
-    b: float,
+    b: float | np.ndarray,
     within: Restriction | None,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """BM25 of the instances `members` taken as one word: (rows holding any, their scores,
@@ -123,5 +123,7 @@ def united_bm25(
     units = field.units if within is None else within.units
     idf = math.log(1.0 + (units - len(rows) + 0.5) / (len(rows) + 0.5))
     average = (field.average if within is None else within.averages[field.field]) or 1.0
+    if not isinstance(b, float | int):  # one a unit (`UnitTable.length_b`)
+        b = b[rows]
     norm = k1 * ((1.0 - b) + b * field.lengths[rows] / average)
     return rows, idf * tf * (k1 + 1.0) / (tf + norm), idf

@@ -98,6 +98,13 @@ class RankSettings:
     # the query asks. Real chats r@2000ch 0.644 -> 0.672 (1: 0.666, 4: 0.650 uncapped in
     # turns that alternate too); where whole turns alternate (LoCoMo) nothing changes.
     context_cap: float = 2.0
+    # BM25's length normalisation `b` in the sections of a chat sent as quick messages
+    # (`UnitTable.length_b`); elsewhere BM25_B (0.5), chosen for turns of similar length. A
+    # chat's messages run from "lol" to a paragraph: there the textbook 0.75 lets a long
+    # message that holds a query word among many say less than a short one about it. Real
+    # chats r@2000ch 0.667 -> 0.679 (multi-hop 0.488 -> 0.500); where whole turns alternate
+    # (LoCoMo) nothing changes; 0.75 everywhere cost LoCoMo 0.826 -> 0.823.
+    chatty_b: float = 0.75
     # The lift of each larger window size counts this share of the one before it (sizes in
     # `windows` order): farther turns say less about a message than nearer ones. Measured
     # and off (with no cap): 0.5 LoCoMo 0.826 -> 0.821, real chats 0.644 -> 0.649; 0.7:

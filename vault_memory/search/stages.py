@@ -160,12 +160,12 @@ def keyword_signal(
             table, term, words.variants.get(term, ()), within, s, keyword, matched[term], otherwise
         )
         if term in words.kinds and s.kind_weight:
-            add_instances(table, words.kinds[term], s.kind_weight, within, keyword, matched[term])
+            add_instances(table, words.kinds[term], s, within, keyword, matched[term])
             otherwise["kind"] |= matched[term] == s.kind_weight
     for term, share in words.expanded.items():
         if term not in matched:
             matched[term] = np.zeros(n, dtype=np.float64)
-            idf[term] = add_expanded(table, term, share, within, keyword, matched[term])
+            idf[term] = add_expanded(table, term, share, within, keyword, matched[term], s)
             otherwise["deep"] |= matched[term] > 0
     if allowed is not None:  # filters restrict the keyword signal before it is scaled
         keyword *= allowed
@@ -189,17 +189,19 @@ VARIANT_KINDS = ("spelling", "form", "kind", "deep")
 def add_instances(
     table: UnitTable,
     members: list[int],
-    share: float,
+    s: RankSettings,
     within: Restriction | None,
     keyword: np.ndarray,
     matched: np.ndarray,
 ) -> None:
     """Add the instances of a kind the question asks for (`members`: term numbers), as one
-    word at `share` of a word (`kinds.united_bm25`); mark the rows they matched and the kind
-    word did not at that share."""
+    word at `s.kind_weight` of a word (`kinds.united_bm25`); mark the rows they matched and
+    the kind word did not at that share."""
     import numpy as np
 
-    units, scores, _ = united_bm25(table.text, members, BM25_K1, BM25_B, within)
+    share = s.kind_weight
+    b = table.length_b(BM25_B, s.chatty_b)
+    units, scores, _ = united_bm25(table.text, members, BM25_K1, b, within)
     keyword[units] += share * scores
     matched[units] = np.maximum(matched[units], share)
 
@@ -211,12 +213,13 @@ def add_expanded(
     within: Restriction | None,
     keyword: np.ndarray,
     matched: np.ndarray,
+    s: RankSettings,
 ) -> float:
     """Add a word the deep mode's model named at `share` of its BM25 (text field only: a
     heading or a speaker's name is no instance of a kind), mark its rows at that share; its
     idf."""
     number = table.vocab.get(term)
-    units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
+    units, scores = table.text.bm25(number, BM25_K1, table.length_b(BM25_B, s.chatty_b), within)
     keyword[units] += share * scores
     matched[units] = share
     return table.text.idf(number, within)
@@ -238,16 +241,17 @@ def _add_term(
     import numpy as np
 
     number = table.vocab.get(term)
-    units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
+    b = table.length_b(BM25_B, s.chatty_b)
+    units, scores = table.text.bm25(number, BM25_K1, b, within)
     keyword[units] += scores
     matched[units] = 1.0
     idf = table.text.idf(number, within)
     if s.heading_boost:
-        units, scores = table.heading.bm25(number, BM25_K1, BM25_B, within)
+        units, scores = table.heading.bm25(number, BM25_K1, b, within)
         keyword[units] += s.heading_boost * scores
     spelt_idf = 0.0  # the idf of the vault's other spellings, the rarest
     for variant, weight, kind in variants:  # a slip, a short form
-        units, scores, own_idf = spelt(table, variant, within)
+        units, scores, own_idf = spelt(table, variant, within, b)
         if not len(units):
             continue
         spelt_idf = max(spelt_idf, own_idf)
@@ -262,7 +266,7 @@ def _add_term(
 
 
 def spelt(
-    table: UnitTable, variant: str, within: Restriction | None
+    table: UnitTable, variant: str, within: Restriction | None, b: float | np.ndarray = BM25_B
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """The units holding `variant` (a term of the vault, or two, "road trip", for a query
     word typed as one: the units holding both), its BM25 in each (of two: their mean), and
@@ -271,11 +275,11 @@ def spelt(
 
     if " " not in variant:
         number = table.vocab[variant]
-        units, scores = table.text.bm25(number, BM25_K1, BM25_B, within)
+        units, scores = table.text.bm25(number, BM25_K1, b, within)
         return units, scores, table.text.idf(number, within)
     first, second = (table.vocab[part] for part in variant.split(" "))
-    units_a, scores_a = table.text.bm25(first, BM25_K1, BM25_B, within)
-    units_b, scores_b = table.text.bm25(second, BM25_K1, BM25_B, within)
+    units_a, scores_a = table.text.bm25(first, BM25_K1, b, within)
+    units_b, scores_b = table.text.bm25(second, BM25_K1, b, within)
     units, at_a, at_b = np.intersect1d(units_a, units_b, assume_unique=True, return_indices=True)
     return (
         units,

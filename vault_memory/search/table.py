@@ -137,6 +137,7 @@ class UnitTable:
         self._runs: tuple[np.ndarray, np.ndarray] | None = None
         self._lengths: tuple[float, np.ndarray] | None = None
         self._chatty: np.ndarray | None = None
+        self._length_b: tuple[float, float, np.ndarray | float] | None = None
         self._run_pairs: dict[tuple[int, bool], RunPairs | None] = {}
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
@@ -258,6 +259,18 @@ class UnitTable:
             chatty_sections = np.unique(section[(end - first) > 1])
             self._chatty = np.isin(section, chatty_sections)
         return self._chatty
+
+    def length_b(self, b: float, chatty_b: float) -> np.ndarray | float:
+        """BM25's length normalisation `b` of each row (`FieldPostings.bm25`): `chatty_b` in
+        the sections of a chat sent as quick messages (`in_chatty_section`), `b` elsewhere;
+        one number when every row has the same. Found once a table."""
+        import numpy as np
+
+        if self._length_b is None or self._length_b[:2] != (b, chatty_b):
+            chatty = self.in_chatty_section() if chatty_b != b else None
+            value = np.where(chatty, chatty_b, b) if chatty is not None and chatty.any() else b
+            self._length_b = (b, chatty_b, value)
+        return self._length_b[2]
 
     def run_pairs(self, size: int, turns: bool = True) -> RunPairs | None:
         """The (unit row, window row) pairs of `context_windows(size, turns)` whose unit is a
@@ -542,12 +555,19 @@ class FieldPostings:
         return math.log(1.0 + (units - n + 0.5) / (n + 0.5))
 
     def bm25(
-        self, term: int | None, k1: float, b: float, within: Restriction | None = None
+        self,
+        term: int | None,
+        k1: float,
+        b: float | np.ndarray,
+        within: Restriction | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(unit rows, BM25 score of the term in each): Whoosh's BM25F formula per field."""
+        """(unit rows, BM25 score of the term in each): Whoosh's BM25F formula per field;
+        `b` one number, or one a unit (`UnitTable.length_b`)."""
         rows, tf = self.postings(term, within)
         if len(rows) == 0:
             return rows, tf.astype("float64")
+        if not isinstance(b, float | int):
+            b = b[rows]
         average = (self.average if within is None else within.averages[self.field]) or 1.0
         norm = k1 * ((1.0 - b) + b * self.lengths[rows] / average)
         return rows, self._idf(self._count(term, len(rows), within), within) * (tf * (k1 + 1.0)) / (

@@ -1,0 +1,74 @@
+"""BM25's length normalisation where a chat is sent as quick messages: `b` 0.75 in such a
+session (`chatty_b`, `UnitTable.length_b`), 0.5 where whole turns alternate. A long message
+that holds a query word among many says less of it than a short one about it. Keyword-only,
+so the figures are the index's own (real SQLite and Whoosh, no model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vault_memory import Vault
+
+from .test_search_subjects import configure
+
+CHAT = """\
+# 2024-05-02
+
+## 20:15 — session 2
+
+- **Ria**: hiii
+- **Sam**: hey
+- **Ria**: ok so this weekend was a lot, we drove up to the coast, stopped at my aunt's, \
+we went kayaking twice, once at dawn, her kayaking club is tiny and lovely and so cold
+- **Ria**: lol
+- **Sam**: nice
+- **Sam**: kayaking is my thing now
+- **Sam**: haha
+- **Ria**: wait since when
+- **Ria**: tell me everything
+"""
+
+TURNS = """\
+# 2024-05-03
+
+## 09:00 — session 3
+
+- **Ria**: Morning! Did you sleep well after all that paddling yesterday?
+- **Sam**: Like a stone. My arms still ache, but it was worth every stroke.
+"""
+
+LONG = 7  # Ria's weekend, kayaking twice among many other things
+SHORT = 10  # "kayaking is my thing now" (its filler joined to it)
+
+
+@pytest.fixture
+def chat(vault_dir: Path) -> Vault:
+    (vault_dir / "memory" / "2024-05-02.md").write_text(CHAT, encoding="utf-8")
+    (vault_dir / "memory" / "2024-05-03.md").write_text(TURNS, encoding="utf-8")
+    vault = Vault(vault_dir)
+    vault.index()
+    # each unit alone, by its own keyword score
+    return configure(vault, coalesce_depth=0, window_weight=0.0)
+
+
+def first_hit(vault: Vault, query: str) -> range:
+    hit = vault.search(query, limit=1, fresh=False, mode="keyword")[0]
+    return range(hit.start_line, hit.end_line + 1)
+
+
+def test_a_short_message_about_a_word_outranks_a_long_one_that_mentions_it(chat: Vault) -> None:
+    """With the normalisation of whole turns (0.5) the long message's two mentions win;
+    with a chat's (0.75) the short message about kayaking does."""
+    assert first_hit(configure(chat, chatty_b=0.5), "kayaking") == range(LONG, LONG + 1)
+    assert SHORT in first_hit(configure(chat, chatty_b=0.75), "kayaking")
+
+
+def test_only_the_sessions_of_quick_messages_take_the_chats_normalisation(chat: Vault) -> None:
+    table = chat.searcher.table(None)
+    chatty = table.in_chatty_section()
+    b = table.length_b(0.5, 0.75)
+    assert chatty.any() and not chatty.all()
+    assert set(b[chatty].tolist()) == {0.75} and set(b[~chatty].tolist()) == {0.5}
+    assert table.length_b(0.5, 0.5) == 0.5  # one number when every row has the same
