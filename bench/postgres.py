@@ -13,6 +13,18 @@ The vault is bench/search.py's synthetic daily logs, indexed keyword-only by the
 (VAULT_MODEL_DISABLED=1), then given one random normalised 384-d vector per distinct unit text
 under the bundled model's id, written through each backend's own `add_embeddings` (on the
 server: into the pgvector column and its HNSW index). Queries are embedded by the real model.
+What is loaded how, so that both indexes are the ones our own code builds:
+- units: `vault index --rebuild` on each copy (SQLite: its batch of inserts a file; the
+  server: one COPY of a file's units, so its term-count trigger runs once a file);
+- vectors: 5,000 a transaction through `add_embeddings` (the server: one INSERT each,
+  pipelined), then `dims` recorded, which builds the model's HNSW index once, in bulk, with
+  `--hnsw-memory` (give it the graph's size: about 2 KB a vector) and the server's
+  parallel maintenance workers (2 by PostgreSQL's default);
+- the bench's own server gets `--shared-buffers` (1GB by default, PostgreSQL's is 128 MB):
+  the HNSW index of 100,000 vectors is 172 MB.
+Where the time of a full run goes (2 shared cores, load 7 to 10): a 20,000-unit PostgreSQL
+index takes 78 s (36 s of server CPU), its vectors 75 s, nearly all of it the HNSW build
+(writing 5,000 vectors takes 1.7 s). A 1M run is about two hours on such a machine.
 
 Measured, per backend: indexing (files -> units, wall and CPU seconds of this process; on the
 server also the CPU of the PostgreSQL processes), vectors written, the first query, then warm
