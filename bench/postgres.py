@@ -354,7 +354,7 @@ def side_by_side(
         pipe.send(None)
         proc.join()
     figures = FIGURES.setdefault("side_by_side", {"runs": runs})
-    figures["checkouts"] = {label: str(code) for label, code in versions.items()}
+    figures["checkouts"] = {label: _commit_of(code) for label, code in versions.items()}
     for (label, backend, mode), samples in got.items():
         walls = [w for w, _, _, _ in samples]
         figures.setdefault(f"{backend} ({label})", {})[f"warm_{mode}_ms"] = entry = {
@@ -377,6 +377,20 @@ def side_by_side(
                 f"    top five as SQLite's: {entry['top5_as_sqlite']} of {len(tops)} queries,"
                 f" {entry['top5_shared_with_sqlite']} of {5 * len(tops)} hits shared"
             )
+
+
+def _commit_of(code: Path) -> str:
+    """The commit a checkout is at (what a result records of it: never a path of this
+    machine), or "unknown" for a folder outside git (an exported tree)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(code), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
 def configure(server: Any, dsn: str, shared_buffers: str) -> None:
