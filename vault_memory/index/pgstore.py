@@ -1253,7 +1253,7 @@ class PgStore:
             self._ef_search(max(40, min(1000, statement.params["over"])))
         kept = [t for t in dict.fromkeys([*terms, *keywords]) if t]
         statement.frequencies(kept)
-        statement.best_matches(keywords, words, self._counted.get(scopes_key, 0))
+        statement.best_matches(keywords, words, self._counted.get(scopes_key))
         statement.instance_matches(tsquery_literal(instances), words)
         if names:
             statement.named(names)
@@ -1490,7 +1490,7 @@ class _ServedStatement:
             f" ON c.vault = %(vault)s AND c.term = t.term{scoped} GROUP BY t.term)"
         )
 
-    def best_matches(self, keywords: Sequence[str], words: int, units: int) -> None:
+    def best_matches(self, keywords: Sequence[str], words: int, units: int | None) -> None:
         """The `words` allowed units best for any of `keywords`, ranked among the matches of
         the rarest keywords only: keywords are taken rarest first while their matches add
         up to at most `KEYWORD_MATCHES_RANKED` (the rarest always), so a word that most
@@ -1498,8 +1498,9 @@ class _ServedStatement:
         them. Every keyword still counts in the rank and, later, in BM25.
 
         The rank is BM25's idea at the cost of a lookup a keyword a match: the sum of the
-        idf (over `units`, the visible units when the statement counts them) of the
-        keywords a unit holds, then `ts_rank` with the unit's length (more of them, in
+        idf of the keywords a unit holds (over the visible units: counted by this
+        statement when the generation changed, else `units`, what the last one counted,
+        else summed from the files here), then `ts_rank` with the unit's length (more of them, in
         fewer words, first). `ts_rank_cd` over every match cost three quarters of the
         statement at 100,000 units (its cover density walks each match's positions), and,
         idf-blind, ranked a unit holding only common keywords above one holding the rare
@@ -1515,7 +1516,7 @@ class _ServedStatement:
             "kw_terms": kept,
             "kw_quoted": [quote(t) for t in kept],
             "ranked_most": KEYWORD_MATCHES_RANKED,
-            "units_known": int(units),
+            "units_known": units,
         }
         self.parts.append(
             "pick AS (SELECT string_agg(p.quoted, ' | ')::tsquery AS q FROM (SELECT k.quoted,"
@@ -1531,7 +1532,8 @@ class _ServedStatement:
             " / (least(greatest(d.tx, d.hd), c.n) + 0.5)) AS idf"
             " FROM unnest(%(kw_terms)s::text[]) WITH ORDINALITY k(term, n)"
             " JOIN df d ON d.term = k.term CROSS JOIN (SELECT coalesce((SELECT units"
-            " FROM stats), %(units_known)s) AS n) c)"
+            " FROM stats), %(units_known)s::bigint, (SELECT sum(f.units) FROM files f SEEN"
+            f" WHERE f.vault = %(vault)s{self.scoped}), 0) AS n) c)"
         )
         # each keyword's idf an expression of its own (read once for the statement), not a
         # subquery a match: that cost more than the `ts_rank_cd` it replaces
