@@ -59,8 +59,9 @@ from types import ModuleType
 from typing import Any
 
 from _harness import ROOT  # noqa: E402 - this checkout's vault_memory first
+from eval_search import eval_dir  # noqa: E402 - where the scorer sits, found as the search eval finds it
 
-DEFAULT_EVAL = ROOT.parent / "shared" / "eval" / "locomo"
+DEFAULT_EVAL = eval_dir(None)
 BUDGET = 2000
 FETCH_K = 50
 CATEGORIES = (1, 2, 3, 4)

@@ -18,6 +18,7 @@ import os
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -429,7 +430,7 @@ class Searcher:
         )
         ranked = pool(score, limit)
         restated = without_restatements(
-            score, ranked, table, found.store.units_by_id, self._ids_in_file
+            score, ranked, table, found.store.units_by_id, partial(self._ids_in_file, found)
         )
         if restated is not None:  # entries that only restate their log lines: the lines
             score, ranked = restated, pool(restated, limit)
@@ -462,7 +463,12 @@ class Searcher:
         judged = found.store.flagged_ids(rows)  # units flagged as instructions when indexed
         return assemble(spans, rows, judged, table, evidence, found.allowed, limit)
 
-    def _ids_in_file(self, path: str) -> list[int]:
+    def _ids_in_file(self, found: Candidates, path: str) -> list[int]:
+        """The unit ids of one file the ranking can see: from an index server, the units that
+        came with the candidates (a line outside them has no row either way, and asking the
+        server would cost a warm search its one statement); here, the store's."""
+        if found.served is not None:
+            return [u.id for u in found.served.units.values() if u.path == path]
         return self.index.store.unit_ids_where(within=path)
 
     def _candidates(
