@@ -99,12 +99,19 @@ class RankSettings:
     # turns that alternate too); where whole turns alternate (LoCoMo) nothing changes.
     context_cap: float = 2.0
     # BM25's length normalisation `b` in the sections of a chat sent as quick messages
-    # (`UnitTable.length_b`); elsewhere BM25_B (0.5), chosen for turns of similar length. A
+    # (`UnitTable.by_chattiness`); elsewhere BM25_B (0.5), chosen for turns of similar length. A
     # chat's messages run from "lol" to a paragraph: there the textbook 0.75 lets a long
     # message that holds a query word among many say less than a short one about it. Real
     # chats r@2000ch 0.667 -> 0.679 (multi-hop 0.488 -> 0.500); where whole turns alternate
     # (LoCoMo) nothing changes; 0.75 everywhere cost LoCoMo 0.826 -> 0.823.
     chatty_b: float = 0.75
+    # The vector's weight in those sessions (`vector_weight` elsewhere), in the fused score
+    # and in the context windows: a quick message holds a few words, so its keyword match is
+    # thin evidence, and what it means carries more. With `chatty_b`, real chats r@2000ch
+    # 0.679 -> 0.690 (multi-hop 0.500 -> 0.525; 0.7: 0.681, 0.75: 0.674, 0.8: 0.667);
+    # LoCoMo unchanged. 0.7 everywhere cost LoCoMo 0.826 -> 0.806 (multi-hop 0.532 ->
+    # 0.492): its multi-hop questions lean on the keywords.
+    chatty_vector_weight: float = 0.65
     # The lift of each larger window size counts this share of the one before it (sizes in
     # `windows` order): farther turns say less about a message than nearer ones. Measured
     # and off (with no cap): 0.5 LoCoMo 0.826 -> 0.821, real chats 0.644 -> 0.649; 0.7:
@@ -208,13 +215,14 @@ def fuse(
     keyword: np.ndarray | None,
     vector: np.ndarray | None,
     method: str = "weighted",
-    vector_weight: float = 0.5,
+    vector_weight: float | np.ndarray = 0.5,
     rrf_k: int = 60,
 ) -> np.ndarray:
     """Combine per-unit keyword (BM25, 0 = no match) and vector (cosine) scores.
 
     "weighted": (1 - w) * keyword / max + w * min-max(cosine). "rrf": the same weights over
-    reciprocal ranks. Either side may be None (keyword-only or semantic search).
+    reciprocal ranks. Either side may be None (keyword-only or semantic search). `w` one
+    number, or one a unit (`UnitTable.by_chattiness`).
     """
     if keyword is None and vector is None:
         raise ValueError("nothing to fuse")

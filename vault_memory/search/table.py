@@ -137,7 +137,7 @@ class UnitTable:
         self._runs: tuple[np.ndarray, np.ndarray] | None = None
         self._lengths: tuple[float, np.ndarray] | None = None
         self._chatty: np.ndarray | None = None
-        self._length_b: tuple[float, float, np.ndarray | float] | None = None
+        self._by_chattiness: dict[tuple[float, float], np.ndarray | float] = {}
         self._run_pairs: dict[tuple[int, bool], RunPairs | None] = {}
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
@@ -260,17 +260,20 @@ class UnitTable:
             self._chatty = np.isin(section, chatty_sections)
         return self._chatty
 
-    def length_b(self, b: float, chatty_b: float) -> np.ndarray | float:
-        """BM25's length normalisation `b` of each row (`FieldPostings.bm25`): `chatty_b` in
-        the sections of a chat sent as quick messages (`in_chatty_section`), `b` elsewhere;
-        one number when every row has the same. Found once a table."""
+    def by_chattiness(self, elsewhere: float, chatty: float) -> np.ndarray | float:
+        """A setting's value for each row: `chatty` in the sections of a chat sent as quick
+        messages (`in_chatty_section`), `elsewhere` in the others; one number when every row
+        has the same (BM25's `b`: `FieldPostings.bm25`; the vector's weight). Found once a
+        table."""
         import numpy as np
 
-        if self._length_b is None or self._length_b[:2] != (b, chatty_b):
-            chatty = self.in_chatty_section() if chatty_b != b else None
-            value = np.where(chatty, chatty_b, b) if chatty is not None and chatty.any() else b
-            self._length_b = (b, chatty_b, value)
-        return self._length_b[2]
+        key = (elsewhere, chatty)
+        if key not in self._by_chattiness:
+            value: np.ndarray | float = elsewhere
+            if chatty != elsewhere and self.in_chatty_section().any():
+                value = np.where(self.in_chatty_section(), chatty, elsewhere)
+            self._by_chattiness[key] = value
+        return self._by_chattiness[key]
 
     def run_pairs(self, size: int, turns: bool = True) -> RunPairs | None:
         """The (unit row, window row) pairs of `context_windows(size, turns)` whose unit is a
@@ -562,7 +565,7 @@ class FieldPostings:
         within: Restriction | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """(unit rows, BM25 score of the term in each): Whoosh's BM25F formula per field;
-        `b` one number, or one a unit (`UnitTable.length_b`)."""
+        `b` one number, or one a unit (`UnitTable.by_chattiness`)."""
         rows, tf = self.postings(term, within)
         if len(rows) == 0:
             return rows, tf.astype("float64")
