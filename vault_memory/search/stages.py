@@ -533,6 +533,7 @@ class Factors:
 
     subject: np.ndarray
     question: np.ndarray
+    no_self: Any
     short: Any
     when: Any
     date: Any
@@ -552,15 +553,21 @@ def weigh(
     s: RankSettings,
     listing: bool,
 ) -> Factors:
-    """Relevance weighed by the rows' subjects, by whether they ask or tell, whether they say
-    anything at all (`one_word`: the rows of one word but the label, None: no such penalty),
-    whether they tell when (for a "when" question) or of a day the query names; then
-    recency and salience."""
+    """Relevance weighed by the rows' subjects, by whether they ask or tell, whether a quick
+    message speaks of its sender, whether they say anything at all (`one_word`: the rows of
+    one word but the label, None: no such penalty), whether they tell when (for a "when"
+    question) or of a day the query names; then recency and salience."""
     import numpy as np
 
     subject_factor = np.where(subject_rows, 1.0 + s.subject_boost, 1.0)
     question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
     relevance = relevance * subject_factor * question_factor
+    no_self_factor: Any = 1.0
+    if s.chatty_no_self_penalty and not listing:  # a quick message not of its sender
+        no_self = table.in_chatty_section() & (table.of_self == 0)
+        if no_self.any():
+            no_self_factor = np.where(no_self, 1.0 - s.chatty_no_self_penalty, 1.0)
+            relevance = relevance * no_self_factor
     short_factor: Any = 1.0
     if one_word is not None:  # "lol", "ok": one word at most but the label
         short = one_word & ~has_term if has_term is not None else one_word
@@ -587,6 +594,7 @@ def weigh(
     return Factors(
         subject_factor,
         question_factor,
+        no_self_factor,
         short_factor,
         when_factor,
         date_factor,
@@ -838,6 +846,7 @@ def explain(evidence: Evidence, best: int, table: UnitTable) -> dict[str, float]
         "salience": float(table.salience[best]),
         "subject": float(factors.subject[best]),
         "question": float(factors.question[best]),
+        "no_self": float(np.broadcast_to(factors.no_self, (n,))[best]),
         "short": float(np.broadcast_to(factors.short, (n,))[best]),
         "exact": float(evidence.exact[best]),
         "alias": float(evidence.subjects.by_alias[best]),

@@ -22,21 +22,22 @@ from typing import TYPE_CHECKING, Any
 from ..index import after_label, lead_label, terms_of
 from .dates import MOST_TOLD, Day, on_days, told_ranges
 from .people import addressed_names, self_names
-from .ranking import is_question, length_factors, recency_factors
+from .ranking import is_question, length_factors, recency_factors, speaks_of_self
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..index import UnitRow
 
-TABLE_FORMAT = 15  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+TABLE_FORMAT = 16  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
 # 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending;
 # 10: rows, sections, windows, days and line counts as int32: `ROW_DTYPE`; 11: more relative
 # dates read: "this weekend", "in two weeks", "tmr", weekday names only as whole names; 12: up
 # to `MOST_TOLD` of a unit's relative dates, not only its first; 13: windows of turns,
 # `turn_on`; 14: a span lasting up to the line's day tells when it began, "for 3 years now";
-# 15: the names a unit's speaker gives themself and calls the other by, fields `me`, `to`)
+# 15: the names a unit's speaker gives themself and calls the other by, fields `me`, `to`;
+# 16: whether a unit speaks of its speaker, `of_self`)
 #: How a table holds its rows' vectors: `base` (saved in a file of its own, which patched
 #: tables share), the vectors of rows patched in since (`vec_extra`), and for a patched table
 #: where each row's vector is in base ++ extra (`vec_rows`; absent: row i's is base[i]).
@@ -145,6 +146,7 @@ class UnitTable:
         self.self_named = FieldPostings(arrays, "me")  # "I'm Kate": tf 2 for "call me Kate"
         self.addressed = FieldPostings(arrays, "to")  # "Thanks, Kate!"
         self.question = arrays["question"]  # 1 where the unit ends by asking
+        self.of_self = arrays["of_self"]  # 1 where it says "I", "my", "we" (`speaks_of_self`)
         # The first and last day of each range its relative dates name, `MOST_TOLD` pairs a
         # row (0: none): `tells`, `tells_within`, `tells_day_of`.
         self.told = arrays["told"]
@@ -805,6 +807,7 @@ _ROW_ARRAYS = (
     "day_numbers",
     "line_counts",
     "question",
+    "of_self",
     "told",
     "vectored",
     "turn_on",
@@ -897,6 +900,19 @@ def _row_arrays(
     asks: dict[str, bool] = {} if memo is None else memo.setdefault("question", {})
     a["question"] = np.fromiter(
         (asks[r[8]] if r[8] in asks else asks.setdefault(r[8], is_question(r[8])) for r in rows),
+        dtype=np.uint8,
+        count=n,
+    )
+    # Read for a line of a speaker only (the rule reads it in chats; 7 us a unit): 0 where
+    # the unit has no lead-in label.
+    selves: dict[str, bool] = {} if memo is None else memo.setdefault("of_self", {})
+    a["of_self"] = np.fromiter(
+        (
+            (selves[r[8]] if r[8] in selves else selves.setdefault(r[8], speaks_of_self(r[8])))
+            if labelled
+            else False
+            for r, labelled in zip(rows, terms["lb"][1], strict=True)
+        ),
         dtype=np.uint8,
         count=n,
     )
