@@ -1,8 +1,9 @@
-"""Where a chat is sent as quick messages, a message that does not speak of its sender (no
-"I", "my", "we": `speaks_of_self`) loses a share (`chatty_no_self_penalty`): there a line
-that tells of one's own life says so in the first person, and a reaction to the other shares
-the topic's words without telling anything. Where whole turns alternate nothing changes.
-Real SQLite and Whoosh; keyword-only searches, so the figures are the index's own."""
+"""Where a chat is sent as quick messages, a message loses a share
+(`chatty_no_self_penalty`) when neither it nor a message before it in its run speaks of its
+sender (no "I", "my", "we": `speaks_of_self`, `UnitTable.in_own_account`): there a line that
+tells of one's own life says so in the first person, and a reaction to the other shares the
+topic's words without telling anything. Where whole turns alternate nothing changes. Real
+SQLite and Whoosh; keyword-only searches, so the figures are the index's own."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ CHAT = """\
 - **Ria**: back!!
 - **Ria**: we spent the week at a cabin up by the lake, my sister came for two days and \
 we swam every single morning before breakfast
+- **Ria**: the lake water was freezing though
 - **Ria**: so good
 - **Sam**: omg a lake cabin
 - **Sam**: jealous
@@ -39,7 +41,8 @@ TURNS = """\
 """
 
 TOLD = 6  # Ria's week at the lake cabin ("back!!" joined to it)
-REACTION = 8  # Sam's "omg a lake cabin" (with the fragments after it)
+GOES_ON = 7  # Ria's account going on without a word of herself
+REACTION = 9  # Sam's "omg a lake cabin" (with the fragments after it)
 
 
 @pytest.fixture
@@ -76,6 +79,7 @@ def test_the_factor_shows_in_the_scores_and_spares_turns_that_alternate(chat: Va
     }
     assert by_line[("06-10.md", REACTION)] == pytest.approx(0.7)
     assert by_line[("06-10.md", TOLD)] == 1.0
+    assert by_line[("06-10.md", GOES_ON)] == 1.0  # her run has spoken of her already
     assert by_line[("06-11.md", 5)] == 1.0  # "That lake cabin of yours": a turn, not a message
 
 

@@ -112,14 +112,14 @@ class RankSettings:
     # LoCoMo unchanged. 0.7 everywhere cost LoCoMo 0.826 -> 0.806 (multi-hop 0.532 ->
     # 0.492): its multi-hop questions lean on the keywords.
     chatty_vector_weight: float = 0.65
-    # In those sessions, a message that does not speak of its sender (no "I", "my", "we",
-    # "our": `speaks_of_self`) loses this share: there a message that tells of one's own life
-    # says so in the first person, and one that does not is mostly a reaction to the other
-    # ("that's so cool", "how was it?") that shares the topic's words. Real chats r@2000ch
-    # 0.690 -> 0.699 (multi-hop 0.525 -> 0.534, r@1000ch 0.513 -> 0.544, mrr 0.592 ->
-    # 0.631; 0.1: 0.697, 0.2: 0.691, 0.35: 0.701, 0.5: 0.697). Where whole turns alternate a
-    # turn holds the reaction and its own news together: everywhere it cost LoCoMo 0.826 ->
-    # 0.804.
+    # In those sessions, a message loses this share when neither it nor a message before it
+    # in its run speaks of its sender (no "I", "my", "we", "our": `UnitTable.in_own_account`):
+    # there one tells of one's own life in the first person, and a message that begins a
+    # turn without it is mostly a reaction to the other ("omg a lake cabin", "how was it?")
+    # that shares the topic's words. Real chats r@2000ch 0.690 -> 0.701 (multi-hop 0.525 ->
+    # 0.545; 0.15: 0.696, 0.5: 0.701; each message by its own words alone: 0.699 / 0.534).
+    # Where whole turns alternate a turn holds the reaction and the speaker's news together:
+    # everywhere it cost LoCoMo 0.826 -> 0.804.
     chatty_no_self_penalty: float = 0.3
     # The lift of each larger window size counts this share of the one before it (sizes in
     # `windows` order): farther turns say less about a message than nearer ones. Measured

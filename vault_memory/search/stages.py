@@ -563,8 +563,8 @@ def weigh(
     question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
     relevance = relevance * subject_factor * question_factor
     no_self_factor: Any = 1.0
-    if s.chatty_no_self_penalty and not listing:  # a quick message not of its sender
-        no_self = table.in_chatty_section() & (table.of_self == 0)
+    if s.chatty_no_self_penalty and not listing:  # a reaction, not one's own account
+        no_self = table.in_chatty_section() & ~table.in_own_account()
         if no_self.any():
             no_self_factor = np.where(no_self, 1.0 - s.chatty_no_self_penalty, 1.0)
             relevance = relevance * no_self_factor

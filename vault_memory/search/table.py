@@ -138,6 +138,7 @@ class UnitTable:
         self._runs: tuple[np.ndarray, np.ndarray] | None = None
         self._lengths: tuple[float, np.ndarray] | None = None
         self._chatty: np.ndarray | None = None
+        self._own: np.ndarray | None = None
         self._by_chattiness: dict[tuple[float, float], np.ndarray | float] = {}
         self._run_pairs: dict[tuple[int, bool], RunPairs | None] = {}
         self.text = FieldPostings(arrays, "tx")
@@ -261,6 +262,19 @@ class UnitTable:
             chatty_sections = np.unique(section[(end - first) > 1])
             self._chatty = np.isin(section, chatty_sections)
         return self._chatty
+
+    def in_own_account(self) -> np.ndarray:
+        """Per row, whether it or a message before it in its run speaks of its sender ("I",
+        "my", "we": `of_self`): the speaker's own account, which a message that speaks of no
+        one ("the water was freezing") goes on with once it has begun. Found once a table."""
+        import numpy as np
+
+        if self._own is None:
+            first, _ = self.runs()
+            said = np.cumsum(self.of_self, dtype=np.int64)
+            before = np.where(first > 0, said[np.maximum(first - 1, 0)], 0)
+            self._own = (said - before) > 0
+        return self._own
 
     def by_chattiness(self, elsewhere: float, chatty: float) -> np.ndarray | float:
         """A setting's value for each row: `chatty` in the sections of a chat sent as quick
