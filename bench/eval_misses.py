@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-EVAL = HERE.parent.parent / "shared" / "eval" / "locomo"
 DEEP = 3000  # results asked for: every unit of a dev vault, so each line has a rank
 
 
@@ -63,7 +62,10 @@ def speaker(line: str) -> set[str]:
 def analyse(root: Path, category: int, budget: int) -> dict[str, Any]:
     from vault_memory import Vault
 
-    sys.path.insert(0, str(EVAL))
+    sys.path.insert(0, str(HERE))
+    from eval_search import eval_dir  # where the scorer sits, found as the search eval finds it
+
+    sys.path.insert(0, str(eval_dir(None)))
     import score  # the benchmark's own loader
 
     spent: Counter[str] = Counter()

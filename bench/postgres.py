@@ -8,11 +8,25 @@ test.
     python bench/postgres.py --million --hnsw-memory 3GB --keep   # 1M units: long
     python bench/postgres.py --million --reuse --dsn URL --backends postgres  # queries again
     python bench/postgres.py --dsn postgresql://user@host/db   # a server of your own
+    python bench/postgres.py --reuse --dsn URL --vs ../other-checkout \
+        --results bench/results/postgres-side-by-side.json   # two versions, query by query
 
 The vault is bench/search.py's synthetic daily logs, indexed keyword-only by the real indexer
 (VAULT_MODEL_DISABLED=1), then given one random normalised 384-d vector per distinct unit text
 under the bundled model's id, written through each backend's own `add_embeddings` (on the
 server: into the pgvector column and its HNSW index). Queries are embedded by the real model.
+What is loaded how, so that both indexes are the ones our own code builds:
+- units: `vault index --rebuild` on each copy (SQLite: its batch of inserts a file; the
+  server: one COPY of a file's units, so its term-count trigger runs once a file);
+- vectors: 5,000 a transaction through `add_embeddings` (the server: one INSERT each,
+  pipelined), then `dims` recorded, which builds the model's HNSW index once, in bulk, with
+  `--hnsw-memory` (give it the graph's size: about 2 KB a vector) and the server's
+  parallel maintenance workers (2 by PostgreSQL's default);
+- the bench's own server gets `--shared-buffers` (1GB by default, PostgreSQL's is 128 MB):
+  the HNSW index of 100,000 vectors is 172 MB.
+Where the time of a full run goes (2 shared cores, load 7 to 10): a 20,000-unit PostgreSQL
+index takes 78 s (36 s of server CPU), its vectors 75 s, nearly all of it the HNSW build
+(writing 5,000 vectors takes 1.7 s). A 1M run is about two hours on such a machine.
 
 Measured, per backend: indexing (files -> units, wall and CPU seconds of this process; on the
 server also the CPU of the PostgreSQL processes), vectors written, the first query, then warm
@@ -20,6 +34,11 @@ hybrid and keyword queries (p50/p95). "postgres" searches on the server (phase 2
 from its HNSW and full-text indexes, one statement a query); "postgres-phase1" reads the whole
 unit table into this process (`[search] on_server = false`). On the server also the bare
 top-50 by HNSW and by `ts_rank_cd` over the GIN index, filtered by scope in SQL.
+
+With --vs CHECKOUT (and --reuse: the indexes a --keep run left), no indexing: a process per
+checkout and backend searches the same indexes, query by query in turn, so that both versions
+see the same load; per pair the medians of wall and CPU time, the CPU of its server
+connection, and how many top fives each PostgreSQL search shares with SQLite's.
 """
 
 from __future__ import annotations
@@ -266,6 +285,126 @@ def measure(
                 say(f"  server {what:<15} {percentiles(samples)}")
 
 
+def _version_worker(code: str, root: Path, settings: dict[str, Any], pipe: Any) -> None:
+    """One searcher process running the checkout at `code` (its `vault_memory` first on the
+    path): two untimed passes over the queries, then the query and mode it is sent, each
+    answered with (wall, CPU here, CPU of its server connection's process, top five)."""
+    sys.path[:0] = [code]
+    from vault_memory import Vault
+
+    with Vault(root, settings) as vault:
+        for query in QUERIES * 2:  # warm: not timed
+            vault.search(query, fresh=False)
+        pid = None
+        if settings:
+            conn = vault.cache.store.conn
+            pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+            conn.rollback()
+        pipe.send(str(Path(sys.modules["vault_memory"].__file__ or "").parent.parent))
+        while (asked := pipe.recv()) is not None:
+            query, mode = asked
+            server = _process_cpu(pid)
+            cpu, began = time.process_time(), time.perf_counter()
+            hits = vault.search(query, mode=mode, fresh=False)
+            wall = time.perf_counter() - began
+            pipe.send(
+                (
+                    wall,
+                    time.process_time() - cpu,
+                    _process_cpu(pid) - server,
+                    [(h.path, h.start_line, h.end_line) for h in hits[:5]],
+                )
+            )
+
+
+def _process_cpu(pid: int | None) -> float:
+    """CPU seconds of process `pid` so far (0 for none): a server connection's backend."""
+    if pid is None:
+        return 0.0
+    parts = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def side_by_side(
+    versions: dict[str, Path], roots: dict[str, tuple[Path, dict[str, Any]]], runs: int
+) -> None:
+    """Warm queries of every (checkout, backend) pair, round-robin, query by query, so that
+    all of them see the same load: a process each, reading the same indexes (a --keep run's).
+    Records medians (wall, CPU here) and the server connection's CPU a query, and how many
+    top fives each PostgreSQL search shares with SQLite of the same checkout."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    workers: dict[tuple[str, str], tuple[Any, Any]] = {}
+    for label, code in versions.items():
+        for backend, (root, settings) in roots.items():
+            mine, theirs = context.Pipe()
+            proc = context.Process(target=_version_worker, args=(str(code), root, settings, theirs))
+            proc.start()
+            workers[label, backend] = (proc, mine)
+    for (label, backend), (_, pipe) in workers.items():
+        say(f"  {label} {backend}: vault_memory of {pipe.recv()}")
+    got: dict[tuple[str, str, str], list[tuple[float, float, float, Any]]] = {}
+    for mode in ("hybrid", "keyword"):
+        for i in range(runs):
+            for key, (_, pipe) in workers.items():
+                pipe.send((QUERIES[i % len(QUERIES)], mode))
+                got.setdefault((*key, mode), []).append(pipe.recv())
+    for proc, pipe in workers.values():
+        pipe.send(None)
+        proc.join()
+    figures = FIGURES.setdefault("side_by_side", {"runs": runs})
+    figures["checkouts"] = {label: _commit_of(code) for label, code in versions.items()}
+    for (label, backend, mode), samples in got.items():
+        walls = [w for w, _, _, _ in samples]
+        figures.setdefault(f"{backend} ({label})", {})[f"warm_{mode}_ms"] = entry = {
+            "p50": round(statistics.median(walls) * 1000, 1),
+            "p95": round(percentile(walls, 0.95) * 1000, 1),
+            "cpu_here_p50": round(statistics.median(c for _, c, _, _ in samples) * 1000, 1),
+            "cpu_server_per_query": round(statistics.mean(s for _, _, s, _ in samples) * 1000, 1),
+        }
+        say(
+            f"  {backend + ' (' + label + ')':<28} {mode:<8} {percentiles(walls)}"
+            f"  CPU here p50 {entry['cpu_here_p50']:6.1f} ms"
+            f"  server {entry['cpu_server_per_query']:6.1f} ms a query"
+        )
+        if backend != "sqlite" and ("sqlite", label) in {(b, v) for v, b in workers}:
+            local = got[label, "sqlite", mode][: len(QUERIES)]
+            tops = list(zip(samples[: len(QUERIES)], local, strict=True))
+            entry["top5_as_sqlite"] = sum(a[3] == b[3] for a, b in tops)
+            entry["top5_shared_with_sqlite"] = sum(len(set(a[3]) & set(b[3])) for a, b in tops)
+            say(
+                f"    top five as SQLite's: {entry['top5_as_sqlite']} of {len(tops)} queries,"
+                f" {entry['top5_shared_with_sqlite']} of {5 * len(tops)} hits shared"
+            )
+
+
+def _commit_of(code: Path) -> str:
+    """The commit a checkout is at (what a result records of it: never a path of this
+    machine), or "unknown" for a folder outside git (an exported tree)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(code), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else "unknown"
+
+
+def configure(server: Any, dsn: str, shared_buffers: str) -> None:
+    """The bench's own server with `shared_buffers` (then restarted): PostgreSQL's 128 MB
+    default holds less than the HNSW index of 100,000 vectors (172 MB), so each search
+    would copy thousands of its pages in from the OS cache."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers}'")
+    server.pause()
+    server.resume()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=int, default=100_000)
@@ -288,6 +427,11 @@ def main() -> None:
         help="the server's build memory for the HNSW index (e.g. 3GB at 1M)",
     )
     parser.add_argument(
+        "--shared-buffers",
+        default="1GB",
+        help="the bench's own server's shared_buffers ('' keeps PostgreSQL's 128MB)",
+    )
+    parser.add_argument(
         "--keep",
         action="store_true",
         help="leave the server and the indexed copies (then time queries again with --reuse --dsn)",
@@ -296,6 +440,13 @@ def main() -> None:
         "--reuse",
         action="store_true",
         help="time the queries of the copies indexed by a --keep run",
+    )
+    parser.add_argument(
+        "--vs",
+        type=Path,
+        default=None,
+        metavar="CHECKOUT",
+        help="with --reuse: time this checkout and the one at CHECKOUT side by side",
     )
     args = parser.parse_args()
     if args.hnsw_memory:
@@ -328,10 +479,27 @@ def main() -> None:
             raise SystemExit("no --dsn and no pgserver wheel: pip install pgserver")
         server = pg.start_server(folder)
         dsn = server.dsn
+        if args.shared_buffers:
+            configure(server, dsn, args.shared_buffers)
         if args.keep:
             print(f"server: {dsn} (data in {server.folder}; kept)", flush=True)
     say(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
     try:
+        if args.vs is not None:
+            if not args.reuse:
+                raise SystemExit("--vs times the indexes of a --keep run: give --reuse --dsn")
+            server_settings = {
+                "index.backend": "postgres",
+                "index.dsn": dsn,
+                "index.vault_id": f"bench-{units}",
+            }
+            roots = {
+                backend: (copies[backend], {} if backend == "sqlite" else server_settings)
+                for backend in args.backends.split(",")
+            }
+            versions = {"this": Path(__file__).resolve().parent.parent, "vs": args.vs.resolve()}
+            side_by_side(versions, roots, args.runs)
+            return record(units, args)
         for backend in args.backends.split(","):
             if backend == "sqlite":
                 measure("SQLite", copies["sqlite"], {}, args.runs, args.reuse, args.readers)

@@ -367,8 +367,8 @@ class Vault:
             self.layout, self.scope_path, query, mode, since, until, within, kinds
         )
         limit = limit or self.config.search.limit
-        if via_watcher and today is None and not deep:  # (a watcher runs no deep model)
-            remote = self._search_via_watcher(query, limit, mode, filters)
+        if via_watcher and today is None:  # a watcher keeps the deep mode's model loaded
+            remote = self._search_via_watcher(query, limit, mode, filters, deep)
             if remote is not None:
                 return remote
         if mode != "keyword" and parsed.text.strip():  # operators alone embed nothing
@@ -412,7 +412,7 @@ class Vault:
         self._index.say_left_out(paths)
 
     def _search_via_watcher(
-        self, query: str, limit: int, mode: str, filters: Filters
+        self, query: str, limit: int, mode: str, filters: Filters, deep: bool = False
     ) -> SearchResults | None:
         """The hits of a running `vault watch`, None when none runs or it cannot answer."""
         from .live import watch_client
@@ -429,6 +429,7 @@ class Vault:
             within=filters.within,
             kinds=list(filters.kinds),
             warnings=remote_warnings,
+            **({"deep": True} if deep else {}),
             **({} if self.scope_path is None else {"scope": list(self.scope_path)}),
         )
         if found is None:

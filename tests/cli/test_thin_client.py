@@ -170,6 +170,40 @@ def test_without_a_watcher_a_search_prints_what_the_full_cli_prints(
     assert thin_run(["search", "billing"]) is None
 
 
+def test_a_deep_search_is_answered_by_the_watcher_which_keeps_its_model(
+    watched_sample: tuple[Path, Watcher],
+    run_cli: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--deep` through a running watcher: the deep mode's model is loaded once, in the
+    watcher, and answers the next deep searches of every client (a process a question would
+    load it each time, seconds before its first word). A scripted completion stands in for
+    the model: what is tested is where it runs and how often it is loaded."""
+    from vault_memory.search import deep
+
+    loads: list[Path] = []
+
+    def load_model(path: Path, threads: int) -> Callable[[str], str]:
+        loads.append(path)
+        return lambda prompt: "WeasyPrint, renderer"
+
+    monkeypatch.setattr(deep, "model_path", lambda: Path("scripted.gguf"))
+    monkeypatch.setattr(deep, "load_model", load_model)
+    _, watcher = watched_sample
+    before = watcher.report.searches
+    plain = ["search", "--mode", "keyword", "zyzzyva quokka", "--json"]
+    assert '"results": []' in full_cli(run_cli, *plain).stdout  # no word of it is in the vault
+    argv = [*plain[:-1], "--deep", "--explain"]
+    said = thin_run(argv)  # the thin client, answered by the watcher
+    assert said is not None
+    full = full_cli(run_cli, *argv)  # the full CLI, answered by the watcher too
+    assert full.exit_code == 0 and said == (full.stdout, full.stderr)
+    assert "WeasyPrint" in said[0] and "deep=1.000" in said[0]  # found by the model's words
+    assert thin_run(["search", "--mode", "keyword", "pdf engine", "--deep"]) is not None
+    assert loads == [Path("scripted.gguf")]  # loaded once, by the watcher, for all three
+    assert watcher.report.searches == before + 4
+
+
 def test_errors_and_help_are_left_to_the_full_cli(watched_sample: tuple[Path, Watcher]) -> None:
     for argv in REFUSED:
         assert thin_run(argv) is None, argv

@@ -454,21 +454,10 @@ def _append_new(
     path, relpath = layout.daily_path(when.date())
     near = _days_around(when.date(), settings.dedupe_days) if settings.dedupe_days else None
 
+    lookup = _Lookup(layout.root, max_bytes, layout.daily_dir, logs, links_ok, near, seen)
+
     def select() -> str:
-        return _select_new(
-            layout.root,
-            max_bytes,
-            report.session,
-            candidates,
-            report,
-            when,
-            near,
-            layout.daily_dir,
-            title,
-            logs,
-            links_ok,
-            seen,
-        )
+        return _select_new(lookup, report.session, candidates, report, when, title)
 
     # A first look without the lock: nothing new (the common case of a repeated flush)
     # takes no lock and writes nothing at all, not even `.vault/`.
@@ -610,37 +599,55 @@ def _days_around(day: dt.date, days: int) -> tuple[dt.date, dt.date]:
     return first, last
 
 
-def _select_new(
-    root: Path,
-    max_bytes: int,
-    session_id: str,
-    candidates: list[FlushEntry],
-    report: FlushReport,
-    when: dt.datetime,
-    near: tuple[dt.date, dt.date] | None,
-    folder: str = DAILY_DIR,
-    title: str | None = None,
-    logs: Collection[str] | None = None,
-    allow_hardlinks: bool = False,
-    seen: SeenEntries | None = None,
-) -> str:
-    """Fill the report with the entries not flushed yet (by this session in any log of
-    `folder`, by any session in its logs dated within `near`); return the block to append
-    ("" when nothing is new)."""
-    own: set[str] = set()
-    elsewhere: dict[str, set[str]] = {}
-    if seen is not None:  # an import's memo: the same answer without parsing the logs again
-        keys = {c.key for c in candidates}
-        own, elsewhere = seen.flushed(daily_logs(root, folder, logs), session_id, keys, near)
-    else:
+@dataclass(frozen=True)
+class _Lookup:
+    """Where a flush looks for the entries flushed before: the daily logs of `folder` (only
+    `logs` when given), any session's within the days `near`, this session's in all of them;
+    read through an import's memo (`seen`) when there is one."""
+
+    root: Path
+    max_bytes: int
+    folder: str = DAILY_DIR
+    logs: Collection[str] | None = None
+    allow_hardlinks: bool = False
+    near: tuple[dt.date, dt.date] | None = None
+    seen: SeenEntries | None = None
+
+    def flushed(self, session_id: str, keys: set[str]) -> tuple[set[str], dict[str, set[str]]]:
+        """(this session's entry keys, the other sessions holding each other key)."""
+        if self.seen is not None:  # an import's memo: the same answer without parsing again
+            logs = daily_logs(self.root, self.folder, self.logs)
+            return self.seen.flushed(logs, session_id, keys, self.near)
+        own: set[str] = set()
+        elsewhere: dict[str, set[str]] = {}
         for found in scan_sessions(
-            root, max_bytes, session_id, near, folder, logs, allow_hardlinks
+            self.root,
+            self.max_bytes,
+            session_id,
+            self.near,
+            self.folder,
+            self.logs,
+            self.allow_hardlinks,
         ):
             for _, text in found.entries:
                 if found.session == session_id:
                     own.add(entry_key(text))
                 else:
                     elsewhere.setdefault(entry_key(text), set()).add(found.session)
+        return own, elsewhere
+
+
+def _select_new(
+    lookup: _Lookup,
+    session_id: str,
+    candidates: list[FlushEntry],
+    report: FlushReport,
+    when: dt.datetime,
+    title: str | None = None,
+) -> str:
+    """Fill the report with the entries not flushed yet (as `lookup` finds them); return the
+    block to append ("" when nothing is new)."""
+    own, elsewhere = lookup.flushed(session_id, {c.key for c in candidates})
     new = [c for c in candidates if c.key not in own and c.key not in elsewhere]
     theirs = [c for c in candidates if c.key not in own and c.key in elsewhere]
     report.entries = new

@@ -96,6 +96,7 @@ def parse_search(args: list[str]) -> dict[str, Any]:
         "kinds": kinds,
         "json": False,
         "explain": False,
+        "deep": False,
         "scope": None,
     }
     words = []
@@ -118,7 +119,7 @@ def parse_search(args: list[str]) -> dict[str, Any]:
             rest = True
         elif arg.startswith("--"):
             name = arg.partition("=")[0]
-            if name in ("--json", "--explain") and "=" not in arg:
+            if name in ("--json", "--explain", "--deep") and "=" not in arg:
                 request[name[2:]] = True
             elif name in values:
                 value, i = _take_value(args, i, arg)
@@ -401,6 +402,7 @@ def search_here(root: str, quiet: bool, request: dict[str, Any]) -> dict[str, An
             within=request["within"],
             kinds=tuple(request["kinds"]),
             via_watcher=True,
+            deep=request["deep"],
         )
         import dataclasses
 

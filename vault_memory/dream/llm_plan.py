@@ -244,10 +244,11 @@ def _secrets_cited(p: Proposal, r: Reading) -> str | None:
         return None
     cited = [r.by_source[s].text for s in p.sources if isinstance(s, str) and s in r.by_source]
     given = " ".join([*cited, _old(p, r).text])
-    for span in find_secrets(raw):
+    spans = find_secrets(raw)
+    for span in spans:
         if raw[span.start : span.end] not in given:
             return f"it holds a {span.kind} that none of its cited lines holds"
-    return "it is a credential or a PIN" if find_secrets(raw) else None
+    return "it is a credential or a PIN" if spans else None
 
 
 def _open_section(p: Proposal, r: Reading) -> str | None:

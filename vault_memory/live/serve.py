@@ -209,6 +209,7 @@ class QueryServer:
                     within=request.get("within"),
                     kinds=tuple(request.get("kinds") or ()),
                     fresh=False,
+                    deep=request.get("deep") is True,  # the model stays loaded for the next
                 )
             except Exception as exc:
                 if not isinstance(exc, VaultError):

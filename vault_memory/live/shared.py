@@ -50,6 +50,8 @@ class WatchedVault(Protocol):
         within: str | None = None,
         kinds: Any = (),
         fresh: bool = True,
+        *,
+        deep: bool = False,
     ) -> list[Any]: ...
 
     def prepare_search(self, mode: str = "hybrid") -> None: ...

@@ -140,6 +140,7 @@ def _answer(queries: Answering, request: dict[str, Any]) -> dict[str, Any]:
                 until=fields.get("until"),
                 within=fields.get("within"),
                 kinds=fields.get("kinds") or (),
+                deep=fields.get("deep") is True,
             )
             queries.report.searches += 1
             return {

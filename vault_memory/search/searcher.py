@@ -35,6 +35,7 @@ from .ranking import (
     label_partners,
     resolve_names,
 )
+from .restated import without_restatements
 from .served import ServerCandidates
 from .spelling import (
     Stretched,
@@ -427,6 +428,11 @@ class Searcher:
             table.file_ids,
         )
         ranked = pool(score, limit)
+        restated = without_restatements(
+            score, ranked, table, found.store.units_by_id, self._ids_in_file
+        )
+        if restated is not None:  # entries that only restate their log lines: the lines
+            score, ranked = restated, pool(restated, limit)
         raised: set[int] = set()  # rows the subjects' turns moved up
         if s.subject_turns and len(subject.labels) >= 2 and not listing:
             ranked, raised = subject_turns(ranked, table, query, words, subject.labels, within)
@@ -455,6 +461,9 @@ class Searcher:
         )
         judged = found.store.flagged_ids(rows)  # units flagged as instructions when indexed
         return assemble(spans, rows, judged, table, evidence, found.allowed, limit)
+
+    def _ids_in_file(self, path: str) -> list[int]:
+        return self.index.store.unit_ids_where(within=path)
 
     def _candidates(
         self,

@@ -4,13 +4,14 @@ with the statistics of everything the search sees, so that `Searcher` ranks them
 same code as the unit table of a whole index.
 
 The server picks the units nearest the query by its HNSW index (at least 3 × the hits asked
-for: the pool ranked here) and its best keyword matches by `ts_rank_cd` (as many as
-`RankSettings.candidates`, the keyword evidence the whole table keeps), filtered by scope and
-kind in SQL, with their neighbours within the widest context window; BM25 is computed here
-from the server's document frequencies, unit count and field lengths (`Restriction`). A
-question asking for a kind ("What instruments does she play?") also gets the best units
-holding an instance of it (search/kinds.py); the joint idf of the instances is counted over
-the candidates, as exact as the unit table's when every unit holding one is a candidate.
+for: the pool ranked here) and its best keyword matches by the idf of the keywords each holds
+(as many as `RankSettings.candidates`, the keyword evidence the whole table keeps), filtered
+by scope and kind in SQL, with their neighbours within the widest context window; BM25 is
+computed here from the server's document frequencies, unit count and field lengths
+(`Restriction`). A question asking for a kind ("What instruments does she play?") also gets
+the best units holding an instance of it (search/kinds.py); the joint idf of the instances
+is counted over the candidates, as exact as the unit table's when every unit holding one is
+a candidate.
 Measured on the LoCoMo dev split: 300 nearest and 400 keyword matches score as 150 and 200
 (r@2000ch 0.808 both), at twice the time.
 """

@@ -836,7 +836,33 @@ def _field_terms(
     rows: Sequence[UnitRow], memo: dict[str, dict[Any, Any]] | None = None
 ) -> dict[str, tuple[list[str], list[int]]]:
     """Each field's analyzed terms of every row, flat, and how many each row has: the text's
-    as the indexer stored them, headings and lead-in labels analyzed here (once a string)."""
+    as the indexer stored them, headings and lead-in labels analyzed here (once a string).
+    With a `memo` (a searcher's, across the candidates of its searches), a row's five lists
+    are derived once per (heading, terms, text) and looked up once a row after that."""
+    readers = _field_readers(memo)
+    if memo is None:
+        per_row = [tuple(read(row) for _, read in readers) for row in rows]
+    else:
+        known: dict[tuple[str, str, str], tuple[list[str], ...]] = memo.setdefault("fields", {})
+        per_row = []
+        for row in rows:
+            key = (row[2], row[7], row[8])
+            found = known.get(key)
+            if found is None:
+                found = known[key] = tuple(read(row) for _, read in readers)
+            per_row.append(found)
+    out = {}
+    for k, (name, _) in enumerate(readers):
+        lists = [terms[k] for terms in per_row]
+        out[name] = ([t for terms in lists for t in terms], list(map(len, lists)))
+    return out
+
+
+def _field_readers(
+    memo: dict[str, dict[Any, Any]] | None,
+) -> tuple[tuple[str, Callable[[UnitRow], list[str]]], ...]:
+    """Per field of `FIELDS`, how a row's analyzed terms are read (headings, labels and the
+    names people use analyzed once a string, kept in `memo` when there is one)."""
     by_string: dict[str | None, list[str]] = (
         {None: []} if memo is None else memo.setdefault("analyzed", {None: []})
     )
@@ -865,23 +891,13 @@ def _field_terms(
             found = names[text] = (said, called)
         return found
 
-    fields: tuple[tuple[str, Callable[[UnitRow], list[str]]], ...] = (
+    return (
         ("tx", lambda r: r[7].split()),
         ("hd", lambda r: analyzed(r[2])),
         ("lb", lambda r: analyzed(lead_label(r[8]))),
         ("me", lambda r: people(r[8])[0]),
         ("to", lambda r: people(r[8])[1]),
     )
-    out = {}
-    for name, terms_of_row in fields:
-        flat: list[str] = []
-        sizes: list[int] = []
-        for row in rows:
-            terms = terms_of_row(row)
-            sizes.append(len(terms))
-            flat.extend(terms)
-        out[name] = (flat, sizes)
-    return out
 
 
 def _row_arrays(
