@@ -1,15 +1,20 @@
-"""BM25's length normalisation where a chat is sent as quick messages: `b` 0.75 in such a
-session (`chatty_b`, `UnitTable.length_b`), 0.5 where whole turns alternate. A long message
-that holds a query word among many says less of it than a short one about it. Keyword-only,
-so the figures are the index's own (real SQLite and Whoosh, no model)."""
+"""Where a chat is sent as quick messages (`UnitTable.by_chattiness`): BM25's length
+normalisation `b` 0.75 in such a session (`chatty_b`), 0.5 where whole turns alternate, so a
+long message that holds a query word among many says less of it than a short one about it;
+and the vector's weight 0.65 there, 0.6 elsewhere (`chatty_vector_weight`). Real SQLite and
+Whoosh; keyword-only searches, so the figures are the index's own."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from vault_memory import Vault
+from vault_memory.search.ranking import max_norm, minmax_norm
+from vault_memory.search.stages import KeywordSignal, fusion
 
 from .test_search_subjects import configure
 
@@ -68,7 +73,27 @@ def test_a_short_message_about_a_word_outranks_a_long_one_that_mentions_it(chat:
 def test_only_the_sessions_of_quick_messages_take_the_chats_normalisation(chat: Vault) -> None:
     table = chat.searcher.table(None)
     chatty = table.in_chatty_section()
-    b = table.length_b(0.5, 0.75)
+    b = table.by_chattiness(0.5, 0.75)
     assert chatty.any() and not chatty.all()
     assert set(b[chatty].tolist()) == {0.75} and set(b[~chatty].tolist()) == {0.5}
-    assert table.length_b(0.5, 0.5) == 0.5  # one number when every row has the same
+    assert table.by_chattiness(0.5, 0.5) == 0.5  # one number when every row has the same
+
+
+def test_the_vector_weighs_more_in_the_sessions_of_quick_messages(chat: Vault) -> None:
+    """A quick message's keyword match is thin evidence: its fused score takes 0.65 of its
+    cosine and 0.35 of its keyword score; a turn of a session whose turns alternate 0.6 and
+    0.4, as before."""
+    table = chat.searcher.table(None)
+    chatty = table.in_chatty_section()
+    n = len(table.ids)
+    scores = np.linspace(0.0, 3.0, n)
+    cosines = np.linspace(0.5, -0.1, n)
+    keyword = KeywordSignal(scores, {}, {}, {}, scores > 0)
+    settings = chat.searcher.settings
+    fused = fusion(table, keyword, cosines, None, settings, False).fused
+    weight = np.where(chatty, 0.65, 0.6)
+    expected = (1 - weight) * max_norm(scores) + weight * minmax_norm(cosines)
+    assert np.allclose(fused, expected)
+    off = dataclasses.replace(settings, chatty_vector_weight=settings.vector_weight)
+    plain = fusion(table, keyword, cosines, None, off, False).fused
+    assert np.allclose(plain, 0.4 * max_norm(scores) + 0.6 * minmax_norm(cosines))

@@ -305,7 +305,7 @@ def evidence_for(table: UnitTable, score: list[float], **kw: Any) -> Evidence:
     fields: dict[str, Any] = {
         "score": np.array(score),
         "fusion": Fusion(zeros, {"keyword": zeros, "vector": zeros}, zeros, zeros.astype(bool)),
-        "factors": Factors(zeros + 1, zeros + 1, 1.0, 1.0, 1.0, zeros + 1, zeros, zeros),
+        "factors": Factors(zeros + 1, zeros + 1, 1.0, 1.0, 1.0, 1.0, zeros + 1, zeros, zeros),
         "exact": zeros,
         "subjects": Subjects(zeros.astype(bool), zeros.astype(bool), set()),
         "told": None,

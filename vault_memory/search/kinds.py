@@ -123,7 +123,7 @@ def united_bm25(
     units = field.units if within is None else within.units
     idf = math.log(1.0 + (units - len(rows) + 0.5) / (len(rows) + 0.5))
     average = (field.average if within is None else within.averages[field.field]) or 1.0
-    if not isinstance(b, float | int):  # one a unit (`UnitTable.length_b`)
+    if not isinstance(b, float | int):  # one a unit (`UnitTable.by_chattiness`)
         b = b[rows]
     norm = k1 * ((1.0 - b) + b * field.lengths[rows] / average)
     return rows, idf * tf * (k1 + 1.0) / (tf + norm), idf

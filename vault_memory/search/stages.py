@@ -200,7 +200,7 @@ def add_instances(
     import numpy as np
 
     share = s.kind_weight
-    b = table.length_b(BM25_B, s.chatty_b)
+    b = table.by_chattiness(BM25_B, s.chatty_b)
     units, scores, _ = united_bm25(table.text, members, BM25_K1, b, within)
     keyword[units] += share * scores
     matched[units] = np.maximum(matched[units], share)
@@ -219,7 +219,9 @@ def add_expanded(
     heading or a speaker's name is no instance of a kind), mark its rows at that share; its
     idf."""
     number = table.vocab.get(term)
-    units, scores = table.text.bm25(number, BM25_K1, table.length_b(BM25_B, s.chatty_b), within)
+    units, scores = table.text.bm25(
+        number, BM25_K1, table.by_chattiness(BM25_B, s.chatty_b), within
+    )
     keyword[units] += share * scores
     matched[units] = share
     return table.text.idf(number, within)
@@ -241,7 +243,7 @@ def _add_term(
     import numpy as np
 
     number = table.vocab.get(term)
-    b = table.length_b(BM25_B, s.chatty_b)
+    b = table.by_chattiness(BM25_B, s.chatty_b)
     units, scores = table.text.bm25(number, BM25_K1, b, within)
     keyword[units] += scores
     matched[units] = 1.0
@@ -384,7 +386,8 @@ def fusion(
 
     n = len(table.ids)
     scores = keyword.scores if keyword is not None else None
-    fused = np.ones(n) if listing else fuse(scores, vector, s.fusion, s.vector_weight, s.rrf_k)
+    weight = table.by_chattiness(s.vector_weight, s.chatty_vector_weight)
+    fused = np.ones(n) if listing else fuse(scores, vector, s.fusion, weight, s.rrf_k)
     components = {"keyword": fused * 0, "vector": fused * 0}
     if scores is not None:
         components["keyword"] = max_norm(scores)
@@ -392,7 +395,7 @@ def fusion(
         components["vector"] = minmax_norm(vector)
     if listing:
         return Fusion(fused, components, np.zeros(n), np.zeros(n, dtype=bool), fused < 0)
-    context, by_turns, shared = window_context(table, keyword, vector, within, s)
+    context, by_turns, shared = window_context(table, keyword, vector, within, s, weight)
     if s.context_cap:
         context = capped_context(context, fused, s.context_cap, table.in_chatty_section())
     return Fusion(fused, components, context, by_turns, shared)
@@ -404,11 +407,13 @@ def window_context(
     vector: np.ndarray | None,
     within: Restriction | None,
     s: RankSettings,
+    weight: np.ndarray | float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each row's lift by its best window of each size (of units, and of turns where the
     table has them: then whether a window of turns gave the better lift), and the rows whose
     lift counted their own speaker's other messages only by the words they share
-    (`shared_lifts`)."""
+    (`shared_lifts`). `weight`: the vector's, one number or one a row (a window takes its
+    first row's)."""
     import numpy as np
 
     n = len(table.ids)
@@ -426,14 +431,15 @@ def window_context(
         w_vec = window_sums(vector, starts, lengths) / norms if vector is not None else None
         if w_vec is not None and within is not None:  # others' windows: no part in scaling
             w_vec = floored(w_vec, within.mask[starts])
-        window_scores = fuse(w_kw, w_vec, s.fusion, s.vector_weight, s.rrf_k)
+        at = weight if isinstance(weight, float | int) else weight[starts]
+        window_scores = fuse(w_kw, w_vec, s.fusion, at, s.rrf_k)
         lifted = best_window(window_scores, by_units, n)
         of_turns = best_window(window_scores, by_turns_of, n) if by_turns_of else np.zeros(n)
         pairs = table.run_pairs(size, s.turn_windows) if s.shared_context else None
         if pairs is not None and s.fusion == "weighted":
             sums = sums or running_sums(keyword, vector)
             scores = window_scores[pairs.wins]
-            scores[pairs.mates] = shared_lifts(pairs, sums, w_kw, w_vec, norms, s)
+            scores[pairs.mates] = shared_lifts(pairs, sums, w_kw, w_vec, norms, weight)
             best = np.maximum.reduceat(scores, pairs.groups)
             rows = pairs.rows
             before = np.maximum(lifted[rows], of_turns[rows])
@@ -482,7 +488,7 @@ def shared_lifts(
     w_kw: np.ndarray | None,
     w_vec: np.ndarray | None,
     norms: np.ndarray,
-    s: RankSettings,
+    weight: np.ndarray | float,
 ) -> np.ndarray:
     """The score of each window as one of its messages sees it (`pairs` that hold another
     message of its run): its own speaker's other messages in a row count only by the query
@@ -492,10 +498,11 @@ def shared_lifts(
     (real chats: r@2000ch 0.630 with such windows, 0.644 without what the run-mates do not
     share). The other speakers' turns, a question and its answer, count as before, and so
     does the message itself. Scaled as `fuse` scales the windows' scores (weighted: the best
-    keyword window, the vector windows' range)."""
+    keyword window, the vector windows' range), the vector's `weight` the message's own."""
     import numpy as np
 
     rows, wins, lo, hi = pairs.mate_rows, pairs.mate_wins, pairs.lo, pairs.hi
+    w = weight if isinstance(weight, float | int) else weight[rows]
     first, last = pairs.first, pairs.last
     score = np.zeros(len(rows))
     has_keyword = len(sums.idf) and w_kw is not None and float(w_kw.max()) > 0
@@ -506,14 +513,14 @@ def shared_lifts(
         tf = np.where(own > 0, tf, tf - mates)
         weighed = sums.idf[:, None] * tf * (BM25_K1 + 1.0) / (tf + BM25_K1)
         keyword = weighed.sum(axis=0) / float(w_kw.max())
-        score += keyword if w_vec is None else (1.0 - s.vector_weight) * keyword
+        score += keyword if w_vec is None else (1.0 - w) * keyword
     if sums.cosines is not None and sums.vector is not None and w_vec is not None:
         running = sums.cosines
         mates = running[hi] - running[lo] - sums.vector[rows]
         total = running[last] - running[first] - mates
         low, high = float(w_vec.min()), float(w_vec.max())
         scaled = (total / norms[wins] - low) / (high - low) if high > low else total * 0.0
-        score += scaled if w_kw is None else s.vector_weight * scaled
+        score += scaled if w_kw is None else w * scaled
     return score
 
 
@@ -526,6 +533,7 @@ class Factors:
 
     subject: np.ndarray
     question: np.ndarray
+    no_self: Any
     short: Any
     when: Any
     date: Any
@@ -545,15 +553,21 @@ def weigh(
     s: RankSettings,
     listing: bool,
 ) -> Factors:
-    """Relevance weighed by the rows' subjects, by whether they ask or tell, whether they say
-    anything at all (`one_word`: the rows of one word but the label, None: no such penalty),
-    whether they tell when (for a "when" question) or of a day the query names; then
-    recency and salience."""
+    """Relevance weighed by the rows' subjects, by whether they ask or tell, whether a quick
+    message speaks of its sender, whether they say anything at all (`one_word`: the rows of
+    one word but the label, None: no such penalty), whether they tell when (for a "when"
+    question) or of a day the query names; then recency and salience."""
     import numpy as np
 
     subject_factor = np.where(subject_rows, 1.0 + s.subject_boost, 1.0)
     question_factor = np.where(table.question > 0, 1.0 - s.question_penalty, 1.0)
     relevance = relevance * subject_factor * question_factor
+    no_self_factor: Any = 1.0
+    if s.chatty_no_self_penalty and not listing:  # a reaction, not one's own account
+        no_self = table.in_chatty_section() & ~table.in_own_account()
+        if no_self.any():
+            no_self_factor = np.where(no_self, 1.0 - s.chatty_no_self_penalty, 1.0)
+            relevance = relevance * no_self_factor
     short_factor: Any = 1.0
     if one_word is not None:  # "lol", "ok": one word at most but the label
         short = one_word & ~has_term if has_term is not None else one_word
@@ -580,6 +594,7 @@ def weigh(
     return Factors(
         subject_factor,
         question_factor,
+        no_self_factor,
         short_factor,
         when_factor,
         date_factor,
@@ -831,6 +846,7 @@ def explain(evidence: Evidence, best: int, table: UnitTable) -> dict[str, float]
         "salience": float(table.salience[best]),
         "subject": float(factors.subject[best]),
         "question": float(factors.question[best]),
+        "no_self": float(np.broadcast_to(factors.no_self, (n,))[best]),
         "short": float(np.broadcast_to(factors.short, (n,))[best]),
         "exact": float(evidence.exact[best]),
         "alias": float(evidence.subjects.by_alias[best]),

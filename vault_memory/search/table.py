@@ -22,21 +22,22 @@ from typing import TYPE_CHECKING, Any
 from ..index import after_label, lead_label, terms_of
 from .dates import MOST_TOLD, Day, on_days, told_ranges
 from .people import addressed_names, self_names
-from .ranking import is_question, length_factors, recency_factors
+from .ranking import is_question, length_factors, recency_factors, speaks_of_self
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..index import UnitRow
 
-TABLE_FORMAT = 15  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
+TABLE_FORMAT = 16  # bump when UnitTable's arrays change meaning (5: by scope; 6: file ids;
 # 7: terms in sorted order, exact field lengths, the files' marks: patched by changed files;
 # 8: the days a unit's relative dates name; 9: the vectors kept apart, patched by appending;
 # 10: rows, sections, windows, days and line counts as int32: `ROW_DTYPE`; 11: more relative
 # dates read: "this weekend", "in two weeks", "tmr", weekday names only as whole names; 12: up
 # to `MOST_TOLD` of a unit's relative dates, not only its first; 13: windows of turns,
 # `turn_on`; 14: a span lasting up to the line's day tells when it began, "for 3 years now";
-# 15: the names a unit's speaker gives themself and calls the other by, fields `me`, `to`)
+# 15: the names a unit's speaker gives themself and calls the other by, fields `me`, `to`;
+# 16: whether a unit speaks of its speaker, `of_self`)
 #: How a table holds its rows' vectors: `base` (saved in a file of its own, which patched
 #: tables share), the vectors of rows patched in since (`vec_extra`), and for a patched table
 #: where each row's vector is in base ++ extra (`vec_rows`; absent: row i's is base[i]).
@@ -137,7 +138,8 @@ class UnitTable:
         self._runs: tuple[np.ndarray, np.ndarray] | None = None
         self._lengths: tuple[float, np.ndarray] | None = None
         self._chatty: np.ndarray | None = None
-        self._length_b: tuple[float, float, np.ndarray | float] | None = None
+        self._own: np.ndarray | None = None
+        self._by_chattiness: dict[tuple[float, float], np.ndarray | float] = {}
         self._run_pairs: dict[tuple[int, bool], RunPairs | None] = {}
         self.text = FieldPostings(arrays, "tx")
         self.heading = FieldPostings(arrays, "hd")
@@ -145,6 +147,7 @@ class UnitTable:
         self.self_named = FieldPostings(arrays, "me")  # "I'm Kate": tf 2 for "call me Kate"
         self.addressed = FieldPostings(arrays, "to")  # "Thanks, Kate!"
         self.question = arrays["question"]  # 1 where the unit ends by asking
+        self.of_self = arrays["of_self"]  # 1 where it says "I", "my", "we" (`speaks_of_self`)
         # The first and last day of each range its relative dates name, `MOST_TOLD` pairs a
         # row (0: none): `tells`, `tells_within`, `tells_day_of`.
         self.told = arrays["told"]
@@ -260,17 +263,33 @@ class UnitTable:
             self._chatty = np.isin(section, chatty_sections)
         return self._chatty
 
-    def length_b(self, b: float, chatty_b: float) -> np.ndarray | float:
-        """BM25's length normalisation `b` of each row (`FieldPostings.bm25`): `chatty_b` in
-        the sections of a chat sent as quick messages (`in_chatty_section`), `b` elsewhere;
-        one number when every row has the same. Found once a table."""
+    def in_own_account(self) -> np.ndarray:
+        """Per row, whether it or a message before it in its run speaks of its sender ("I",
+        "my", "we": `of_self`): the speaker's own account, which a message that speaks of no
+        one ("the water was freezing") goes on with once it has begun. Found once a table."""
         import numpy as np
 
-        if self._length_b is None or self._length_b[:2] != (b, chatty_b):
-            chatty = self.in_chatty_section() if chatty_b != b else None
-            value = np.where(chatty, chatty_b, b) if chatty is not None and chatty.any() else b
-            self._length_b = (b, chatty_b, value)
-        return self._length_b[2]
+        if self._own is None:
+            first, _ = self.runs()
+            said = np.cumsum(self.of_self, dtype=np.int64)
+            before = np.where(first > 0, said[np.maximum(first - 1, 0)], 0)
+            self._own = (said - before) > 0
+        return self._own
+
+    def by_chattiness(self, elsewhere: float, chatty: float) -> np.ndarray | float:
+        """A setting's value for each row: `chatty` in the sections of a chat sent as quick
+        messages (`in_chatty_section`), `elsewhere` in the others; one number when every row
+        has the same (BM25's `b`: `FieldPostings.bm25`; the vector's weight). Found once a
+        table."""
+        import numpy as np
+
+        key = (elsewhere, chatty)
+        if key not in self._by_chattiness:
+            value: np.ndarray | float = elsewhere
+            if chatty != elsewhere and self.in_chatty_section().any():
+                value = np.where(self.in_chatty_section(), chatty, elsewhere)
+            self._by_chattiness[key] = value
+        return self._by_chattiness[key]
 
     def run_pairs(self, size: int, turns: bool = True) -> RunPairs | None:
         """The (unit row, window row) pairs of `context_windows(size, turns)` whose unit is a
@@ -562,7 +581,7 @@ class FieldPostings:
         within: Restriction | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """(unit rows, BM25 score of the term in each): Whoosh's BM25F formula per field;
-        `b` one number, or one a unit (`UnitTable.length_b`)."""
+        `b` one number, or one a unit (`UnitTable.by_chattiness`)."""
         rows, tf = self.postings(term, within)
         if len(rows) == 0:
             return rows, tf.astype("float64")
@@ -802,6 +821,7 @@ _ROW_ARRAYS = (
     "day_numbers",
     "line_counts",
     "question",
+    "of_self",
     "told",
     "vectored",
     "turn_on",
@@ -910,6 +930,19 @@ def _row_arrays(
     asks: dict[str, bool] = {} if memo is None else memo.setdefault("question", {})
     a["question"] = np.fromiter(
         (asks[r[8]] if r[8] in asks else asks.setdefault(r[8], is_question(r[8])) for r in rows),
+        dtype=np.uint8,
+        count=n,
+    )
+    # Read for a line of a speaker only (the rule reads it in chats; 7 us a unit): 0 where
+    # the unit has no lead-in label.
+    selves: dict[str, bool] = {} if memo is None else memo.setdefault("of_self", {})
+    a["of_self"] = np.fromiter(
+        (
+            (selves[r[8]] if r[8] in selves else selves.setdefault(r[8], speaks_of_self(r[8])))
+            if labelled
+            else False
+            for r, labelled in zip(rows, terms["lb"][1], strict=True)
+        ),
         dtype=np.uint8,
         count=n,
     )
