@@ -96,3 +96,33 @@ def test_the_factor_shows_in_the_scores_and_spares_turns_that_alternate(chat: Va
 )
 def test_speaks_of_self(text: str, of_self: bool) -> None:
     assert speaks_of_self(text) is of_self
+
+
+GERMAN = """\
+# 2024-06-12
+
+## 20:00 — session 6
+
+- **Ria**: wieder da!!
+- **Ria**: wir waren die ganze Woche in einer Hütte am See, meine Schwester kam für zwei Tage \
+und wir sind jeden Morgen vor dem Frühstück geschwommen
+- **Ria**: das Wasser war eiskalt
+- **Sam**: omg eine Hütte am See
+- **Sam**: neidisch
+- **Sam**: so schön
+"""
+
+
+def test_a_chat_whose_language_the_rule_cannot_read_is_not_marked_down(vault_dir: Path) -> None:
+    """The first-person words are English: in a chat in German no message says one, and
+    marking them all down would only sink that chat below the rest of the vault."""
+    (vault_dir / "memory" / "2024-06-12.md").write_text(GERMAN, encoding="utf-8")
+    (vault_dir / "memory" / "2024-06-10.md").write_text(CHAT, encoding="utf-8")
+    vault = Vault(vault_dir)
+    vault.index()
+    vault = configure(vault, coalesce_depth=0, window_weight=0.0, chatty_no_self_penalty=0.3)
+    hits = vault.search("Hütte See", limit=10, fresh=False, mode="keyword")
+    german = [h.scores["no_self"] for h in hits if h.path.endswith("06-12.md")]
+    assert german and all(factor == 1.0 for factor in german)
+    english = vault.search("lake cabin", limit=10, fresh=False, mode="keyword")
+    assert any(h.scores["no_self"] == pytest.approx(0.7) for h in english)  # English still read

@@ -388,7 +388,12 @@ def test_a_follower_imports_a_session_in_pieces_as_it_is_written(
     assert found.messages[-1].turn.text == "Und jetzt die Doku, bitte."
 
 
-def test_import_follow_runs_until_interrupted(vault_dir: Path, claude: dict[str, Any]) -> None:
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_import_follow_runs_until_interrupted(
+    vault_dir: Path, claude: dict[str, Any], signame: str
+) -> None:
+    """Ctrl-C (or a service manager's SIGTERM) stops following cleanly, even when it comes
+    while an import is being written (the signal is sent as soon as the transcript shows)."""
     import os
     import signal
     import subprocess
@@ -420,7 +425,7 @@ def test_import_follow_runs_until_interrupted(vault_dir: Path, claude: dict[str,
             imported = transcript.is_file() and "read replicas" in transcript.read_text("utf-8")
             time.sleep(0.05)
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(getattr(signal, signame))
         stdout, stderr = process.communicate(timeout=120)
     assert imported, (process.returncode, stdout, stderr)
     assert process.returncode == 0, stderr

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from io import TextIOWrapper
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -94,10 +98,37 @@ def _follow(vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_
     def started(found: str) -> None:
         click.echo(f"following the {found} sessions of {sources[0]} (Ctrl-C stops)", err=True)
 
+    stop = threading.Event()
     try:
-        vault.follow_sessions(sources[0], fmt, on_import=show, on_start=started)
-    except KeyboardInterrupt:
-        click.echo("stopped", err=True)
+        with _stopped_by_signals(stop):
+            vault.follow_sessions(sources[0], fmt, stop=stop, on_import=show, on_start=started)
+    except KeyboardInterrupt:  # a second Ctrl-C, in the middle of an import
+        pass
+    click.echo("stopped", err=True)
+
+
+@contextlib.contextmanager
+def _stopped_by_signals(stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C (or SIGTERM) sets `stop`: the import under way ends and is written whole, and
+    the loop stops at its next look. Raised as KeyboardInterrupt in the middle of an import,
+    it could land in a finaliser, where Python prints and drops it, and the loop went on
+    following. A second signal acts at once, as it would without this."""
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+        signal.signal(signum, previous[signal.Signals(signum)])
+
+    previous = {
+        signum: signal.getsignal(signum) or signal.SIG_DFL
+        for signum in (signal.SIGINT, signal.SIGTERM)
+    }
+    for signum in previous:
+        signal.signal(signum, on_signal)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _summary(report: ImportReport) -> list[str]:

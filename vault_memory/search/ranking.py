@@ -119,7 +119,8 @@ class RankSettings:
     # that shares the topic's words. Real chats r@2000ch 0.690 -> 0.701 (multi-hop 0.525 ->
     # 0.545; 0.15: 0.696, 0.5: 0.701; each message by its own words alone: 0.699 / 0.534).
     # Where whole turns alternate a turn holds the reaction and the speaker's news together:
-    # everywhere it cost LoCoMo 0.826 -> 0.804.
+    # everywhere it cost LoCoMo 0.826 -> 0.804. A session where hardly a message says "I"
+    # (another language) is left alone (`table.SELF_SHARE_READ`).
     chatty_no_self_penalty: float = 0.3
     # The lift of each larger window size counts this share of the one before it (sizes in
     # `windows` order): farther turns say less about a message than nearer ones. Measured

@@ -97,6 +97,12 @@ class Restriction:
     frequencies: Mapping[str, Mapping[int, int]] | None = None
 
 
+#: The least share of a section's messages that say "I", "my", "we" … for `in_own_account` to
+#: read that section: an English chat told in quick messages holds far more (most of its
+#: messages), a chat in another language next to none.
+SELF_SHARE_READ = 0.2
+
+
 class UnitTable:
     """Every unit of the index in file order, with its section, date, salience and vector:
     the arrays a query is scored on. Built from the store once, saved next to it (see
@@ -273,7 +279,13 @@ class UnitTable:
             first, _ = self.runs()
             said = np.cumsum(self.of_self, dtype=np.int64)
             before = np.where(first > 0, said[np.maximum(first - 1, 0)], 0)
-            self._own = (said - before) > 0
+            # A section whose messages hardly ever say "I" is one the rule cannot read (a
+            # chat in another language: the first-person words are English): all of it
+            # counts as the speakers' own accounts, so none of it is marked down.
+            rows = np.bincount(self.section)
+            selves = np.bincount(self.section, weights=self.of_self)
+            unread = selves < SELF_SHARE_READ * rows
+            self._own = ((said - before) > 0) | unread[self.section]
         return self._own
 
     def by_chattiness(self, elsewhere: float, chatty: float) -> np.ndarray | float:
