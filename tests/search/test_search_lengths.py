@@ -16,6 +16,7 @@ from vault_memory import Vault
 from vault_memory.search.ranking import max_norm, minmax_norm
 from vault_memory.search.stages import KeywordSignal, fusion
 
+from ..support.vaults import indexed_logs
 from .test_search_subjects import configure
 
 CHAT = """\
@@ -50,10 +51,7 @@ SHORT = 10  # "kayaking is my thing now" (its filler joined to it)
 
 @pytest.fixture
 def chat(vault_dir: Path) -> Vault:
-    (vault_dir / "memory" / "2024-05-02.md").write_text(CHAT, encoding="utf-8")
-    (vault_dir / "memory" / "2024-05-03.md").write_text(TURNS, encoding="utf-8")
-    vault = Vault(vault_dir)
-    vault.index()
+    vault = indexed_logs(vault_dir, {"2024-05-02": CHAT, "2024-05-03": TURNS})
     # each unit alone, by its own keyword score
     return configure(vault, coalesce_depth=0, window_weight=0.0)
 

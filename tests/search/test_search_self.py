@@ -14,6 +14,7 @@ import pytest
 from vault_memory import Vault
 from vault_memory.search.ranking import speaks_of_self
 
+from ..support.vaults import indexed_logs
 from .test_search_subjects import configure
 
 CHAT = """\
@@ -47,10 +48,7 @@ REACTION = 9  # Sam's "omg a lake cabin" (with the fragments after it)
 
 @pytest.fixture
 def chat(vault_dir: Path) -> Vault:
-    (vault_dir / "memory" / "2024-06-10.md").write_text(CHAT, encoding="utf-8")
-    (vault_dir / "memory" / "2024-06-11.md").write_text(TURNS, encoding="utf-8")
-    vault = Vault(vault_dir)
-    vault.index()
+    vault = indexed_logs(vault_dir, {"2024-06-10": CHAT, "2024-06-11": TURNS})
     return configure(vault, coalesce_depth=0, window_weight=0.0)  # each unit alone
 
 
@@ -116,10 +114,7 @@ und wir sind jeden Morgen vor dem Frühstück geschwommen
 def test_a_chat_whose_language_the_rule_cannot_read_is_not_marked_down(vault_dir: Path) -> None:
     """The first-person words are English: in a chat in German no message says one, and
     marking them all down would only sink that chat below the rest of the vault."""
-    (vault_dir / "memory" / "2024-06-12.md").write_text(GERMAN, encoding="utf-8")
-    (vault_dir / "memory" / "2024-06-10.md").write_text(CHAT, encoding="utf-8")
-    vault = Vault(vault_dir)
-    vault.index()
+    vault = indexed_logs(vault_dir, {"2024-06-12": GERMAN, "2024-06-10": CHAT})
     vault = configure(vault, coalesce_depth=0, window_weight=0.0, chatty_no_self_penalty=0.3)
     hits = vault.search("Hütte See", limit=10, fresh=False, mode="keyword")
     german = [h.scores["no_self"] for h in hits if h.path.endswith("06-12.md")]

@@ -8,6 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,3 +50,14 @@ def copy_vault(source: Path, target: Path) -> Path:
     ignore = shutil.ignore_patterns(".vault") if source.resolve() == SAMPLE_VAULT else None
     shutil.copytree(source, target, symlinks=True, ignore=ignore)
     return target
+
+
+def indexed_logs(vault_dir: Path, logs: dict[str, str]) -> Any:
+    """The vault at `vault_dir` with `logs` (day -> text) written as its daily logs, indexed."""
+    from vault_memory import Vault
+
+    for day, text in logs.items():
+        (vault_dir / "memory" / f"{day}.md").write_text(text, encoding="utf-8")
+    vault = Vault(vault_dir)
+    vault.index()
+    return vault

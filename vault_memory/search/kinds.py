@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..index import terms_of
+from .ranking import at_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -123,7 +124,6 @@ def united_bm25(
     units = field.units if within is None else within.units
     idf = math.log(1.0 + (units - len(rows) + 0.5) / (len(rows) + 0.5))
     average = (field.average if within is None else within.averages[field.field]) or 1.0
-    if not isinstance(b, float | int):  # one a unit (`UnitTable.by_chattiness`)
-        b = b[rows]
+    b = at_rows(b, rows)  # one number, or one a unit (`UnitTable.by_chattiness`)
     norm = k1 * ((1.0 - b) + b * field.lengths[rows] / average)
     return rows, idf * tf * (k1 + 1.0) / (tf + norm), idf

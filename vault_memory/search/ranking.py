@@ -10,7 +10,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..index import after_label, fold, terms_of, whole
 from .people import misspelt_name
@@ -219,6 +219,12 @@ def rank_scores(x: np.ndarray, rrf_k: int, only_positive: bool) -> np.ndarray:
     ranks[order] = np.arange(1, len(x) + 1)
     out = 1.0 / (rrf_k + ranks)
     return np.where(x > 0, out, 0.0) if only_positive else out
+
+
+def at_rows(value: float | np.ndarray, rows: Any) -> Any:
+    """A setting's value at `rows`: one number as it is, one a row (`UnitTable.by_chattiness`)
+    taken at those rows."""
+    return value if isinstance(value, float | int) else value[rows]
 
 
 def fuse(

@@ -33,6 +33,7 @@ from .kinds import united_bm25
 from .ranking import (
     RankSettings,
     asks_when,
+    at_rows,
     best_rows,
     best_window,
     capped_context,
@@ -431,8 +432,7 @@ def window_context(
         w_vec = window_sums(vector, starts, lengths) / norms if vector is not None else None
         if w_vec is not None and within is not None:  # others' windows: no part in scaling
             w_vec = floored(w_vec, within.mask[starts])
-        at = weight if isinstance(weight, float | int) else weight[starts]
-        window_scores = fuse(w_kw, w_vec, s.fusion, at, s.rrf_k)
+        window_scores = fuse(w_kw, w_vec, s.fusion, at_rows(weight, starts), s.rrf_k)
         lifted = best_window(window_scores, by_units, n)
         of_turns = best_window(window_scores, by_turns_of, n) if by_turns_of else np.zeros(n)
         pairs = table.run_pairs(size, s.turn_windows) if s.shared_context else None
@@ -502,7 +502,7 @@ def shared_lifts(
     import numpy as np
 
     rows, wins, lo, hi = pairs.mate_rows, pairs.mate_wins, pairs.lo, pairs.hi
-    w = weight if isinstance(weight, float | int) else weight[rows]
+    w = at_rows(weight, rows)
     first, last = pairs.first, pairs.last
     score = np.zeros(len(rows))
     has_keyword = len(sums.idf) and w_kw is not None and float(w_kw.max()) > 0

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..index import after_label, lead_label, terms_of
 from .dates import MOST_TOLD, Day, on_days, told_ranges
 from .people import addressed_names, self_names
-from .ranking import is_question, length_factors, recency_factors, speaks_of_self
+from .ranking import at_rows, is_question, length_factors, recency_factors, speaks_of_self
 
 if TYPE_CHECKING:
     import numpy as np
@@ -597,8 +597,7 @@ class FieldPostings:
         rows, tf = self.postings(term, within)
         if len(rows) == 0:
             return rows, tf.astype("float64")
-        if not isinstance(b, float | int):
-            b = b[rows]
+        b = at_rows(b, rows)
         average = (self.average if within is None else within.averages[self.field]) or 1.0
         norm = k1 * ((1.0 - b) + b * self.lengths[rows] / average)
         return rows, self._idf(self._count(term, len(rows), within), within) * (tf * (k1 + 1.0)) / (
