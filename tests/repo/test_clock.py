@@ -1,7 +1,7 @@
 """The injectable clock, and the proof that no test depends on the day, the zone or the
-machine's clock: the whole default suite runs again with the clock fixed at three dates (a leap
-day, a new year's eve at 23:59 in UTC+14, a year from today), each in a zone far from UTC
-(test_clock_at_*.py, one file each so that they run side by side).
+machine's clock: the whole default suite runs again with the clock fixed at two dates a year or
+more ahead (a leap day at noon in UTC-12, a new year's eve at 23:59 in UTC+14; one file each,
+test_clock_at_*.py, so that they run side by side).
 
 libfaketime fakes the clock of the whole process, time.sleep and lock waits included (measured
 here: `OSError: [Errno 22]` in every test that sleeps), so it is used only on the test files

@@ -1,10 +1,18 @@
 """The whole default suite run again in a child process with the project's clock fixed at
 another date and the zone set far from UTC: the proof that no test depends on the day, the
 zone or the machine's clock. Each date is its own test file (test_clock_at_*.py) so that the
-slow suite's workers, which take a file each, run the proofs side by side."""
+slow suite's workers, which take a file each, run the proofs side by side.
+
+Two dates, both a year or more ahead (a test that ages into failure fails here first), both at
+a calendar's edge (a leap day; a new year's eve a minute before midnight), in the two zones
+furthest from UTC (UTC-12, UTC+14): a date in UTC and the local date differ by a day at one
+of them whatever the hour. Each run is the whole default suite in one process (about 270
+CPU-seconds): a third date would add that to every CI run and find no class of fault the two
+do not."""
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import os
 import shutil
@@ -18,13 +26,25 @@ import pytest
 WORKTREE = Path(__file__).resolve().parents[2]
 
 
-def a_year_from_today() -> str:
-    today = dt.date.today()
-    try:
-        later = today.replace(year=today.year + 1)
-    except ValueError:  # 29 February
-        later = today.replace(year=today.year + 1, day=28)
-    return f"{later.isoformat()}T10:00"
+def a_year_ahead() -> dt.date:
+    """The first day a year or more after today: each proof's date lies past it, so that a
+    test whose fixed dates age into the past (a "recent" log that one day is not) fails in a
+    proof a year before it would fail for real."""
+    return dt.date.today() + dt.timedelta(days=366)
+
+
+def leap_day_a_year_ahead() -> str:
+    """The first 29 February a year or more ahead, at noon."""
+    year = a_year_ahead().year
+    while not (calendar.isleap(year) and dt.date(year, 2, 29) >= a_year_ahead()):
+        year += 1
+    return f"{year}-02-29T12:00"
+
+
+def new_years_eve_a_year_ahead() -> str:
+    """The first new year's eve a year or more ahead, a minute before midnight in UTC+14."""
+    year = a_year_ahead().year
+    return f"{year}-12-31T23:59:00+14:00"
 
 
 def child_env(**extra: str) -> dict[str, str]:
