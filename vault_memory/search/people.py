@@ -12,10 +12,18 @@ a name is resolved to a speaker by those units' votes (`named_speakers`). Pure f
 
 from __future__ import annotations
 
+import csv
 import functools
+import importlib.util
+import logging
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from ..index import terms_of
+
+log = logging.getLogger("vault_memory")
 
 _NAME = r"([A-Z][a-z][\w'’-]*|[A-Z]{2,}\b)"
 # "call me Bob", "my name is Bob", "my name's Bob": a speaker gives the name others use.
@@ -134,3 +142,52 @@ def _by_length(names: tuple[str, ...]) -> dict[int, list[str]]:
         if len(name) >= 5:
             found.setdefault(len(name), []).append(name)
     return found
+
+
+@functools.cache
+def _nickname_relations() -> dict[str, frozenset[str]]:
+    """Each English given name (lower case) -> the names it is a nickname of and the
+    nicknames it has ("kate" -> "katherine", "kathryn" …; "katherine" -> "kate", "kathy" …),
+    from the `nicknames` package's hand-curated list (Apache-2.0). Its CSV is read as a file
+    (importing the package would parse it into objects: 0.35 s). Empty when it is missing."""
+    spec = importlib.util.find_spec("nicknames")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    related: dict[str, set[str]] = {}
+    try:
+        with (Path(folders[0]) / "names.csv").open(encoding="utf-8", newline="") as rows:
+            for row in csv.reader(rows):
+                if len(row) == 3 and row[1] == "has_nickname":
+                    related.setdefault(row[0], set()).add(row[2])
+                    related.setdefault(row[2], set()).add(row[0])
+    except (IndexError, OSError) as exc:
+        log.warning("nicknames are not matched: their list cannot be read (%s)", exc)
+    return {name: frozenset(others) for name, others in related.items()}
+
+
+def _spellings(term: str, relations: Mapping[str, frozenset[str]]) -> list[str]:
+    """The names of the list whose analyzed form is `term` (an analyzed name: "katherin"
+    -> "katherine"). The analyzer only trims a word's end, so only the names beginning as
+    `term` does are analyzed."""
+    start = term[:3]
+    return [n for n in relations if n.startswith(start) and terms_of(n) == [term]]
+
+
+def nickname_names(word: str, names: Sequence[str]) -> list[str]:
+    """The names (analyzed terms) among `names` that the name `word` (an analyzed term) is a
+    nickname or the full name of ("kate" for "katherin", "liz" for "elizabeth", "mike" for
+    "michael"); failing that, those sharing a full name with it ("katie" and "kate", both
+    Katherine). [] when the word is no name of the list."""
+    if not names:  # (a vault of notes: no list read)
+        return []
+    relations = _nickname_relations()
+    spelt = _spellings(word, relations)
+    if not spelt:
+        return []
+    direct = {o for n in spelt for o in relations[n]}
+    siblings = {s for o in direct for s in relations.get(o, ()) if s not in spelt}
+    for ring in (direct, siblings):
+        analyzed = {term for other in ring for term in terms_of(other)}
+        found = [name for name in names if name in analyzed]
+        if found:
+            return found
+    return []
