@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault
-from vault_memory.search.people import nickname_names
+from vault_memory.search.people import misspelt_name, nickname_names
 from vault_memory.search.ranking import resolve_names, take_turns, within_one_edit
 
 CHAT = """\
@@ -85,6 +85,18 @@ def test_resolve_names() -> None:
     assert found == {"mel": ["melani"], "carolyn": ["carolin"]}
     assert resolve_names([("arth", False)], labels, common) == {"arth": ["arthur"]}  # unknown
     assert resolve_names([("mel", True)], [*labels, "melissa"], common) == {}  # which one?
+
+
+def test_a_short_name_typed_with_two_letters_swapped() -> None:
+    """A name of four letters resolves with two neighbouring letters swapped (a typing slip),
+    never with a letter changed: that would make Kate of Nate, or of kale."""
+    labels = ["kate", "john"]
+    common = {"pottery"}.__contains__
+    found = resolve_names([("kaet", True), ("jhon", False)], labels, common)
+    assert found == {"kaet": ["kate"], "jhon": ["john"]}
+    assert resolve_names([("nate", True), ("kale", True)], labels, common) == {}
+    assert misspelt_name("kaet", ["kate", "taek"]) == ["kate"]
+    assert misspelt_name("kate", ["kate"]) == ["kate"]
 
 
 TWO = """\

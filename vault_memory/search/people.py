@@ -117,8 +117,12 @@ def edits_apart(a: str, b: str, most: int) -> bool:
 
 def misspelt_name(word: str, names: Sequence[str]) -> list[str]:
     """The names (analyzed terms) `word` may misspell: one edit from a name of five letters or
-    more, two from one of seven or more (names only: a common word is never read so)."""
+    more, two from one of seven or more (names only: a common word is never read so); a
+    name of four letters only with two neighbours swapped ("Kaet", "Jhon": one edit more
+    turns Kate into Nate, Kale or Kat)."""
     size = len(word)
+    if size == 4 and word not in names:
+        return [name for name in names if _swapped(word, name)]
     if size < 5:
         return [word] if word in names else []
     by_length = _by_length(tuple(names))
@@ -131,6 +135,19 @@ def misspelt_name(word: str, names: Sequence[str]) -> list[str]:
             if abs(length - size) <= most and edits_apart(word, name, most):
                 found.append(name)
     return found
+
+
+def _swapped(a: str, b: str) -> bool:
+    """Whether `b` is `a` with two neighbouring letters swapped."""
+    if len(a) != len(b) or a == b:
+        return False
+    differ = [i for i in range(len(a)) if a[i] != b[i]]
+    return (
+        len(differ) == 2
+        and differ[1] == differ[0] + 1
+        and a[differ[0]] == b[differ[1]]
+        and a[differ[1]] == b[differ[0]]
+    )
 
 
 @functools.lru_cache(maxsize=8)
