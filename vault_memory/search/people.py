@@ -181,12 +181,19 @@ def _nickname_relations() -> dict[str, frozenset[str]]:
     return {name: frozenset(others) for name, others in related.items()}
 
 
-def _spellings(term: str, relations: Mapping[str, frozenset[str]]) -> list[str]:
-    """The names of the list whose analyzed form is `term` (an analyzed name: "katherin"
-    -> "katherine"). The analyzer only trims a word's end, so only the names beginning as
-    `term` does are analyzed."""
-    start = term[:3]
-    return [n for n in relations if n.startswith(start) and terms_of(n) == [term]]
+@functools.cache
+def _names_by_start() -> dict[str, tuple[str, ...]]:
+    """The list's names by their first three letters, which the analyzer keeps (it only
+    trims a word's end): the names that may be an analyzed term's spelling."""
+    found: dict[str, list[str]] = {}
+    for name in _nickname_relations():
+        found.setdefault(name[:3], []).append(name)
+    return {start: tuple(names) for start, names in found.items()}
+
+
+@functools.lru_cache(maxsize=8192)
+def _analyzed(name: str) -> tuple[str, ...]:
+    return tuple(terms_of(name))
 
 
 def nickname_names(word: str, names: Sequence[str]) -> list[str]:
@@ -196,14 +203,14 @@ def nickname_names(word: str, names: Sequence[str]) -> list[str]:
     Katherine). [] when the word is no name of the list."""
     if not names:  # (a vault of notes: no list read)
         return []
-    relations = _nickname_relations()
-    spelt = _spellings(word, relations)
+    spelt = [n for n in _names_by_start().get(word[:3], ()) if _analyzed(n) == (word,)]
     if not spelt:
         return []
-    direct = {o for n in spelt for o in relations[n]}
-    siblings = {s for o in direct for s in relations.get(o, ()) if s not in spelt}
+    relations = _nickname_relations()
+    direct = {other for name in spelt for other in relations[name]}
+    siblings = {s for other in direct for s in relations.get(other, ()) if s not in spelt}
     for ring in (direct, siblings):
-        analyzed = {term for other in ring for term in terms_of(other)}
+        analyzed = {term for other in ring for term in _analyzed(other)}
         found = [name for name in names if name in analyzed]
         if found:
             return found
