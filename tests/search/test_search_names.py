@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from vault_memory import Vault
+from vault_memory.search.people import misspelt_name, nickname_names
 from vault_memory.search.ranking import resolve_names, take_turns, within_one_edit
 
 CHAT = """\
@@ -86,6 +87,18 @@ def test_resolve_names() -> None:
     assert resolve_names([("mel", True)], [*labels, "melissa"], common) == {}  # which one?
 
 
+def test_a_short_name_typed_with_two_letters_swapped() -> None:
+    """A name of four letters resolves with two neighbouring letters swapped (a typing slip),
+    never with a letter changed: that would make Kate of Nate, or of kale."""
+    labels = ["kate", "john"]
+    common = {"pottery"}.__contains__
+    found = resolve_names([("kaet", True), ("jhon", False)], labels, common)
+    assert found == {"kaet": ["kate"], "jhon": ["john"]}
+    assert resolve_names([("nate", True), ("kale", True)], labels, common) == {}
+    assert misspelt_name("kaet", ["kate", "taek"]) == ["kate"]
+    assert misspelt_name("kate", ["kate"]) == ["kate"]
+
+
 TWO = """\
 # 2026-03-15
 
@@ -130,3 +143,48 @@ def test_take_turns() -> None:
     assert take_turns(ranked, [{1, 2, 3}, {5, 6}]) == [1, 5, 2, 4, 6, 3]  # 4 keeps its place
     assert take_turns(ranked, [{6}, {1, 2, 3}]) == [1, 6, 2, 4, 5, 3]
     assert take_turns(ranked, [{1, 2}]) == ranked
+
+
+CONTACTS = """\
+# 2026-03-15
+
+## 20:10 — chat
+
+- **Mike**: pottery pottery! my cousin does pottery every weekend, pottery is her whole life lol
+- **Katherine Moss**: signed up for a pottery class yesterday, made a lopsided bowl
+- **Mike**: haha send pics
+"""
+
+
+@pytest.mark.parametrize("query", ["What pottery did Kate make?", "what pottery did katie make"])
+def test_a_nickname_names_the_speaker_labelled_by_the_full_name(
+    vault_dir: Path, query: str
+) -> None:
+    """A chat export labels people by their contact names; the person asking calls them by
+    a nickname, which the `nicknames` package's list ties to the full name."""
+    (vault_dir / "memory" / "2026-03-15.md").write_text(CONTACTS, encoding="utf-8")
+    vault = Vault(vault_dir)
+    vault.index()
+    hits = configure(vault, coalesce_depth=0).search(query, limit=3, fresh=False)
+    assert hits[0].start_line == 6, hits[0].text
+    assert hits[0].scores["alias"] == 1.0 and hits[0].scores["subject"] == 1.5
+    # Without the list, Mike's line (pottery four times) comes first.
+    plain = configure(vault, nicknames=False).search(query, limit=3, fresh=False)
+    assert plain[0].start_line == 5, plain[0].text
+
+
+def test_nickname_names() -> None:
+    labels = ["katherin", "michael", "elizabeth", "robert"]
+    assert nickname_names("kate", labels) == ["katherin"]  # a nickname of the full name
+    assert nickname_names("mike", labels) == ["michael"]
+    assert nickname_names("liz", labels) == ["elizabeth"]
+    assert nickname_names("bob", labels) == ["robert"]
+    assert nickname_names("katherin", ["kate", "mike"]) == ["kate"]  # the full name
+    assert nickname_names("kati", ["kate", "mike"]) == ["kate"]  # two nicknames of one name
+    assert nickname_names("pari", labels) == []  # no name of the list
+    assert nickname_names("kate", ["mike"]) == []
+    common = {"pottery"}.__contains__
+    assert resolve_names([("kate", True)], labels, common) == {"kate": ["katherin"]}
+    assert resolve_names([("kate", True)], labels, common, nicknames=False) == {}
+    # Two labels the nickname could name: it names neither.
+    assert resolve_names([("kate", True)], ["katherin", "kathryn"], common) == {}

@@ -12,10 +12,18 @@ a name is resolved to a speaker by those units' votes (`named_speakers`). Pure f
 
 from __future__ import annotations
 
+import csv
 import functools
+import importlib.util
+import logging
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from ..index import terms_of
+
+log = logging.getLogger("vault_memory")
 
 _NAME = r"([A-Z][a-z][\w'’-]*|[A-Z]{2,}\b)"
 # "call me Bob", "my name is Bob", "my name's Bob": a speaker gives the name others use.
@@ -109,8 +117,12 @@ def edits_apart(a: str, b: str, most: int) -> bool:
 
 def misspelt_name(word: str, names: Sequence[str]) -> list[str]:
     """The names (analyzed terms) `word` may misspell: one edit from a name of five letters or
-    more, two from one of seven or more (names only: a common word is never read so)."""
+    more, two from one of seven or more (names only: a common word is never read so); a
+    name of four letters only with two neighbours swapped ("Kaet", "Jhon": one edit more
+    turns Kate into Nate, Kale or Kat)."""
     size = len(word)
+    if size == 4 and word not in names:
+        return [name for name in names if _swapped(word, name)]
     if size < 5:
         return [word] if word in names else []
     by_length = _by_length(tuple(names))
@@ -125,6 +137,19 @@ def misspelt_name(word: str, names: Sequence[str]) -> list[str]:
     return found
 
 
+def _swapped(a: str, b: str) -> bool:
+    """Whether `b` is `a` with two neighbouring letters swapped."""
+    if len(a) != len(b) or a == b:
+        return False
+    differ = [i for i in range(len(a)) if a[i] != b[i]]
+    return (
+        len(differ) == 2
+        and differ[1] == differ[0] + 1
+        and a[differ[0]] == b[differ[1]]
+        and a[differ[1]] == b[differ[0]]
+    )
+
+
 @functools.lru_cache(maxsize=8)
 def _by_length(names: tuple[str, ...]) -> dict[int, list[str]]:
     """The names of five letters or more by their length (a vault's labels, asked again and
@@ -134,3 +159,59 @@ def _by_length(names: tuple[str, ...]) -> dict[int, list[str]]:
         if len(name) >= 5:
             found.setdefault(len(name), []).append(name)
     return found
+
+
+@functools.cache
+def _nickname_relations() -> dict[str, frozenset[str]]:
+    """Each English given name (lower case) -> the names it is a nickname of and the
+    nicknames it has ("kate" -> "katherine", "kathryn" …; "katherine" -> "kate", "kathy" …),
+    from the `nicknames` package's hand-curated list (Apache-2.0). Its CSV is read as a file
+    (importing the package would parse it into objects: 0.35 s). Empty when it is missing."""
+    spec = importlib.util.find_spec("nicknames")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    related: dict[str, set[str]] = {}
+    try:
+        with (Path(folders[0]) / "names.csv").open(encoding="utf-8", newline="") as rows:
+            for row in csv.reader(rows):
+                if len(row) == 3 and row[1] == "has_nickname":
+                    related.setdefault(row[0], set()).add(row[2])
+                    related.setdefault(row[2], set()).add(row[0])
+    except (IndexError, OSError) as exc:
+        log.warning("nicknames are not matched: their list cannot be read (%s)", exc)
+    return {name: frozenset(others) for name, others in related.items()}
+
+
+@functools.cache
+def _names_by_start() -> dict[str, tuple[str, ...]]:
+    """The list's names by their first three letters, which the analyzer keeps (it only
+    trims a word's end): the names that may be an analyzed term's spelling."""
+    found: dict[str, list[str]] = {}
+    for name in _nickname_relations():
+        found.setdefault(name[:3], []).append(name)
+    return {start: tuple(names) for start, names in found.items()}
+
+
+@functools.lru_cache(maxsize=8192)
+def _analyzed(name: str) -> tuple[str, ...]:
+    return tuple(terms_of(name))
+
+
+def nickname_names(word: str, names: Sequence[str]) -> list[str]:
+    """The names (analyzed terms) among `names` that the name `word` (an analyzed term) is a
+    nickname or the full name of ("kate" for "katherin", "liz" for "elizabeth", "mike" for
+    "michael"); failing that, those sharing a full name with it ("katie" and "kate", both
+    Katherine). [] when the word is no name of the list."""
+    if not names:  # (a vault of notes: no list read)
+        return []
+    spelt = [n for n in _names_by_start().get(word[:3], ()) if _analyzed(n) == (word,)]
+    if not spelt:
+        return []
+    relations = _nickname_relations()
+    direct = {other for name in spelt for other in relations[name]}
+    siblings = {s for other in direct for s in relations.get(other, ()) if s not in spelt}
+    for ring in (direct, siblings):
+        analyzed = {term for other in ring for term in _analyzed(other)}
+        found = [name for name in names if name in analyzed]
+        if found:
+            return found
+    return []

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..index import after_label, fold, terms_of, whole
-from .people import misspelt_name
+from .people import misspelt_name, nickname_names
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,6 +40,10 @@ class RankSettings:
     # the other speakers' turns around it lift it as before.
     shared_context: bool = True
     subject_boost: float = 0.5  # a unit whose lead-in label names a query word gains this share
+    # A query's name also names the speaker labelled by its full name or a nickname of it
+    # ("Kate" for `Katherine`, "Mike" for `Michael`; `people.nickname_names`): a chat
+    # export labels people by their contact names, and people call them otherwise.
+    nicknames: bool = True
     question_penalty: float = 0.15  # a unit that ends by asking loses this share
     subject_free_vector: bool = True  # hybrid: names found as labels leave the embedded query
     coalesce_depth: int = 3  # among the first N hits, adjacent units of a section merge...
@@ -516,12 +520,17 @@ def within_one_edit(a: str, b: str) -> bool:
 
 
 def resolve_names(
-    words: Sequence[tuple[str, bool]], labels: Sequence[str], known: Callable[[str], bool]
+    words: Sequence[tuple[str, bool]],
+    labels: Sequence[str],
+    known: Callable[[str], bool],
+    nicknames: bool = True,
 ) -> dict[str, list[str]]:
     """The labels (speakers, people: analyzed terms of the vault's lead-in labels) that query
     words name without spelling them: a nickname that begins the label (`mel` -> `melani`,
     3 letters at least) or a misspelling one edit away (`carolyn` -> `carolin`, 5 letters
-    at least), two for names of 7 letters or more (`katherine` -> `kathrin`). `words` are
+    at least), two for names of 7 letters or more (`katherine` -> `kathrin`), or, with
+    `nicknames`, a nickname or full name of it (`kate` -> `katherin`, `mike` -> `michael`:
+    `people.nickname_names`). `words` are
     the query's analyzed terms, each with whether it was written
     capitalised; a word the vault's text never uses, or a capitalised one, may be a name,
     a lower-case common word (`art`, not `arthur`) is not. A word that could name two labels
@@ -533,6 +542,8 @@ def resolve_names(
             continue
         misspelt = set(misspelt_name(term, labels))
         named = [label for label in labels if label.startswith(term) or label in misspelt]
+        if not named and nicknames:
+            named = nickname_names(term, labels)
         if len(named) == 1:  # two labels it could name: it names neither
             found[term] = named
     return found

@@ -26,7 +26,7 @@ from .. import clock
 from ..index import terms_of
 from .hits import Hit as Hit, SearchResults as SearchResults, hit_flags as hit_flags
 from .kinds import kind_members
-from .people import misspelt_name, named_speakers
+from .people import misspelt_name, named_speakers, nickname_names
 from .ranking import (
     RankSettings,
     coalesce,
@@ -577,12 +577,15 @@ class Searcher:
             [(t, t in capitalised) for t in terms],
             label_list,
             found.served.knows if found.served else table.vocab.__contains__,
+            s.nicknames,
         )
         partners: dict[str, list[str]] = {}
         if not s.label_partners:
             return aliases, partners
         if s.message_names:
-            self._named_in_messages(terms, capitalised, aliases, table, label_list, within)
+            self._named_in_messages(
+                terms, capitalised, aliases, table, label_list, within, s.nicknames
+            )
         for term in terms:  # a named speaker's other label (`Jo` for `Joanna`)
             same = [o for o in self._partners(table, term, label_list, within) if o not in terms]
             if same:
@@ -815,10 +818,12 @@ class Searcher:
         table: UnitTable,
         labels: list[str],
         within: Restriction | None,
+        nicknames: bool,
     ) -> None:
         """Add to `aliases` the speakers the query's names stand for by the messages that use
         them (`_introduced`): a capitalised word that is such a name, or misspells one or
-        begins one (`Kat`, `Kathrine` for the `Kate` the chat calls her)."""
+        begins one (`Kat`, `Kathrine` for the `Kate` the chat calls her), or with
+        `nicknames` is a nickname or the full name of one (`Katherine`, `Katie`)."""
         names = self._message_names(table)
         for term in terms:
             if term not in capitalised or term in aliases or len(term) < 3:
@@ -827,6 +832,8 @@ class Searcher:
             if not said and term not in table.vocab:  # a name the vault never spells so
                 misspelt = set(misspelt_name(term, names))
                 meant = [n for n in names if n.startswith(term) or n in misspelt]
+                if not meant and nicknames:
+                    meant = nickname_names(term, names)
                 if len(meant) == 1:
                     said = self._introduced(table, meant[0], labels, within)
             if said:
