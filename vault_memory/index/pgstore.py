@@ -1544,13 +1544,28 @@ class _ServedStatement:
         )
         self.params |= {f"kw_q{n}": quoted for n, quoted in enumerate(self.params["kw_quoted"], 1)}
         self.parts.append(
-            "kw AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id SEEN"
-            " WHERE u.tsv @@ (SELECT q FROM pick) AND f.vault = %(vault)s"
-            f"{self.scoped} AND {self.allowed}"
-            f" ORDER BY {weighed} DESC, ts_rank(u.tsv, %(q)s::tsquery, 1) DESC, u.id"
-            " LIMIT %(words)s)"
+            self._best_allowed(
+                "kw", "(SELECT q FROM pick)", [weighed, "ts_rank(u.tsv, %(q)s::tsquery, 1)"]
+            )
         )
         self.hits.append("SELECT id FROM kw")
+
+    def _best_allowed(self, name: str, tsquery: str, ranks: Sequence[str]) -> str:
+        """The part `name`: the `words` units holding `tsquery` best by `ranks` (each
+        descending, then the unit id) among those this search may see (scopes, this clone's
+        files, `allowed`). The matches are ranked first, then their files read in rank order
+        until `words` pass: with the files joined first (a lookup a match), joining cost
+        half the statement's server CPU at 100,000 units, when nearly every match passes.
+        The same units in the same order either way (the ranks do not depend on the file)."""
+        ranked = ", ".join(f"{rank} AS r{n}" for n, rank in enumerate(ranks))
+        order = ", ".join(f"r{n} DESC" for n in range(len(ranks)))
+        return (
+            f"{name} AS (SELECT u.id FROM (SELECT u.id, u.file_id, u.date, u.kind, {ranked}"
+            f" FROM units u WHERE u.tsv @@ {tsquery} ORDER BY {order}, u.id OFFSET 0) u"
+            " CROSS JOIN LATERAL (SELECT FROM files f SEEN WHERE f.id = u.file_id"
+            f" AND f.vault = %(vault)s{self.scoped} AND {self.allowed} OFFSET 0) seen"
+            f" ORDER BY {order}, u.id LIMIT %(words)s)"
+        )
 
     def instance_matches(self, tsquery: str, words: int) -> None:
         """The `words` best allowed visible units holding any instance of the kind a
@@ -1564,10 +1579,9 @@ class _ServedStatement:
             return
         self.params |= {"iq": tsquery, "words": int(words)}
         self.parts.append(
-            "inst AS (SELECT u.id FROM units u JOIN files f ON f.id = u.file_id SEEN"
-            f" WHERE u.tsv @@ (SELECT %(iq)s::tsquery) AND f.vault = %(vault)s{self.scoped}"
-            f" AND {self.allowed}"
-            " ORDER BY ts_rank(u.tsv, %(iq)s::tsquery, 1) DESC, u.id LIMIT %(words)s)"
+            self._best_allowed(
+                "inst", "(SELECT %(iq)s::tsquery)", ["ts_rank(u.tsv, %(iq)s::tsquery, 1)"]
+            )
         )
         self.hits.append("SELECT id FROM inst")
 
