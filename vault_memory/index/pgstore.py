@@ -1557,6 +1557,7 @@ class _ServedStatement:
         until `words` pass: with the files joined first (a lookup a match), joining cost
         half the statement's server CPU at 100,000 units, when nearly every match passes.
         The same units in the same order either way (the ranks do not depend on the file)."""
+        # the ranked rows carry the unit columns `PgStore._allowed`'s conditions read
         ranked = ", ".join(f"{rank} AS r{n}" for n, rank in enumerate(ranks))
         order = ", ".join(f"r{n} DESC" for n in range(len(ranks)))
         return (
