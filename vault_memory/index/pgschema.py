@@ -176,7 +176,7 @@ INSERT INTO term_counts (vault, scope, term, tx, hd)
     ),
     # A search reads the vector of each of its thousand-odd rows (candidates and their
     # neighbours). pgvector's output writes a vector a float at a time: at 100,000 units that
-    # was about a third of the server's CPU a search spent sending rows. The same bytes
+    # was over half the server's CPU a search spent sending rows. The same bytes
     # (`vector_send`'s: dims, then big-endian float4s) kept beside each vector are sent as
     # they lie. Kept by triggers, so every writer and every way a vector goes keeps them
     # exact; a table of their own, not a column of `embeddings`, because adding a column

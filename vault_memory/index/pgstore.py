@@ -1606,7 +1606,7 @@ class _ServedStatement:
         """The whole statement: the candidates and the units within `pad` of them in their
         section, with the document frequencies of the terms asked for. Each row's vector is
         read as the bytes `vector_bytes` keeps (pgvector's binary form, sent as it lies):
-        pgvector's own output, a float at a time, was about a third of the CPU the server
+        pgvector's own output, a float at a time, was over half of the CPU the server
         spent sending the rows."""
         self.params |= {"model": model, "pad": int(pad)}
         parts = [
