@@ -10,6 +10,8 @@ test.
     python bench/postgres.py --dsn postgresql://user@host/db   # a server of your own
     python bench/postgres.py --reuse --dsn URL --vs ../other-checkout \
         --results bench/results/postgres-side-by-side.json   # two versions, query by query
+    python bench/postgres.py --reuse --dsn URL --vs ../main --vs-dsn URL2  # across a schema
+        # change: URL2 a copy of the database made before this checkout migrated URL's
 
 The vault is bench/search.py's synthetic daily logs, indexed keyword-only by the real indexer
 (VAULT_MODEL_DISABLED=1), then given one random normalised 384-d vector per distinct unit text
@@ -326,18 +328,25 @@ def _process_cpu(pid: int | None) -> float:
 
 
 def side_by_side(
-    versions: dict[str, Path], roots: dict[str, tuple[Path, dict[str, Any]]], runs: int
+    versions: dict[str, Path],
+    roots: dict[str, tuple[Path, dict[str, Any]]],
+    runs: int,
+    vs_dsn: str = "",
 ) -> None:
     """Warm queries of every (checkout, backend) pair, round-robin, query by query, so that
     all of them see the same load: a process each, reading the same indexes (a --keep run's).
-    Records medians (wall, CPU here) and the server connection's CPU a query, and how many
-    top fives each PostgreSQL search shares with SQLite of the same checkout."""
+    With `vs_dsn`, the other checkout's PostgreSQL index is the one there (a copy of the
+    database at that checkout's schema, when this one migrated its own). Records medians
+    (wall, CPU here) and the server connection's CPU a query, and how many top fives each
+    PostgreSQL search shares with SQLite of the same checkout."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     workers: dict[tuple[str, str], tuple[Any, Any]] = {}
     for label, code in versions.items():
         for backend, (root, settings) in roots.items():
+            if settings and vs_dsn and label == "vs":
+                settings = {**settings, "index.dsn": vs_dsn}
             mine, theirs = context.Pipe()
             proc = context.Process(target=_version_worker, args=(str(code), root, settings, theirs))
             proc.start()
@@ -448,6 +457,12 @@ def main() -> None:
         metavar="CHECKOUT",
         help="with --reuse: time this checkout and the one at CHECKOUT side by side",
     )
+    parser.add_argument(
+        "--vs-dsn",
+        default="",
+        help="with --vs: the other checkout's server (a copy of the database made before this"
+        " checkout migrated it: CREATE DATABASE ... TEMPLATE ...)",
+    )
     args = parser.parse_args()
     if args.hnsw_memory:
         from vault_memory.index import pgstore
@@ -498,7 +513,7 @@ def main() -> None:
                 for backend in args.backends.split(",")
             }
             versions = {"this": Path(__file__).resolve().parent.parent, "vs": args.vs.resolve()}
-            side_by_side(versions, roots, args.runs)
+            side_by_side(versions, roots, args.runs, args.vs_dsn)
             return record(units, args)
         for backend in args.backends.split(","):
             if backend == "sqlite":

@@ -244,3 +244,33 @@ def test_a_rare_keyword_is_a_keyword_candidate_among_many_units_of_a_common_one(
                 assert where(again)[:3] == tops[-1][:3]
     assert tops[0][0][0] == "memory/2026-01-06.md"
     assert tops[1][:3] == tops[0][:3]
+
+
+def test_keyword_candidates_are_the_best_the_filters_allow_when_better_ones_are_not(
+    tmp_path: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server ranks a keyword's matches before it reads their files: more units than a
+    search keeps as keyword candidates (200) hold the word more often, in a folder the search
+    leaves out, and the one unit the filter allows, holding it once, is still found, on the
+    server as in the embedded index."""
+    monkeypatch.setenv("VAULT_MODEL_DISABLED", "1")  # keyword candidates only
+    memory, notes = tmp_path / "memory", tmp_path / "notes"
+    memory.mkdir()
+    notes.mkdir()
+    many = "\n\n".join(f"Zanzibar zanzibar s{n}." for n in range(260))
+    (memory / "2026-01-05.md").write_text(f"# 2026-01-05\n\n{many}\n", encoding="utf-8")
+    (notes / "cutover.md").write_text(
+        "# Cutover\n\nThe zanzibar cutover plan lists each step, its owner, the window and the"
+        " rollback agreed with the payments team.\n",
+        "utf-8",
+    )
+    found = []
+    for settings in ({}, {"index.backend": "postgres", "index.dsn": pg_database}):
+        with Vault(tmp_path, settings) as vault:
+            vault.index(rebuild=True)
+            found.append(where(vault.search("zanzibar", mode="keyword", within="notes")))
+            assert where(vault.search("zanzibar", mode="keyword", kinds=["note"]))[:1] == [
+                ("notes/cutover.md", 3, 3)
+            ]
+    assert found[0][:1] == [("notes/cutover.md", 3, 3)]
+    assert found[1] == found[0]
