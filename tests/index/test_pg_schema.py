@@ -3,7 +3,6 @@ applied once, all or nothing, and a newer database refused without a change."""
 
 from __future__ import annotations
 
-import struct
 import threading
 from typing import Any
 
@@ -89,42 +88,3 @@ def test_a_failing_step_leaves_the_database_as_it_was(
             pgschema.migrate(conn)
         assert pgschema.applied(conn) == []
         assert _tables(conn) == set()
-
-
-def _bytes_match(conn: Any) -> tuple[int, int, int]:
-    """(vectors, their bytes kept, bytes equal to `vector_send` of their vector)."""
-    return conn.execute(
-        "SELECT (SELECT count(*) FROM embeddings), (SELECT count(*) FROM vector_bytes),"
-        " (SELECT count(*) FROM embeddings e JOIN vector_bytes b USING (vault, sha256, model)"
-        " WHERE b.bytes = vector_send(e.embedding))"
-    ).fetchone()
-
-
-def test_vector_bytes_are_filled_for_an_existing_index_and_kept_by_every_write(
-    pg_database: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    before = tuple(m for m in pgschema.MIGRATIONS if m[0] < 6)
-    with psycopg.connect(pg_database) as conn:
-        monkeypatch.setattr(pgschema, "MIGRATIONS", before)
-        monkeypatch.setattr(pgschema, "LATEST", 5)
-        pgschema.migrate(conn)  # an index made before the bytes were kept
-        for n in range(3):
-            conn.execute(
-                "INSERT INTO embeddings VALUES ('v', %s, 'm', %s::vector)",
-                (f"sha{n}", f"[{n}, 0.5, -1.25]"),
-            )
-        monkeypatch.undo()
-        assert pgschema.migrate(conn) == [6]
-        assert _bytes_match(conn) == (3, 3, 3)
-        # a vector written again (as `add_embeddings` does), one added, one moved, some gone
-        conn.execute(
-            "INSERT INTO embeddings VALUES ('v', 'sha0', 'm', '[9, 9, 9]') ON CONFLICT"
-            " (vault, sha256, model) DO UPDATE SET embedding = excluded.embedding"
-        )
-        conn.execute("INSERT INTO embeddings VALUES ('v', 'sha3', 'm', '[1, 2, 3]')")
-        conn.execute("UPDATE embeddings SET model = 'other' WHERE sha256 = 'sha3'")
-        assert _bytes_match(conn) == (4, 4, 4)
-        conn.execute("DELETE FROM embeddings WHERE sha256 IN ('sha1', 'sha3')")
-        assert _bytes_match(conn) == (2, 2, 2)
-        sent = conn.execute("SELECT bytes FROM vector_bytes WHERE sha256 = 'sha0'").fetchone()[0]
-        assert bytes(sent) == struct.pack(">hh3f", 3, 0, 9.0, 9.0, 9.0)

@@ -174,48 +174,6 @@ INSERT INTO term_counts (vault, scope, term, tx, hd)
     GROUP BY f.vault, f.scope, x.lexeme;
 """,
     ),
-    # A search reads the vector of each of its thousand-odd rows (candidates and their
-    # neighbours). pgvector's output writes a vector a float at a time: at 100,000 units that
-    # was over half the server's CPU a search spent sending rows. The same bytes
-    # (`vector_send`'s: dims, then big-endian float4s) kept beside each vector are sent as
-    # they lie. Kept by triggers, so every writer and every way a vector goes keeps them
-    # exact; a table of their own, not a column of `embeddings`, because adding a column
-    # rewrites that table and so rebuilds its HNSW indexes (minutes at 100,000 vectors).
-    (
-        6,
-        "vector bytes for sending",
-        """
-CREATE TABLE vector_bytes (
-    vault text NOT NULL, sha256 text NOT NULL, model text NOT NULL, bytes bytea NOT NULL,
-    PRIMARY KEY (vault, sha256, model));
-ALTER TABLE vector_bytes ALTER COLUMN bytes SET STORAGE EXTERNAL;
-CREATE FUNCTION vault_memory_keep_vector_bytes() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'UPDATE' AND (OLD.vault, OLD.sha256, OLD.model)
-            IS DISTINCT FROM (NEW.vault, NEW.sha256, NEW.model) THEN
-        DELETE FROM vector_bytes
-        WHERE vault = OLD.vault AND sha256 = OLD.sha256 AND model = OLD.model;
-    END IF;
-    INSERT INTO vector_bytes (vault, sha256, model, bytes)
-    VALUES (NEW.vault, NEW.sha256, NEW.model, vector_send(NEW.embedding))
-    ON CONFLICT (vault, sha256, model) DO UPDATE SET bytes = excluded.bytes;
-    RETURN NULL;
-END $$;
-CREATE TRIGGER embeddings_keep_bytes AFTER INSERT OR UPDATE ON embeddings
-    FOR EACH ROW EXECUTE FUNCTION vault_memory_keep_vector_bytes();
-CREATE FUNCTION vault_memory_drop_vector_bytes() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    DELETE FROM vector_bytes b USING gone g
-    WHERE b.vault = g.vault AND b.sha256 = g.sha256 AND b.model = g.model;
-    RETURN NULL;
-END $$;
-CREATE TRIGGER embeddings_drop_bytes AFTER DELETE ON embeddings
-    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT
-    EXECUTE FUNCTION vault_memory_drop_vector_bytes();
-INSERT INTO vector_bytes (vault, sha256, model, bytes)
-    SELECT vault, sha256, model, vector_send(embedding) FROM embeddings;
-""",
-    ),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -1604,10 +1604,7 @@ class _ServedStatement:
 
     def sql(self, pad: int, model: str | None) -> str:
         """The whole statement: the candidates and the units within `pad` of them in their
-        section, with the document frequencies of the terms asked for. Each row's vector is
-        read as the bytes `vector_bytes` keeps (pgvector's binary form, sent as it lies):
-        pgvector's own output, a float at a time, was over half of the CPU the server
-        spent sending the rows."""
+        section, with the document frequencies of the terms asked for."""
         self.params |= {"model": model, "pad": int(pad)}
         parts = [
             *self.parts,
@@ -1635,13 +1632,13 @@ class _ServedStatement:
             + named_ids
             + ", i.meta::text, r.*"
             " FROM info i CROSS JOIN dfs d LEFT JOIN stats s ON true LEFT JOIN ("
-            " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.bytes,"
+            " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.embedding,"
             " u.end_line - u.start_line + 1 AS lines, u.terms, u.text, f.scope, f.path,"
             " u.start_line, u.end_line, u.sha256, u.kind, u.tags,"
             f" ({self.allowed}) AS allowed, u.ord, u.flagged FROM near JOIN units u"
             " ON u.id = near.id"
-            " JOIN files f ON f.id = u.file_id SEEN LEFT JOIN LATERAL (SELECT bytes FROM"
-            " vector_bytes WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
+            " JOIN files f ON f.id = u.file_id SEEN LEFT JOIN LATERAL (SELECT embedding FROM"
+            " embeddings WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
             " ON true) r ON true"
         )
 
