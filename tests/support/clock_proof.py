@@ -5,10 +5,11 @@ slow suite's workers, which take a file each, run the proofs side by side.
 
 Two dates, both a year or more ahead (a test that ages into failure fails here first), both at
 a calendar's edge (a leap day; a new year's eve a minute before midnight), in the two zones
-furthest from UTC (UTC-12, UTC+14): a date in UTC and the local date differ by a day at one
-of them whatever the hour. Each run is the whole default suite in one process (about 270
-CPU-seconds): a third date would add that to every CI run and find no class of fault the two
-do not."""
+furthest from UTC: noon of 29 February in UTC-12 is already 1 March in UTC, and at 23:59 on
+31 December in UTC+14 the year has 14 hours left in UTC, so code that takes a day from UTC
+where it means the local one fails in one of them. Each run is the whole default suite in one
+process (about 270 CPU-seconds): a third date would add that to every CI run and find no
+class of fault the two do not."""
 
 from __future__ import annotations
 
