@@ -137,6 +137,18 @@ def misspelt_name(word: str, names: Sequence[str]) -> list[str]:
     return found
 
 
+def names_meant(word: str, names: Sequence[str], nicknames: bool = True) -> list[str]:
+    """The names (analyzed terms) among `names` that the analyzed word `word` may stand for
+    without spelling them: names it begins (`mel` -> `melani`), names it misspells
+    (`misspelt_name`), failing those, with `nicknames`, names it is a nickname or the full
+    name of (`nickname_names`). More than one: the caller names none."""
+    misspelt = set(misspelt_name(word, names))
+    meant = [name for name in names if name.startswith(word) or name in misspelt]
+    if not meant and nicknames:
+        meant = nickname_names(word, names)
+    return meant
+
+
 def _swapped(a: str, b: str) -> bool:
     """Whether `b` is `a` with two neighbouring letters swapped."""
     if len(a) != len(b) or a == b:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..index import after_label, fold, terms_of, whole
-from .people import misspelt_name, nickname_names
+from .people import names_meant
 
 if TYPE_CHECKING:
     import numpy as np
@@ -540,10 +540,7 @@ def resolve_names(
     for term, capitalised in words:
         if term in label_set or len(term) < 3 or not (capitalised or not known(term)):
             continue
-        misspelt = set(misspelt_name(term, labels))
-        named = [label for label in labels if label.startswith(term) or label in misspelt]
-        if not named and nicknames:
-            named = nickname_names(term, labels)
+        named = names_meant(term, labels, nicknames)
         if len(named) == 1:  # two labels it could name: it names neither
             found[term] = named
     return found

@@ -26,7 +26,7 @@ from .. import clock
 from ..index import terms_of
 from .hits import Hit as Hit, SearchResults as SearchResults, hit_flags as hit_flags
 from .kinds import kind_members
-from .people import misspelt_name, named_speakers, nickname_names
+from .people import named_speakers, names_meant
 from .ranking import (
     RankSettings,
     coalesce,
@@ -830,10 +830,7 @@ class Searcher:
                 continue
             said = self._introduced(table, term, labels, within)
             if not said and term not in table.vocab:  # a name the vault never spells so
-                misspelt = set(misspelt_name(term, names))
-                meant = [n for n in names if n.startswith(term) or n in misspelt]
-                if not meant and nicknames:
-                    meant = nickname_names(term, names)
+                meant = names_meant(term, names, nicknames)
                 if len(meant) == 1:
                     said = self._introduced(table, meant[0], labels, within)
             if said:
