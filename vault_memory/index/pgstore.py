@@ -1267,7 +1267,7 @@ class PgStore:
         got = _served_rows(found, known)
         if got.stats is not None:
             self._counted[scopes_key] = got.stats[0]
-        meta = json.loads(found[0][6] or "{}")
+        meta = json.loads(_head_row(found)[6] or "{}")
         if self._meta is not None and self._meta.get("generation") != meta.get("generation"):
             self.stale = True  # what this search read of meta before may be out of date
         self._meta = {str(k): str(v) for k, v in meta.items()}
@@ -1625,18 +1625,21 @@ class _ServedStatement:
             " '{}'::json) AS df FROM df)",
         ]
         named_ids = "(SELECT array_agg(file_id) FROM named)" if self.names else "NULL::bigint[]"
+        # the statement's own values (document frequencies, named files, meta: a kilobyte)
+        # on its first row only, not repeated on each of its thousand-odd rows
+        head = "coalesce(r.n, 1) = 1"
         return (
             "WITH "
             + ", ".join(parts)
-            + " SELECT i.generation, s.units, s.tx, s.hd, d.df::text, "
-            + named_ids
-            + ", i.meta::text, r.*"
+            + f" SELECT i.generation, s.units, s.tx, s.hd, CASE WHEN {head} THEN d.df::text END,"
+            + f" CASE WHEN {head} THEN {named_ids} END,"
+            + f" CASE WHEN {head} THEN i.meta::text END, r.*"
             " FROM info i CROSS JOIN dfs d LEFT JOIN stats s ON true LEFT JOIN ("
             " SELECT u.id, u.file_id, u.heading, u.date, u.salience, e.embedding,"
             " u.end_line - u.start_line + 1 AS lines, u.terms, u.text, f.scope, f.path,"
             " u.start_line, u.end_line, u.sha256, u.kind, u.tags,"
-            f" ({self.allowed}) AS allowed, u.ord, u.flagged FROM near JOIN units u"
-            " ON u.id = near.id"
+            f" ({self.allowed}) AS allowed, u.ord, u.flagged, row_number() OVER () AS n"
+            " FROM near JOIN units u ON u.id = near.id"
             " JOIN files f ON f.id = u.file_id SEEN LEFT JOIN LATERAL (SELECT embedding FROM"
             " embeddings WHERE vault = f.vault AND sha256 = u.sha256 AND model = %(model)s) e"
             " ON true) r ON true"
@@ -1646,7 +1649,7 @@ class _ServedStatement:
 def _served_rows(found: list[Any], known: str | None) -> ServedRows:
     """`PgStore.served`'s answer from the rows of its statement: the statistics and meta
     on every row, a unit on each (none when no unit was picked)."""
-    first = found[0]
+    first = _head_row(found)
     stats = None
     if first[1] is not None:
         stats = (int(first[1]), int(first[2] or 0), int(first[3] or 0))
@@ -1659,7 +1662,7 @@ def _served_rows(found: list[Any], known: str | None) -> ServedRows:
     units = sorted((r for r in found if r[7] is not None), key=_unit_order)
     for r, vec in zip(units, vector_blobs([r[12] for r in units]), strict=True):
         (uid, file_id, heading, date, salience, _, lines, uterms, text, scope) = r[7:17]
-        (path, start, end, sha, kind, tags, ok, _, flagged) = r[17:]
+        (path, start, end, sha, kind, tags, ok, _, flagged, _) = r[17:]
         salience = float(salience)
         rows.append(
             ServedUnit(
@@ -1688,6 +1691,12 @@ def _served_rows(found: list[Any], known: str | None) -> ServedRows:
         named=[int(f) for f in first[5] or ()],
         rows=rows,
     )
+
+
+def _head_row(found: list[Any]) -> Any:
+    """The row of `PgStore.served`'s statement that carries the statement's own values (its
+    first unit's, in whatever order the rows came; the only row when no unit was picked)."""
+    return next(r for r in found if r[4] is not None)
 
 
 def _unit_order(row: Any) -> tuple[str, int, int]:
