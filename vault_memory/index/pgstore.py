@@ -88,6 +88,7 @@ NAMED_MOST = 500  # units of the notes a query names, read for a search on the s
 #: (`_ServedStatement.best_matches`): the keyword candidates cost a bounded read, not one
 #: that grows with the vault for a common word.
 KEYWORD_MATCHES_RANKED = 10_000
+ALLOWED_READS = ("id", "file_id", "date", "kind")  # the unit columns `PgStore._allowed` reads
 UNIT_COLUMNS_PG = UNIT_COLUMNS.replace("c.", "u.")
 
 
@@ -1275,7 +1276,8 @@ class PgStore:
 
     def _allowed(self, conditions: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """`unit_ids_where`'s conditions (and `hidden_files`: file kinds left out, as
-        `unit_ids_of_kinds` reads them) as one SQL predicate over `u` and `f`."""
+        `unit_ids_of_kinds` reads them) as one SQL predicate over `u` and `f`; of `u` it reads
+        only `ALLOWED_READS` (a statement may give it a narrower `u` than the table)."""
         clauses, params = ["true"], dict[str, Any]()
         if conditions.get("since"):
             clauses.append("u.date >= %(since)s")
@@ -1557,11 +1559,11 @@ class _ServedStatement:
         until `words` pass: with the files joined first (a lookup a match), joining cost
         half the statement's server CPU at 100,000 units, when nearly every match passes.
         The same units in the same order either way (the ranks do not depend on the file)."""
-        # the ranked rows carry the unit columns `PgStore._allowed`'s conditions read
         ranked = ", ".join(f"{rank} AS r{n}" for n, rank in enumerate(ranks))
         order = ", ".join(f"r{n} DESC" for n in range(len(ranks)))
+        carried = ", ".join(f"u.{column}" for column in ALLOWED_READS)
         return (
-            f"{name} AS (SELECT u.id FROM (SELECT u.id, u.file_id, u.date, u.kind, {ranked}"
+            f"{name} AS (SELECT u.id FROM (SELECT {carried}, {ranked}"
             f" FROM units u WHERE u.tsv @@ {tsquery} ORDER BY {order}, u.id OFFSET 0) u"
             " CROSS JOIN LATERAL (SELECT FROM files f SEEN WHERE f.id = u.file_id"
             f" AND f.vault = %(vault)s{self.scoped} AND {self.allowed} OFFSET 0) seen"
