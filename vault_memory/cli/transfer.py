@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import signal
 import sys
 import threading
-from collections.abc import Iterator
 from io import TextIOWrapper
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +14,7 @@ if TYPE_CHECKING:
     from ..transfer import ImportReport
     from ..vault import Vault
 
+from ..live.signals import stopping_on_signals
 from .app import _print_json, cli, pass_vault, scope_option
 
 IMPORT_FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl", "claude-code", "codex")
@@ -100,35 +98,11 @@ def _follow(vault: Vault, sources: tuple[str, ...], fmt: str, dry_run: bool, as_
 
     stop = threading.Event()
     try:
-        with _stopped_by_signals(stop):
+        with stopping_on_signals(stop):
             vault.follow_sessions(sources[0], fmt, stop=stop, on_import=show, on_start=started)
     except KeyboardInterrupt:  # a second Ctrl-C, in the middle of an import
         pass
     click.echo("stopped", err=True)
-
-
-@contextlib.contextmanager
-def _stopped_by_signals(stop: threading.Event) -> Iterator[None]:
-    """Ctrl-C (or SIGTERM) sets `stop`: the import under way ends and is written whole, and
-    the loop stops at its next look. Raised as KeyboardInterrupt in the middle of an import,
-    it could land in a finaliser, where Python prints and drops it, and the loop went on
-    following. A second signal acts at once, as it would without this."""
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
-        signal.signal(signum, previous[signal.Signals(signum)])
-
-    previous = {
-        signum: signal.getsignal(signum) or signal.SIG_DFL
-        for signum in (signal.SIGINT, signal.SIGTERM)
-    }
-    for signum in previous:
-        signal.signal(signum, on_signal)
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def _summary(report: ImportReport) -> list[str]:

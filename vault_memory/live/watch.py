@@ -38,6 +38,7 @@ from .planning import Batch, PendingChanges
 from .schedules import DreamSchedules
 from .serve import QueryServer
 from .shared import WatchedVault, WatchReport
+from .signals import stopping_on_signals
 from .watch_client import PROTOCOL, STATE_FILE, remove_socket
 from .worker import IndexWorker
 
@@ -193,31 +194,21 @@ class Watcher:
     def run(self, on_ready: Callable[[Watcher], None] | None = None) -> WatchReport:
         """Start, then block until SIGINT or SIGTERM (or `stop()`), then stop cleanly."""
         self.start()
-        previous: dict[signal.Signals, Any] = {}
         try:
-            if threading.current_thread() is threading.main_thread():
-                for signum in (signal.SIGINT, signal.SIGTERM):
-                    previous[signum] = signal.signal(signum, self._on_signal)
-            if on_ready:
-                on_ready(self)
-            self._stop_requested.wait()
+            with stopping_on_signals(self._stop_requested, self._on_signal):
+                if on_ready:
+                    on_ready(self)
+                self._stop_requested.wait()
         finally:
             self.stop()
-            for number, handler in previous.items():
-                signal.signal(number, handler)
         if self.worker.failed:
             raise VaultError(
                 f"the watcher stopped after an unexpected error; see {self.cache / LOG_FILE}."
             )
         return self.report
 
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        log.info("received %s: stopping.", signal.Signals(signum).name)
-        self._stop_requested.set()
-        # A second signal acts at once (the default: KeyboardInterrupt / termination).
-        signal.signal(
-            signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
-        )
+    def _on_signal(self, signum: signal.Signals) -> None:
+        log.info("received %s: stopping.", signum.name)
 
     def request_stop(self) -> None:
         self._stop_requested.set()
