@@ -1,4 +1,4 @@
-"""The filters of a search on the PostgreSQL server (`PgStore._allowed`) read only the unit
+"""The filters of a search on the PostgreSQL server (`allowed_sql`) read only the unit
 columns `ALLOWED_READS` names: the keyword and instance candidates are ranked over a narrow
 row of `units` that carries just those, and a condition on any other unit column would fail
 there (pure: the SQL text, no server)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from vault_memory.index.pgstore import ALLOWED_READS, PgStore
+from vault_memory.index.pgstore import ALLOWED_READS, allowed_sql
 
 EVERY_CONDITION = {
     "since": "2026-01-01",
@@ -20,7 +20,7 @@ EVERY_CONDITION = {
 
 
 def test_every_filter_reads_only_the_unit_columns_the_ranked_rows_carry() -> None:
-    predicate, params = PgStore._allowed(None, EVERY_CONDITION)  # type: ignore[arg-type]
+    predicate, params = allowed_sql(EVERY_CONDITION)
     read = set(re.findall(r"\bu\.(\w+)", predicate))
     assert read, predicate  # the date and kind conditions are on the unit
     assert read <= set(ALLOWED_READS), read - set(ALLOWED_READS)
@@ -28,4 +28,4 @@ def test_every_filter_reads_only_the_unit_columns_the_ranked_rows_carry() -> Non
 
 
 def test_no_condition_allows_every_unit() -> None:
-    assert PgStore._allowed(None, {}) == ("true", {})  # type: ignore[arg-type]
+    assert allowed_sql({}) == ("true", {})

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..transfer import ImportReport
     from ..vault import Vault
 
-from ..live.signals import stopping_on_signals
+from ..live import stopping_on_signals
 from .app import _print_json, cli, pass_vault, scope_option
 
 IMPORT_FORMATS = ("auto", "chatgpt", "claude", "openai", "jsonl", "claude-code", "codex")

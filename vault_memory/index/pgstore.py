@@ -88,7 +88,7 @@ NAMED_MOST = 500  # units of the notes a query names, read for a search on the s
 #: (`_ServedStatement.best_matches`): the keyword candidates cost a bounded read, not one
 #: that grows with the vault for a common word.
 KEYWORD_MATCHES_RANKED = 10_000
-ALLOWED_READS = ("id", "file_id", "date", "kind")  # the unit columns `PgStore._allowed` reads
+ALLOWED_READS = ("id", "file_id", "date", "kind")  # the unit columns `allowed_sql` reads
 UNIT_COLUMNS_PG = UNIT_COLUMNS.replace("c.", "u.")
 
 
@@ -1274,38 +1274,6 @@ class PgStore:
         self._meta = {str(k): str(v) for k, v in meta.items()}
         return got
 
-    def _allowed(self, conditions: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """`unit_ids_where`'s conditions (and `hidden_files`: file kinds left out, as
-        `unit_ids_of_kinds` reads them) as one SQL predicate over `u` and `f`; of `u` it reads
-        only `ALLOWED_READS` (a statement may give it a narrower `u` than the table)."""
-        clauses, params = ["true"], dict[str, Any]()
-        if conditions.get("since"):
-            clauses.append("u.date >= %(since)s")
-            params["since"] = conditions["since"]
-        if conditions.get("until"):
-            clauses.append("u.date <= %(until)s")
-            params["until"] = conditions["until"]
-        if conditions.get("kinds"):
-            clauses.append("u.kind = ANY(%(kinds)s)")
-            params["kinds"] = list(conditions["kinds"])
-        if conditions.get("hidden_kinds"):
-            clauses.append("NOT (u.kind = ANY(%(hidden)s))")
-            params["hidden"] = list(conditions["hidden_kinds"])
-        if conditions.get("hidden_files"):
-            clauses.append("NOT (f.kind = ANY(%(hidden_files)s))")
-            params["hidden_files"] = list(conditions["hidden_files"])
-        if conditions.get("within"):
-            within = str(conditions["within"]).rstrip("/")
-            clauses.append(
-                "(f.path = %(within)s OR left(f.path, %(within_len)s) = %(within_prefix)s)"
-            )
-            params |= {
-                "within": within,
-                "within_len": len(within) + 1,
-                "within_prefix": within + "/",
-            }
-        return " AND ".join(clauses), params
-
     def _failed(self, exc: Exception) -> None:
         """A failed statement as `_execute` reports it (a lost server: `IndexServerError`)."""
         import psycopg
@@ -1431,7 +1399,7 @@ class _ServedStatement:
         self.narrow = scopes is not None or any(
             conditions.get(k) for k in ("kinds", "within", "since", "until")
         )
-        self.allowed, self.params = store._allowed(conditions)
+        self.allowed, self.params = allowed_sql(conditions)
         self.params |= {
             "vault": store.vault,
             "scopes": list(scopes) if scopes is not None else None,
@@ -1693,6 +1661,37 @@ def _served_rows(found: list[Any], known: str | None) -> ServedRows:
         named=[int(f) for f in first[5] or ()],
         rows=rows,
     )
+
+
+def allowed_sql(conditions: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """`unit_ids_where`'s conditions (and `hidden_files`: file kinds left out, as
+    `unit_ids_of_kinds` reads them) as one SQL predicate over `u` and `f`; of `u` it reads
+    only `ALLOWED_READS` (a statement may give it a narrower `u` than the table)."""
+    clauses, params = ["true"], dict[str, Any]()
+    if conditions.get("since"):
+        clauses.append("u.date >= %(since)s")
+        params["since"] = conditions["since"]
+    if conditions.get("until"):
+        clauses.append("u.date <= %(until)s")
+        params["until"] = conditions["until"]
+    if conditions.get("kinds"):
+        clauses.append("u.kind = ANY(%(kinds)s)")
+        params["kinds"] = list(conditions["kinds"])
+    if conditions.get("hidden_kinds"):
+        clauses.append("NOT (u.kind = ANY(%(hidden)s))")
+        params["hidden"] = list(conditions["hidden_kinds"])
+    if conditions.get("hidden_files"):
+        clauses.append("NOT (f.kind = ANY(%(hidden_files)s))")
+        params["hidden_files"] = list(conditions["hidden_files"])
+    if conditions.get("within"):
+        within = str(conditions["within"]).rstrip("/")
+        clauses.append("(f.path = %(within)s OR left(f.path, %(within_len)s) = %(within_prefix)s)")
+        params |= {
+            "within": within,
+            "within_len": len(within) + 1,
+            "within_prefix": within + "/",
+        }
+    return " AND ".join(clauses), params
 
 
 def _head_row(found: list[Any]) -> Any:

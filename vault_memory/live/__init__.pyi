@@ -1,6 +1,7 @@
 """What `live` offers, read by lazy_loader (its `__init__.py`) and by type checkers."""
 
 from . import watch_client as watch_client
+from .signals import stopping_on_signals as stopping_on_signals
 from .watch import (
     Watcher as Watcher,
     WatcherRunningError as WatcherRunningError,
