@@ -88,7 +88,9 @@ NAMED_MOST = 500  # units of the notes a query names, read for a search on the s
 #: (`_ServedStatement.best_matches`): the keyword candidates cost a bounded read, not one
 #: that grows with the vault for a common word.
 KEYWORD_MATCHES_RANKED = 10_000
-ALLOWED_READS = ("id", "file_id", "date", "kind")  # the unit columns `allowed_sql` reads
+#: the unit columns a ranked keyword candidate carries: its id and file (to find the file)
+#: and the ones `allowed_sql` reads
+ALLOWED_READS = ("id", "file_id", "date", "kind")
 UNIT_COLUMNS_PG = UNIT_COLUMNS.replace("c.", "u.")
 
 
@@ -1265,10 +1267,11 @@ class PgStore:
             except Exception as exc:
                 self._failed(exc)
                 raise
-        got = _served_rows(found, known)
+        head = _head_row(found)
+        got = _served_rows(found, head, known)
         if got.stats is not None:
             self._counted[scopes_key] = got.stats[0]
-        meta = json.loads(_head_row(found)[6] or "{}")
+        meta = json.loads(head[6] or "{}")
         if self._meta is not None and self._meta.get("generation") != meta.get("generation"):
             self.stale = True  # what this search read of meta before may be out of date
         self._meta = {str(k): str(v) for k, v in meta.items()}
@@ -1616,10 +1619,10 @@ class _ServedStatement:
         )
 
 
-def _served_rows(found: list[Any], known: str | None) -> ServedRows:
-    """`PgStore.served`'s answer from the rows of its statement: the statistics and meta
-    on every row, a unit on each (none when no unit was picked)."""
-    first = _head_row(found)
+def _served_rows(found: list[Any], first: Any, known: str | None) -> ServedRows:
+    """`PgStore.served`'s answer from the rows of its statement: the statistics on every
+    row, the document frequencies, named notes and meta on the `first` (`_head_row`), a
+    unit on each (none when no unit was picked)."""
     stats = None
     if first[1] is not None:
         stats = (int(first[1]), int(first[2] or 0), int(first[3] or 0))
