@@ -25,6 +25,8 @@ from vault_memory.search.ranking import (
     rank_scores,
     recency_factor,
     recency_factors,
+    running_bm25,
+    running_sum,
     window_bm25,
     window_sums,
 )
@@ -168,6 +170,27 @@ def test_window_bm25_saturates_a_repeated_term() -> None:
     two_and_one = 2 * 2.2 / (2 + 1.2) + 2.0 * 1 * 2.2 / (1 + 1.2)
     np.testing.assert_allclose(got, [three, two_and_one])
     assert got[1] > got[0]  # different query words beat one word repeated
+
+
+def test_running_counts_made_once_serve_windows_of_every_size() -> None:
+    # A query's running counts are made once and read by the windows of each size: the
+    # same scores, to the last bit, as counting each size's windows afresh (a variant's
+    # match counts a share, so the counts are fractions).
+    rng = np.random.default_rng(7)
+    matched = {
+        "ledger": rng.choice([0.0, 0.0, 1.0, 0.5], 50),
+        "idempot": rng.choice([0.0, 0.0, 0.0, 1.0], 50),
+    }
+    idf = {"ledger": 0.7, "idempot": 2.3}
+    running = [running_sum(matched[t]) for t in matched]
+    weights = [idf[t] for t in matched]
+    for size in (1, 3, 5):
+        starts = np.arange(0, 50 - size + 1)
+        lengths = np.full(len(starts), size)
+        alone = window_bm25(matched, idf, starts, lengths)
+        shared = running_bm25(weights, running, starts, starts + lengths)
+        assert alone.tolist() == shared.tolist()
+        assert alone.max() > 0
 
 
 def test_lift_adds_the_best_window_holding_each_unit() -> None:

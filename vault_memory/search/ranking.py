@@ -262,12 +262,18 @@ def fuse(
     return (1.0 - vector_weight) * kw + vector_weight * vec
 
 
+def running_sum(x: np.ndarray) -> np.ndarray:
+    """0 and then the running sum of `x` (float64): the sum over rows a..b-1 is
+    `running[b] - running[a]`, for any number of windows of any sizes."""
+    import numpy as np
+
+    return np.concatenate(([0.0], np.cumsum(x, dtype=np.float64)))
+
+
 def window_sums(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Per window (the `lengths[i]` consecutive units from `starts[i]`), the sum of `x` over
     its units: two lookups in a running sum, whatever the window size."""
-    import numpy as np
-
-    running = np.concatenate(([0.0], np.cumsum(x, dtype=np.float64)))
+    running = running_sum(x)
     return running[starts + lengths] - running[starts]
 
 
@@ -281,14 +287,28 @@ def window_bm25(
     """BM25 of each window as one passage: per query term, the number of its units holding
     the term, saturated (a word repeated on every line counts less than several different
     query words), times the term's idf. `matched[t]` marks the units whose text holds t."""
+    terms = [t for t, held in matched.items() if held.any()]
+    running = [running_sum(matched[t]) for t in terms]
+    return running_bm25([idf[t] for t in terms], running, starts, starts + lengths, k1)
+
+
+def running_bm25(
+    idf: Sequence[float] | np.ndarray,
+    running: Sequence[np.ndarray] | np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    k1: float = 1.2,
+) -> np.ndarray:
+    """`window_bm25` from the terms' running counts of matched units (`running[i]`: term
+    i's, as `running_sum` makes them, one row each), made once a query and read by the
+    windows of every size: each window's count of a term is two lookups, not a pass over
+    the rows."""
     import numpy as np
 
     out = np.zeros(len(starts), dtype=np.float64)
-    for term, held in matched.items():
-        if not held.any():
-            continue
-        tf = window_sums(held, starts, lengths)
-        out += idf[term] * tf * (k1 + 1.0) / (tf + k1)
+    for weight, counts in zip(idf, running, strict=True):
+        tf = counts[ends] - counts[starts]
+        out += weight * tf * (k1 + 1.0) / (tf + k1)
     return out
 
 

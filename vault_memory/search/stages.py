@@ -44,9 +44,9 @@ from .ranking import (
     lift_named,
     max_norm,
     minmax_norm,
+    running_bm25,
+    running_sum,
     take_turns,
-    window_bm25,
-    window_sums,
 )
 from .table import Restriction, RunPairs, UnitTable
 
@@ -421,15 +421,14 @@ def window_context(
     context = np.zeros(n)
     by_turns = np.zeros(n, dtype=bool)  # units lifted by a window of turns
     shared = np.zeros(n, dtype=bool)  # units whose run-mates lifted them less
-    sums: RunningSums | None = None
+    sums = running_sums(keyword, vector)  # once: every size's windows read them
     for k, size in enumerate(table.windows):
         starts, lengths, norms, by_units, by_turns_of = table.context_windows(size, s.turn_windows)
-        w_kw = (
-            window_bm25(keyword.matched, keyword.idf, starts, lengths)
-            if keyword is not None
-            else None
-        )
-        w_vec = window_sums(vector, starts, lengths) / norms if vector is not None else None
+        ends = starts + lengths
+        w_kw = running_bm25(sums.idf, sums.words, starts, ends) if keyword is not None else None
+        w_vec = None
+        if sums.cosines is not None:
+            w_vec = (sums.cosines[ends] - sums.cosines[starts]) / norms
         if w_vec is not None and within is not None:  # others' windows: no part in scaling
             w_vec = floored(w_vec, within.mask[starts])
         window_scores = fuse(w_kw, w_vec, s.fusion, at_rows(weight, starts), s.rrf_k)
@@ -437,7 +436,6 @@ def window_context(
         of_turns = best_window(window_scores, by_turns_of, n) if by_turns_of else np.zeros(n)
         pairs = table.run_pairs(size, s.turn_windows) if s.shared_context else None
         if pairs is not None and s.fusion == "weighted":
-            sums = sums or running_sums(keyword, vector)
             scores = window_scores[pairs.wins]
             scores[pairs.mates] = shared_lifts(pairs, sums, w_kw, w_vec, norms, weight)
             best = np.maximum.reduceat(scores, pairs.groups)
@@ -475,10 +473,9 @@ def running_sums(keyword: KeywordSignal | None, vector: np.ndarray | None) -> Ru
         np.stack([keyword.matched[t] for t in terms]) if keyword and terms else np.zeros((0, n))
     )
     idf = np.array([keyword.idf[t] for t in terms]) if keyword and terms else np.zeros(0)
-    words = np.concatenate((np.zeros((len(terms), 1)), np.cumsum(matched, axis=1)), axis=1)
-    cosines = (
-        np.concatenate(([0.0], np.cumsum(vector, dtype=np.float64))) if vector is not None else None
-    )
+    words = np.zeros((len(terms), n + 1))  # (a variant's match counts a share: floats)
+    np.cumsum(matched, axis=1, out=words[:, 1:])
+    cosines = running_sum(vector) if vector is not None else None
     return RunningSums(idf, matched, words, vector, cosines)
 
 
