@@ -274,3 +274,28 @@ def test_keyword_candidates_are_the_best_the_filters_allow_when_better_ones_are_
             ]
     assert found[0][:1] == [("notes/cutover.md", 3, 3)]
     assert found[1] == found[0]
+
+
+def test_a_word_no_unit_holds_does_not_stand_in_for_the_rarest_held_one(
+    tmp_path: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server ranks the matches of the query's rarest words only, up to a bound, the
+    rarest always. A word of the question no unit holds ("zanzibar" here) is not the rarest:
+    the word the vault does hold is, even past the bound (lowered here to 50 of its 260
+    units, as a common word of a vault of a million units passes the real one), and its
+    matches are the keyword candidates, as the embedded index finds them."""
+    from vault_memory.index import pgstore
+
+    monkeypatch.setenv("VAULT_MODEL_DISABLED", "1")  # keyword candidates only
+    monkeypatch.setattr(pgstore, "KEYWORD_MATCHES_RANKED", 50)
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    many = "\n\n".join(f"Deploy of service s{n} went out." for n in range(260))
+    (memory / "2026-01-05.md").write_text(f"# 2026-01-05\n\n{many}\n", encoding="utf-8")
+    tops = []
+    for settings in ({}, {"index.backend": "postgres", "index.dsn": pg_database}):
+        with Vault(tmp_path, settings) as vault:
+            vault.index(rebuild=True)
+            tops.append(where(vault.search("zanzibar deploy", mode="keyword", fresh=False)))
+    assert len(tops[0]) == 10  # the embedded index ranks every unit holding "deploy"
+    assert tops[1] == tops[0]

@@ -1468,7 +1468,10 @@ class _ServedStatement:
         the rarest keywords only: keywords are taken rarest first while their matches add
         up to at most `KEYWORD_MATCHES_RANKED` (the rarest always), so a word that most
         units hold (little BM25 weight) does not make every search read and rank all of
-        them. Every keyword still counts in the rank and, later, in BM25.
+        them. Every keyword still counts in the rank and, later, in BM25. A keyword no
+        visible unit holds is no rarest: had it taken that place, a question with a word
+        the vault lacks ("which database ...") and a held word past the bound would rank
+        nothing, and its keyword candidates would be empty.
 
         The rank is BM25's idea at the cost of a lookup a keyword a match: the sum of the
         idf of the keywords a unit holds (over the visible units: counted by this
@@ -1495,7 +1498,8 @@ class _ServedStatement:
             "pick AS (SELECT string_agg(p.quoted, ' | ')::tsquery AS q FROM (SELECT k.quoted,"
             " sum(d.tx + d.hd) OVER w AS held, row_number() OVER w AS n"
             " FROM unnest(%(kw_terms)s::text[], %(kw_quoted)s::text[]) k(term, quoted)"
-            " JOIN df d ON d.term = k.term WINDOW w AS (ORDER BY d.tx + d.hd, k.term)) p"
+            " JOIN df d ON d.term = k.term AND d.tx + d.hd > 0"
+            " WINDOW w AS (ORDER BY d.tx + d.hd, k.term)) p"
             " WHERE p.held <= %(ranked_most)s OR p.n = 1)"
         )
         # a unit holding a keyword in the text and the heading is counted in both: the
