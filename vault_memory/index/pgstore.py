@@ -1468,10 +1468,10 @@ class _ServedStatement:
         the rarest keywords only: keywords are taken rarest first while their matches add
         up to at most `KEYWORD_MATCHES_RANKED` (the rarest always), so a word that most
         units hold (little BM25 weight) does not make every search read and rank all of
-        them. Every keyword still counts in the rank and, later, in BM25. A keyword no
-        visible unit holds is no rarest: had it taken that place, a question with a word
-        the vault lacks ("which database ...") and a held word past the bound would rank
-        nothing, and its keyword candidates would be empty.
+        them. Every keyword still counts in the rank and, later, in BM25. A keyword the
+        counts (`frequencies`) give no unit is no rarest: had it taken that place, a
+        question with a word the vault lacks ("which database ...") and a held word past
+        the bound would rank nothing, and its keyword candidates would be empty.
 
         The rank is BM25's idea at the cost of a lookup a keyword a match: the sum of the
         idf of the keywords a unit holds (over the visible units: counted by this

@@ -462,7 +462,7 @@ class RunningSums:
     a word a size: at a million units, about 30 of a hybrid query's 190 ms of CPU."""
 
     idf: np.ndarray  # of the query words matched anywhere, one a row of `matched`
-    matched: np.ndarray  # query words x rows
+    matched: list[np.ndarray]  # per query word, its rows' matches (`KeywordSignal.matched`)
     words: np.ndarray  # query words x (rows + 1), running
     vector: np.ndarray | None
     cosines: np.ndarray | None  # rows + 1, running
@@ -473,12 +473,11 @@ def running_sums(keyword: KeywordSignal | None, vector: np.ndarray | None) -> Ru
 
     terms = [t for t, held in keyword.matched.items() if held.any()] if keyword else []
     n = len(vector) if vector is not None else len(keyword.scores) if keyword else 0
-    matched = (
-        np.stack([keyword.matched[t] for t in terms]) if keyword and terms else np.zeros((0, n))
-    )
+    matched = [keyword.matched[t] for t in terms] if keyword else []
     idf = np.array([keyword.idf[t] for t in terms]) if keyword and terms else np.zeros(0)
     words = np.zeros((len(terms), n + 1))  # (a variant's match counts a share: floats)
-    np.cumsum(matched, axis=1, out=words[:, 1:])
+    for row, held in zip(words, matched, strict=True):
+        np.cumsum(held, out=row[1:])
     cosines = running_sum(vector) if vector is not None else None
     return RunningSums(idf, matched, words, vector, cosines)
 
@@ -508,7 +507,7 @@ def shared_lifts(
     score = np.zeros(len(rows))
     has_keyword = len(sums.idf) and w_kw is not None and float(w_kw.max()) > 0
     if has_keyword and w_kw is not None:
-        own = sums.matched[:, rows]
+        own = np.stack([held[rows] for held in sums.matched])  # only the rows asked for
         tf = sums.words[:, last] - sums.words[:, first]
         mates = sums.words[:, hi] - sums.words[:, lo] - own
         tf = np.where(own > 0, tf, tf - mates)
