@@ -299,3 +299,69 @@ def test_a_word_no_unit_holds_does_not_stand_in_for_the_rarest_held_one(
             tops.append(where(vault.search("zanzibar deploy", mode="keyword", fresh=False)))
     assert len(tops[0]) == 10  # the embedded index ranks every unit holding "deploy"
     assert tops[1] == tops[0]
+
+
+def test_matches_past_the_first_ranked_are_read_when_the_filters_leave_out_those(
+    tmp_path: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server sorts only the best few hundred matches of a stream before reading their
+    files (a bounded sort). When the filters leave out every one of those (here the best
+    300 matches are in memory/ and the search asks within notes/), it ranks every match
+    instead, and finds the notes' lines as the embedded index does."""
+    from vault_memory.index import pgstore
+
+    monkeypatch.setenv("VAULT_MODEL_DISABLED", "1")  # keyword candidates only
+    monkeypatch.setattr(pgstore, "RANKED_FIRST_SHARE", 1)  # the best 200 sorted first
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "notes").mkdir()
+    short = "\n\n".join(f"Deploy s{n}." for n in range(300))
+    (tmp_path / "memory" / "2026-01-05.md").write_text(
+        f"# 2026-01-05\n\n{short}\n", encoding="utf-8"
+    )
+    long = "\n\n".join(
+        f"The deploy of the billing service number {n} went out after a long review."
+        for n in range(5)
+    )
+    (tmp_path / "notes" / "releases.md").write_text(f"# Releases\n\n{long}\n", encoding="utf-8")
+    tops = []
+    for settings in ({}, {"index.backend": "postgres", "index.dsn": pg_database}):
+        with Vault(tmp_path, settings) as vault:
+            vault.index(rebuild=True)
+            tops.append(where(vault.search("deploy", mode="keyword", within="notes")))
+    assert tops[0] and {path for path, _, _ in tops[0]} == {"notes/releases.md"}
+    assert tops[1] == tops[0]
+
+
+def test_a_kinds_instances_are_ranked_among_the_rarest_ones_matches(
+    tmp_path: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question asking for a kind ranks, on the server, the units holding its rarest
+    instances, up to the bound keywords have (lowered here to 50): with 400 lines naming
+    English, the three naming Cornish are its candidates, not 200 of the English ones. Under
+    the bound (a small vault) the server's hits are the embedded index's."""
+    from vault_memory.index import pgstore
+
+    monkeypatch.setenv("VAULT_MODEL_DISABLED", "1")
+    (tmp_path / "memory").mkdir()
+    common = "\n\n".join(f"English s{n}." for n in range(400))
+    rare = "\n\n".join(
+        f"Some Cornish in the long release notes for the west office, part {n}." for n in range(3)
+    )
+    (tmp_path / "memory" / "2026-01-05.md").write_text(
+        f"# 2026-01-05\n\n{common}\n\n{rare}\n", encoding="utf-8"
+    )
+    question = "Which languages does the team use?"
+    server = {"index.backend": "postgres", "index.dsn": pg_database}
+    with Vault(tmp_path) as vault:
+        vault.index(rebuild=True)
+        embedded_hits = vault.search(question, mode="keyword", fresh=False)
+        embedded = where(embedded_hits)
+    with Vault(tmp_path, server) as vault:
+        vault.index(rebuild=True)
+        unbounded = where(vault.search(question, mode="keyword", fresh=False))
+        monkeypatch.setattr(pgstore, "KEYWORD_MATCHES_RANKED", 50)
+        bounded = vault.search(question, mode="keyword", fresh=False)
+    assert len(embedded) == 10 and unbounded == embedded  # the shortest English lines
+    cornish = [h for h in bounded if "Cornish" in h.text]
+    assert len(cornish) == 3 and all(h.scores.get("kind") for h in cornish)
+    assert not any("Cornish" in h.text for h in embedded_hits)
