@@ -1251,7 +1251,6 @@ class PgStore:
         with `instances` (the instances of a kind the question asks for: search/kinds.py),
         the `words` best allowed units holding any of them too. The rows come in scope,
         file and unit order, as `unit_rows` gives them."""
-
         statement = _ServedStatement(self, scopes, conditions, known)
         scopes_key = tuple(scopes) if scopes is not None else None
         if vector is not None and model:
@@ -1471,6 +1470,20 @@ class _ServedStatement:
             f" ON c.vault = %(vault)s AND c.term = t.term{scoped} GROUP BY t.term)"
         )
 
+    def _ranked_terms(self, name: str, terms: Sequence[str], words: int) -> list[str]:
+        """`terms` once each, without blanks, set as the parameters `name` and `name`_quoted
+        (with the candidates asked for, `words`, and the bound `_rarest_first` reads)."""
+        from .pgtext import quote
+
+        kept = [t for t in dict.fromkeys(terms) if t]
+        self.params |= {
+            "words": int(words),
+            name: kept,
+            f"{name}_quoted": [quote(t) for t in kept],
+            "ranked_most": KEYWORD_MATCHES_RANKED,
+        }
+        return kept
+
     @staticmethod
     def _rarest_first(name: str, counts: str, terms: str) -> str:
         """The part `name`: a tsquery of the terms in the parameter `terms` (quoted in
@@ -1503,19 +1516,12 @@ class _ServedStatement:
         statement at 100,000 units (its cover density walks each match's positions), and,
         idf-blind, ranked a unit holding only common keywords above one holding the rare
         keyword BM25 weighs most."""
-        from .pgtext import quote, tsquery_literal
+        from .pgtext import tsquery_literal
 
-        kept = [t for t in dict.fromkeys(keywords) if t]
+        kept = self._ranked_terms("kw_terms", keywords, words)
         if not kept:
             return
-        self.params |= {
-            "q": tsquery_literal(kept),
-            "words": int(words),
-            "kw_terms": kept,
-            "kw_terms_quoted": [quote(t) for t in kept],
-            "ranked_most": KEYWORD_MATCHES_RANKED,
-            "units_known": units,
-        }
+        self.params |= {"q": tsquery_literal(kept), "units_known": units}
         self.parts.append(self._rarest_first("pick", "df", "kw_terms"))
         # a unit holding a keyword in the text and the heading is counted in both: the
         # larger of the two is the nearer guess at how many units hold it
@@ -1590,18 +1596,12 @@ class _ServedStatement:
         the planner does not look into, so the matches are read by the GIN index: with the
         literal it guessed a sequential scan of every unit, and with `ts_rank_cd` (dozens
         of instances) that cost 0.8 s of CPU at 100,000 units."""
-        from .pgtext import quote, tsquery_literal
+        from .pgtext import tsquery_literal
 
-        kept = [t for t in dict.fromkeys(instances) if t]
+        kept = self._ranked_terms("inst_terms", instances, words)
         if not kept:
             return
-        self.params |= {
-            "iq": tsquery_literal(kept),
-            "words": int(words),
-            "inst_terms": kept,
-            "inst_terms_quoted": [quote(t) for t in kept],
-            "ranked_most": KEYWORD_MATCHES_RANKED,
-        }
+        self.params["iq"] = tsquery_literal(kept)
         self.parts.append(self._held_counts("inst_df", "inst_terms"))
         self.parts.append(self._rarest_first("inst_pick", "inst_df", "inst_terms"))
         self.parts += self._best_allowed(
