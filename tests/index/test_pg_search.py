@@ -332,16 +332,18 @@ def test_matches_past_the_first_ranked_are_read_when_the_filters_leave_out_those
     assert tops[1] == tops[0]
 
 
-def test_a_kinds_instances_are_ranked_among_the_rarest_ones_matches(
+def test_every_unit_naming_an_instance_of_the_kind_asked_for_is_ranked(
     tmp_path: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A question asking for a kind ranks, on the server, the units holding its rarest
-    instances, up to the bound keywords have (lowered here to 50): with 400 lines naming
-    English, the three naming Cornish are its candidates, not 200 of the English ones. Under
-    the bound (a small vault) the server's hits are the embedded index's."""
+    """The instances of a kind count alike (a rare one is no better evidence than a common
+    one), so the server ranks every unit holding any of them, past the bound keyword matches
+    have (lowered here to 50): with 400 lines naming English and three naming Cornish, its
+    hits are the embedded index's (the shortest English lines), not the Cornish ones that
+    ranking the rarest instance's matches only would give."""
     from vault_memory.index import pgstore
 
     monkeypatch.setenv("VAULT_MODEL_DISABLED", "1")
+    monkeypatch.setattr(pgstore, "KEYWORD_MATCHES_RANKED", 50)
     (tmp_path / "memory").mkdir()
     common = "\n\n".join(f"English s{n}." for n in range(400))
     rare = "\n\n".join(
@@ -351,17 +353,10 @@ def test_a_kinds_instances_are_ranked_among_the_rarest_ones_matches(
         f"# 2026-01-05\n\n{common}\n\n{rare}\n", encoding="utf-8"
     )
     question = "Which languages does the team use?"
-    server = {"index.backend": "postgres", "index.dsn": pg_database}
-    with Vault(tmp_path) as vault:
-        vault.index(rebuild=True)
-        embedded_hits = vault.search(question, mode="keyword", fresh=False)
-        embedded = where(embedded_hits)
-    with Vault(tmp_path, server) as vault:
-        vault.index(rebuild=True)
-        unbounded = where(vault.search(question, mode="keyword", fresh=False))
-        monkeypatch.setattr(pgstore, "KEYWORD_MATCHES_RANKED", 50)
-        bounded = vault.search(question, mode="keyword", fresh=False)
-    assert len(embedded) == 10 and unbounded == embedded  # the shortest English lines
-    cornish = [h for h in bounded if "Cornish" in h.text]
-    assert len(cornish) == 3 and all(h.scores.get("kind") for h in cornish)
-    assert not any("Cornish" in h.text for h in embedded_hits)
+    tops = []
+    for settings in ({}, {"index.backend": "postgres", "index.dsn": pg_database}):
+        with Vault(tmp_path, settings) as vault:
+            vault.index(rebuild=True)
+            tops.append(vault.search(question, mode="keyword", fresh=False))
+    assert len(tops[0]) == 10 and not any("Cornish" in hit.text for hit in tops[0])
+    assert where(tops[1]) == where(tops[0])

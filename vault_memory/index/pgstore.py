@@ -1251,6 +1251,8 @@ class PgStore:
         with `instances` (the instances of a kind the question asks for: search/kinds.py),
         the `words` best allowed units holding any of them too. The rows come in scope,
         file and unit order, as `unit_rows` gives them."""
+        from .pgtext import tsquery_literal
+
         statement = _ServedStatement(self, scopes, conditions, known)
         scopes_key = tuple(scopes) if scopes is not None else None
         if vector is not None and model:
@@ -1259,7 +1261,7 @@ class PgStore:
         kept = [t for t in dict.fromkeys([*terms, *keywords]) if t]
         statement.frequencies(kept)
         statement.best_matches(keywords, words, self._counted.get(scopes_key))
-        statement.instance_matches(instances, words)
+        statement.instance_matches(tsquery_literal(instances), words)
         if names:
             statement.named(names)
         with self.conn.cursor(binary=True) as cur:
@@ -1458,44 +1460,11 @@ class _ServedStatement:
         Counted over the vault's content rows, which are this clone's view when one clone
         indexes; clones at other commits add the versions only they hold."""
         self.params |= {"terms": list(terms)}
-        self.parts.append(self._held_counts("df", "terms"))
-
-    def _held_counts(self, name: str, terms: str) -> str:
-        """The part `name`: `frequencies`' counts of the terms in the parameter `terms`."""
         scoped = " AND scope = ANY(%(scopes)s)" if self.scoped else ""
-        return (
-            f"{name} AS (SELECT t.term, coalesce(sum(c.tx), 0) AS tx,"
-            f" coalesce(sum(c.hd), 0) AS hd FROM unnest(%({terms})s::text[]) t(term)"
-            " LEFT JOIN term_counts c"
+        self.parts.append(
+            "df AS (SELECT t.term, coalesce(sum(c.tx), 0) AS tx, coalesce(sum(c.hd), 0) AS hd"
+            " FROM unnest(%(terms)s::text[]) t(term) LEFT JOIN term_counts c"
             f" ON c.vault = %(vault)s AND c.term = t.term{scoped} GROUP BY t.term)"
-        )
-
-    def _ranked_terms(self, name: str, terms: Sequence[str], words: int) -> list[str]:
-        """`terms` once each, without blanks, set as the parameters `name` and `name`_quoted
-        (with the candidates asked for, `words`, and the bound `_rarest_first` reads)."""
-        from .pgtext import quote
-
-        kept = [t for t in dict.fromkeys(terms) if t]
-        self.params |= {
-            "words": int(words),
-            name: kept,
-            f"{name}_quoted": [quote(t) for t in kept],
-            "ranked_most": KEYWORD_MATCHES_RANKED,
-        }
-        return kept
-
-    @staticmethod
-    def _rarest_first(name: str, counts: str, terms: str) -> str:
-        """The part `name`: a tsquery of the terms in the parameter `terms` (quoted in
-        `terms`_quoted) that the part `counts` says some unit holds, rarest first while
-        their matches add up to at most `KEYWORD_MATCHES_RANKED`, the rarest always."""
-        return (
-            f"{name} AS (SELECT string_agg(p.quoted, ' | ')::tsquery AS q FROM (SELECT"
-            " k.quoted, sum(d.tx + d.hd) OVER w AS held, row_number() OVER w AS n"
-            f" FROM unnest(%({terms})s::text[], %({terms}_quoted)s::text[]) k(term, quoted)"
-            f" JOIN {counts} d ON d.term = k.term AND d.tx + d.hd > 0"
-            " WINDOW w AS (ORDER BY d.tx + d.hd, k.term)) p"
-            " WHERE p.held <= %(ranked_most)s OR p.n = 1)"
         )
 
     def best_matches(self, keywords: Sequence[str], words: int, units: int | None) -> None:
@@ -1516,13 +1485,27 @@ class _ServedStatement:
         statement at 100,000 units (its cover density walks each match's positions), and,
         idf-blind, ranked a unit holding only common keywords above one holding the rare
         keyword BM25 weighs most."""
-        from .pgtext import tsquery_literal
+        from .pgtext import quote, tsquery_literal
 
-        kept = self._ranked_terms("kw_terms", keywords, words)
+        kept = [t for t in dict.fromkeys(keywords) if t]
         if not kept:
             return
-        self.params |= {"q": tsquery_literal(kept), "units_known": units}
-        self.parts.append(self._rarest_first("pick", "df", "kw_terms"))
+        self.params |= {
+            "q": tsquery_literal(kept),
+            "words": int(words),
+            "kw_terms": kept,
+            "kw_quoted": [quote(t) for t in kept],
+            "ranked_most": KEYWORD_MATCHES_RANKED,
+            "units_known": units,
+        }
+        self.parts.append(
+            "pick AS (SELECT string_agg(p.quoted, ' | ')::tsquery AS q FROM (SELECT k.quoted,"
+            " sum(d.tx + d.hd) OVER w AS held, row_number() OVER w AS n"
+            " FROM unnest(%(kw_terms)s::text[], %(kw_quoted)s::text[]) k(term, quoted)"
+            " JOIN df d ON d.term = k.term AND d.tx + d.hd > 0"
+            " WINDOW w AS (ORDER BY d.tx + d.hd, k.term)) p"
+            " WHERE p.held <= %(ranked_most)s OR p.n = 1)"
+        )
         # a unit holding a keyword in the text and the heading is counted in both: the
         # larger of the two is the nearer guess at how many units hold it
         self.parts.append(
@@ -1540,8 +1523,7 @@ class _ServedStatement:
             f" WHERE n = {n}) ELSE 0 END"
             for n in range(1, len(kept) + 1)
         )
-        quoted = self.params["kw_terms_quoted"]
-        self.params |= {f"kw_q{n}": one for n, one in enumerate(quoted, 1)}
+        self.params |= {f"kw_q{n}": quoted for n, quoted in enumerate(self.params["kw_quoted"], 1)}
         self.parts += self._best_allowed(
             "kw", "(SELECT q FROM pick)", [weighed, "ts_rank(u.tsv, %(q)s::tsquery, 1)"]
         )
@@ -1584,28 +1566,23 @@ class _ServedStatement:
             f"{seen} ORDER BY {order}, u.id LIMIT %(words)s) every WHERE NOT ({exact}))",
         ]
 
-    def instance_matches(self, instances: Sequence[str], words: int) -> None:
-        """The `words` best allowed visible units holding any of `instances` (the instances
-        of the kind a question asks for, analyzed), by `ts_rank` over all of them with the
-        unit's length (the instances count alike, as one term in BM25): a candidate stream
-        of its own, so that they do not compete with the question's own words for its
-        places. Ranked among the matches of the rarest instances, as `best_matches` ranks
-        keywords: the instances of a kind are often common words (a "database" has "list",
-        "number" and "post" below it in WordNet: 109,559 matches at 1M units, 0.3 s of
-        server CPU a question to rank them all). The tsquery is a part of the statement
-        the planner does not look into, so the matches are read by the GIN index: with the
-        literal it guessed a sequential scan of every unit, and with `ts_rank_cd` (dozens
-        of instances) that cost 0.8 s of CPU at 100,000 units."""
-        from .pgtext import tsquery_literal
-
-        kept = self._ranked_terms("inst_terms", instances, words)
-        if not kept:
+    def instance_matches(self, tsquery: str, words: int) -> None:
+        """The `words` best allowed visible units holding any instance of the kind a
+        question asks for (`tsquery`), by `ts_rank` with the unit's length (the instances
+        count alike, as one term in BM25): a candidate stream of its own, so that they do
+        not compete with the question's own words for its places. The tsquery is a
+        parameter the planner does not look into, so the matches are read by the GIN index:
+        with the literal it guessed a sequential scan of every unit, and with `ts_rank_cd`
+        (dozens of instances) that cost 0.8 s of CPU at 100,000 units; now 0.14 s. Every
+        match is ranked: taking the rarest instances' matches only, as keywords are, was
+        measured at 1M units and left, since the instances of a kind count alike (a rare one
+        is no better evidence than a common one): "what food does he like" kept 0 of the
+        top five SQLite finds, against 5 with every match ranked."""
+        if not tsquery:
             return
-        self.params["iq"] = tsquery_literal(kept)
-        self.parts.append(self._held_counts("inst_df", "inst_terms"))
-        self.parts.append(self._rarest_first("inst_pick", "inst_df", "inst_terms"))
+        self.params |= {"iq": tsquery, "words": int(words)}
         self.parts += self._best_allowed(
-            "inst", "(SELECT q FROM inst_pick)", ["ts_rank(u.tsv, %(iq)s::tsquery, 1)"]
+            "inst", "(SELECT %(iq)s::tsquery)", ["ts_rank(u.tsv, %(iq)s::tsquery, 1)"]
         )
         self.hits.append("SELECT id FROM inst")
 
