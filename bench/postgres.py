@@ -27,8 +27,9 @@ What is loaded how, so that both indexes are the ones our own code builds:
 - the bench's own server gets `--shared-buffers` (1GB by default, PostgreSQL's is 128 MB):
   the HNSW index of 100,000 vectors is 172 MB. With --million, 4GB: a million units' HNSW
   index and vectors are 2.9 GB and their units 0.7 GB, and with 1GB the server read them
-  again from the page cache as queries went (warm hybrid p50 158-200 ms from one run to the
-  next, against 138-152 ms with 4GB). The results name the server's setting.
+  again from the page cache as queries went (warm hybrid p50 153-200 ms from one run to the
+  next, against 138-158 ms with 4GB once its buffers had filled). The results name the
+  server's setting.
 Where the time of a full run goes (2 shared cores, load 7 to 10): a 20,000-unit PostgreSQL
 index takes 78 s (36 s of server CPU), its vectors 75 s, nearly all of it the HNSW build
 (writing 5,000 vectors takes 1.7 s). A 1M run is about two hours on such a machine.
