@@ -174,8 +174,8 @@ def test_window_bm25_saturates_a_repeated_term() -> None:
 
 def test_running_counts_made_once_serve_windows_of_every_size() -> None:
     # A query's running counts are made once and read by the windows of each size: the
-    # same scores, to the last bit, as counting each size's windows afresh (a variant's
-    # match counts a share, so the counts are fractions).
+    # same scores, to the last bit, as counting each window's units afresh (a variant's
+    # match counts a share, so the counts are fractions; halves add up exactly).
     rng = np.random.default_rng(7)
     matched = {
         "ledger": rng.choice([0.0, 0.0, 1.0, 0.5], 50),
@@ -184,12 +184,17 @@ def test_running_counts_made_once_serve_windows_of_every_size() -> None:
     idf = {"ledger": 0.7, "idempot": 2.3}
     running = [running_sum(matched[t]) for t in matched]
     weights = [idf[t] for t in matched]
+    k1 = 1.2
     for size in (1, 3, 5):
         starts = np.arange(0, 50 - size + 1)
         lengths = np.full(len(starts), size)
-        alone = window_bm25(matched, idf, starts, lengths)
+        alone = np.zeros(len(starts))  # each window counted by itself, from its own units
+        for term, held in matched.items():
+            tf = np.array([held[a : a + size].sum() for a in starts])
+            alone += idf[term] * tf * (k1 + 1.0) / (tf + k1)
         shared = running_bm25(weights, running, starts, starts + lengths)
         assert alone.tolist() == shared.tolist()
+        assert window_bm25(matched, idf, starts, lengths).tolist() == alone.tolist()
         assert alone.max() > 0
 
 
